@@ -1,0 +1,310 @@
+"""`advisor check | rules | explain`: the command-line face of the engine."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from advisor import __version__
+from advisor.config import Config, ConfigError, ConfigFinder, parse_codes_option
+from advisor.discovery import discover
+from advisor.engine import FileResult, check_file, check_source, split_lines
+from advisor.findings import FileProblem, Finding
+from advisor.fixes import fix_until_stable, unified_diff
+from advisor.source import decode_source
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+DESCRIPTION = """\
+torch-advisor finds the patterns that make PyTorch training slow or silently wrong:
+host-device syncs in the training loop, unpinned DataLoaders, fp16 without a GradScaler,
+DistributedSampler without set_epoch, DDP checkpoints saved with `module.` keys.
+"""
+
+CHECK_EPILOG = """\
+exit codes: 0 no findings, 1 findings (or files that could not be parsed),
+2 usage error, missing path, broken configuration or internal error.
+
+configuration: [tool.advisor] in the nearest pyproject.toml above each path, with keys
+select, ignore, per-file-ignores, exclude, show-info. Command-line options win.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="advisor", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"torch-advisor {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="check files and folders", description="Check Python files for "
+                           "costly PyTorch patterns.", epilog=CHECK_EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: .)")
+    check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. GPU1,GPU201)")
+    check.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable")
+    check.add_argument("--format", choices=("text", "concise", "json"), default="text", help="output format (default: text)")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
+    check.add_argument("--show-info", action="store_true", default=None, help="show info-level findings too")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+
+    rules = sub.add_parser("rules", help="list the rules")
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+
+    explain = sub.add_parser("explain", help="show a rule's documentation")
+    explain.add_argument("code", nargs="?", help="a rule code such as GPU101")
+    explain.add_argument("--all", action="store_true", help="every rule, as one Markdown page")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "rules":
+            return _rules(args)
+        if args.command == "explain":
+            return _explain(args, parser)
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    parser.print_help(sys.stderr)
+    return EXIT_ERROR
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"advisor: error: {message}\n")
+
+
+# -- check ---------------------------------------------------------------------------------------
+def _check(args: argparse.Namespace) -> int:
+    try:
+        overrides = {
+            "select": parse_codes_option(args.select) if args.select else None,
+            "ignore": parse_codes_option(args.ignore) if args.ignore else None,
+            "show_info": args.show_info,
+        }
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+    finder = ConfigFinder()
+    status = EXIT_CLEAN
+    results: List[FileResult] = []
+    paths = args.paths or [Path(".")]
+
+    def missing(path: Path) -> None:
+        nonlocal status
+        _error(f"{path}: no such file or folder")
+        status = EXIT_ERROR
+
+    for root in paths:
+        try:
+            config = finder.for_path(root).with_overrides(**overrides)
+        except ConfigError as exc:
+            _error(str(exc))
+            return EXIT_ERROR
+        for found in discover([root], config.is_excluded, missing):
+            try:
+                config_for_file = finder.for_path(found.path).with_overrides(**overrides)
+            except ConfigError as exc:
+                _error(str(exc))
+                return EXIT_ERROR
+            result = _check_one(found.path, config_for_file, args)
+            if result is None:
+                status = EXIT_ERROR
+                continue
+            results.append(result)
+
+    results.sort(key=lambda r: r.filename)
+    findings: List[Finding] = [f for r in results for f in r.findings]
+    problems: List[FileProblem] = [r.problem for r in results if r.problem is not None]
+
+    if args.diff:
+        changed = _print_diffs(results, args.unsafe_fixes)
+        if status == EXIT_ERROR:
+            return status
+        return EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN
+
+    _print(findings, problems, results, args)
+    if status == EXIT_ERROR:
+        return status
+    if (findings or problems) and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional[FileResult]:
+    display = str(path)
+    try:
+        result = check_file(path, config, display)
+        if (args.fix or args.diff) and result.source is not None and result.problem is None:
+            result = _fix_file(path, result, config, args)
+        return result
+    except FileChanged:
+        _error(f"{display}: changed on disk while it was being checked; not fixed")
+        return None
+    except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
+        _error(f"{display}: internal error ({type(exc).__name__}: {exc}); please report it")
+        return None
+
+
+def _fix_file(path: Path, result: FileResult, config: Config, args: argparse.Namespace) -> FileResult:
+    source = result.source
+    original = source.text
+
+    def check(text: str) -> FileResult:
+        return check_source(text, result.filename, config, path=path)
+
+    new_text, applied, final = fix_until_stable(original, check, unsafe=args.unsafe_fixes)
+    final.source = source
+    final.fixed_text = new_text if applied else None
+    final.fixes_applied = applied
+    if applied and args.fix and not args.diff:
+        _write_atomically(path, original, new_text, source.encoding)
+    return final
+
+
+class FileChanged(Exception):
+    pass
+
+
+def _write_atomically(path: Path, original: str, new_text: str, encoding: str) -> None:
+    """Writes through a temporary file and a rename, and only if the file is unchanged since read."""
+    current = decode_source(path.read_bytes()).text
+    if current != original:
+        raise FileChanged()
+    mode = path.stat().st_mode
+    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(new_text.encode(encoding))
+        os.chmod(tmp, mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
+    changed = 0
+    fixes = 0
+    for result in results:
+        new_text = result.fixed_text
+        if new_text is None or result.source is None:
+            continue
+        sys.stdout.write(unified_diff(result.source.text, new_text, result.filename))
+        changed += 1
+        fixes += result.fixes_applied
+    if changed:
+        sys.stderr.write(f"Would fix {fixes} finding{'s' if fixes != 1 else ''} in {changed} file{'s' if changed != 1 else ''}.\n")
+    else:
+        sys.stderr.write("No fixes available.\n")
+    return changed > 0
+
+
+def _print(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args) -> None:
+    fixed = sum(r.fixes_applied for r in results)
+    if args.format == "concise":
+        from advisor.output.concise import write_concise
+
+        write_concise(sys.stdout, findings, problems)
+    elif args.format == "json":
+        from advisor.output.json_output import write_json
+
+        write_json(sys.stdout, findings, problems)
+    else:
+        from rich.console import Console
+
+        from advisor.output.text import write_summary, write_text
+
+        console = Console(highlight=False, soft_wrap=False)
+        sources: Dict[str, List[str]] = {
+            r.filename: split_lines(r.source.text) for r in results if r.findings and r.source is not None
+        }
+        write_text(console, findings, problems, sources)
+        if fixed:
+            console.print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
+        if not args.quiet:
+            write_summary(console, findings, problems, args.unsafe_fixes)
+        return
+    if fixed and not args.quiet:
+        sys.stderr.write(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.\n")
+
+
+# -- rules and explain ---------------------------------------------------------------------------
+def _rules(args: argparse.Namespace) -> int:
+    from advisor.rules import ALL_RULES
+
+    if args.format == "json":
+        import json
+
+        rows = [
+            {"code": r.code, "name": r.name, "severity": r.severity.value, "fix": r.fixable,
+             "summary": r.summary, "url": r.url}
+            for r in ALL_RULES
+        ]
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_CLEAN
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in ("Code", "Name", "Severity", "Fix", "Summary"):
+        table.add_column(column, overflow="fold")
+    for r in ALL_RULES:
+        table.add_row(r.code, r.name, r.severity.value, r.fixable, r.summary)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=200)  # piped: one line per rule
+    console.print(table)
+    return EXIT_CLEAN
+
+
+def rules_markdown() -> str:
+    """docs/rules.md: the rule table and every rule's documentation."""
+    from advisor.rules import ALL_RULES
+
+    lines = [
+        "# torch-advisor rules",
+        "",
+        "Generated by `advisor explain --all`; do not edit by hand.",
+        "",
+        "| Code | Name | Severity | Fix | Summary |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in ALL_RULES:
+        lines.append(f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |")
+    lines.append("")
+    body = "\n".join(lines) + "\n" + "\n".join(r.docs_markdown() for r in ALL_RULES)
+    return body
+
+
+def _explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from advisor.rules import ALL_RULES, get_rule
+
+    if args.all:
+        sys.stdout.write(rules_markdown())
+        return EXIT_CLEAN
+    if not args.code:
+        _error("give a rule code (such as GPU101) or --all")
+        return EXIT_ERROR
+    rule = get_rule(args.code)
+    if rule is None:
+        known = ", ".join(r.code for r in ALL_RULES)
+        _error(f"unknown rule {args.code!r}; known rules: {known}")
+        return EXIT_ERROR
+    sys.stdout.write(rule.docs_markdown())
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""`[tool.advisor]` in pyproject.toml: finding it, validating it, and asking it about codes."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+from typing import Any, Dict, Optional, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older interpreters only
+    import tomli as tomllib
+
+_CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
+KNOWN_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "show-info")
+
+
+class ConfigError(Exception):
+    """A configuration the tool cannot use; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: Tuple[str, ...] = ("GPU",)
+    ignore: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[str, ...] = ()
+    show_info: bool = False
+    root: Optional[Path] = None  # folder of the pyproject.toml it came from
+    source: Optional[Path] = None
+
+    def with_overrides(self, **changes: Any) -> "Config":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def relative(self, path: Path) -> str:
+        if self.root is not None:
+            try:
+                return path.resolve().relative_to(self.root.resolve()).as_posix()
+            except (ValueError, OSError):
+                pass
+        return path.as_posix()
+
+    def is_enabled(self, code: str, path: Optional[Path] = None) -> bool:
+        """flake8's rule: the longest matching prefix wins between select and ignore."""
+        ignore = list(self.ignore)
+        if path is not None and self.per_file_ignores:
+            relative = self.relative(path)
+            for pattern, codes in self.per_file_ignores:
+                if _matches(pattern, relative):
+                    ignore.extend(codes)
+        selected = max((len(p) for p in self.select if code.startswith(p)), default=0)
+        ignored = max((len(p) for p in ignore if code.startswith(p)), default=-1)
+        return selected > 0 and selected > ignored
+
+    def is_excluded(self, path: Path) -> bool:
+        if not self.exclude:
+            return False
+        relative = self.relative(path)
+        return any(_matches(pattern, relative) for pattern in self.exclude)
+
+
+def _matches(pattern: str, relative: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(PurePath(relative).name, pattern):
+        return True
+    # A pattern naming a folder excludes what is under it.
+    parts = PurePath(relative).parts
+    return any(fnmatch.fnmatch("/".join(parts[: i + 1]), pattern) for i in range(len(parts) - 1))
+
+
+def _codes(value: Any, key: str, where: str) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of rule codes, such as [\"GPU101\"]")
+    for code in value:
+        if not _CODE.match(code.strip().upper()):
+            raise ConfigError(f"{where}: `{key}` holds {code!r}, which is not a rule code or prefix")
+    return tuple(code.strip().upper() for code in value)
+
+
+def parse_codes_option(text: str) -> Tuple[str, ...]:
+    """`--select GPU1,GPU201` on the command line."""
+    codes = tuple(part.strip().upper() for part in text.split(",") if part.strip())
+    for code in codes:
+        if not _CODE.match(code):
+            raise ConfigError(f"{code!r} is not a rule code or prefix")
+    return codes
+
+
+def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path]) -> Config:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [tool.advisor] must be a table")
+    for key in table:
+        if key not in KNOWN_KEYS:
+            raise ConfigError(f"{where}: unknown key `{key}` (known: {', '.join(KNOWN_KEYS)})")
+    config = Config(root=root)
+    if "select" in table:
+        config = replace(config, select=_codes(table["select"], "select", where))
+    if "ignore" in table:
+        config = replace(config, ignore=_codes(table["ignore"], "ignore", where))
+    if "exclude" in table:
+        value = table["exclude"]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: `exclude` must be a list of glob patterns")
+        config = replace(config, exclude=tuple(value))
+    if "per-file-ignores" in table:
+        value = table["per-file-ignores"]
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
+        pairs = tuple((str(pattern), _codes(codes, f"per-file-ignores.{pattern}", where)) for pattern, codes in value.items())
+        config = replace(config, per_file_ignores=pairs)
+    if "show-info" in table:
+        if not isinstance(table["show-info"], bool):
+            raise ConfigError(f"{where}: `show-info` must be true or false")
+        config = replace(config, show_info=table["show-info"])
+    return config
+
+
+def load_pyproject(path: Path) -> Optional[Config]:
+    """The config in one pyproject.toml, or None when it has no [tool.advisor] table."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "advisor" not in tool:
+        return None
+    config = config_from_table(tool["advisor"], f"{path} [tool.advisor]", path.parent)
+    return replace(config, source=path)
+
+
+class ConfigFinder:
+    """Finds the nearest pyproject.toml with [tool.advisor] above a path, caching per folder."""
+
+    def __init__(self) -> None:
+        self._cache: Dict[Path, Config] = {}
+
+    def for_path(self, path: Path) -> Config:
+        start = path if path.is_dir() else path.parent
+        try:
+            start = start.resolve()
+        except OSError:
+            return Config()
+        visited = []
+        current: Optional[Path] = start
+        found = Config()
+        while current is not None:
+            if current in self._cache:
+                found = self._cache[current]
+                break
+            visited.append(current)
+            candidate = current / "pyproject.toml"
+            if candidate.is_file():
+                config = load_pyproject(candidate)
+                if config is not None:
+                    found = config
+                    break
+            current = current.parent if current.parent != current else None
+        for folder in visited:
+            self._cache[folder] = found
+        return found
+
+
+DEFAULT_CONFIG = Config()

@@ -1,0 +1,173 @@
+"""From text to findings: pre-filter, one parse, one model, every rule, then positions and noqa."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from advisor.config import DEFAULT_CONFIG, Config
+from advisor.findings import Edit, FileProblem, Finding, Fix, Position, Severity
+from advisor.model import FileModel
+from advisor.rules import ALL_RULES
+from advisor.rules.base import NodeEdit, Report, Rule
+from advisor.source import DecodeError, SourceText, decode_source
+
+# flake8's own pattern, so that one comment silences the CLI, the plugin and the editor alike.
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
+
+
+@dataclass
+class FileResult:
+    filename: str
+    findings: List[Finding] = field(default_factory=list)
+    problem: Optional[FileProblem] = None
+    source: Optional[SourceText] = None
+    fixed_text: Optional[str] = None  # set by --fix/--diff when fixes were applied
+    fixes_applied: int = 0
+
+
+def split_lines(text: str) -> List[str]:
+    """Lines as Python's tokenizer counts them (str.splitlines also splits on form feeds)."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def is_suppressed(line: str, code: str) -> bool:
+    match = _NOQA.search(line)
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    listed = [c for c in re.split(r"[,\s]+", codes.upper()) if c]
+    return any(code == c or code.startswith(c) for c in listed)
+
+
+class _Positions:
+    """Turns nodes into 1-based positions; computed once per file, only when it has reports."""
+
+    def __init__(self, module: cst.Module, text: str) -> None:
+        self._ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._lines = split_lines(text)
+        self._newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
+
+    def start(self, node: cst.CSTNode) -> Position:
+        pos = self._ranges[node].start
+        return Position(pos.line, pos.column + 1)
+
+    def end(self, node: cst.CSTNode) -> Position:
+        pos = self._ranges[node].end
+        return Position(pos.line, pos.column + 1)
+
+    def edit(self, spec: NodeEdit) -> Edit:
+        if spec.where == "before":
+            start = self.start(spec.node)
+            return Edit(start, start, spec.content)
+        if spec.where == "after":
+            end = self.end(spec.node)
+            return Edit(end, end, spec.content)
+        if spec.where == "line_before":
+            start = self.start(spec.node)
+            line = self._lines[start.row - 1]
+            indent = line[: start.column - 1]
+            return Edit(start, start, f"{spec.content}{self._newline}{indent}")
+        return Edit(self.start(spec.node), self.end(spec.node), spec.content)
+
+
+def _finding(report: Report, positions: _Positions, filename: str) -> Finding:
+    rule = report.rule
+    fix = None
+    if report.fix is not None:
+        fix = Fix(
+            message=report.fix.message,
+            edits=tuple(positions.edit(e) for e in report.fix.edits),
+            applicability=report.fix.applicability,
+        )
+    message = report.message
+    if report.related is not None:
+        message = message.replace("{line}", str(positions.start(report.related).row))
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        message=message,
+        severity=report.severity,
+        start=positions.start(report.node),
+        end=positions.end(report.node),
+        url=rule.url,
+        hint=rule.hint,
+        fix=fix,
+        filename=filename,
+    )
+
+
+def active_rules(config: Config, path: Optional[Path], rules: Sequence[Rule] = ALL_RULES) -> List[Rule]:
+    return [rule for rule in rules if config.is_enabled(rule.code, path)]
+
+
+def check_source(
+    text: str,
+    filename: str = "<stdin>",
+    config: Config = DEFAULT_CONFIG,
+    rules: Optional[Sequence[Rule]] = None,
+    path: Optional[Path] = None,
+) -> FileResult:
+    """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``."""
+    result = FileResult(filename)
+    candidates = [r for r in (rules if rules is not None else active_rules(config, path)) if r.applies_to(text)]
+    if not candidates:
+        return result  # no rule can fire: the file is not even parsed
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        message = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+        result.problem = FileProblem(filename, f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
+        return result
+    except RecursionError:
+        result.problem = FileProblem(filename, "skipped: too deeply nested to parse")
+        return result
+    try:
+        model = FileModel.build(module, filename)
+        reports: List[Report] = []
+        for rule in candidates:
+            reports.extend(rule.check(model))
+        if not reports:
+            return result
+        positions = _Positions(module, text)
+        findings = [_finding(r, positions, filename) for r in reports]
+    except RecursionError:
+        result.problem = FileProblem(filename, "skipped: too deeply nested to analyse")
+        return result
+    result.findings = _visible(findings, text, config)
+    return result
+
+
+def _visible(findings: List[Finding], text: str, config: Config) -> List[Finding]:
+    seen: Dict[tuple, Finding] = {}
+    lines = split_lines(text)
+    for finding in sorted(findings, key=lambda f: f.sort_key):
+        if finding.severity is Severity.INFO and not config.show_info:
+            continue
+        row = finding.start.row
+        if 0 < row <= len(lines) and is_suppressed(lines[row - 1], finding.code):
+            continue
+        seen.setdefault((finding.code, finding.start, finding.end), finding)
+    return list(seen.values())
+
+
+def check_file(path: Path, config: Config = DEFAULT_CONFIG, display: Optional[str] = None) -> FileResult:
+    filename = display if display is not None else str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileResult(filename, problem=FileProblem(filename, f"cannot read: {exc.strerror or exc}"))
+    try:
+        source = decode_source(data)
+    except DecodeError as exc:
+        return FileResult(filename, problem=FileProblem(filename, f"cannot decode: {exc}"))
+    result = check_source(source.text, filename, config, path=path)
+    result.source = source
+    return result

@@ -1,0 +1,517 @@
+"""The single walk over a file's syntax tree that records every fact the rules query."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from advisor.model.facts import (
+    Assignment,
+    AutocastSite,
+    CallSite,
+    Context,
+    Facts,
+    FormattedValue,
+    FunctionInfo,
+    LoopInfo,
+)
+from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, root_name
+
+AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
+TIMING_FUNCTIONS = frozenset(
+    {
+        "time.time",
+        "time.perf_counter",
+        "time.perf_counter_ns",
+        "time.monotonic",
+        "time.monotonic_ns",
+        "time.process_time",
+        "time.time_ns",
+        "timeit.default_timer",
+    }
+)
+# Receivers of `.step()` that are optimizers (`optimizer`, `opt_g`, `self.optim`), and
+# not schedulers or RL environments.
+_OPTIMIZER_NAME = re.compile(r"(^|_)(optim\w*|opt|optimi[sz]er\w*)($|_)|optimi[sz]er", re.IGNORECASE)
+_SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
+_LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
+_RANK_NAME = re.compile(
+    r"^(rank|local_rank|global_rank|node_rank|is_main_process|is_local_main_process|is_global_zero"
+    r"|is_master|master_process|is_main|is_rank_zero|is_rank0|main_process|is_world_process_zero"
+    r"|is_local_process_zero|get_rank|get_global_rank|get_local_rank)$"
+)
+_ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
+
+
+def _target_names(node: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
+    """Names bound by an assignment or loop target, with their index in a tuple unpack."""
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out: List[Tuple[str, Optional[int]]] = []
+        for i, element in enumerate(node.elements):
+            value = element.value
+            if isinstance(value, cst.StarredElement):
+                value = value.value
+            for name, _ in _target_names(value):
+                out.append((name, i))
+        return out
+    if isinstance(node, cst.StarredElement):
+        return _target_names(node.value)
+    name = dotted_name(node)
+    return [(name, None)] if name is not None else []
+
+
+def is_periodic_test(test: cst.BaseExpression) -> bool:
+    """`step % N == 0`, `rank == 0`, `accelerator.is_main_process` and combinations of them."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, cst.Modulo):
+                return True
+            stack.extend((node.left, node.right))
+        elif isinstance(node, cst.BooleanOperation):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append(node.expression)
+        elif isinstance(node, cst.Comparison):
+            stack.append(node.left)
+            stack.extend(c.comparator for c in node.comparisons)
+        elif isinstance(node, cst.Call):
+            stack.append(node.func)
+        elif isinstance(node, (cst.Name, cst.Attribute)):
+            last = node.value if isinstance(node, cst.Name) else node.attr.value
+            if _RANK_NAME.match(last):
+                return True
+    return False
+
+
+def _is_continue_only(body: cst.BaseSuite) -> bool:
+    statements = body.body
+    if len(statements) != 1:
+        return False
+    first = statements[0]
+    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
+    return len(small) == 1 and isinstance(small[0], cst.Continue)
+
+
+class ModelBuilder(cst.CSTVisitor):
+    """Walks the tree once, in source order, recording facts with the context they occur in."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.facts = Facts()
+        self.imports = ImportTable()
+        self.ctx = Context()
+        self._stack: List[Context] = []
+        self._classes: List[str] = []
+        self._calls: List[CallSite] = []
+        self._assign_base: List[Optional[str]] = [None]
+        self._stmt_pos: Dict[int, Tuple[int, int]] = {}
+        self._stmt: Tuple[int, int] = (0, 0)
+        self._blocks = 0
+        self._order = 0
+        self._pending_loops: Dict[int, LoopInfo] = {}
+        self._pending_functions: Dict[int, FunctionInfo] = {}
+        self._if_periodic: Dict[int, bool] = {}
+        self._with_flags: Dict[int, bool] = {}
+        self._with_items: Dict[int, bool] = {}  # autocast-like call id -> the with also disables grad
+
+    # -- context bookkeeping -------------------------------------------------------------
+    def _push(self, ctx: Context) -> None:
+        self._stack.append(self.ctx)
+        self.ctx = ctx
+
+    def _pop(self) -> None:
+        self.ctx = self._stack.pop()
+
+    def _next_order(self) -> int:
+        self._order += 1
+        return self._order
+
+    def _register_block(self, statements) -> None:
+        self._blocks += 1
+        for i, statement in enumerate(statements):
+            self._stmt_pos[id(statement)] = (self._blocks, i)
+
+    def _enter_statement(self, node: cst.CSTNode) -> None:
+        pos = self._stmt_pos.get(id(node))
+        if pos is not None:
+            self._stmt = pos
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._register_block(node.body)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._register_block(node.body)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._blocks += 1
+        self._stmt = (self._blocks, 0)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._enter_statement(node)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._enter_statement(node)
+
+    # -- imports ---------------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import) -> None:
+        self.imports.add_import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.imports.add_import_from(node)
+
+    # -- functions and classes -----------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._enter_statement(node)
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter_statement(node)
+        class_name = self._classes[-1] if self._classes and self.ctx.function is None else None
+        key = f"{class_name}.{node.name.value}" if class_name else node.name.value
+        params = node.params
+        names = tuple(
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        )
+        no_grad = False
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            if self.imports.qualify(expr) in NO_GRAD_CONTEXTS:
+                no_grad = True
+        info = FunctionInfo(node=node, key=key, class_name=class_name, params=names, no_grad=no_grad)
+        self.facts.functions.setdefault(key, info)
+        self._pending_functions[id(node)] = info
+
+    def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        info = self._pending_functions.pop(id(node))
+        self._push(Context(function=info, class_name=info.class_name))
+
+    def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
+        self._pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        # A lambda's body runs when it is called, not where it is written.
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.ctx.function is not None and node.value is not None:
+            self.ctx.function.returns.append(node.value)
+
+    # -- loops ---------------------------------------------------------------------------
+    def _new_loop(self, node: cst.CSTNode, targets: Tuple[str, ...], over_loader: bool) -> LoopInfo:
+        parent = self.ctx.loop
+        loop = LoopInfo(
+            node=node,
+            parent=parent,
+            function=self.ctx.function,
+            targets=targets,
+            ctx=self.ctx,
+            over_loader=over_loader,
+        )
+        self.facts.loops.append(loop)
+        if parent is not None:
+            parent.children.append(loop)
+        if self.ctx.function is not None:
+            self.ctx.function.loops.append(loop)
+        self._pending_loops[id(node)] = loop
+        return loop
+
+    def _iterates_loader(self, iterable: cst.BaseExpression) -> bool:
+        while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+            if iterable.func.value not in _ITER_WRAPPERS or not iterable.args:
+                break
+            iterable = iterable.args[0].value
+        name = dotted_name(iterable)
+        if name is None:
+            return False
+        if _LOADER_NAME.search(name.rsplit(".", 1)[-1]):
+            return True
+        for assignment in self.facts.assignments.get((self.ctx.scope, name), ()):
+            value = assignment.value
+            if isinstance(value, cst.Call) and self.imports.qualify(value.func) == "torch.utils.data.DataLoader":
+                return True
+        return False
+
+    def visit_For(self, node: cst.For) -> None:
+        self._enter_statement(node)
+        targets = _target_names(node.target)
+        over_loader = self._iterates_loader(node.iter)
+        is_range = (
+            isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"
+        )
+        loop = self._new_loop(node, tuple(name for name, _ in targets), over_loader)
+        if not is_range:
+            loop.batch_names.update(loop.targets)
+        # Loop targets are recorded as assignments so that rules can ask what a name holds.
+        skip_index = (
+            isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "enumerate"
+        )
+        for name, index in targets:
+            if skip_index and index == 0:
+                continue
+            self._record_assignment(name, None, index, "batch" if over_loader else "loop-target")
+
+    def visit_For_body(self, node: cst.For) -> None:
+        self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
+
+    def leave_For_body(self, node: cst.For) -> None:
+        self._pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter_statement(node)
+        self._new_loop(node, (), False)
+
+    def visit_While_body(self, node: cst.While) -> None:
+        self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
+
+    def leave_While_body(self, node: cst.While) -> None:
+        self._pop()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        loop = self.ctx.loop
+        if loop is not None and root_name(node.iter) in self._batch_names():
+            loop.batch_names.update(name for name, _ in _target_names(node.target))
+
+    def _batch_names(self) -> Set[str]:
+        names: Set[str] = set()
+        loop = self.ctx.loop
+        while loop is not None:
+            names |= loop.batch_names
+            loop = loop.parent
+        return names
+
+    # -- conditions ------------------------------------------------------------------------
+    def visit_If(self, node: cst.If) -> None:
+        self._enter_statement(node)
+        self._if_periodic[id(node)] = is_periodic_test(node.test)
+
+    def visit_If_body(self, node: cst.If) -> None:
+        periodic = self._if_periodic[id(node)]
+        self._push(self.ctx.derive(gated=self.ctx.gated or periodic, conditional=True))
+
+    def leave_If_body(self, node: cst.If) -> None:
+        self._pop()
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_If_orelse(self, node: cst.If) -> None:
+        self._pop()
+
+    def leave_If(self, original_node: cst.If) -> None:
+        # `if step % k != 0: continue` gates every later statement of the loop body.
+        if (
+            self._if_periodic.pop(id(original_node), False)
+            and original_node.orelse is None
+            and _is_continue_only(original_node.body)
+        ):
+            self.ctx = self.ctx.derive(gated=True)
+
+    # -- with blocks -------------------------------------------------------------------------
+    def visit_With(self, node: cst.With) -> None:
+        self._enter_statement(node)
+        no_grad = False
+        calls = []
+        for item in node.items:
+            call = item.item
+            if not isinstance(call, cst.Call):
+                if self.imports.qualify(call) in NO_GRAD_CONTEXTS:
+                    no_grad = True
+                continue
+            calls.append(call)
+            qual = self.imports.qualify(call.func)
+            if qual in NO_GRAD_CONTEXTS:
+                no_grad = True
+            elif qual == "torch.set_grad_enabled" and call.args:
+                value = call.args[0].value
+                if isinstance(value, cst.Name) and value.value == "False":
+                    no_grad = True
+        self._with_flags[id(node)] = no_grad
+        for call in calls:
+            self._with_items[id(call)] = no_grad
+
+    def visit_With_body(self, node: cst.With) -> None:
+        no_grad = self._with_flags.pop(id(node), False)
+        self._push(self.ctx.derive(no_grad=self.ctx.no_grad or no_grad))
+
+    def leave_With_body(self, node: cst.With) -> None:
+        self._pop()
+
+    # -- assignments -------------------------------------------------------------------------
+    def _record_assignment(
+        self,
+        target: str,
+        value: Optional[cst.BaseExpression],
+        index: Optional[int] = None,
+        kind_hint: Optional[str] = None,
+    ) -> None:
+        scope = self.ctx.scope
+        if target.startswith("self.") and self.ctx.class_name:
+            scope = f"class:{self.ctx.class_name}"
+        assignment = Assignment(target, value, self.ctx, self._next_order(), index, kind_hint)
+        self.facts.assignments.setdefault((scope, target), []).append(assignment)
+
+    def _record_targets(self, target: cst.BaseExpression, value: cst.BaseExpression) -> Optional[str]:
+        """Records the names a target binds; returns the base name that the value flows into."""
+        if isinstance(target, cst.Subscript):
+            base = dotted_name(target.value)
+            if base is not None:
+                self.facts.subscript_stores.add((self.ctx.scope, base))
+            return base
+        names = _target_names(target)
+        for name, index in names:
+            self._record_assignment(name, value, index)
+        loop = self.ctx.loop
+        if loop is not None and names:
+            sources = {root_name(value)}
+            if isinstance(value, cst.Call):
+                sources.update(root_name(arg.value) for arg in value.args)
+            elif isinstance(value, cst.Tuple):
+                sources.update(root_name(el.value) for el in value.elements)
+            if sources & self._batch_names():
+                loop.batch_names.update(name for name, _ in names)
+        return names[0][0] if len(names) == 1 else None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        base = None
+        for target in node.targets:
+            base = self._record_targets(target.target, node.value) or base
+        self._assign_base.append(base)
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._assign_base.pop()
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        base = None
+        if node.value is not None:
+            base = self._record_targets(node.target, node.value)
+        self._assign_base.append(base)
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._assign_base.pop()
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        base = self._record_targets(node.target, node.value)
+        self._assign_base.append(base)
+
+    def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self._assign_base.pop()
+
+    # -- text formatting -------------------------------------------------------------------
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self.facts.formatted.append(
+            FormattedValue(node.expression, self.ctx, "f-string", node.format_spec is not None)
+        )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Modulo) and isinstance(
+            node.left, (cst.SimpleString, cst.ConcatenatedString)
+        ):
+            values = node.right.elements if isinstance(node.right, cst.Tuple) else None
+            if values is None:
+                self.facts.formatted.append(FormattedValue(node.right, self.ctx, "%-format"))
+            else:
+                for element in values:
+                    self.facts.formatted.append(FormattedValue(element.value, self.ctx, "%-format"))
+
+    # -- CUDA evidence ---------------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "cuda":
+            self.facts.uses_cuda = True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if "cuda" in node.value:
+            self.facts.uses_cuda = True
+
+    # -- calls -------------------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        ctx = self.ctx
+        qualname = self.imports.qualify(func)
+        method = receiver = receiver_name = None
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = func.value
+            receiver_name = dotted_name(receiver)
+        site = CallSite(
+            node=node,
+            ctx=ctx,
+            qualname=qualname,
+            method=method,
+            receiver=receiver,
+            receiver_name=receiver_name,
+            outer=self._calls[-1] if self._calls else None,
+            assigned_to=self._assign_base[-1],
+            stmt=self._stmt,
+            order=self._next_order(),
+        )
+        self._calls.append(site)
+        facts = self.facts
+        facts.calls.append(site)
+        if method is not None:
+            facts.calls_by_method.setdefault(method, []).append(site)
+        if qualname is not None:
+            facts.calls_by_qualname.setdefault(qualname, []).append(site)
+            if qualname in TIMING_FUNCTIONS:
+                facts.timing_statements.setdefault(self._stmt[0], set()).add(self._stmt[1])
+            elif qualname == "torch.save" and ctx.function is not None:
+                ctx.function.calls_save = True
+            elif qualname in AUTOCAST_NAMES and id(node) in self._with_items:
+                facts.autocasts.append(AutocastSite(site, ctx, self._with_items[id(node)] or ctx.no_grad))
+            elif qualname == "torch.autograd.backward":
+                self._mark_training(ctx)
+
+        callee = None
+        if isinstance(func, cst.Name) and qualname is None:
+            callee = func.value
+        elif receiver_name in ("self", "cls") and ctx.class_name:
+            callee = f"{ctx.class_name}.{method}"
+        if callee is not None:
+            facts.calls_by_callee.setdefault(callee, []).append(site)
+            if ctx.function is not None:
+                ctx.function.callees.add(callee)
+            loop = ctx.loop
+            while loop is not None:
+                loop.callees.add(callee)
+                loop = loop.parent
+
+        if method == "backward":
+            self._mark_training(ctx)
+            if isinstance(receiver, cst.Name):
+                facts.backward_receivers.add((ctx.scope, receiver.value))
+        elif method == "step" and receiver_name is not None:
+            last = receiver_name.rsplit(".", 1)[-1]
+            if "sched" not in last.lower() and (_OPTIMIZER_NAME.search(last) or _SCALER_NAME.search(last)):
+                self._mark_training(ctx)
+        elif method == "set_epoch":
+            if ctx.function is not None:
+                ctx.function.set_epoch = True
+            loop = ctx.loop
+            while loop is not None:
+                loop.set_epoch = True
+                loop = loop.parent
+        elif method == "elapsed_time":
+            facts.timing_statements.setdefault(self._stmt[0], set()).add(self._stmt[1])
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self._calls.pop()
+
+    def _mark_training(self, ctx: Context) -> None:
+        if ctx.function is not None:
+            ctx.function.direct_marker = True
+        loop = ctx.loop
+        while loop is not None:
+            loop.direct_marker = True
+            loop = loop.parent

@@ -1,0 +1,117 @@
+"""What the one walk over a file records: functions, loops, calls, assignments and their context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+MODULE_SCOPE = "<module>"
+
+
+@dataclass(eq=False)
+class FunctionInfo:
+    node: cst.FunctionDef
+    key: str  # "name" for functions, "Class.name" for methods: how calls find it
+    class_name: Optional[str]
+    params: Tuple[str, ...]
+    no_grad: bool  # decorated with torch.no_grad / inference_mode
+    direct_marker: bool = False  # runs backward / optimizer.step itself
+    callees: Set[str] = field(default_factory=set)
+    loops: List["LoopInfo"] = field(default_factory=list)  # every loop in its body
+    returns: List[cst.BaseExpression] = field(default_factory=list)
+    calls_save: bool = False  # calls torch.save itself
+    set_epoch: bool = False  # calls .set_epoch(...) itself
+
+
+@dataclass(eq=False)
+class LoopInfo:
+    node: cst.CSTNode  # For or While
+    parent: Optional["LoopInfo"]  # enclosing loop in the same function
+    function: Optional[FunctionInfo]
+    targets: Tuple[str, ...]  # names bound by the `for` target
+    ctx: "Context"  # where the loop statement itself sits
+    over_loader: bool = False  # iterates something that looks like a DataLoader
+    direct_marker: bool = False  # body runs backward / optimizer.step (nested loops included)
+    callees: Set[str] = field(default_factory=set)  # same-module functions called in the body
+    children: List["LoopInfo"] = field(default_factory=list)
+    batch_names: Set[str] = field(default_factory=set)  # loop targets and names derived from them
+    set_epoch: bool = False  # body calls .set_epoch(...)
+
+
+@dataclass(frozen=True, eq=False)
+class Context:
+    """Where a node sits. One object is shared by every node of a block, so recording is cheap."""
+
+    function: Optional[FunctionInfo] = None
+    loop: Optional[LoopInfo] = None  # innermost loop (same function)
+    gated: bool = False  # under a periodic or rank-0 condition
+    conditional: bool = False  # under some `if` in its function
+    no_grad: bool = False  # inside `with torch.no_grad()` / inference_mode in its function
+    class_name: Optional[str] = None
+
+    def derive(self, **changes) -> "Context":
+        return replace(self, **changes)
+
+    @property
+    def scope(self) -> str:
+        return self.function.key if self.function is not None else MODULE_SCOPE
+
+
+@dataclass(eq=False)
+class CallSite:
+    node: cst.Call
+    ctx: Context
+    qualname: Optional[str]  # canonical name when the callee is imported (torch.save, ...)
+    method: Optional[str]  # attribute name for `x.method(...)` calls
+    receiver: Optional[cst.BaseExpression]  # `x` in `x.method(...)`
+    receiver_name: Optional[str]  # dotted name of the receiver when it is a plain chain
+    outer: Optional["CallSite"]  # the call whose arguments hold this one
+    assigned_to: Optional[str]  # base name of the assignment target this call's value flows into
+    stmt: Tuple[int, int]  # (block id, statement index), to compare neighbouring statements
+    order: int  # source order among recorded events
+
+
+@dataclass(eq=False)
+class Assignment:
+    target: str  # dotted name ("loss", "self.model")
+    value: Optional[cst.BaseExpression]  # None when the value is not known (loop targets)
+    ctx: Context
+    order: int
+    index: Optional[int] = None  # element of a tuple unpack: `a, b = f()` binds a to index 0
+    kind_hint: Optional[str] = None  # "batch" for loop targets over loaders
+
+
+@dataclass(eq=False)
+class AutocastSite:
+    call: CallSite
+    with_ctx: Context  # context of the `with` statement
+    no_grad: bool = False  # the block also runs without autograd: nothing to scale
+
+
+@dataclass(eq=False)
+class FormattedValue:
+    """A value rendered as text: an f-string field, or an argument of print/logging calls."""
+
+    expr: cst.BaseExpression
+    ctx: Context
+    via: str  # "f-string", "print", "logging", ...
+    has_format_spec: bool = False
+
+
+@dataclass
+class Facts:
+    functions: Dict[str, FunctionInfo] = field(default_factory=dict)
+    loops: List[LoopInfo] = field(default_factory=list)
+    calls: List[CallSite] = field(default_factory=list)
+    calls_by_method: Dict[str, List[CallSite]] = field(default_factory=dict)
+    calls_by_qualname: Dict[str, List[CallSite]] = field(default_factory=dict)
+    calls_by_callee: Dict[str, List[CallSite]] = field(default_factory=dict)  # same-module callee key
+    assignments: Dict[Tuple[str, str], List[Assignment]] = field(default_factory=dict)
+    subscript_stores: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name) of `x[k] = v`
+    formatted: List[FormattedValue] = field(default_factory=list)
+    autocasts: List[AutocastSite] = field(default_factory=list)
+    backward_receivers: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name)
+    timing_statements: Dict[int, Set[int]] = field(default_factory=dict)  # block id -> statement indexes
+    uses_cuda: bool = False

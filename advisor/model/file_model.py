@@ -1,0 +1,480 @@
+"""The per-file model: the recorded facts plus the questions every rule asks of them.
+
+Answers are computed on first use and memoised, so a rule that never asks costs nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from advisor.model.builder import ModelBuilder
+from advisor.model.facts import (
+    MODULE_SCOPE,
+    Assignment,
+    CallSite,
+    Context,
+    Facts,
+    FunctionInfo,
+    LoopInfo,
+)
+from advisor.model.names import (
+    DATALOADER,
+    DDP_WRAPPERS,
+    DISTRIBUTED_SAMPLER,
+    GRAD_SCALER,
+    ImportTable,
+    dotted_name,
+)
+
+
+class Heat(enum.Enum):
+    """How often a statement runs relative to optimizer steps."""
+
+    HOT = "hot"  # every step
+    GATED = "gated"  # every step, but only under a periodic or rank-0 condition
+
+
+# Methods that, called on a tensor, return a tensor.
+_TENSOR_METHODS = frozenset(
+    """detach clone mean sum to cuda float half double bfloat16 long view reshape squeeze unsqueeze
+    flatten softmax log_softmax argmax argmin abs sqrt pow exp log norm std var masked_fill
+    contiguous permute transpose t sigmoid relu tanh max min prod cumsum expand repeat
+    type_as view_as add sub mul div neg exp_ clamp round floor ceil square""".split()
+)
+# Methods whose result is a Python value: the sync has already happened.
+_SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__len__", "format"})
+_SCALAR_FUNCTIONS = frozenset({"float", "int", "bool", "len", "round", "str", "repr", "sum", "max", "min"})
+_TORCH_TENSOR_FUNCTIONS = frozenset(
+    """tensor as_tensor from_numpy zeros ones empty full rand randn randint arange linspace cat stack
+    sum mean max min where matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu
+    argmax argmin clamp abs sqrt norm topk sort gather masked_select nonzero unique cdist
+    zeros_like ones_like rand_like randn_like full_like empty_like isnan isinf isfinite any all eq ne
+    gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer""".split()
+)
+_CRITERION_NAME = re.compile(
+    r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
+)
+_TENSOR_ATTRIBUTES = frozenset({"loss", "logits", "grad", "data"})
+_MAX_DEPTH = 8
+
+
+class FileModel:
+    def __init__(self, module: cst.Module, facts: Facts, imports: ImportTable, path: str = "") -> None:
+        self.module = module
+        self.facts = facts
+        self.imports = imports
+        self.path = path
+        self._trains: Dict[str, bool] = {}
+        self._has_training_loop: Dict[str, bool] = {}
+        self._loop_training: Dict[int, bool] = {}
+        self._loop_hot: Dict[int, bool] = {}
+        self._function_heat: Dict[str, Optional[Heat]] = {}
+
+    @classmethod
+    def build(cls, module: cst.Module, path: str = "") -> "FileModel":
+        builder = ModelBuilder()
+        module.visit(builder)
+        return cls(module, builder.facts, builder.imports, path)
+
+    # -- plain lookups ----------------------------------------------------------------------
+    def calls_to(self, *qualnames: str) -> List[CallSite]:
+        out: List[CallSite] = []
+        for name in qualnames:
+            out.extend(self.facts.calls_by_qualname.get(name, ()))
+        return out
+
+    def method_calls(self, *methods: str) -> List[CallSite]:
+        out: List[CallSite] = []
+        for name in methods:
+            out.extend(self.facts.calls_by_method.get(name, ()))
+        return out
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    @property
+    def uses_cuda(self) -> bool:
+        return self.facts.uses_cuda
+
+    def uses_framework(self, *packages: str) -> bool:
+        return self.imports.imports_any(*packages)
+
+    def function(self, key: str) -> Optional[FunctionInfo]:
+        return self.facts.functions.get(key)
+
+    # -- training loops -----------------------------------------------------------------------
+    def function_trains(self, key: str) -> bool:
+        """The function runs backward or an optimizer step, itself or through functions it calls."""
+        known = self._trains.get(key)
+        if known is not None:
+            return known
+        self._trains[key] = False  # recursion guard
+        info = self.facts.functions.get(key)
+        result = info is not None and (
+            info.direct_marker or any(self.function_trains(c) for c in info.callees)
+        )
+        self._trains[key] = result
+        return result
+
+    def function_has_training_loop(self, key: str) -> bool:
+        known = self._has_training_loop.get(key)
+        if known is not None:
+            return known
+        self._has_training_loop[key] = False
+        info = self.facts.functions.get(key)
+        result = info is not None and (
+            any(self.is_training_loop(loop) for loop in info.loops)
+            or any(self.function_has_training_loop(c) for c in info.callees)
+        )
+        self._has_training_loop[key] = result
+        return result
+
+    def is_training_loop(self, loop: LoopInfo) -> bool:
+        known = self._loop_training.get(id(loop))
+        if known is None:
+            known = loop.direct_marker or any(self.function_trains(c) for c in loop.callees)
+            self._loop_training[id(loop)] = known
+        return known
+
+    def is_hot_loop(self, loop: LoopInfo) -> bool:
+        """The innermost training loop: one iteration per optimizer step."""
+        known = self._loop_hot.get(id(loop))
+        if known is None:
+            known = (
+                self.is_training_loop(loop)
+                and not any(self._has_nested_training_loop(child) for child in loop.children)
+                and not any(self.function_has_training_loop(c) for c in loop.callees)
+            )
+            self._loop_hot[id(loop)] = known
+        return known
+
+    def _has_nested_training_loop(self, loop: LoopInfo) -> bool:
+        return self.is_training_loop(loop) or any(self._has_nested_training_loop(c) for c in loop.children)
+
+    def epoch_loops(self) -> List[LoopInfo]:
+        """Training loops that are not hot: each iteration runs a whole inner training loop."""
+        return [loop for loop in self.facts.loops if self.is_training_loop(loop) and not self.is_hot_loop(loop)]
+
+    def enclosing_training_loop(self, ctx: Context) -> Optional[LoopInfo]:
+        loop = ctx.loop
+        while loop is not None and not self.is_training_loop(loop):
+            loop = loop.parent
+        return loop
+
+    def heat(self, ctx: Context) -> Optional[Heat]:
+        """Whether code in this context runs on every training step (and whether it is gated)."""
+        loop = self.enclosing_training_loop(ctx)
+        if loop is not None:
+            if not self.is_hot_loop(loop):
+                return None
+            return Heat.GATED if ctx.gated else Heat.HOT
+        if ctx.function is None:
+            return None
+        heat = self.function_heat(ctx.function.key)
+        if heat is None:
+            return None
+        return Heat.GATED if (ctx.gated or heat is Heat.GATED) else Heat.HOT
+
+    def function_heat(self, key: str) -> Optional[Heat]:
+        """A function runs every step when a hot loop (or another hot function) calls it."""
+        if key in self._function_heat:
+            return self._function_heat[key]
+        self._function_heat[key] = None  # recursion guard
+        info = self.facts.functions.get(key)
+        result: Optional[Heat] = None
+        if info is not None and not info.no_grad and not self.function_has_training_loop(key):
+            for site in self.facts.calls_by_callee.get(key, ()):
+                if site.ctx.no_grad:
+                    continue
+                heat = self.heat(site.ctx)
+                if heat is Heat.HOT:
+                    result = Heat.HOT
+                    break
+                if heat is Heat.GATED:
+                    result = Heat.GATED
+        self._function_heat[key] = result
+        return result
+
+    def in_training_code(self, ctx: Context) -> bool:
+        """Inside any training loop, or in a function that trains or runs every step."""
+        if self.enclosing_training_loop(ctx) is not None:
+            return True
+        if ctx.function is None:
+            return False
+        return self.function_trains(ctx.function.key) or self.function_heat(ctx.function.key) is not None
+
+    # -- what names hold -----------------------------------------------------------------------
+    def _scopes(self, name: str, ctx: Context) -> Tuple[str, ...]:
+        if name.startswith("self.") and ctx.class_name:
+            return (f"class:{ctx.class_name}",)
+        if ctx.function is not None:
+            return (ctx.function.key, MODULE_SCOPE)
+        return (MODULE_SCOPE,)
+
+    def assignments(self, name: str, ctx: Context) -> List[Assignment]:
+        """Assignments to ``name`` visible from ``ctx``: the innermost scope that has any."""
+        for scope in self._scopes(name, ctx):
+            found = self.facts.assignments.get((scope, name))
+            if found:
+                return found
+        return []
+
+    def reaching_assignment(self, name: str, ctx: Context, order: int) -> Optional[Assignment]:
+        """The last assignment before ``order`` in the same scope (or the last one elsewhere)."""
+        found = self.assignments(name, ctx)
+        if not found:
+            return None
+        same_scope = found[0].ctx.scope == ctx.scope
+        if same_scope:
+            earlier = [a for a in found if a.order < order]
+            return earlier[-1] if earlier else None
+        return found[-1]
+
+    def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
+        """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",
+        "scaler", "optimizer", "module"} mapped to whether it holds it on every path."""
+        if depth > _MAX_DEPTH:
+            return {}
+        if isinstance(expr, cst.Call):
+            return self._call_kinds(expr, ctx, order, depth)
+        if isinstance(expr, cst.IfExp):
+            left = self.kinds(expr.body, ctx, order, depth + 1)
+            right = self.kinds(expr.orelse, ctx, order, depth + 1)
+            return {k: False for k in (*left, *right)}
+        name = dotted_name(expr)
+        if name is None:
+            return {}
+        return self.name_kinds(name, ctx, order, depth)
+
+    def name_kinds(self, name: str, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
+        assignment = self.reaching_assignment(name, ctx, order)
+        if assignment is None:
+            return self._param_kinds(name, ctx, depth)
+        result = self._assignment_kinds(assignment, depth)
+        if assignment.ctx.conditional and assignment.ctx.function is ctx.function:
+            result = {k: False for k in result}
+        return result
+
+    def _assignment_kinds(self, assignment: Assignment, depth: int) -> Dict[str, bool]:
+        value = assignment.value
+        if value is None:
+            return {}
+        if assignment.index is not None:
+            if isinstance(value, (cst.Tuple, cst.List)):
+                if assignment.index >= len(value.elements):
+                    return {}
+                value = value.elements[assignment.index].value
+            elif isinstance(value, cst.Call):
+                return self._returned_kinds(value, assignment.ctx, assignment.order, depth, assignment.index)
+            else:
+                return {}
+        return self.kinds(value, assignment.ctx, assignment.order, depth + 1)
+
+    def _call_kinds(self, call: cst.Call, ctx: Context, order: int, depth: int) -> Dict[str, bool]:
+        qual = self.imports.qualify(call.func)
+        if qual is not None:
+            if qual == DATALOADER:
+                kinds = {"dataloader": True}
+                sampler = call_argument(call, "sampler", 3)
+                if sampler is not None and "dist_sampler" in self.kinds(sampler.value, ctx, order, depth + 1):
+                    kinds["dist_loader"] = True
+                return kinds
+            if qual == DISTRIBUTED_SAMPLER:
+                return {"dist_sampler": True}
+            if qual in DDP_WRAPPERS:
+                return {"ddp": True}
+            if qual == GRAD_SCALER:
+                return {"scaler": True}
+            last = qual.rsplit(".", 1)[-1]
+            if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and last[:1].isupper():
+                return {"optimizer": True}
+            if qual.startswith("torch.nn.") and last[:1].isupper():
+                return {"module": True}
+            return {}
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            # `.to(device)`, `.cuda()` and friends return the object they were called on.
+            if func.attr.value in ("to", "cuda", "half", "float", "bfloat16", "train", "eval", "cpu"):
+                return self.kinds(func.value, ctx, order, depth + 1)
+            return {}
+        if isinstance(func, cst.Name) and func.value in self.facts.functions:
+            return self._returned_kinds(call, ctx, order, depth, None)
+        return {}
+
+    def _returned_kinds(
+        self, call: cst.Call, ctx: Context, order: int, depth: int, index: Optional[int]
+    ) -> Dict[str, bool]:
+        func = call.func
+        if not isinstance(func, cst.Name) or func.value not in self.facts.functions:
+            return {}
+        info = self.facts.functions[func.value]
+        body_ctx = Context(function=info, class_name=info.class_name)
+        result: Dict[str, bool] = {}
+        for value in info.returns:
+            if index is not None:
+                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+                    continue
+                value = value.elements[index].value
+            # Returns are read at the end of the function, after all of its assignments.
+            for kind, certain in self.kinds(value, body_ctx, 1 << 30, depth + 1).items():
+                result[kind] = result.get(kind, True) and certain
+        return result
+
+    def _param_kinds(self, name: str, ctx: Context, depth: int) -> Dict[str, bool]:
+        info = ctx.function
+        if info is None or name not in info.params:
+            return {}
+        position = info.params.index(name)
+        if info.class_name is not None:
+            position -= 1  # `self` is not passed at the call site
+        combined: Optional[Dict[str, bool]] = None
+        for site in self.facts.calls_by_callee.get(info.key, ()):
+            arg = call_argument(site.node, name, position)
+            if arg is None:
+                return {}
+            kinds = self.kinds(arg.value, site.ctx, site.order, depth + 1)
+            if combined is None:
+                combined = dict(kinds)
+                continue
+            # Certain only when every caller passes a value of that kind.
+            for kind in set(combined) | set(kinds):
+                combined[kind] = combined.get(kind, False) and kinds.get(kind, False)
+        return combined or {}
+
+    # -- tensors ---------------------------------------------------------------------------------
+    def is_tensor(self, expr: cst.BaseExpression, ctx: Context, depth: int = 0) -> bool:
+        """True when the expression is known to evaluate to a torch.Tensor (never a guess)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Name):
+            return self._name_is_tensor(expr.value, ctx, depth)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in _TENSOR_ATTRIBUTES:
+                return expr.attr.value in ("loss", "logits") or self.is_tensor(expr.value, ctx, depth + 1)
+            name = dotted_name(expr)
+            return name is not None and name.startswith("self.") and self._name_is_tensor(name, ctx, depth)
+        if isinstance(expr, cst.Call):
+            return self._call_is_tensor(expr, ctx, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.is_tensor(expr.left, ctx, depth + 1) or self.is_tensor(expr.right, ctx, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.is_tensor(expr.expression, ctx, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self.is_tensor(expr.value, ctx, depth + 1)
+        return False
+
+    def _call_is_tensor(self, call: cst.Call, ctx: Context, depth: int) -> bool:
+        func = call.func
+        qual = self.imports.qualify(func)
+        if qual is not None:
+            if qual.startswith("torch.nn.functional."):
+                return True
+            head, _, last = qual.rpartition(".")
+            return head == "torch" and last in _TORCH_TENSOR_FUNCTIONS
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _TENSOR_METHODS:
+                return self.is_tensor(func.value, ctx, depth + 1)
+            if method in _SCALAR_METHODS:
+                return False
+        name = dotted_name(func)
+        if name is None:
+            return False
+        if isinstance(func, cst.Name) and name in self.facts.functions:
+            info = self.facts.functions[name]
+            body_ctx = Context(function=info, class_name=info.class_name)
+            return any(self.is_tensor(value, body_ctx, depth + 1) for value in info.returns)
+        if "module" in self.kinds(func, ctx, 1 << 30, depth + 1) or "ddp" in self.kinds(func, ctx, 1 << 30, depth + 1):
+            return True
+        return bool(_CRITERION_NAME.search(name.rsplit(".", 1)[-1]))
+
+    def _name_is_tensor(self, name: str, ctx: Context, depth: int) -> bool:
+        found = self.assignments(name, ctx)
+        tensor = (ctx.scope, name) in self.facts.backward_receivers
+        for assignment in found:
+            value = assignment.value
+            if value is None:
+                if assignment.kind_hint == "batch":
+                    tensor = True
+                continue
+            if assignment.index is not None:
+                if isinstance(value, (cst.Tuple, cst.List)) and assignment.index < len(value.elements):
+                    value = value.elements[assignment.index].value
+                else:
+                    continue
+            if _is_python_value(value):
+                return False  # the name also holds plain numbers or text: do not guess
+            if not tensor and self.is_tensor(value, assignment.ctx, depth + 1):
+                tensor = True
+        if not found and ctx.function is not None and name in ctx.function.params:
+            return self._param_is_tensor(name, ctx.function, depth)
+        return tensor
+
+    def _param_is_tensor(self, name: str, info: FunctionInfo, depth: int) -> bool:
+        position = info.params.index(name)
+        if info.class_name is not None:
+            position -= 1
+        sites = self.facts.calls_by_callee.get(info.key, ())
+        if not sites:
+            return False
+        for site in sites:
+            arg = call_argument(site.node, name, position)
+            if arg is None or not self.is_tensor(arg.value, site.ctx, depth + 1):
+                return False
+        return True
+
+
+def _is_python_value(value: cst.BaseExpression) -> bool:
+    """Values that are plain Python numbers or text once computed (a sync already happened)."""
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in _SCALAR_METHODS
+        if isinstance(func, cst.Name):
+            return func.value in _SCALAR_FUNCTIONS
+    return False
+
+
+def call_argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:
+    """The argument passed for a parameter, by keyword or by position (None when absent)."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg
+        elif arg.star == "":
+            if position is not None and positional == position:
+                return arg
+            positional += 1
+    return None
+
+
+def star_kwargs(call: cst.Call) -> List[cst.Arg]:
+    return [arg for arg in call.args if arg.star == "**"]
+
+
+def has_star_args(call: cst.Call) -> bool:
+    return any(arg.star == "*" for arg in call.args)
+
+
+def literal_bool(expr: cst.BaseExpression) -> Optional[bool]:
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    return None
+
+
+def iter_names(node: cst.CSTNode) -> Iterable[str]:
+    """Every Name in a small subtree (used on call arguments, never on whole files)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current.value
+        else:
+            stack.extend(current.children)

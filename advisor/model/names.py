@@ -1,0 +1,117 @@
+"""Dotted names, the module's import-alias table, and the canonical spelling of torch APIs.
+
+libcst's QualifiedNameProvider answers the same question for module-level imports, but it costs
+several times a bare parse; a table filled while walking the tree gives the answers we need.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+# Several public spellings name the same object; rules compare against the right-hand side.
+_CANONICAL: Dict[str, str] = {
+    "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    "torch.utils.data.distributed.DistributedSampler": "torch.utils.data.DistributedSampler",
+    "torch.nn.parallel.distributed.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.DataParallel": "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.parallel.DataParallel",
+    "torch.GradScaler": "torch.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler": "torch.amp.GradScaler",
+    "torch.cuda.amp.GradScaler": "torch.amp.GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler": "torch.amp.GradScaler",
+    "torch.amp.autocast": "torch.autocast",
+    "torch.amp.autocast_mode.autocast": "torch.autocast",
+    "torch.cuda.amp.autocast_mode.autocast": "torch.cuda.amp.autocast",
+    "torch.cpu.amp.autocast_mode.autocast": "torch.cpu.amp.autocast",
+    "torch.half": "torch.float16",
+    "torch.float": "torch.float32",
+    "torch.autograd.grad_mode.no_grad": "torch.no_grad",
+    "torch.autograd.grad_mode.inference_mode": "torch.inference_mode",
+    "torch.autograd.no_grad": "torch.no_grad",
+    "torch.autograd.inference_mode": "torch.inference_mode",
+}
+
+DATALOADER = "torch.utils.data.DataLoader"
+DISTRIBUTED_SAMPLER = "torch.utils.data.DistributedSampler"
+DDP_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.DataParallel"})
+GRAD_SCALER = "torch.amp.GradScaler"
+NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a chain of Name/Attribute nodes, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def root_name(node: cst.BaseExpression) -> Optional[str]:
+    """The leftmost Name of an attribute/subscript/call chain (``batch`` in ``batch["x"].to(d)``)."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        elif isinstance(node, cst.Call):
+            node = node.func
+        else:
+            return None
+
+
+class ImportTable:
+    """Local names bound by import statements, mapped to what they import."""
+
+    def __init__(self) -> None:
+        self.aliases: Dict[str, str] = {}
+        self.modules: set = set()  # top-level packages imported anywhere (torch, lightning, ...)
+
+    def add_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            self.modules.add(full.split(".")[0])
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                self.aliases[top] = top
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        module = dotted_name(node.module)
+        if module is None:
+            return
+        self.modules.add(module.split(".")[0])
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{module}.{alias.name.value}"
+
+    def qualify(self, node: cst.BaseExpression) -> Optional[str]:
+        """The canonical qualified name of an expression that names an imported object."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return None
+        full = f"{target}.{rest}" if rest else target
+        return _CANONICAL.get(full, full)
+
+    def imports_any(self, *packages: str) -> bool:
+        return any(p in self.modules for p in packages)

@@ -1,0 +1,14 @@
+"""flake8's `path:row:col: CODE message`, one finding per line."""
+
+from __future__ import annotations
+
+from typing import List, TextIO
+
+from advisor.findings import FileProblem, Finding
+
+
+def write_concise(out: TextIO, findings: List[Finding], problems: List[FileProblem]) -> None:
+    for problem in problems:
+        out.write(f"{problem.filename}:{problem.row}:{problem.column}: error: {problem.reason}\n")
+    for f in findings:
+        out.write(f"{f.filename}:{f.start.row}:{f.start.column}: {f.code} {f.message}\n")

@@ -1,0 +1,67 @@
+"""A JSON list shaped like ruff's `--output-format json`, plus `severity`, `name` and `hint`.
+
+Files that could not be checked appear as entries whose `code` is null, as ruff does for
+syntax errors.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, TextIO
+
+from advisor.findings import FileProblem, Finding, Fix, Position
+
+
+def _location(pos: Position) -> Dict[str, int]:
+    return {"row": pos.row, "column": pos.column}
+
+
+def _fix(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
+    if fix is None:
+        return None
+    return {
+        "applicability": fix.applicability.value,
+        "message": fix.message,
+        "edits": [
+            {"content": e.content, "location": _location(e.start), "end_location": _location(e.end)}
+            for e in fix.edits
+        ],
+    }
+
+
+def finding_to_dict(f: Finding) -> Dict[str, Any]:
+    return {
+        "code": f.code,
+        "name": f.name,
+        "message": f.message,
+        "severity": f.severity.value,
+        "filename": f.filename,
+        "location": _location(f.start),
+        "end_location": _location(f.end),
+        "noqa_row": f.start.row,
+        "fix": _fix(f.fix),
+        "url": f.url,
+        "hint": f.hint,
+    }
+
+
+def problem_to_dict(p: FileProblem) -> Dict[str, Any]:
+    return {
+        "code": None,
+        "name": None,
+        "message": p.reason,
+        "severity": "error",
+        "filename": p.filename,
+        "location": {"row": p.row, "column": p.column},
+        "end_location": {"row": p.row, "column": p.column},
+        "noqa_row": None,
+        "fix": None,
+        "url": None,
+        "hint": None,
+    }
+
+
+def write_json(out: TextIO, findings: List[Finding], problems: List[FileProblem]) -> None:
+    items = [problem_to_dict(p) for p in problems] + [finding_to_dict(f) for f in findings]
+    json.dump(items, out, indent=2, ensure_ascii=False)
+    out.write("\n")

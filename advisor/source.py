@@ -1,0 +1,55 @@
+"""Reading a Python file's bytes into text the way the interpreter does (BOM, PEP 263 cookie)."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+
+
+class DecodeError(Exception):
+    """The bytes are not text in the encoding the file declares."""
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str
+    encoding: str  # codec name to write the file back with ("utf-8-sig" keeps a BOM)
+
+
+def decode_source(data: bytes) -> SourceText:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # unknown codec in the cookie, or a cookie that contradicts a BOM
+        raise DecodeError(str(exc)) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        row = data.count(b"\n", 0, exc.start) + 1
+        raise DecodeError(f"line {row}: cannot decode byte 0x{data[exc.start]:02x} as {encoding}") from None
+    except LookupError as exc:
+        raise DecodeError(str(exc)) from None
+    if "\x00" in text:
+        raise DecodeError("source contains NUL bytes (binary file?)")
+    if encoding == "utf-8-sig" and not data.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8"
+    return SourceText(text=text, encoding=encoding)
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class LineIndex:
+    """Maps 1-based (row, column) positions to string offsets, for applying edits."""
+
+    def __init__(self, text: str) -> None:
+        # Only \r\n, \r and \n end a line for Python's tokenizer (and libcst); str.splitlines
+        # would also split on form feeds and Unicode separators and shift every later row.
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+    def offset(self, row: int, column: int) -> int:
+        if row - 1 >= len(self.starts):
+            return self.starts[-1]
+        return self.starts[row - 1] + column - 1
