@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,8 +124,7 @@ def check_source(
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        message = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
-        result.problem = FileProblem(filename, f"syntax error: {message}", exc.raw_line, exc.raw_column + 1)
+        result.problem = _syntax_problem(text, filename, exc)
         return result
     except RecursionError:
         result.problem = FileProblem(filename, "skipped: too deeply nested to parse")
@@ -143,6 +143,18 @@ def check_source(
         return result
     result.findings = _visible(findings, text, config)
     return result
+
+
+def _syntax_problem(text: str, filename: str, exc: cst.ParserSyntaxError) -> FileProblem:
+    """CPython's own message (\"'(' was never closed\") reads better than the parser's token list."""
+    try:
+        ast.parse(text, filename)
+    except SyntaxError as error:
+        return FileProblem(filename, f"syntax error: {error.msg}", error.lineno or 1, max(1, error.offset or 1))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    first = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+    return FileProblem(filename, f"cannot parse: {first}", exc.raw_line, exc.raw_column + 1)
 
 
 def _visible(findings: List[Finding], text: str, config: Config) -> List[Finding]:

@@ -22,8 +22,11 @@ class SourceText:
 def decode_source(data: bytes) -> SourceText:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # unknown codec in the cookie, or a cookie that contradicts a BOM
-        raise DecodeError(str(exc)) from None
+    except SyntaxError as exc:  # bad bytes in the first lines, unknown codec, cookie against BOM
+        # Only undecodable bytes in the first lines fall through, to get a message naming the line.
+        if "invalid or missing encoding declaration" not in str(exc):
+            raise DecodeError(str(exc)) from None
+        encoding = "utf-8"
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:

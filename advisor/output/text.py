@@ -69,7 +69,9 @@ def write_summary(console: Console, findings: List[Finding], problems: List[File
     total = len(findings)
     safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
     unsafe_count = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
-    parts = [f"Found {total} finding{'s' if total != 1 else ''} in {files} file{'s' if files != 1 else ''}."]
+    parts = []
+    if total:
+        parts.append(f"Found {total} finding{'s' if total != 1 else ''} in {files} file{'s' if files != 1 else ''}.")
     if safe:
         parts.append(f"{safe} fixable with `--fix`.")
     if unsafe_count:

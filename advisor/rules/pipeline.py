@@ -107,7 +107,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
             x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
     """
     hint = "pass `pin_memory=True`, and copy with `.to(device, non_blocking=True)`"
-    fixable = "safe"
+    fixable = "safe (unsafe when `pin_memory=False` is explicit)"
     requires = (("DataLoader",), ("cuda",))
 
     VALID = [
