@@ -55,6 +55,17 @@ _TORCH_TENSOR_FUNCTIONS = frozenset(
     zeros_like ones_like rand_like randn_like full_like empty_like isnan isinf isfinite any all eq ne
     gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer""".split()
 )
+# Qualified functions outside the `torch.` namespace root that return tensors.
+_TENSOR_FUNCTIONS = frozenset(
+    {
+        "torch.nn.utils.clip_grad_norm_",
+        "torch.nn.utils.clip_grad.clip_grad_norm_",
+        "torch.nn.utils.get_total_norm",
+        "torch.linalg.norm",
+        "torch.linalg.vector_norm",
+        "torch.distributed.nn.all_reduce",
+    }
+)
 _CRITERION_NAME = re.compile(
     r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
 )
@@ -371,7 +382,7 @@ class FileModel:
         func = call.func
         qual = self.imports.qualify(func)
         if qual is not None:
-            if qual.startswith("torch.nn.functional."):
+            if qual.startswith("torch.nn.functional.") or qual in _TENSOR_FUNCTIONS:
                 return True
             head, _, last = qual.rpartition(".")
             return head == "torch" and last in _TORCH_TENSOR_FUNCTIONS

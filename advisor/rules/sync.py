@@ -859,9 +859,14 @@ class SynchronizeInTrainingLoop(Rule):
                 (model.imports.qualify(receiver.func) or "").startswith("torch.cuda.")
             )
         name = site.receiver_name or ""
-        if not _SYNC_RECEIVER.search(name.rsplit(".", 1)[-1]):
-            return False
-        return True
+        if _SYNC_RECEIVER.search(name.rsplit(".", 1)[-1]):
+            return True
+        # A name bound to torch.cuda.Event()/Stream()/current_stream(), whatever it is called.
+        for assignment in model.assignments(name, site.ctx) if name else ():
+            value = assignment.value
+            if isinstance(value, cst.Call) and (model.imports.qualify(value.func) or "").startswith("torch.cuda."):
+                return True
+        return False
 
     def _near_timing(self, model: FileModel, site: CallSite) -> bool:
         block, index = site.stmt
