@@ -1,7 +1,7 @@
 """Small DDP + mixed-precision training script with one instance of each torch-advisor rule.
 
-Each `# expect:` comment marks a line torch-advisor reports; see train_fixed.py
-for the same script with every finding addressed.
+Run `advisor check examples/train.py` to see them; train_fixed.py is the
+same script with every finding addressed.
 
     torchrun --nproc_per_node=2 examples/train.py --epochs 5
 """
@@ -94,8 +94,8 @@ def main():
 
     dataset = SyntheticImages(n=args.num_samples, split_seed=args.seed)
     val_set = SyntheticImages(n=2_000, split_seed=args.seed + 1)
-    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank)  # expect: GPU501
-    loader = DataLoader(  # expect: GPU201
+    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank)
+    loader = DataLoader(
         dataset,
         batch_size=args.batch_size,
         sampler=sampler,
@@ -120,17 +120,17 @@ def main():
             images = images.to(device, non_blocking=True)
             labels = labels.to(device, non_blocking=True)
             optimizer.zero_grad(set_to_none=True)
-            with torch.autocast(device_type="cuda", dtype=torch.float16):  # expect: GPU301
+            with torch.autocast(device_type="cuda", dtype=torch.float16):
                 logits = model(images)
                 loss = F.cross_entropy(logits, labels)
             loss.backward()
             optimizer.step()
-            torch.cuda.synchronize()  # expect: GPU105
+            torch.cuda.synchronize()
 
-            running_loss += loss.item()  # expect: GPU101
-            correct += (logits.argmax(dim=1) == labels).sum().cpu()  # expect: GPU103
+            running_loss += loss.item()
+            correct += (logits.argmax(dim=1) == labels).sum().cpu()
             seen += labels.size(0)
-            pbar.set_postfix(loss=loss)  # expect: GPU102
+            pbar.set_postfix(loss=loss)
 
         scheduler.step()
         if rank == 0:
@@ -140,7 +140,7 @@ def main():
                 f"epoch {epoch}: loss {running_loss / len(loader):.4f} "
                 f"train acc {correct.item() / seen:.3f} val acc {val_acc:.3f} ({elapsed:.1f}s)"
             )
-            torch.save(model.state_dict(), os.path.join(args.out_dir, f"epoch_{epoch}.pt"))  # expect: GPU503
+            torch.save(model.state_dict(), os.path.join(args.out_dir, f"epoch_{epoch}.pt"))
 
     dist.destroy_process_group()
 

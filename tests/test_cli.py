@@ -300,3 +300,10 @@ def test_static_analysis_never_imports_torch(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 1, out.stderr
+
+
+def test_readme_rule_table_matches_the_rules():
+    readme = (ROOT / "README.md").read_text()
+    for r in ALL_RULES:
+        row = f"| {r.code} | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |"
+        assert row in readme, f"README rule table is stale for {r.code}"

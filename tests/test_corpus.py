@@ -12,7 +12,7 @@ from advisor.engine import check_file
 from tests.expectations import actual_findings, expected_findings
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = sorted((ROOT / "tests" / "corpus").glob("*.py")) + [ROOT / "examples" / "train.py"]
+SCRIPTS = sorted((ROOT / "tests" / "corpus").glob("*.py"))
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
@@ -31,8 +31,16 @@ def test_fixed_example_is_clean():
     assert [(f.start.row, f.code) for f in result.findings] == []
 
 
-def test_example_reports_every_headline_rule():
-    result = check_file(ROOT / "examples" / "train.py")
-    assert {f.code for f in result.findings} == {
-        "GPU101", "GPU102", "GPU103", "GPU105", "GPU201", "GPU301", "GPU501", "GPU503"
-    }
+def test_example_reports_every_headline_rule_once():
+    # The bundled example stays free of test marks, since users read it; its lines are listed here.
+    result = check_file(ROOT / "examples" / "train.py", Config(show_info=True))
+    assert sorted((f.start.row, f.code, f.severity.value) for f in result.findings) == [
+        (97, "GPU501", "warning"),
+        (98, "GPU201", "warning"),
+        (123, "GPU301", "warning"),
+        (128, "GPU105", "warning"),
+        (130, "GPU101", "warning"),
+        (131, "GPU103", "warning"),
+        (133, "GPU102", "warning"),
+        (143, "GPU503", "warning"),
+    ]

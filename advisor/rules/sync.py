@@ -670,8 +670,8 @@ class HostCopyInTrainingLoop(Rule):
                 continue
             yield self.report(
                 site.node,
-                f"`{snippet(model, site.node)}` copies a tensor to the host and waits for the GPU "
-                "on every training step",
+                f"`.{site.method}()` copies `{snippet(model, site.receiver, 30)}` to the host and waits "
+                "for the GPU on every training step",
                 severity=self.severity_for(heat),
             )
 
