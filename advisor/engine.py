@@ -12,6 +12,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from advisor.config import DEFAULT_CONFIG, Config
+from advisor.guards import nesting_problem, run_with_deep_stack
 from advisor.findings import Edit, FileProblem, Finding, Fix, Position, Severity
 from advisor.model import FileModel
 from advisor.rules import ALL_RULES
@@ -121,28 +122,37 @@ def check_source(
     candidates = [r for r in (rules if rules is not None else active_rules(config, path)) if r.applies_to(text)]
     if not candidates:
         return result  # no rule can fire: the file is not even parsed
+    refused = nesting_problem(text)
+    if refused is not None:
+        result.problem = FileProblem(filename, *refused)
+        return result
+    outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates))
+    if isinstance(outcome, FileProblem):
+        result.problem = outcome
+    else:
+        result.findings = _visible(outcome, text, config)
+    return result
+
+
+def _analyse(text: str, filename: str, rules: Sequence[Rule]):
+    """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        result.problem = _syntax_problem(text, filename, exc)
-        return result
+        return _syntax_problem(text, filename, exc)
     except RecursionError:
-        result.problem = FileProblem(filename, "skipped: too deeply nested to parse")
-        return result
+        return FileProblem(filename, "skipped: too deeply nested to parse")
     try:
         model = FileModel.build(module, filename)
         reports: List[Report] = []
-        for rule in candidates:
+        for rule in rules:
             reports.extend(rule.check(model))
         if not reports:
-            return result
+            return []
         positions = _Positions(module, text)
-        findings = [_finding(r, positions, filename) for r in reports]
+        return [_finding(r, positions, filename) for r in reports]
     except RecursionError:
-        result.problem = FileProblem(filename, "skipped: too deeply nested to analyse")
-        return result
-    result.findings = _visible(findings, text, config)
-    return result
+        return FileProblem(filename, "skipped: too deeply nested to analyse")
 
 
 def _syntax_problem(text: str, filename: str, exc: cst.ParserSyntaxError) -> FileProblem:

@@ -307,3 +307,33 @@ def test_readme_rule_table_matches_the_rules():
     for r in ALL_RULES:
         row = f"| {r.code} | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |"
         assert row in readme, f"README rule table is stale for {r.code}"
+
+
+HOT_LOOP = "import torch\nfor x in loader:\n    loss.backward()\n    y = loss.item()\n"
+
+
+@pytest.mark.parametrize(
+    "tail, expected",
+    [
+        ("z = " + "(" * 3000 + "1" + ")" * 3000 + "\n", "syntax error: too many nested parentheses"),
+        ("z = (" + "+\n".join(["a"] * 9000) + ")\n", "skipped: too deeply nested to analyse"),
+        ("if x:\n" + "".join("    " * i + "if x:\n" for i in range(1, 120)) + "    " * 120 + "pass\n",
+         "syntax error: too many levels of indentation"),
+    ],
+    ids=["brackets", "operator-chain", "blocks"],
+)
+def test_pathological_nesting_is_one_line_not_a_crash(tmp_path, tail, expected):
+    # Run in a child process: the failure this guards against is a segfault of the parser.
+    path = write(tmp_path, "deep.py", HOT_LOOP + tail)
+    out = subprocess.run([sys.executable, "-m", "advisor", "check", "--format", "concise", str(path)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 1, out.stderr
+    assert expected in out.stdout
+    assert "Traceback" not in out.stderr
+
+
+def test_deep_but_valid_code_is_analysed(tmp_path, capsys):
+    # 2,000 implicitly concatenated strings nest 2,000 levels deep in libcst's tree.
+    path = write(tmp_path, "strings.py", HOT_LOOP + "z = (" + "\n".join(['"a"'] * 2000) + ")\n")
+    code, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert code == 1 and ":4:9: GPU101" in out
