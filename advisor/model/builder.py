@@ -36,6 +36,7 @@ TIMING_FUNCTIONS = frozenset(
 # not schedulers or RL environments.
 _OPTIMIZER_NAME = re.compile(r"(^|_)(optim\w*|opt|optimi[sz]er\w*)($|_)|optimi[sz]er", re.IGNORECASE)
 _SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
+_ENV_NAME = re.compile(r"env", re.IGNORECASE)
 _LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
 _RANK_NAME = re.compile(
     r"^(rank|local_rank|global_rank|node_rank|is_main_process|is_local_main_process|is_global_zero"
@@ -60,6 +61,17 @@ def _target_names(node: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
         return _target_names(node.value)
     name = dotted_name(node)
     return [(name, None)] if name is not None else []
+
+
+def _has_enumerate(iterable: cst.BaseExpression) -> bool:
+    """`enumerate(loader)`, also inside `tqdm(...)` or `iter(...)`, and around them."""
+    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.args:
+        if iterable.func.value == "enumerate":
+            return True
+        if iterable.func.value not in _ITER_WRAPPERS:
+            return False
+        iterable = iterable.args[0].value
+    return False
 
 
 def is_periodic_test(test: cst.BaseExpression) -> bool:
@@ -117,6 +129,9 @@ class ModelBuilder(cst.CSTVisitor):
         self._if_periodic: Dict[int, bool] = {}
         self._with_flags: Dict[int, bool] = {}
         self._with_items: Dict[int, bool] = {}  # autocast-like call id -> the with also disables grad
+        self._with_of_call: Dict[int, int] = {}
+        self._autocasts_of_with: Dict[int, List[AutocastSite]] = {}
+        self._autocast_stack: List[AutocastSite] = []
 
     # -- context bookkeeping -------------------------------------------------------------
     def _push(self, ctx: Context) -> None:
@@ -253,15 +268,24 @@ class ModelBuilder(cst.CSTVisitor):
         if not is_range:
             loop.batch_names.update(loop.targets)
         # Loop targets are recorded as assignments so that rules can ask what a name holds.
-        skip_index = (
-            isinstance(node.iter, cst.Call)
-            and isinstance(node.iter.func, cst.Name)
-            and node.iter.func.value == "enumerate"
-        )
+        # Over a loader, unpacked elements (`for x, y in loader`) are tensors; a whole batch
+        # (`for batch in loader`) may be a dict of tensors, strings and ids: not known.
+        batch_target: Optional[cst.BaseExpression] = node.target
+        if _has_enumerate(node.iter):
+            if isinstance(node.target, (cst.Tuple, cst.List)) and len(node.target.elements) == 2:
+                batch_target = node.target.elements[1].value
+            else:
+                batch_target = None
         for name, index in targets:
-            if skip_index and index == 0:
-                continue
-            self._record_assignment(name, None, index, "batch" if over_loader else "loop-target")
+            hint = "loop-target"
+            if over_loader and batch_target is not None:
+                unpacked = isinstance(batch_target, (cst.Tuple, cst.List))
+                inside = any(name == n for n, _ in _target_names(batch_target))
+                if inside:
+                    hint = "batch" if unpacked else "loader-batch"
+                else:
+                    hint = "index"
+            self._record_assignment(name, None, index, hint)
 
     def visit_For_body(self, node: cst.For) -> None:
         self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
@@ -341,13 +365,17 @@ class ModelBuilder(cst.CSTVisitor):
         self._with_flags[id(node)] = no_grad
         for call in calls:
             self._with_items[id(call)] = no_grad
+            self._with_of_call[id(call)] = id(node)
 
     def visit_With_body(self, node: cst.With) -> None:
         no_grad = self._with_flags.pop(id(node), False)
         self._push(self.ctx.derive(no_grad=self.ctx.no_grad or no_grad))
+        self._autocast_stack.extend(self._autocasts_of_with.get(id(node), ()))
 
     def leave_With_body(self, node: cst.With) -> None:
         self._pop()
+        for _ in self._autocasts_of_with.pop(id(node), ()):
+            self._autocast_stack.pop()
 
     # -- assignments -------------------------------------------------------------------------
     def _record_assignment(
@@ -435,6 +463,10 @@ class ModelBuilder(cst.CSTVisitor):
         if "cuda" in node.value:
             self.facts.uses_cuda = True
 
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        if "cuda" in node.value:  # f"cuda:{local_rank}"
+            self.facts.uses_cuda = True
+
     # -- calls -------------------------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -469,7 +501,9 @@ class ModelBuilder(cst.CSTVisitor):
             elif qualname == "torch.save" and ctx.function is not None:
                 ctx.function.calls_save = True
             elif qualname in AUTOCAST_NAMES and id(node) in self._with_items:
-                facts.autocasts.append(AutocastSite(site, ctx, self._with_items[id(node)] or ctx.no_grad))
+                autocast = AutocastSite(site, ctx, self._with_items[id(node)] or ctx.no_grad)
+                facts.autocasts.append(autocast)
+                self._autocasts_of_with.setdefault(self._with_of_call[id(node)], []).append(autocast)
             elif qualname == "torch.autograd.backward":
                 self._mark_training(ctx)
 
@@ -478,6 +512,11 @@ class ModelBuilder(cst.CSTVisitor):
             callee = func.value
         elif receiver_name in ("self", "cls") and ctx.class_name:
             callee = f"{ctx.class_name}.{method}"
+        elif method is not None and qualname is None:
+            callee = f".{method}"  # `trainer.train_step(batch)`: resolved to a method of this file, if unique
+        for site_ in self._autocast_stack:
+            if callee is not None:
+                site_.callees.add(callee)
         if callee is not None:
             facts.calls_by_callee.setdefault(callee, []).append(site)
             if ctx.function is not None:
@@ -489,12 +528,13 @@ class ModelBuilder(cst.CSTVisitor):
 
         if method == "backward":
             self._mark_training(ctx)
-            if isinstance(receiver, cst.Name):
-                facts.backward_receivers.add((ctx.scope, receiver.value))
+            self._record_backward_value(ctx, receiver, node)
         elif method == "step" and receiver_name is not None:
             last = receiver_name.rsplit(".", 1)[-1]
             if "sched" not in last.lower() and (_OPTIMIZER_NAME.search(last) or _SCALER_NAME.search(last)):
-                self._mark_training(ctx)
+                self._mark_training(ctx, step=True)
+            elif _ENV_NAME.search(last) and ctx.loop is not None:
+                ctx.loop.env_step = True
         elif method == "set_epoch":
             if ctx.function is not None:
                 ctx.function.set_epoch = True
@@ -508,7 +548,23 @@ class ModelBuilder(cst.CSTVisitor):
     def leave_Call(self, original_node: cst.Call) -> None:
         self._calls.pop()
 
-    def _mark_training(self, ctx: Context) -> None:
+    def _record_backward_value(self, ctx: Context, receiver, node: cst.Call) -> None:
+        """The value backpropagated is a tensor: `loss.backward()`, `scaler.scale(loss).backward()`,
+        `accelerator.backward(loss)`."""
+        value = receiver
+        if node.args and node.args[0].keyword is None:
+            value = node.args[0].value  # accelerator.backward(loss), fabric.backward(loss)
+        elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if receiver.func.attr.value == "scale" and receiver.args:
+                value = receiver.args[0].value
+        if isinstance(value, cst.Name):
+            self.facts.backward_receivers.add((ctx.scope, value.value))
+
+    def _mark_training(self, ctx: Context, step: bool = False) -> None:
+        for site in self._autocast_stack:
+            site.body_trains = True
+        if step and ctx.loop is not None:
+            ctx.loop.own_step = True
         if ctx.function is not None:
             ctx.function.direct_marker = True
         loop = ctx.loop

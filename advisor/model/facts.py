@@ -38,6 +38,8 @@ class LoopInfo:
     children: List["LoopInfo"] = field(default_factory=list)
     batch_names: Set[str] = field(default_factory=set)  # loop targets and names derived from them
     set_epoch: bool = False  # body calls .set_epoch(...)
+    own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
+    env_step: bool = False  # steps an RL environment: host values are needed every iteration
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,6 +90,8 @@ class AutocastSite:
     call: CallSite
     with_ctx: Context  # context of the `with` statement
     no_grad: bool = False  # the block also runs without autograd: nothing to scale
+    body_trains: bool = False  # backward or a step runs inside the block
+    callees: Set[str] = field(default_factory=set)  # same-module functions called inside it
 
 
 @dataclass(eq=False)

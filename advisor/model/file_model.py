@@ -47,7 +47,7 @@ _TENSOR_METHODS = frozenset(
 )
 # Methods whose result is a Python value: the sync has already happened.
 _SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__len__", "format"})
-_SCALAR_FUNCTIONS = frozenset({"float", "int", "bool", "len", "round", "str", "repr", "sum", "max", "min"})
+_SCALAR_FUNCTIONS = frozenset({"float", "int", "bool", "len", "round", "str", "repr"})
 _TORCH_TENSOR_FUNCTIONS = frozenset(
     """tensor as_tensor from_numpy zeros ones empty full rand randn randint arange linspace cat stack
     sum mean max min where matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu
@@ -84,6 +84,7 @@ class FileModel:
         self._loop_training: Dict[int, bool] = {}
         self._loop_hot: Dict[int, bool] = {}
         self._function_heat: Dict[str, Optional[Heat]] = {}
+        self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
 
     @classmethod
     def build(cls, module: cst.Module, path: str = "") -> "FileModel":
@@ -118,13 +119,35 @@ class FileModel:
         return self.facts.functions.get(key)
 
     # -- training loops -----------------------------------------------------------------------
+    def resolve(self, key: str) -> Optional[FunctionInfo]:
+        """The function a callee key names: `train_step`, `Trainer.step`, or `.step` for a
+        method called on some object, when exactly one class of the file defines it."""
+        info = self.facts.functions.get(key)
+        if info is not None or "." not in key:
+            return info
+        if self._methods is None:
+            self._methods = {}
+            for candidate in self.facts.functions.values():
+                if candidate.class_name is not None:
+                    self._methods.setdefault(candidate.node.name.value, []).append(candidate)
+        found = self._methods.get(key.rsplit(".", 1)[-1], [])
+        return found[0] if len(found) == 1 else None
+
+    def call_sites(self, info: FunctionInfo) -> List[CallSite]:
+        sites = list(self.facts.calls_by_callee.get(info.key, ()))
+        if info.class_name is not None and self.resolve("." + info.node.name.value) is info:
+            for site in self.facts.calls_by_method.get(info.node.name.value, ()):
+                if site.receiver_name not in ("self", "cls") and site.qualname is None:
+                    sites.append(site)
+        return sites
+
     def function_trains(self, key: str) -> bool:
         """The function runs backward or an optimizer step, itself or through functions it calls."""
         known = self._trains.get(key)
         if known is not None:
             return known
         self._trains[key] = False  # recursion guard
-        info = self.facts.functions.get(key)
+        info = self.resolve(key)
         result = info is not None and (
             info.direct_marker or any(self.function_trains(c) for c in info.callees)
         )
@@ -136,7 +159,7 @@ class FileModel:
         if known is not None:
             return known
         self._has_training_loop[key] = False
-        info = self.facts.functions.get(key)
+        info = self.resolve(key)
         result = info is not None and (
             any(self.is_training_loop(loop) for loop in info.loops)
             or any(self.function_has_training_loop(c) for c in info.callees)
@@ -155,10 +178,14 @@ class FileModel:
         """The innermost training loop: one iteration per optimizer step."""
         known = self._loop_hot.get(id(loop))
         if known is None:
-            known = (
-                self.is_training_loop(loop)
-                and not any(self._has_nested_training_loop(child) for child in loop.children)
-                and not any(self.function_has_training_loop(c) for c in loop.callees)
+            # A loop that steps the optimizer in its own body runs once per step even when
+            # an inner loop accumulates micro-batches (or trains a GAN critic).
+            known = self.is_training_loop(loop) and (
+                loop.own_step
+                or (
+                    not any(self._has_nested_training_loop(child) for child in loop.children)
+                    and not any(self.function_has_training_loop(c) for c in loop.callees)
+                )
             )
             self._loop_hot[id(loop)] = known
         return known
@@ -182,7 +209,11 @@ class FileModel:
         if loop is not None:
             if not self.is_hot_loop(loop):
                 return None
-            return Heat.GATED if ctx.gated else Heat.HOT
+            if ctx.gated or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
+                return Heat.GATED  # RL loops need host values per environment step anyway
+            if ctx.no_grad and ctx.loop is not loop:
+                return Heat.GATED  # an evaluation loop nested in the training loop
+            return Heat.HOT
         if ctx.function is None:
             return None
         heat = self.function_heat(ctx.function.key)
@@ -198,7 +229,7 @@ class FileModel:
         info = self.facts.functions.get(key)
         result: Optional[Heat] = None
         if info is not None and not info.no_grad and not self.function_has_training_loop(key):
-            for site in self.facts.calls_by_callee.get(key, ()):
+            for site in self.call_sites(info):
                 if site.ctx.no_grad:
                     continue
                 heat = self.heat(site.ctx)
@@ -253,6 +284,9 @@ class FileModel:
         if isinstance(expr, cst.Call):
             return self._call_kinds(expr, ctx, order, depth)
         if isinstance(expr, cst.IfExp):
+            # `model.module if ddp else model`: the usual way to unwrap, not a wrapped model.
+            if any(isinstance(b, cst.Attribute) and b.attr.value == "module" for b in (expr.body, expr.orelse)):
+                return {}
             left = self.kinds(expr.body, ctx, order, depth + 1)
             right = self.kinds(expr.orelse, ctx, order, depth + 1)
             return {k: False for k in (*left, *right)}
@@ -343,7 +377,7 @@ class FileModel:
         if info.class_name is not None:
             position -= 1  # `self` is not passed at the call site
         combined: Optional[Dict[str, bool]] = None
-        for site in self.facts.calls_by_callee.get(info.key, ()):
+        for site in self.call_sites(info):
             arg = call_argument(site.node, name, position)
             if arg is None:
                 return {}
@@ -374,6 +408,10 @@ class FileModel:
             return self.is_tensor(expr.left, ctx, depth + 1) or self.is_tensor(expr.right, ctx, depth + 1)
         if isinstance(expr, cst.UnaryOperation):
             return self.is_tensor(expr.expression, ctx, depth + 1)
+        if isinstance(expr, cst.Comparison):
+            return self.is_tensor(expr.left, ctx, depth + 1) or any(
+                self.is_tensor(c.comparator, ctx, depth + 1) for c in expr.comparisons
+            )
         if isinstance(expr, cst.Subscript):
             return self.is_tensor(expr.value, ctx, depth + 1)
         return False
@@ -395,17 +433,31 @@ class FileModel:
         name = dotted_name(func)
         if name is None:
             return False
-        if isinstance(func, cst.Name) and name in self.facts.functions:
-            info = self.facts.functions[name]
+        info = self._callee(func, ctx)
+        if info is not None:
             body_ctx = Context(function=info, class_name=info.class_name)
             return any(self.is_tensor(value, body_ctx, depth + 1) for value in info.returns)
         if "module" in self.kinds(func, ctx, 1 << 30, depth + 1) or "ddp" in self.kinds(func, ctx, 1 << 30, depth + 1):
             return True
         return bool(_CRITERION_NAME.search(name.rsplit(".", 1)[-1]))
 
+    def _callee(self, func: cst.BaseExpression, ctx: Context) -> Optional[FunctionInfo]:
+        """The function of this file a call runs: `helper(...)`, `self.method(...)`, `obj.method(...)`."""
+        if isinstance(func, cst.Name):
+            return self.facts.functions.get(func.value) if self.imports.qualify(func) is None else None
+        if isinstance(func, cst.Attribute):
+            receiver = dotted_name(func.value)
+            if receiver in ("self", "cls") and ctx.class_name:
+                return self.resolve(f"{ctx.class_name}.{func.attr.value}")
+            if receiver is not None and self.imports.qualify(func) is None:
+                return self.resolve(f".{func.attr.value}")
+        return None
+
     def _name_is_tensor(self, name: str, ctx: Context, depth: int) -> bool:
+        if (ctx.scope, name) in self.facts.backward_receivers:
+            return True  # it was backpropagated through: a tensor whatever else it is assigned
         found = self.assignments(name, ctx)
-        tensor = (ctx.scope, name) in self.facts.backward_receivers
+        tensor = False
         for assignment in found:
             value = assignment.value
             if value is None:
@@ -429,7 +481,7 @@ class FileModel:
         position = info.params.index(name)
         if info.class_name is not None:
             position -= 1
-        sites = self.facts.calls_by_callee.get(info.key, ())
+        sites = self.call_sites(info)
         if not sites:
             return False
         for site in sites:

@@ -12,8 +12,20 @@ from advisor.model.file_model import call_argument, iter_names, literal_bool
 from advisor.model.names import DISTRIBUTED_SAMPLER, dotted_name
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule
 
-# These frameworks call `sampler.set_epoch` for the loaders they manage.
-_EPOCH_FRAMEWORKS = ("lightning", "pytorch_lightning", "accelerate", "transformers")
+# Lightning calls `sampler.set_epoch` for the loaders it manages; Accelerate and Fabric do it for
+# prepared loaders, and the HF Trainer for its own. Importing a helper from them is not enough.
+_LIGHTNING = ("lightning", "pytorch_lightning")
+
+
+def _framework_runs_epochs(model: FileModel) -> bool:
+    if model.uses_framework(*_LIGHTNING):
+        return True
+    if model.method_calls("prepare", "setup_dataloaders", "prepare_data_loader"):
+        return True
+    return any(
+        q.startswith("accelerate.") or (q.startswith("transformers.") and q.endswith("Trainer"))
+        for q in model.facts.calls_by_qualname
+    )
 
 
 class SamplerWithoutSetEpoch(Rule):
@@ -129,6 +141,25 @@ class SamplerWithoutSetEpoch(Rule):
             L.Trainer(max_epochs=10).fit(model, Data())
             """,
             note="Lightning sets the epoch",
+        ),
+        Case(
+            """
+            from torch.utils.data import DataLoader, DistributedSampler
+            def forever(loader):
+                epoch = 0
+                while True:
+                    loader.sampler.set_epoch(epoch)
+                    yield from loader
+                    epoch += 1
+            loader = DataLoader(ds, sampler=DistributedSampler(ds))
+            batches = forever(loader)
+            for step in range(max_steps):
+                for micro in range(accum):
+                    x, y = next(batches)
+                    (model(x, y) / accum).backward()
+                optimizer.step()
+            """,
+            note="step loop with micro-batches, epochs set by a generator",
         ),
     ]
     INVALID = [
@@ -261,10 +292,34 @@ class SamplerWithoutSetEpoch(Rule):
             """,
             note="class-based trainer",
         ),
+        Case(
+            """
+            from torch.utils.data import DataLoader, DistributedSampler
+            from transformers import get_linear_schedule_with_warmup
+            sampler = DistributedSampler(train_ds)  # expect: GPU501
+            loader = DataLoader(train_ds, batch_size=32, sampler=sampler)
+            for epoch in range(3):
+                for batch in loader:
+                    model(**batch).loss.backward()
+                    optimizer.step()
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader, DistributedSampler
+            from transformers import get_linear_schedule_with_warmup
+            sampler = DistributedSampler(train_ds)  # expect: GPU501
+            loader = DataLoader(train_ds, batch_size=32, sampler=sampler)
+            for epoch in range(3):
+                sampler.set_epoch(epoch)
+                for batch in loader:
+                    model(**batch).loss.backward()
+                    optimizer.step()
+            """,
+            note="importing a transformers helper is not using its Trainer",
+        ),
     ]
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        if model.uses_framework(*_EPOCH_FRAMEWORKS):
+        if _framework_runs_epochs(model):
             return
         samplers = [s for s in model.calls_to(DISTRIBUTED_SAMPLER) if self._shuffles(s)]
         if not samplers:
@@ -452,6 +507,27 @@ class WrappedStateDictSaved(Rule):
             """,
             note="state dict not saved",
         ),
+        Case(
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            if ddp:
+                model = DDP(model, device_ids=[local_rank])
+            raw_model = model.module if ddp else model
+            torch.save({"model": raw_model.state_dict(), "iter": it}, "ckpt.pt")
+            """,
+            note="unwrapped with a conditional expression",
+        ),
+        Case(
+            """
+            import torch
+            import torch.nn as nn
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+            to_save = model.module if hasattr(model, "module") else model
+            torch.save(to_save.state_dict(), "m.pt")
+            """,
+            note="hasattr unwrap",
+        ),
     ]
     INVALID = [
         Case(
@@ -595,9 +671,10 @@ class WrappedStateDictSaved(Rule):
                     "unwrap the model when it is wrapped",
                     (NodeEdit(site.receiver, f'getattr({receiver}, "module", {receiver})'),),
                 )
+            verb = "is" if kinds["ddp"] else "may be"
             yield self.report(
                 site.node,
-                f"`{receiver}` is wrapped in DDP/DataParallel: its state_dict keys start with "
+                f"`{receiver}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
                 "`module.` and will not load into the plain model",
                 fix=fix,
             )

@@ -34,22 +34,90 @@ def _is_device_move(model: FileModel, site: CallSite) -> bool:
     return not (qual.startswith(_DTYPE_PREFIX) and qual[len(_DTYPE_PREFIX):] in _DTYPES)
 
 
+def _batch_names(site: CallSite) -> set:
+    names: set = set()
+    loop = site.ctx.loop
+    while loop is not None:
+        names |= loop.batch_names
+        loop = loop.parent
+    return names
+
+
 def moves_batches_to_device(model: FileModel) -> bool:
-    """Some loop copies its loop variables (or values derived from them) to a device."""
+    """Some loop copies its loop variables (or values derived from them) to a device,
+    itself or by passing them to a function of the file that does (`to_device(batch, dev)`)."""
+    movers = set()
     for site in model.method_calls("to", "cuda"):
-        if site.ctx.loop is None or not _is_device_move(model, site):
+        if not _is_device_move(model, site):
+            continue
+        if site.ctx.function is not None:
+            movers.add(site.ctx.function.key)
+        if site.ctx.loop is None:
             continue
         root = site.receiver
         while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
             root = root.func if isinstance(root, cst.Call) else root.value
         if not isinstance(root, cst.Name):
             continue
-        loop = site.ctx.loop
-        while loop is not None:
-            if root.value in loop.batch_names:
+        if root.value in _batch_names(site):
+            return True
+    for key in movers:
+        for site in model.facts.calls_by_callee.get(key, ()):
+            if site.ctx.loop is None:
+                continue
+            names = _batch_names(site)
+            if any(_root(arg.value) in names for arg in site.node.args):
                 return True
-            loop = loop.parent
     return False
+
+
+def _root(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
+    """The expression makes or moves tensors onto a GPU (`.cuda()`, `.to(dev)`, `device="cuda"`)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") and node.args:
+                first = node.args[0].value
+                if not (isinstance(first, cst.SimpleString) and "cpu" in first.value):
+                    return True
+            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+                return True
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "device":
+                    value = arg.value
+                    if not (isinstance(value, cst.SimpleString) and "cpu" in value.value):
+                        return True
+        if isinstance(node, cst.Name) and depth < 2:
+            for assignment in model.assignments(node.value, site.ctx):
+                if assignment.value is not None and _built_on_device(model, assignment.value, site, depth + 1):
+                    return True
+        elif not isinstance(node, cst.Name):
+            stack.extend(c for c in node.children if isinstance(c, cst.CSTNode))
+    return False
+
+
+def _dataset_on_device(model: FileModel, site: CallSite) -> bool:
+    """`DataLoader(TensorDataset(x_gpu, y_gpu))`: nothing to pin (pinning needs CPU tensors)."""
+    arg = call_argument(site.node, "dataset", 0)
+    if arg is None:
+        return False
+    dataset = arg.value
+    if isinstance(dataset, cst.Name):
+        found = model.assignments(dataset.value, site.ctx)
+        if len(found) != 1 or found[0].value is None:
+            return False
+        dataset = found[0].value
+    if not isinstance(dataset, cst.Call) or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
+        return False
+    return any(_built_on_device(model, a.value, site) for a in dataset.args)
 
 
 def _kwargs_value(model: FileModel, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:
@@ -186,6 +254,18 @@ class DataLoaderWithoutPinnedMemory(Rule):
             """,
             note="positional pin_memory",
         ),
+        Case(
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            X = torch.randn(1000, 10, device="cuda")
+            Y = torch.randn(1000, 1).cuda()
+            loader = DataLoader(TensorDataset(X, Y), batch_size=32, shuffle=True)
+            for x, y in loader:
+                x = x.to("cuda")
+            """,
+            note="dataset already on the GPU: nothing to pin",
+        ),
     ]
     INVALID = [
         Case(
@@ -287,6 +367,29 @@ class DataLoaderWithoutPinnedMemory(Rule):
             """,
             note="loaders built in a helper",
         ),
+        Case(
+            """
+            import os
+            from torch.utils.data import DataLoader
+            device = f"cuda:{os.environ['LOCAL_RANK']}"
+            loader = DataLoader(ds, batch_size=16, num_workers=4)  # expect: GPU201
+            for x, y in loader:
+                x, y = x.to(device), y.to(device)
+            """,
+            note="torchrun device string",
+        ),
+        Case(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            def to_device(batch, device):
+                return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+            loader = DataLoader(ds, batch_size=16, num_workers=4)  # expect: GPU201
+            for batch in loader:
+                batch = to_device(batch, torch.device("cuda"))
+            """,
+            note="moved by a helper",
+        ),
     ]
 
     def check(self, model: FileModel) -> Iterator[Report]:
@@ -302,6 +405,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
 
     def _check_call(self, model: FileModel, site: CallSite) -> Optional[Report]:
         call = site.node
+        if _dataset_on_device(model, site):
+            return None
         arg = call_argument(call, "pin_memory", 7)
         if arg is not None:
             if literal_bool(arg.value) is False:

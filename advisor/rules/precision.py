@@ -13,8 +13,9 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import Case, Report, Rule
 
-# Frameworks that scale the loss themselves when asked for fp16.
-_SCALING_FRAMEWORKS = ("deepspeed", "accelerate", "apex", "lightning", "pytorch_lightning", "colossalai")
+# Frameworks that scale the loss themselves when asked for fp16: used (called), not just imported.
+_SCALING_FRAMEWORKS = ("deepspeed", "accelerate", "apex", "colossalai")
+_LIGHTNING = ("lightning", "pytorch_lightning")
 
 
 def _dtype(model: FileModel, expr: cst.BaseExpression, site: AutocastSite, depth: int = 0) -> Optional[str]:
@@ -164,6 +165,21 @@ class Fp16AutocastWithoutGradScaler(Rule):
             """,
             note="disabled",
         ),
+        Case(
+            """
+            import torch
+            for epoch in range(10):
+                for x, y in train_loader:
+                    with torch.autocast("cuda", dtype=torch.bfloat16):
+                        loss = criterion(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+                for x, y in val_loader:
+                    with torch.autocast("cuda", dtype=torch.float16):
+                        val_loss = criterion(model(x), y)
+            """,
+            note="fp16 only for validation",
+        ),
     ]
     INVALID = [
         Case(
@@ -235,6 +251,18 @@ class Fp16AutocastWithoutGradScaler(Rule):
             """,
             note="methods; the no_grad teacher pass is not on the backward path",
         ),
+        Case(
+            """
+            import torch
+            if __name__ == "__main__":
+                with torch.autocast("cuda", dtype=torch.float16):  # expect: GPU301
+                    for x, y in loader:
+                        loss = criterion(model(x), y)
+                        loss.backward()
+                        optimizer.step()
+            """,
+            note="autocast around the whole loop",
+        ),
     ]
 
     def check(self, model: FileModel) -> Iterator[Report]:
@@ -246,9 +274,26 @@ class Fp16AutocastWithoutGradScaler(Rule):
                 yield report
 
     def _has_scaler(self, model: FileModel) -> bool:
-        if model.calls_to(GRAD_SCALER) or model.uses_framework(*_SCALING_FRAMEWORKS):
+        if model.calls_to(GRAD_SCALER) or model.uses_framework(*_LIGHTNING):
+            return True
+        if any(q.split(".")[0] in _SCALING_FRAMEWORKS for q in model.facts.calls_by_qualname):
             return True
         return any("scaler" in (s.receiver_name or "").lower() for s in model.method_calls("scale"))
+
+    def _on_backward_path(self, model: FileModel, site: AutocastSite) -> bool:
+        """The autocast region produces values that are backpropagated: it wraps a step or a
+        training loop, sits in the hot loop, or sits in a function that trains and not in one
+        of its evaluation loops."""
+        if site.no_grad:
+            return False
+        if site.body_trains or any(model.function_trains(c) for c in site.callees):
+            return True
+        ctx = site.with_ctx
+        if model.heat(ctx) is not None:
+            return True
+        if ctx.function is not None and model.function_trains(ctx.function.key):
+            return ctx.loop is None or model.is_training_loop(ctx.loop)
+        return False
 
     def _check_site(self, model: FileModel, site: AutocastSite) -> Optional[Report]:
         call = site.call.node
@@ -257,7 +302,7 @@ class Fp16AutocastWithoutGradScaler(Rule):
             return None
         if site.call.qualname == "torch.cpu.amp.autocast":
             return None
-        if site.no_grad or not model.in_training_code(site.with_ctx):
+        if not self._on_backward_path(model, site):
             return None
         if site.call.qualname == "torch.autocast":
             device_arg = call_argument(call, "device_type", 0)
@@ -271,10 +316,10 @@ class Fp16AutocastWithoutGradScaler(Rule):
         if dtype in ("bf16", "other"):
             return None
         certain = dtype == "fp16" and (device == "cuda" or dtype_arg is not None)
-        return self.report(
-            call,
-            "float16 autocast in training without a GradScaler: small gradients underflow to zero"
-            if certain
-            else "autocast may compute in float16 here (CUDA's default) and no GradScaler is used",
-            severity=None if certain else Severity.INFO,
-        )
+        if certain:
+            message = "float16 autocast in training without a GradScaler: small gradients underflow to zero"
+        elif dtype_arg is not None:
+            message = "autocast dtype cannot be resolved here and may be float16; no GradScaler is used"
+        else:
+            message = "autocast without a dtype computes in float16 on CUDA, and no GradScaler is used"
+        return self.report(call, message, severity=None if certain else Severity.INFO)

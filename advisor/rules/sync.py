@@ -15,16 +15,44 @@ from advisor.rules.base import Case, Report, Rule, snippet
 _TRAINING_TEXT = ("backward", ".step(")
 
 
-def _numpy_value(model: FileModel, expr: cst.BaseExpression, site: CallSite) -> bool:
-    """The receiver is a NumPy value (`np.asarray(x)`, a name bound to one): no GPU involved."""
+def _chain_root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The start of a method chain: `rewards` in `rewards.mean().item()`."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, (cst.Comparison, cst.BinaryOperation)):
+            expr = expr.left  # `(y == 1).sum()`: follow the left operand
+        else:
+            return expr
+
+
+def _numpy_value(model: FileModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
+    """The value comes from NumPy (`np.asarray(x).mean()`, a name bound to one): no GPU involved."""
     if isinstance(expr, cst.Call):
         qual = model.imports.qualify(expr.func)
-        return qual is not None and qual.split(".")[0] == "numpy"
+        if qual is not None:
+            return qual.split(".")[0] == "numpy"
+        if isinstance(expr.func, cst.Attribute):
+            return _numpy_value(model, expr.func.value, site, depth)
+        return False
+    if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        return _numpy_value(model, expr.value, site, depth)
     name = dotted_name(expr)
-    if name is None:
+    if name is None or depth > 3:
         return False
     values = [a.value for a in model.assignments(name, site.ctx) if a.value is not None]
-    return bool(values) and all(_numpy_value(model, v, site) for v in values)
+    return bool(values) and all(_numpy_value(model, v, site, depth + 1) for v in values)
+
+
+def _raw_batch_value(model: FileModel, expr: cst.BaseExpression, site: CallSite) -> bool:
+    """Rooted at a DataLoader's loop variable that has not been moved yet: still in host memory."""
+    root = _chain_root(expr)
+    if not isinstance(root, cst.Name):
+        return False
+    reaching = model.reaching_assignment(root.value, site.ctx, site.order)
+    return reaching is not None and reaching.value is None and reaching.kind_hint in ("batch", "loader-batch", "index")
 
 
 class ItemInTrainingLoop(Rule):
@@ -143,6 +171,40 @@ class ItemInTrainingLoop(Rule):
             """,
             note="no backward, no step",
         ),
+        Case(
+            """
+            from tqdm import tqdm
+            for step, (x, y) in tqdm(enumerate(train_loader), total=len(train_loader)):
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                n = int(step)
+            """,
+            note="index from tqdm(enumerate(...))",
+        ),
+        Case(
+            """
+            import numpy as np
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                rewards = np.array(reward_list)
+                mean_reward = rewards.mean().item()
+            """,
+            note="NumPy method chain",
+        ),
+        Case(
+            """
+            for x, y in loader:
+                positives = (y == 1).sum().item()
+                x, y = x.cuda(), y.cuda()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+            """,
+            note="labels still in host memory",
+        ),
     ]
     INVALID = [
         Case(
@@ -219,6 +281,78 @@ class ItemInTrainingLoop(Rule):
             """,
             note="rank-0 gate",
         ),
+        Case(
+            """
+            import torch
+            for it in range(max_iters):
+                for micro_step in range(accum_steps):
+                    x, y = get_batch("train")
+                    loss = model(x, y) / accum_steps
+                    loss.backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                lossf = loss.item() * accum_steps  # expect: GPU101
+            """,
+            note="outer loop of micro-batch accumulation steps the optimizer",
+        ),
+        Case(
+            """
+            def compute_loss(model, batch):
+                return model(batch).mean()
+
+            for batch in loader:
+                loss = compute_loss(model, batch)
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                history.append(float(loss))  # expect: GPU101
+            """,
+            note="loss from a helper, backward through the scaler",
+        ),
+        Case(
+            """
+            import torch
+            for t in range(total_steps):
+                q = q_net(torch.as_tensor(obs, device="cuda"))
+                action = q.argmax().item()  # expect: GPU101 info
+                obs, reward, done, info = env.step(action)
+                loss = td_loss(buffer.sample(64))
+                loss.backward()
+                optimizer.step()
+            """,
+            note="RL: the environment needs the action on the host",
+        ),
+        Case(
+            """
+            import torch
+            for step, (x, y) in enumerate(loader):
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                if step in eval_steps:
+                    with torch.no_grad():
+                        for vx, vy in val_loader:
+                            hits += (model(vx).argmax(1) == vy).sum().item()  # expect: GPU101 info
+            """,
+            note="evaluation nested in the training loop",
+        ),
+        Case(
+            """
+            class Base:
+                def fit(self, loader):
+                    for batch in loader:
+                        loss = self.training_step(batch)
+                        self.losses.append(loss.item())  # expect: GPU101
+
+            class Child(Base):
+                def training_step(self, batch):
+                    loss = self.criterion(self.model(batch), batch["y"])
+                    loss.backward()
+                    self.optimizer.step()
+                    return loss
+            """,
+            note="step defined in a subclass",
+        ),
     ]
 
     def check(self, model: FileModel) -> Iterator[Report]:
@@ -226,7 +360,7 @@ class ItemInTrainingLoop(Rule):
             if site.node.args:
                 continue
             heat = model.heat(site.ctx)
-            if heat is None or _numpy_value(model, site.receiver, site):
+            if heat is None or _numpy_value(model, site.receiver, site) or _raw_batch_value(model, site.receiver, site):
                 continue
             yield self.report(
                 site.node,
@@ -354,6 +488,20 @@ class TensorFormattedInTrainingLoop(Rule):
             """,
             note="set_postfix with a float is GPU101's business",
         ),
+        Case(
+            """
+            import logging
+            logger = logging.getLogger(__name__)
+            for batch in train_loader:
+                names = batch["filename"]
+                inputs = batch["pixel_values"].cuda(non_blocking=True)
+                loss = model(inputs).loss
+                loss.backward()
+                optimizer.step()
+                logger.debug(f"files {names}")
+            """,
+            note="non-tensor batch fields",
+        ),
     ]
     INVALID = [
         Case(
@@ -421,17 +569,55 @@ class TensorFormattedInTrainingLoop(Rule):
             """,
             note="through a helper",
         ),
+        Case(
+            """
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                metrics = {"loss": loss, "lr": lr}
+                print(metrics)  # expect: GPU102
+                print("loss: {:.4f}".format(loss))  # expect: GPU102
+            """,
+            note="dict of tensors, str.format",
+        ),
+        Case(
+            """
+            import wandb
+            run = wandb.init(project="demo")
+            for step, (x, y) in enumerate(loader):
+                out = model(x)
+                loss = criterion(out, y)
+                loss.backward()
+                optimizer.step()
+                acc = (out.argmax(1) == y).float().mean()
+                run.log({"loss": loss}, step=step)  # expect: GPU102
+                print(f"acc {acc:.3f}")  # expect: GPU102
+            """,
+            note="wandb run object and a comparison-derived tensor",
+        ),
     ]
 
     def _tensor_args(self, model: FileModel, site: CallSite) -> Iterator[cst.BaseExpression]:
         for arg in site.node.args:
             value = arg.value
             if isinstance(value, cst.Dict):
-                for element in value.elements:
-                    if isinstance(element, cst.DictElement) and model.is_tensor(element.value, site.ctx):
-                        yield element.value
-            elif not arg.star and model.is_tensor(value, site.ctx):
+                yield from self._tensor_values(model, value, site)
+            elif arg.star:
+                continue
+            elif model.is_tensor(value, site.ctx):
                 yield value
+            elif isinstance(value, cst.Name):
+                # `metrics = {"loss": loss}; print(metrics)`: report the dict at the call.
+                found = model.assignments(value.value, site.ctx)
+                if len(found) == 1 and isinstance(found[0].value, cst.Dict):
+                    if any(True for _ in self._tensor_values(model, found[0].value, site)):
+                        yield value
+
+    def _tensor_values(self, model: FileModel, value: cst.Dict, site: CallSite) -> Iterator[cst.BaseExpression]:
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and model.is_tensor(element.value, site.ctx):
+                yield element.value
 
     def _sinks(self, model: FileModel) -> Iterator[CallSite]:
         facts = model.facts
@@ -449,6 +635,13 @@ class TensorFormattedInTrainingLoop(Rule):
             if isinstance(site.receiver, (cst.SimpleString, cst.ConcatenatedString)):
                 yield site
         yield from model.calls_to("wandb.log", "mlflow.log_metric", "mlflow.log_metrics")
+        for site in facts.calls_by_method.get("log", ()):
+            # run = wandb.init(...); run.log({...})
+            if site.receiver_name and any(
+                isinstance(a.value, cst.Call) and model.imports.qualify(a.value.func) == "wandb.init"
+                for a in model.assignments(site.receiver_name, site.ctx)
+            ):
+                yield site
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in self._sinks(model):
@@ -595,6 +788,18 @@ class HostCopyInTrainingLoop(Rule):
             """,
             note="after training",
         ),
+        Case(
+            """
+            for x, y in loader:
+                x_np = x.numpy()
+                ids = y.tolist()
+                x = x.cuda(non_blocking=True)
+                loss = criterion(model(x), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+            note="the batch before it is moved",
+        ),
     ]
     INVALID = [
         Case(
@@ -652,6 +857,21 @@ class HostCopyInTrainingLoop(Rule):
             """,
             note="gated",
         ),
+        Case(
+            """
+            import torch
+            for episode in range(1000):
+                obs, done = env.reset(), False
+                while not done:
+                    dist = policy(torch.from_numpy(obs).cuda())
+                    action = dist.sample()
+                    obs, r, done, _ = env.step(action.cpu().numpy())  # expect: GPU103 info
+                loss = policy_loss(episode_buffer)
+                loss.backward()
+                optimizer.step()
+            """,
+            note="RL environment step",
+        ),
     ]
 
     def check(self, model: FileModel) -> Iterator[Report]:
@@ -660,6 +880,8 @@ class HostCopyInTrainingLoop(Rule):
                 continue
             heat = model.heat(site.ctx)
             if heat is None or _chain_has_host_copy(model, site.receiver):
+                continue
+            if _raw_batch_value(model, site.receiver, site):
                 continue
             if site.method == "tolist" and not model.is_tensor(site.receiver, site.ctx):
                 continue
