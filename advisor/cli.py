@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from advisor import __version__
-from advisor.config import Config, ConfigError, ConfigFinder, parse_codes_option
+from advisor.config import Config, ConfigError, ConfigFinder, parse_codes_option, parse_torch_version
 from advisor.discovery import discover
 from advisor.engine import FileResult, check_file, check_source, split_lines
 from advisor.findings import FileProblem, Finding
@@ -30,7 +30,7 @@ exit codes: 0 no findings, 1 findings (or files that could not be parsed),
 2 usage error, missing path, broken configuration or internal error.
 
 configuration: [tool.advisor] in the nearest pyproject.toml above each path, with keys
-select, ignore, per-file-ignores, exclude, show-info. Command-line options win.
+select, ignore, per-file-ignores, exclude, show-info, torch-version. Command-line options win.
 """
 
 
@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
     check.add_argument("--show-info", action="store_true", default=None, help="show info-level findings too")
+    check.add_argument("--torch-version", metavar="X.Y",
+                       help="oldest torch version the code must support (default: 2.4); version-dependent "
+                       "rules and fixes follow it")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
 
@@ -90,6 +93,7 @@ def _check(args: argparse.Namespace) -> int:
             "select": parse_codes_option(args.select) if args.select else None,
             "ignore": parse_codes_option(args.ignore) if args.ignore else None,
             "show_info": args.show_info,
+            "torch_version": parse_torch_version(args.torch_version) if args.torch_version else None,
         }
     except ConfigError as exc:
         _error(str(exc))

@@ -15,7 +15,10 @@ else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
-KNOWN_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "show-info")
+KNOWN_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "show-info", "torch-version")
+# The oldest torch release line the default advice assumes; version-dependent rules read it.
+DEFAULT_TORCH_VERSION = (2, 4)
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
 
 
 class ConfigError(Exception):
@@ -29,6 +32,7 @@ class Config:
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = ()
     show_info: bool = False
+    torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION  # the oldest torch the project supports
     root: Optional[Path] = None  # folder of the pyproject.toml it came from
     source: Optional[Path] = None
 
@@ -89,6 +93,14 @@ def parse_codes_option(text: str) -> Tuple[str, ...]:
     return codes
 
 
+def parse_torch_version(text: str) -> Tuple[int, int]:
+    """"2.3" or "2.3.1" -> (2, 3)."""
+    match = _VERSION.match(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        raise ConfigError(f"{text!r} is not a torch version such as \"2.4\"")
+    return int(match.group(1)), int(match.group(2))
+
+
 def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path]) -> Config:
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: [tool.advisor] must be a table")
@@ -111,6 +123,12 @@ def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path]) -
             raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
         pairs = tuple((str(pattern), _codes(codes, f"per-file-ignores.{pattern}", where)) for pattern, codes in value.items())
         config = replace(config, per_file_ignores=pairs)
+    if "torch-version" in table:
+        value = table["torch-version"]
+        try:
+            config = replace(config, torch_version=parse_torch_version(value))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: `torch-version`: {exc}") from None
     if "show-info" in table:
         if not isinstance(table["show-info"], bool):
             raise ConfigError(f"{where}: `show-info` must be true or false")

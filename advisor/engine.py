@@ -126,7 +126,7 @@ def check_source(
     if refused is not None:
         result.problem = FileProblem(filename, *refused)
         return result
-    outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates))
+    outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates, config))
     if isinstance(outcome, FileProblem):
         result.problem = outcome
     else:
@@ -134,7 +134,7 @@ def check_source(
     return result
 
 
-def _analyse(text: str, filename: str, rules: Sequence[Rule]):
+def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config):
     """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
     try:
         module = cst.parse_module(text)
@@ -143,7 +143,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule]):
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to parse")
     try:
-        model = FileModel.build(module, filename)
+        model = FileModel.build(module, filename, config.torch_version)
         reports: List[Report] = []
         for rule in rules:
             reports.extend(rule.check(model))

@@ -243,6 +243,8 @@ def test_pyproject_config_select_per_file_ignores_and_show_info(tmp_path, capsys
         ('show-info = "yes"', "`show-info` must be true or false"),
         ('ignore = ["not a code"]', "not a rule code"),
         ("select = [", "invalid TOML"),
+        ('torch-version = "two"', "`torch-version`"),
+        ("torch-version = 2.4", "`torch-version`"),
     ],
 )
 def test_bad_config_is_a_clear_error_naming_the_key(tmp_path, capsys, body, message):
@@ -337,3 +339,16 @@ def test_deep_but_valid_code_is_analysed(tmp_path, capsys):
     path = write(tmp_path, "strings.py", HOT_LOOP + "z = (" + "\n".join(['"a"'] * 2000) + ")\n")
     code, out, _ = run(capsys, "check", "--format", "concise", path)
     assert code == 1 and ":4:9: GPU101" in out
+
+
+def test_torch_version_reaches_the_model(tmp_path):
+    from advisor.config import ConfigFinder
+    from advisor.engine import check_source
+    from advisor.model import FileModel
+    import libcst as cst
+
+    write(tmp_path, "pyproject.toml", '[tool.advisor]\ntorch-version = "2.1.2"\n')
+    config = ConfigFinder().for_path(tmp_path / "x.py")
+    assert config.torch_version == (2, 1)
+    assert FileModel.build(cst.parse_module("x = 1\n"), torch_version=(1, 13)).torch_version == (1, 13)
+    assert check_source("x = 1\n", config=config).problem is None

@@ -11,6 +11,8 @@ from advisor.model.facts import (
     Assignment,
     AutocastSite,
     CallSite,
+    ClassInfo,
+    Condition,
     Context,
     Facts,
     FormattedValue,
@@ -76,12 +78,18 @@ def _has_enumerate(iterable: cst.BaseExpression) -> bool:
 
 def is_periodic_test(test: cst.BaseExpression) -> bool:
     """`step % N == 0`, `rank == 0`, `accelerator.is_main_process` and combinations of them."""
+    return gate_kinds(test) != (False, False)
+
+
+def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
+    """(has a `%` term, has a rank or main-process term)."""
+    modulo = rank = False
     stack = [test]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.BinaryOperation):
             if isinstance(node.operator, cst.Modulo):
-                return True
+                modulo = True
             stack.extend((node.left, node.right))
         elif isinstance(node, cst.BooleanOperation):
             stack.extend((node.left, node.right))
@@ -95,8 +103,8 @@ def is_periodic_test(test: cst.BaseExpression) -> bool:
         elif isinstance(node, (cst.Name, cst.Attribute)):
             last = node.value if isinstance(node, cst.Name) else node.attr.value
             if _RANK_NAME.match(last):
-                return True
-    return False
+                rank = True
+    return modulo, rank
 
 
 def _is_continue_only(body: cst.BaseSuite) -> bool:
@@ -116,6 +124,7 @@ class ModelBuilder(cst.CSTVisitor):
         self.facts = Facts()
         self.imports = ImportTable()
         self.ctx = Context()
+        self._module_ctx = self.ctx
         self._stack: List[Context] = []
         self._classes: List[str] = []
         self._calls: List[CallSite] = []
@@ -126,7 +135,7 @@ class ModelBuilder(cst.CSTVisitor):
         self._order = 0
         self._pending_loops: Dict[int, LoopInfo] = {}
         self._pending_functions: Dict[int, FunctionInfo] = {}
-        self._if_periodic: Dict[int, bool] = {}
+        self._if_gates: Dict[int, Tuple[bool, bool]] = {}
         self._with_flags: Dict[int, bool] = {}
         self._with_items: Dict[int, bool] = {}  # autocast-like call id -> the with also disables grad
         self._with_of_call: Dict[int, int] = {}
@@ -167,6 +176,9 @@ class ModelBuilder(cst.CSTVisitor):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter_statement(node)
+        if self.ctx.function is None and not self._classes and self.ctx == self._module_ctx:
+            if any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body):
+                self.facts.module_imports.append(node)
 
     def visit_Try(self, node: cst.Try) -> None:
         self._enter_statement(node)
@@ -182,6 +194,8 @@ class ModelBuilder(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._enter_statement(node)
         self._classes.append(node.name.value)
+        bases = tuple(self.imports.qualify(b.value) or dotted_name(b.value) or "" for b in node.bases)
+        self.facts.classes.setdefault(node.name.value, ClassInfo(node, node.name.value, bases))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
@@ -195,13 +209,18 @@ class ModelBuilder(cst.CSTVisitor):
             p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
         )
         no_grad = False
+        decorators = []
         for decorator in node.decorators:
             expr = decorator.decorator
             if isinstance(expr, cst.Call):
                 expr = expr.func
-            if self.imports.qualify(expr) in NO_GRAD_CONTEXTS:
+            qual = self.imports.qualify(expr)
+            decorators.append(qual or dotted_name(expr) or "")
+            if qual in NO_GRAD_CONTEXTS:
                 no_grad = True
-        info = FunctionInfo(node=node, key=key, class_name=class_name, params=names, no_grad=no_grad)
+        info = FunctionInfo(
+            node=node, key=key, class_name=class_name, params=names, no_grad=no_grad, decorators=tuple(decorators)
+        )
         self.facts.functions.setdefault(key, info)
         self._pending_functions[id(node)] = info
 
@@ -295,7 +314,15 @@ class ModelBuilder(cst.CSTVisitor):
 
     def visit_While(self, node: cst.While) -> None:
         self._enter_statement(node)
-        self._new_loop(node, (), False)
+        loop = self._new_loop(node, (), False)
+        self.facts.conditions.append(Condition(node.test, self.ctx, "while", loop))
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.facts.conditions.append(Condition(node.test, self.ctx, "assert"))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self.ctx.loop is not None:
+            self.facts.subscripts.append((node, self.ctx))
 
     def visit_While_body(self, node: cst.While) -> None:
         self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
@@ -319,11 +346,20 @@ class ModelBuilder(cst.CSTVisitor):
     # -- conditions ------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
         self._enter_statement(node)
-        self._if_periodic[id(node)] = is_periodic_test(node.test)
+        self._if_gates[id(node)] = gate_kinds(node.test)
+        self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
 
     def visit_If_body(self, node: cst.If) -> None:
-        periodic = self._if_periodic[id(node)]
-        self._push(self.ctx.derive(gated=self.ctx.gated or periodic, conditional=True))
+        modulo, rank = self._if_gates[id(node)]
+        ctx = self.ctx
+        self._push(
+            ctx.derive(
+                gated=ctx.gated or modulo or rank,
+                rank_gated=ctx.rank_gated or rank,
+                gate_test=node.test if modulo else ctx.gate_test,
+                conditional=True,
+            )
+        )
 
     def leave_If_body(self, node: cst.If) -> None:
         self._pop()
@@ -337,7 +373,7 @@ class ModelBuilder(cst.CSTVisitor):
     def leave_If(self, original_node: cst.If) -> None:
         # `if step % k != 0: continue` gates every later statement of the loop body.
         if (
-            self._if_periodic.pop(id(original_node), False)
+            any(self._if_gates.pop(id(original_node), (False, False)))
             and original_node.orelse is None
             and _is_continue_only(original_node.body)
         ):
@@ -384,14 +420,20 @@ class ModelBuilder(cst.CSTVisitor):
         value: Optional[cst.BaseExpression],
         index: Optional[int] = None,
         kind_hint: Optional[str] = None,
+        statement: Optional[cst.CSTNode] = None,
     ) -> None:
         scope = self.ctx.scope
         if target.startswith("self.") and self.ctx.class_name:
             scope = f"class:{self.ctx.class_name}"
-        assignment = Assignment(target, value, self.ctx, self._next_order(), index, kind_hint)
+        assignment = Assignment(
+            target, value, self.ctx, self._next_order(), index, kind_hint,
+            augmented=isinstance(statement, cst.AugAssign), statement=statement,
+        )
         self.facts.assignments.setdefault((scope, target), []).append(assignment)
 
-    def _record_targets(self, target: cst.BaseExpression, value: cst.BaseExpression) -> Optional[str]:
+    def _record_targets(
+        self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode
+    ) -> Optional[str]:
         """Records the names a target binds; returns the base name that the value flows into."""
         if isinstance(target, cst.Subscript):
             base = dotted_name(target.value)
@@ -400,7 +442,7 @@ class ModelBuilder(cst.CSTVisitor):
             return base
         names = _target_names(target)
         for name, index in names:
-            self._record_assignment(name, value, index)
+            self._record_assignment(name, value, index, statement=statement)
         loop = self.ctx.loop
         if loop is not None and names:
             sources = {root_name(value)}
@@ -415,7 +457,7 @@ class ModelBuilder(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         base = None
         for target in node.targets:
-            base = self._record_targets(target.target, node.value) or base
+            base = self._record_targets(target.target, node.value, node) or base
         self._assign_base.append(base)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
@@ -424,14 +466,14 @@ class ModelBuilder(cst.CSTVisitor):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         base = None
         if node.value is not None:
-            base = self._record_targets(node.target, node.value)
+            base = self._record_targets(node.target, node.value, node)
         self._assign_base.append(base)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._assign_base.pop()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        base = self._record_targets(node.target, node.value)
+        base = self._record_targets(node.target, node.value, node)
         self._assign_base.append(base)
 
     def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
@@ -488,6 +530,7 @@ class ModelBuilder(cst.CSTVisitor):
             assigned_to=self._assign_base[-1],
             stmt=self._stmt,
             order=self._next_order(),
+            with_item=id(node) in self._with_of_call,
         )
         self._calls.append(site)
         facts = self.facts

@@ -17,6 +17,7 @@ class FunctionInfo:
     class_name: Optional[str]
     params: Tuple[str, ...]
     no_grad: bool  # decorated with torch.no_grad / inference_mode
+    decorators: Tuple[str, ...] = ()  # qualified (or dotted) names of its decorators
     direct_marker: bool = False  # runs backward / optimizer.step itself
     callees: Set[str] = field(default_factory=set)
     loops: List["LoopInfo"] = field(default_factory=list)  # every loop in its body
@@ -49,6 +50,8 @@ class Context:
     function: Optional[FunctionInfo] = None
     loop: Optional[LoopInfo] = None  # innermost loop (same function)
     gated: bool = False  # under a periodic or rank-0 condition
+    rank_gated: bool = False  # under a rank-0 / main-process condition
+    gate_test: Optional[cst.BaseExpression] = None  # innermost periodic (`%`) test around the node
     conditional: bool = False  # under some `if` in its function
     no_grad: bool = False  # inside `with torch.no_grad()` / inference_mode in its function
     class_name: Optional[str] = None
@@ -73,6 +76,7 @@ class CallSite:
     assigned_to: Optional[str]  # base name of the assignment target this call's value flows into
     stmt: Tuple[int, int]  # (block id, statement index), to compare neighbouring statements
     order: int  # source order among recorded events
+    with_item: bool = False  # the call is an item of a `with` statement
 
 
 @dataclass(eq=False)
@@ -83,6 +87,8 @@ class Assignment:
     order: int
     index: Optional[int] = None  # element of a tuple unpack: `a, b = f()` binds a to index 0
     kind_hint: Optional[str] = None  # "batch" for loop targets over loaders
+    augmented: bool = False  # `total += loss`
+    statement: Optional[cst.CSTNode] = None  # the Assign/AugAssign/AnnAssign node
 
 
 @dataclass(eq=False)
@@ -104,6 +110,23 @@ class FormattedValue:
     has_format_spec: bool = False
 
 
+@dataclass(eq=False)
+class Condition:
+    """A test evaluated at run time: `if`/`elif`/`while` tests and `assert` statements."""
+
+    test: cst.BaseExpression
+    ctx: Context  # where the statement sits
+    kind: str  # "if", "while", "assert"
+    loop: Optional[LoopInfo] = None  # for `while`: the loop the test runs for
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: Tuple[str, ...]  # qualified names where imported, else dotted names
+
+
 @dataclass
 class Facts:
     functions: Dict[str, FunctionInfo] = field(default_factory=dict)
@@ -118,4 +141,8 @@ class Facts:
     autocasts: List[AutocastSite] = field(default_factory=list)
     backward_receivers: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name)
     timing_statements: Dict[int, Set[int]] = field(default_factory=dict)  # block id -> statement indexes
+    conditions: List[Condition] = field(default_factory=list)
+    subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops only
+    classes: Dict[str, ClassInfo] = field(default_factory=dict)
+    module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
     uses_cuda: bool = False

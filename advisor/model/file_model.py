@@ -11,6 +11,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from advisor.config import DEFAULT_TORCH_VERSION
 from advisor.model.builder import ModelBuilder
 from advisor.model.facts import (
     MODULE_SCOPE,
@@ -74,11 +75,19 @@ _MAX_DEPTH = 8
 
 
 class FileModel:
-    def __init__(self, module: cst.Module, facts: Facts, imports: ImportTable, path: str = "") -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        facts: Facts,
+        imports: ImportTable,
+        path: str = "",
+        torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION,
+    ) -> None:
         self.module = module
         self.facts = facts
         self.imports = imports
         self.path = path
+        self.torch_version = torch_version  # the oldest torch the project supports (configuration)
         self._trains: Dict[str, bool] = {}
         self._has_training_loop: Dict[str, bool] = {}
         self._loop_training: Dict[int, bool] = {}
@@ -87,10 +96,12 @@ class FileModel:
         self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
 
     @classmethod
-    def build(cls, module: cst.Module, path: str = "") -> "FileModel":
+    def build(
+        cls, module: cst.Module, path: str = "", torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION
+    ) -> "FileModel":
         builder = ModelBuilder()
         module.visit(builder)
-        return cls(module, builder.facts, builder.imports, path)
+        return cls(module, builder.facts, builder.imports, path, torch_version)
 
     # -- plain lookups ----------------------------------------------------------------------
     def calls_to(self, *qualnames: str) -> List[CallSite]:
