@@ -142,6 +142,9 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config):
         return _syntax_problem(text, filename, exc)
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to parse")
+    except (cst.CSTValidationError, ValueError) as exc:
+        # libcst's tokenizer accepts some characters its own node validation then refuses.
+        return _syntax_problem(text, filename, exc)
     try:
         model = FileModel.build(module, filename, config.torch_version)
         reports: List[Report] = []
@@ -155,7 +158,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config):
         return FileProblem(filename, "skipped: too deeply nested to analyse")
 
 
-def _syntax_problem(text: str, filename: str, exc: cst.ParserSyntaxError) -> FileProblem:
+def _syntax_problem(text: str, filename: str, exc: Exception) -> FileProblem:
     """CPython's own message (\"'(' was never closed\") reads better than the parser's token list."""
     try:
         ast.parse(text, filename)
@@ -163,8 +166,11 @@ def _syntax_problem(text: str, filename: str, exc: cst.ParserSyntaxError) -> Fil
         return FileProblem(filename, f"syntax error: {error.msg}", error.lineno or 1, max(1, error.offset or 1))
     except (ValueError, RecursionError, MemoryError):
         pass
-    first = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
-    return FileProblem(filename, f"cannot parse: {first}", exc.raw_line, exc.raw_column + 1)
+    if isinstance(exc, cst.ParserSyntaxError):
+        first = str(exc.message).strip().splitlines()[0] if exc.message else "invalid syntax"
+        return FileProblem(filename, f"cannot parse: {first}", exc.raw_line, exc.raw_column + 1)
+    lines = str(exc).strip().splitlines()
+    return FileProblem(filename, f"cannot parse: {lines[0] if lines else type(exc).__name__}")
 
 
 def _visible(findings: List[Finding], text: str, config: Config) -> List[Finding]:
