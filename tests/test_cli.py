@@ -21,7 +21,7 @@ BAD = textwrap.dedent(
     import torch
     from torch.utils.data import DataLoader
 
-    loader = DataLoader(ds, batch_size=4)
+    loader = DataLoader(ds, batch_size=4, num_workers=2)
     for x, y in loader:
         x = x.cuda()
         loss = model(x).mean()
@@ -83,14 +83,14 @@ def test_json_output_is_shaped_like_ruffs(tmp_path, capsys):
     first = items[0]
     assert set(first) >= {"code", "message", "filename", "location", "end_location", "fix", "url", "severity"}
     assert first["location"] == {"row": 4, "column": 10}
-    assert first["end_location"] == {"row": 4, "column": 38}
+    assert first["end_location"] == {"row": 4, "column": 53}
     assert first["severity"] == "warning"
     assert first["url"].endswith("#gpu201")
     assert first["fix"] == {
         "applicability": "safe",
         "message": "add `pin_memory=True`",
-        "edits": [{"content": ", pin_memory=True", "location": {"row": 4, "column": 37},
-                   "end_location": {"row": 4, "column": 37}}],
+        "edits": [{"content": ", pin_memory=True", "location": {"row": 4, "column": 52},
+                   "end_location": {"row": 4, "column": 52}}],
     }
     assert items[1]["fix"] is None
 
@@ -115,7 +115,7 @@ def test_select_and_ignore_prefixes(tmp_path, capsys):
 
 def test_noqa_suppresses_all_or_listed_codes(tmp_path, capsys):
     text = BAD.replace("total += loss.item()", "total += loss.item()  # noqa: GPU101")
-    text = text.replace("batch_size=4)", "batch_size=4)  # noqa")
+    text = text.replace("num_workers=2)", "num_workers=2)  # noqa")
     code, out, _ = run(capsys, "check", "--format", "concise", write(tmp_path, "n.py", text))
     assert code == 0 and out == ""
     other = BAD.replace("total += loss.item()", "total += loss.item()  # noqa: GPU102")
@@ -138,8 +138,10 @@ def test_fix_rewrites_file_and_reports_what_is_left(tmp_path, capsys):
     code, out, _ = run(capsys, "check", "--fix", path)
     assert code == 1  # GPU101 has no fix and remains
     text = path.read_text()
-    assert "DataLoader(ds, batch_size=4, pin_memory=True)" in text
-    assert "Fixed 1 finding." in out
+    assert "DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True)" in text
+    # Pinning the loader makes the blocking copy a GPU203 finding, fixed in the next round.
+    assert "x = x.cuda(non_blocking=True)" in text
+    assert "Fixed 2 findings." in out
     assert "GPU201" not in out.split("Fixed")[0]
     assert (path.stat().st_mode & 0o777) == 0o640
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
@@ -152,6 +154,7 @@ def test_fix_keeps_crlf_and_bom(tmp_path, capsys):
     data = path.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
     assert b"pin_memory=True)\r\n" in data
+    assert b"non_blocking=True)\r\n" in data
     assert b"\n" not in data.replace(b"\r\n", b"")
 
 
@@ -159,10 +162,10 @@ def test_diff_prints_without_writing(tmp_path, capsys):
     path = write(tmp_path, "bad.py", BAD)
     code, out, err = run(capsys, "check", "--diff", path)
     assert code == 1
-    assert "+loader = DataLoader(ds, batch_size=4, pin_memory=True)" in out
-    assert "-loader = DataLoader(ds, batch_size=4)" in out
+    assert "+loader = DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True)" in out
+    assert "-loader = DataLoader(ds, batch_size=4, num_workers=2)" in out
     assert path.read_text() == BAD
-    assert "Would fix 1 finding in 1 file." in err
+    assert "Would fix 2 findings in 1 file." in err
 
 
 def test_syntax_error_is_one_line_and_other_files_still_checked(tmp_path, capsys):
@@ -307,11 +310,11 @@ def test_static_analysis_never_imports_torch(tmp_path):
 def test_readme_rule_table_matches_the_rules():
     readme = (ROOT / "README.md").read_text()
     for r in ALL_RULES:
-        row = f"| {r.code} | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |"
+        row = f"| {r.code} | {r.family} | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |"
         assert row in readme, f"README rule table is stale for {r.code}"
 
 
-HOT_LOOP = "import torch\nfor x in loader:\n    loss.backward()\n    y = loss.item()\n"
+HOT_LOOP = "import torch\nfor x in loader:\n    loss = model(x.cuda())\n    loss.backward()\n    y = loss.item()\n"
 
 
 @pytest.mark.parametrize(
@@ -338,7 +341,7 @@ def test_deep_but_valid_code_is_analysed(tmp_path, capsys):
     # 2,000 implicitly concatenated strings nest 2,000 levels deep in libcst's tree.
     path = write(tmp_path, "strings.py", HOT_LOOP + "z = (" + "\n".join(['"a"'] * 2000) + ")\n")
     code, out, _ = run(capsys, "check", "--format", "concise", path)
-    assert code == 1 and ":4:9: GPU101" in out
+    assert code == 1 and ":5:9: GPU101" in out
 
 
 def test_torch_version_reaches_the_model(tmp_path):

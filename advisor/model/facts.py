@@ -42,6 +42,15 @@ class LoopInfo:
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
     env_step: bool = False  # steps an RL environment: host values are needed every iteration
 
+    def within(self, outer: "LoopInfo") -> bool:
+        """This loop is ``outer`` or nested in it (in the same function)."""
+        loop: Optional[LoopInfo] = self
+        while loop is not None:
+            if loop is outer:
+                return True
+            loop = loop.parent
+        return False
+
 
 @dataclass(frozen=True, eq=False)
 class Context:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import enum
 import re
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from advisor.model.facts import (
     FunctionInfo,
     LoopInfo,
 )
+
 from advisor.model.names import (
     DATALOADER,
     DDP_WRAPPERS,
@@ -36,11 +37,11 @@ class Heat(enum.Enum):
     """How often a statement runs relative to optimizer steps."""
 
     HOT = "hot"  # every step
-    GATED = "gated"  # every step, but only under a periodic or rank-0 condition
+    GATED = "gated"  # every step, but under a periodic or rank-0 condition, or cheap (no GPU)
 
 
 # Methods that, called on a tensor, return a tensor.
-_TENSOR_METHODS = frozenset(
+TENSOR_METHODS = frozenset(
     """detach clone mean sum to cuda float half double bfloat16 long view reshape squeeze unsqueeze
     flatten softmax log_softmax argmax argmin abs sqrt pow exp log norm std var masked_fill
     contiguous permute transpose t sigmoid relu tanh max min prod cumsum expand repeat
@@ -72,6 +73,11 @@ _CRITERION_NAME = re.compile(
 )
 _TENSOR_ATTRIBUTES = frozenset({"loss", "logits", "grad", "data"})
 _MAX_DEPTH = 8
+# Methods only modules have (optimizers share zero_grad/state_dict, which is harmless here).
+_MODULE_METHODS = (
+    "parameters", "named_parameters", "modules", "named_modules", "children", "eval", "train",
+    "load_state_dict", "register_forward_hook", "requires_grad_",
+)
 
 
 class FileModel:
@@ -94,6 +100,8 @@ class FileModel:
         self._loop_hot: Dict[int, bool] = {}
         self._function_heat: Dict[str, Optional[Heat]] = {}
         self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
+        self._may_use_gpu: Optional[bool] = None
+        self._module_names: Optional[Set[str]] = None
 
     @classmethod
     def build(
@@ -122,6 +130,41 @@ class FileModel:
     @property
     def uses_cuda(self) -> bool:
         return self.facts.uses_cuda
+
+    @property
+    def may_use_gpu(self) -> bool:
+        """False for a whole script (it imports torch) with no sign that tensors leave the CPU: no
+        CUDA, no `.to(...)` move, no `device` name, no framework that places tensors. There a
+        sync costs next to nothing. Fragments that do not import torch get the benefit of the
+        doubt."""
+        if self._may_use_gpu is None:
+            facts = self.facts
+            self._may_use_gpu = (
+                not self.imports.imports_any("torch")
+                or facts.uses_cuda
+                or any(target.startswith("torch.cuda") for target in self.imports.aliases.values())
+                or bool(facts.calls_by_method.get("to"))
+                or any("device" in name.lower() for _, name in facts.assignments)
+                or self.imports.imports_any("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
+                or any("device" in (s.receiver_name or "") for s in facts.calls)
+            )
+        return self._may_use_gpu
+
+    def module_names(self) -> Set[str]:
+        """Names used as modules somewhere in the file (`.parameters()`, `.eval()`, ...):
+        `model` in `model.eval()`, and in `m.cpu().parameters()`."""
+        if self._module_names is None:
+            names: Set[str] = set()
+            for site in self.method_calls(*_MODULE_METHODS):
+                receiver = site.receiver
+                # Strip method calls that return the module itself: `m.cpu()`, `m.to(d)`.
+                while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+                    receiver = receiver.func.value
+                name = dotted_name(receiver) if receiver is not None else None
+                if name and name not in ("self", "cls"):
+                    names.add(name)
+            self._module_names = names
+        return self._module_names
 
     def uses_framework(self, *packages: str) -> bool:
         return self.imports.imports_any(*packages)
@@ -214,6 +257,14 @@ class FileModel:
             loop = loop.parent
         return loop
 
+    def sync_heat(self, ctx: Context) -> Optional[Heat]:
+        """`heat` for host-device syncs: in a script with no sign of a GPU they cost next to
+        nothing, so per-step ones are reported as GATED (info)."""
+        heat = self.heat(ctx)
+        if heat is Heat.HOT and not self.may_use_gpu:
+            return Heat.GATED
+        return heat
+
     def heat(self, ctx: Context) -> Optional[Heat]:
         """Whether code in this context runs on every training step (and whether it is gated)."""
         loop = self.enclosing_training_loop(ctx)
@@ -251,6 +302,13 @@ class FileModel:
                     result = Heat.GATED
         self._function_heat[key] = result
         return result
+
+    @property
+    def trains_anywhere(self) -> bool:
+        """Some loop or function of the file runs backward or an optimizer step."""
+        return any(self.is_training_loop(loop) for loop in self.facts.loops) or any(
+            info.direct_marker for info in self.facts.functions.values()
+        )
 
     def in_training_code(self, ctx: Context) -> bool:
         """Inside any training loop, or in a function that trains or runs every step."""
@@ -437,7 +495,7 @@ class FileModel:
             return head == "torch" and last in _TORCH_TENSOR_FUNCTIONS
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in _TENSOR_METHODS:
+            if method in TENSOR_METHODS:
                 return self.is_tensor(func.value, ctx, depth + 1)
             if method in _SCALAR_METHODS:
                 return False
@@ -541,14 +599,3 @@ def literal_bool(expr: cst.BaseExpression) -> Optional[bool]:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"
     return None
-
-
-def iter_names(node: cst.CSTNode) -> Iterable[str]:
-    """Every Name in a small subtree (used on call arguments, never on whole files)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            yield current.value
-        else:
-            stack.extend(current.children)

@@ -87,6 +87,11 @@ class Rule:
     INVALID: ClassVar[Sequence[Case]] = ()
 
     @property
+    def family(self) -> str:
+        """The module the rule lives in: sync, pipeline, precision, memory, distributed, ..."""
+        return type(self).__module__.rsplit(".", 1)[-1]
+
+    @property
     def url(self) -> str:
         return f"{DOCS_URL}#{self.code.lower()}"
 
@@ -117,7 +122,7 @@ class Rule:
             "",
             f"## {cls.code} `{cls.name}`",
             "",
-            f"*Severity: {cls.severity.value}. Fix: {cls.fixable}.*",
+            f"*Family: {cls.__module__.rsplit('.', 1)[-1]}. Severity: {cls.severity.value}. Fix: {cls.fixable}.*",
             "",
             "### What it finds",
             textwrap.dedent(cls.what).strip(),

@@ -44,7 +44,7 @@ class RandomImageNet(Dataset):
 
 def build_model(num_classes):
     def block(cin, cout):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, 2, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, 2, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))  # expect: GPU704 info
 
     return nn.Sequential(
         block(3, 64), block(64, 128), block(128, 256), block(256, 512),
@@ -60,7 +60,7 @@ def train_one_epoch(model, loader, sampler, criterion, optimizer, scaler, epoch,
     for step, (images, target) in enumerate(loader):
         images = images.cuda(args.gpu, non_blocking=True)
         target = target.cuda(args.gpu, non_blocking=True)
-        with torch.cuda.amp.autocast():  # trap: GPU301
+        with torch.cuda.amp.autocast():  # trap: GPU301  # expect: GPU303
             output = model(images)
             loss = criterion(output, target)
         optimizer.zero_grad(set_to_none=True)
@@ -130,7 +130,7 @@ def main():
     criterion = nn.CrossEntropyLoss().cuda(args.gpu)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=5e-5)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
-    scaler = GradScaler()
+    scaler = GradScaler()  # expect: GPU303
 
     best_acc1 = 0.0
     if args.resume:

@@ -56,7 +56,7 @@ def bench_train_events(model, loader, optimizer, device, steps):
     end_evt = torch.cuda.Event(enable_timing=True)
     ms = []
     for i, (x, y) in enumerate(loader):
-        x, y = x.to(device), y.to(device)
+        x, y = x.to(device), y.to(device)  # expect: GPU203
         start_evt.record()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
@@ -74,7 +74,7 @@ def peak_memory_probe(model, loader, optimizer, device, steps):
     torch.cuda.reset_peak_memory_stats(device)
     peaks = []
     for i, (x, y) in enumerate(loader):
-        x, y = x.to(device), y.to(device)
+        x, y = x.to(device), y.to(device)  # expect: GPU203
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         optimizer.step()

@@ -100,8 +100,8 @@ def estimate_val_loss(model, loader, device, max_batches):
 @torch.no_grad()
 def sample(model, idx, max_new_tokens, temperature=0.8):
     for _ in range(max_new_tokens):
-        with torch.cuda.amp.autocast(dtype=torch.bfloat16):  # trap: GPU301
-            logits = model(idx[:, -model.block_size:])[:, -1, :] / temperature
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16):  # trap: GPU301  # expect: GPU303
+            logits = model(idx[:, -model.block_size:])[:, -1, :] / temperature  # expect: GPU604 info
         nxt = torch.multinomial(F.softmax(logits.float(), dim=-1), num_samples=1)
         idx = torch.cat([idx, nxt], dim=1)
     return idx
@@ -133,7 +133,7 @@ def main():
 
     train_ds = TokenChunks(os.path.join(args.data_dir, "train.bin"), args.block_size)
     val_ds = TokenChunks(os.path.join(args.data_dir, "val.bin"), args.block_size)
-    train_loader = DataLoader(  # trap: GPU201
+    train_loader = DataLoader(  # trap: GPU201  # expect: GPU204
         train_ds,
         batch_size=args.batch_size,
         sampler=DistributedSampler(train_ds, drop_last=True),  # trap: GPU501

@@ -49,8 +49,8 @@ class SyntheticSegmentation(Dataset):
 
 def conv_block(cin, cout):
     return nn.Sequential(
-        nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
-        nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+        nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),  # expect: GPU704 info, GPU706 info
+        nn.Conv2d(cout, cout, 3, padding=1), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),  # expect: GPU706 info
     )
 
 
@@ -115,7 +115,7 @@ class Trainer:
             images = images.to(self.device, non_blocking=True)
             masks = masks.to(self.device, non_blocking=True)
             self.optimizer.zero_grad(set_to_none=True)
-            with autocast():  # expect: GPU301
+            with autocast():  # expect: GPU301  # expect: GPU303
                 logits = self.model(images)
                 loss = F.cross_entropy(logits, masks)
             loss.backward()
@@ -137,7 +137,7 @@ class Trainer:
         self.model.eval()
         total, dice_sum, n = 0.0, 0.0, 0
         for images, masks in self.val_loader:
-            images, masks = images.to(self.device), masks.to(self.device)
+            images, masks = images.to(self.device), masks.to(self.device)  # expect: GPU203
             logits = self.model(images)
             total += F.cross_entropy(logits, masks).item()  # trap: GPU101
             dice_sum += float(dice_score(logits, masks, self.cfg.num_classes))  # trap: GPU101

@@ -100,8 +100,8 @@ def main():
     )
 
     model = nn.Sequential(
-        nn.Conv2d(3, 64, 7, 2, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
-        nn.Conv2d(64, 256, 3, 2, 1), nn.BatchNorm2d(256), nn.ReLU(),
+        nn.Conv2d(3, 64, 7, 2, 3), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1),  # expect: GPU704 info, GPU706 info
+        nn.Conv2d(64, 256, 3, 2, 1), nn.BatchNorm2d(256), nn.ReLU(),  # expect: GPU706 info
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 1000),
     ).to(device)
     model = DDP(model, device_ids=[local_rank])
@@ -116,7 +116,7 @@ def main():
         model.train()
         losses = []
         for step, (images, targets) in enumerate(CudaPrefetcher(loader, device)):
-            with torch.cuda.amp.autocast(dtype=torch.float16):  # expect: GPU301
+            with torch.cuda.amp.autocast(dtype=torch.float16):  # expect: GPU301  # expect: GPU303
                 output = model(images)
                 loss = F.cross_entropy(output, targets, label_smoothing=0.1)
             optimizer.zero_grad(set_to_none=True)

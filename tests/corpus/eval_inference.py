@@ -104,9 +104,9 @@ def main():
 
     model = load_model(args.ckpt, args.num_classes, device)
     if args.export:
-        torch.save(model.state_dict(), args.export)  # trap: GPU503
+        torch.save(model.state_dict(), args.export)  # trap: GPU503  # expect: GPU504
     if torch.cuda.device_count() > 1 and not args.distributed:
-        model = nn.DataParallel(model)
+        model = nn.DataParallel(model)  # expect: GPU505 info
 
     if args.labels:
         val_loss, confusion = run_eval(model, loader, device, args.num_classes)

@@ -47,7 +47,7 @@ class Generator(nn.Module):
     def __init__(self, nz=100, ngf=64):
         super().__init__()
         self.main = nn.Sequential(
-            nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 8), nn.ReLU(True),
+            nn.ConvTranspose2d(nz, ngf * 8, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 8), nn.ReLU(True),  # expect: GPU704 info
             nn.ConvTranspose2d(ngf * 8, ngf * 4, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 4), nn.ReLU(True),
             nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 2), nn.ReLU(True),
             nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf), nn.ReLU(True),
@@ -99,8 +99,8 @@ def main():
     netG.apply(weights_init)
     netD.apply(weights_init)
     if device.type == "cuda" and args.ngpu > 1:
-        netG = nn.DataParallel(netG, list(range(args.ngpu)))
-        netD = nn.DataParallel(netD, list(range(args.ngpu)))
+        netG = nn.DataParallel(netG, list(range(args.ngpu)))  # expect: GPU505
+        netD = nn.DataParallel(netD, list(range(args.ngpu)))  # expect: GPU505
 
     criterion = nn.BCEWithLogitsLoss()
     fixed_noise = torch.randn(64, args.nz, 1, 1, device=device)

@@ -68,7 +68,7 @@ def main():
 
     dataset = RandomMaskedTokens(2_000_000)
     sampler = DistributedSampler(dataset, num_replicas=dist.get_world_size(), rank=rank)  # expect: GPU501
-    loader = DataLoader(dataset, batch_size=args.micro_batch, sampler=sampler, num_workers=4, pin_memory=False)  # expect: GPU201
+    loader = DataLoader(dataset, batch_size=args.micro_batch, sampler=sampler, num_workers=4, pin_memory=False)  # expect: GPU201  # expect: GPU204
 
     model = Encoder().to(device)
     model = DDP(model, device_ids=[local_rank])

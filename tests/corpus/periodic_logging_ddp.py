@@ -44,9 +44,9 @@ class TwoViewImages(Dataset):
 
 def wide_net(num_classes=10, width=128):
     return nn.Sequential(
-        nn.Conv2d(3, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(),
-        nn.Conv2d(width, width, 3, padding=1, stride=2), nn.BatchNorm2d(width), nn.ReLU(),
-        nn.Conv2d(width, 2 * width, 3, padding=1, stride=2), nn.BatchNorm2d(2 * width), nn.ReLU(),
+        nn.Conv2d(3, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(),  # expect: GPU704 info, GPU706 info
+        nn.Conv2d(width, width, 3, padding=1, stride=2), nn.BatchNorm2d(width), nn.ReLU(),  # expect: GPU706 info
+        nn.Conv2d(width, 2 * width, 3, padding=1, stride=2), nn.BatchNorm2d(2 * width), nn.ReLU(),  # expect: GPU706 info
         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(2 * width, num_classes),
     )
 
@@ -85,7 +85,7 @@ def main():
     unlabeled_loader = DataLoader(  # trap: GPU201
         unlabeled_set, batch_size=args.batch_size * args.mu, sampler=unlabeled_sampler, **LOADER_KWARGS
     )
-    val_loader = DataLoader(val_set, batch_size=256, sampler=val_sampler, num_workers=4)  # expect: GPU201
+    val_loader = DataLoader(val_set, batch_size=256, sampler=val_sampler, num_workers=4)  # expect: GPU201  # expect: GPU204
 
     model = DDP(wide_net().to(device), device_ids=[local_rank])
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, nesterov=True, weight_decay=5e-4)

@@ -39,15 +39,15 @@ class SmallConvNet(nn.Module):
     def __init__(self, num_classes=10, width=64):
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(3, width, 3, padding=1),
+            nn.Conv2d(3, width, 3, padding=1),  # expect: GPU706 info
             nn.BatchNorm2d(width),
             nn.ReLU(inplace=True),
             nn.MaxPool2d(2),
-            nn.Conv2d(width, width * 2, 3, padding=1),
+            nn.Conv2d(width, width * 2, 3, padding=1),  # expect: GPU706 info
             nn.BatchNorm2d(width * 2),
             nn.ReLU(inplace=True),
             nn.MaxPool2d(2),
-            nn.Conv2d(width * 2, width * 4, 3, padding=1),
+            nn.Conv2d(width * 2, width * 4, 3, padding=1),  # expect: GPU706 info
             nn.BatchNorm2d(width * 4),
             nn.ReLU(inplace=True),
             nn.AdaptiveAvgPool2d(1),
@@ -124,7 +124,7 @@ def main():
             images = images.to(device, non_blocking=True)  # trap: GPU103
             labels = labels.to(device, non_blocking=True)
             optimizer.zero_grad(set_to_none=True)
-            with torch.cuda.amp.autocast():  # expect: GPU301
+            with torch.cuda.amp.autocast():  # expect: GPU301  # expect: GPU303
                 logits = model(images)
                 loss = criterion(logits, labels)
             loss.backward()

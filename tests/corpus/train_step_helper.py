@@ -36,9 +36,9 @@ class ConvClassifier(nn.Module):
     def __init__(self, n_mels=64, num_classes=35, width=128):
         super().__init__()
         self.net = nn.Sequential(
-            nn.Conv1d(n_mels, width, 5, padding=2), nn.BatchNorm1d(width), nn.ReLU(),
-            nn.Conv1d(width, width, 5, padding=2, stride=2), nn.BatchNorm1d(width), nn.ReLU(),
-            nn.Conv1d(width, width, 3, padding=1, stride=2), nn.BatchNorm1d(width), nn.ReLU(),
+            nn.Conv1d(n_mels, width, 5, padding=2), nn.BatchNorm1d(width), nn.ReLU(),  # expect: GPU706 info
+            nn.Conv1d(width, width, 5, padding=2, stride=2), nn.BatchNorm1d(width), nn.ReLU(),  # expect: GPU706 info
+            nn.Conv1d(width, width, 3, padding=1, stride=2), nn.BatchNorm1d(width), nn.ReLU(),  # expect: GPU706 info
             nn.AdaptiveAvgPool1d(1), nn.Flatten(), nn.Linear(width, num_classes),
         )
 
@@ -70,7 +70,7 @@ def evaluate(model, loader, device):
     model.eval()
     hits, count = 0, 0
     for feats, labels in loader:
-        feats, labels = feats.to(device), labels.to(device)
+        feats, labels = feats.to(device), labels.to(device)  # expect: GPU203
         hits += (model(feats).argmax(dim=-1) == labels).sum().item()  # trap: GPU101
         count += labels.numel()
     model.train()
@@ -96,7 +96,7 @@ def main():
     train_set = SpeechFeatures(100_000)
     val_set = SpeechFeatures(5_000)
     train_sampler = tud.DistributedSampler(train_set)  # expect: GPU501
-    train_loader = tud.DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler, num_workers=6)  # expect: GPU201
+    train_loader = tud.DataLoader(train_set, batch_size=args.batch_size, sampler=train_sampler, num_workers=6)  # expect: GPU201  # expect: GPU204
     val_loader = tud.DataLoader(val_set, batch_size=512, pin_memory=True)  # trap: GPU201
 
     model = ConvClassifier().to(device)

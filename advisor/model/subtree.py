@@ -1,0 +1,30 @@
+"""Walks over small subtrees (one call's arguments, one function's body) that rules may do
+without a second pass over the module."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+
+def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` is ``tree`` or one of its descendants (compared by identity)."""
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def iter_names(node: cst.CSTNode) -> Iterable[str]:
+    """Every Name in a small subtree (used on call arguments, never on whole files)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current.value
+        else:
+            stack.extend(current.children)

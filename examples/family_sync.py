@@ -1,0 +1,80 @@
+"""Host-device synchronisation: a small classifier whose training loop waits for the GPU.
+
+Shows: GPU101, GPU102, GPU103, GPU104, GPU105, GPU106
+
+Each of these lines makes the host stop and wait for the GPU (or copy data to it) on
+every step; family_sync_fixed.py is the same script without them.
+
+    python examples/family_sync.py --epochs 3
+"""
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, Dataset
+
+
+class NoisyLabels(Dataset):
+    """Random feature vectors; about one label in ten is unknown (-1) and must be ignored."""
+
+    def __init__(self, n=20_000, dim=64, num_classes=5):
+        g = torch.Generator().manual_seed(0)
+        self.features = torch.randn(n, dim, generator=g)
+        self.labels = torch.randint(0, num_classes, (n,), generator=g)
+        self.labels[torch.rand(n, generator=g) < 0.1] = -1
+
+    def __len__(self):
+        return self.labels.numel()
+
+    def __getitem__(self, i):
+        return self.features[i], self.labels[i]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description="classifier with ignored labels")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--lr", type=float, default=1e-3)
+    return p.parse_args()
+
+
+def main():
+    args = parse_args()
+    device = torch.device("cuda")
+    torch.backends.cuda.matmul.allow_tf32 = True
+    loader = DataLoader(
+        NoisyLabels(),
+        batch_size=args.batch_size,
+        shuffle=True,
+        num_workers=4,
+        pin_memory=True,
+        persistent_workers=True,
+    )
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 5)).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    class_weights = torch.tensor([1.0, 1.0, 2.0, 2.0, 4.0]).cuda()
+
+    for epoch in range(args.epochs):
+        running = 0.0
+        predictions = []
+        for step, (x, y) in enumerate(loader):
+            x = x.to(device, non_blocking=True)
+            y = y.to(device, non_blocking=True)
+            logits = model(x + torch.randn(x.shape).cuda() * 0.01)
+            known = y >= 0
+            loss = F.cross_entropy(logits[known], y[known], weight=class_weights)
+            if torch.isnan(loss):
+                continue
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            torch.cuda.synchronize()
+            running += loss.item()
+            predictions.extend(logits.argmax(dim=1).cpu().tolist())
+            print(f"epoch {epoch} step {step} loss {loss:.4f}")
+        print(f"epoch {epoch}: mean loss {running / len(loader):.4f}, {len(predictions)} predictions")
+
+
+if __name__ == "__main__":
+    main()
