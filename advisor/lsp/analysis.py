@@ -1,0 +1,153 @@
+"""Running the engine for the server: off the event loop, one file version at a time, cached.
+
+The engine is CPU-bound Python. It runs on one worker thread so that the event loop keeps
+reading messages (cancellations, hovers, newer changes) while a file is analysed; one worker,
+because on a small machine two analyses at once only make both late. A job queued for a
+version the client has since replaced is dropped before it starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+from lsprotocol import types
+
+from advisor.config import Config
+from advisor.engine import check_source
+from advisor.findings import FileProblem, Finding
+from advisor.fixes import fix_until_stable
+from advisor.lsp import convert
+
+log = logging.getLogger("advisor.lsp")
+
+
+class Superseded(Exception):
+    """The version asked for is no longer the one the client has; nothing was computed."""
+
+
+@dataclass
+class Analysis:
+    uri: str
+    version: Optional[int]
+    key: Tuple
+    findings: List[Finding]
+    problem: Optional[FileProblem]
+    diagnostics: List[types.Diagnostic] = field(default_factory=list)
+
+    @property
+    def result_id(self) -> str:
+        return ":".join(str(part) for part in self.key)
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs, resolved on the event loop (configuration lookups touch the
+    resolver's caches, which are not shared with the worker)."""
+
+    uri: str
+    text: str
+    version: Optional[int]
+    key: Tuple
+    filename: str
+    path: Optional[Path]
+    config: Config
+    excluded: bool
+    encoding: str
+    href: Callable[[str], Optional[str]]
+    wanted: Callable[[], bool]
+
+
+class Analyzer:
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="advisor-analysis")
+        self._cache: Dict[str, Analysis] = {}
+        self._last_good: Dict[str, Analysis] = {}
+        self._running: Dict[Tuple[str, Tuple], asyncio.Future] = {}
+
+    def latest(self, uri: str) -> Optional[Analysis]:
+        return self._cache.get(uri)
+
+    def forget(self, uri: str) -> None:
+        self._cache.pop(uri, None)
+        self._last_good.pop(uri, None)
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def analyse(self, job: Job) -> Analysis:
+        cached = self._cache.get(job.uri)
+        if cached is not None and cached.key == job.key:
+            return cached
+        running_key = (job.uri, job.key)
+        future = self._running.get(running_key)
+        if future is None:
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self._executor, self._run, job, self._last_good.get(job.uri))
+            self._running[running_key] = future
+            future.add_done_callback(lambda _f: self._running.pop(running_key, None))
+        # Shielded: a cancelled request ($/cancelRequest, a newer keystroke) stops waiting,
+        # while another waiter for the same version still gets the result.
+        analysis = await asyncio.shield(future)
+        current = self._cache.get(job.uri)
+        if current is None or _newer(analysis, current):
+            self._cache[job.uri] = analysis
+            if analysis.problem is None:
+                self._last_good[job.uri] = analysis
+        return analysis
+
+    def _run(self, job: Job, last_good: Optional[Analysis]) -> Analysis:
+        if not job.wanted():
+            raise Superseded()
+        lines = convert.lines_of(job.text)
+        if job.excluded:
+            return Analysis(job.uri, job.version, job.key, [], None)
+        result = check_source(job.text, job.filename, job.config, path=job.path)
+        analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem)
+        if result.problem is None:
+            analysis.diagnostics = [
+                convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code)) for f in result.findings
+            ]
+            return analysis
+        # The text does not parse (mid-edit, usually): keep the last good diagnostics so that
+        # they do not flicker away while typing, without their fixes (their edits belong to
+        # the old text), and add one diagnostic that says why the file was not re-checked.
+        kept: List[types.Diagnostic] = []
+        if last_good is not None:
+            analysis.findings = list(last_good.findings)  # hover still explains them
+            for finding in last_good.findings:
+                diag = convert.diagnostic(finding, lines, job.encoding, job.version, job.href(finding.code))
+                diag.data = {"version": job.version, "name": finding.name, "stale": True}
+                kept.append(diag)
+        analysis.diagnostics = kept + [convert.problem_diagnostic(result.problem, lines, job.encoding)]
+        return analysis
+
+    async def fix_all(self, job: Job) -> Optional[Tuple[str, int]]:
+        """The text with every safe fix applied (re-checked until stable, as `advisor check
+        --fix` does), and how many fixes that took; None when nothing applies."""
+
+        def work() -> Optional[Tuple[str, int]]:
+            if not job.wanted():
+                raise Superseded()
+            if job.excluded:
+                return None
+
+            def check(text: str):
+                return check_source(text, job.filename, job.config, path=job.path)
+
+            new_text, applied, _ = fix_until_stable(job.text, check, unsafe=False)
+            return (new_text, applied) if applied else None
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, work)
+
+
+def _newer(analysis: Analysis, current: Analysis) -> bool:
+    """Results can finish out of order across configuration changes; keep the newest."""
+    if analysis.version is None or current.version is None:
+        return True
+    return analysis.version >= current.version

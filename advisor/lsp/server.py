@@ -1,0 +1,437 @@
+"""`advisor lsp`: the pygls server, wiring protocol messages to documents, analysis and actions.
+
+Diagnostics are pulled (textDocument/diagnostic) by clients that advertise it and pushed
+(textDocument/publishDiagnostics, with the document version) to the others. A push waits for
+`debounceMs` after the last change and is dropped if the document moved on meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Set
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from advisor import __version__
+from advisor.findings import Applicability, Position
+from advisor.lsp import convert
+from advisor.lsp.actions import (
+    KIND_FIX_ALL, contains, fix_title, noqa_code_at, noqa_edit, noqa_title, unique,
+)
+from advisor.lsp.analysis import Analysis, Analyzer, Job, Superseded
+from advisor.lsp.docs import DocsLinks, rule_markdown
+from advisor.lsp.documents import Document, Documents
+from advisor.lsp.settings import RUN_ON_SAVE, ConfigResolver, Settings, parse_settings
+
+log = logging.getLogger("advisor.lsp")
+
+
+class AdvisorServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("torch-advisor", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.documents = Documents()
+        self.analyzer = Analyzer()
+        self.resolver = ConfigResolver()
+        self.settings = Settings()
+        self.links = DocsLinks()
+        self.pull = False
+        self._settings_generation = 0
+        self._pushes: Dict[str, asyncio.Task] = {}
+        self._shown_errors: Set[str] = set()
+
+    # -- client facts ------------------------------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        kind = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return getattr(kind, "value", kind)
+
+    def _capability(self, *names: str) -> Any:
+        value: Any = self.client_capabilities
+        for name in names:
+            value = getattr(value, name, None)
+            if value is None:
+                return None
+        return value
+
+    # -- settings and configuration ----------------------------------------------------------------
+    def apply_settings(self, raw: Any) -> None:
+        settings, errors = parse_settings(raw, self.settings)
+        for error in errors:
+            self.show_once(f"torch-advisor settings: {error}", types.MessageType.Warning)
+        if settings != self.settings:
+            self.settings = settings
+            self._settings_generation += 1
+
+    def show_once(self, message: str, kind: types.MessageType) -> None:
+        log.warning("%s", message)
+        if message not in self._shown_errors:
+            self._shown_errors.add(message)
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def job(self, doc: Document, text: str, version: Optional[int]) -> Job:
+        path = _path(doc.uri)
+        config, error = self.resolver.for_path(path, self.settings)
+        if error:
+            self.show_once(f"torch-advisor: {error} (using the defaults)", types.MessageType.Error)
+        key = (version, self.resolver.generation, self._settings_generation)
+        docs_url = self.settings.docs_url
+
+        def wanted() -> bool:
+            current = self.documents.get(doc.uri)
+            if current is not doc:
+                return False
+            return (doc.saved_version if self.settings.run == RUN_ON_SAVE else doc.version) == version
+
+        return Job(
+            uri=doc.uri, text=text, version=version, key=key,
+            filename=str(path) if path is not None else doc.uri, path=path, config=config,
+            excluded=path is not None and config.is_excluded(path), encoding=self.encoding,
+            href=lambda code: self.links.href(code, docs_url), wanted=wanted,
+        )
+
+    def snapshot(self, doc: Document):
+        if self.settings.run == RUN_ON_SAVE:
+            return doc.saved_text, doc.saved_version
+        return doc.text, doc.version
+
+    def invalidate(self) -> None:
+        """Configuration or settings changed: every open document is checked again."""
+        for doc in self.documents:
+            if self.pull:
+                self.prestart(doc)
+            else:
+                self.schedule_push(doc, 0)
+        if self.pull and self._capability("workspace", "diagnostics", "refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+
+    # -- diagnostics -------------------------------------------------------------------------------
+    def schedule_push(self, doc: Document, delay_ms: int) -> None:
+        previous = self._pushes.pop(doc.uri, None)
+        if previous is not None:
+            previous.cancel()
+        self._pushes[doc.uri] = asyncio.ensure_future(self._push_later(doc, delay_ms))
+
+    async def _push_later(self, doc: Document, delay_ms: int) -> None:
+        try:
+            if delay_ms:
+                await asyncio.sleep(delay_ms / 1000)
+            text, version = self.snapshot(doc)
+            analysis = await self.analyzer.analyse(self.job(doc, text, version))
+        except (asyncio.CancelledError, Superseded):
+            return
+        except Exception:  # noqa: BLE001 - one failed analysis must not stop the server
+            log.exception("analysis of %s failed", doc.uri)
+            return
+        # Never publish for a version the client no longer has.
+        if self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != version:
+            return
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=analysis.diagnostics, version=doc.version)
+        )
+
+    def prestart(self, doc: Document) -> None:
+        """Pull clients ask right after a change; starting now saves the wait."""
+        text, version = self.snapshot(doc)
+        future = asyncio.ensure_future(self.analyzer.analyse(self.job(doc, text, version)))
+        future.add_done_callback(_swallow)
+
+    async def pulled(self, uri: str) -> Optional[Analysis]:
+        analysis = None
+        for _ in range(5):  # the document can change while it is analysed: analyse the new one
+            doc = self.documents.get(uri)
+            if doc is None:
+                return None
+            text, version = self.snapshot(doc)
+            try:
+                analysis = await self.analyzer.analyse(self.job(doc, text, version))
+            except Superseded:
+                continue
+            if self.snapshot(doc)[1] == version:
+                return analysis
+        return analysis
+
+
+def _swallow(future: asyncio.Future) -> None:
+    if not future.cancelled() and future.exception() is not None and not isinstance(future.exception(), Superseded):
+        log.error("analysis failed", exc_info=future.exception())
+
+
+def _path(uri: str) -> Optional[Path]:
+    if not uri.startswith("file:"):
+        return None  # untitled buffers: default configuration
+    fs_path = to_fs_path(uri)
+    return Path(fs_path) if fs_path else None
+
+
+def build_server() -> AdvisorServer:
+    server = AdvisorServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: AdvisorServer, params: types.InitializeParams) -> None:
+        ls.pull = ls._capability("text_document", "diagnostic") is not None
+        ls.apply_settings(params.initialization_options)
+        log.info("client %s: %s diagnostics, %s positions",
+                 params.client_info.name if params.client_info else "?", "pull" if ls.pull else "push", ls.encoding)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: AdvisorServer, params: types.InitializedParams) -> None:
+        if ls._capability("workspace", "did_change_watched_files", "dynamic_registration"):
+            registration = types.Registration(
+                id="advisor-pyproject",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                ),
+            )
+            try:
+                await asyncio.wait_for(
+                    ls.client_register_capability_async(types.RegistrationParams(registrations=[registration])), 10
+                )
+            except Exception as exc:  # noqa: BLE001 - no watcher: pyproject mtimes still checked
+                log.warning("could not register a pyproject.toml watcher: %s", exc)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AdvisorServer, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        doc = ls.documents.open(item.uri, item.text, item.version, item.language_id)
+        if ls.pull:
+            ls.prestart(doc)
+        else:
+            ls.schedule_push(doc, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: AdvisorServer, params: types.DidChangeTextDocumentParams) -> None:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return
+        doc.apply(params.content_changes, params.text_document.version, ls.encoding)
+        if ls.settings.run == RUN_ON_SAVE:
+            return
+        if ls.pull:
+            ls.prestart(doc)
+        else:
+            ls.schedule_push(doc, ls.settings.debounce_ms)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: AdvisorServer, params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri.endswith("/pyproject.toml"):
+            ls.resolver.reload()
+            ls.invalidate()
+        doc = ls.documents.get(uri)
+        if doc is None:
+            return
+        if params.text is not None:
+            doc.text, doc._lines = params.text, None
+        doc.mark_saved()
+        if ls.pull:
+            if ls.settings.run == RUN_ON_SAVE and ls._capability("workspace", "diagnostics", "refresh_support"):
+                ls.workspace_diagnostic_refresh(None)
+        else:
+            ls.schedule_push(doc, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AdvisorServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        task = ls._pushes.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        ls.documents.close(uri)
+        ls.analyzer.forget(uri)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="advisor", inter_file_dependencies=False, workspace_diagnostics=False),
+    )
+    async def diagnostic(ls: AdvisorServer, params: types.DocumentDiagnosticParams):
+        analysis = await ls.pulled(params.text_document.uri)
+        if analysis is None:
+            return types.FullDocumentDiagnosticReport(items=[])
+        if params.previous_result_id == analysis.result_id:
+            return types.UnchangedDocumentDiagnosticReport(result_id=analysis.result_id)
+        return types.FullDocumentDiagnosticReport(items=analysis.diagnostics, result_id=analysis.result_id)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, KIND_FIX_ALL]),
+    )
+    async def code_action(ls: AdvisorServer, params: types.CodeActionParams):
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return None
+        return await _code_actions(ls, doc, params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: AdvisorServer, params: types.HoverParams) -> Optional[types.Hover]:
+        doc = ls.documents.get(params.text_document.uri)
+        if doc is None:
+            return None
+        return _hover(ls, doc, params.position)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched(ls: AdvisorServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith("pyproject.toml") for change in params.changes):
+            log.info("pyproject.toml changed; reloading configuration")
+            ls.resolver.reload()
+            ls.invalidate()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def changed_configuration(ls: AdvisorServer, params: types.DidChangeConfigurationParams) -> None:
+        raw = params.settings
+        if not raw and ls._capability("workspace", "configuration"):
+            # Clients that only signal a change expect the server to ask for the section.
+            try:
+                answer = await asyncio.wait_for(
+                    ls.workspace_configuration_async(
+                        types.ConfigurationParams(items=[types.ConfigurationItem(section="advisor")])
+                    ),
+                    10,
+                )
+                raw = answer[0] if answer else None
+            except Exception as exc:  # noqa: BLE001 - keep the settings we have
+                log.warning("workspace/configuration failed: %s", exc)
+                return
+        before = ls._settings_generation
+        ls.apply_settings(raw)
+        if ls._settings_generation != before:
+            ls.invalidate()
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: AdvisorServer, params: Any) -> None:
+        for task in ls._pushes.values():
+            task.cancel()
+        ls.analyzer.shutdown()
+
+    return server
+
+
+# -- code actions ----------------------------------------------------------------------------------
+def _wanted(only: Optional[List[str]], kind: str) -> bool:
+    return only is None or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def _workspace_edit(ls: AdvisorServer, doc: Document, edits: List[types.TextEdit]) -> types.WorkspaceEdit:
+    if ls._capability("workspace", "workspace_edit", "document_changes"):
+        # Versioned: the client refuses the edit if the document changed since.
+        identifier = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=identifier, edits=edits)])
+    return types.WorkspaceEdit(changes={doc.uri: edits})
+
+
+async def _code_actions(ls: AdvisorServer, doc: Document, params: types.CodeActionParams):
+    only = params.context.only
+    lines, encoding = doc.lines, ls.encoding
+    ours = [d for d in params.context.diagnostics if d.source == convert.SOURCE and isinstance(d.code, str)]
+    fixes: List[types.CodeAction] = []
+    ignores: List[types.CodeAction] = []
+    if _wanted(only, types.CodeActionKind.QuickFix):
+        silenced = set()
+        for diag in ours:
+            data = diag.data if isinstance(diag.data, dict) else {}
+            fix = convert.fix_from_data(data["fix"]) if data.get("fix") else None
+            # A fix belongs to the text it was computed on: offered only for that version.
+            if fix is not None and data.get("version") == doc.version:
+                edits = [convert.text_edit(lines, e, encoding) for e in fix.edits]
+                fixes.append(types.CodeAction(
+                    title=fix_title(diag.code, fix), kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                    edit=_workspace_edit(ls, doc, edits), is_preferred=fix.applicability is Applicability.SAFE,
+                ))
+            row = diag.range.start.line + 1
+            if (row, diag.code) in silenced or row > len(lines):
+                continue
+            silenced.add((row, diag.code))
+            edit = noqa_edit(lines[row - 1], row, diag.code)
+            if edit is not None:
+                ignores.append(types.CodeAction(
+                    title=noqa_title(diag.code), kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                    edit=_workspace_edit(ls, doc, [convert.text_edit(lines, edit, encoding)]),
+                ))
+    fixes.sort(key=lambda action: not action.is_preferred)  # safe fixes first
+    actions = fixes + ignores
+    if _wanted(only, KIND_FIX_ALL):
+        # Asked for explicitly (on save, or the Source Action menu), or offered in the light
+        # bulb when the current analysis knows of a safe fix.
+        latest = ls.analyzer.latest(doc.uri)
+        has_safe = latest is not None and latest.version == doc.version and any(
+            f.fix is not None and f.fix.applicability is Applicability.SAFE for f in latest.findings
+        )
+        if only is not None or has_safe:
+            action = await _fix_all(ls, doc)
+            if action is not None:
+                actions.append(action)
+    return actions
+
+
+async def _fix_all(ls: AdvisorServer, doc: Document) -> Optional[types.CodeAction]:
+    version, text = doc.version, doc.text
+    job = ls.job(doc, text, version)
+    job = replace(job, wanted=lambda: ls.documents.get(doc.uri) is doc and doc.version == version)
+    try:
+        result = await ls.analyzer.fix_all(job)
+    except Superseded:
+        return None
+    if result is None or doc.version != version:
+        return None
+    new_text, count = result
+    edit = convert.minimal_edit(text, new_text)
+    if edit is None:
+        return None
+    lines = convert.lines_of(text)
+    return types.CodeAction(
+        title=f"Apply {count} safe torch-advisor fix{'es' if count != 1 else ''}",
+        kind=KIND_FIX_ALL,
+        edit=_workspace_edit(ls, doc, [convert.text_edit(lines, edit, ls.encoding)]),
+    )
+
+
+# -- hover -----------------------------------------------------------------------------------------
+def _hover(ls: AdvisorServer, doc: Document, position: types.Position) -> Optional[types.Hover]:
+    lines, encoding = doc.lines, ls.encoding
+    if position.line >= len(lines):
+        return None
+    point = convert.engine_position(lines, position, encoding)
+    line = lines[point.row - 1]
+    in_noqa = noqa_code_at(line, point.column - 1)
+    if in_noqa is not None:
+        code, start, end = in_noqa
+        text = rule_markdown(code)
+        if text is None:
+            return None
+        rng = convert.lsp_range(lines, Position(point.row, start + 1), Position(point.row, end + 1), encoding)
+        return _markdown(text, rng)
+    analysis = ls.analyzer.latest(doc.uri)
+    if analysis is None:
+        return None
+    under = [f for f in analysis.findings if contains(f.start, f.end, point)]
+    texts = [t for t in (rule_markdown(code) for code in unique(f.code for f in under)) if t]
+    if not texts:
+        return None
+    first = under[0]
+    return _markdown("\n\n---\n\n".join(texts), convert.lsp_range(lines, first.start, first.end, encoding))
+
+
+def _markdown(text: str, rng: types.Range) -> types.Hover:
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text), range=rng)
+
+
+# -- entry point -----------------------------------------------------------------------------------
+def serve(tcp: Optional[str] = None) -> int:
+    import sys
+
+    server = build_server()
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+        return 0
+    # stdout carries the protocol and nothing else: anything printed by mistake (a stray
+    # print, a library warning) goes to stderr instead of corrupting a message.
+    protocol_out = sys.stdout.buffer
+    sys.stdout = sys.stderr
+    server.start_io(sys.stdin.buffer, protocol_out)
+    return 0

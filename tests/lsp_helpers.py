@@ -1,0 +1,116 @@
+"""Shared pieces of the language-server tests: the client factory, waiting with timeouts, and
+applying the server's edits the way an editor does (written independently of the server's own
+position code, so that the tests check it instead of repeating it)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from typing import Callable, Dict, List, Optional
+
+from lsprotocol import types
+
+TIMEOUT = 20.0  # seconds: generous for a 2-core CI machine, short enough to fail instead of hang
+
+
+def server_command() -> List[str]:
+    return [sys.executable, "-m", "advisor", "lsp", "--log-level", "warning"]
+
+
+def server_env() -> Dict[str, str]:
+    # The rule docs page for diagnostic links is written to the cache: keep it out of $HOME.
+    return {**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(prefix="advisor-lsp-cache-")}
+
+
+def make_client():
+    """pytest-lsp's client, also recording every publish with its version (the default handler
+    keeps only the latest diagnostics) and answering registrations."""
+    from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_lsp_features
+    from pygls.protocol import default_converter
+
+    client = LanguageClient(converter_factory=default_converter)
+    client.published = []  # type: ignore[attr-defined]
+    client.registrations = []  # type: ignore[attr-defined]
+
+    def publish(params: types.PublishDiagnosticsParams):
+        client.diagnostics[params.uri] = params.diagnostics
+        client.published.append(params)
+
+    def register(params: types.RegistrationParams):
+        client.registrations.extend(params.registrations)
+
+    features = dict(DEFAULT_CLIENT_FEATURES)
+    features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = publish
+    features[types.CLIENT_REGISTER_CAPABILITY] = register
+    register_lsp_features(client, features)
+    return client
+
+
+async def until(condition: Callable[[], object], timeout: float = TIMEOUT, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+# -- positions, as an editor computes them -------------------------------------------------------
+def _lines(text: str) -> List[str]:
+    import re
+
+    return re.split(r"\r\n|\r|\n", text)
+
+
+def _units_to_points(line: str, units: int, encoding: str) -> int:
+    if encoding == "utf-32":
+        return units
+    codec = "utf-8" if encoding == "utf-8" else "utf-16-le"
+    width = 1 if encoding == "utf-8" else 2
+    return len(line.encode(codec)[: units * width].decode(codec, errors="ignore"))
+
+
+def offset(text: str, position: types.Position, encoding: str) -> int:
+    lines = _lines(text)
+    start = 0
+    for index in range(position.line):
+        start += len(lines[index])
+        start += 2 if text[start : start + 2] == "\r\n" else 1
+    return start + _units_to_points(lines[position.line], position.character, encoding)
+
+
+def points_to_units(line: str, points: int, encoding: str) -> int:
+    prefix = line[:points]
+    if encoding == "utf-32":
+        return len(prefix)
+    if encoding == "utf-8":
+        return len(prefix.encode("utf-8"))
+    return len(prefix.encode("utf-16-le")) // 2
+
+
+def apply_edits(text: str, edits: List[types.TextEdit], encoding: str) -> str:
+    spans = sorted(
+        ((offset(text, e.range.start, encoding), offset(text, e.range.end, encoding), e.new_text) for e in edits),
+        reverse=True,
+    )
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def edits_for(edit: types.WorkspaceEdit, uri: str) -> List[types.TextEdit]:
+    if edit.document_changes:
+        return [e for change in edit.document_changes if change.text_document.uri == uri for e in change.edits]
+    return list((edit.changes or {}).get(uri, []))
+
+
+def find(actions: Optional[list], title_part: str):
+    for action in actions or []:
+        if title_part in action.title:
+            return action
+    raise AssertionError(f"no action with {title_part!r} among {[a.title for a in actions or []]}")

@@ -1,0 +1,94 @@
+"""The language server's pure parts: positions in each encoding, document edits, the noqa
+edit, settings; and `advisor lsp` without pygls."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+pytest.importorskip("lsprotocol", reason="the `lsp` extra is not installed")
+
+from lsprotocol import types  # noqa: E402
+
+from advisor.findings import Position  # noqa: E402
+from advisor.lsp import convert  # noqa: E402
+from advisor.lsp.actions import noqa_code_at, noqa_edit  # noqa: E402
+from advisor.lsp.documents import Documents  # noqa: E402
+from advisor.lsp.settings import Settings, parse_settings  # noqa: E402
+
+LINE = 'x = "é😀" + loss.item()'  # é: 2 bytes, 1 utf-16 unit; 😀: 4 bytes, 2 utf-16 units
+
+
+@pytest.mark.parametrize("encoding, expected", [("utf-8", 15), ("utf-16", 12), ("utf-32", 11)])
+def test_columns_in_each_encoding(encoding, expected):
+    points = LINE.index("loss")
+    assert convert.to_units(LINE, points, encoding) == expected
+    assert convert.from_units(LINE, expected, encoding) == points
+    assert convert.lsp_position([LINE], Position(1, points + 1), encoding) == types.Position(0, expected)
+
+
+def test_position_inside_a_character_snaps_after_it():
+    assert convert.from_units(LINE, 7, "utf-16") == 7  # between the two halves of 😀 -> after it
+    assert convert.from_units(LINE, 100, "utf-8") == len(LINE)
+
+
+def test_incremental_changes_use_protocol_lines_not_splitlines():
+    docs = Documents()
+    text = "a = 1\x0cb = 2\nc = '😀'\nd = 3\n"  # a form feed is not a line break for the protocol
+    doc = docs.open("file:///t.py", text, 1)
+    change = types.TextDocumentContentChangePartial(
+        range=types.Range(start=types.Position(1, 9), end=types.Position(1, 9)), text="!"
+    )
+    doc.apply([change], 2, "utf-16")
+    assert doc.text == "a = 1\x0cb = 2\nc = '😀'!\nd = 3\n" and doc.version == 2
+    assert doc.lines[1] == "c = '😀'!"
+
+
+def test_minimal_edit_spans_only_the_difference():
+    old = "a\r\nbb\r\ncc\r\n"
+    new = "a\r\nbXb\r\ncc\r\n"
+    edit = convert.minimal_edit(old, new)
+    assert (edit.start, edit.end, edit.content) == (Position(2, 2), Position(2, 2), "X")
+    assert convert.minimal_edit(old, old) is None
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("x.item()", "x.item()  # noqa: GPU101"),
+        ("x.item()  # keep", "x.item()  # keep  # noqa: GPU101"),
+        ("x.item()  # noqa: GPU102", "x.item()  # noqa: GPU102, GPU101"),
+        ("x.item()  # noqa:GPU102 GPU103  # why", "x.item()  # noqa:GPU102, GPU103, GPU101  # why"),
+    ],
+)
+def test_noqa_edit_adds_or_merges(line, expected):
+    edit = noqa_edit(line, 3, "GPU101")
+    assert edit.start.row == edit.end.row == 3
+    assert line[: edit.start.column - 1] + edit.content + line[edit.end.column - 1:] == expected
+
+
+@pytest.mark.parametrize("line", ["x.item()  # noqa", "x.item()  # noqa: GPU1", "y = x + \\"])
+def test_noqa_edit_not_offered(line):
+    assert noqa_edit(line, 1, "GPU101") is None
+
+
+def test_noqa_code_under_cursor():
+    line = "x  # noqa: GPU101, GPU201"
+    assert noqa_code_at(line, line.index("GPU201") + 3)[0] == "GPU201"
+    assert noqa_code_at(line, 0) is None
+
+
+def test_settings_keep_good_values_and_report_bad_ones():
+    settings, errors = parse_settings({"advisor": {"run": "onSave", "select": ["gpu1"], "debounceMs": -4}})
+    assert settings == Settings(run="onSave", select=("GPU1",))
+    assert len(errors) == 1 and "debounceMs" in errors[0]
+
+
+def test_lsp_without_pygls_says_how_to_install(monkeypatch, capsys):
+    from advisor import cli
+
+    monkeypatch.setitem(sys.modules, "pygls", None)
+    monkeypatch.delitem(sys.modules, "advisor.lsp.server", raising=False)
+    assert cli.main(["lsp"]) == 2
+    assert "pip install 'torch-advisor[lsp]'" in capsys.readouterr().err
