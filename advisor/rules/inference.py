@@ -89,6 +89,8 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
     name = dotted_name(func)
     if name is None or name in ("self", "cls") or model.imports.qualify(func) is not None:
         return False
+    if name in model.facts.functions:
+        return False  # a function of the file (`convert_model(...)`), not a network
     last = _last(name)
     if _MODEL_NAME.search(last):
         return True
@@ -614,6 +616,19 @@ class EvaluationWithoutEvalMode(Rule):
     )
 
     VALID = [
+        Case(
+            """
+            import torch
+
+            def load_torch_model(name):
+                return torch.hub.load("repo", name)
+
+            for name in names:
+                torch_model = load_torch_model(name)
+                export(torch_model)
+            """,
+            note="a function of the file whose name ends in _model",
+        ),
         Case(
             """
             import torch
