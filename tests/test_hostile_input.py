@@ -228,3 +228,41 @@ def test_pyproject_that_is_a_folder_or_unreadable_bytes(tmp_path, capsys):
     (tmp_path / "t.py").write_text(HOT)
     code, _, err = run(capsys, "check", tmp_path)
     assert code == 2 and "pyproject.toml" in err
+
+
+UNSAFE = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader\n"
+    "loader = DataLoader(ds, batch_size=4, num_workers=2, pin_memory=False)\n"
+    "for x, y in loader:\n"
+    "    x = x.cuda()\n"
+)
+
+
+def test_fix_applies_only_safe_fixes_unless_asked(tmp_path, capsys):
+    path = tmp_path / "u.py"
+    path.write_text(UNSAFE)
+    code, out, _ = run(capsys, "check", "--fix", path)
+    assert code == 1 and path.read_text() == UNSAFE  # pin_memory=False is an explicit choice
+    assert "fix (unsafe)" in out
+    run(capsys, "check", "--fix", "--unsafe-fixes", path)
+    assert "pin_memory=True" in path.read_text()
+
+
+def test_fix_never_overwrites_a_file_changed_during_the_run(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "c.py"
+    path.write_text(UNSAFE)
+    import advisor.cli as cli
+
+    real = cli.fix_until_stable
+
+    def edited_meanwhile(*args, **kwargs):
+        result = real(*args, **kwargs)
+        path.write_text("# the user saved something else\n")
+        return result
+
+    monkeypatch.setattr(cli, "fix_until_stable", edited_meanwhile)
+    code, _, err = run(capsys, "check", "--fix", "--unsafe-fixes", path)
+    assert code == 2
+    assert "changed on disk while it was being checked; not fixed" in err
+    assert path.read_text() == "# the user saved something else\n"
