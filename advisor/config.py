@@ -15,7 +15,7 @@ else:  # pragma: no cover - exercised on older interpreters only
     import tomli as tomllib
 
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
-KNOWN_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "show-info", "torch-version")
+KNOWN_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "show-info", "torch-version", "docs-url")
 # The oldest torch release line the default advice assumes; version-dependent rules read it.
 DEFAULT_TORCH_VERSION = (2, 4)
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
@@ -33,6 +33,7 @@ class Config:
     exclude: Tuple[str, ...] = ()
     show_info: bool = False
     torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION  # the oldest torch the project supports
+    docs_url: Optional[str] = None  # where the rule pages are hosted: "https://host/rules/{code}"
     root: Optional[Path] = None  # folder of the pyproject.toml it came from
     source: Optional[Path] = None
 
@@ -129,6 +130,11 @@ def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path]) -
             config = replace(config, torch_version=parse_torch_version(value))
         except ConfigError as exc:
             raise ConfigError(f"{where}: `torch-version`: {exc}") from None
+    if "docs-url" in table:
+        value = table["docs-url"]
+        if not isinstance(value, str) or not re.match(r"^(https?|file)://", value):
+            raise ConfigError(f"{where}: `docs-url` must be an absolute http(s) or file URL")
+        config = replace(config, docs_url=value)
     if "show-info" in table:
         if not isinstance(table["show-info"], bool):
             raise ConfigError(f"{where}: `show-info` must be true or false")

@@ -1,4 +1,5 @@
-"""Which files a run checks: Python files under the given paths, minus what is never user code."""
+"""Which files a run checks: Python files and Jupyter notebooks under the given paths, minus what
+is never user code."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ SKIPPED_DIRS = frozenset(
     {
         ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "site-packages", "build", "dist",
         "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+        ".ipynb_checkpoints",
     }
 )
+
+# What a folder walk picks up (explicit paths are always checked).
+CHECKED_SUFFIXES = (".py", ".ipynb")
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,6 @@ def _walk(root: Path, excluded: Callable[[Path], bool]) -> Iterator[Path]:
                 if excluded(path):
                     continue
                 subfolders.append(path)
-            elif entry.name.endswith(".py") and not excluded(path):
+            elif entry.name.endswith(CHECKED_SUFFIXES) and not excluded(path):
                 yield path
         stack.extend(reversed(subfolders))

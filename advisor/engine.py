@@ -80,7 +80,7 @@ class _Positions:
         return Edit(self.start(spec.node), self.end(spec.node), spec.content)
 
 
-def _finding(report: Report, positions: _Positions, filename: str) -> Finding:
+def _finding(report: Report, positions: _Positions, filename: str, docs_url: Optional[str] = None) -> Finding:
     rule = report.rule
     fix = None
     if report.fix is not None:
@@ -99,7 +99,7 @@ def _finding(report: Report, positions: _Positions, filename: str) -> Finding:
         severity=report.severity,
         start=positions.start(report.node),
         end=positions.end(report.node),
-        url=rule.url,
+        url=rule.url_for(docs_url),
         hint=rule.hint,
         fix=fix,
         filename=filename,
@@ -153,7 +153,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config):
         if not reports:
             return []
         positions = _Positions(module, text)
-        return [_finding(r, positions, filename) for r in reports]
+        return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")
 

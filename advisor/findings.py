@@ -56,10 +56,11 @@ class Finding:
     hint: Optional[str] = None
     fix: Optional[Fix] = None
     filename: str = field(default="")
+    cell: Optional[int] = None  # notebooks: 1-based cell; rows and columns are then in that cell
 
     @property
-    def sort_key(self) -> Tuple[str, int, int, str]:
-        return (self.filename, self.start.row, self.start.column, self.code)
+    def sort_key(self) -> Tuple[str, int, int, int, str]:
+        return (self.filename, self.cell or 0, self.start.row, self.start.column, self.code)
 
 
 @dataclass(frozen=True)
@@ -70,3 +71,11 @@ class FileProblem:
     reason: str
     row: int = 1
     column: int = 1
+    cell: Optional[int] = None  # notebooks: the cell the row and column are in
+
+
+def location(filename: str, cell: Optional[int], row: int, column: int) -> str:
+    """`path:row:col`, or `notebook.ipynb:cell 3:row:col` where the row is in cell 3."""
+    if cell is None:
+        return f"{filename}:{row}:{column}"
+    return f"{filename}:cell {cell}:{row}:{column}"

@@ -26,6 +26,8 @@ from advisor.lsp.actions import (
 from advisor.lsp.analysis import Analysis, Analyzer, Job, Superseded
 from advisor.lsp.docs import DocsLinks, rule_markdown
 from advisor.lsp.documents import Document, Documents
+from advisor.lsp.notebooks import SYNC_OPTIONS as NOTEBOOK_SYNC
+from advisor.lsp.notebooks import Notebooks
 from advisor.lsp.settings import RUN_ON_SAVE, ConfigResolver, Settings, parse_settings
 
 log = logging.getLogger("advisor.lsp")
@@ -33,8 +35,10 @@ log = logging.getLogger("advisor.lsp")
 
 class AdvisorServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("torch-advisor", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("torch-advisor", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=NOTEBOOK_SYNC)
         self.documents = Documents()
+        self.notebooks = Notebooks()
         self.analyzer = Analyzer()
         self.resolver = ConfigResolver()
         self.settings = Settings()
@@ -106,6 +110,9 @@ class AdvisorServer(LanguageServer):
                 self.prestart(doc)
             else:
                 self.schedule_push(doc, 0)
+        if not self.pull:
+            for uri in list(self.workspace.notebook_documents):
+                self.notebooks.schedule_push(self, uri, 0)
         if self.pull and self._capability("workspace", "diagnostics", "refresh_support"):
             self.workspace_diagnostic_refresh(None)
 
@@ -245,11 +252,32 @@ def build_server() -> AdvisorServer:
         ls.analyzer.forget(uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_open(ls: AdvisorServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.notebooks.changed(ls, params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_change(ls: AdvisorServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        if ls.settings.run != RUN_ON_SAVE:
+            ls.notebooks.changed(ls, params.notebook_document.uri, ls.settings.debounce_ms)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def notebook_save(ls: AdvisorServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.notebooks.changed(ls, params.notebook_document.uri, 0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_close(ls: AdvisorServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.notebooks.closed(ls, params.notebook_document.uri)
+
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
         types.DiagnosticOptions(identifier="advisor", inter_file_dependencies=False, workspace_diagnostics=False),
     )
     async def diagnostic(ls: AdvisorServer, params: types.DocumentDiagnosticParams):
+        if ls.documents.get(params.text_document.uri) is None:
+            cell = await ls.notebooks.pulled(ls, params.text_document.uri)
+            if cell is not None:  # a notebook cell: checked with the notebook's other cells
+                return types.FullDocumentDiagnosticReport(items=cell)
         analysis = await ls.pulled(params.text_document.uri)
         if analysis is None:
             return types.FullDocumentDiagnosticReport(items=[])

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import List, TextIO
 
-from advisor.findings import FileProblem, Finding
+from advisor.findings import FileProblem, Finding, location
 
 
 def write_concise(out: TextIO, findings: List[Finding], problems: List[FileProblem]) -> None:
     for problem in problems:
-        out.write(f"{problem.filename}:{problem.row}:{problem.column}: error: {problem.reason}\n")
+        out.write(f"{location(problem.filename, problem.cell, problem.row, problem.column)}: error: {problem.reason}\n")
     for f in findings:
-        out.write(f"{f.filename}:{f.start.row}:{f.start.column}: {f.code} {f.message}\n")
+        out.write(f"{location(f.filename, f.cell, f.start.row, f.start.column)}: {f.code} {f.message}\n")

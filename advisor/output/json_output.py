@@ -1,5 +1,7 @@
 """A JSON list shaped like ruff's `--output-format json`, plus `severity`, `name` and `hint`.
 
+In a notebook, `cell` is the 1-based cell and rows are counted in that cell (null elsewhere).
+
 Files that could not be checked appear as entries whose `code` is null, as ruff does for
 syntax errors.
 """
@@ -36,6 +38,7 @@ def finding_to_dict(f: Finding) -> Dict[str, Any]:
         "message": f.message,
         "severity": f.severity.value,
         "filename": f.filename,
+        "cell": f.cell,
         "location": _location(f.start),
         "end_location": _location(f.end),
         "noqa_row": f.start.row,
@@ -52,6 +55,7 @@ def problem_to_dict(p: FileProblem) -> Dict[str, Any]:
         "message": p.reason,
         "severity": "error",
         "filename": p.filename,
+        "cell": p.cell,
         "location": {"row": p.row, "column": p.column},
         "end_location": {"row": p.row, "column": p.column},
         "noqa_row": None,

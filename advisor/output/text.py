@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, List, Sequence
+from typing import Dict, List, Sequence, Tuple, Union
 
 from rich.console import Console
 from rich.markup import escape
 
-from advisor.findings import Applicability, FileProblem, Finding, Severity
+from advisor.findings import Applicability, FileProblem, Finding, Severity, location
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
 
@@ -26,23 +26,24 @@ def write_text(
     console: Console,
     findings: List[Finding],
     problems: List[FileProblem],
-    sources: Dict[str, Sequence[str]],
+    sources: Dict[Union[str, Tuple[str, int]], Sequence[str]],
     fix_hint: bool = True,
 ) -> None:
     for problem in problems:
         console.print(
-            f"[bold]{escape(problem.filename)}:{problem.row}:{problem.column}:[/] [bold red]error[/]: "
+            f"[bold]{escape(location(problem.filename, problem.cell, problem.row, problem.column))}:[/] [bold red]error[/]: "
             f"{escape(problem.reason)}",
             soft_wrap=True,
         )
     for f in findings:
         style = _STYLE[f.severity]
         console.print(
-            f"[bold]{escape(f.filename)}:{f.start.row}:{f.start.column}:[/] [{style}]{f.code}[/] "
+            f"[bold]{escape(location(f.filename, f.cell, f.start.row, f.start.column))}:[/] [{style}]{f.code}[/] "
             f"{escape(f.message)} [dim]({f.severity.value})[/]",
             soft_wrap=True,
         )
-        lines = sources.get(f.filename, ())
+        # Notebook cells are keyed by (filename, cell): their rows count from the cell's start.
+        lines = sources.get(f.filename if f.cell is None else (f.filename, f.cell), ())
         if 0 < f.start.row <= len(lines):
             line = lines[f.start.row - 1].expandtabs(1)
             gutter = str(f.start.row)

@@ -1,0 +1,160 @@
+"""Notebook documents (`notebookDocument/*`): the code cells checked as one program.
+
+pygls keeps the notebook's structure and its cells' text (its built-in handlers run before
+ours). On every open or change the python code cells are joined as `advisor check` joins a
+.ipynb file's cells (advisor.notebook: magics become placeholders, rows map back to cells),
+checked once on the analysis thread, and each cell gets the diagnostics that fall in it: pushed
+per cell URI, or returned when a pull client asks for a cell. Quick fixes and hovers are for
+plain Python files only, for now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, replace
+from typing import Dict, List, Optional, Tuple
+
+from lsprotocol import types
+
+from advisor.engine import check_source
+from advisor.lsp import convert
+from advisor.notebook import build_program, problem_to_cells, to_cells
+
+log = logging.getLogger("advisor.lsp")
+
+SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
+    notebook_selector=[
+        types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")], notebook="*")
+    ]
+)
+
+
+@dataclass
+class NotebookAnalysis:
+    key: Tuple
+    diagnostics: Dict[str, List[types.Diagnostic]]  # cell URI -> its diagnostics
+
+
+def code_cells(ls, notebook: types.NotebookDocument) -> List[Tuple[int, str, str, Optional[int]]]:
+    """(1-based cell number, cell URI, text, version) of each python code cell."""
+    cells = []
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.kind != types.NotebookCellKind.Code:
+            continue
+        doc = ls.workspace.get_text_document(cell.document)
+        if (doc.language_id or "python") != "python":
+            continue
+        cells.append((number, cell.document, doc.source, doc.version))
+    return cells
+
+
+class Notebooks:
+    def __init__(self) -> None:
+        self._latest: Dict[str, NotebookAnalysis] = {}
+        self._pushes: Dict[str, asyncio.Task] = {}
+        self.published: Dict[str, List[str]] = {}  # notebook URI -> cell URIs last pushed to
+
+    def forget(self, uri: str) -> None:
+        self._latest.pop(uri, None)
+        task = self._pushes.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    async def analyse(self, ls, uri: str) -> Optional[NotebookAnalysis]:
+        notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return None
+        cells = code_cells(ls, notebook)
+        key = (notebook.version, tuple((c[1], c[3]) for c in cells), ls.resolver.generation, ls._settings_generation)
+        cached = self._latest.get(uri)
+        if cached is not None and cached.key == key:
+            return cached
+        from advisor.lsp.server import _path
+
+        path = _path(uri)
+        config, _ = ls.resolver.for_path(path, ls.settings)
+        filename = str(path) if path is not None else uri
+        encoding, docs_url = ls.encoding, ls.settings.docs_url
+        hrefs = {}
+
+        def href(code: str) -> Optional[str]:
+            if code not in hrefs:
+                hrefs[code] = ls.links.href(code, docs_url)
+            return hrefs[code]
+
+        def work() -> NotebookAnalysis:
+            by_number = {number: (cell_uri, text) for number, cell_uri, text, _ in cells}
+            out: Dict[str, List[types.Diagnostic]] = {cell_uri: [] for _, cell_uri, _, _ in cells}
+            if path is not None and config.is_excluded(path):
+                return NotebookAnalysis(key, out)
+            program = build_program([(number, text) for number, _, text, _ in cells])
+            result = check_source(program.text, filename, config, path=path)
+            for finding in result.findings:
+                local = to_cells(program, finding)
+                if local.cell not in by_number:
+                    continue
+                cell_uri, text = by_number[local.cell]
+                # Fix edits are not offered in cells (yet): no fix data on their diagnostics.
+                diag = convert.diagnostic(replace(local, fix=None), convert.lines_of(text), encoding, None,
+                                          href(local.code))
+                out[cell_uri].append(diag)
+            if result.problem is not None:
+                problem = problem_to_cells(program, result.problem)
+                if problem.cell in by_number:
+                    cell_uri, text = by_number[problem.cell]
+                    out[cell_uri].append(convert.problem_diagnostic(problem, convert.lines_of(text), encoding))
+            return NotebookAnalysis(key, out)
+
+        loop = asyncio.get_running_loop()
+        analysis = await loop.run_in_executor(ls.analyzer._executor, work)
+        self._latest[uri] = analysis
+        return analysis
+
+    def schedule_push(self, ls, uri: str, delay_ms: int) -> None:
+        previous = self._pushes.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        self._pushes[uri] = asyncio.ensure_future(self._push_later(ls, uri, delay_ms))
+
+    async def _push_later(self, ls, uri: str, delay_ms: int) -> None:
+        try:
+            if delay_ms:
+                await asyncio.sleep(delay_ms / 1000)
+            analysis = await self.analyse(ls, uri)
+        except asyncio.CancelledError:
+            return
+        except Exception:  # noqa: BLE001 - one failed analysis must not stop the server
+            log.exception("analysis of notebook %s failed", uri)
+            return
+        if analysis is None:
+            return
+        # Cells removed since the last push get their diagnostics cleared.
+        for cell_uri in self.published.get(uri, []):
+            if cell_uri not in analysis.diagnostics:
+                ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))
+        for cell_uri, diagnostics in analysis.diagnostics.items():
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=diagnostics))
+        self.published[uri] = list(analysis.diagnostics)
+
+    async def pulled(self, ls, cell_uri: str) -> Optional[List[types.Diagnostic]]:
+        """A pull client's diagnostics for one cell; None if the URI is no notebook's cell."""
+        notebook = ls.workspace.get_notebook_document(cell_uri=cell_uri)
+        if notebook is None:
+            return None
+        analysis = await self.analyse(ls, notebook.uri)
+        if analysis is None:
+            return []
+        return analysis.diagnostics.get(cell_uri, [])
+
+    def changed(self, ls, uri: str, delay_ms: int) -> None:
+        if ls.pull:
+            if ls._capability("workspace", "diagnostics", "refresh_support"):
+                ls.workspace_diagnostic_refresh(None)  # a change in one cell can move findings in others
+        else:
+            self.schedule_push(ls, uri, delay_ms)
+
+    def closed(self, ls, uri: str) -> None:
+        self.forget(uri)
+        for cell_uri in self.published.pop(uri, []):
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell_uri, diagnostics=[]))

@@ -1,0 +1,428 @@
+"""Jupyter notebooks: their code cells checked as one program, findings and fixes mapped back.
+
+The code cells are joined into one Python text, each cell preceded by a marker comment line, so
+that names defined in one cell are known in the next (as they are when the notebook runs top
+to bottom). IPython syntax that is not Python (line magics ``%time x``, cell magics
+``%%bash``, shell escapes ``!pip install``, help ``obj?``) becomes a placeholder statement of
+the same indentation, one line for one line, so that rows map back and no magic can cause a
+syntax error. Findings get a ``cell`` (1-based, counting every cell of the notebook, as an
+editor shows them) and rows and columns relative to that cell.
+
+Fixes are applied to the joined program; the program is then split at the markers, the
+placeholders are put back to the original lines, and only the changed cells' ``source`` is
+written into the notebook's JSON. Outputs, execution counts, metadata and the other cells are
+left as they were; the JSON keeps its key order, its indentation (1, as Jupyter writes it) and
+its trailing newline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from advisor.config import DEFAULT_CONFIG, Config
+from advisor.engine import FileResult, check_source
+from advisor.findings import Edit, FileProblem, Finding, Fix, Position
+from advisor.fixes import fix_until_stable, unified_diff
+
+NOTEBOOK_SUFFIX = ".ipynb"
+_MARKER = "# torch-advisor notebook cell {index}"
+_MARKER_RE = re.compile(r"^# torch-advisor notebook cell (\d+)$")
+_PLACEHOLDER = "pass  # torch-advisor magic {index}"
+_PLACEHOLDER_RE = re.compile(r"^(\s*)pass  # torch-advisor magic (\d+)$")
+# Cell magics whose body is Python: the first line becomes a placeholder, the body is checked.
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# `%magic`, `!cmd`, `x = !cmd`, `x = %magic`, `?obj`, `obj?`, `obj??`.
+_ESCAPE = re.compile(r"^\s*(?:[%!?]|[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!])")
+_HELP = re.compile(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
+# For the triple-quoted-string scan: strings, comments and the quotes that open a long string.
+_TOKENS = re.compile(r"#.*|\"\"\"|'''|\"(?:\\.|[^\"\\])*\"?|'(?:\\.|[^'\\])*'?|\\.|[()\[\]{}]")
+
+
+class NotebookError(Exception):
+    """The file is not a notebook this tool can read (broken JSON, no cell list)."""
+
+
+def is_notebook(path: Path) -> bool:
+    return path.suffix.lower() == NOTEBOOK_SUFFIX
+
+
+@dataclass
+class CodeCell:
+    index: int  # 1-based position among all the notebook's cells
+    lines: List[str]  # the cell's source lines, without line ends
+    trailing_newline: bool
+
+
+@dataclass
+class Program:
+    """The joined code cells and the table that maps its rows back to (cell, row in cell)."""
+
+    text: str
+    rows: List[Tuple[int, int]]  # program row - 1 -> (cell index, 1-based row), (0, 0) on markers
+    magics: Dict[int, str]  # placeholder number -> the original line
+    cells: List[CodeCell]
+
+    def locate(self, pos: Position) -> Tuple[Optional[int], Position]:
+        if 0 < pos.row <= len(self.rows):
+            cell, row = self.rows[pos.row - 1]
+            if cell:
+                return cell, Position(row, pos.column)
+            # A marker row (the position just after a cell's last line): the next cell's row 1.
+            nxt = pos.row
+            while nxt < len(self.rows) and not self.rows[nxt][0]:
+                nxt += 1
+            if nxt < len(self.rows):
+                return self.rows[nxt][0], Position(1, 1)
+        return None, pos
+
+
+def _magic_lines(lines: List[str]) -> List[bool]:
+    """Which lines of one cell are IPython escapes (not inside a triple-quoted string)."""
+    flags = [False] * len(lines)
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        name = lines[first].lstrip()[2:].split(None, 1)
+        if name and name[0] in _PYTHON_CELL_MAGICS:
+            flags[first] = True  # the body is Python: check it
+            rest = _magic_lines(lines[first + 1:])
+            return flags[: first + 1] + rest
+        return [True] * len(lines)  # %%bash, %%writefile, ...: the whole cell is not Python
+    in_string: Optional[str] = None
+    depth = 0
+    continued = False  # a magic line ending in a backslash goes on on the next line
+    python_continued = False
+    for i, line in enumerate(lines):
+        starts_statement = in_string is None and depth == 0 and not python_continued
+        if continued or (starts_statement and (_ESCAPE.match(line) or _HELP.match(line))):
+            flags[i] = True
+            continued = line.endswith("\\")
+            continue
+        continued = False
+        in_string, depth = _scan(line, in_string, depth)
+        python_continued = in_string is None and line.endswith("\\")
+    return flags
+
+
+def _scan(line: str, in_string: Optional[str], depth: int) -> Tuple[Optional[str], int]:
+    """The triple quote still open and the bracket depth at the end of ``line``."""
+    pos = 0
+    while pos < len(line):
+        if in_string is not None:
+            end = line.find(in_string, pos)
+            while end > 0 and _escaped(line, end):
+                end = line.find(in_string, end + 1)
+            if end < 0:
+                return in_string, depth
+            pos, in_string = end + 3, None
+            continue
+        match = _TOKENS.search(line, pos)
+        if match is None:
+            break
+        token = match.group()
+        if token.startswith("#"):
+            break
+        if token in ('"""', "'''"):
+            in_string = token
+        elif token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(0, depth - 1)
+        pos = match.end()
+    return in_string, depth
+
+
+def _escaped(line: str, at: int) -> bool:
+    slashes = 0
+    while at - slashes - 1 >= 0 and line[at - slashes - 1] == "\\":
+        slashes += 1
+    return slashes % 2 == 1
+
+
+def cell_source(cell: Dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def build_program(cells: Sequence[Tuple[int, str]]) -> Program:
+    """``cells``: (1-based index, source text) of each code cell, in order."""
+    out: List[str] = []
+    rows: List[Tuple[int, int]] = []
+    magics: Dict[int, str] = {}
+    code_cells: List[CodeCell] = []
+    for index, text in cells:
+        lines = _LINE_BREAK.split(text)
+        trailing = len(lines) > 1 and lines[-1] == ""
+        if trailing:
+            lines.pop()
+        if lines == [""]:
+            lines = []
+        code_cells.append(CodeCell(index, lines, trailing))
+        out.append(_MARKER.format(index=index))
+        rows.append((0, 0))
+        indent, continued = "", False
+        for row, (line, magic) in enumerate(zip(lines, _magic_lines(lines)), start=1):
+            if magic:
+                number = len(magics) + 1
+                magics[number] = line
+                if not continued:  # a continuation line keeps the indentation of its magic
+                    indent = line[: len(line) - len(line.lstrip())]
+                continued = line.endswith("\\")
+                line = indent + _PLACEHOLDER.format(index=number)
+            else:
+                continued = False
+            out.append(line)
+            rows.append((index, row))
+    return Program("\n".join(out) + "\n", rows, magics, code_cells)
+
+
+def split_program(program: Program, text: str) -> Optional[Dict[int, str]]:
+    """The cell sources of a (fixed) program text, magics restored; None if the markers or the
+    placeholders did not all survive exactly once and in order."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    by_cell: Dict[int, List[str]] = {}
+    current: Optional[int] = None
+    seen_magics = set()
+    order = [c.index for c in program.cells]
+    found_order: List[int] = []
+    for line in lines:
+        marker = _MARKER_RE.match(line)
+        if marker:
+            current = int(marker.group(1))
+            found_order.append(current)
+            by_cell[current] = []
+            continue
+        if current is None:
+            return None
+        placeholder = _PLACEHOLDER_RE.match(line)
+        if placeholder:
+            number = int(placeholder.group(2))
+            if number not in program.magics or number in seen_magics:
+                return None
+            seen_magics.add(number)
+            line = program.magics[number]
+        by_cell[current].append(line)
+    if found_order != order or len(seen_magics) != len(program.magics):
+        return None
+    result: Dict[int, str] = {}
+    for cell in program.cells:
+        body = "\n".join(by_cell[cell.index])
+        result[cell.index] = body + "\n" if cell.trailing_newline and body else body
+    return result
+
+
+def to_cells(program: Program, finding: Finding) -> Finding:
+    """A program-coordinate finding as the user sees it: cell, and rows in that cell."""
+    cell, start = program.locate(finding.start)
+    end_cell, end = program.locate(finding.end)
+    if end_cell != cell:
+        end = start
+    fix = finding.fix
+    if fix is not None:
+        edits = []
+        for e in fix.edits:
+            _, s = program.locate(e.start)
+            _, t = program.locate(e.end)
+            edits.append(Edit(s, t, e.content))
+        fix = Fix(fix.message, tuple(edits), fix.applicability)
+    return replace(finding, start=start, end=end, fix=fix, cell=cell)
+
+
+def problem_to_cells(program: Program, problem: FileProblem) -> FileProblem:
+    cell, pos = program.locate(Position(problem.row, problem.column))
+    if cell is None:
+        return problem
+    return replace(problem, row=pos.row, column=pos.column, cell=cell)
+
+
+# -- the notebook file -----------------------------------------------------------------------------
+@dataclass
+class Notebook:
+    data: Dict[str, Any]
+    raw: str
+    indent: int = 1
+    trailing_newline: bool = True
+
+    @classmethod
+    def parse(cls, raw: str) -> "Notebook":
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise NotebookError(f"not a valid notebook: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        except RecursionError:
+            raise NotebookError("not a valid notebook: JSON nested too deeply") from None
+        if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+            raise NotebookError("not a valid notebook: no `cells` list at the top level")
+        indent = 1
+        match = re.search(r"\n( +)\S", raw)
+        if match:
+            indent = len(match.group(1))
+        return cls(data, raw, indent, raw.endswith("\n"))
+
+    @property
+    def is_python(self) -> bool:
+        meta = self.data.get("metadata")
+        if not isinstance(meta, dict):
+            return True
+        info = meta.get("language_info")
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            return info["name"].lower() == "python"
+        kernel = meta.get("kernelspec")
+        if isinstance(kernel, dict) and isinstance(kernel.get("language"), str):
+            return kernel["language"].lower() == "python"
+        return True
+
+    def code_cells(self) -> List[Tuple[int, str]]:
+        cells = []
+        for number, cell in enumerate(self.data["cells"], start=1):
+            if isinstance(cell, dict) and cell.get("cell_type") == "code":
+                cells.append((number, cell_source(cell)))
+        return cells
+
+    def cell_text(self, index: int) -> str:
+        return cell_source(self.data["cells"][index - 1])
+
+    def with_sources(self, sources: Dict[int, str]) -> str:
+        """The notebook's JSON text with the given cells' sources replaced; the rest untouched."""
+        for index, text in sources.items():
+            cell = self.data["cells"][index - 1]
+            if cell_source(cell) == text:
+                continue
+            if isinstance(cell.get("source"), list) or "source" not in cell:
+                cell["source"] = re.findall(r"[^\n]*\n|[^\n]+$", text)
+            else:
+                cell["source"] = text
+        out = json.dumps(self.data, indent=self.indent, ensure_ascii=False)
+        return out + "\n" if self.trailing_newline else out
+
+
+@dataclass
+class NotebookResult(FileResult):
+    """A FileResult whose findings are in cell coordinates; ``fixed_text`` is the new JSON."""
+
+    notebook: Optional[Notebook] = None
+    fixed_sources: Dict[int, str] = field(default_factory=dict)
+
+    def cell_lines(self) -> Dict[Tuple[str, int], List[str]]:
+        """Each cell's current lines, keyed by (filename, cell), for the text renderer."""
+        if self.notebook is None:
+            return {}
+        out: Dict[Tuple[str, int], List[str]] = {}
+        for index, text in self.notebook.code_cells():
+            text = self.fixed_sources.get(index, text)
+            out[(self.filename, index)] = _LINE_BREAK.split(text)
+        return out
+
+    def diff(self) -> str:
+        if self.notebook is None:
+            return ""
+        parts = []
+        for index, new in sorted(self.fixed_sources.items()):
+            old = self.notebook.cell_text(index)
+            if new != old:
+                label = f"{self.filename}:cell {index}"
+                parts.append(unified_diff(_ensure_newline(old), _ensure_newline(new), label))
+        return "".join(parts)
+
+
+def _ensure_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def check_notebook_text(
+    raw: str, filename: str, config: Config = DEFAULT_CONFIG, path: Optional[Path] = None
+) -> Tuple[NotebookResult, Optional[Program]]:
+    """Findings in cell coordinates, and the program they were computed on."""
+    result = NotebookResult(filename)
+    try:
+        notebook = Notebook.parse(raw)
+    except NotebookError as exc:
+        result.problem = FileProblem(filename, str(exc))
+        return result, None
+    result.notebook = notebook
+    if not notebook.is_python:
+        return result, None
+    program = build_program(notebook.code_cells())
+    checked = check_source(program.text, filename, config, path=path)
+    result.findings = [to_cells(program, f) for f in checked.findings]
+    if checked.problem is not None:
+        result.problem = problem_to_cells(program, checked.problem)
+    return result, program
+
+
+def check_notebook(
+    path: Path, config: Config = DEFAULT_CONFIG, display: Optional[str] = None,
+    fix: bool = False, diff: bool = False, unsafe: bool = False,
+) -> NotebookResult:
+    """`advisor check` on one notebook: read, check, and with ``fix``/``diff`` fix it."""
+    from advisor.source import SourceText
+
+    filename = display if display is not None else str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return NotebookResult(filename, problem=FileProblem(filename, f"cannot read: {exc.strerror or exc}"))
+    try:
+        raw = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return NotebookResult(filename, problem=FileProblem(filename, f"cannot decode: not UTF-8 ({exc.reason})"))
+    result, program = check_notebook_text(raw, filename, config, path)
+    result.source = SourceText(raw, "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+    if not (fix or diff) or program is None or result.problem is not None:
+        return result
+
+    def check(text: str) -> FileResult:
+        return check_source(text, filename, config, path=path)
+
+    new_program, applied, final = fix_until_stable(program.text, check, unsafe=unsafe)
+    if not applied:
+        return result
+    sources = split_program(program, new_program)
+    if sources is None:
+        result.problem = FileProblem(filename, "internal error: the fixed cells could not be mapped back; not fixed")
+        return result
+    changed = {i: t for i, t in sources.items() if t != result.notebook.cell_text(i)}
+    new_json = result.notebook.with_sources(changed)
+    fixed = NotebookResult(filename, source=result.source, notebook=Notebook.parse(raw))
+    fixed.fixed_sources = changed
+    fixed.fixed_text = new_json
+    fixed.fixes_applied = applied
+    # Findings left after the fixes, in the new cells' coordinates.
+    after = build_program([(i, sources.get(i, t)) for i, t in fixed.notebook.code_cells()])
+    fixed.findings = [to_cells(after, f) for f in final.findings]
+    if final.problem is not None:
+        fixed.problem = problem_to_cells(after, final.problem)
+    if fix and not diff:
+        write_atomically(path, data, new_json, result.source.encoding)
+    return fixed
+
+
+class NotebookChanged(Exception):
+    pass
+
+
+def write_atomically(path: Path, original: bytes, new_text: str, encoding: str) -> None:
+    """Writes through a temporary file and a rename, only if the file is unchanged since read."""
+    if path.read_bytes() != original:
+        raise NotebookChanged()
+    mode = path.stat().st_mode
+    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(new_text.encode(encoding))
+        os.chmod(tmp, mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

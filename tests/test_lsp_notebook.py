@@ -1,0 +1,108 @@
+"""Notebook documents in the language server: cells checked together, diagnostics per cell."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("pygls", reason="the `lsp` extra is not installed")
+pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is not installed")
+
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+from tests.lsp_helpers import TIMEOUT, make_client, server_command, server_env, until  # noqa: E402
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module")]
+
+PROFILES = {"push": "visual-studio-code@v1.65.2", "pull": "neovim@v0.11.0"}
+SETUP = "%matplotlib inline\nimport torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=4)\n"
+LOOP = "for x, y in loader:\n    !echo step\n    loss = model(x.cuda()).mean()\n    loss.backward()\n    optimizer.step()\n    total += loss.item()\n"
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    params=list(PROFILES),
+    config=ClientServerConfig(server_command=server_command(), client_factory=make_client, server_env=server_env()),
+)
+async def client(request, lsp_client: LanguageClient):
+    capabilities = client_capabilities(PROFILES[request.param])
+    capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
+        synchronization=types.NotebookDocumentSyncClientCapabilities()
+    )
+    result = await asyncio.wait_for(
+        lsp_client.initialize_session(
+            types.InitializeParams(capabilities=capabilities, initialization_options={"debounceMs": 20})
+        ),
+        TIMEOUT,
+    )
+    lsp_client.mode = request.param
+    lsp_client.sync = result.capabilities.notebook_document_sync
+    yield
+    await asyncio.wait_for(lsp_client.shutdown_session(), TIMEOUT)
+
+
+def open_notebook(client, uri: str, texts):
+    cells, items = [], []
+    for i, (kind, text) in enumerate(texts):
+        cell_uri = f"vscode-notebook-cell:{uri[len('file:'):]}#C{i}"
+        cells.append(types.NotebookCell(kind=kind, document=cell_uri))
+        items.append(types.TextDocumentItem(uri=cell_uri, language_id="python" if kind == types.NotebookCellKind.Code
+                                            else "markdown", version=1, text=text))
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(uri=uri, notebook_type="jupyter-notebook", version=1, cells=cells),
+        cell_text_documents=items,
+    ))
+    return [c.document for c in cells]
+
+
+async def cell_diagnostics(client, cell_uri: str, want=lambda d: True):
+    if client.mode == "pull":
+        async def pulled():
+            report = await asyncio.wait_for(client.text_document_diagnostic_async(
+                types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=cell_uri))), TIMEOUT)
+            return report.items
+        for _ in range(100):
+            items = await pulled()
+            if want(items):
+                return items
+            await asyncio.sleep(0.05)
+        raise AssertionError("no matching diagnostics")
+    found = await until(lambda: next((p for p in reversed(client.published) if p.uri == cell_uri
+                                      and want(p.diagnostics)), None), what=f"diagnostics for {cell_uri}")
+    return found.diagnostics
+
+
+async def test_capability_and_per_cell_diagnostics(client, tmp_path):
+    assert client.sync is not None
+    uri = (tmp_path / "train.ipynb").as_uri()
+    md, setup, loop = open_notebook(client, uri, [
+        (types.NotebookCellKind.Markup, "# Title\n"),
+        (types.NotebookCellKind.Code, SETUP),
+        (types.NotebookCellKind.Code, LOOP),
+    ])
+    loop_diags = await cell_diagnostics(client, loop, lambda d: bool(d))
+    item = next(d for d in loop_diags if d.code == "GPU101")
+    assert item.range.start.line == 5 and item.range.start.character == 13  # row in the cell
+    setup_diags = await cell_diagnostics(client, setup, lambda d: bool(d))
+    assert {d.code for d in setup_diags} == {"GPU201", "GPU202"} and setup_diags[0].range.start.line == 3
+
+    # An edit in the loop cell that removes the `.item()` clears it, and only it.
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(uri=uri, version=2),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=loop, version=2),
+                changes=[types.TextDocumentContentChangeWholeDocument(text=LOOP.replace("loss.item()", "loss.detach()"))],
+            )
+        ])),
+    ))
+    await cell_diagnostics(client, loop, lambda d: not any(x.code == "GPU101" for x in d))
+
+    client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
+        notebook_document=types.NotebookDocumentIdentifier(uri=uri),
+        cell_text_documents=[types.TextDocumentIdentifier(uri=u) for u in (md, setup, loop)],
+    ))
+    if client.mode == "push":
+        await until(lambda: any(p.uri == setup and not p.diagnostics for p in client.published), what="cleared")

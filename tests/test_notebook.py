@@ -1,0 +1,196 @@
+"""Jupyter notebooks: cells checked as one program, magics harmless, findings and fixes per cell."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from advisor.cli import main
+from advisor.notebook import build_program, split_program
+
+SETUP = [
+    "%matplotlib inline\n",
+    "!pip install torch\n",
+    "import torch\n",
+    "from torch.utils.data import DataLoader\n",
+    "loader = DataLoader(ds, batch_size=4, num_workers=2)",
+]
+LOOP = [
+    "%%time\n",
+    "for x, y in loader:\n",
+    "    x = x.cuda()\n",
+    "    %time step()\n",
+    "    loss = model(x).mean()\n",
+    "    loss.backward()\n",
+    "    optimizer.step()\n",
+    "    total += loss.item()",
+]
+
+
+def notebook(*cells) -> dict:
+    return {
+        "cells": list(cells),
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                     "language_info": {"name": "python", "version": "3.11.7"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def code(source, count=None, outputs=(), **metadata) -> dict:
+    return {"cell_type": "code", "execution_count": count, "id": f"c{count}", "metadata": metadata,
+            "outputs": list(outputs), "source": source}
+
+
+MARKDOWN = {"cell_type": "markdown", "id": "md", "metadata": {}, "source": ["# Training\n", "100% of the text"]}
+OUTPUT = {"name": "stdout", "output_type": "stream", "text": ["Requirement already satisfied\n"]}
+
+
+def write_nb(path: Path, nb: dict) -> Path:
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def sample(tmp_path: Path) -> Path:
+    return write_nb(tmp_path / "train.ipynb", notebook(
+        MARKDOWN,
+        code(SETUP, 1, [OUTPUT], tags=["setup"]),
+        code(LOOP, 2),
+        code(["%%bash\n", "echo 'not python (' \n"], 3),
+        code("s = '''\n%s is text'''\nx = (1\n     % 2)\nloader?\n", 4),
+    ))
+
+
+def run(capsys, *args):
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_findings_name_the_cell_and_the_row_in_it(tmp_path, capsys):
+    path = sample(tmp_path)
+    status, out, err = run(capsys, "check", "--format", "concise", path)
+    assert status == 1, err
+    assert out.splitlines()[0].startswith(f"{path}:cell 2:5:10: GPU201")
+    assert out.splitlines()[-1].startswith(f"{path}:cell 3:8:14: GPU101")
+
+
+def test_json_has_cell_and_cell_relative_rows(tmp_path, capsys):
+    path = sample(tmp_path)
+    _, out, _ = run(capsys, "check", "--format", "json", path)
+    items = {i["code"]: i for i in json.loads(out)}
+    assert items["GPU101"]["cell"] == 3 and items["GPU101"]["location"] == {"row": 8, "column": 14}
+    assert items["GPU201"]["cell"] == 2 and items["GPU201"]["fix"]["edits"][0]["location"]["row"] == 5
+    text_file = tmp_path / "plain.py"
+    text_file.write_text("import torch\nfor b in loader:\n    loss = m(b.cuda())\n    loss.backward()\n    print(loss.item())\n")
+    _, out, _ = run(capsys, "check", "--format", "json", text_file)
+    assert all(i["cell"] is None for i in json.loads(out))
+
+
+def test_text_output_shows_the_cell_line(tmp_path, capsys):
+    path = sample(tmp_path)
+    _, out, _ = run(capsys, "check", path)
+    assert f"{path}:cell 3:8:14:" in out
+    assert "8 │     total += loss.item()" in out
+
+
+def test_magics_never_cause_a_syntax_error():
+    cells = [
+        (1, "%load_ext autoreload\n%autoreload 2\n!nvidia-smi\nfiles = !ls\nt = %timeit -o f()\n%env A=1 \\\n  B=2"),
+        (2, "%%writefile x.py\ndef broken(:\n"),
+        (3, "for i in range(3):\n    !echo {i}\n    %time f(i)\nobj?\n??obj\n"),
+        (4, "%%capture out\nimport torch\n"),
+    ]
+    program = build_program(cells)
+    compile(program.text, "<nb>", "exec")
+    assert program.rows.count((0, 0)) == 4  # one marker per cell, then one row per cell row
+    assert split_program(program, program.text) == {i: t for i, t in cells}
+
+
+def test_percent_inside_strings_and_brackets_is_python():
+    text = "s = '''\n%d items\n'''\nx = (a\n     % b)\ny = 1 \\\n    % 2\n"
+    program = build_program([(1, text)])
+    assert "magic" not in program.text
+    compile(program.text, "<nb>", "exec")
+
+
+def test_fix_writes_only_the_right_cells_and_keeps_everything_else(tmp_path, capsys):
+    path = sample(tmp_path)
+    before = json.loads(path.read_text())
+    status, _, err = run(capsys, "check", "--fix", "--format", "concise", path)
+    assert status == 1  # GPU101 has no fix and remains
+    assert "Fixed 2 findings." in err
+    raw = path.read_text()
+    assert raw.endswith("}\n") and raw.startswith('{\n "cells": [\n  {')  # indent 1, trailing newline
+    after = json.loads(raw)
+    expected = copy.deepcopy(before)
+    expected["cells"][1]["source"][-1] = "loader = DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True)"
+    expected["cells"][2]["source"][2] = "    x = x.cuda(non_blocking=True)\n"
+    assert after == expected  # outputs, counts, metadata, magics and other cells as they were
+    assert list(after) == list(before) and list(after["cells"][1]) == list(before["cells"][1])
+    status, out, _ = run(capsys, "check", "--fix", "--format", "concise", path)
+    assert path.read_text() == raw  # a second --fix changes nothing
+    assert out.splitlines() == [f"{path}:cell 3:8:14: GPU101 `loss.item()` waits for the GPU on every training step"]
+
+
+def test_diff_shows_cells_and_writes_nothing(tmp_path, capsys):
+    path = sample(tmp_path)
+    raw = path.read_text()
+    status, out, err = run(capsys, "check", "--diff", path)
+    assert status == 1 and path.read_text() == raw
+    assert f"--- {path}:cell 2\n+++ {path}:cell 2\n" in out
+    assert "+loader = DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True)" in out
+    assert "+    x = x.cuda(non_blocking=True)" in out
+    assert "Would fix 2 findings in 1 file." in err
+
+
+def test_string_sources_stay_strings(tmp_path, capsys):
+    path = write_nb(tmp_path / "s.ipynb", notebook(code("".join(SETUP), 1), code("".join(LOOP), 2)))
+    run(capsys, "check", "--fix", path)
+    cells = json.loads(path.read_text())["cells"]
+    assert isinstance(cells[0]["source"], str) and "pin_memory=True" in cells[0]["source"]
+
+
+def test_broken_notebooks_are_one_line_problems(tmp_path, capsys):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text('{"cells": [', encoding="utf-8")
+    odd = tmp_path / "odd.ipynb"
+    odd.write_text("[1, 2]", encoding="utf-8")
+    status, out, err = run(capsys, "check", "--format", "concise", bad, odd)
+    assert status == 1 and "Traceback" not in err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{bad}:1:1: error: not a valid notebook: invalid JSON:")
+    assert lines[1] == f"{odd}:1:1: error: not a valid notebook: no `cells` list at the top level"
+
+
+def test_syntax_error_in_a_cell_names_the_cell(tmp_path, capsys):
+    path = write_nb(tmp_path / "e.ipynb", notebook(code(SETUP, 1), code(["x = (\n"], 2), code(LOOP, 3)))
+    status, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert status == 1
+    assert out.startswith(f"{path}:cell ")
+    assert "error:" in out
+
+
+def test_folders_are_walked_for_notebooks_but_not_checkpoints(tmp_path, capsys):
+    sample(tmp_path)
+    checkpoints = tmp_path / ".ipynb_checkpoints"
+    checkpoints.mkdir()
+    sample(checkpoints)
+    _, out, _ = run(capsys, "check", "--format", "concise", tmp_path)
+    assert out.count("train.ipynb:cell") >= 2
+    assert ".ipynb_checkpoints" not in out
+
+
+def test_noqa_in_a_cell(tmp_path, capsys):
+    loop = LOOP[:-1] + ["    total += loss.item()  # noqa: GPU101"]
+    path = write_nb(tmp_path / "q.ipynb", notebook(code(SETUP, 1), code(loop, 2)))
+    _, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert "GPU101" not in out and "GPU201" in out
+
+
+def test_other_languages_are_skipped(tmp_path, capsys):
+    nb = notebook(code(["x <- 1"], 1))
+    nb["metadata"]["language_info"]["name"] = "R"
+    status, _, _ = run(capsys, "check", write_nb(tmp_path / "r.ipynb", nb))
+    assert status == 0
