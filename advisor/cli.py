@@ -15,6 +15,8 @@ from advisor.discovery import discover
 from advisor.engine import FileResult, check_file, check_source, split_lines
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable, unified_diff
+from advisor.notebook import NotebookChanged, NotebookResult, check_notebook, is_notebook
+from advisor.runner import Job, Options, check_files, default_jobs
 from advisor.source import decode_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -30,7 +32,8 @@ exit codes: 0 no findings, 1 findings (or files that could not be parsed),
 2 usage error, missing path, broken configuration or internal error.
 
 configuration: [tool.advisor] in the nearest pyproject.toml above each path, with keys
-select, ignore, per-file-ignores, exclude, show-info, torch-version. Command-line options win.
+select, ignore, per-file-ignores, exclude, show-info, torch-version, docs-url. Command-line
+options win.
 """
 
 
@@ -46,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: .)")
     check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. GPU1,GPU201)")
     check.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable")
-    check.add_argument("--format", choices=("text", "concise", "json"), default="text", help="output format (default: text)")
+    check.add_argument("--format", choices=("text", "concise", "json", "sarif", "github"), default="text",
+                       help="output format (default: text); sarif for code scanning, github for workflow annotations")
+    check.add_argument("--output-file", type=Path, metavar="PATH", help="write the report to PATH instead of stdout")
     check.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
     check.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
@@ -56,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
                        "rules and fixes follow it")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    check.add_argument("-j", "--jobs", type=_jobs, metavar="N", default=None,
+                       help="worker processes (default: every core; 1 checks in this process)")
+    check.add_argument("--no-cache", action="store_true",
+                       help="neither read nor write the result cache (ADVISOR_CACHE_DIR, else "
+                       "$XDG_CACHE_HOME/torch-advisor or ~/.cache/torch-advisor)")
 
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -71,6 +81,16 @@ def _parser() -> argparse.ArgumentParser:
     lsp.add_argument("--log-file", type=Path, metavar="PATH", help="write logs there instead of stderr")
     lsp.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
     return parser
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("expected 0 (every core) or more")
+    return value
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -117,23 +137,36 @@ def _check(args: argparse.Namespace) -> int:
         _error(f"{path}: no such file or folder")
         status = EXIT_ERROR
 
+    jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
+
     for root in paths:
         try:
             config = finder.for_path(root).with_overrides(**overrides)
         except ConfigError as exc:
             _error(str(exc))
             return EXIT_ERROR
+        if getattr(args, "docs_url", None) is None:
+            args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
         for found in discover([root], config.is_excluded, missing):
             try:
                 config_for_file = finder.for_path(found.path).with_overrides(**overrides)
             except ConfigError as exc:
                 _error(str(exc))
                 return EXIT_ERROR
+            if not is_notebook(found.path):
+                jobs.append(Job(found.path, str(found.path), config_for_file))
+                continue
             result = _check_one(found.path, config_for_file, args)
             if result is None:
                 status = EXIT_ERROR
                 continue
             results.append(result)
+
+    for result in _check_python_files(jobs, args):
+        if result is None:
+            status = EXIT_ERROR
+            continue
+        results.append(result)
 
     results.sort(key=lambda r: r.filename)
     findings: List[Finding] = [f for r in results for f in r.findings]
@@ -145,7 +178,11 @@ def _check(args: argparse.Namespace) -> int:
             return status
         return EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN
 
-    _print(findings, problems, results, args)
+    try:
+        _report(findings, problems, results, args)
+    except OSError as exc:
+        _error(f"{args.output_file}: cannot write the report ({exc.strerror or exc})")
+        return EXIT_ERROR
     if status == EXIT_ERROR:
         return status
     if (findings or problems) and not args.exit_zero:
@@ -153,14 +190,61 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def _check_python_files(jobs: List[Job], args: argparse.Namespace) -> List[Optional[FileResult]]:
+    """Results in the jobs' order; None for a file that failed (the error is printed)."""
+    count = args.jobs if args.jobs else default_jobs()
+    # The progress bar goes to stderr: only on a terminal, never with --quiet, and not while a
+    # machine-readable report goes to a pipe.
+    progress = (not args.quiet and sys.stderr.isatty()
+                and (args.format == "text" or (sys.stdout.isatty() and getattr(args, "output_file", None) is None)))
+    options = Options(jobs=count, use_cache=not args.no_cache, fix=args.fix or args.diff,
+                      unsafe=args.unsafe_fixes, progress=progress)
+    out: List[Optional[FileResult]] = []
+    for job, (result, error) in zip(jobs, check_files(jobs, options, _fixed)):
+        if result is None:
+            _error(f"{job.display}: internal error ({error}); please report it")
+            out.append(None)
+            continue
+        if args.fix and not args.diff and result.fixed_text is not None and result.source is not None:
+            try:
+                _write_atomically(job.path, result.source.text, result.fixed_text, result.source.encoding)
+            except FileChanged:
+                _error(f"{job.display}: changed on disk while it was being checked; not fixed")
+                out.append(None)
+                continue
+            except OSError as exc:
+                _error(f"{job.display}: cannot write the fixes ({exc.strerror or exc})")
+                out.append(None)
+                continue
+        out.append(result)
+    return out
+
+
+def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> FileResult:
+    """The fixes of one file, applied until stable, without writing (runs in a worker)."""
+    source = result.source
+    original = source.text
+
+    def check(text: str) -> FileResult:
+        return check_source(text, result.filename, config, path=path)
+
+    new_text, applied, final = fix_until_stable(original, check, unsafe=unsafe)
+    final.source = source
+    final.fixed_text = new_text if applied else None
+    final.fixes_applied = applied
+    return final
+
+
 def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional[FileResult]:
     display = str(path)
     try:
+        if is_notebook(path):
+            return check_notebook(path, config, display, fix=args.fix, diff=args.diff, unsafe=args.unsafe_fixes)
         result = check_file(path, config, display)
         if (args.fix or args.diff) and result.source is not None and result.problem is None:
             result = _fix_file(path, result, config, args)
         return result
-    except FileChanged:
+    except (FileChanged, NotebookChanged):
         _error(f"{display}: changed on disk while it was being checked; not fixed")
         return None
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
@@ -213,7 +297,10 @@ def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
         new_text = result.fixed_text
         if new_text is None or result.source is None:
             continue
-        sys.stdout.write(unified_diff(result.source.text, new_text, result.filename))
+        if isinstance(result, NotebookResult):
+            sys.stdout.write(result.diff())  # per cell, not the notebook's JSON
+        else:
+            sys.stdout.write(unified_diff(result.source.text, new_text, result.filename))
         changed += 1
         fixes += result.fixes_applied
     if changed:
@@ -223,25 +310,45 @@ def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
     return changed > 0
 
 
-def _print(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args) -> None:
+def _report(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args) -> None:
+    if args.output_file is None:
+        _print(findings, problems, results, args, sys.stdout)
+        return
+    with open(args.output_file, "w", encoding="utf-8", newline="\n") as out:
+        _print(findings, problems, results, args, out)
+
+
+def _print(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args, out) -> None:
     fixed = sum(r.fixes_applied for r in results)
     if args.format == "concise":
         from advisor.output.concise import write_concise
 
-        write_concise(sys.stdout, findings, problems)
+        write_concise(out, findings, problems)
     elif args.format == "json":
         from advisor.output.json_output import write_json
 
-        write_json(sys.stdout, findings, problems)
+        write_json(out, findings, problems)
+    elif args.format == "sarif":
+        from advisor.output.sarif import write_sarif
+
+        write_sarif(out, findings, problems, getattr(args, "docs_url", None))
+    elif args.format == "github":
+        from advisor.output.github import write_github
+
+        write_github(out, findings, problems)
     else:
         from rich.console import Console
 
         from advisor.output.text import write_summary, write_text
 
-        console = Console(highlight=False, soft_wrap=False)
-        sources: Dict[str, List[str]] = {
-            r.filename: split_lines(r.source.text) for r in results if r.findings and r.source is not None
-        }
+        console = Console(highlight=False, soft_wrap=False) if out is sys.stdout else Console(
+            file=out, highlight=False, soft_wrap=False, no_color=True, width=200)
+        sources: Dict = {}
+        for r in results:
+            if isinstance(r, NotebookResult):
+                sources.update(r.cell_lines())
+            elif r.findings and r.source is not None:
+                sources[r.filename] = split_lines(r.source.text)
         write_text(console, findings, problems, sources)
         if fixed:
             console.print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
@@ -296,7 +403,7 @@ def rules_markdown() -> str:
     ]
     for r in ALL_RULES:
         lines.append(
-            f"| [{r.code}](#{r.code.lower()}) | {r.family} | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |"
+            f"| [{r.code}](rules/{r.code.lower()}.md) | {r.family} | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |"
         )
     lines.append("")
     body = "\n".join(lines) + "\n" + "\n".join(r.docs_markdown() for r in ALL_RULES)

@@ -85,7 +85,7 @@ def test_json_output_is_shaped_like_ruffs(tmp_path, capsys):
     assert first["location"] == {"row": 4, "column": 10}
     assert first["end_location"] == {"row": 4, "column": 53}
     assert first["severity"] == "warning"
-    assert first["url"].endswith("#gpu201")
+    assert first["url"] == "docs/rules/gpu201.md"
     assert first["fix"] == {
         "applicability": "safe",
         "message": "add `pin_memory=True`",
@@ -247,6 +247,7 @@ def test_pyproject_config_select_per_file_ignores_and_show_info(tmp_path, capsys
         ('ignore = ["not a code"]', "not a rule code"),
         ("select = [", "invalid TOML"),
         ('torch-version = "two"', "`torch-version`"),
+        ('docs-url = "docs/rules"', "`docs-url` must be an absolute"),
         ("torch-version = 2.4", "`torch-version`"),
     ],
 )
@@ -355,3 +356,13 @@ def test_torch_version_reaches_the_model(tmp_path):
     assert config.torch_version == (2, 1)
     assert FileModel.build(cst.parse_module("x = 1\n"), torch_version=(1, 13)).torch_version == (1, 13)
     assert check_source("x = 1\n", config=config).problem is None
+
+
+def test_docs_url_makes_finding_links_absolute(tmp_path, capsys):
+    write(tmp_path, "pyproject.toml", '[tool.advisor]\ndocs-url = "https://docs.example.org/rules/{code}.html"\n')
+    path = write(tmp_path, "bad.py", BAD)
+    code, out, _ = run(capsys, "check", "--format", "json", path)
+    assert code == 1
+    assert {i["url"] for i in json.loads(out)} == {
+        "https://docs.example.org/rules/gpu101.html", "https://docs.example.org/rules/gpu201.html"
+    }

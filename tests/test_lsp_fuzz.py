@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +16,7 @@ from lsprotocol import types  # noqa: E402
 
 from tests.lsp_helpers import TIMEOUT  # noqa: E402
 from tests.test_fuzz import SOURCES, _mutate  # noqa: E402
-from tests.test_lsp_server import SCRIPT, change, client, codes, diagnostics, open_file  # noqa: E402,F401
+from tests.test_lsp_server import SCRIPT, change, client, codes, diagnostics, open_file  # noqa: E402,F401,F811
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.asyncio(loop_scope="module")]
 CASES = max(30, int(os.environ.get("ADVISOR_FUZZ_CASES", "300")) // 5)
@@ -33,7 +32,7 @@ def _random_range(rng: random.Random, text: str) -> types.Range:
     )
 
 
-async def test_server_survives_mutated_documents(client, tmp_path):
+async def test_server_survives_mutated_documents(client, tmp_path):  # noqa: F811 - the fixture
     rng = random.Random(20261130)
     texts = [p.read_text() for p in SOURCES]
     uri = open_file(client, tmp_path / "fuzz.py", SCRIPT)

@@ -1,0 +1,246 @@
+"""Checking many files: the result cache first, then the rest in-process or on a process pool.
+
+The parent reads and hashes each file and asks the cache; only misses are analysed. Misses go
+to a pool of worker processes in chunks (largest files first, so that one huge file does not
+finish last behind a queue of small ones), or stay in-process for one job or a handful of
+files. Workers return whole FileResults, fixed text included; writing files stays with the
+caller. Results come back in the order the jobs were given.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from advisor.cache import ResultCache, entry_key
+from advisor.config import Config
+from advisor.engine import FileResult, check_source
+from advisor.findings import Applicability, FileProblem
+from advisor.source import DecodeError, decode_source
+
+# Below this many files to analyse, a pool costs more than it saves.
+MIN_FILES_FOR_POOL = 8
+# Below this many files to analyse, no progress bar.
+MIN_FILES_FOR_PROGRESS = 20
+MAX_FILES_PER_CHUNK = 32
+
+# (path, first result, config, unsafe) -> the result after fixing, with fixed_text set
+Fixer = Callable[[Path, FileResult, Config, bool], FileResult]
+# A file's result, or the message of the internal error that stopped its analysis.
+Outcome = Tuple[Optional[FileResult], Optional[str]]
+
+
+@dataclass(frozen=True)
+class Job:
+    path: Path
+    display: str
+    config: Config
+
+
+@dataclass(frozen=True)
+class Options:
+    jobs: int = 1
+    use_cache: bool = True
+    fix: bool = False  # compute fixes (--fix or --diff)
+    unsafe: bool = False
+    progress: bool = False
+    cache_root: Optional[Path] = None  # None: cache_dir()
+
+
+def default_jobs() -> int:
+    """Every core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = None) -> List[Outcome]:
+    cache = ResultCache(options.cache_root) if options.use_cache else None
+    outcomes: List[Optional[Outcome]] = [None] * len(jobs)
+    misses: List[int] = []
+    sizes: List[int] = [0] * len(jobs)
+    for index, job in enumerate(jobs):
+        hit = _from_cache(cache, job, options) if cache is not None else None
+        if isinstance(hit, FileResult):
+            outcomes[index] = (hit, None)
+        else:
+            misses.append(index)
+            sizes[index] = hit if isinstance(hit, int) else 0
+    if misses:
+        todo = [jobs[i] for i in misses]
+        todo_sizes = [sizes[i] for i in misses]
+        use_cache = cache is not None
+        if options.jobs > 1 and len(todo) >= MIN_FILES_FOR_POOL:
+            done = _in_pool(todo, todo_sizes, options, fixer, use_cache)
+        else:
+            done = _in_process(todo, options, fixer, use_cache)
+        for index, outcome in zip(misses, done):
+            outcomes[index] = outcome
+        if cache is not None:
+            cache.prune()
+    return [o if o is not None else (None, "not checked") for o in outcomes]
+
+
+def _from_cache(cache: ResultCache, job: Job, options: Options):
+    """A FileResult on a hit; on a miss, the file's size in bytes (0 if unreadable)."""
+    try:
+        data = job.path.read_bytes()
+    except OSError:
+        return 0  # the analysis reports it
+    entry = cache.get(entry_key(data, job.display, job.config, job.path))
+    if entry is None:
+        return len(data)
+    findings, problem = entry
+    if options.fix and any(
+        f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
+    ):
+        return len(data)  # it will be rewritten: analyse it afresh
+    source = None
+    if findings or problem is not None:
+        try:
+            source = decode_source(data)
+        except DecodeError:
+            source = None
+    return FileResult(job.display, findings, problem, source)
+
+
+# -- analysis of one file (in the parent or a worker) ------------------------------------------
+def _check_bytes(data: bytes, job: Job) -> FileResult:
+    """engine.check_file on bytes already read."""
+    filename = job.display
+    try:
+        source = decode_source(data)
+    except DecodeError as exc:
+        return FileResult(filename, problem=FileProblem(filename, f"cannot decode: {exc}"))
+    result = check_source(source.text, filename, job.config, path=job.path)
+    result.source = source
+    return result
+
+
+def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool) -> Outcome:
+    try:
+        try:
+            data = job.path.read_bytes()
+        except OSError as exc:
+            name = job.display
+            return FileResult(name, problem=FileProblem(name, f"cannot read: {exc.strerror or exc}")), None
+        result = _check_bytes(data, job)
+        first_findings, first_problem = result.findings, result.problem
+        if options.fix and fixer is not None and result.source is not None and result.problem is None:
+            result = fixer(job.path, result, job.config, options.unsafe)
+        if use_cache and result.fixed_text is None:  # a file about to be rewritten is not cached
+            ResultCache(options.cache_root).put(entry_key(data, job.display, job.config, job.path),
+                                                first_findings, first_problem)
+        if not result.findings and result.problem is None and result.fixed_text is None:
+            result.source = None  # nothing will show it: do not carry the text around
+        return result, None
+    except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _in_process(todo: List[Job], options: Options, fixer: Optional[Fixer], use_cache: bool) -> List[Outcome]:
+    with _Progress(options.progress and len(todo) >= MIN_FILES_FOR_PROGRESS, len(todo)) as progress:
+        outcomes = []
+        for job in todo:
+            outcomes.append(_analyse(job, options, fixer, use_cache))
+            progress.advance(1)
+        return outcomes
+
+
+def _run_chunk(chunk: List[Job], options: Options, fixer: Optional[Fixer], use_cache: bool) -> List[Outcome]:
+    return [_analyse(job, options, fixer, use_cache) for job in chunk]
+
+
+def _chunks(todo: List[Job], sizes: List[int], workers: int) -> List[List[int]]:
+    """Indices into todo, grouped: largest files first, each chunk about total/(8*workers) bytes."""
+    order = sorted(range(len(todo)), key=lambda i: (-sizes[i], i))
+    budget = max(1, sum(sizes) // (workers * 8))
+    chunks: List[List[int]] = []
+    current: List[int] = []
+    weight = 0
+    for i in order:
+        current.append(i)
+        weight += sizes[i]
+        if weight >= budget or len(current) >= MAX_FILES_PER_CHUNK:
+            chunks.append(current)
+            current, weight = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _context():
+    # fork starts workers in milliseconds with everything already imported; elsewhere
+    # (macOS, Windows) the platform's default is the safe one.
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optional[Fixer],
+             use_cache: bool) -> List[Outcome]:
+    if use_cache:
+        from advisor.cache import tool_fingerprint
+
+        tool_fingerprint()  # once, inherited by forked workers
+    chunks = _chunks(todo, sizes, options.jobs)
+    outcomes: List[Optional[Outcome]] = [None] * len(todo)
+    workers = min(options.jobs, len(chunks))
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
+    try:
+        # Every chunk is submitted (and the workers started) before the progress bar's thread.
+        pending = {executor.submit(_run_chunk, [todo[i] for i in chunk], options, fixer, use_cache): chunk
+                   for chunk in chunks}
+        with _Progress(options.progress and len(todo) >= MIN_FILES_FOR_PROGRESS, len(todo)) as progress:
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    chunk = pending.pop(future)
+                    try:
+                        results = future.result()
+                    except BrokenProcessPool:
+                        results = [(None, "the worker process died (out of memory?)")] * len(chunk)
+                    except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                        results = [(None, f"{type(exc).__name__}: {exc}")] * len(chunk)
+                    for i, outcome in zip(chunk, results):
+                        outcomes[i] = outcome
+                    progress.advance(len(chunk))
+    except BaseException:
+        executor.shutdown(wait=False, cancel_futures=True)
+        raise
+    executor.shutdown(wait=True)
+    return [o if o is not None else (None, "not checked") for o in outcomes]
+
+
+class _Progress:
+    """A transient rich progress bar on stderr, or nothing."""
+
+    def __init__(self, enabled: bool, total: int) -> None:
+        self._bar = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                 console=Console(stderr=True), transient=True)
+            self._task = self._bar.add_task("check", total=total)
+
+    def __enter__(self) -> "_Progress":
+        if self._bar is not None:
+            self._bar.start()
+        return self
+
+    def advance(self, count: int) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, count)
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,255 @@
+"""`advisor check --jobs N` and the result cache: same output whatever the route to it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import advisor.cache as cache_module
+from advisor.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+HOT = (
+    "import torch\n"
+    "model.cuda()\n"
+    "for x, y in loader:\n"
+    "    loss = model(x)\n"
+    "    loss.backward()\n"
+    "    optimizer.step()\n"
+    "    total += loss.item()\n"
+)
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def entries(cache_dir: Path):
+    folder = cache_dir / f"v{cache_module.FORMAT}"
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def corpus_copy(tmp_path):
+    target = tmp_path / "corpus"
+    shutil.copytree(CORPUS, target)
+    return target
+
+
+def test_jobs_give_the_same_output_as_one_job(capsys, corpus_copy):
+    for fmt in ("json", "concise", "text"):
+        one = run(capsys, "check", "--no-cache", "--jobs", "1", "--format", fmt, corpus_copy)
+        two = run(capsys, "check", "--no-cache", "--jobs", "2", "--format", fmt, corpus_copy)
+        four = run(capsys, "check", "--no-cache", "--jobs", "4", "--format", fmt, corpus_copy)
+        assert one[0] == 1 and one[1]
+        assert one == two == four
+
+
+def test_jobs_in_a_subprocess_match_in_process(corpus_copy, cache_dir):
+    command = [sys.executable, "-m", "advisor", "check", "--no-cache", "--format", "json", str(corpus_copy)]
+    single = subprocess.run(command + ["--jobs", "1"], capture_output=True, text=True)
+    pooled = subprocess.run(command + ["--jobs", "2"], capture_output=True, text=True)
+    assert single.returncode == pooled.returncode == 1
+    assert single.stdout == pooled.stdout and json.loads(single.stdout)
+    assert not entries(cache_dir)  # --no-cache writes nothing either
+
+
+def test_second_run_is_served_from_the_cache_with_identical_json(capsys, corpus_copy, cache_dir, monkeypatch):
+    first = run(capsys, "check", "--format", "json", "--show-info", corpus_copy)
+    stored = entries(cache_dir)
+    assert len(stored) == len(list(corpus_copy.glob("*.py")))
+
+    import advisor.runner as runner
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("a cached file was analysed again")
+
+    monkeypatch.setattr(runner, "check_source", no_analysis)
+    for jobs in ("1", "2"):
+        again = run(capsys, "check", "--format", "json", "--show-info", "--jobs", jobs, corpus_copy)
+        assert again == first
+    # Text output shows source lines: those come from the file, not the cache.
+    monkeypatch.undo()
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(cache_dir))
+    text_fresh = run(capsys, "check", "--no-cache", corpus_copy)
+    text_cached = run(capsys, "check", corpus_copy)
+    assert text_fresh == text_cached
+
+
+def test_cached_findings_keep_their_fixes(tmp_path, capsys, cache_dir):
+    path = tmp_path / "train.py"
+    shutil.copy(ROOT / "examples" / "train.py", path)
+    fresh = run(capsys, "check", "--format", "json", "--show-info", "--no-cache", path)
+    run(capsys, "check", "--format", "json", "--show-info", path)
+    cached = run(capsys, "check", "--format", "json", "--show-info", path)
+    assert cached == fresh
+    assert any(f.get("fix") for f in json.loads(fresh[1]))
+
+
+def test_a_content_change_invalidates(tmp_path, capsys, cache_dir):
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
+    code, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert code == 1 and "GPU101" in out
+    path.write_text(HOT.replace("total += loss.item()", "total += 1"))
+    code, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert code == 0 and out == ""
+    assert len(entries(cache_dir)) == 2
+
+
+def test_a_config_change_invalidates(tmp_path, capsys, cache_dir):
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
+    assert "GPU101" in run(capsys, "check", "--format", "concise", path)[1]
+    assert run(capsys, "check", "--format", "concise", "--ignore", "GPU101", path)[1] == ""
+    (tmp_path / "pyproject.toml").write_text('[tool.advisor]\nignore = ["GPU1"]\n')
+    assert run(capsys, "check", "--format", "concise", path)[1] == ""
+    (tmp_path / "pyproject.toml").write_text('[tool.advisor]\nper-file-ignores = {"other.py" = ["GPU1"]}\n')
+    assert "GPU101" in run(capsys, "check", "--format", "concise", path)[1]
+    (tmp_path / "pyproject.toml").write_text('[tool.advisor]\nper-file-ignores = {"train.py" = ["GPU1"]}\n')
+    assert run(capsys, "check", "--format", "concise", path)[1] == ""
+    assert run(capsys, "check", "--format", "concise", "--torch-version", "2.1", path)[1] == ""
+    assert len(entries(cache_dir)) == 6
+
+
+def test_a_rule_set_change_invalidates(tmp_path, capsys, cache_dir, monkeypatch):
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
+    first = run(capsys, "check", "--format", "json", path)
+    assert len(entries(cache_dir)) == 1
+    real = cache_module._package_sources
+    monkeypatch.setattr(cache_module, "_FINGERPRINT", None)
+    monkeypatch.setattr(cache_module, "_package_sources",
+                        lambda: real() + [("rules/new_family.py", b"class GPU999: ...")])
+    assert run(capsys, "check", "--format", "json", path) == first
+    assert len(entries(cache_dir)) == 2
+
+
+def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path, capsys, cache_dir):
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
+    first = run(capsys, "check", "--format", "json", path)
+    (entry,) = entries(cache_dir)
+    for junk in (b"", b"{not json", b'{"format": 1, "findings": [{"code": 3}], "problem": null}',
+                 b'{"format": 1, "findings": [], "problem": {"nope": 1}}', b"\xff\xfe\x00garbage", b"[]"):
+        entry.write_bytes(junk)
+        assert run(capsys, "check", "--format", "json", path) == first
+        assert json.loads(entry.read_text())["format"] == cache_module.FORMAT
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path, capsys, cache_dir):
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
+    run(capsys, "check", "--no-cache", path)
+    assert not entries(cache_dir)
+    run(capsys, "check", path)
+    (entry,) = entries(cache_dir)
+    # A poisoned entry: served without --no-cache, bypassed with it.
+    body = json.loads(entry.read_text())
+    body["findings"] = []
+    entry.write_text(json.dumps(body))
+    assert run(capsys, "check", "--format", "concise", path)[0] == 0
+    code, out, _ = run(capsys, "check", "--format", "concise", "--no-cache", path)
+    assert code == 1 and "GPU101" in out
+
+
+def test_an_unwritable_cache_costs_only_time(tmp_path, capsys, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(blocker))
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
+    code, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert code == 1 and "GPU101" in out
+
+
+def test_cache_location(monkeypatch, tmp_path):
+    monkeypatch.delenv("ADVISOR_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_module.cache_dir() == tmp_path / "xdg" / "torch-advisor"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_module.cache_dir() == tmp_path / "home" / ".cache" / "torch-advisor"
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(tmp_path / "explicit"))
+    assert cache_module.cache_dir() == tmp_path / "explicit"
+
+
+def test_the_cache_is_pruned_oldest_first(tmp_path, capsys, cache_dir, monkeypatch):
+    monkeypatch.setenv("ADVISOR_CACHE_MAX_ENTRIES", "10")
+    for i in range(14):
+        (tmp_path / f"f{i:02}.py").write_text(HOT + f"# {i}\n")
+    run(capsys, "check", "--jobs", "1", tmp_path)
+    assert 1 <= len(entries(cache_dir)) <= 10
+
+
+def test_concurrent_runs_share_one_cache(corpus_copy, cache_dir):
+    command = [sys.executable, "-m", "advisor", "check", "--format", "json", "--jobs", "2", str(corpus_copy)]
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(cache_dir))
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1]
+    assert outs[0][0] == outs[1][0] and json.loads(outs[0][0])
+    assert outs[0][1] == outs[1][1] == b""
+    stored = entries(cache_dir)
+    assert len(stored) == len(list(corpus_copy.glob("*.py")))
+    assert not list((cache_dir / f"v{cache_module.FORMAT}").glob(".tmp-*"))
+    warm = subprocess.run(command, capture_output=True, env=env)
+    assert warm.stdout == outs[0][0]
+
+
+def test_fix_with_jobs_writes_the_same_files_as_one_job(tmp_path, capsys, cache_dir):
+    serial, pooled = tmp_path / "serial", tmp_path / "pooled"
+    shutil.copytree(CORPUS, serial)
+    shutil.copytree(CORPUS, pooled)
+    # Fill the cache first: --fix must not take a cached result for a file it rewrites.
+    run(capsys, "check", serial)
+    run(capsys, "check", pooled)
+    diff_one = run(capsys, "check", "--diff", "--unsafe-fixes", "--jobs", "1", serial)
+    diff_two = run(capsys, "check", "--diff", "--unsafe-fixes", "--jobs", "2", pooled)
+    assert diff_one[1].replace(str(serial), "X") == diff_two[1].replace(str(pooled), "X")
+    assert "+++" in diff_one[1]
+    one = run(capsys, "check", "--fix", "--unsafe-fixes", "--jobs", "1", "--format", "concise", serial)
+    two = run(capsys, "check", "--fix", "--unsafe-fixes", "--jobs", "2", "--format", "concise", pooled)
+    assert one[0] == two[0]
+    assert one[1].replace(str(serial), "X") == two[1].replace(str(pooled), "X")
+    changed = 0
+    for original in sorted(CORPUS.glob("*.py")):
+        a, b = (serial / original.name).read_text(), (pooled / original.name).read_text()
+        assert a == b
+        changed += a != original.read_text()
+    assert changed
+    # After the fix the cache describes the fixed files, not the originals.
+    assert run(capsys, "check", "--format", "concise", "--jobs", "2", pooled) == \
+        run(capsys, "check", "--format", "concise", "--jobs", "2", "--no-cache", pooled)
+
+
+def test_progress_bar_absent_when_piped(corpus_copy):
+    for fmt in ("text", "json"):
+        done = subprocess.run([sys.executable, "-m", "advisor", "check", "--no-cache", "--format", fmt,
+                               str(corpus_copy), str(ROOT / "examples")], capture_output=True, text=True)
+        assert done.returncode == 1
+        assert "checking" not in done.stderr and "\x1b" not in done.stderr
+        assert "\x1b" not in done.stdout
+
+
+def test_jobs_option_is_validated(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--jobs", "many", "."])
+    with pytest.raises(SystemExit):
+        main(["check", "--jobs", "-1", "."])
