@@ -100,6 +100,7 @@ class FileModel:
         self._loop_hot: Dict[int, bool] = {}
         self._function_heat: Dict[str, Optional[Heat]] = {}
         self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
+        self._shared: Dict[str, object] = {}
         self._may_use_gpu: Optional[bool] = None
         self._module_names: Optional[Set[str]] = None
 
@@ -110,6 +111,12 @@ class FileModel:
         builder = ModelBuilder()
         module.visit(builder)
         return cls(module, builder.facts, builder.imports, path, torch_version)
+
+    def shared(self, key: str, compute):
+        """A fact a family of rules derives from the model, computed once per file."""
+        if key not in self._shared:
+            self._shared[key] = compute(self)
+        return self._shared[key]
 
     # -- plain lookups ----------------------------------------------------------------------
     def calls_to(self, *qualnames: str) -> List[CallSite]:

@@ -8,7 +8,6 @@ enclose a call (the body of the function or loop around it).
 from __future__ import annotations
 
 import re
-import weakref
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -43,7 +42,6 @@ class _CompileFacts:
     aliases: Set[str] = field(default_factory=set)  # module-level names bound to torch.compile
 
 
-_CACHE: "weakref.WeakKeyDictionary[FileModel, _CompileFacts]" = weakref.WeakKeyDictionary()
 
 
 def _is_compile_expr(model: FileModel, expr: cst.BaseExpression, aliases: Set[str]) -> bool:
@@ -191,9 +189,11 @@ def _class_closure(model: FileModel, roots: Set[str]) -> Set[str]:
 
 
 def compile_facts(model: FileModel) -> _CompileFacts:
-    known = _CACHE.get(model)
-    if known is not None:
-        return known
+    """What the file compiles; computed once per file and shared by the GPU70x rules."""
+    return model.shared("compilation", _compute_compile_facts)
+
+
+def _compute_compile_facts(model: FileModel) -> _CompileFacts:
     facts = _CompileFacts(aliases=_compile_aliases(model))
     for info in model.facts.functions.values():
         for decorator in info.node.decorators:
@@ -258,7 +258,6 @@ def compile_facts(model: FileModel) -> _CompileFacts:
     if called:
         facts.compiled_classes |= _class_closure(model, called)
         facts.fused_classes |= _class_closure(model, called)
-    _CACHE[model] = facts
     return facts
 
 
