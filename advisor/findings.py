@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 
 class Severity(str, enum.Enum):
@@ -57,6 +57,8 @@ class Finding:
     fix: Optional[Fix] = None
     filename: str = field(default="")
     cell: Optional[int] = None  # notebooks: 1-based cell; rows and columns are then in that cell
+    # `check --measure`: the probe's verdict and figures (advisor.runtime.measure); None otherwise
+    measurement: Optional[Dict[str, Any]] = field(default=None, compare=False)
 
     @property
     def sort_key(self) -> Tuple[str, int, int, int, str]:

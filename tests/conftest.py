@@ -6,3 +6,24 @@ import pytest
 @pytest.fixture(autouse=True)
 def _private_result_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("advisor-cache")))
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - a broken driver counts as no GPU
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `cuda` are skipped without a CUDA device (torch is only imported if any exist)."""
+    marked = [item for item in items if item.get_closest_marker("cuda") is not None]
+    if not marked or _cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in marked:
+        item.add_marker(skip)

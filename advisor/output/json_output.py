@@ -32,6 +32,13 @@ def _fix(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
 
 
 def finding_to_dict(f: Finding) -> Dict[str, Any]:
+    out = _finding_fields(f)
+    if f.measurement is not None:  # `check --measure`: verdict, figures, device and parameters
+        out["measurement"] = dict(f.measurement)
+    return out
+
+
+def _finding_fields(f: Finding) -> Dict[str, Any]:
     return {
         "code": f.code,
         "name": f.name,

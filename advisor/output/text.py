@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from rich.console import Console
 from rich.markup import escape
@@ -55,6 +55,8 @@ def write_text(
         if f.fix is not None:
             label = "fix" if f.fix.applicability is Applicability.SAFE else "fix (unsafe)"
             console.print(f"  [dim]{label}:[/] {escape(f.fix.message)}")
+        if f.measurement is not None:
+            console.print(f"  [dim]measured:[/] {escape(measurement_line(f.measurement))}", soft_wrap=True)
         console.print()
 
 
@@ -80,3 +82,52 @@ def write_summary(console: Console, findings: List[Finding], problems: List[File
     if problems:
         parts.append(f"{len(problems)} file{'s' if len(problems) != 1 else ''} could not be checked.")
     console.print(" ".join(p for p in parts if p))
+
+
+# -- `check --measure` ---------------------------------------------------------------------------
+_VERDICT_STYLE = {"confirmed": "bold red", "not confirmed": "green"}
+
+
+def _num(value: Optional[float]) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.4g}"
+
+
+def measurement_line(m: Dict[str, Any]) -> str:
+    """`confirmed (P-SYNC): 1.2 -> 0.9 ms/step, 1.3x, saves 0.3 ms/step; detail`."""
+    text = f"{m.get('verdict')} ({m.get('probe')})"
+    if m.get("baseline") is not None or m.get("fixed") is not None:
+        text += f": {_num(m.get('baseline'))} -> {_num(m.get('fixed'))} {m.get('unit') or ''}".rstrip()
+        if m.get("ratio") is not None:
+            text += f", {_num(m['ratio'])}x"
+        if m.get("saving_per_step") is not None:
+            unit = str(m.get("unit") or "")
+            text += f", saves {_num(m['saving_per_step'])} {unit.split('/')[0] if '/' in unit else unit}/step"
+    if m.get("detail"):
+        text += f"; {m['detail']}"
+    return text
+
+
+def write_measurements(console: Console, findings: List[Finding]) -> None:
+    """The summary table of `--measure`: one row per measured finding, then the device."""
+    measured = [f for f in findings if f.measurement is not None]
+    if not measured:
+        return
+    from rich.table import Table
+
+    table = Table(title="Measurements", box=None, pad_edge=False, header_style="bold", title_justify="left")
+    for column in ("Rule", "Location", "Verdict", "Baseline", "Fixed", "Unit", "Ratio", "Saving/step"):
+        table.add_column(column, overflow="fold", no_wrap=column not in ("Location", "Unit"))
+    for f in measured:
+        m = f.measurement
+        verdict = str(m.get("verdict"))
+        style = _VERDICT_STYLE.get(verdict, "dim")
+        table.add_row(f.code, location(f.filename, f.cell, f.start.row, f.start.column),
+                      f"[{style}]{escape(verdict)}[/]", _num(m.get("baseline")), _num(m.get("fixed")),
+                      escape(str(m.get("unit") or "")), _num(m.get("ratio")), _num(m.get("saving_per_step")))
+    console.print()
+    console.print(table)
+    device = measured[0].measurement.get("device") or {}
+    console.print(f"[dim]device: {escape(str(device.get('name')))}, torch {escape(str(device.get('torch')))}, "
+                  f"CUDA {escape(str(device.get('cuda') or 'none'))}[/]")
