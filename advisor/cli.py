@@ -66,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--no-cache", action="store_true",
                        help="neither read nor write the result cache (ADVISOR_CACHE_DIR, else "
                        "$XDG_CACHE_HOME/torch-advisor or ~/.cache/torch-advisor)")
+    check.add_argument("--measure", action="store_true",
+                       help="run a short synthetic probe per finding (CPU probes anywhere, CUDA probes on a "
+                       "GPU) and report a verdict and figures; needs torch: pip install 'torch-advisor[measure]'")
 
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -80,7 +83,34 @@ def _parser() -> argparse.ArgumentParser:
     lsp.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP port instead of stdio")
     lsp.add_argument("--log-file", type=Path, metavar="PATH", help="write logs there instead of stderr")
     lsp.add_argument("--log-level", choices=("debug", "info", "warning", "error"), default="info")
+
+    trace = sub.add_parser("trace", help="run a training script for a few steps and confirm findings",
+                           description="Run `python SCRIPT ARGS` for N optimizer steps under the PyTorch "
+                           "profiler, CUDA sync debug mode and warning capture, and match what it sees "
+                           "with the static findings. This executes your code.",
+                           epilog="exit codes: 0 the script ran (to N steps, the time limit or its end), "
+                           "1 the script raised, 2 usage error, torch not importable or no report.",
+                           usage="advisor trace [--steps N] [--time-limit S] [--out DIR] [--format text|json] "
+                           "-- python train.py ARGS...")
+    trace.add_argument("--steps", type=_positive_int, default=20, metavar="N",
+                       help="optimizer steps to run before stopping (default: 20)")
+    trace.add_argument("--time-limit", type=float, default=120.0, metavar="S",
+                       help="wall-clock limit in seconds, for scripts without a torch optimizer (default: 120)")
+    trace.add_argument("--out", type=Path, default=Path("advisor-trace"), metavar="DIR",
+                       help="where trace-report.json and trace.json go (default: ./advisor-trace)")
+    trace.add_argument("--format", choices=("text", "json"), default="text")
+    trace.add_argument("target", nargs=argparse.REMAINDER, metavar="-- python train.py ARGS...")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("expected 1 or more")
+    return value
 
 
 def _jobs(text: str) -> int:
@@ -105,6 +135,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _explain(args, parser)
         if args.command == "lsp":
             return _lsp(args)
+        if args.command == "trace":
+            return _trace(args)
     except KeyboardInterrupt:
         return EXIT_ERROR
     parser.print_help(sys.stderr)
@@ -126,6 +158,9 @@ def _check(args: argparse.Namespace) -> int:
         }
     except ConfigError as exc:
         _error(str(exc))
+        return EXIT_ERROR
+    if getattr(args, "measure", False) and not _torch_importable():
+        _error("--measure needs torch: pip install 'torch-advisor[measure]'")
         return EXIT_ERROR
     finder = ConfigFinder()
     status = EXIT_CLEAN
@@ -171,6 +206,8 @@ def _check(args: argparse.Namespace) -> int:
     results.sort(key=lambda r: r.filename)
     findings: List[Finding] = [f for r in results for f in r.findings]
     problems: List[FileProblem] = [r.problem for r in results if r.problem is not None]
+    if getattr(args, "measure", False) and not args.diff:
+        _measure(findings, results, args)
 
     if args.diff:
         changed = _print_diffs(results, args.unsafe_fixes)
@@ -188,6 +225,35 @@ def _check(args: argparse.Namespace) -> int:
     if (findings or problems) and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _torch_importable() -> bool:
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. "Failed to initialize NumPy"
+            import torch  # noqa: F401 - only `check --measure` imports torch
+    except ImportError:
+        return False
+    return True
+
+
+def _measure(findings: List[Finding], results: List[FileResult], args: argparse.Namespace) -> None:
+    """Runs the probes of the findings (advisor.runtime) and attaches their measurements."""
+    from advisor.runtime.measure import measure_findings
+
+    texts: Dict[str, str] = {}
+    for r in results:
+        if r.findings and not isinstance(r, NotebookResult):
+            if r.source is not None:
+                texts[r.filename] = r.source.text
+            else:
+                try:
+                    texts[r.filename] = decode_source(Path(r.filename).read_bytes()).text
+                except (OSError, ValueError):
+                    pass
+    measure_findings(findings, texts, use_cache=not args.no_cache)
 
 
 def _check_python_files(jobs: List[Job], args: argparse.Namespace) -> List[Optional[FileResult]]:
@@ -354,6 +420,10 @@ def _print(findings: List[Finding], problems: List[FileProblem], results: List[F
             console.print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
         if not args.quiet:
             write_summary(console, findings, problems, args.unsafe_fixes)
+        if getattr(args, "measure", False):
+            from advisor.output.text import write_measurements
+
+            write_measurements(console, findings)
         return
     if fixed and not args.quiet:
         sys.stderr.write(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.\n")
@@ -426,6 +496,20 @@ def _explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return EXIT_ERROR
     sys.stdout.write(rule.docs_markdown())
     return EXIT_CLEAN
+
+
+# -- trace -------------------------------------------------------------------------------------
+def _trace(args: argparse.Namespace) -> int:
+    from advisor.runtime.trace import TraceError, trace
+
+    if args.time_limit <= 0:
+        _error("--time-limit must be positive")
+        return EXIT_ERROR
+    try:
+        return trace(args.target, args.steps, args.time_limit, args.out, args.format)
+    except TraceError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
 
 
 # -- lsp -----------------------------------------------------------------------------------------

@@ -1,0 +1,344 @@
+"""`advisor trace -- python train.py ARGS...`: the parent side.
+
+Builds the child command (advisor.runtime.trace_child in the user's interpreter), runs it with
+a hard timeout, reads what it recorded, analyses the Chrome trace (GPU idle share, pageable
+host-to-device copies, short kernels; CUDA only), matches the runtime evidence with the static
+findings of the traced files, and renders the result as text or JSON. The report it writes
+(DIR/trace-report.json) replaces the child's raw one and keeps every raw field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, TextIO
+
+from advisor.runtime.trace_child import CHROME_TRACE_NAME, NO_TORCH_EXIT, REPORT_NAME
+
+EXIT_OK, EXIT_SCRIPT_FAILED, EXIT_ERROR = 0, 1, 2
+SYNC_CODES = ("GPU101", "GPU102", "GPU103", "GPU104", "GPU105")
+SHORT_KERNEL_US = 10.0
+GRACE_S = 120.0  # on top of --time-limit: torch's import, the profiler's export
+
+# Rule code -> substrings (lower case) of the torch warnings that confirm it at that line.
+WARNING_MATCHES: Dict[str, Sequence[str]] = {
+    "GPU303": ("torch.cuda.amp", "torch.cpu.amp", "is deprecated"),
+    "GPU405": ("use_reentrant",),
+    "GPU705": ("anomaly detection", "anomaly mode", "detect_anomaly"),
+    "GPU201": ("pin_memory",),
+    "GPU202": ("worker",),
+    "GPU204": ("worker",),
+    "GPU205": ("worker", "pin_memory", "prefetch_factor", "persistent_workers"),
+}
+
+
+class TraceError(Exception):
+    """Usage errors and runs that produced no report: the CLI prints it and exits 2."""
+
+
+@dataclass
+class Command:
+    python: str
+    script: Path
+    args: List[str]
+
+
+def parse_command(argv: Sequence[str]) -> Command:
+    """`python train.py ARGS` or `train.py ARGS` (then this interpreter runs it)."""
+    argv = list(argv)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise TraceError("give the command to trace, e.g. advisor trace -- python train.py")
+    first = os.path.basename(argv[0]).lower()
+    if first.startswith("python") or first in ("py", "py.exe"):
+        python, rest = argv[0], argv[1:]
+    else:
+        python, rest = sys.executable, argv
+    if not rest or rest[0].startswith("-"):
+        raise TraceError("only `python SCRIPT.py ARGS...` can be traced (no -m, -c or interpreter options)")
+    script = Path(rest[0])
+    if not script.is_file():
+        raise TraceError(f"{script}: no such file")
+    return Command(python, script, rest[1:])
+
+
+def child_command(cmd: Command, steps: int, out: Path, time_limit: float) -> List[str]:
+    return [cmd.python, "-m", "advisor.runtime.trace_child", "--steps", str(steps), "--out", str(out),
+            "--time-limit", str(time_limit), "--", str(cmd.script), *cmd.args]
+
+
+def _child_env() -> Dict[str, str]:
+    """The user's interpreter may not have torch-advisor installed: put this copy on its path."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def run_trace(cmd: Command, steps: int, out: Path, time_limit: float, stdout: Optional[TextIO] = None) -> Dict[str, Any]:
+    """Runs the child and returns its raw record; raises TraceError when there is none."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in (REPORT_NAME, CHROME_TRACE_NAME):
+        (out / name).unlink(missing_ok=True)
+    argv = child_command(cmd, steps, out.resolve(), time_limit)
+    try:
+        proc = subprocess.run(argv, env=_child_env(), stdin=subprocess.DEVNULL,
+                              stdout=stdout if stdout is not None else None,
+                              timeout=time_limit + GRACE_S)
+    except FileNotFoundError:
+        raise TraceError(f"{cmd.python}: no such interpreter") from None
+    except subprocess.TimeoutExpired:
+        raise TraceError(f"the traced script did not stop within {time_limit + GRACE_S:.0f} s; it was killed") from None
+    report = out / REPORT_NAME
+    raw: Optional[Dict[str, Any]] = None
+    if report.is_file():
+        try:
+            raw = json.loads(report.read_text(encoding="utf-8"))
+        except ValueError:
+            raw = None
+    if proc.returncode == NO_TORCH_EXIT or (raw or {}).get("stop") == "no-torch":
+        raise TraceError(f"torch is not importable in {cmd.python}; `advisor trace` runs the script with that "
+                         "interpreter, so install torch there (or name another python)")
+    if raw is None:
+        raise TraceError(f"the traced interpreter exited with status {proc.returncode} and wrote no report "
+                         "(a crash in native code, or the script ended the process itself)")
+    return raw
+
+
+# -- the Chrome trace ----------------------------------------------------------------------------
+def analyse_chrome_trace(path: Path, short_kernel_us: float = SHORT_KERNEL_US) -> Optional[Dict[str, Any]]:
+    """GPU-side numbers from a Kineto trace; None without one, {"cuda": False} without GPU events."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    events = data.get("traceEvents", []) if isinstance(data, dict) else data
+    kernels: List[float] = []
+    intervals: List[tuple] = []
+    h2d = {"pageable": 0, "pinned": 0, "other": 0, "bytes": 0}
+    other_copies = 0
+    runtime_syncs = 0
+    for event in events:
+        if not isinstance(event, dict) or event.get("ph") != "X":
+            continue
+        cat = str(event.get("cat", "")).lower()
+        name = str(event.get("name", ""))
+        ts, dur = float(event.get("ts", 0) or 0), float(event.get("dur", 0) or 0)
+        if cat == "kernel":
+            kernels.append(dur)
+            intervals.append((ts, ts + dur))
+        elif cat in ("gpu_memcpy", "gpu_memset"):
+            intervals.append((ts, ts + dur))
+            if "HtoD" in name:
+                kind = "pageable" if "Pageable" in name else "pinned" if "Pinned" in name else "other"
+                h2d[kind] += 1
+                h2d["bytes"] += int((event.get("args") or {}).get("bytes", 0) or 0)
+            elif cat == "gpu_memcpy":
+                other_copies += 1
+        elif cat == "cuda_runtime" and name in ("cudaStreamSynchronize", "cudaDeviceSynchronize",
+                                                "cudaEventSynchronize"):
+            runtime_syncs += 1
+    if not intervals:
+        return {"cuda": False}
+    intervals.sort()
+    busy = 0.0
+    start = intervals[0][0]
+    last = max(e for _, e in intervals)
+    cur_s, cur_e = intervals[0]
+    for s, e in intervals[1:]:
+        if s > cur_e:
+            busy += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    busy += cur_e - cur_s
+    span = last - start
+    return {
+        "cuda": True,
+        "kernels": len(kernels),
+        "short_kernels": sum(1 for d in kernels if d < short_kernel_us),
+        "short_kernel_us": short_kernel_us,
+        "gpu_span_us": round(span, 1),
+        "gpu_busy_us": round(busy, 1),
+        "gpu_idle_share": round(1 - busy / span, 4) if span > 0 else 0.0,
+        "h2d_copies": h2d,
+        "other_copies": other_copies,
+        "runtime_syncs": runtime_syncs,
+    }
+
+
+# -- matching with the static findings -----------------------------------------------------------
+def _static_findings(files: Sequence[str]) -> List[Any]:
+    from advisor.config import ConfigFinder
+    from advisor.engine import check_file
+
+    finder = ConfigFinder()
+    found = []
+    for name in files:
+        path = Path(name)
+        try:
+            config = finder.for_path(path)
+        except Exception:  # noqa: BLE001 - a broken config must not hide the runtime report
+            from advisor.config import DEFAULT_CONFIG as config
+        result = check_file(path, config, str(path))
+        found.extend(result.findings)
+    return found
+
+
+def _display(path: str, base: Path) -> str:
+    try:
+        return os.path.relpath(path, base) if not os.path.relpath(path, base).startswith("..") else path
+    except ValueError:
+        return path
+
+
+def match(raw: Dict[str, Any], findings: Sequence[Any], base: Path) -> List[Dict[str, Any]]:
+    """One entry per static finding: confirmed, needs-cuda, not-observed or not-checkable."""
+    cuda = bool(raw.get("cuda"))
+    armed_steps = 0
+    if raw.get("sync_armed_after_step") is not None:
+        armed_steps = max(0, int(raw.get("steps", 0)) - int(raw["sync_armed_after_step"]))
+    syncs = raw.get("syncs", [])
+    warns = raw.get("warnings", [])
+    out = []
+    for f in findings:
+        path = os.path.realpath(f.filename)
+        rows = range(f.start.row, f.end.row + 1)
+        where = f"{_display(path, base)}:{f.start.row}"
+        entry = {"code": f.code, "file": path, "line": f.start.row, "message": f.message}
+        if f.code in SYNC_CODES:
+            count = sum(s["count"] for s in syncs if s["file"] == path and s["line"] in rows)
+            if not cuda:
+                entry.update(status="needs-cuda", text=f"{f.code} at {where}: needs CUDA to confirm "
+                             "(sync debug mode reports syncs only on a GPU)")
+            elif count:
+                entry.update(status="confirmed", syncs=count, steps=armed_steps,
+                             text=f"{f.code} at {where} confirmed: {count} sync{'s' if count != 1 else ''} "
+                             f"in {armed_steps} step{'s' if armed_steps != 1 else ''}")
+            else:
+                entry.update(status="not-observed", text=f"{f.code} at {where}: no sync seen at this line "
+                             f"in {armed_steps} steps")
+            out.append(entry)
+            continue
+        needles = WARNING_MATCHES.get(f.code)
+        if needles is None:
+            entry.update(status="not-checkable", text=f"{f.code} at {where}: no runtime signal for this rule")
+            out.append(entry)
+            continue
+        hits = [w for w in warns if w["file"] == path and w["line"] in rows
+                and any(n in w["message"].lower() for n in needles)]
+        if hits:
+            count = sum(w["count"] for w in hits)
+            first = hits[0]["message"].splitlines()[0][:120]
+            entry.update(status="confirmed", warnings=count,
+                         text=f"{f.code} at {where} confirmed: {hits[0]['category']} {first!r}"
+                         f"{f' ({count} times)' if count > 1 else ''}")
+        else:
+            entry.update(status="not-observed", text=f"{f.code} at {where}: no matching warning during the run")
+        out.append(entry)
+    return out
+
+
+def build_report(raw: Dict[str, Any], out: Path, base: Path) -> Dict[str, Any]:
+    report = dict(raw)
+    files = {raw["script"]} | {w["file"] for w in raw.get("warnings", []) if os.path.isfile(w["file"])} \
+        | {s["file"] for s in raw.get("syncs", []) if os.path.isfile(s["file"])}
+    findings = _static_findings(sorted(files))
+    report["matches"] = match(raw, findings, base)
+    chrome = out / CHROME_TRACE_NAME
+    report["gpu"] = analyse_chrome_trace(chrome) if chrome.is_file() else None
+    needs = []
+    if not raw.get("cuda"):
+        needs = ["syncs per line (torch.cuda.set_sync_debug_mode)", "GPU idle share",
+                 "host-to-device copies from pageable memory", "short kernels"]
+    report["needs_cuda"] = needs
+    (out / REPORT_NAME).write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    return report
+
+
+def exit_code(report: Dict[str, Any]) -> int:
+    return EXIT_SCRIPT_FAILED if report.get("stop") == "error" else EXIT_OK
+
+
+# -- rendering -----------------------------------------------------------------------------------
+_STOPS = {
+    "steps": "stopped after {steps} optimizer steps",
+    "time-limit": "stopped at the {time_limit_s:g} s time limit after {steps} optimizer steps",
+    "finished": "the script finished after {steps} optimizer steps",
+    "error": "the script raised after {steps} optimizer steps",
+}
+
+
+def render_text(report: Dict[str, Any], out: Path, base: Path, stream: TextIO) -> None:
+    w = stream.write
+    script = _display(report["script"], base)
+    w(f"advisor trace: {script} on {report.get('device')} (torch {report.get('torch')})\n")
+    w(f"  {_STOPS.get(report.get('stop'), report.get('stop', '?')).format(**report)}"
+      f" in {report.get('elapsed_s', 0):.1f} s")
+    if report.get("mean_step_s"):
+        w(f", {report['mean_step_s'] * 1000:.1f} ms per step")
+    w("\n")
+    error = report.get("error")
+    if error:
+        at = f" at {_display(error['file'], base)}:{error['line']}" if error.get("file") else ""
+        w(f"  script error{at}: {error['type']}: {error['message'].splitlines()[0] if error['message'] else ''}\n")
+    matches = report.get("matches", [])
+    groups = [("confirmed", "Confirmed"), ("needs-cuda", "Needs CUDA to confirm"),
+              ("not-observed", "Not observed in this run")]
+    for status, title in groups:
+        rows = [m for m in matches if m["status"] == status]
+        if rows:
+            w(f"\n{title}:\n")
+            for m in rows:
+                w(f"  {m['text']}\n")
+    syncs = report.get("syncs", [])
+    if syncs:
+        w("\nSyncs per line (after the warm-up):\n")
+        for s in sorted(syncs, key=lambda s: -s["count"]):
+            w(f"  {_display(s['file'], base)}:{s['line']}: {s['count']}\n")
+    warns = report.get("warnings", [])
+    if warns:
+        w("\nWarnings:\n")
+        for item in warns:
+            first = item["message"].splitlines()[0] if item["message"] else ""
+            w(f"  {_display(item['file'], base)}:{item['line']}: {item['category']} ({item['count']}x): {first[:140]}\n")
+    profile = report.get("profile")
+    if profile:
+        w(f"\nProfile ({profile.get('steps', 0)} steps, {profile.get('events', 0)} events):\n")
+        for row in profile.get("scalar_reads", [])[:5]:
+            w(f"  tensor values read on the host (aten::_local_scalar_dense): {row['count']} under {row['where']}\n")
+    gpu = report.get("gpu")
+    if gpu and gpu.get("cuda"):
+        h2d = gpu["h2d_copies"]
+        w(f"  GPU idle {gpu['gpu_idle_share'] * 100:.1f}% of {gpu['gpu_span_us'] / 1000:.1f} ms; "
+          f"{gpu['kernels']} kernels, {gpu['short_kernels']} shorter than {gpu['short_kernel_us']:g} us; "
+          f"host-to-device copies: {h2d['pageable']} pageable, {h2d['pinned']} pinned\n")
+    if report.get("needs_cuda"):
+        w(f"\nNo CUDA device: {', '.join(report['needs_cuda'])} need a GPU run.\n")
+    for note in report.get("notes", []):
+        w(f"note: {note}\n")
+    files = [REPORT_NAME] + ([CHROME_TRACE_NAME] if (out / CHROME_TRACE_NAME).is_file() else [])
+    w(f"\nWrote {', '.join(str(out / f) for f in files)}\n")
+
+
+def trace(argv: Sequence[str], steps: int, time_limit: float, out: Path, fmt: str) -> int:
+    """The whole command; returns the exit status (0 ran, 1 the script raised, 2 error)."""
+    cmd = parse_command(argv)
+    sys.stderr.write(f"advisor trace: running {cmd.script} with {cmd.python}; this executes your code.\n")
+    sys.stderr.flush()
+    # In JSON mode the script's own prints go to stderr, so that stdout stays one JSON document.
+    raw = run_trace(cmd, steps, out, time_limit, stdout=sys.stderr if fmt == "json" else None)
+    base = Path.cwd()
+    report = build_report(raw, out, base)
+    if fmt == "json":
+        json.dump(report, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        render_text(report, out, base, sys.stdout)
+    return exit_code(report)
