@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -15,9 +13,9 @@ from advisor.discovery import discover
 from advisor.engine import FileResult, check_file, check_source, split_lines
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable, unified_diff
-from advisor.notebook import NotebookChanged, NotebookResult, check_notebook, is_notebook
+from advisor.notebook import NotebookResult, check_notebook, is_notebook
 from advisor.runner import Job, Options, check_files, default_jobs
-from advisor.source import decode_source
+from advisor.source import FileChangedOnDisk, decode_source, replace_file
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -274,7 +272,7 @@ def _check_python_files(jobs: List[Job], args: argparse.Namespace) -> List[Optio
         if args.fix and not args.diff and result.fixed_text is not None and result.source is not None:
             try:
                 _write_atomically(job.path, result.source.text, result.fixed_text, result.source.encoding)
-            except FileChanged:
+            except FileChangedOnDisk:
                 _error(f"{job.display}: changed on disk while it was being checked; not fixed")
                 out.append(None)
                 continue
@@ -310,7 +308,7 @@ def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional
         if (args.fix or args.diff) and result.source is not None and result.problem is None:
             result = _fix_file(path, result, config, args)
         return result
-    except (FileChanged, NotebookChanged):
+    except FileChangedOnDisk:
         _error(f"{display}: changed on disk while it was being checked; not fixed")
         return None
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
@@ -334,26 +332,11 @@ def _fix_file(path: Path, result: FileResult, config: Config, args: argparse.Nam
     return final
 
 
-class FileChanged(Exception):
-    pass
-
-
 def _write_atomically(path: Path, original: str, new_text: str, encoding: str) -> None:
-    """Writes through a temporary file and a rename, and only if the file is unchanged since read."""
-    current = decode_source(path.read_bytes()).text
-    if current != original:
-        raise FileChanged()
-    mode = path.stat().st_mode
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(new_text.encode(encoding))
-        os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Writes the fixed text, only if the file is unchanged since it was read."""
+    if decode_source(path.read_bytes()).text != original:
+        raise FileChangedOnDisk()
+    replace_file(path, new_text.encode(encoding))
 
 
 def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
@@ -407,8 +390,11 @@ def _print(findings: List[Finding], problems: List[FileProblem], results: List[F
 
         from advisor.output.text import write_summary, write_text
 
-        console = Console(highlight=False, soft_wrap=False) if out is sys.stdout else Console(
-            file=out, highlight=False, soft_wrap=False, no_color=True, width=200)
+        console = Console(highlight=False, soft_wrap=False)
+        if out is not sys.stdout:
+            console = Console(file=out, highlight=False, soft_wrap=False, no_color=True, width=200)
+        elif not console.is_terminal:
+            console = Console(highlight=False, soft_wrap=False, width=200)  # piped: tables stay one line a row
         sources: Dict = {}
         for r in results:
             if isinstance(r, NotebookResult):

@@ -18,9 +18,7 @@ its trailing newline.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -29,6 +27,7 @@ from advisor.config import DEFAULT_CONFIG, Config
 from advisor.engine import FileResult, check_source
 from advisor.findings import Edit, FileProblem, Finding, Fix, Position
 from advisor.fixes import fix_until_stable, unified_diff
+from advisor.source import FileChangedOnDisk, replace_file
 
 NOTEBOOK_SUFFIX = ".ipynb"
 _MARKER = "# torch-advisor notebook cell {index}"
@@ -407,22 +406,8 @@ def check_notebook(
     return fixed
 
 
-class NotebookChanged(Exception):
-    pass
-
-
 def write_atomically(path: Path, original: bytes, new_text: str, encoding: str) -> None:
-    """Writes through a temporary file and a rename, only if the file is unchanged since read."""
+    """Writes the fixed notebook, only if the file is unchanged since it was read."""
     if path.read_bytes() != original:
-        raise NotebookChanged()
-    mode = path.stat().st_mode
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(new_text.encode(encoding))
-        os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        raise FileChangedOnDisk()
+    replace_file(path, new_text.encode(encoding))
