@@ -52,6 +52,15 @@ def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def last_segment(name: Optional[str]) -> str:
+    """`model` in `self.model`; "" for None."""
+    return (name or "").rsplit(".", 1)[-1]
+
+
+def is_none(expr: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
 def root_name(node: cst.BaseExpression) -> Optional[str]:
     """The leftmost Name of an attribute/subscript/call chain (``batch`` in ``batch["x"].to(d)``)."""
     while True:

@@ -12,7 +12,7 @@ from advisor.model import CallSite, Context, FileModel, FunctionInfo, LoopInfo
 from advisor.model.builder import gate_kinds
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER, dotted_name
+from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER, dotted_name, is_none, last_segment
 from advisor.model.subtree import contains, iter_names
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule, snippet
 
@@ -741,19 +741,15 @@ def is_ddp_script(model: FileModel) -> bool:
     return bool(model.calls_to(_DDP, _INIT_PROCESS_GROUP))
 
 
-def _last(name: Optional[str]) -> str:
-    return (name or "").rsplit(".", 1)[-1]
-
-
 def unwrap_iterable(expr: cst.BaseExpression) -> List[cst.BaseExpression]:
     """What a `for` really iterates: `loader` in `enumerate(tqdm(loader))`, both loaders of a `zip`."""
     out: List[cst.BaseExpression] = []
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call) and _last(dotted_name(node.func)) in _ITER_WRAPPERS:
+        if isinstance(node, cst.Call) and last_segment(dotted_name(node.func)) in _ITER_WRAPPERS:
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            if _last(dotted_name(node.func)) in ("zip", "chain"):
+            if last_segment(dotted_name(node.func)) in ("zip", "chain"):
                 stack.extend(positional)
             elif positional:
                 stack.append(positional[0])
@@ -891,10 +887,6 @@ def kwargs_value(model: FileModel, site: CallSite, key: str) -> Tuple[str, Optio
         else:
             return "unknown", None
     return state, None
-
-
-def _is_none(expr: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 class DdpWithoutDistributedSampler(Rule):
@@ -1222,7 +1214,7 @@ class DdpWithoutDistributedSampler(Rule):
         if self._dataset_shards_itself(model, site):
             return None
         batch_sampler = call_argument(call, "batch_sampler", 4)
-        if batch_sampler is not None and not _is_none(batch_sampler.value):
+        if batch_sampler is not None and not is_none(batch_sampler.value):
             return self._custom(model, site, batch_sampler.value, "batch sampler")
         arg = call_argument(call, "sampler", 3)
         value = arg.value if arg is not None else None
@@ -1237,7 +1229,7 @@ class DdpWithoutDistributedSampler(Rule):
                 state, found = kwargs_value(model, site, "batch_sampler")
                 if state != "absent":
                     return None
-        if value is None or _is_none(value):
+        if value is None or is_none(value):
             return self.report(
                 call,
                 "this DataLoader feeds the training loop of a DDP script without a DistributedSampler: "
@@ -1316,7 +1308,7 @@ class DdpWithoutDistributedSampler(Rule):
             qual = model.imports.qualify(value.func) or ""
             if "IterableDataset" in qual or qual.startswith(("webdataset", "torchdata")):
                 return True
-            if _last(qual) == "load_dataset" and any(
+            if last_segment(qual) == "load_dataset" and any(
                 a.keyword is not None and a.keyword.value == "streaming" for a in value.args
             ):
                 return True
@@ -1341,7 +1333,7 @@ def _exits(body: cst.BaseSuite) -> bool:
     stmt = small[0]
     if isinstance(stmt, cst.Return):
         return True
-    return isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and _last(dotted_name(stmt.value.func)) == "exit"
+    return isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and last_segment(dotted_name(stmt.value.func)) == "exit"
 
 
 def _not_main_test(test: cst.BaseExpression) -> bool:
@@ -1355,7 +1347,7 @@ def _not_main_test(test: cst.BaseExpression) -> bool:
             isinstance(c.operator, (cst.NotEqual, cst.GreaterThan, cst.NotIn, cst.IsNot)) for c in test.comparisons
         )
     if isinstance(test, (cst.Name, cst.Attribute, cst.Call)):
-        name = _last(dotted_name(test.func if isinstance(test, cst.Call) else test))
+        name = last_segment(dotted_name(test.func if isinstance(test, cst.Call) else test))
         return "rank" in name.lower()  # a rank number is truthy off rank 0
     return False
 
@@ -1373,9 +1365,9 @@ def _zero_test(test: cst.BaseExpression) -> bool:
     if not isinstance(comparison.operator, (cst.Equal, cst.In, cst.LessThanEqual)):
         return False
     left, right = test.left, comparison.comparator
-    if _last(dotted_name(right)) and not _last(dotted_name(left)):
+    if last_segment(dotted_name(right)) and not last_segment(dotted_name(left)):
         left, right = right, left
-    if not _DEVICE_INDEX.search(_last(dotted_name(left))):
+    if not _DEVICE_INDEX.search(last_segment(dotted_name(left))):
         return False
     values = [e.value for e in right.elements] if isinstance(right, (cst.Tuple, cst.List)) else [right]
     return any(isinstance(v, cst.Integer) and v.value == "0" for v in values)
@@ -1909,10 +1901,10 @@ class DataParallelOrFindUnused(Rule):
                     "gathered on GPU 0): DistributedDataParallel is faster, even on one machine",
                 )
         for qual, sites in model.facts.calls_by_qualname.items():
-            if _last(qual) not in _FIND_UNUSED_OWNERS:
+            if last_segment(qual) not in _FIND_UNUSED_OWNERS:
                 continue
             for site in sites:
-                arg = call_argument(site.node, "find_unused_parameters", 7 if _last(qual) == "DistributedDataParallel" else None)
+                arg = call_argument(site.node, "find_unused_parameters", 7 if last_segment(qual) == "DistributedDataParallel" else None)
                 node: Optional[cst.CSTNode] = None
                 if arg is not None:
                     if literal_bool(arg.value) is True:
@@ -2242,7 +2234,7 @@ class AccumulationWithoutNoSync(Rule):
             yield report
 
     def _steps_optimizer(self, site: CallSite) -> bool:
-        last = _last(site.receiver_name)
+        last = last_segment(site.receiver_name)
         return bool(last) and "sched" not in last.lower() and bool(_STEPPER.search(last))
 
     def _helper_sites(self, model: FileModel, loop: LoopInfo, sites: List[CallSite]) -> List[Tuple[CallSite, Context]]:

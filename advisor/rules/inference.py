@@ -10,7 +10,7 @@ import libcst as cst
 from advisor.findings import Applicability, Severity
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.names import dotted_name, root_name
+from advisor.model.names import dotted_name, last_segment, root_name
 from advisor.model.subtree import iter_names
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.distributed import LoaderResolver, kwargs_value
@@ -38,10 +38,6 @@ _TORCH_TEXT = _TORCH_PACKAGES  # the import statement names one of them
 def torch_file(model: FileModel) -> bool:
     """Only PyTorch code: a `model(x)` in a JAX or Keras script is none of our business."""
     return model.uses_framework(*_TORCH_PACKAGES)
-
-
-def _last(name: Optional[str]) -> str:
-    return (name or "").rsplit(".", 1)[-1]
 
 
 def _class_bases(model: FileModel, info: Optional[FunctionInfo]) -> Tuple[str, ...]:
@@ -91,7 +87,7 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
         return False
     if name in model.facts.functions:
         return False  # a function of the file (`convert_model(...)`), not a network
-    last = _last(name)
+    last = last_segment(name)
     if _MODEL_NAME.search(last):
         return True
     if _NOT_A_MODEL.search(last):
@@ -1004,7 +1000,7 @@ def _singleton_batch(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
                     return func.value
                 if method == "unsqueeze" and not isinstance(func.value, (cst.Call, cst.Attribute, cst.Subscript, cst.Name)):
                     return None
-                if _last(dotted_name(func)) == "unsqueeze" and len(args) == 2 and _is_zero(args[1].value):
+                if last_segment(dotted_name(func)) == "unsqueeze" and len(args) == 2 and _is_zero(args[1].value):
                     return args[0].value  # torch.unsqueeze(x, 0)
                 node = func.value
                 continue
@@ -1600,7 +1596,7 @@ class DecodingWithoutKvCache(Rule):
     def _generate_calls(self, model: FileModel) -> Iterator[Report]:
         sites = list(model.method_calls("generate"))
         for qual, found in model.facts.calls_by_qualname.items():
-            if _last(qual) == "GenerationConfig":
+            if last_segment(qual) == "GenerationConfig":
                 sites.extend(found)
         for site in sites:
             arg = call_argument(site.node, "use_cache", None)
@@ -1657,7 +1653,7 @@ class DecodingWithoutKvCache(Rule):
         if isinstance(func, cst.Name) and func.value == "self":
             info = site.ctx.function
             return any(b.startswith("torch.nn.") for b in _class_bases(model, info))
-        return is_model(model, func, site.ctx, site.order) or bool(re.search(r"(^|_)(lm|llm|gpt|transformer)$", _last(dotted_name(func)), re.I))
+        return is_model(model, func, site.ctx, site.order) or bool(re.search(r"(^|_)(lm|llm|gpt|transformer)$", last_segment(dotted_name(func)), re.I))
 
     def _fed_input(self, site: CallSite) -> Optional[cst.BaseExpression]:
         arg = call_argument(site.node, "input_ids", 0)

@@ -10,7 +10,7 @@ import libcst as cst
 from advisor.findings import Applicability, Severity
 from advisor.model import CallSite, Context, FileModel
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
-from advisor.model.names import DATALOADER, dotted_name
+from advisor.model.names import DATALOADER, dotted_name, is_none
 from advisor.model.subtree import contains
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule
 from advisor.rules.sync import _device_kind
@@ -466,10 +466,6 @@ def _literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
         inner = expr.expression
         return -int(inner.evaluated_value) if isinstance(inner, cst.Integer) else None
     return None
-
-
-def _is_none(expr: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _loader_option(
@@ -2079,7 +2075,7 @@ class InvalidDataLoaderArguments(Rule):
         if batch_sampler is not None and _known_object(model, batch_sampler.value, site.ctx):
             reason = "is mutually exclusive with `batch_sampler`: DataLoader raises `ValueError`"
             size = call_argument(call, "batch_size", 1)
-            if size is not None and (_is_none(size.value) or (_literal_int(size.value) not in (None, 1))):
+            if size is not None and (is_none(size.value) or (_literal_int(size.value) not in (None, 1))):
                 yield self._drop(call, size, f"`batch_size` {reason}")
             if shuffles:
                 yield self._drop(call, shuffle, f"`shuffle=True` {reason}")
