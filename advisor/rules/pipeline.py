@@ -10,7 +10,7 @@ import libcst as cst
 from advisor.findings import Applicability, Severity
 from advisor.model import CallSite, Context, FileModel
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
-from advisor.model.names import DATALOADER, dotted_name, is_none
+from advisor.model.names import DATALOADER, dotted_name, is_none, root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule
 from advisor.rules.sync import _device_kind
@@ -69,15 +69,9 @@ def moves_batches_to_device(model: FileModel) -> bool:
             if site.ctx.loop is None:
                 continue
             names = _batch_names(site)
-            if any(_root(arg.value) in names for arg in site.node.args):
+            if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
     return False
-
-
-def _root(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
@@ -1388,7 +1382,7 @@ class BlockingCopyFromPinnedLoader(Rule):
             positional = [a for a in call.args if a.keyword is None]
             if len(positional) >= (3 if site.method == "to" else 2):
                 continue  # non_blocking given by position
-            root = _root(site.receiver) if site.receiver is not None else None
+            root = root_name(site.receiver) if site.receiver is not None else None
             if root is None:
                 continue
             loop = site.ctx.loop
