@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from advisor.config import DEFAULT_CONFIG, Config
 from advisor.guards import nesting_problem, run_with_deep_stack
 from advisor.findings import Edit, FileProblem, Finding, Fix, Position, Severity
 from advisor.model import FileModel
+from advisor.positions import node_spans
 from advisor.rules import ALL_RULES
 from advisor.rules.base import NodeEdit, Report, Rule
 from advisor.source import DecodeError, SourceText, decode_source
@@ -53,17 +53,17 @@ class _Positions:
     """Turns nodes into 1-based positions; computed once per file, only when it has reports."""
 
     def __init__(self, module: cst.Module, text: str) -> None:
-        self._ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._spans = node_spans(module)
         self._lines = split_lines(text)
         self._newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
 
     def start(self, node: cst.CSTNode) -> Position:
-        pos = self._ranges[node].start
-        return Position(pos.line, pos.column + 1)
+        line, column = self._spans[id(node)][0]
+        return Position(line, column + 1)
 
     def end(self, node: cst.CSTNode) -> Position:
-        pos = self._ranges[node].end
-        return Position(pos.line, pos.column + 1)
+        line, column = self._spans[id(node)][1]
+        return Position(line, column + 1)
 
     def edit(self, spec: NodeEdit) -> Edit:
         if spec.where == "before":

@@ -20,6 +20,7 @@ from advisor.model.facts import (
     LoopInfo,
 )
 from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, root_name
+from advisor.model.walk import Walker
 
 AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
 TIMING_FUNCTIONS = frozenset(
@@ -116,7 +117,7 @@ def _is_continue_only(body: cst.BaseSuite) -> bool:
     return len(small) == 1 and isinstance(small[0], cst.Continue)
 
 
-class ModelBuilder(cst.CSTVisitor):
+class ModelBuilder(Walker):
     """Walks the tree once, in source order, recording facts with the context they occur in."""
 
     def __init__(self) -> None:

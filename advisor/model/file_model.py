@@ -109,7 +109,7 @@ class FileModel:
         cls, module: cst.Module, path: str = "", torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION
     ) -> "FileModel":
         builder = ModelBuilder()
-        module.visit(builder)
+        builder.walk(module)
         return cls(module, builder.facts, builder.imports, path, torch_version)
 
     def shared(self, key: str, compute):

@@ -7,6 +7,8 @@ from typing import Iterable
 
 import libcst as cst
 
+from advisor.model.walk import children
+
 
 def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     """``node`` is ``tree`` or one of its descendants (compared by identity)."""
@@ -15,7 +17,7 @@ def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
         current = stack.pop()
         if current is node:
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 
@@ -27,4 +29,4 @@ def iter_names(node: cst.CSTNode) -> Iterable[str]:
         if isinstance(current, cst.Name):
             yield current.value
         else:
-            stack.extend(current.children)
+            stack.extend(children(current))

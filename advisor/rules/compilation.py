@@ -18,6 +18,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.facts import MODULE_SCOPE, Context, FunctionInfo, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import DATALOADER, DDP_WRAPPERS, GRAD_SCALER, dotted_name, root_name
+from advisor.model.walk import Walker, children
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule, snippet
 
 _TRAINING_TEXT = ("backward", ".step(")
@@ -144,7 +145,7 @@ def _constructed_classes(model: FileModel, call: cst.Call) -> Set[str]:
         node = stack.pop()
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in model.facts.classes:
             out.add(node.func.value)
-        stack.extend(node.children)
+        stack.extend(children(node))
     return out
 
 
@@ -330,7 +331,7 @@ def enclosing_tests(root: cst.CSTNode, target: cst.CSTNode) -> Optional[List[cst
             if node.orelse is not None:
                 stack.append((node.orelse, inner))
             continue
-        stack.extend((child, tests) for child in node.children)
+        stack.extend((child, tests) for child in children(node))
     return None
 
 
@@ -412,7 +413,7 @@ _ARITHMETIC = (
 _PLAIN_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
 
-class _BodyScan(cst.CSTVisitor):
+class _BodyScan(Walker):
     """What one function body computes: pointwise ops on tensors, heavy calls, tensor names.
 
     Parameters are assumed to be tensors (``weak``: a bare parameter is not trusted as a tensor
@@ -594,7 +595,7 @@ _BUILTINS = frozenset(
 
 def scan_body(model: FileModel, info: FunctionInfo) -> _BodyScan:
     scan = _BodyScan(model, info)
-    info.node.body.visit(scan)
+    scan.walk(info.node.body)
     return scan
 
 
@@ -2220,7 +2221,7 @@ def _find_with(root: cst.CSTNode, call: cst.Call) -> Optional[cst.With]:
             return node
         if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
     return None
 
 
@@ -2231,7 +2232,7 @@ def _block_trains(model: FileModel, block: cst.CSTNode, class_name: Optional[str
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
         if not isinstance(node, cst.Call):
             continue
         func = node.func

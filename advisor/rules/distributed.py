@@ -14,6 +14,7 @@ from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER, dotted_name, is_none, last_segment
 from advisor.model.subtree import contains, iter_names
+from advisor.model.walk import children
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule, snippet
 
 # Lightning calls `sampler.set_epoch` for the loaders it manages; Accelerate and Fabric do it for
@@ -1387,7 +1388,7 @@ def _under_zero_test(info: FunctionInfo, target: cst.CSTNode) -> bool:
             continue
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend((child, guarded) for child in node.children)
+        stack.extend((child, guarded) for child in children(node))
     return False
 
 
@@ -1957,7 +1958,7 @@ def _modulo_in(model: FileModel, expr: cst.BaseExpression, ctx: Context, depth: 
                 if assignment.value is not None and _modulo_in(model, assignment.value, assignment.ctx, depth + 1):
                     return True
         elif not isinstance(node, cst.Name):
-            stack.extend(node.children)
+            stack.extend(children(node))
     return False
 
 

@@ -12,6 +12,7 @@ from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, Loop
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment, root_name
 from advisor.model.subtree import iter_names
+from advisor.model.walk import children
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.distributed import LoaderResolver, kwargs_value
 
@@ -1047,7 +1048,7 @@ def _comprehension_targets(info: FunctionInfo, call: cst.Call) -> Set[str]:
             names = frozenset(bound)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
-        stack.extend((child, names) for child in node.children)
+        stack.extend((child, names) for child in children(node))
     return set()
 
 

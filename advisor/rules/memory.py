@@ -13,6 +13,7 @@ from advisor.model.facts import Assignment, FunctionInfo
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
+from advisor.model.walk import children
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule, snippet
 
 _TRAINING_TEXT = ("backward", ".step(")
@@ -25,7 +26,7 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def _no_grad(ctx: Context) -> bool:
@@ -53,7 +54,7 @@ def _referenced_names(node: cst.CSTNode) -> Set[str]:
             if isinstance(current, cst.Attribute):
                 stack.append(current.value)
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
     return names
 
 
@@ -1048,7 +1049,7 @@ def _inside_handler(root: cst.CSTNode, target: cst.CSTNode) -> bool:
         if node is target:
             return handled
         handled = handled or isinstance(node, cst.ExceptHandler)
-        stack.extend((child, handled) for child in node.children)
+        stack.extend((child, handled) for child in children(node))
     return False
 
 

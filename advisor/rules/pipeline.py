@@ -12,6 +12,7 @@ from advisor.model import CallSite, Context, FileModel
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import DATALOADER, dotted_name, is_none, root_name
 from advisor.model.subtree import contains
+from advisor.model.walk import children
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule
 from advisor.rules.sync import _device_kind
 
@@ -97,7 +98,7 @@ def _built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite,
                 if assignment.value is not None and _built_on_device(model, assignment.value, site, depth + 1):
                     return True
         elif not isinstance(node, cst.Name):
-            stack.extend(c for c in node.children if isinstance(c, cst.CSTNode))
+            stack.extend(children(node))
     return False
 
 
@@ -1834,7 +1835,7 @@ def _comprehension_iters(body: cst.CSTNode) -> Iterator[cst.BaseExpression]:
             continue
         if isinstance(node, cst.CompFor):
             yield node.iter
-        stack.extend(node.children)
+        stack.extend(children(node))
 
 
 class InvalidDataLoaderArguments(Rule):

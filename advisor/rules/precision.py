@@ -12,6 +12,7 @@ from advisor.model import CallSite, Context, FileModel
 from advisor.model.facts import MODULE_SCOPE, AutocastSite
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import GRAD_SCALER, dotted_name
+from advisor.model.walk import children
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule
 
 # Frameworks that scale the loss themselves when asked for fp16: used (called), not just imported.
@@ -462,7 +463,7 @@ def _small_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
         if isinstance(current, cst.Call):
             yield current
         if not isinstance(current, cst.Lambda):
-            stack.extend(current.children)
+            stack.extend(children(current))
 
 
 def _mentions_attribute(node: cst.CSTNode, attr: str) -> bool:
@@ -471,7 +472,7 @@ def _mentions_attribute(node: cst.CSTNode, attr: str) -> bool:
         current = stack.pop()
         if isinstance(current, cst.Attribute) and current.attr.value == attr:
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 

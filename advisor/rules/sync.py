@@ -13,6 +13,7 @@ from advisor.model.builder import is_periodic_test
 from advisor.model.file_model import TENSOR_METHODS, call_argument
 from advisor.model.names import dotted_name
 from advisor.model.subtree import contains
+from advisor.model.walk import children
 from advisor.rules.base import Case, FixSpec, NodeEdit, Report, Rule, snippet
 
 _TRAINING_TEXT = ("backward", ".step(")
@@ -1387,7 +1388,7 @@ class _OrderIndex:
                 return None if last is None else last + 0.5
             if isinstance(current, cst.Call) and id(current) in calls:
                 last = calls[id(current)]
-            stack.extend(reversed(current.children))
+            stack.extend(reversed(children(current)))
         return None
 
 
@@ -1398,7 +1399,7 @@ def _calls_in(node: cst.CSTNode):
         if isinstance(current, cst.Call):
             yield current
         if not isinstance(current, cst.Lambda):
-            stack.extend(current.children)
+            stack.extend(children(current))
 
 
 class DataDependentSyncInTrainingLoop(Rule):
@@ -1859,7 +1860,7 @@ class _StoreTargets:
                     targets.update(_subscript_ids(current.target))
                 elif isinstance(current, cst.Del):
                     targets.update(_subscript_ids(current.target))
-                stack.extend(current.children)
+                stack.extend(children(current))
             self._walked[id(scope)] = targets
         return id(subscript) in targets
 
@@ -1903,7 +1904,7 @@ def _subscripts_in_hot_code(model: FileModel) -> Iterator[Tuple[cst.Subscript, C
                 if node.orelse is not None:
                     stack.append((node.orelse, ctx))
                 continue
-            stack.extend((child, ctx) for child in node.children)
+            stack.extend((child, ctx) for child in children(node))
 
 
 # -- GPU106: tensor made on the host, then moved -------------------------------------------
