@@ -4,38 +4,23 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import libcst as cst
 
+from advisor.chunked import ChunkCache, ChunkedModule, parse_chunked
 from advisor.config import DEFAULT_CONFIG, Config
 from advisor.guards import nesting_problem, run_with_deep_stack
-from advisor.findings import Edit, FileProblem, Finding, Fix, Position, Severity
+from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Severity
 from advisor.model import FileModel
-from advisor.positions import node_spans
+from advisor.positions import Span, node_spans
 from advisor.rules import ALL_RULES
 from advisor.rules.base import NodeEdit, Report, Rule
-from advisor.source import DecodeError, SourceText, decode_source
+from advisor.source import DecodeError, decode_source, split_lines
 
 # flake8's own pattern, so that one comment silences the CLI, the plugin and the editor alike.
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
-
-
-@dataclass
-class FileResult:
-    filename: str
-    findings: List[Finding] = field(default_factory=list)
-    problem: Optional[FileProblem] = None
-    source: Optional[SourceText] = None
-    fixed_text: Optional[str] = None  # set by --fix/--diff when fixes were applied
-    fixes_applied: int = 0
-
-
-def split_lines(text: str) -> List[str]:
-    """Lines as Python's tokenizer counts them (str.splitlines also splits on form feeds)."""
-    return re.split(r"\r\n|\r|\n", text)
 
 
 def is_suppressed(line: str, code: str) -> bool:
@@ -50,19 +35,32 @@ def is_suppressed(line: str, code: str) -> bool:
 
 
 class _Positions:
-    """Turns nodes into 1-based positions; computed once per file, only when it has reports."""
+    """Turns nodes into 1-based positions; computed only for files with reports, and for
+    chunked files only in the chunks that hold them."""
 
-    def __init__(self, module: cst.Module, text: str) -> None:
-        self._spans = node_spans(module)
+    def __init__(self, module: cst.Module, text: str, chunked: Optional[ChunkedModule]) -> None:
+        self._module = module
+        self._chunked = chunked
+        self._spans: Optional[Dict[int, Span]] = None
         self._lines = split_lines(text)
         self._newline = "\r\n" if "\r\n" in text else ("\r" if "\r" in text and "\n" not in text else "\n")
 
+    def _span(self, node: cst.CSTNode) -> Span:
+        if self._chunked is not None:
+            try:
+                return self._chunked.span(node)
+            except KeyError:  # not under a statement (a module-level node): the whole file
+                self._chunked = None
+        if self._spans is None:
+            self._spans = node_spans(self._module)
+        return self._spans[id(node)]
+
     def start(self, node: cst.CSTNode) -> Position:
-        line, column = self._spans[id(node)][0]
+        line, column = self._span(node)[0]
         return Position(line, column + 1)
 
     def end(self, node: cst.CSTNode) -> Position:
-        line, column = self._spans[id(node)][1]
+        line, column = self._span(node)[1]
         return Position(line, column + 1)
 
     def edit(self, spec: NodeEdit) -> Edit:
@@ -116,8 +114,12 @@ def check_source(
     config: Config = DEFAULT_CONFIG,
     rules: Optional[Sequence[Rule]] = None,
     path: Optional[Path] = None,
+    chunks: Optional[ChunkCache] = None,
 ) -> FileResult:
-    """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``."""
+    """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``.
+
+    ``chunks`` keeps parsed top-level statements between calls for one document (the language
+    server passes one per open file), so that only changed statements are parsed again."""
     result = FileResult(filename)
     candidates = [r for r in (rules if rules is not None else active_rules(config, path)) if r.applies_to(text)]
     if not candidates:
@@ -126,7 +128,7 @@ def check_source(
     if refused is not None:
         result.problem = FileProblem(filename, *refused)
         return result
-    outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates, config))
+    outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates, config, chunks))
     if isinstance(outcome, FileProblem):
         result.problem = outcome
     else:
@@ -134,10 +136,11 @@ def check_source(
     return result
 
 
-def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config):
+def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, chunks: Optional[ChunkCache]):
     """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
     try:
-        module = cst.parse_module(text)
+        chunked = parse_chunked(text, chunks)
+        module = chunked.module if chunked is not None else cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         return _syntax_problem(text, filename, exc)
     except RecursionError:
@@ -152,7 +155,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config):
             reports.extend(rule.check(model))
         if not reports:
             return []
-        positions = _Positions(module, text)
+        positions = _Positions(module, text, chunked)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
+
+from advisor.source import SourceText
 
 
 class Severity(str, enum.Enum):
@@ -81,3 +83,15 @@ def location(filename: str, cell: Optional[int], row: int, column: int) -> str:
     if cell is None:
         return f"{filename}:{row}:{column}"
     return f"{filename}:cell {cell}:{row}:{column}"
+
+
+@dataclass
+class FileResult:
+    """What checking one file gave: its findings, or the problem that stopped it."""
+
+    filename: str
+    findings: List[Finding] = field(default_factory=list)
+    problem: Optional[FileProblem] = None
+    source: Optional[SourceText] = None
+    fixed_text: Optional[str] = None  # set by --fix/--diff when fixes were applied
+    fixes_applied: int = 0

@@ -48,6 +48,11 @@ def decode_source(data: bytes) -> SourceText:
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
+def split_lines(text: str) -> List[str]:
+    """Lines as Python's tokenizer counts them (str.splitlines also splits on form feeds)."""
+    return _NEWLINE.split(text)
+
+
 class LineIndex:
     """Maps 1-based (row, column) positions to string offsets, for applying edits."""
 

@@ -92,3 +92,34 @@ def test_lsp_without_pygls_says_how_to_install(monkeypatch, capsys):
     monkeypatch.delitem(sys.modules, "advisor.lsp.server", raising=False)
     assert cli.main(["lsp"]) == 2
     assert "pip install 'torch-advisor[lsp]'" in capsys.readouterr().err
+
+
+def _job(uri: str, text: str, version: int):
+    from advisor.config import Config
+    from advisor.lsp.analysis import Job
+
+    return Job(uri=uri, text=text, version=version, key=(version,), filename="train.py", path=None,
+               config=Config(), excluded=False, encoding=convert.UTF16, href=lambda code: None,
+               wanted=lambda: True)
+
+
+def test_edits_reuse_parsed_statements_and_only_a_few_files_keep_them():
+    from advisor.lsp.analysis import KEEP_PARSED_FILES, Analyzer
+
+    analyzer = Analyzer()
+    text = ("import torch\n\ndef train(model, loader, opt):\n    for x in loader:\n        loss = model(x.cuda())\n"
+            "        loss.backward()\n        opt.step()\n        print(loss.item())\n\ndef other():\n    pass\n")
+    first = analyzer._run(_job("file:///a.py", text, 1), None)
+    kept = dict(analyzer._chunks["file:///a.py"]._chunks)
+    edited = text.replace("pass", "return 1")
+    second = analyzer._run(_job("file:///a.py", edited, 2), None)
+    now = analyzer._chunks["file:///a.py"]._chunks
+    assert [c is kept.get(t) for t, c in now.items()] == [True, True, False]
+    assert first.diagnostics and [d.range for d in second.diagnostics] == [d.range for d in first.diagnostics]
+    for n in range(KEEP_PARSED_FILES + 3):
+        analyzer._run(_job(f"file:///f{n}.py", text, 1), None)
+    assert len(analyzer._chunks) == KEEP_PARSED_FILES
+    assert "file:///a.py" not in analyzer._chunks
+    analyzer.forget(f"file:///f{KEEP_PARSED_FILES + 2}.py")
+    assert len(analyzer._chunks) == KEEP_PARSED_FILES - 1
+    analyzer.shutdown()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +19,15 @@ from typing import Callable, Dict, List, Optional, Tuple
 from lsprotocol import types
 
 from advisor.config import Config
+from advisor.chunked import ChunkCache
 from advisor.engine import check_source
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
 from advisor.lsp import convert
 
 log = logging.getLogger("advisor.lsp")
+
+KEEP_PARSED_FILES = 8
 
 
 class Superseded(Exception):
@@ -68,6 +72,11 @@ class Analyzer:
         self._cache: Dict[str, Analysis] = {}
         self._last_good: Dict[str, Analysis] = {}
         self._running: Dict[Tuple[str, Tuple], asyncio.Future] = {}
+        # Parsed top-level statements of the last analysis of the files being edited: an edit
+        # re-parses only the statements it touched. A parsed file holds tens of MB, so only
+        # the most recently analysed few keep theirs. Filled by the worker thread; the event
+        # loop only drops entries (one dict operation each).
+        self._chunks: "OrderedDict[str, ChunkCache]" = OrderedDict()
 
     def latest(self, uri: str) -> Optional[Analysis]:
         return self._cache.get(uri)
@@ -75,6 +84,7 @@ class Analyzer:
     def forget(self, uri: str) -> None:
         self._cache.pop(uri, None)
         self._last_good.pop(uri, None)
+        self._chunks.pop(uri, None)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -106,7 +116,11 @@ class Analyzer:
         lines = convert.lines_of(job.text)
         if job.excluded:
             return Analysis(job.uri, job.version, job.key, [], None)
-        result = check_source(job.text, job.filename, job.config, path=job.path)
+        chunks = self._chunks.pop(job.uri, None) or ChunkCache()
+        self._chunks[job.uri] = chunks
+        while len(self._chunks) > KEEP_PARSED_FILES:
+            self._chunks.popitem(last=False)
+        result = check_source(job.text, job.filename, job.config, path=job.path, chunks=chunks)
         analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem)
         if result.problem is None:
             analysis.diagnostics = [

@@ -169,13 +169,13 @@ def minimal_edit(old: str, new: str) -> Optional[Edit]:
 
 
 def _position_at(text: str, offset: int) -> Position:
-    from advisor.engine import split_lines
+    from advisor.source import split_lines
 
     before = split_lines(text[:offset])
     return Position(len(before), len(before[-1]) + 1)
 
 
 def lines_of(text: str) -> List[str]:
-    from advisor.engine import split_lines
+    from advisor.source import split_lines
 
     return split_lines(text)

@@ -1,0 +1,114 @@
+"""Chunked parsing stands in for a whole-file parse: same text, same findings, same positions;
+where the split cannot be trusted it declines and the file is parsed whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from advisor.chunked import ChunkCache, parse_chunked, split_points
+from advisor.config import Config
+from advisor.engine import check_source
+from advisor.rules import ALL_RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted(
+    [*ROOT.glob("tests/corpus/*.py"), *ROOT.glob("examples/*.py"), ROOT / "tests/data/syntax_tour.py"]
+)
+SHOW_ALL = Config(show_info=True)
+
+
+def _starts(text: str):
+    """The first line of each chunk, for readable assertions."""
+    return [text[p:].split("\n", 1)[0] for p in split_points(text)]
+
+
+def _whole_file_findings(text: str, monkeypatch):
+    import advisor.engine as engine
+
+    with monkeypatch.context() as patch:
+        patch.setattr(engine, "parse_chunked", lambda text, cache=None: None)
+        return check_source(text, "f.py", SHOW_ALL)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_chunks_print_the_file_and_give_the_same_findings(path, monkeypatch):
+    text = path.read_text(encoding="utf-8")
+    chunked = parse_chunked(text)
+    assert chunked is not None and len(chunked.chunks) > 1
+    assert chunked.module.code == text
+    assert check_source(text, "f.py", SHOW_ALL).findings == _whole_file_findings(text, monkeypatch).findings
+
+
+def test_rule_examples_give_the_same_findings_chunked_or_whole(monkeypatch):
+    for rule in ALL_RULES:
+        for case in (*rule.VALID, *rule.INVALID):
+            chunked = check_source(case.source, "f.py", SHOW_ALL)
+            assert chunked.findings == _whole_file_findings(case.source, monkeypatch).findings, case.source
+
+
+def test_splits_at_top_level_statements_with_the_comments_above_them():
+    text = '"""Doc.\n\nA line at column 0 inside the docstring.\n"""\nimport torch\n\n\n# about f\n@decorator(\n    arg,\n)\n# between\ndef f():\n    pass\n# trailing, indented or not\n    # indented\nx = 1\n'
+    assert _starts(text) == ['"""Doc.', "import torch", "", "# trailing, indented or not"]
+    chunked = parse_chunked(text)
+    assert chunked.module.code == text
+    assert [len(c.statements) for c in chunked.chunks] == [1, 1, 1, 1]
+
+
+def test_clauses_and_closers_at_column_0_stay_with_their_statement():
+    text = "if a:\n    pass\nelse:\n    pass\ntry:\n    pass\nexcept E:\n    pass\nfinally:\n    pass\nx = [\n    1,\n]\ny = 1; z = 2\n"
+    assert _starts(text) == ["if a:", "try:", "x = [", "y = 1; z = 2"]
+    assert parse_chunked(text).module.code == text
+
+
+def test_strings_and_continuations_never_split():
+    text = "s = '''\nimport os\n'''\nt = \"a\\\nb = 1\"\nu = 1 + \\\n2\nv = f'{x}' # ' \"\nw = 2\n"
+    assert _starts(text) == ["s = '''", 't = "a\\', "u = 1 + \\", "v = f'{x}' # ' \"", "w = 2"]
+    assert parse_chunked(text).module.code == text
+
+
+def test_a_split_inside_brackets_declines_and_the_whole_file_is_parsed():
+    text = "CONFIG = dict(\nlr=1e-3,\n)\nimport torch\nx = torch.ones(1).item()\n"
+    assert parse_chunked(text) is None  # `lr=1e-3,` looked like a statement start
+    result = check_source(text, "f.py", SHOW_ALL)
+    assert result.problem is None
+
+
+def test_mixed_indentation_between_chunks_declines():
+    text = "def f():\n    return 1\ndef g():\n  return 2\n"
+    assert parse_chunked(text) is None
+    assert cst.parse_module(text).code == text
+
+
+def test_one_statement_files_are_not_chunked():
+    assert parse_chunked("import torch\n") is None
+    assert parse_chunked("") is None
+
+
+def test_a_repeated_chunk_is_parsed_twice_so_no_node_sits_at_two_places():
+    text = "x = 1\nx = 1\n"
+    chunked = parse_chunked(text)
+    first, second = chunked.module.body
+    assert first is not second
+
+
+def test_the_cache_reuses_unchanged_chunks_and_keeps_only_the_last_version():
+    cache = ChunkCache()
+    before = parse_chunked("import torch\n\ndef f():\n    return 1\n\ndef g():\n    return 2\n", cache)
+    after = parse_chunked("import torch\n\ndef f():\n    return 10\n\ndef g():\n    return 2\n", cache)
+    assert after.chunks[0] is before.chunks[0]
+    assert after.chunks[1] is not before.chunks[1]
+    assert after.chunks[2] is before.chunks[2]
+    assert len(cache._chunks) == 3
+
+
+def test_positions_of_a_reused_chunk_follow_its_new_line(monkeypatch):
+    cache = ChunkCache()
+    body = "import torch\n\ndef train(model, loader, opt):\n    for x in loader:\n        loss = model(x.cuda())\n        loss.backward()\n        opt.step()\n        print(loss.item())\n"
+    first = check_source(body, "f.py", SHOW_ALL, chunks=cache)
+    moved = "import os\n# a new line above\n" + body
+    second = check_source(moved, "f.py", SHOW_ALL, chunks=cache)
+    assert [f.start.row + 2 for f in first.findings] == [f.start.row for f in second.findings]
+    assert second.findings == _whole_file_findings(moved, monkeypatch).findings
