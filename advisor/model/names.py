@@ -38,18 +38,26 @@ DISTRIBUTED_SAMPLER = "torch.utils.data.DistributedSampler"
 DDP_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.DataParallel"})
 GRAD_SCALER = "torch.amp.GradScaler"
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
+_NAME, _ATTRIBUTE = cst.Name, cst.Attribute
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a chain of Name/Attribute nodes, else None."""
+    # Exact type checks: this runs for most nodes of a file, and isinstance on libcst's
+    # abstract node classes costs several times more (nothing subclasses Name or Attribute).
+    kind = type(node)
+    if kind is _NAME:
+        return node.value
     parts = []
-    while isinstance(node, cst.Attribute):
+    while kind is _ATTRIBUTE:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+        kind = type(node)
+    if kind is not _NAME:
         return None
     parts.append(node.value)
-    return ".".join(reversed(parts))
+    parts.reverse()
+    return ".".join(parts)
 
 
 def last_segment(name: Optional[str]) -> str:

@@ -100,7 +100,12 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
 
 
 def model_calls(model: FileModel) -> List[CallSite]:
-    """Calls of a model (`model(x)`, `self.net(x)`, `model.forward(x)`), in source order."""
+    """Calls of a model (`model(x)`, `self.net(x)`, `model.forward(x)`), in source order.
+    Four rules ask; the answer is computed once per file."""
+    return model.shared("inference.model_calls", _find_model_calls)
+
+
+def _find_model_calls(model: FileModel) -> List[CallSite]:
     out = []
     for site in model.facts.calls:
         if site.qualname is not None:
