@@ -10,12 +10,14 @@ from typing import Dict, List, Optional, Sequence
 from advisor import __version__
 from advisor.config import Config, ConfigError, ConfigFinder, parse_codes_option, parse_torch_version
 from advisor.discovery import discover
-from advisor.engine import FileResult, check_file, check_source, split_lines
-from advisor.findings import FileProblem, Finding
+from advisor.findings import FileProblem, FileResult, Finding
 from advisor.fixes import fix_until_stable, unified_diff
 from advisor.notebook import NotebookResult, check_notebook, is_notebook
 from advisor.runner import Job, Options, check_files, default_jobs
-from advisor.source import FileChangedOnDisk, decode_source, replace_file
+from advisor.source import FileChangedOnDisk, decode_source, replace_file, split_lines
+
+# The engine (libcst and the rules, most of the start-up time) is imported where a file is
+# analysed, so that a run answered from the result cache never loads it.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -286,6 +288,8 @@ def _check_python_files(jobs: List[Job], args: argparse.Namespace) -> List[Optio
 
 def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> FileResult:
     """The fixes of one file, applied until stable, without writing (runs in a worker)."""
+    from advisor.engine import check_source
+
     source = result.source
     original = source.text
 
@@ -304,6 +308,8 @@ def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional
     try:
         if is_notebook(path):
             return check_notebook(path, config, display, fix=args.fix, diff=args.diff, unsafe=args.unsafe_fixes)
+        from advisor.engine import check_file
+
         result = check_file(path, config, display)
         if (args.fix or args.diff) and result.source is not None and result.problem is None:
             result = _fix_file(path, result, config, args)
@@ -317,6 +323,8 @@ def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional
 
 
 def _fix_file(path: Path, result: FileResult, config: Config, args: argparse.Namespace) -> FileResult:
+    from advisor.engine import check_source
+
     source = result.source
     original = source.text
 

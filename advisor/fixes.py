@@ -5,8 +5,6 @@ from __future__ import annotations
 import difflib
 from typing import Iterable, List, Optional, Tuple
 
-import libcst as cst
-
 from advisor.findings import Applicability, Edit, Finding
 from advisor.source import LineIndex
 
@@ -43,6 +41,8 @@ def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool = False) ->
     out = text
     for start, end, content in sorted(chosen, key=lambda item: (item[0], item[1]), reverse=True):
         out = out[:start] + content + out[end:]
+    import libcst as cst  # here, not at the top: a run served from the cache never parses
+
     try:
         cst.parse_module(out)
     except Exception:  # noqa: BLE001 - any failure means we keep the original text

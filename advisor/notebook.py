@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from advisor.config import DEFAULT_CONFIG, Config
-from advisor.engine import FileResult, check_source
-from advisor.findings import Edit, FileProblem, Finding, Fix, Position
+from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position
 from advisor.fixes import fix_until_stable, unified_diff
 from advisor.source import FileChangedOnDisk, replace_file
 
@@ -351,6 +350,8 @@ def check_notebook_text(
     result.notebook = notebook
     if not notebook.is_python:
         return result, None
+    from advisor.engine import check_source  # imported on use: see cli.py
+
     program = build_program(notebook.code_cells())
     checked = check_source(program.text, filename, config, path=path)
     result.findings = [to_cells(program, f) for f in checked.findings]
@@ -379,6 +380,8 @@ def check_notebook(
     result.source = SourceText(raw, "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
     if not (fix or diff) or program is None or result.problem is not None:
         return result
+
+    from advisor.engine import check_source
 
     def check(text: str) -> FileResult:
         return check_source(text, filename, config, path=path)

@@ -9,19 +9,15 @@ caller. Results come back in the order the jobs were given.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from advisor.cache import ResultCache, entry_key
 from advisor.config import Config
-from advisor.engine import FileResult, check_source
-from advisor.findings import Applicability, FileProblem
+from advisor.findings import Applicability, FileProblem, FileResult
 from advisor.source import DecodeError, decode_source
 
 # Below this many files to analyse, a pool costs more than it saves.
@@ -114,6 +110,8 @@ def _from_cache(cache: ResultCache, job: Job, options: Options):
 # -- analysis of one file (in the parent or a worker) ------------------------------------------
 def _check_bytes(data: bytes, job: Job) -> FileResult:
     """engine.check_file on bytes already read."""
+    from advisor.engine import check_source  # on the first miss: an all-cached run never imports it
+
     filename = job.display
     try:
         source = decode_source(data)
@@ -177,6 +175,8 @@ def _chunks(todo: List[Job], sizes: List[int], workers: int) -> List[List[int]]:
 
 
 def _context():
+    import multiprocessing
+
     # fork starts workers in milliseconds with everything already imported; elsewhere
     # (macOS, Windows) the platform's default is the safe one.
     if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
@@ -186,6 +186,11 @@ def _context():
 
 def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optional[Fixer],
              use_cache: bool) -> List[Outcome]:
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    import advisor.engine  # noqa: F401 - imported once here, inherited by forked workers
+
     if use_cache:
         from advisor.cache import tool_fingerprint
 

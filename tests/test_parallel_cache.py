@@ -75,12 +75,12 @@ def test_second_run_is_served_from_the_cache_with_identical_json(capsys, corpus_
     stored = entries(cache_dir)
     assert len(stored) == len(list(corpus_copy.glob("*.py")))
 
-    import advisor.runner as runner
+    import advisor.engine as engine
 
     def no_analysis(*args, **kwargs):
         raise AssertionError("a cached file was analysed again")
 
-    monkeypatch.setattr(runner, "check_source", no_analysis)
+    monkeypatch.setattr(engine, "check_source", no_analysis)
     for jobs in ("1", "2"):
         again = run(capsys, "check", "--format", "json", "--show-info", "--jobs", jobs, corpus_copy)
         assert again == first
@@ -90,6 +90,24 @@ def test_second_run_is_served_from_the_cache_with_identical_json(capsys, corpus_
     text_fresh = run(capsys, "check", "--no-cache", corpus_copy)
     text_cached = run(capsys, "check", corpus_copy)
     assert text_fresh == text_cached
+
+
+def test_a_run_served_from_the_cache_never_loads_the_engine(corpus_copy, cache_dir):
+    """Start-up dominates a warm run: libcst and the rules must stay unimported."""
+    probe = (
+        "import sys\n"
+        "from advisor.cli import main\n"
+        "code = main(['check', '--format', 'concise', sys.argv[1]])\n"
+        "print('loaded:', sorted(m for m in ('libcst', 'advisor.engine', 'advisor.rules', 'rich') if m in sys.modules))\n"
+        "sys.exit(code)\n"
+    )
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(cache_dir))
+    cold = subprocess.run([sys.executable, "-c", probe, str(corpus_copy)], capture_output=True, text=True, env=env)
+    warm = subprocess.run([sys.executable, "-c", probe, str(corpus_copy)], capture_output=True, text=True, env=env)
+    assert cold.returncode == warm.returncode == 1
+    assert "loaded: ['advisor.engine', 'advisor.rules', 'libcst']" in cold.stdout
+    assert "loaded: []" in warm.stdout
+    assert warm.stdout.split("loaded:")[0] == cold.stdout.split("loaded:")[0]
 
 
 def test_cached_findings_keep_their_fixes(tmp_path, capsys, cache_dir):
