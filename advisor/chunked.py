@@ -17,14 +17,15 @@ file instead: the chunks are an optimisation, never a second grammar.
 
 from __future__ import annotations
 
+import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.walk import children
-from advisor.positions import Span, node_spans
+from advisor.model.walk import children, is_statement
+from advisor.positions import Span, node_spans, statement_spans
 
 _CODE = re.compile(r"#[^\r\n]*|\\(?:\r\n|[\s\S])|'''|\"\"\"|['\"]")
 _STRING_END = {
@@ -129,19 +130,163 @@ class Chunk:
     default_indent: Optional[str]  # None when the chunk has no indented block
     default_newline: str
     has_trailing_newline: bool
-    spans: Optional[Dict[int, Span]] = None  # relative to the chunk's first line, made on demand
-    node_ids: Optional[Set[int]] = None  # ids of its non-trivia nodes, made on demand
+    # Made on demand and kept with the chunk (the server reuses chunks between versions).
+    # Lines are relative to the chunk's first line.
+    statement_of: Optional[Dict[int, cst.CSTNode]] = None  # node id -> innermost statement
+    spans: Optional[Dict[int, Span]] = None  # every node, when one statement could not be done alone
+    _anchors: Optional[Dict[int, int]] = None  # statement id -> line of its first token (from ast)
+    _elifs: Set[int] = field(default_factory=set)
+    _statement_spans: Dict[int, Optional[Dict[int, Span]]] = field(default_factory=dict)
+    _line_starts: Optional[List[int]] = None
 
-    def ids(self) -> Set[int]:
-        if self.node_ids is None:
-            found: Set[int] = set()
-            stack: List[cst.CSTNode] = list(self.statements)
-            while stack:
-                current = stack.pop()
-                found.add(id(current))
-                stack.extend(children(current))
-            self.node_ids = found
-        return self.node_ids
+    def owners(self) -> Dict[int, cst.CSTNode]:
+        """The innermost statement (simple line or compound) around each non-trivia node."""
+        if self.statement_of is None:
+            found: Dict[int, cst.CSTNode] = {}
+            statements: List[cst.CSTNode] = list(self.statements)
+            while statements:
+                statement = statements.pop()
+                stack = [statement]
+                while stack:
+                    node = stack.pop()
+                    found[id(node)] = statement
+                    for child in children(node):
+                        (statements if is_statement(type(child)) else stack).append(child)
+            self.statement_of = found
+        return self.statement_of
+
+    def span(self, node: cst.CSTNode, default_indent: str, default_newline: str,
+             near: Optional[cst.CSTNode] = None, statement: Optional[cst.CSTNode] = None) -> Span:
+        """``node``'s span, relative to the chunk. Positions are computed for the innermost
+        statement around it only, printed alone at the line ast gives for it, and kept only
+        if the printed code is the text found there; otherwise for the whole chunk. A fix may
+        edit whitespace or a comma, which the walk does not index: ``near`` (the finding's
+        node) names the statement to look in. ``statement``, when the caller knows it, saves
+        walking the chunk to find it."""
+        if statement is None:
+            owners = self.owners()
+            statement = owners.get(id(node))
+            if statement is None and near is not None:
+                statement = owners.get(id(near))
+        spans = None
+        if statement is not None:
+            spans = self._statement_spans.get(id(statement), False)
+            if spans is False:
+                spans = self._alone(statement, default_indent, default_newline)
+                self._statement_spans[id(statement)] = spans
+        found = spans.get(id(node)) if spans is not None else None
+        if found is None:
+            if self.spans is None:
+                module = cst.Module(body=self.statements, default_indent=default_indent,
+                                    default_newline=default_newline)
+                self.spans = node_spans(module)
+            found = self.spans[id(node)]
+        return found
+
+    def _alone(self, statement: cst.CSTNode, default_indent: str, default_newline: str) -> Optional[Dict[int, Span]]:
+        if self._anchors is None:
+            self._anchors = {}
+            try:
+                tree = ast.parse(self.text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                pass  # newer syntax than this interpreter's, say: whole-chunk positions
+            else:
+                anchors: Dict[int, int] = {}
+                if _pair(self.statements, tree.body, anchors, self._elifs):
+                    self._anchors = anchors
+        first_token = self._anchors.get(id(statement))
+        if first_token is None:
+            return None
+        before = len(statement.leading_lines)
+        decorators = getattr(statement, "decorators", ())
+        if decorators:
+            before += len(decorators[0].leading_lines)
+        first_line = first_token - before
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in _LINE_END.finditer(self.text)]
+        if not 1 <= first_line <= first_token <= len(self._line_starts):
+            return None
+        token_start = self._line_starts[first_token - 1]
+        line = self.text[token_start : token_start + 400]
+        indent = line[: len(line) - len(line.lstrip(" \t\x0c"))]
+        extra = {"is_elif": True} if id(statement) in self._elifs else {}
+        try:
+            spans, code = statement_spans(statement, first_line, indent, default_indent, default_newline, **extra)
+        except (AttributeError, TypeError):
+            return None
+        if not self.text.startswith(code, self._line_starts[first_line - 1]):
+            return None
+        return spans
+
+
+# -- pairing libcst statements with ast's, for the line each starts on ---------------------------
+def _pair(statements: Sequence[cst.CSTNode], nodes: Sequence[ast.stmt], out: Dict[int, int], elifs: Set[int]) -> bool:
+    """Records the first-token line of each statement; False when the two trees disagree."""
+    i = 0
+    for statement in statements:
+        if i >= len(nodes):
+            return False
+        node = nodes[i]
+        if type(statement) is cst.SimpleStatementLine:
+            out[id(statement)] = node.lineno
+            i += len(statement.body)  # `a = 1; b = 2` is one line, two ast statements
+            continue
+        i += 1
+        decorators = getattr(node, "decorator_list", None)
+        out[id(statement)] = decorators[0].lineno if decorators else node.lineno
+        if not _pair_compound(statement, node, out, elifs):
+            return False
+    return i == len(nodes)
+
+
+def _suite(body: cst.BaseSuite, nodes: Sequence[ast.stmt], out: Dict[int, int], elifs: Set[int]) -> bool:
+    if isinstance(body, cst.IndentedBlock):
+        return _pair(body.body, nodes, out, elifs)
+    return len(body.body) == len(nodes)  # `if x: a; b` on one line
+
+
+def _orelse(orelse, nodes: Sequence[ast.stmt], out: Dict[int, int], elifs: Set[int]) -> bool:
+    if orelse is None:
+        return not nodes
+    if type(orelse) is cst.If:  # elif
+        if len(nodes) != 1 or not isinstance(nodes[0], ast.If):
+            return False
+        out[id(orelse)] = nodes[0].lineno
+        elifs.add(id(orelse))
+        return _pair_compound(orelse, nodes[0], out, elifs)
+    return _suite(orelse.body, nodes, out, elifs)
+
+
+_AST_TRY = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+
+
+def _pair_compound(statement: cst.CSTNode, node: ast.stmt, out: Dict[int, int], elifs: Set[int]) -> bool:
+    kind = type(statement)
+    if kind is cst.FunctionDef:
+        return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _suite(statement.body, node.body, out, elifs)
+    if kind is cst.ClassDef:
+        return isinstance(node, ast.ClassDef) and _suite(statement.body, node.body, out, elifs)
+    if kind is cst.If:
+        return (isinstance(node, ast.If) and _suite(statement.body, node.body, out, elifs)
+                and _orelse(statement.orelse, node.orelse, out, elifs))
+    if kind is cst.For or kind is cst.While:
+        expected = (ast.For, ast.AsyncFor) if kind is cst.For else (ast.While,)
+        return (isinstance(node, expected) and _suite(statement.body, node.body, out, elifs)
+                and _orelse(statement.orelse, node.orelse, out, elifs))
+    if kind is cst.With:
+        return isinstance(node, (ast.With, ast.AsyncWith)) and _suite(statement.body, node.body, out, elifs)
+    if kind is cst.Try or kind is getattr(cst, "TryStar", None):
+        if not isinstance(node, _AST_TRY) or len(statement.handlers) != len(node.handlers):
+            return False
+        return (_suite(statement.body, node.body, out, elifs)
+                and all(_suite(h.body, a.body, out, elifs) for h, a in zip(statement.handlers, node.handlers))
+                and _orelse(statement.orelse, node.orelse, out, elifs)
+                and _orelse(statement.finalbody, node.finalbody, out, elifs))
+    if kind is cst.Match:
+        cases = getattr(node, "cases", None)
+        return (cases is not None and len(cases) == len(statement.cases)
+                and all(_suite(c.body, a.body, out, elifs) for c, a in zip(statement.cases, cases)))
+    return False
 
 
 def _has_block(statements: Sequence[cst.BaseStatement]) -> bool:
@@ -197,22 +342,37 @@ class ChunkedModule:
         self.first_lines = first_lines
         self._owner: Dict[int, int] = {}
         self._walked = 0
+        self._chunk_of_top: Optional[Dict[int, int]] = None
 
-    def span(self, node: cst.CSTNode) -> Span:
-        index = self._owner_of(node)
-        chunk = self.chunks[index]
-        if chunk.spans is None:
-            chunk.spans = node_spans(self._chunk_module(chunk))
-        (start_line, start_col), (end_line, end_col) = chunk.spans[id(node)]
+    def span(self, node: cst.CSTNode, near: Optional[cst.CSTNode] = None,
+             statement_of: Optional[Dict[int, Optional[cst.CSTNode]]] = None,
+             top_of: Optional[Dict[int, cst.CSTNode]] = None) -> Span:
+        """``statement_of``/``top_of``: the model walk's statement index, which finds the chunk
+        and statement without walking the chunks again. Raises KeyError for a node of no chunk
+        (the module itself, say)."""
+        index = statement = None
+        if statement_of is not None and top_of is not None:
+            statement = statement_of.get(id(node))
+            if statement is None and near is not None:
+                statement = statement_of.get(id(near))
+            if statement is not None:
+                if self._chunk_of_top is None:
+                    self._chunk_of_top = {id(s): i for i, c in enumerate(self.chunks) for s in c.statements}
+                index = self._chunk_of_top.get(id(top_of.get(id(statement))))
+                if index is None:
+                    statement = None
+        if index is None:
+            try:
+                index = self._owner_of(node)
+            except KeyError:
+                if near is None:
+                    raise
+                index = self._owner_of(near)
+        (start_line, start_col), (end_line, end_col) = self.chunks[index].span(
+            node, self.module.default_indent, self.module.default_newline, near, statement
+        )
         shift = self.first_lines[index] - 1
         return (start_line + shift, start_col), (end_line + shift, end_col)
-
-    def _chunk_module(self, chunk: Chunk) -> cst.Module:
-        return cst.Module(
-            body=chunk.statements,
-            default_indent=self.module.default_indent,
-            default_newline=self.module.default_newline,
-        )
 
     def _owner_of(self, node: cst.CSTNode) -> int:
         """The chunk holding ``node``: chunks are indexed in order, as far as the first lookup
@@ -221,7 +381,7 @@ class ChunkedModule:
         while key not in self._owner:
             if self._walked >= len(self.chunks):
                 raise KeyError(f"{type(node).__name__} is not in this module")
-            self._owner.update(dict.fromkeys(self.chunks[self._walked].ids(), self._walked))
+            self._owner.update(dict.fromkeys(self.chunks[self._walked].owners(), self._walked))
             self._walked += 1
         return self._owner[key]
 

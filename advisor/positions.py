@@ -92,6 +92,22 @@ def _spans_fast(module: cst.Module) -> Dict[int, Span]:
     return state.spans
 
 
+def statement_spans(
+    statement: cst.CSTNode, first_line: int, indent: str, default_indent: str, default_newline: str, **codegen
+) -> Tuple[Dict[int, Span], str]:
+    """The spans of one statement printed on its own from ``first_line``, column 0, under
+    ``indent``, and the code that printing produced: when that code is the file's text at that
+    line, the spans are the file's. Raises AttributeError where libcst's codegen differs."""
+    if _CodegenState is None:
+        raise AttributeError("no codegen state in this libcst")
+    state = _SpanState(default_indent, default_newline)
+    state.line = first_line
+    if indent:
+        state.indent_tokens.append(indent)
+    statement._codegen(state, **codegen)
+    return state.spans, "".join(state.tokens)
+
+
 def _spans_libcst(module: cst.Module) -> Dict[int, Span]:
     from libcst.metadata import MetadataWrapper, PositionProvider
 

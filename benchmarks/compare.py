@@ -17,10 +17,11 @@ Tools (each run as a child process on the same explicit file list):
 Corpora:
   torch          the installed torch package's .py files (torch==2.13.0 in the peers' venv);
                  --quick takes torch/optim, torch/utils/data and torch/nn/modules only
-  scripts        tests/corpus/*.py and examples/*.py: realistic training scripts, but short
-                 (about 40 to 400 lines each)
-  scripts-large  the same scripts concatenated in file-name order into synthetic files of
-                 1,000 to 2,000 lines each (in a temporary folder), to show long-script costs
+  scripts-sized  corpus (b): tests/corpus/*.py and examples/*.py (realistic training scripts)
+                 concatenated into 24 files of 100 to 2,000 lines, four of each of six sizes
+                 (in a temporary folder)
+  scripts        the same scripts as they are: short (about 60 to 200 lines each), so start-up
+                 weighs more
 
 The peers live in their own virtual environment, never in the project's: by default
 benchmarks/.venv-peers (git-ignored), or $ADVISOR_PEERS_VENV; flake8 in one of its own (it runs
@@ -107,32 +108,29 @@ def count_lines(files: Sequence[Path]) -> int:
     return sum(path.read_bytes().count(b"\n") for path in files)
 
 
-def large_scripts(files: Sequence[Path], into: Path) -> List[Path]:
-    """Concatenates scripts in order until each output holds 1,000 to 2,000 lines."""
+SIZED_TARGETS = (100, 250, 500, 1000, 1500, 2000)
+
+
+def sized_scripts(files: Sequence[Path], into: Path, rounds: int = 4) -> List[Path]:
+    """Corpus (b): the scripts concatenated, in file-name order and round after round, into
+    files of at least 100, 250, 500, 1,000, 1,500 and 2,000 lines (``rounds`` of each)."""
     into.mkdir(parents=True, exist_ok=True)
+    texts = [t if t.endswith("\n") else t + "\n" for t in (p.read_text(encoding="utf-8") for p in files)]
     made: List[Path] = []
-    chunk: List[str] = []
-    lines = 0
-    for path in files:
-        text = path.read_text(encoding="utf-8")
-        n = text.count("\n")
-        if lines and lines + n > 2000:
-            made.append(_write_chunk(into, len(made), chunk))
-            chunk, lines = [], 0
-        chunk.append(text if text.endswith("\n") else text + "\n")
-        lines += n
-        if lines >= 1000:
-            made.append(_write_chunk(into, len(made), chunk))
-            chunk, lines = [], 0
-    if lines >= 1000:
-        made.append(_write_chunk(into, len(made), chunk))
+    index = 0
+    for _ in range(rounds):
+        for target in SIZED_TARGETS:
+            parts: List[str] = []
+            lines = 0
+            while lines < target:
+                text = texts[index % len(texts)]
+                index += 1
+                parts.append(text)
+                lines += text.count("\n")
+            path = into / f"script_{len(made):02}_{target}.py"
+            path.write_text("".join(parts), encoding="utf-8")
+            made.append(path)
     return made
-
-
-def _write_chunk(into: Path, index: int, parts: List[str]) -> Path:
-    path = into / f"large_{index:02}.py"
-    path.write_text("".join(parts), encoding="utf-8")
-    return path
 
 
 # -- running one child ---------------------------------------------------------------------------
@@ -254,7 +252,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds per peer run before it is killed (default: 180 with --quick, none without)")
     parser.add_argument("--tools", default=",".join(ALL_TOOLS), help=f"comma-separated, of {', '.join(ALL_TOOLS)}")
-    parser.add_argument("--corpus", default="torch,scripts,scripts-large", help="comma-separated: torch, scripts, scripts-large")
+    parser.add_argument("--corpus", default="torch,scripts-sized,scripts",
+                        help="comma-separated: torch, scripts-sized, scripts")
     args = parser.parse_args()
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     for tool in tools:
@@ -283,14 +282,14 @@ def main() -> int:
     scripts = sorted((ROOT / "tests" / "corpus").glob("*.py")) + sorted((ROOT / "examples").glob("*.py"))
     if "scripts" in corpora:
         sizes = [p.read_bytes().count(b"\n") for p in scripts]
-        bench_corpus(f"(b) training scripts, tests/corpus + examples ({min(sizes)}-{max(sizes)} lines each, "
-                     "not up to 2,000)", scripts, tools, args.runs, timeout)
-    if "scripts-large" in corpora:
-        with tempfile.TemporaryDirectory(prefix="advisor-large-") as folder:
-            large = large_scripts(scripts, Path(folder))
-            sizes = [p.read_bytes().count(b"\n") for p in large]
-            bench_corpus(f"(b') the same scripts concatenated into {len(large)} files of {min(sizes):,}-{max(sizes):,} lines",
-                         large, tools, args.runs, timeout)
+        bench_corpus(f"(b-short) training scripts, tests/corpus + examples as they are ({min(sizes)}-{max(sizes)} "
+                     "lines each)", scripts, tools, args.runs, timeout)
+    if "scripts-sized" in corpora:
+        with tempfile.TemporaryDirectory(prefix="advisor-sized-") as folder:
+            sized = sized_scripts(scripts, Path(folder))
+            sizes = [p.read_bytes().count(b"\n") for p in sized]
+            bench_corpus(f"(b) training scripts of 100 to 2,000 lines: tests/corpus + examples concatenated into "
+                         f"{len(sized)} files of {min(sizes):,}-{max(sizes):,} lines", sized, tools, args.runs, timeout)
     return 0
 
 

@@ -3,6 +3,7 @@ where the split cannot be trusted it declines and the file is parsed whole."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import libcst as cst
@@ -112,3 +113,57 @@ def test_positions_of_a_reused_chunk_follow_its_new_line(monkeypatch):
     second = check_source(moved, "f.py", SHOW_ALL, chunks=cache)
     assert [f.start.row + 2 for f in first.findings] == [f.start.row for f in second.findings]
     assert second.findings == _whole_file_findings(moved, monkeypatch).findings
+
+
+def _every_statement_alone(text: str):
+    """Positions computed statement by statement (as findings get them) against one pass over
+    the whole module, for every node the model walk indexes. Returns how many statements were
+    printed alone, and how many chunks needed a whole-chunk pass instead."""
+    from advisor.model import FileModel
+    from advisor.positions import node_spans
+
+    chunked = parse_chunked(text)
+    assert chunked is not None
+    model = FileModel.build(chunked.module, "f.py")
+    whole = node_spans(chunked.module)
+    indexed = [key for key, statement in model.statement_of.items() if statement is not None]
+    assert indexed
+    nodes = {id(n): n for n in _all_nodes(chunked.module)}
+    for key in indexed:
+        node = nodes[key]
+        assert chunked.span(node, None, model.statement_of, model.top_of) == whole[key], type(node).__name__
+    alone = sum(1 for c in chunked.chunks for s in c._statement_spans.values() if s is not None)
+    return alone, sum(1 for c in chunked.chunks if c.spans is not None)
+
+
+def _all_nodes(module):
+    from advisor.model.walk import children
+
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(children(node))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_statement_by_statement_positions_match_the_whole_module(path):
+    alone, whole_chunks = _every_statement_alone(path.read_text(encoding="utf-8"))
+    # Every statement printed alone matched its text, except where this interpreter's ast
+    # cannot read the chunk (the tour's PEP 695 generics before Python 3.12): that chunk
+    # falls back to one pass over itself.
+    newer_syntax = path.name == "syntax_tour.py" and sys.version_info < (3, 12)
+    assert alone > 0 and whole_chunks == (1 if newer_syntax else 0)
+
+
+@pytest.mark.parametrize("text", [
+    "import torch\r\nfor x in loader:\r\n    if x:\r\n        y = x.item()\r\n    elif z:\r\n        pass\r\n",
+    "import torch\ndef f(x):\n\tif x:\n\t\treturn x.cpu()\n\treturn (\n\t\tx\n\t)\n",
+    "import torch\ncafé = 'é'\nnaïve = f(café, 'ü')  # ü\nwhile True:\n    naïve = g(\n  'é',\n)\n",
+    "import torch\nx = 1 + \\\n    2\nif (a and\n        b): pass\ntry:\n    pass\nexcept E:\n    q = 1\nelse:\n    r = 2\nfinally:\n    s = 3\n",
+    "import torch\nclass A:\n  # comment\n\n  @deco\n  # between\n  @other\n  def f(self):\n    return 1; 2\n",
+    "import torch\nmatch x:\n    case [a, *rest] if a:\n        y = 1\n    case _:\n        pass\n",
+], ids=["crlf-elif", "tabs", "non-ascii", "continuations-try", "decorators", "match"])
+def test_statement_positions_on_awkward_layouts(text):
+    alone, whole_chunks = _every_statement_alone(text)
+    assert alone > 0 and whole_chunks == 0

@@ -120,6 +120,8 @@ def _is_continue_only(body: cst.BaseSuite) -> bool:
 class ModelBuilder(Walker):
     """Walks the tree once, in source order, recording facts with the context they occur in."""
 
+    index_statements = True  # for positions: see Walker
+
     def __init__(self) -> None:
         super().__init__()
         self.facts = Facts()

@@ -91,6 +91,10 @@ class FileModel:
     ) -> None:
         self.module = module
         self.facts = facts
+        # node id -> innermost statement, statement id -> its top-level statement (the walk's
+        # index; lambda bodies, which the walk skips, are not in it)
+        self.statement_of: Dict[int, Optional[cst.CSTNode]] = {}
+        self.top_of: Dict[int, cst.CSTNode] = {}
         self.imports = imports
         self.path = path
         self.torch_version = torch_version  # the oldest torch the project supports (configuration)
@@ -110,7 +114,9 @@ class FileModel:
     ) -> "FileModel":
         builder = ModelBuilder()
         builder.walk(module)
-        return cls(module, builder.facts, builder.imports, path, torch_version)
+        model = cls(module, builder.facts, builder.imports, path, torch_version)
+        model.statement_of, model.top_of = builder.statement_of or {}, builder.top_of
+        return model
 
     def shared(self, key: str, compute):
         """A fact a family of rules derives from the model, computed once per file."""

@@ -126,18 +126,40 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return out
 
 
+_STATEMENT: Dict[type, bool] = {}
+
+
+def is_statement(cls: type) -> bool:
+    """A simple statement line or a compound statement (cached per class, as ``_is_content``)."""
+    known = _STATEMENT.get(cls)
+    if known is None:
+        known = _STATEMENT[cls] = issubclass(cls, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return known
+
+
 _Hook = Optional[Callable[[cst.CSTNode], object]]
-# Per node class: the visit hook, the leave hook, and per field its own (field, visit, leave).
-_Plan = Tuple[_Hook, _Hook, Tuple[Tuple[str, _Hook, _Hook], ...]]
+# Per node class: the visit hook, the leave hook, per field its own (field, visit, leave), and
+# whether the class is a statement.
+_Plan = Tuple[_Hook, _Hook, Tuple[Tuple[str, _Hook, _Hook], ...], bool]
 
 
 class Walker:
-    """A read-only visitor with libcst's hook names, driven by ``children``'s field table."""
+    """A read-only visitor with libcst's hook names, driven by ``children``'s field table.
+
+    With ``index_statements`` set, the walk also records, for every node it passes, the
+    innermost statement around it (``statement_of``) and, for every statement, the top-level
+    statement it belongs to (``top_of``): positions are later computed for those statements
+    alone, and a second walk to find them would cost as much as this one."""
 
     _plans: Dict[type, Dict[type, _Plan]] = {}
+    index_statements = False
 
     def walk(self, node: cst.CSTNode) -> None:
         plans = Walker._plans.setdefault(type(self), {})
+        self.statement_of: Optional[Dict[int, Optional[cst.CSTNode]]] = {} if self.index_statements else None
+        self.top_of: Dict[int, cst.CSTNode] = {}
+        self._statement: Optional[cst.CSTNode] = None
+        self._top: Optional[cst.CSTNode] = None
         self._walk(node, plans)
 
     def _plan(self, cls: Type[cst.CSTNode], plans: Dict[type, _Plan]) -> _Plan:
@@ -147,14 +169,23 @@ class Walker:
             (f, getattr(me, f"visit_{name}_{f}", None), getattr(me, f"leave_{name}_{f}", None))
             for f in child_fields(cls)
         )
-        plan = (getattr(me, f"visit_{name}", None), getattr(me, f"leave_{name}", None), fields)
+        plan = (getattr(me, f"visit_{name}", None), getattr(me, f"leave_{name}", None), fields, is_statement(cls))
         plans[cls] = plan
         return plan
 
     def _walk(self, node: cst.CSTNode, plans: Dict[type, _Plan]) -> None:
         cls = type(node)
         plan = plans.get(cls) or self._plan(cls, plans)
-        visit, leave, fields = plan
+        visit, leave, fields, statement = plan
+        index = self.statement_of
+        if index is not None:
+            outer = self._statement
+            if statement:
+                if outer is None:
+                    self._top = node
+                self.top_of[id(node)] = self._top
+                self._statement = node
+            index[id(node)] = self._statement
         if visit is None or visit(self, node) is not False:
             for name, enter, exit_ in fields:
                 value = getattr(node, name)
@@ -171,3 +202,5 @@ class Walker:
                     exit_(self, node)
         if leave is not None:
             leave(self, node)
+        if index is not None:
+            self._statement = outer
