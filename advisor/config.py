@@ -162,13 +162,17 @@ class ConfigFinder:
 
     def __init__(self) -> None:
         self._cache: Dict[Path, Config] = {}
+        self._resolved: Dict[Path, Path] = {}  # a folder as given -> its real path (one realpath per folder)
 
     def for_path(self, path: Path) -> Config:
         start = path if path.is_dir() else path.parent
-        try:
-            start = start.resolve()
-        except OSError:
-            return Config()
+        real = self._resolved.get(start)
+        if real is None:
+            try:
+                real = self._resolved[start] = start.resolve()
+            except OSError:
+                return Config()
+        start = real
         visited = []
         current: Optional[Path] = start
         found = Config()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List
+from typing import Callable, Iterator, List, Tuple
 
 # Folders that hold tools, dependencies or build output rather than the project's own code.
 SKIPPED_DIRS = frozenset(
@@ -48,14 +48,15 @@ def discover(
                 seen.add(key)
                 yield Discovered(path, explicit=True)
             continue
-        for found in _walk(path, excluded):
-            key = found.resolve()
+        for found, key in _walk(path, excluded):
             if key not in seen:
                 seen.add(key)
                 yield Discovered(found, explicit=False)
 
 
-def _walk(root: Path, excluded: Callable[[Path], bool]) -> Iterator[Path]:
+def _walk(root: Path, excluded: Callable[[Path], bool]) -> Iterator[Tuple[Path, Path]]:
+    """(path as found, its real path): the real folder joined with the name, unless the file
+    itself is a link (one realpath per folder, not per file)."""
     stack: List[Path] = [root]
     visited_dirs = set()
     while stack:
@@ -85,5 +86,9 @@ def _walk(root: Path, excluded: Callable[[Path], bool]) -> Iterator[Path]:
                     continue
                 subfolders.append(path)
             elif entry.name.endswith(CHECKED_SUFFIXES) and not excluded(path):
-                yield path
+                try:
+                    key = path.resolve() if entry.is_symlink() else real / entry.name
+                except OSError:
+                    continue
+                yield path, key
         stack.extend(reversed(subfolders))
