@@ -130,6 +130,7 @@ class Chunk:
     default_indent: Optional[str]  # None when the chunk has no indented block
     default_newline: str
     has_trailing_newline: bool
+    stand_in: bool = False  # parsed from `name = ...` in place of a long literal (see DATA_STATEMENT_CHARS)
     # Made on demand and kept with the chunk (the server reuses chunks between versions).
     # Lines are relative to the chunk's first line.
     statement_of: Optional[Dict[int, cst.CSTNode]] = None  # node id -> innermost statement
@@ -163,6 +164,8 @@ class Chunk:
         edit whitespace or a comma, which the walk does not index: ``near`` (the finding's
         node) names the statement to look in. ``statement``, when the caller knows it, saves
         walking the chunk to find it."""
+        if self.stand_in:
+            return (1, 0), (1, 0)  # nothing in a literal is reported; the statement's first line
         if statement is None:
             owners = self.owners()
             statement = owners.get(id(node))
@@ -293,9 +296,47 @@ def _has_block(statements: Sequence[cst.BaseStatement]) -> bool:
     return any(isinstance(getattr(s, "body", None), cst.IndentedBlock) for s in statements)
 
 
+# A top-level statement this long that is nothing but data (a generated table: literals, and
+# names such as `torch.float16`, but no call) is not given to libcst: its parse takes about
+# 1.4 KB of memory per byte of source (680 MB for the 470 KB kernel-parameter table in torch),
+# and no rule looks inside such a table. The analysis sees `name = ...` in its place; nothing
+# inside can be reported, so its positions are never needed.
+DATA_STATEMENT_CHARS = 128 * 1024
+_DATA_NODES = (
+    ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.USub, ast.UAdd,
+    ast.Name, ast.Attribute, ast.Load,
+)
+
+
+def data_stand_in(text: str) -> Optional[str]:
+    """``name = ...`` for a long chunk that only binds names to data, else None."""
+    if len(text) < DATA_STATEMENT_CHARS:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if len(tree.body) != 1:
+        return None
+    node = tree.body[0]
+    if isinstance(node, ast.Assign):
+        targets, value = node.targets, node.value
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        targets, value = [node.target], node.value
+    else:
+        return None
+    if not all(isinstance(t, ast.Name) for t in targets):
+        return None
+    if not all(isinstance(n, _DATA_NODES) for n in ast.walk(value)):
+        return None
+    newline = _LINE_END.search(text)
+    return " = ".join(t.id for t in targets) + " = ..." + (newline.group() if newline else "\n")
+
+
 def parse_chunk(text: str) -> Chunk:
     """Raises what ``cst.parse_module`` raises."""
-    module = cst.parse_module(text)
+    stand_in = data_stand_in(text)
+    module = cst.parse_module(stand_in if stand_in is not None else text)
     statements = list(module.body)
     if module.header and statements:
         first = statements[0]
@@ -307,6 +348,7 @@ def parse_chunk(text: str) -> Chunk:
         default_indent=module.default_indent if _has_block(statements) else None,
         default_newline=module.default_newline,
         has_trailing_newline=module.has_trailing_newline,
+        stand_in=stand_in is not None,
     )
 
 
@@ -339,6 +381,9 @@ class ChunkedModule:
     def __init__(self, module: cst.Module, chunks: List[Chunk], first_lines: List[int]) -> None:
         self.module = module
         self.chunks = chunks
+        # False when a long literal was stood in for: the module then does not print the text,
+        # and a position taken from the whole module would be wrong.
+        self.prints_text = not any(c.stand_in for c in chunks)
         self.first_lines = first_lines
         self._owner: Dict[int, int] = {}
         self._walked = 0
@@ -391,7 +436,7 @@ def parse_chunked(text: str, cache: Optional[ChunkCache] = None) -> Optional[Chu
     for a whole-file parse (a split that does not parse, mixed indentation or line endings);
     the caller then parses the whole file."""
     points = split_points(text)
-    if len(points) < 2:
+    if len(points) < 2 and data_stand_in(text) is None:
         return None
     texts = [text[a:b] for a, b in zip(points, [*points[1:], len(text)])]
     try:

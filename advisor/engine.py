@@ -53,7 +53,8 @@ class _Positions:
             try:
                 return self._chunked.span(node, near, self._model.statement_of, self._model.top_of)
             except KeyError:  # a node under no statement (the module itself): the whole file
-                pass
+                if not self._chunked.prints_text:
+                    return (1, 0), (1, 0)
         if self._spans is None:
             self._spans = node_spans(self._module)
         return self._spans[id(node)]

@@ -167,3 +167,37 @@ def test_statement_by_statement_positions_match_the_whole_module(path):
 def test_statement_positions_on_awkward_layouts(text):
     alone, whole_chunks = _every_statement_alone(text)
     assert alone > 0 and whole_chunks == 0
+
+
+def _table(rows: int, value: str = "(1, 2.5, -3, 'x', torch.float16)") -> str:
+    return "TABLE: dict = {\n" + "".join(f"    ({i}, 'k{i}'): {value},\n" for i in range(rows)) + "}\n"
+
+
+def test_a_long_data_table_is_not_parsed_and_what_follows_keeps_its_positions(monkeypatch):
+    from advisor.chunked import DATA_STATEMENT_CHARS, data_stand_in
+
+    table = _table(4000)
+    assert len(table) > DATA_STATEMENT_CHARS
+    assert data_stand_in(table) == "TABLE = ...\n"
+    loop = "for x in loader:\n    loss = model(x.cuda())\n    loss.backward()\n    opt.step()\n    print(loss.item())\n"
+    text = "import torch\n" + table + loop
+    chunked = parse_chunked(text)
+    assert chunked is not None and not chunked.prints_text
+    assert [c.stand_in for c in chunked.chunks] == [False, True, False]
+    found = check_source(text, "f.py", SHOW_ALL).findings
+    assert found and found == _whole_file_findings(text, monkeypatch).findings
+    assert all(f.start.row > table.count("\n") + 1 for f in found)
+
+
+def test_a_long_statement_with_a_call_in_it_is_parsed():
+    from advisor.chunked import data_stand_in
+
+    assert data_stand_in(_table(4000, "make(1)")) is None
+    assert data_stand_in(_table(10)) is None  # short tables are parsed as usual
+    assert data_stand_in("for i in range(3):\n    pass\n" * 20000) is None
+
+
+def test_a_file_that_is_one_long_table_is_stood_in_for():
+    chunked = parse_chunked(_table(4000))
+    assert chunked is not None and [c.stand_in for c in chunked.chunks] == [True]
+    assert check_source(_table(4000), "f.py", SHOW_ALL).problem is None
