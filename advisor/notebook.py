@@ -21,7 +21,7 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from advisor.config import DEFAULT_CONFIG, Config
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position
@@ -66,6 +66,7 @@ class Program:
     rows: List[Tuple[int, int]]  # program row - 1 -> (cell index, 1-based row), (0, 0) on markers
     magics: Dict[int, str]  # placeholder number -> the original line
     cells: List[CodeCell]
+    placeholder_rows: Set[int] = field(default_factory=set)  # program rows that stand in for a magic
 
     def locate(self, pos: Position) -> Tuple[Optional[int], Position]:
         if 0 < pos.row <= len(self.rows):
@@ -155,6 +156,7 @@ def build_program(cells: Sequence[Tuple[int, str]]) -> Program:
     out: List[str] = []
     rows: List[Tuple[int, int]] = []
     magics: Dict[int, str] = {}
+    placeholder_rows: Set[int] = set()
     code_cells: List[CodeCell] = []
     for index, text in cells:
         lines = _LINE_BREAK.split(text)
@@ -175,11 +177,12 @@ def build_program(cells: Sequence[Tuple[int, str]]) -> Program:
                     indent = line[: len(line) - len(line.lstrip())]
                 continued = line.endswith("\\")
                 line = indent + _PLACEHOLDER.format(index=number)
+                placeholder_rows.add(len(out) + 1)
             else:
                 continued = False
             out.append(line)
             rows.append((index, row))
-    return Program("\n".join(out) + "\n", rows, magics, code_cells)
+    return Program("\n".join(out) + "\n", rows, magics, code_cells, placeholder_rows)
 
 
 def split_program(program: Program, text: str) -> Optional[Dict[int, str]]:
@@ -234,6 +237,27 @@ def to_cells(program: Program, finding: Finding) -> Finding:
             edits.append(Edit(s, t, e.content))
         fix = Fix(fix.message, tuple(edits), fix.applicability)
     return replace(finding, start=start, end=end, fix=fix, cell=cell)
+
+
+def cell_fix(program: Program, finding: Finding) -> Optional[Fix]:
+    """A program-coordinate finding's fix as edits in the finding's own cell; None when an
+    edit reaches another cell, a cell marker or a magic's placeholder. An editor's quick fix
+    edits one cell document, where `advisor check --fix` rewrites the notebook file whole."""
+    if finding.fix is None:
+        return None
+    cell, _ = program.locate(finding.start)
+    edits = []
+    for edit in finding.fix.edits:
+        rows = range(edit.start.row, edit.end.row + 1)
+        if any(not 0 < r <= len(program.rows) or not program.rows[r - 1][0] or r in program.placeholder_rows
+               for r in rows):
+            return None
+        start_cell, start = program.locate(edit.start)
+        end_cell, end = program.locate(edit.end)
+        if start_cell != cell or end_cell != cell:
+            return None
+        edits.append(Edit(start, end, edit.content))
+    return Fix(finding.fix.message, tuple(edits), finding.fix.applicability)
 
 
 def problem_to_cells(program: Program, problem: FileProblem) -> FileProblem:

@@ -106,3 +106,35 @@ async def test_capability_and_per_cell_diagnostics(client, tmp_path):
     ))
     if client.mode == "push":
         await until(lambda: any(p.uri == setup and not p.diagnostics for p in client.published), what="cleared")
+
+
+async def test_quick_fix_noqa_and_hover_in_a_cell(client, tmp_path):
+    from tests.lsp_helpers import apply_edits
+
+    uri = (tmp_path / "fixes.ipynb").as_uri()
+    setup, loop = open_notebook(client, uri, [(types.NotebookCellKind.Code, SETUP), (types.NotebookCellKind.Code, LOOP)])
+    diags = await cell_diagnostics(client, setup, lambda d: any(x.code == "GPU201" for x in d))
+    pin = next(d for d in diags if d.code == "GPU201")
+    params = types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=setup), range=pin.range,
+        context=types.CodeActionContext(diagnostics=[pin]),
+    )
+    found = await asyncio.wait_for(client.text_document_code_action_async(params), TIMEOUT)
+    titles = [a.title for a in found]
+    assert any("pin_memory=True" in t for t in titles) and any(t.startswith("Ignore GPU201") for t in titles)
+    assert not any(a.kind == "source.fixAll.advisor" for a in found)  # fix-all stays with files
+    fix = next(a for a in found if "pin_memory=True" in a.title)
+    changes = fix.edit.document_changes or []
+    edits = changes[0].edits if changes else fix.edit.changes[setup]
+    assert (changes[0].text_document.uri if changes else setup) == setup
+    fixed = apply_edits(SETUP, edits, "utf-16")
+    assert fixed.splitlines()[3] == "loader = DataLoader(ds, batch_size=4, pin_memory=True)"
+    assert fixed.splitlines()[0] == "%matplotlib inline"  # the magic is untouched
+
+    hover = await asyncio.wait_for(client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=setup), position=pin.range.start)), TIMEOUT)
+    assert hover is not None and "## GPU201" in hover.contents.value
+    client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
+        notebook_document=types.NotebookDocumentIdentifier(uri=uri),
+        cell_text_documents=[types.TextDocumentIdentifier(uri=u) for u in (setup, loop)],
+    ))

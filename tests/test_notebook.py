@@ -194,3 +194,28 @@ def test_other_languages_are_skipped(tmp_path, capsys):
     nb["metadata"]["language_info"]["name"] = "R"
     status, _, _ = run(capsys, "check", write_nb(tmp_path / "r.ipynb", nb))
     assert status == 0
+
+
+def test_a_fix_is_offered_in_a_cell_only_when_it_stays_there():
+    from advisor.engine import check_source
+    from advisor.findings import Applicability, Edit, Finding, Fix, Position, Severity
+    from advisor.notebook import build_program, cell_fix
+
+    setup = "%matplotlib inline\nimport torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=4)\n"
+    program = build_program([(2, setup), (3, "for x in loader:\n    x = x.cuda()\n")])
+    found = {f.code: f for f in check_source(program.text, "nb.ipynb").findings}
+    fix = cell_fix(program, found["GPU201"])
+    assert fix is not None and fix.edits == (Edit(Position(4, 37), Position(4, 37), ", pin_memory=True"),)
+
+    def finding_with(*edits):
+        return Finding("GPU999", "x", "m", Severity.WARNING, Position(5, 1), Position(5, 2), "",
+                       fix=Fix("f", tuple(edits), Applicability.SAFE))
+
+    inside = Edit(Position(5, 1), Position(5, 1), "y")
+    assert cell_fix(program, finding_with(inside)) is not None
+    on_magic = Edit(Position(2, 1), Position(2, 5), "")  # program row 2 stands in for %matplotlib
+    assert cell_fix(program, finding_with(inside, on_magic)) is None
+    other_cell = Edit(Position(7, 1), Position(7, 1), "z")  # row 7: cell 3
+    assert cell_fix(program, finding_with(inside, other_cell)) is None
+    on_marker = Edit(Position(6, 1), Position(6, 1), "w")  # row 6: cell 3's marker line
+    assert cell_fix(program, finding_with(on_marker)) is None

@@ -4,8 +4,9 @@ pygls keeps the notebook's structure and its cells' text (its built-in handlers 
 ours). On every open or change the python code cells are joined as `advisor check` joins a
 .ipynb file's cells (advisor.notebook: magics become placeholders, rows map back to cells),
 checked once on the analysis thread, and each cell gets the diagnostics that fall in it: pushed
-per cell URI, or returned when a pull client asks for a cell. Quick fixes and hovers are for
-plain Python files only, for now.
+per cell URI, or returned when a pull client asks for a cell. A finding whose fix stays in its
+own cell carries it, so the cell gets the same quick fix, noqa action and hover as a file
+(fix-all stays with files: the CLI's `--fix` rewrites a notebook whole).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from typing import Dict, List, Optional, Tuple
 from lsprotocol import types
 
 from advisor.engine import check_source
+from advisor.findings import Finding
 from advisor.lsp import convert
-from advisor.notebook import build_program, problem_to_cells, to_cells
+from advisor.lsp.documents import Document
+from advisor.notebook import build_program, cell_fix, problem_to_cells, to_cells
 
 log = logging.getLogger("advisor.lsp")
 
@@ -34,6 +37,7 @@ SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
 class NotebookAnalysis:
     key: Tuple
     diagnostics: Dict[str, List[types.Diagnostic]]  # cell URI -> its diagnostics
+    findings: Dict[str, List[Finding]]  # cell URI -> its findings, in cell rows (for hover)
 
 
 def code_cells(ls, notebook: types.NotebookDocument) -> List[Tuple[int, str, str, Optional[int]]]:
@@ -84,27 +88,29 @@ class Notebooks:
             return hrefs[code]
 
         def work() -> NotebookAnalysis:
-            by_number = {number: (cell_uri, text) for number, cell_uri, text, _ in cells}
+            by_number = {number: (cell_uri, text, version) for number, cell_uri, text, version in cells}
             out: Dict[str, List[types.Diagnostic]] = {cell_uri: [] for _, cell_uri, _, _ in cells}
+            found: Dict[str, List[Finding]] = {cell_uri: [] for _, cell_uri, _, _ in cells}
             if path is not None and config.is_excluded(path):
-                return NotebookAnalysis(key, out)
+                return NotebookAnalysis(key, out, found)
             program = build_program([(number, text) for number, _, text, _ in cells])
             result = check_source(program.text, filename, config, path=path)
             for finding in result.findings:
                 local = to_cells(program, finding)
                 if local.cell not in by_number:
                     continue
-                cell_uri, text = by_number[local.cell]
-                # Fix edits are not offered in cells (yet): no fix data on their diagnostics.
-                diag = convert.diagnostic(replace(local, fix=None), convert.lines_of(text), encoding, None,
-                                          href(local.code))
-                out[cell_uri].append(diag)
+                cell_uri, text, version = by_number[local.cell]
+                local = replace(local, fix=cell_fix(program, finding))
+                # The cell's version goes with the fix: offered only while the cell is unchanged.
+                out[cell_uri].append(convert.diagnostic(local, convert.lines_of(text), encoding, version,
+                                                        href(local.code)))
+                found[cell_uri].append(local)
             if result.problem is not None:
                 problem = problem_to_cells(program, result.problem)
                 if problem.cell in by_number:
-                    cell_uri, text = by_number[problem.cell]
+                    cell_uri, text, _ = by_number[problem.cell]
                     out[cell_uri].append(convert.problem_diagnostic(problem, convert.lines_of(text), encoding))
-            return NotebookAnalysis(key, out)
+            return NotebookAnalysis(key, out, found)
 
         loop = asyncio.get_running_loop()
         analysis = await loop.run_in_executor(ls.analyzer._executor, work)
@@ -146,6 +152,17 @@ class Notebooks:
         if analysis is None:
             return []
         return analysis.diagnostics.get(cell_uri, [])
+
+    def cell(self, ls, cell_uri: str) -> Optional[Tuple[Document, List[Finding]]]:
+        """A notebook cell as a document (its text and version now), with the findings of the
+        notebook's latest analysis that fall in it; None if the URI is no open notebook's cell."""
+        notebook = ls.workspace.get_notebook_document(cell_uri=cell_uri)
+        if notebook is None:
+            return None
+        text_document = ls.workspace.get_text_document(cell_uri)
+        analysis = self._latest.get(notebook.uri)
+        findings = analysis.findings.get(cell_uri, []) if analysis is not None else []
+        return Document(cell_uri, text_document.source, text_document.version), findings
 
     def changed(self, ls, uri: str, delay_ms: int) -> None:
         if ls.pull:

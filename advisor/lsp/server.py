@@ -18,7 +18,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from advisor import __version__
-from advisor.findings import Applicability, Position
+from advisor.findings import Applicability, Finding, Position
 from advisor.lsp import convert
 from advisor.lsp.actions import (
     KIND_FIX_ALL, contains, fix_title, noqa_code_at, noqa_edit, noqa_title, unique,
@@ -291,16 +291,23 @@ def build_server() -> AdvisorServer:
     )
     async def code_action(ls: AdvisorServer, params: types.CodeActionParams):
         doc = ls.documents.get(params.text_document.uri)
-        if doc is None:
+        if doc is not None:
+            return await _code_actions(ls, doc, params)
+        cell = ls.notebooks.cell(ls, params.text_document.uri)
+        if cell is None:
             return None
-        return await _code_actions(ls, doc, params)
+        return await _code_actions(ls, cell[0], params, whole_file=False)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: AdvisorServer, params: types.HoverParams) -> Optional[types.Hover]:
         doc = ls.documents.get(params.text_document.uri)
-        if doc is None:
+        if doc is not None:
+            analysis = ls.analyzer.latest(doc.uri)
+            return _hover(ls, doc, params.position, analysis.findings if analysis is not None else [])
+        cell = ls.notebooks.cell(ls, params.text_document.uri)
+        if cell is None:
             return None
-        return _hover(ls, doc, params.position)
+        return _hover(ls, cell[0], params.position, cell[1])
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: AdvisorServer, params: types.DidChangeWatchedFilesParams) -> None:
@@ -352,7 +359,9 @@ def _workspace_edit(ls: AdvisorServer, doc: Document, edits: List[types.TextEdit
     return types.WorkspaceEdit(changes={doc.uri: edits})
 
 
-async def _code_actions(ls: AdvisorServer, doc: Document, params: types.CodeActionParams):
+async def _code_actions(ls: AdvisorServer, doc: Document, params: types.CodeActionParams, whole_file: bool = True):
+    """Quick fixes and noqa actions for the diagnostics in the request; fix-all for files
+    (``whole_file``), not for a notebook's cells."""
     only = params.context.only
     lines, encoding = doc.lines, ls.encoding
     ours = [d for d in params.context.diagnostics if d.source == convert.SOURCE and isinstance(d.code, str)]
@@ -382,7 +391,7 @@ async def _code_actions(ls: AdvisorServer, doc: Document, params: types.CodeActi
                 ))
     fixes.sort(key=lambda action: not action.is_preferred)  # safe fixes first
     actions = fixes + ignores
-    if _wanted(only, KIND_FIX_ALL):
+    if whole_file and _wanted(only, KIND_FIX_ALL):
         # Asked for explicitly (on save, or the Source Action menu), or offered in the light
         # bulb when the current analysis knows of a safe fix.
         latest = ls.analyzer.latest(doc.uri)
@@ -419,7 +428,7 @@ async def _fix_all(ls: AdvisorServer, doc: Document) -> Optional[types.CodeActio
 
 
 # -- hover -----------------------------------------------------------------------------------------
-def _hover(ls: AdvisorServer, doc: Document, position: types.Position) -> Optional[types.Hover]:
+def _hover(ls: AdvisorServer, doc: Document, position: types.Position, findings: List[Finding]) -> Optional[types.Hover]:
     lines, encoding = doc.lines, ls.encoding
     if position.line >= len(lines):
         return None
@@ -433,10 +442,7 @@ def _hover(ls: AdvisorServer, doc: Document, position: types.Position) -> Option
             return None
         rng = convert.lsp_range(lines, Position(point.row, start + 1), Position(point.row, end + 1), encoding)
         return _markdown(text, rng)
-    analysis = ls.analyzer.latest(doc.uri)
-    if analysis is None:
-        return None
-    under = [f for f in analysis.findings if contains(f.start, f.end, point)]
+    under = [f for f in findings if contains(f.start, f.end, point)]
     texts = [t for t in (rule_markdown(code) for code in unique(f.code for f in under)) if t]
     if not texts:
         return None
