@@ -6,8 +6,9 @@ cannot:
 
 - the language server keeps the parsed chunks of the last version and re-parses only the chunks
   whose text changed, so a keystroke costs the parse of one function, not of the file;
-- positions (``positions.py``) are computed per chunk, and only for the chunks that hold a
-  finding (or, in the server, once per chunk text).
+- each chunk knows where its statements start (from Python's own ``ast``), so positions
+  (``positions.py``) are computed for the statements that hold a finding only, and kept with
+  the chunk for the next version.
 
 The split is found by a light scan (strings, comments, continuation lines), not by a parser, so
 it can be wrong on odd layouts. A wrong split always leaves a chunk that does not parse (an
@@ -432,17 +433,17 @@ class ChunkedModule:
 
 
 def parse_chunked(text: str, cache: Optional[ChunkCache] = None) -> Optional[ChunkedModule]:
-    """The module in chunks, or None when the file is one chunk or the chunks cannot stand in
-    for a whole-file parse (a split that does not parse, mixed indentation or line endings);
-    the caller then parses the whole file."""
+    """The module in chunks (a file of one top-level statement is one chunk), or None when the
+    chunks cannot stand in for a whole-file parse (a split that does not parse, mixed
+    indentation or line endings, no statement at all); the caller then parses the whole file."""
     points = split_points(text)
-    if len(points) < 2 and data_stand_in(text) is None:
-        return None
     texts = [text[a:b] for a, b in zip(points, [*points[1:], len(text)])]
     try:
         chunks = (cache or ChunkCache()).take(texts)
     except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, RecursionError):
         return None
+    if not any(c.statements for c in chunks):
+        return None  # comments only: nothing to position, and a header with no statement to hold it
     indents = {c.default_indent for c in chunks if c.default_indent is not None}
     newlines = {c.default_newline for c in chunks}
     if len(indents) > 1 or len(newlines) > 1:

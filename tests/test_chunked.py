@@ -83,9 +83,11 @@ def test_mixed_indentation_between_chunks_declines():
     assert cst.parse_module(text).code == text
 
 
-def test_one_statement_files_are_not_chunked():
-    assert parse_chunked("import torch\n") is None
+def test_a_one_statement_file_is_one_chunk_and_an_empty_one_none():
+    one = parse_chunked("# header\nclass Trainer:\n    def fit(self):\n        pass\n")
+    assert one is not None and len(one.chunks) == 1 and one.module.code.startswith("# header\n")
     assert parse_chunked("") is None
+    assert parse_chunked("# only a comment\n") is None
 
 
 def test_a_repeated_chunk_is_parsed_twice_so_no_node_sits_at_two_places():
