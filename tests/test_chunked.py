@@ -203,3 +203,36 @@ def test_a_file_that_is_one_long_table_is_stood_in_for():
     chunked = parse_chunked(_table(4000))
     assert chunked is not None and [c.stand_in for c in chunked.chunks] == [True]
     assert check_source(_table(4000), "f.py", SHOW_ALL).problem is None
+
+
+def test_edited_scripts_give_the_same_findings_chunked_or_whole(monkeypatch):
+    """Seeded edits of the corpus (comments and statements at any indentation, clauses,
+    decorators, strings left open): wherever both routes parse, they must agree exactly."""
+    import random
+
+    rng = random.Random(20261130)
+    texts = [p.read_text(encoding="utf-8") for p in SAMPLES if p.parent.name != "data"]
+    odd = ["# c", "", "x = '''", "'''", "else:", "    pass", "@deco", "def g():", 's = "a\\\\', ")", "if x:",
+           "\t# tab", "async def h():", "class K:", "y = [", "]", "try:", "except E:", "finally:"]
+    plain = ["# note", "x = 1", "print(loss.item())", "torch.cuda.synchronize()", 'z = """doc\nmore"""']
+    compared = 0
+    for _ in range(120):
+        lines = rng.choice(texts).split("\n")
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(lines))
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            roll = rng.random()
+            if roll < 0.5:
+                lines.insert(i, rng.choice(odd) if rng.random() < 0.3 else indent + rng.choice(plain))
+            elif roll < 0.7:
+                del lines[i]
+            else:
+                lines[i] = lines[i].lstrip()
+        text = ("\r\n" if rng.random() < 0.1 else "\n").join(lines)
+        chunked = check_source(text, "f.py", SHOW_ALL)
+        whole = _whole_file_findings(text, monkeypatch)
+        assert (chunked.problem is None) == (whole.problem is None), text
+        if chunked.problem is None:
+            compared += 1
+            assert chunked.findings == whole.findings, text
+    assert compared > 30
