@@ -323,20 +323,10 @@ def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional
 
 
 def _fix_file(path: Path, result: FileResult, config: Config, args: argparse.Namespace) -> FileResult:
-    from advisor.engine import check_source
-
-    source = result.source
-    original = source.text
-
-    def check(text: str) -> FileResult:
-        return check_source(text, result.filename, config, path=path)
-
-    new_text, applied, final = fix_until_stable(original, check, unsafe=args.unsafe_fixes)
-    final.source = source
-    final.fixed_text = new_text if applied else None
-    final.fixes_applied = applied
-    if applied and args.fix and not args.diff:
-        _write_atomically(path, original, new_text, source.encoding)
+    """``_fixed``, then the file written (with --fix, not --diff)."""
+    final = _fixed(path, result, config, args.unsafe_fixes)
+    if final.fixed_text is not None and args.fix and not args.diff:
+        _write_atomically(path, result.source.text, final.fixed_text, result.source.encoding)
     return final
 
 
