@@ -37,8 +37,8 @@ def is_suppressed(line: str, code: str) -> bool:
 
 
 class _Positions:
-    """Turns nodes into 1-based positions; computed only for files with reports, and for
-    chunked files only in the chunks that hold them."""
+    """Turns nodes into 1-based positions; computed only for files with reports and, in a
+    chunked file, only for the statements that hold them (``Chunk.span``)."""
 
     def __init__(self, model: FileModel, text: str, chunked: Optional[ChunkedModule]) -> None:
         self._model = model
