@@ -11,6 +11,7 @@ import re
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import List
 
 
 class DecodeError(Exception):
