@@ -18,10 +18,8 @@ This module does not import libcst: a run whose files are all cached never parse
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
-import tempfile
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -72,6 +70,8 @@ def _package_sources() -> List[Tuple[str, bytes]]:
 
 
 def _libcst_version() -> str:
+    import importlib.util
+
     spec = importlib.util.find_spec("libcst")  # finds, does not import
     if spec is None or spec.origin is None:
         return "none"
@@ -112,9 +112,10 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def entry_key(data: bytes, display: str, config: Config, path: Path) -> str:
+def entry_key(data: bytes, display: str, config: str) -> str:
+    """The key of a file's result: ``config`` is its config_fingerprint."""
     digest = hashlib.sha256()
-    for part in (tool_fingerprint(), config_fingerprint(config, path), display, content_digest(data)):
+    for part in (tool_fingerprint(), config, display, content_digest(data)):
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
     return digest.hexdigest()
@@ -205,6 +206,8 @@ class ResultCache:
 
     def put(self, key: str, findings: List[Finding], problem: Optional[FileProblem]) -> None:
         """Best effort: a cache that cannot be written only costs time."""
+        import tempfile
+
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=str(self.folder), prefix=".tmp-", suffix=".json")

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import stat as stat_module
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Set
 
 from advisor import __version__
+from advisor.collector import collector_paused
 from advisor.config import Config, ConfigError, ConfigFinder, parse_codes_option, parse_torch_version
-from advisor.discovery import discover
+from advisor.discovery import discover_root, display_name, is_notebook, stat_or_none
 from advisor.findings import FileProblem, FileResult, Finding
-from advisor.fixes import fix_until_stable, unified_diff
-from advisor.notebook import NotebookResult, check_notebook, is_notebook
 from advisor.runner import Job, Options, check_files, default_jobs
 from advisor.source import FileChangedOnDisk, decode_source, replace_file, split_lines
 
 # The engine (libcst and the rules, most of the start-up time) is imported where a file is
-# analysed, so that a run answered from the result cache never loads it.
+# analysed, and fixes and notebooks where they are needed, so that a run answered from the
+# result cache loads little more than this module.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -46,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="check files and folders", description="Check Python files for "
                            "costly PyTorch patterns.", epilog=CHECK_EPILOG,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    check.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: .)")
+    # Strings, not Paths: a run can be given thousands of file names (pre-commit, xargs).
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
     check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. GPU1,GPU201)")
     check.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable")
     check.add_argument("--format", choices=("text", "concise", "json", "sarif", "github"), default="text",
@@ -165,37 +167,52 @@ def _check(args: argparse.Namespace) -> int:
     finder = ConfigFinder()
     status = EXIT_CLEAN
     results: List[FileResult] = []
-    paths = args.paths or [Path(".")]
+    paths = args.paths or ["."]
 
-    def missing(path: Path) -> None:
+    def missing(path: str) -> None:
         nonlocal status
         _error(f"{path}: no such file or folder")
         status = EXIT_ERROR
 
     jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
+    overridden: Dict[int, Config] = {}  # the files of one folder share one Config object
 
-    for root in paths:
-        try:
-            config = finder.for_path(root).with_overrides(**overrides)
-        except ConfigError as exc:
-            _error(str(exc))
-            return EXIT_ERROR
-        if getattr(args, "docs_url", None) is None:
-            args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
-        for found in discover([root], config.is_excluded, missing):
+    def config_for(path: str, is_file: bool) -> Config:
+        found = finder.for_file(path) if is_file else finder.for_path(Path(path))
+        config = overridden.get(id(found))
+        if config is None:
+            config = overridden[id(found)] = found.with_overrides(**overrides)
+        return config
+
+    seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
+    with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
+        for root in paths:
+            root = display_name(root)
+            root_stat = stat_or_none(root)
             try:
-                config_for_file = finder.for_path(found.path).with_overrides(**overrides)
+                config = config_for(root, root_stat is not None and not stat_module.S_ISDIR(root_stat.st_mode))
             except ConfigError as exc:
                 _error(str(exc))
                 return EXIT_ERROR
-            if not is_notebook(found.path):
-                jobs.append(Job(found.path, str(found.path), config_for_file))
+            if getattr(args, "docs_url", None) is None:
+                args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
+            if root_stat is None:
+                missing(root)
                 continue
-            result = _check_one(found.path, config_for_file, args)
-            if result is None:
-                status = EXIT_ERROR
-                continue
-            results.append(result)
+            for found in discover_root(root, root_stat, config.is_excluded if config.exclude else None, seen):
+                try:
+                    config_for_file = config if found.explicit else config_for(found.name, True)
+                except ConfigError as exc:
+                    _error(str(exc))
+                    return EXIT_ERROR
+                if not is_notebook(found.name):
+                    jobs.append(Job(found.name, config_for_file, found.stat))
+                    continue
+                result = _check_one(found.path, config_for_file, args)
+                if result is None:
+                    status = EXIT_ERROR
+                    continue
+                results.append(result)
 
     for result in _check_python_files(jobs, args):
         if result is None:
@@ -245,7 +262,7 @@ def _measure(findings: List[Finding], results: List[FileResult], args: argparse.
 
     texts: Dict[str, str] = {}
     for r in results:
-        if r.findings and not isinstance(r, NotebookResult):
+        if r.findings and not _is_notebook_result(r):
             if r.source is not None:
                 texts[r.filename] = r.source.text
             else:
@@ -296,6 +313,8 @@ def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> File
     def check(text: str) -> FileResult:
         return check_source(text, result.filename, config, path=path)
 
+    from advisor.fixes import fix_until_stable
+
     new_text, applied, final = fix_until_stable(original, check, unsafe=unsafe)
     final.source = source
     final.fixed_text = new_text if applied else None
@@ -307,6 +326,8 @@ def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional
     display = str(path)
     try:
         if is_notebook(path):
+            from advisor.notebook import check_notebook
+
             return check_notebook(path, config, display, fix=args.fix, diff=args.diff, unsafe=args.unsafe_fixes)
         from advisor.engine import check_file
 
@@ -330,6 +351,13 @@ def _fix_file(path: Path, result: FileResult, config: Config, args: argparse.Nam
     return final
 
 
+def _is_notebook_result(result: FileResult) -> bool:
+    # advisor.notebook is imported when the first notebook is checked: before that, no result
+    # can be a NotebookResult, and a run without notebooks never loads it.
+    notebook = sys.modules.get("advisor.notebook")
+    return notebook is not None and isinstance(result, notebook.NotebookResult)
+
+
 def _write_atomically(path: Path, original: str, new_text: str, encoding: str) -> None:
     """Writes the fixed text, only if the file is unchanged since it was read."""
     if decode_source(path.read_bytes()).text != original:
@@ -344,9 +372,11 @@ def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
         new_text = result.fixed_text
         if new_text is None or result.source is None:
             continue
-        if isinstance(result, NotebookResult):
+        if _is_notebook_result(result):
             sys.stdout.write(result.diff())  # per cell, not the notebook's JSON
         else:
+            from advisor.fixes import unified_diff
+
             sys.stdout.write(unified_diff(result.source.text, new_text, result.filename))
         changed += 1
         fixes += result.fixes_applied
@@ -395,7 +425,7 @@ def _print(findings: List[Finding], problems: List[FileProblem], results: List[F
             console = Console(highlight=False, soft_wrap=False, width=200)  # piped: tables stay one line a row
         sources: Dict = {}
         for r in results:
-            if isinstance(r, NotebookResult):
+            if _is_notebook_result(r):
                 sources.update(r.cell_lines())
             elif r.findings and r.source is not None:
                 sources[r.filename] = split_lines(r.source.text)

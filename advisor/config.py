@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import fnmatch
+import os
 import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import Any, Dict, Optional, Tuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older interpreters only
-    import tomli as tomllib
+# tomllib and fnmatch are imported where a pyproject.toml or a glob is met: most files of a
+# warm run need neither.
 
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
 KNOWN_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "show-info", "torch-version", "docs-url")
@@ -68,6 +66,8 @@ class Config:
 
 
 def _matches(pattern: str, relative: str) -> bool:
+    import fnmatch
+
     pattern = pattern.rstrip("/")
     if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(PurePath(relative).name, pattern):
         return True
@@ -144,6 +144,11 @@ def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path]) -
 
 def load_pyproject(path: Path) -> Optional[Config]:
     """The config in one pyproject.toml, or None when it has no [tool.advisor] table."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on older interpreters only
+        import tomli as tomllib
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -158,39 +163,66 @@ def load_pyproject(path: Path) -> Optional[Config]:
 
 
 class ConfigFinder:
-    """Finds the nearest pyproject.toml with [tool.advisor] above a path, caching per folder."""
+    """Finds the nearest pyproject.toml with [tool.advisor] above a path, caching per folder.
+
+    Folders are looked up by their real path (a linked folder takes the configuration of where
+    it really is), worked out one level at a time from the parent's: one lstat per new folder,
+    where a realpath would lstat every level again. A run over thousands of named files makes
+    thousands of these calls, so it works on strings, not Path objects.
+    """
 
     def __init__(self) -> None:
-        self._cache: Dict[Path, Config] = {}
-        self._resolved: Dict[Path, Path] = {}  # a folder as given -> its real path (one realpath per folder)
+        self._by_real: Dict[str, Config] = {}  # a real folder -> the config that applies there
+        self._real: Dict[str, str] = {}  # a folder as given -> its real path
+        self._by_given: Dict[str, Config] = {}  # a folder as given -> its config
 
     def for_path(self, path: Path) -> Config:
-        start = path if path.is_dir() else path.parent
-        real = self._resolved.get(start)
-        if real is None:
-            try:
-                real = self._resolved[start] = start.resolve()
-            except OSError:
-                return Config()
-        start = real
+        return self._for_folder(os.fspath(path) if path.is_dir() else os.path.dirname(os.fspath(path)))
+
+    def for_file(self, path: Path) -> Config:
+        """for_path of a path known to be a file (one stat fewer)."""
+        return self._for_folder(os.path.dirname(os.fspath(path)))
+
+    def _for_folder(self, given: str) -> Config:
+        found = self._by_given.get(given)
+        if found is not None:
+            return found
+        try:
+            start = self._realpath(given)
+        except (OSError, ValueError):
+            return Config()
         visited = []
-        current: Optional[Path] = start
+        current: Optional[str] = start
         found = Config()
         while current is not None:
-            if current in self._cache:
-                found = self._cache[current]
+            known = self._by_real.get(current)
+            if known is not None:
+                found = known
                 break
             visited.append(current)
-            candidate = current / "pyproject.toml"
-            if candidate.is_file():
-                config = load_pyproject(candidate)
+            candidate = os.path.join(current, "pyproject.toml")
+            if os.path.isfile(candidate):
+                config = load_pyproject(Path(candidate))
                 if config is not None:
                     found = config
                     break
-            current = current.parent if current.parent != current else None
+            parent = os.path.dirname(current)
+            current = parent if parent != current else None
         for folder in visited:
-            self._cache[folder] = found
+            self._by_real[folder] = found
+        self._by_given[given] = found
         return found
+
+    def _realpath(self, given: str) -> str:
+        real = self._real.get(given)
+        if real is None:
+            parent, name = os.path.split(given)
+            if not name or name in (".", "..") or not parent or parent == given or os.path.islink(given):
+                real = os.path.realpath(given or ".")
+            else:
+                real = os.path.join(self._realpath(parent), name)
+            self._real[given] = real
+        return real
 
 
 DEFAULT_CONFIG = Config()

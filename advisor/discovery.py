@@ -4,9 +4,12 @@ is never user code."""
 from __future__ import annotations
 
 import os
+import stat as stat_module
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, List, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+PathLike = Union[str, Path]
 
 # Folders that hold tools, dependencies or build output rather than the project's own code.
 SKIPPED_DIRS = frozenset(
@@ -18,52 +21,98 @@ SKIPPED_DIRS = frozenset(
 )
 
 # What a folder walk picks up (explicit paths are always checked).
-CHECKED_SUFFIXES = (".py", ".ipynb")
+NOTEBOOK_SUFFIX = ".ipynb"
+CHECKED_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
 
 
 @dataclass(frozen=True)
 class Discovered:
-    path: Path
+    name: str  # the path as given, or as found under a folder that was given
     explicit: bool  # named on the command line (checked even without a .py suffix)
+    # The file's stat, taken before anything reads it (the stat index compares it), or None
+    # when it could not be taken (a dangling link: the analysis then reports it unreadable).
+    stat: Optional[os.stat_result] = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.name)
 
 
-def _is_virtualenv(folder: Path) -> bool:
-    return (folder / "pyvenv.cfg").is_file()
+def is_notebook(path: PathLike) -> bool:
+    return os.fspath(path)[-len(NOTEBOOK_SUFFIX):].lower() == NOTEBOOK_SUFFIX
+
+
+def _is_virtualenv(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg"))
 
 
 def discover(
-    paths: List[Path],
-    excluded: Callable[[Path], bool],
-    on_missing: Callable[[Path], None],
+    paths: Sequence[PathLike],
+    excluded: Optional[Callable[[Path], bool]],
+    on_missing: Callable[[PathLike], None],
 ) -> Iterator[Discovered]:
     """Yields files in a stable order; a missing path is reported and the others still run."""
-    seen = set()
+    seen: Set[Any] = set()
     for path in paths:
-        if not path.exists():
+        st = stat_or_none(path)
+        if st is None:
             on_missing(path)
             continue
-        if path.is_file():
-            key = path.resolve()
-            if key not in seen:
-                seen.add(key)
-                yield Discovered(path, explicit=True)
-            continue
-        for found, key in _walk(path, excluded):
-            if key not in seen:
-                seen.add(key)
-                yield Discovered(found, explicit=False)
+        yield from discover_root(path, st, excluded, seen)
 
 
-def _walk(root: Path, excluded: Callable[[Path], bool]) -> Iterator[Tuple[Path, Path]]:
-    """(path as found, its real path): the real folder joined with the name, unless the file
-    itself is a link (one realpath per folder, not per file)."""
-    stack: List[Path] = [root]
+def display_name(path: PathLike) -> str:
+    """The path as pathlib would print it ("./a//b.py" -> "a/b.py"): the name a file's findings
+    carry. Most names need no change, and a run over thousands of named files should not build
+    a Path for each just to find that out."""
+    if isinstance(path, Path):
+        return str(path)
+    if os.sep == "/" and path and path != "." and "//" not in path and not path.endswith(("/", "/.")) \
+            and not path.startswith("./") and "/./" not in path:
+        return path
+    return str(Path(path))
+
+
+def stat_or_none(path: PathLike) -> Optional[os.stat_result]:
+    try:
+        return os.stat(path)
+    except (OSError, ValueError):  # ValueError: a NUL in the name
+        return None
+
+
+def discover_root(path: PathLike, st: os.stat_result, excluded: Optional[Callable[[Path], bool]],
+                  seen: Set[Any]) -> Iterator[Discovered]:
+    """The files of one path the user gave, ``st`` being its stat; ``excluded`` (None: nothing
+    is) is asked about what a folder walk meets.
+
+    A file reached twice (named twice, through a link, or both named and under a named folder)
+    is checked once: ``seen`` holds the device and inode of every file yielded so far.
+    """
+    name = display_name(path)
+    if stat_module.S_ISREG(st.st_mode):
+        key = (st.st_dev, st.st_ino)
+        if key not in seen:
+            seen.add(key)
+            yield Discovered(name, True, st)
+        return
+    if not stat_module.S_ISDIR(st.st_mode):
+        return  # a device or a pipe: reading it could block, and it is no source file
+    for found, found_st in _walk(name, excluded):
+        key = (found_st.st_dev, found_st.st_ino) if found_st is not None else found
+        if key not in seen:
+            seen.add(key)
+            yield Discovered(found, False, found_st)
+
+
+def _walk(root: str, excluded: Optional[Callable[[Path], bool]]) -> Iterator[Tuple[str, Optional[os.stat_result]]]:
+    """(path as found, its stat or None when it cannot be taken)."""
+    stack: List[str] = [root]
     visited_dirs = set()
     while stack:
         folder = stack.pop()
         try:
-            real = folder.resolve()
-        except OSError:
+            real = os.path.realpath(folder)
+        except (OSError, ValueError):
             continue
         if real in visited_dirs:  # symlink loops
             continue
@@ -72,9 +121,9 @@ def _walk(root: Path, excluded: Callable[[Path], bool]) -> Iterator[Tuple[Path, 
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
             continue
-        subfolders: List[Path] = []
+        subfolders: List[str] = []
         for entry in entries:
-            path = Path(entry.path)
+            path = entry.name if folder == "." else entry.path  # "a.py", not "./a.py"
             try:
                 is_dir = entry.is_dir()
             except OSError:
@@ -82,13 +131,15 @@ def _walk(root: Path, excluded: Callable[[Path], bool]) -> Iterator[Tuple[Path, 
             if is_dir:
                 if entry.name in SKIPPED_DIRS or entry.name.endswith(".egg-info") or _is_virtualenv(path):
                     continue
-                if excluded(path):
+                if excluded is not None and excluded(Path(path)):
                     continue
                 subfolders.append(path)
-            elif entry.name.endswith(CHECKED_SUFFIXES) and not excluded(path):
+            elif entry.name.endswith(CHECKED_SUFFIXES) and not (excluded is not None and excluded(Path(path))):
                 try:
-                    key = path.resolve() if entry.is_symlink() else real / entry.name
+                    st: Optional[os.stat_result] = entry.stat()
                 except OSError:
-                    continue
-                yield path, key
+                    st = None  # a dangling link: reported as unreadable
+                if st is not None and not stat_module.S_ISREG(st.st_mode):
+                    continue  # a pipe or a device named *.py
+                yield path, st
         stack.extend(reversed(subfolders))

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import ast
-import gc
 import re
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 import libcst as cst
 
 from advisor.chunked import ChunkCache, ChunkedModule, parse_chunked
+from advisor.collector import collector_paused
 from advisor.config import DEFAULT_CONFIG, Config
 from advisor.guards import nesting_problem, run_with_deep_stack
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Severity
@@ -134,29 +133,14 @@ def check_source(
     if refused is not None:
         result.problem = FileProblem(filename, *refused)
         return result
-    with _collector_paused():
+    # Syntax trees hold no cycles (nodes have no parent links): they go by reference counting.
+    with collector_paused():
         outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates, config, chunks))
     if isinstance(outcome, FileProblem):
         result.problem = outcome
     else:
         result.findings = _visible(outcome, text, config)
     return result
-
-
-@contextmanager
-def _collector_paused():
-    """No cyclic garbage collection while one file is analysed. Parsing and the model allocate
-    millions of objects, and each automatic collection traverses the whole live tree: that
-    cost a quarter of a check. Syntax trees hold no cycles (nodes have no parent links), so they
-    go by reference counting anyway; whatever cyclic garbage one file leaves is collected once
-    the collector is back on."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, chunks: Optional[ChunkCache]):

@@ -28,7 +28,7 @@ from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Positi
 from advisor.fixes import fix_until_stable, unified_diff
 from advisor.source import FileChangedOnDisk, replace_file
 
-NOTEBOOK_SUFFIX = ".ipynb"
+from advisor.discovery import NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 - re-exported
 _MARKER = "# torch-advisor notebook cell {index}"
 _MARKER_RE = re.compile(r"^# torch-advisor notebook cell (\d+)$")
 _PLACEHOLDER = "pass  # torch-advisor magic {index}"
@@ -45,10 +45,6 @@ _TOKENS = re.compile(r"#.*|\"\"\"|'''|\"(?:\\.|[^\"\\])*\"?|'(?:\\.|[^'\\])*'?|\
 
 class NotebookError(Exception):
     """The file is not a notebook this tool can read (broken JSON, no cell list)."""
-
-
-def is_notebook(path: Path) -> bool:
-    return path.suffix.lower() == NOTEBOOK_SUFFIX
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Checking many files: the result cache first, then the rest in-process or on a process pool.
 
-The parent reads and hashes each file and asks the cache; only misses are analysed. Misses go
+The parent asks the stat index first: a file unchanged since a clean result was recorded for it
+is answered without being opened. Otherwise it reads and hashes the file and asks the result
+cache; only misses are analysed. Misses go
 to a pool of worker processes in chunks (largest files first, so that one huge file does not
 finish last behind a queue of small ones), or stay in-process for one job or a handful of
 files. Workers return whole FileResults, fixed text included; writing files stays with the
@@ -15,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from advisor.cache import ResultCache, entry_key
+from advisor.cache import ResultCache, config_fingerprint, entry_key
+from advisor.collector import collector_paused
 from advisor.config import Config
 from advisor.findings import Applicability, FileProblem, FileResult
 from advisor.source import DecodeError, decode_source
+from advisor.stat_index import StatIndex, index_folder
 
 # Below this many files to analyse, a pool costs more than it saves.
 MIN_FILES_FOR_POOL = 8
@@ -30,13 +34,21 @@ MAX_FILES_PER_CHUNK = 32
 Fixer = Callable[[Path, FileResult, Config, bool], FileResult]
 # A file's result, or the message of the internal error that stopped its analysis.
 Outcome = Tuple[Optional[FileResult], Optional[str]]
+# What an analysis tells the stat index: whether the bytes it read were clean; None when it
+# cached nothing (unreadable, crashed or rewritten).
+Recorded = Optional[bool]
 
 
 @dataclass(frozen=True)
 class Job:
-    path: Path
-    display: str
+    display: str  # the path as given or found, also the name the findings carry
     config: Config
+    stat: Optional[os.stat_result] = None  # taken before the file is read; None: no stat index
+
+    @property
+    def path(self) -> Path:
+        # Built when needed: a warm run over thousands of files needs none of them.
+        return Path(self.display)
 
 
 @dataclass(frozen=True)
@@ -59,16 +71,19 @@ def default_jobs() -> int:
 
 def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = None) -> List[Outcome]:
     cache = ResultCache(options.cache_root) if options.use_cache else None
+    index = _open_index(cache) if cache is not None else None
+    fingerprints = _ConfigFingerprints()
     outcomes: List[Optional[Outcome]] = [None] * len(jobs)
     misses: List[int] = []
     sizes: List[int] = [0] * len(jobs)
-    for index, job in enumerate(jobs):
-        hit = _from_cache(cache, job, options) if cache is not None else None
-        if isinstance(hit, FileResult):
-            outcomes[index] = (hit, None)
-        else:
-            misses.append(index)
-            sizes[index] = hit if isinstance(hit, int) else 0
+    with collector_paused():  # thousands of small results, nothing to free
+        for number, job in enumerate(jobs):
+            hit = _from_cache(cache, index, fingerprints, job, options) if cache is not None else None
+            if isinstance(hit, FileResult):
+                outcomes[number] = (hit, None)
+            else:
+                misses.append(number)
+                sizes[number] = hit if isinstance(hit, int) else 0
     if misses:
         todo = [jobs[i] for i in misses]
         todo_sizes = [sizes[i] for i in misses]
@@ -77,23 +92,60 @@ def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = 
             done = _in_pool(todo, todo_sizes, options, fixer, use_cache)
         else:
             done = _in_process(todo, options, fixer, use_cache)
-        for index, outcome in zip(misses, done):
-            outcomes[index] = outcome
+        for number, (outcome, recorded) in zip(misses, done):
+            outcomes[number] = outcome
+            job = jobs[number]
+            if index is not None and recorded is not None and job.stat is not None:
+                index.record(job.display, job.stat, fingerprints(job), recorded)
         if cache is not None:
             cache.prune()
+    if index is not None:
+        index.save()
     return [o if o is not None else (None, "not checked") for o in outcomes]
 
 
-def _from_cache(cache: ResultCache, job: Job, options: Options):
+def _open_index(cache: ResultCache) -> Optional[StatIndex]:
+    from advisor.cache import tool_fingerprint
+
+    try:
+        return StatIndex(index_folder(str(cache.folder.parent)), tool_fingerprint())
+    except OSError:
+        return None
+
+
+class _ConfigFingerprints:
+    """config_fingerprint, computed once per configuration (unless it depends on the path)."""
+
+    def __init__(self) -> None:
+        self._known: dict = {}
+
+    def __call__(self, job: Job) -> str:
+        config = job.config
+        if config.per_file_ignores:
+            return config_fingerprint(config, job.path)
+        known = self._known.get(id(config))
+        if known is None or known[0] is not config:
+            known = self._known[id(config)] = (config, config_fingerprint(config, job.path))
+        return known[1]
+
+
+def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _ConfigFingerprints, job: Job,
+                options: Options):
     """A FileResult on a hit; on a miss, the file's size in bytes (0 if unreadable)."""
+    config = fingerprints(job)
+    if index is not None and job.stat is not None and index.is_clean(job.display, job.stat, config):
+        return FileResult(job.display)  # unchanged since it was found clean: not even opened
     try:
         data = job.path.read_bytes()
     except OSError:
         return 0  # the analysis reports it
-    entry = cache.get(entry_key(data, job.display, job.config, job.path))
+    key = entry_key(data, job.display, config)
+    entry = cache.get(key)
     if entry is None:
         return len(data)
     findings, problem = entry
+    if index is not None and job.stat is not None:
+        index.record(job.display, job.stat, config, not findings and problem is None)
     if options.fix and any(
         f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
     ):
@@ -122,28 +174,31 @@ def _check_bytes(data: bytes, job: Job) -> FileResult:
     return result
 
 
-def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool) -> Outcome:
+def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool) -> Tuple[Outcome, Recorded]:
     try:
         try:
             data = job.path.read_bytes()
         except OSError as exc:
             name = job.display
-            return FileResult(name, problem=FileProblem(name, f"cannot read: {exc.strerror or exc}")), None
+            return (FileResult(name, problem=FileProblem(name, f"cannot read: {exc.strerror or exc}")), None), None
         result = _check_bytes(data, job)
         first_findings, first_problem = result.findings, result.problem
         if options.fix and fixer is not None and result.source is not None and result.problem is None:
             result = fixer(job.path, result, job.config, options.unsafe)
+        recorded: Recorded = None
         if use_cache and result.fixed_text is None:  # a file about to be rewritten is not cached
-            ResultCache(options.cache_root).put(entry_key(data, job.display, job.config, job.path),
-                                                first_findings, first_problem)
+            key = entry_key(data, job.display, config_fingerprint(job.config, job.path))
+            ResultCache(options.cache_root).put(key, first_findings, first_problem)
+            recorded = not first_findings and first_problem is None
         if not result.findings and result.problem is None and result.fixed_text is None:
             result.source = None  # nothing will show it: do not carry the text around
-        return result, None
+        return (result, None), recorded
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
-        return None, f"{type(exc).__name__}: {exc}"
+        return (None, f"{type(exc).__name__}: {exc}"), None
 
 
-def _in_process(todo: List[Job], options: Options, fixer: Optional[Fixer], use_cache: bool) -> List[Outcome]:
+def _in_process(todo: List[Job], options: Options, fixer: Optional[Fixer],
+                use_cache: bool) -> List[Tuple[Outcome, Recorded]]:
     with _Progress(options.progress and len(todo) >= MIN_FILES_FOR_PROGRESS, len(todo)) as progress:
         outcomes = []
         for job in todo:
@@ -152,7 +207,8 @@ def _in_process(todo: List[Job], options: Options, fixer: Optional[Fixer], use_c
         return outcomes
 
 
-def _run_chunk(chunk: List[Job], options: Options, fixer: Optional[Fixer], use_cache: bool) -> List[Outcome]:
+def _run_chunk(chunk: List[Job], options: Options, fixer: Optional[Fixer],
+               use_cache: bool) -> List[Tuple[Outcome, Recorded]]:
     return [_analyse(job, options, fixer, use_cache) for job in chunk]
 
 
@@ -185,7 +241,7 @@ def _context():
 
 
 def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optional[Fixer],
-             use_cache: bool) -> List[Outcome]:
+             use_cache: bool) -> List[Tuple[Outcome, Recorded]]:
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
@@ -196,7 +252,7 @@ def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optiona
 
         tool_fingerprint()  # once, inherited by forked workers
     chunks = _chunks(todo, sizes, options.jobs)
-    outcomes: List[Optional[Outcome]] = [None] * len(todo)
+    outcomes: List[Optional[Tuple[Outcome, Recorded]]] = [None] * len(todo)
     workers = min(options.jobs, len(chunks))
     executor = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
     try:
@@ -211,9 +267,9 @@ def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optiona
                     try:
                         results = future.result()
                     except BrokenProcessPool:
-                        results = [(None, "the worker process died (out of memory?)")] * len(chunk)
+                        results = [((None, "the worker process died (out of memory?)"), None)] * len(chunk)
                     except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                        results = [(None, f"{type(exc).__name__}: {exc}")] * len(chunk)
+                        results = [((None, f"{type(exc).__name__}: {exc}"), None)] * len(chunk)
                     for i, outcome in zip(chunk, results):
                         outcomes[i] = outcome
                     progress.advance(len(chunk))
@@ -221,7 +277,7 @@ def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optiona
         executor.shutdown(wait=False, cancel_futures=True)
         raise
     executor.shutdown(wait=True)
-    return [o if o is not None else (None, "not checked") for o in outcomes]
+    return [o if o is not None else ((None, "not checked"), None) for o in outcomes]
 
 
 class _Progress:

@@ -6,9 +6,7 @@ from __future__ import annotations
 import codecs
 import io
 import os
-import tempfile
 import re
-import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 from typing import List
@@ -25,6 +23,8 @@ class SourceText:
 
 
 def decode_source(data: bytes) -> SourceText:
+    import tokenize  # here: a run answered from the cache rarely decodes anything
+
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:  # bad bytes in the first lines, unknown codec, cookie against BOM
@@ -75,6 +75,8 @@ class FileChangedOnDisk(Exception):
 def replace_file(path: Path, data: bytes) -> None:
     """Writes through a temporary file in the same folder and a rename, keeping the file's mode:
     a crash or a full disk never leaves a half-written file."""
+    import tempfile
+
     mode = path.stat().st_mode
     fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
     try:

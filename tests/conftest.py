@@ -8,6 +8,14 @@ def _private_result_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("advisor-cache")))
 
 
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A result cache the test can look into."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(folder))
+    return folder
+
+
 def _cuda_available() -> bool:
     try:
         import torch

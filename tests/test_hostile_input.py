@@ -165,7 +165,7 @@ def test_file_deleted_during_the_run(tmp_path, capsys, monkeypatch):
     (tmp_path / "b.py").write_text(HOT)
     import advisor.cli as cli
 
-    real_discover = cli.discover
+    real_discover = cli.discover_root
 
     def discover_then_delete(*args, **kwargs):
         for found in real_discover(*args, **kwargs):
@@ -173,7 +173,7 @@ def test_file_deleted_during_the_run(tmp_path, capsys, monkeypatch):
                 found.path.unlink()
             yield found
 
-    monkeypatch.setattr(cli, "discover", discover_then_delete)
+    monkeypatch.setattr(cli, "discover_root", discover_then_delete)
     code, out, _ = concise(capsys, tmp_path)
     assert code == 1
     assert "a_gone.py:1:1: error: cannot read: No such file or directory" in out
@@ -252,16 +252,16 @@ def test_fix_applies_only_safe_fixes_unless_asked(tmp_path, capsys):
 def test_fix_never_overwrites_a_file_changed_during_the_run(tmp_path, capsys, monkeypatch):
     path = tmp_path / "c.py"
     path.write_text(UNSAFE)
-    import advisor.cli as cli
+    import advisor.fixes as fixes
 
-    real = cli.fix_until_stable
+    real = fixes.fix_until_stable
 
     def edited_meanwhile(*args, **kwargs):
         result = real(*args, **kwargs)
         path.write_text("# the user saved something else\n")
         return result
 
-    monkeypatch.setattr(cli, "fix_until_stable", edited_meanwhile)
+    monkeypatch.setattr(fixes, "fix_until_stable", edited_meanwhile)
     code, _, err = run(capsys, "check", "--fix", "--unsafe-fixes", path)
     assert code == 2
     assert "changed on disk while it was being checked; not fixed" in err

@@ -39,13 +39,6 @@ def entries(cache_dir: Path):
 
 
 @pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("ADVISOR_CACHE_DIR", str(folder))
-    return folder
-
-
-@pytest.fixture
 def corpus_copy(tmp_path):
     target = tmp_path / "corpus"
     shutil.copytree(CORPUS, target)

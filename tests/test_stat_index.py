@@ -1,0 +1,249 @@
+"""The stat index: a clean, unchanged file is answered without being read; any change is seen."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import advisor.stat_index as stat_index
+from advisor.cli import main
+from advisor.stat_index import StatIndex
+
+HOT = (
+    "import torch\n"
+    "model.cuda()\n"
+    "for x, y in loader:\n"
+    "    loss = model(x)\n"
+    "    loss.backward()\n"
+    "    optimizer.step()\n"
+    "    total += loss.item()\n"
+)
+# Clean, and of the same size as HOT: the edit between them keeps the size.
+CLEAN = HOT.replace("loss.item()", "loss.iter()")
+CLEAN_SAME_SIZE_HOT = HOT
+assert len(CLEAN) == len(HOT)
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def no_margin(monkeypatch):
+    """Files written by the test count as old enough to trust (the margin is what stops it)."""
+    monkeypatch.setattr(stat_index, "RACY_MARGIN_NS", -60_000_000_000)
+
+
+@pytest.fixture
+def reads(monkeypatch, tmp_path):
+    """The test's files the run opens through Path.read_bytes (how the runner reads sources)."""
+    seen = []
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if str(self).startswith(str(tmp_path)):
+            seen.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    return seen
+
+
+def index_files(cache_dir: Path):
+    folder = cache_dir / f"index-v{stat_index.FORMAT}"
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+# -- through the command line ------------------------------------------------------------------
+def test_a_clean_unchanged_file_is_not_read_again(tmp_path, capsys, cache_dir, no_margin, reads):
+    (tmp_path / "clean.py").write_text(CLEAN)
+    (tmp_path / "hot.py").write_text(HOT)
+    first = run(capsys, "check", "--format", "concise", tmp_path)
+    assert sorted(set(reads)) == ["clean.py", "hot.py"]
+    reads.clear()
+    assert run(capsys, "check", "--format", "concise", tmp_path) == first
+    # The file with findings is read (its text shows the findings), the clean one is not.
+    assert reads == ["hot.py"]
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_still_seen(tmp_path, capsys, cache_dir, no_margin, reads):
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN)
+    assert run(capsys, "check", "--format", "concise", path)[0] == 0
+    before = path.stat()
+    path.write_text(CLEAN_SAME_SIZE_HOT)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as `touch -r` or a tool could
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    reads.clear()
+    code, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert set(reads) == {"train.py"}  # the ctime moved: read again
+    assert code == 1 and "GPU101" in out
+
+
+def test_a_replaced_file_is_read_again(tmp_path, capsys, cache_dir, no_margin, reads):
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN)
+    run(capsys, "check", path)
+    other = tmp_path / "next.tmp"
+    other.write_text(CLEAN_SAME_SIZE_HOT)
+    os.replace(other, path)  # how editors save: a new inode under the old name
+    reads.clear()
+    assert run(capsys, "check", "--format", "concise", path)[0] == 1
+    assert set(reads) == {"train.py"}
+
+
+def test_recent_files_are_not_indexed(tmp_path, capsys, cache_dir, reads):
+    """Without the test's override, a file written a moment ago is too recent to trust."""
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN)
+    run(capsys, "check", path)
+    reads.clear()
+    run(capsys, "check", path)
+    assert reads == ["train.py"]
+
+
+def test_a_file_older_than_the_margin_is_indexed(tmp_path, capsys, cache_dir, reads, monkeypatch):
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN)
+    # ctime cannot be set back, so the run's clock moves forward instead.
+    later = time.time_ns() + 2 * stat_index.RACY_MARGIN_NS
+    monkeypatch.setattr(stat_index, "time", SimpleNamespace(time_ns=lambda: later))
+    run(capsys, "check", path)
+    reads.clear()
+    run(capsys, "check", path)
+    assert reads == []
+
+
+def test_a_config_change_reads_again(tmp_path, capsys, cache_dir, no_margin, reads):
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN_SAME_SIZE_HOT)
+    assert run(capsys, "check", "--format", "concise", "--ignore", "GPU101", path)[0] == 0
+    reads.clear()
+    code, out, _ = run(capsys, "check", "--format", "concise", path)
+    assert set(reads) == {"train.py"}
+    assert code == 1 and "GPU101" in out
+
+
+def test_a_different_tool_starts_afresh(tmp_path, capsys, cache_dir, no_margin, reads, monkeypatch):
+    import advisor.cache as cache_module
+
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN)
+    run(capsys, "check", path)
+    monkeypatch.setattr(cache_module, "_FINGERPRINT", "another version")
+    reads.clear()
+    run(capsys, "check", path)
+    assert set(reads) == {"train.py"}
+
+
+def test_no_cache_writes_no_index(tmp_path, capsys, cache_dir, no_margin):
+    (tmp_path / "train.py").write_text(CLEAN)
+    run(capsys, "check", "--no-cache", tmp_path)
+    assert index_files(cache_dir) == []
+    run(capsys, "check", tmp_path)
+    assert len(index_files(cache_dir)) == 1
+
+
+def test_a_corrupt_index_is_ignored_and_rewritten(tmp_path, capsys, cache_dir, no_margin, reads):
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN)
+    run(capsys, "check", path)
+    (index,) = index_files(cache_dir)
+    for junk in (b"", b"{", b"[]", b'{"format": 1}', b"\xff\xfe", b'{"format": 1, "tool": 3, "entries": []}'):
+        index.write_bytes(junk)
+        reads.clear()
+        assert run(capsys, "check", "--format", "concise", path)[0] == 0
+        assert set(reads) == {"train.py"}
+        assert json.loads(index.read_text())["format"] == stat_index.FORMAT
+
+
+def test_the_same_file_named_twice_is_checked_once(tmp_path, capsys, cache_dir):
+    path = tmp_path / "train.py"
+    path.write_text(HOT)
+    once = run(capsys, "check", "--format", "concise", path)
+    twice = run(capsys, "check", "--format", "concise", path, tmp_path, str(path))
+    assert twice == once
+
+
+# -- the index itself --------------------------------------------------------------------------
+def make(tmp_path, tool="tool-1", scope="/project"):
+    return StatIndex(str(tmp_path / "index"), tool, scope=scope)
+
+
+def test_entries_survive_a_save_and_a_load(tmp_path, no_margin):
+    path = tmp_path / "a.py"
+    path.write_text(CLEAN)
+    st = path.stat()
+    index = make(tmp_path)
+    index.record("a.py", st, "config-A", clean=True)
+    assert index.save()
+    again = make(tmp_path)
+    assert again.is_clean("a.py", st, "config-A")
+    assert not again.is_clean("a.py", st, "config-B")
+    assert not again.is_clean("b.py", st, "config-A")
+    assert not make(tmp_path, tool="tool-2").is_clean("a.py", st, "config-A")
+    assert not make(tmp_path, scope="/elsewhere").is_clean("a.py", st, "config-A")
+    assert not again.save()  # nothing changed: nothing written
+
+
+def test_only_clean_results_are_kept(tmp_path, no_margin):
+    path = tmp_path / "a.py"
+    path.write_text(CLEAN)
+    st = path.stat()
+    index = make(tmp_path)
+    index.record("a.py", st, "c", clean=True)
+    index.save()
+    index = make(tmp_path)
+    index.record("a.py", st, "c", clean=False)  # the same bytes gave findings under c now?
+    index.save()
+    assert not make(tmp_path).is_clean("a.py", st, "c")
+
+
+def test_concurrent_runs_merge(tmp_path, no_margin):
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(CLEAN)
+    one, two = make(tmp_path), make(tmp_path)
+    one.record("a.py", (tmp_path / "a.py").stat(), "c1", clean=True)
+    two.record("b.py", (tmp_path / "b.py").stat(), "c2", clean=True)
+    one.save()
+    two.save()
+    merged = make(tmp_path)
+    assert merged.is_clean("a.py", (tmp_path / "a.py").stat(), "c1")
+    assert merged.is_clean("b.py", (tmp_path / "b.py").stat(), "c2")
+
+
+def test_entries_and_index_files_are_bounded(tmp_path, no_margin, monkeypatch):
+    monkeypatch.setattr(stat_index, "MAX_ENTRIES", 3)
+    monkeypatch.setattr(stat_index, "MAX_INDEX_FILES", 2)
+    path = tmp_path / "a.py"
+    path.write_text(CLEAN)
+    st = path.stat()
+    index = make(tmp_path)
+    for i in range(5):
+        index.record(f"f{i}.py", st, "c", clean=True)
+    index.save()
+    body = json.loads(Path(index.path).read_text())
+    assert len(body["entries"]) == 3
+    for scope in ("/p1", "/p2", "/p3"):
+        other = make(tmp_path, scope=scope)
+        other.record("x.py", st, "c", clean=True)
+        other.save()
+    assert len(list((tmp_path / "index").glob("*.json"))) == 2
+
+
+def test_an_unwritable_folder_costs_only_time(tmp_path, no_margin):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    path = tmp_path / "a.py"
+    path.write_text(CLEAN)
+    index = StatIndex(str(blocker / "index"), "t", scope="/p")
+    index.record("a.py", path.stat(), "c", clean=True)
+    assert index.save() is False
