@@ -20,9 +20,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Any, Dict, List, Optional, Tuple
 
 from advisor import __version__
 from advisor.config import Config
@@ -125,8 +126,8 @@ def entry_key(data: bytes, display: str, config: str) -> str:
 def _encode_finding(f: Finding) -> Dict[str, Any]:
     # Field by field, so that a field added to Finding is stored without a change here.
     out: Dict[str, Any] = {}
-    for spec in fields(Finding):
-        value = getattr(f, spec.name)
+    for name in Finding._fields:
+        value = getattr(f, name)
         if isinstance(value, Position):
             value = [value.row, value.column]
         elif isinstance(value, Severity):
@@ -137,7 +138,7 @@ def _encode_finding(f: Finding) -> Dict[str, Any]:
                 "applicability": value.applicability.value,
                 "edits": [[e.start.row, e.start.column, e.end.row, e.end.column, e.content] for e in value.edits],
             }
-        out[spec.name] = value
+        out[name] = value
     return out
 
 
@@ -161,7 +162,7 @@ def encode(findings: List[Finding], problem: Optional[FileProblem]) -> str:
     body = {
         "format": FORMAT,
         "findings": [_encode_finding(f) for f in findings],
-        "problem": None if problem is None else asdict(problem),
+        "problem": None if problem is None else problem.as_dict(),
     }
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 

@@ -6,7 +6,6 @@ import argparse
 import stat as stat_module
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set
 
 from advisor import __version__
 from advisor.collector import collector_paused
@@ -15,6 +14,10 @@ from advisor.discovery import discover_root, display_name, is_notebook, stat_or_
 from advisor.findings import FileProblem, FileResult, Finding
 from advisor.runner import Job, Options, check_files, default_jobs
 from advisor.source import FileChangedOnDisk, decode_source, replace_file, split_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Any, Dict, List, Optional, Sequence, Set
 
 # The engine (libcst and the rules, most of the start-up time) is imported where a file is
 # analysed, and fixes and notebooks where they are needed, so that a run answered from the

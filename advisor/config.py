@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
-from typing import Any, Dict, Optional, Tuple
+
+from advisor.values import Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Any, Dict, Optional, Tuple
 
 # tomllib and fnmatch are imported where a pyproject.toml or a glob is met: most files of a
 # warm run need neither.
@@ -23,20 +27,30 @@ class ConfigError(Exception):
     """A configuration the tool cannot use; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
-class Config:
-    select: Tuple[str, ...] = ("GPU",)
-    ignore: Tuple[str, ...] = ()
-    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
-    exclude: Tuple[str, ...] = ()
-    show_info: bool = False
-    torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION  # the oldest torch the project supports
-    docs_url: Optional[str] = None  # where the rule pages are hosted: "https://host/rules/{code}"
-    root: Optional[Path] = None  # folder of the pyproject.toml it came from
-    source: Optional[Path] = None
+class Config(Value):
+    """One folder's settings. Immutable: derive another with replace() or with_overrides()."""
 
-    def with_overrides(self, **changes: Any) -> "Config":
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+    __slots__ = ("select", "ignore", "per_file_ignores", "exclude", "show_info", "torch_version", "docs_url",
+                 "root", "source")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, select: Tuple[str, ...] = ("GPU",), ignore: Tuple[str, ...] = (),
+                 per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = (), exclude: Tuple[str, ...] = (),
+                 show_info: bool = False, torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION,
+                 docs_url: Optional[str] = None, root: Optional[Path] = None, source: Optional[Path] = None) -> None:
+        self.select = select
+        self.ignore = ignore
+        self.per_file_ignores = per_file_ignores
+        self.exclude = exclude
+        self.show_info = show_info
+        self.torch_version = torch_version  # the oldest torch the project supports
+        self.docs_url = docs_url  # where the rule pages are hosted: "https://host/rules/{code}"
+        self.root = root  # folder of the pyproject.toml it came from
+        self.source = source
+
+    def with_overrides(self, **changes: Any) -> Config:
+        return self.replace(**{k: v for k, v in changes.items() if v is not None})
 
     def relative(self, path: Path) -> str:
         if self.root is not None:
@@ -110,35 +124,35 @@ def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path]) -
             raise ConfigError(f"{where}: unknown key `{key}` (known: {', '.join(KNOWN_KEYS)})")
     config = Config(root=root)
     if "select" in table:
-        config = replace(config, select=_codes(table["select"], "select", where))
+        config = config.replace(select=_codes(table["select"], "select", where))
     if "ignore" in table:
-        config = replace(config, ignore=_codes(table["ignore"], "ignore", where))
+        config = config.replace(ignore=_codes(table["ignore"], "ignore", where))
     if "exclude" in table:
         value = table["exclude"]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: `exclude` must be a list of glob patterns")
-        config = replace(config, exclude=tuple(value))
+        config = config.replace(exclude=tuple(value))
     if "per-file-ignores" in table:
         value = table["per-file-ignores"]
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
         pairs = tuple((str(pattern), _codes(codes, f"per-file-ignores.{pattern}", where)) for pattern, codes in value.items())
-        config = replace(config, per_file_ignores=pairs)
+        config = config.replace(per_file_ignores=pairs)
     if "torch-version" in table:
         value = table["torch-version"]
         try:
-            config = replace(config, torch_version=parse_torch_version(value))
+            config = config.replace(torch_version=parse_torch_version(value))
         except ConfigError as exc:
             raise ConfigError(f"{where}: `torch-version`: {exc}") from None
     if "docs-url" in table:
         value = table["docs-url"]
         if not isinstance(value, str) or not re.match(r"^(https?|file)://", value):
             raise ConfigError(f"{where}: `docs-url` must be an absolute http(s) or file URL")
-        config = replace(config, docs_url=value)
+        config = config.replace(docs_url=value)
     if "show-info" in table:
         if not isinstance(table["show-info"], bool):
             raise ConfigError(f"{where}: `show-info` must be true or false")
-        config = replace(config, show_info=table["show-info"])
+        config = config.replace(show_info=table["show-info"])
     return config
 
 
@@ -159,7 +173,7 @@ def load_pyproject(path: Path) -> Optional[Config]:
     if not isinstance(tool, dict) or "advisor" not in tool:
         return None
     config = config_from_table(tool["advisor"], f"{path} [tool.advisor]", path.parent)
-    return replace(config, source=path)
+    return config.replace(source=path)
 
 
 class ConfigFinder:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 import stat as stat_module
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
-PathLike = Union[str, Path]
+from advisor.values import Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Any, Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+    PathLike = Union[str, Path]
 
 # Folders that hold tools, dependencies or build output rather than the project's own code.
 SKIPPED_DIRS = frozenset(
@@ -25,13 +29,19 @@ NOTEBOOK_SUFFIX = ".ipynb"
 CHECKED_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
 
 
-@dataclass(frozen=True)
-class Discovered:
-    name: str  # the path as given, or as found under a folder that was given
-    explicit: bool  # named on the command line (checked even without a .py suffix)
-    # The file's stat, taken before anything reads it (the stat index compares it), or None
-    # when it could not be taken (a dangling link: the analysis then reports it unreadable).
-    stat: Optional[os.stat_result] = None
+class Discovered(Value):
+    """One file to check. Immutable."""
+
+    __slots__ = ("name", "explicit", "stat")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, name: str, explicit: bool, stat: Optional[os.stat_result] = None) -> None:
+        self.name = name  # the path as given, or as found under a folder that was given
+        self.explicit = explicit  # named on the command line (checked even without a .py suffix)
+        # The file's stat, taken before anything reads it (the stat index compares it), or None
+        # when it could not be taken (a dangling link: the analysis then reports it unreadable).
+        self.stat = stat
 
     @property
     def path(self) -> Path:

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
 
-from advisor.source import SourceText
+from advisor.values import Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Any, Dict, List, Optional, Tuple
+
+    from advisor.source import SourceText
 
 
 class Severity(str, enum.Enum):
@@ -22,60 +26,109 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-@dataclass(frozen=True, order=True)
-class Position:
-    """1-based row and 1-based column counted in code points (as ruff reports them)."""
+class Position(Value):
+    """1-based row and 1-based column counted in code points (as ruff reports them). Immutable,
+    ordered by row, then column."""
 
-    row: int
-    column: int
+    __slots__ = ("row", "column")
+    _fields = ("row", "column")
+    __hash__ = Value.value_hash
+
+    def __init__(self, row: int, column: int) -> None:
+        self.row = row
+        self.column = column
+
+    def __lt__(self, other: Position) -> bool:
+        if other.__class__ is not Position:
+            return NotImplemented
+        return (self.row, self.column) < (other.row, other.column)
+
+    def __le__(self, other: Position) -> bool:
+        if other.__class__ is not Position:
+            return NotImplemented
+        return (self.row, self.column) <= (other.row, other.column)
+
+    def __gt__(self, other: Position) -> bool:
+        if other.__class__ is not Position:
+            return NotImplemented
+        return (self.row, self.column) > (other.row, other.column)
+
+    def __ge__(self, other: Position) -> bool:
+        if other.__class__ is not Position:
+            return NotImplemented
+        return (self.row, self.column) >= (other.row, other.column)
 
 
-@dataclass(frozen=True)
-class Edit:
-    """Replace the text between ``start`` (inclusive) and ``end`` (exclusive) with ``content``."""
+class Edit(Value):
+    """Replace the text between ``start`` (inclusive) and ``end`` (exclusive) with ``content``.
+    Immutable."""
 
-    start: Position
-    end: Position
-    content: str
+    __slots__ = ("start", "end", "content")
+    _fields = ("start", "end", "content")
+    __hash__ = Value.value_hash
 
-
-@dataclass(frozen=True)
-class Fix:
-    message: str
-    edits: Tuple[Edit, ...]
-    applicability: Applicability = Applicability.SAFE
+    def __init__(self, start: Position, end: Position, content: str) -> None:
+        self.start = start
+        self.end = end
+        self.content = content
 
 
-@dataclass
-class Finding:
-    code: str
-    name: str
-    message: str
-    severity: Severity
-    start: Position
-    end: Position
-    url: str
-    hint: Optional[str] = None
-    fix: Optional[Fix] = None
-    filename: str = field(default="")
-    cell: Optional[int] = None  # notebooks: 1-based cell; rows and columns are then in that cell
-    # `check --measure`: the probe's verdict and figures (advisor.runtime.measure); None otherwise
-    measurement: Optional[Dict[str, Any]] = field(default=None, compare=False)
+class Fix(Value):
+    """Immutable."""
+
+    __slots__ = ("message", "edits", "applicability")
+    _fields = ("message", "edits", "applicability")
+    __hash__ = Value.value_hash
+
+    def __init__(self, message: str, edits: Tuple[Edit, ...],
+                 applicability: Applicability = Applicability.SAFE) -> None:
+        self.message = message
+        self.edits = edits
+        self.applicability = applicability
+
+
+class Finding(Value):
+    __slots__ = ("code", "name", "message", "severity", "start", "end", "url", "hint", "fix", "filename", "cell",
+                 "measurement")
+    _fields = __slots__
+    _compared = _fields[:-1]  # the measurement is not part of what was found
+
+    def __init__(self, code: str, name: str, message: str, severity: Severity, start: Position, end: Position,
+                 url: str, hint: Optional[str] = None, fix: Optional[Fix] = None, filename: str = "",
+                 cell: Optional[int] = None, measurement: Optional[Dict[str, Any]] = None) -> None:
+        self.code = code
+        self.name = name
+        self.message = message
+        self.severity = severity
+        self.start = start
+        self.end = end
+        self.url = url
+        self.hint = hint
+        self.fix = fix
+        self.filename = filename
+        self.cell = cell  # notebooks: 1-based cell; rows and columns are then in that cell
+        # `check --measure`: the probe's verdict and figures (advisor.runtime.measure); None otherwise
+        self.measurement = measurement
 
     @property
     def sort_key(self) -> Tuple[str, int, int, int, str]:
         return (self.filename, self.cell or 0, self.start.row, self.start.column, self.code)
 
 
-@dataclass(frozen=True)
-class FileProblem:
-    """A file that could not be checked: it is named with the reason, and the run goes on."""
+class FileProblem(Value):
+    """A file that could not be checked: it is named with the reason, and the run goes on.
+    Immutable."""
 
-    filename: str
-    reason: str
-    row: int = 1
-    column: int = 1
-    cell: Optional[int] = None  # notebooks: the cell the row and column are in
+    __slots__ = ("filename", "reason", "row", "column", "cell")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, filename: str, reason: str, row: int = 1, column: int = 1, cell: Optional[int] = None) -> None:
+        self.filename = filename
+        self.reason = reason
+        self.row = row
+        self.column = column
+        self.cell = cell  # notebooks: the cell the row and column are in
 
 
 def location(filename: str, cell: Optional[int], row: int, column: int) -> str:
@@ -85,13 +138,17 @@ def location(filename: str, cell: Optional[int], row: int, column: int) -> str:
     return f"{filename}:cell {cell}:{row}:{column}"
 
 
-@dataclass
-class FileResult:
+class FileResult(Value):
     """What checking one file gave: its findings, or the problem that stopped it."""
 
-    filename: str
-    findings: List[Finding] = field(default_factory=list)
-    problem: Optional[FileProblem] = None
-    source: Optional[SourceText] = None
-    fixed_text: Optional[str] = None  # set by --fix/--diff when fixes were applied
-    fixes_applied: int = 0
+    __slots__ = ("filename", "findings", "problem", "source", "fixed_text", "fixes_applied")
+    _fields = __slots__
+
+    def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
+                 source: Optional[SourceText] = None, fixed_text: Optional[str] = None, fixes_applied: int = 0) -> None:
+        self.filename = filename
+        self.findings = [] if findings is None else findings
+        self.problem = problem
+        self.source = source
+        self.fixed_text = fixed_text  # set by --fix/--diff when fixes were applied
+        self.fixes_applied = fixes_applied

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -27,8 +27,8 @@ from advisor.config import DEFAULT_CONFIG, Config
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position
 from advisor.fixes import fix_until_stable, unified_diff
 from advisor.source import FileChangedOnDisk, replace_file
-
 from advisor.discovery import NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 - re-exported
+
 _MARKER = "# torch-advisor notebook cell {index}"
 _MARKER_RE = re.compile(r"^# torch-advisor notebook cell (\d+)$")
 _PLACEHOLDER = "pass  # torch-advisor magic {index}"
@@ -232,7 +232,7 @@ def to_cells(program: Program, finding: Finding) -> Finding:
             _, t = program.locate(e.end)
             edits.append(Edit(s, t, e.content))
         fix = Fix(fix.message, tuple(edits), fix.applicability)
-    return replace(finding, start=start, end=end, fix=fix, cell=cell)
+    return finding.replace(start=start, end=end, fix=fix, cell=cell)
 
 
 def cell_fix(program: Program, finding: Finding) -> Optional[Fix]:
@@ -260,7 +260,7 @@ def problem_to_cells(program: Program, problem: FileProblem) -> FileProblem:
     cell, pos = program.locate(Position(problem.row, problem.column))
     if cell is None:
         return problem
-    return replace(problem, row=pos.row, column=pos.column, cell=cell)
+    return problem.replace(row=pos.row, column=pos.column, cell=cell)
 
 
 # -- the notebook file -----------------------------------------------------------------------------
@@ -324,12 +324,18 @@ class Notebook:
         return out + "\n" if self.trailing_newline else out
 
 
-@dataclass
 class NotebookResult(FileResult):
     """A FileResult whose findings are in cell coordinates; ``fixed_text`` is the new JSON."""
 
-    notebook: Optional[Notebook] = None
-    fixed_sources: Dict[int, str] = field(default_factory=dict)
+    __slots__ = ("notebook", "fixed_sources")
+    _fields = FileResult._fields + __slots__
+
+    def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
+                 source: Any = None, fixed_text: Optional[str] = None, fixes_applied: int = 0,
+                 notebook: Optional[Notebook] = None, fixed_sources: Optional[Dict[int, str]] = None) -> None:
+        super().__init__(filename, findings, problem, source, fixed_text, fixes_applied)
+        self.notebook = notebook
+        self.fixed_sources = {} if fixed_sources is None else fixed_sources
 
     def cell_lines(self) -> Dict[Tuple[str, int], List[str]]:
         """Each cell's current lines, keyed by (filename, cell), for the text renderer."""

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
 
 from advisor.cache import ResultCache, config_fingerprint, entry_key
 from advisor.collector import collector_paused
@@ -23,6 +21,7 @@ from advisor.config import Config
 from advisor.findings import Applicability, FileProblem, FileResult
 from advisor.source import DecodeError, decode_source
 from advisor.stat_index import StatIndex, index_folder
+from advisor.values import Value
 
 # Below this many files to analyse, a pool costs more than it saves.
 MIN_FILES_FOR_POOL = 8
@@ -30,20 +29,30 @@ MIN_FILES_FOR_POOL = 8
 MIN_FILES_FOR_PROGRESS = 20
 MAX_FILES_PER_CHUNK = 32
 
-# (path, first result, config, unsafe) -> the result after fixing, with fixed_text set
-Fixer = Callable[[Path, FileResult, Config, bool], FileResult]
-# A file's result, or the message of the internal error that stopped its analysis.
-Outcome = Tuple[Optional[FileResult], Optional[str]]
-# What an analysis tells the stat index: whether the bytes it read were clean; None when it
-# cached nothing (unreadable, crashed or rewritten).
-Recorded = Optional[bool]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Callable, List, Optional, Sequence, Tuple
+
+    # (path, first result, config, unsafe) -> the result after fixing, with fixed_text set
+    Fixer = Callable[[Path, FileResult, Config, bool], FileResult]
+    # A file's result, or the message of the internal error that stopped its analysis.
+    Outcome = Tuple[Optional[FileResult], Optional[str]]
+    # What an analysis tells the stat index: whether the bytes it read were clean; None when
+    # it cached nothing (unreadable, crashed or rewritten).
+    Recorded = Optional[bool]
 
 
-@dataclass(frozen=True)
-class Job:
-    display: str  # the path as given or found, also the name the findings carry
-    config: Config
-    stat: Optional[os.stat_result] = None  # taken before the file is read; None: no stat index
+class Job(Value):
+    """One file to check. Immutable."""
+
+    __slots__ = ("display", "config", "stat")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, display: str, config: Config, stat: Optional[os.stat_result] = None) -> None:
+        self.display = display  # the path as given or found, also the name the findings carry
+        self.config = config
+        self.stat = stat  # taken before the file is read; None: no stat index
 
     @property
     def path(self) -> Path:
@@ -51,14 +60,21 @@ class Job:
         return Path(self.display)
 
 
-@dataclass(frozen=True)
-class Options:
-    jobs: int = 1
-    use_cache: bool = True
-    fix: bool = False  # compute fixes (--fix or --diff)
-    unsafe: bool = False
-    progress: bool = False
-    cache_root: Optional[Path] = None  # None: cache_dir()
+class Options(Value):
+    """How a run checks its files. Immutable."""
+
+    __slots__ = ("jobs", "use_cache", "fix", "unsafe", "progress", "cache_root")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, jobs: int = 1, use_cache: bool = True, fix: bool = False, unsafe: bool = False,
+                 progress: bool = False, cache_root: Optional[Path] = None) -> None:
+        self.jobs = jobs
+        self.use_cache = use_cache
+        self.fix = fix  # compute fixes (--fix or --diff)
+        self.unsafe = unsafe
+        self.progress = progress
+        self.cache_root = cache_root  # None: cache_dir()
 
 
 def default_jobs() -> int:

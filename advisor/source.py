@@ -7,19 +7,29 @@ import codecs
 import io
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import List
+
+from advisor.values import Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import List
 
 
 class DecodeError(Exception):
     """The bytes are not text in the encoding the file declares."""
 
 
-@dataclass(frozen=True)
-class SourceText:
-    text: str
-    encoding: str  # codec name to write the file back with ("utf-8-sig" keeps a BOM)
+class SourceText(Value):
+    """A file's text and the codec to write it back with ("utf-8-sig" keeps a BOM). Immutable."""
+
+    __slots__ = ("text", "encoding")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, text: str, encoding: str) -> None:
+        self.text = text
+        self.encoding = encoding
 
 
 def decode_source(data: bytes) -> SourceText:

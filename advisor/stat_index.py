@@ -30,7 +30,9 @@ import hashlib
 import json
 import os
 import time
-from typing import Dict, List, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Dict, List, Optional
 
 FORMAT = 1
 RACY_MARGIN_NS = 3_000_000_000

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
@@ -100,7 +100,7 @@ class Notebooks:
                 if local.cell not in by_number:
                     continue
                 cell_uri, text, version = by_number[local.cell]
-                local = replace(local, fix=cell_fix(program, finding))
+                local = local.replace(fix=cell_fix(program, finding))
                 # The cell's version goes with the fix: offered only while the cell is unchanged.
                 out[cell_uri].append(convert.diagnostic(local, convert.lines_of(text), encoding, version,
                                                         href(local.code)))

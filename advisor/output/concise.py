@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import List, TextIO
 
 from advisor.findings import FileProblem, Finding, location
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import List, TextIO
 
 
 def write_concise(out: TextIO, findings: List[Finding], problems: List[FileProblem]) -> None:

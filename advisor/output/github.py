@@ -8,9 +8,12 @@ rows count from the start of the cell, and the message starts with the cell.
 
 from __future__ import annotations
 
-from typing import List, TextIO
 
 from advisor.findings import FileProblem, Finding, Severity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import List, TextIO
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -9,9 +9,12 @@ syntax errors.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, TextIO
 
 from advisor.findings import FileProblem, Finding, Fix, Position
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Any, Dict, List, Optional, TextIO
 
 
 def _location(pos: Position) -> Dict[str, int]:

@@ -13,11 +13,14 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
-from typing import Any, Dict, List, Optional, TextIO
 from urllib.parse import quote
 
 from advisor import __version__
 from advisor.findings import FileProblem, Finding, Position, Severity
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
+    from typing import Any, Dict, List, Optional, TextIO
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
