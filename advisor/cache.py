@@ -6,7 +6,9 @@ A key is the SHA-256 of:
   (select, ignore, show-info, torch-version, and per-file-ignores with the file's relative path),
 - the tool's fingerprint: its version, libcst's version, and the source of every module that
   can change a finding (rules, model, engine, config, fixes, ...). A new or edited rule module
-  changes the fingerprint, so no result of an older rule set is ever served.
+  changes the fingerprint, so no result of an older rule set is ever served. The fingerprint
+  is remembered beside the modules' stat signatures (fingerprint-v1.json) and hashed again
+  when one of them changes.
 
 Entries are written to a temporary file and renamed into place, so concurrent runs never see a
 half-written entry; an entry that does not decode is ignored (and rewritten). The folder is
@@ -17,17 +19,20 @@ This module does not import libcst: a run whose files are all cached never parse
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
+import time
 from pathlib import Path
+
+from advisor import __version__
+from advisor.cache_files import write_atomically
+from advisor.config import Config
+from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Severity
+from advisor.stat_index import RACY_MARGIN_NS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
     from typing import Any, Dict, List, Optional, Tuple
-
-from advisor import __version__
-from advisor.config import Config
-from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Severity
 
 FORMAT = 1  # bump when the entry layout changes
 MAX_ENTRIES = 50_000
@@ -54,19 +59,28 @@ def _limit(name: str, default: int) -> int:
         return default
 
 
-def _package_sources() -> List[Tuple[str, bytes]]:
-    """(relative path, bytes) of the package's analysis modules, in a stable order."""
-    root = Path(__file__).resolve().parent
-    found: List[Tuple[str, bytes]] = []
+def _package_files() -> List[Tuple[str, str]]:
+    """(relative path, path) of the package's analysis modules, in a stable order."""
+    root = os.path.dirname(os.path.realpath(__file__))
+    found: List[Tuple[str, str]] = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in _NOT_ANALYSIS)
         for name in sorted(files):
-            if name.endswith(".py") and not (folder == str(root) and name in _FACES):
-                path = Path(folder) / name
-                try:
-                    found.append((path.relative_to(root).as_posix(), path.read_bytes()))
-                except OSError:
-                    continue
+            if name.endswith(".py") and not (folder == root and name in _FACES):
+                path = os.path.join(folder, name)
+                found.append((os.path.relpath(path, root).replace(os.sep, "/"), path))
+    return found
+
+
+def _package_sources() -> List[Tuple[str, bytes]]:
+    """(relative path, bytes) of the package's analysis modules, in a stable order."""
+    found: List[Tuple[str, bytes]] = []
+    for name, path in _package_files():
+        try:
+            with open(path, "rb") as handle:
+                found.append((name, handle.read()))
+        except OSError:
+            continue
     return found
 
 
@@ -89,13 +103,50 @@ def tool_fingerprint() -> str:
     """Version, libcst and the analysis modules' source; computed once per process."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        digest = hashlib.sha256(f"torch-advisor {__version__} format {FORMAT}\n".encode())
-        digest.update(_libcst_version().encode())
-        for name, data in _package_sources():
-            digest.update(f"\0{name}\0{len(data)}\0".encode())
-            digest.update(data)
-        _FINGERPRINT = digest.hexdigest()
+        _FINGERPRINT = _remembered_fingerprint()
     return _FINGERPRINT
+
+
+def _computed_fingerprint(libcst_version: str) -> str:
+    import hashlib
+
+    digest = hashlib.sha256(f"torch-advisor {__version__} format {FORMAT}\n".encode())
+    digest.update(libcst_version.encode())
+    for name, data in _package_sources():
+        digest.update(f"\0{name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _remembered_fingerprint() -> str:
+    """The fingerprint reads and hashes every analysis module, close to a megabyte: a tenth of
+    a warm run. So it is remembered in the cache folder beside the stat signatures of the
+    modules it hashed, and computed again when a module is added, removed or changed (the stat
+    index's rules: ctime moves on any write, and a module changed moments ago is not trusted)."""
+    libcst_version = _libcst_version()
+    trusted_before = time.time_ns() - RACY_MARGIN_NS
+    stamp: List[Any] = [__version__, FORMAT, libcst_version]
+    trusted = True
+    for name, path in _package_files():
+        try:
+            st = os.stat(path)
+        except OSError:
+            stamp.append([name])
+            continue
+        stamp.append([name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev])
+        trusted = trusted and st.st_mtime_ns < trusted_before and st.st_ctime_ns < trusted_before
+    remembered = cache_dir() / f"fingerprint-v{FORMAT}.json"
+    if trusted:
+        try:
+            body = json.loads(remembered.read_bytes())
+            if isinstance(body, dict) and body.get("stamp") == stamp and isinstance(body.get("fingerprint"), str):
+                return body["fingerprint"]
+        except (OSError, ValueError):
+            pass
+    fingerprint = _computed_fingerprint(libcst_version)
+    if trusted:
+        write_atomically(str(remembered), json.dumps({"stamp": stamp, "fingerprint": fingerprint}))
+    return fingerprint
 
 
 def config_fingerprint(config: Config, path: Path) -> str:
@@ -110,11 +161,15 @@ def config_fingerprint(config: Config, path: Path) -> str:
 
 
 def content_digest(data: bytes) -> str:
+    import hashlib  # here: a warm run over clean files hashes nothing, and OpenSSL takes 2 ms to load
+
     return hashlib.sha256(data).hexdigest()
 
 
 def entry_key(data: bytes, display: str, config: str) -> str:
     """The key of a file's result: ``config`` is its config_fingerprint."""
+    import hashlib
+
     digest = hashlib.sha256()
     for part in (tool_fingerprint(), config, display, content_digest(data)):
         digest.update(part.encode("utf-8", "surrogatepass"))
@@ -207,23 +262,8 @@ class ResultCache:
 
     def put(self, key: str, findings: List[Finding], problem: Optional[FileProblem]) -> None:
         """Best effort: a cache that cannot be written only costs time."""
-        import tempfile
-
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=str(self.folder), prefix=".tmp-", suffix=".json")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(encode(findings, problem))
-            os.replace(tmp, self._path(key))
+        if write_atomically(str(self._path(key)), encode(findings, problem)):
             self.written += 1
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
 
     def prune(self) -> int:
         """Deletes the oldest entries (and stale temporary files) beyond the size bounds."""

@@ -147,10 +147,11 @@ def test_a_rule_set_change_invalidates(tmp_path, capsys, cache_dir, monkeypatch)
     path.write_text(HOT)
     first = run(capsys, "check", "--format", "json", path)
     assert len(entries(cache_dir)) == 1
-    real = cache_module._package_sources
+    new_rule = tmp_path / "new_family.py"
+    new_rule.write_text("class GPU999: ...\n")
+    real = cache_module._package_files
     monkeypatch.setattr(cache_module, "_FINGERPRINT", None)
-    monkeypatch.setattr(cache_module, "_package_sources",
-                        lambda: real() + [("rules/new_family.py", b"class GPU999: ...")])
+    monkeypatch.setattr(cache_module, "_package_files", lambda: real() + [("rules/new_family.py", str(new_rule))])
     assert run(capsys, "check", "--format", "json", path) == first
     assert len(entries(cache_dir)) == 2
 
@@ -267,3 +268,32 @@ def test_jobs_option_is_validated(capsys):
         main(["check", "--jobs", "many", "."])
     with pytest.raises(SystemExit):
         main(["check", "--jobs", "-1", "."])
+
+
+def test_the_tool_fingerprint_is_remembered_until_a_module_changes(tmp_path, cache_dir, monkeypatch):
+    module = tmp_path / "rule.py"
+    module.write_text("class GPU998: ...\n")
+    monkeypatch.setattr(cache_module, "_package_files", lambda: [("rules/rule.py", str(module))])
+    monkeypatch.setattr(cache_module, "RACY_MARGIN_NS", -60_000_000_000)  # the test's file counts as old
+    first = cache_module._remembered_fingerprint()
+    real_sources = cache_module._package_sources
+
+    def no_reading():
+        raise AssertionError("the sources were hashed again")
+
+    monkeypatch.setattr(cache_module, "_package_sources", no_reading)
+    assert cache_module._remembered_fingerprint() == first
+    monkeypatch.setattr(cache_module, "_package_sources", real_sources)
+    module.write_text("class GPU997: ...\n")  # same size, new ctime
+    second = cache_module._remembered_fingerprint()
+    assert second != first
+    (cache_dir / f"fingerprint-v{cache_module.FORMAT}.json").write_text("{broken")
+    assert cache_module._remembered_fingerprint() == second
+
+
+def test_a_module_changed_moments_ago_is_hashed_every_time(tmp_path, cache_dir, monkeypatch):
+    module = tmp_path / "rule.py"
+    module.write_text("class GPU998: ...\n")
+    monkeypatch.setattr(cache_module, "_package_files", lambda: [("rules/rule.py", str(module))])
+    cache_module._remembered_fingerprint()
+    assert not (cache_dir / f"fingerprint-v{cache_module.FORMAT}.json").exists()

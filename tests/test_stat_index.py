@@ -48,7 +48,7 @@ def reads(monkeypatch, tmp_path):
     real = Path.read_bytes
 
     def read_bytes(self):
-        if str(self).startswith(str(tmp_path)):
+        if str(self).startswith(str(tmp_path)) and self.suffix == ".py":
             seen.append(self.name)
         return real(self)
 
@@ -174,8 +174,9 @@ def test_the_same_file_named_twice_is_checked_once(tmp_path, capsys, cache_dir):
 
 
 # -- the index itself --------------------------------------------------------------------------
-def make(tmp_path, tool="tool-1", scope="/project"):
-    return StatIndex(str(tmp_path / "index"), tool, scope=scope)
+def make(tmp_path, tool="tool-1", scope=None):
+    """An index whose working folder is tmp_path, where the tests' files are."""
+    return StatIndex(str(tmp_path / "index"), tool, scope=str(tmp_path) if scope is None else scope)
 
 
 def test_entries_survive_a_save_and_a_load(tmp_path, no_margin):
@@ -247,3 +248,23 @@ def test_an_unwritable_folder_costs_only_time(tmp_path, no_margin):
     index = StatIndex(str(blocker / "index"), "t", scope="/p")
     index.record("a.py", path.stat(), "c", clean=True)
     assert index.save() is False
+
+
+def test_entries_of_deleted_or_changed_files_are_swept(tmp_path, no_margin, monkeypatch):
+    monkeypatch.setattr(stat_index, "SWEEP", 2)
+    names = ["a.py", "b.py", "c.py", "d.py"]
+    for name in names:
+        (tmp_path / name).write_text(CLEAN)
+    first = make(tmp_path)
+    for name in names:
+        first.record(name, (tmp_path / name).stat(), "c", clean=True)
+    first.save()
+    (tmp_path / "a.py").unlink()
+    (tmp_path / "b.py").write_text(HOT)
+    # A run that sees only d.py and changes its entry: the save sweeps the two oldest others.
+    second = make(tmp_path)
+    (tmp_path / "d.py").write_text(CLEAN + "\n")
+    second.record("d.py", (tmp_path / "d.py").stat(), "c", clean=True)
+    second.save()
+    body = json.loads(Path(second.path).read_text())
+    assert sorted(body["entries"]) == ["c.py", "d.py"]
