@@ -268,3 +268,12 @@ def test_entries_of_deleted_or_changed_files_are_swept(tmp_path, no_margin, monk
     second.save()
     body = json.loads(Path(second.path).read_text())
     assert sorted(body["entries"]) == ["c.py", "d.py"]
+
+
+def test_results_from_worker_processes_are_indexed(tmp_path, capsys, cache_dir, no_margin, reads):
+    for i in range(10):  # enough for the process pool
+        (tmp_path / f"clean_{i}.py").write_text(CLEAN)
+    first = run(capsys, "check", "--jobs", "2", "--format", "concise", tmp_path)
+    reads.clear()
+    assert run(capsys, "check", "--jobs", "2", "--format", "concise", tmp_path) == first
+    assert reads == []
