@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from advisor.cache import ResultCache, config_fingerprint, entry_key
-from advisor.collector import collector_paused
+from advisor.collector import LARGE_FILE_BYTES, collector_paused, release_free_memory
 from advisor.config import Config
 from advisor.findings import Applicability, FileProblem, FileResult
 from advisor.source import DecodeError, decode_source
@@ -99,7 +99,9 @@ def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = 
                 outcomes[number] = (hit, None)
             else:
                 misses.append(number)
-                sizes[number] = hit if isinstance(hit, int) else 0
+                # The size orders the pool's work, largest first (see _chunks); without the
+                # cache nothing was read, and the stat has it.
+                sizes[number] = hit if isinstance(hit, int) and hit else (job.stat.st_size if job.stat else 0)
     if misses:
         todo = [jobs[i] for i in misses]
         todo_sizes = [sizes[i] for i in misses]
@@ -208,6 +210,8 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
             recorded = not first_findings and first_problem is None
         if not result.findings and result.problem is None and result.fixed_text is None:
             result.source = None  # nothing will show it: do not carry the text around
+        if len(data) >= LARGE_FILE_BYTES:
+            release_free_memory()
         return (result, None), recorded
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
         return (None, f"{type(exc).__name__}: {exc}"), None
