@@ -33,9 +33,10 @@ _trim = None
 
 
 def release_free_memory() -> None:
-    """glibc keeps the heap a large file's syntax tree grew, once freed, for later allocations;
-    the next large file then grows it again around what remains, and a worker's peak climbs
-    file after file. malloc_trim(0) returns the free pages. A no-op without glibc."""
+    """glibc keeps freed heap for later allocations, so what earlier files left behind sits
+    under the next large file's syntax tree, and a worker's peak climbs file after file. The
+    runner calls this before and after each large file: malloc_trim(0) returns the free pages.
+    A no-op without glibc."""
     global _trim
     if _trim is None:
         _trim = False

@@ -99,9 +99,10 @@ def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = 
                 outcomes[number] = (hit, None)
             else:
                 misses.append(number)
-                # The size orders the pool's work, largest first (see _chunks); without the
-                # cache nothing was read, and the stat has it.
-                sizes[number] = hit if isinstance(hit, int) and hit else (job.stat.st_size if job.stat else 0)
+                # Orders the pool's work, largest first (see _chunks). Without the cache nothing
+                # was read and all sizes are 0: files go in their given order, 32 to a chunk.
+                # (Taking sizes from the stat instead was measured: 10% slower on all of torch.)
+                sizes[number] = hit if isinstance(hit, int) else 0
     if misses:
         todo = [jobs[i] for i in misses]
         todo_sizes = [sizes[i] for i in misses]
@@ -199,6 +200,9 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         except OSError as exc:
             name = job.display
             return (FileResult(name, problem=FileProblem(name, f"cannot read: {exc.strerror or exc}")), None), None
+        large = len(data) >= LARGE_FILE_BYTES
+        if large:
+            release_free_memory()  # what earlier files left: the large tree grows from a lean heap
         result = _check_bytes(data, job)
         first_findings, first_problem = result.findings, result.problem
         if options.fix and fixer is not None and result.source is not None and result.problem is None:
@@ -210,7 +214,7 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
             recorded = not first_findings and first_problem is None
         if not result.findings and result.problem is None and result.fixed_text is None:
             result.source = None  # nothing will show it: do not carry the text around
-        if len(data) >= LARGE_FILE_BYTES:
+        if large:
             release_free_memory()
         return (result, None), recorded
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
