@@ -102,8 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=_jobs, metavar="N", default=None,
                        help="worker processes (default: every core; 1 checks in this process)")
     check.add_argument("--no-cache", action="store_true",
-                       help="neither read nor write the result cache (ADVISOR_CACHE_DIR, else "
-                       "$XDG_CACHE_HOME/torch-advisor or ~/.cache/torch-advisor)")
+                       help="neither read nor write the result cache and its stat index (ADVISOR_CACHE_DIR, "
+                       "else $XDG_CACHE_HOME/torch-advisor or ~/.cache/torch-advisor)")
     check.add_argument("--measure", action="store_true",
                        help="run a short synthetic probe per finding (CPU probes anywhere, CUDA probes on a "
                        "GPU) and report a verdict and figures; needs torch: pip install 'torch-advisor[measure]'")
