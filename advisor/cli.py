@@ -18,7 +18,7 @@ from advisor.source import FileChangedOnDisk, decode_source, replace_file, split
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import Any, Dict, List, Optional, Sequence, Set
+    from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 # The engine (libcst and the rules, most of the start-up time) is imported where a file is
 # analysed, and fixes and notebooks where they are needed, so that a run answered from the
@@ -211,14 +211,15 @@ def _check(args: argparse.Namespace) -> int:
         status = EXIT_ERROR
 
     jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
-    overridden: Dict[int, Config] = {}  # the files of one folder share one Config object
+    # The files of one folder share one Config object: (the finder's config, with the overrides).
+    overridden: Dict[int, Tuple[Config, Config]] = {}
 
     def config_for(path: str, is_file: bool) -> Config:
         found = finder.for_file(path) if is_file else finder.for_path(Path(path))
-        config = overridden.get(id(found))
-        if config is None:
-            config = overridden[id(found)] = found.with_overrides(**overrides)
-        return config
+        known = overridden.get(id(found))
+        if known is None or known[0] is not found:  # kept alive by the entry: no id is reused
+            known = overridden[id(found)] = (found, found.with_overrides(**overrides))
+        return known[1]
 
     seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
     with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
