@@ -211,6 +211,7 @@ def _check(args: argparse.Namespace) -> int:
         status = EXIT_ERROR
 
     jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
+    notebooks: List[Tuple[Path, Config]] = []
     # The files of one folder share one Config object: (the finder's config, with the overrides).
     overridden: Dict[int, Tuple[Config, Config]] = {}
 
@@ -242,14 +243,18 @@ def _check(args: argparse.Namespace) -> int:
                 except ConfigError as exc:
                     _error(str(exc))
                     return EXIT_ERROR
-                if not is_notebook(found.name):
+                if is_notebook(found.name):
+                    notebooks.append((found.path, config_for_file))
+                else:
                     jobs.append(Job(found.name, config_for_file, found.stat))
-                    continue
-                result = _check_one(found.path, config_for_file, args)
-                if result is None:
-                    status = EXIT_ERROR
-                    continue
-                results.append(result)
+
+    # Notebooks after the walk, with the collector back on: their analysis leaves garbage.
+    for path, config_for_file in notebooks:
+        result = _check_one(path, config_for_file, args)
+        if result is None:
+            status = EXIT_ERROR
+            continue
+        results.append(result)
 
     for result in _check_python_files(jobs, args):
         if result is None:

@@ -49,7 +49,9 @@ class Discovered(Value):
 
 
 def is_notebook(path: PathLike) -> bool:
-    return os.fspath(path)[-len(NOTEBOOK_SUFFIX):].lower() == NOTEBOOK_SUFFIX
+    """Path(path).suffix.lower() == ".ipynb", without building a Path ("x/.ipynb" has no suffix)."""
+    name = os.path.basename(os.fspath(path))
+    return len(name) > len(NOTEBOOK_SUFFIX) and name[-len(NOTEBOOK_SUFFIX):].lower() == NOTEBOOK_SUFFIX
 
 
 def _is_virtualenv(folder: str) -> bool:
@@ -95,12 +97,12 @@ def discover_root(path: PathLike, st: os.stat_result, excluded: Optional[Callabl
     """The files of one path the user gave, ``st`` being its stat; ``excluded`` (None: nothing
     is) is asked about what a folder walk meets.
 
-    A file reached twice (named twice, through a link, or both named and under a named folder)
-    is checked once: ``seen`` holds the device and inode of every file yielded so far.
+    A file reached twice (named twice, through a symbolic link, or both named and under a named
+    folder) is checked once: ``seen`` holds what identifies every file yielded so far.
     """
     name = display_name(path)
     if stat_module.S_ISREG(st.st_mode):
-        key = (st.st_dev, st.st_ino)
+        key = _identity(name, st)
         if key not in seen:
             seen.add(key)
             yield Discovered(name, True, st)
@@ -108,10 +110,19 @@ def discover_root(path: PathLike, st: os.stat_result, excluded: Optional[Callabl
     if not stat_module.S_ISDIR(st.st_mode):
         return  # a device or a pipe: reading it could block, and it is no source file
     for found, found_st in _walk(name, excluded):
-        key = (found_st.st_dev, found_st.st_ino) if found_st is not None else found
+        key = _identity(found, found_st) if found_st is not None else found
         if key not in seen:
             seen.add(key)
             yield Discovered(found, False, found_st)
+
+
+def _identity(name: str, st: os.stat_result) -> Any:
+    """Device and inode: one stat, where a realpath costs one per folder level. A file with
+    hard links is told by its real path instead: each of its names is a file of its own to the
+    user, and may be under another configuration."""
+    if st.st_nlink > 1:
+        return os.path.realpath(name)
+    return (st.st_dev, st.st_ino)
 
 
 def _walk(root: str, excluded: Optional[Callable[[Path], bool]]) -> Iterator[Tuple[str, Optional[os.stat_result]]]:

@@ -37,9 +37,9 @@ if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a w
     Fixer = Callable[[Path, FileResult, Config, bool], FileResult]
     # A file's result, or the message of the internal error that stopped its analysis.
     Outcome = Tuple[Optional[FileResult], Optional[str]]
-    # What an analysis tells the stat index: whether the bytes it read were clean; None when
-    # it cached nothing (unreadable, crashed or rewritten).
-    Recorded = Optional[bool]
+    # What an analysis tells the stat index: whether the bytes it read were clean, and the stat
+    # of the file they came from; None when it cached nothing (unreadable, crashed or rewritten).
+    Recorded = Optional[Tuple[bool, os.stat_result]]
 
 
 class Job(Value):
@@ -52,7 +52,7 @@ class Job(Value):
     def __init__(self, display: str, config: Config, stat: Optional[os.stat_result] = None) -> None:
         self.display = display  # the path as given or found, also the name the findings carry
         self.config = config
-        self.stat = stat  # taken before the file is read; None: no stat index
+        self.stat = stat  # the discovery stat, compared with the stat index; None: not asked
 
     @property
     def path(self) -> Path:
@@ -114,8 +114,9 @@ def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = 
         for number, (outcome, recorded) in zip(misses, done):
             outcomes[number] = outcome
             job = jobs[number]
-            if index is not None and recorded is not None and job.stat is not None:
-                index.record(job.display, job.stat, fingerprints(job), recorded)
+            if index is not None and recorded is not None:
+                clean, read_stat = recorded
+                index.record(job.display, read_stat, fingerprints(job), clean)
         if cache is not None:
             cache.prune()
     if index is not None:
@@ -126,6 +127,10 @@ def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = 
 def _open_index(cache: ResultCache) -> Optional[StatIndex]:
     from advisor.cache import tool_fingerprint
 
+    if os.name == "nt":
+        # Windows reports the creation time as st_ctime: no field there moves on every write,
+        # so a matching signature would not prove an unchanged file.
+        return None
     try:
         return StatIndex(index_folder(str(cache.folder.parent)), tool_fingerprint())
     except OSError:
@@ -155,7 +160,7 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     if index is not None and job.stat is not None and index.is_clean(job.display, job.stat, config):
         return FileResult(job.display)  # unchanged since it was found clean: not even opened
     try:
-        data = job.path.read_bytes()
+        data, read_stat = _read(job)
     except OSError:
         return 0  # the analysis reports it
     key = entry_key(data, job.display, config)
@@ -163,8 +168,8 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     if entry is None:
         return len(data)
     findings, problem = entry
-    if index is not None and job.stat is not None:
-        index.record(job.display, job.stat, config, not findings and problem is None)
+    if index is not None:
+        index.record(job.display, read_stat, config, not findings and problem is None)
     if options.fix and any(
         f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
     ):
@@ -176,6 +181,16 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
         except DecodeError:
             source = None
     return FileResult(job.display, findings, problem, source)
+
+
+def _read(job: Job) -> Tuple[bytes, os.stat_result]:
+    """The file's bytes, and the stat of the file they came from, taken on the open file before
+    reading: what the stat index records. The discovery stat will not do: the name may lead to
+    another file by now (a link re-pointed in between), and the index's margin is measured from
+    the index's creation, which this stat follows."""
+    with open(job.display, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        return handle.read(), st
 
 
 # -- analysis of one file (in the parent or a worker) ------------------------------------------
@@ -196,7 +211,7 @@ def _check_bytes(data: bytes, job: Job) -> FileResult:
 def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool) -> Tuple[Outcome, Recorded]:
     try:
         try:
-            data = job.path.read_bytes()
+            data, read_stat = _read(job)
         except OSError as exc:
             name = job.display
             return (FileResult(name, problem=FileProblem(name, f"cannot read: {exc.strerror or exc}")), None), None
@@ -211,7 +226,7 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         if use_cache and result.fixed_text is None:  # a file about to be rewritten is not cached
             key = entry_key(data, job.display, config_fingerprint(job.config, job.path))
             ResultCache(options.cache_root).put(key, first_findings, first_problem)
-            recorded = not first_findings and first_problem is None
+            recorded = (not first_findings and first_problem is None, read_stat)
         if not result.findings and result.problem is None and result.fixed_text is None:
             result.source = None  # nothing will show it: do not carry the text around
         if large:

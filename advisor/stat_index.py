@@ -127,31 +127,29 @@ class StatIndex:
         """Best effort; True when the index file was written."""
         if not self._changed:
             return False
-        # Merge what another run wrote since this one loaded: its entries for other names stay.
-        # (Every entry is a fact, "these bytes were clean under that configuration", true for
-        # as long as the signature matches: merging can never make a wrong one.)
+        # Start from the file as it is now, not as it was loaded: a concurrent run may have
+        # written since. (Every entry is a fact, "these bytes were clean under that
+        # configuration", true for as long as the signature matches: no merge makes a wrong one.)
         configs = list(self._configs)
         numbers = dict(self._config_numbers)
-        entries: Dict[str, Tuple[str, int]] = {}
         body = _read(self.path)
         if body is not None and body.get("tool") == self.tool and body.get("scope") == self.scope:
-            theirs_configs, theirs = body.get("configs"), body.get("entries")
-            if isinstance(theirs_configs, list) and isinstance(theirs, dict):
-                remap: Dict[int, int] = {}
-                for i, config in enumerate(theirs_configs):
-                    if isinstance(config, str):
-                        if config not in numbers:
-                            numbers[config] = len(configs)
-                            configs.append(config)
-                        remap[i] = numbers[config]
-                for name, entry in theirs.items():
-                    parsed = _split(entry)
-                    if parsed is not None and parsed[1] in remap:
-                        entries[name] = (parsed[0], remap[parsed[1]])
-        for name, entry in self._entries.items():
-            parsed = _split(entry)
-            if parsed is not None:
-                entries[name] = parsed
+            base_configs, base = body.get("configs"), body.get("entries")
+        else:
+            base_configs, base = self._configs, self._entries
+        entries: Dict[str, Tuple[str, int]] = {}
+        if isinstance(base_configs, list) and isinstance(base, dict):
+            remap: Dict[int, int] = {}
+            for i, config in enumerate(base_configs):
+                if isinstance(config, str):
+                    if config not in numbers:
+                        numbers[config] = len(configs)
+                        configs.append(config)
+                    remap[i] = numbers[config]
+            for name, entry in base.items():
+                parsed = _split(entry)
+                if parsed is not None and parsed[1] in remap:  # a number that names no configuration: dropped
+                    entries[name] = (parsed[0], remap[parsed[1]])
         for name, entry in self._changed.items():
             parsed = _split(entry)
             if parsed is not None:
@@ -177,7 +175,6 @@ class StatIndex:
             "entries": {name: f"{signature} {renumber[number]}" for name, (signature, number) in entries.items()},
         }
         return _write(self.folder, self.path, json.dumps(body, separators=(",", ":")))
-
 
     def _sweep(self, entries: Dict[str, Tuple[str, int]]) -> None:
         """Checks the SWEEP oldest entries this run did not see: gone or changed files are

@@ -366,3 +366,10 @@ def test_docs_url_makes_finding_links_absolute(tmp_path, capsys):
     assert {i["url"] for i in json.loads(out)} == {
         "https://docs.example.org/rules/gpu101.html", "https://docs.example.org/rules/gpu201.html"
     }
+
+
+def test_is_notebook_follows_the_suffix_as_pathlib_reads_it():
+    from advisor.discovery import is_notebook
+
+    assert is_notebook("a.ipynb") and is_notebook("dir/B.IPYNB") and is_notebook(Path("x/a..ipynb"))
+    assert not is_notebook(".ipynb") and not is_notebook("dir/.ipynb") and not is_notebook("a.ipynb.py")

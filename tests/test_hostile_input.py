@@ -145,14 +145,16 @@ def test_unreadable_file_is_named_and_the_run_goes_on(tmp_path, capsys, monkeypa
     locked.write_text(HOT)
     fine = tmp_path / "b_fine.py"
     fine.write_text(HOT)
-    original = Path.read_bytes
+    import advisor.runner as runner
 
-    def read_bytes(self):
-        if self.name == "a_locked.py":
+    original = runner._read
+
+    def read(job):
+        if job.display.endswith("a_locked.py"):
             raise PermissionError(13, "Permission denied")
-        return original(self)
+        return original(job)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(runner, "_read", read)
     code, out, _ = concise(capsys, tmp_path)
     assert code == 1
     assert f"{locked}:1:1: error: cannot read: Permission denied" in out

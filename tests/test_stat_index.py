@@ -42,17 +42,18 @@ def no_margin(monkeypatch):
 
 
 @pytest.fixture
-def reads(monkeypatch, tmp_path):
-    """The test's files the run opens through Path.read_bytes (how the runner reads sources)."""
+def reads(monkeypatch):
+    """The names of the files the runner reads (in this process)."""
+    import advisor.runner as runner
+
     seen = []
-    real = Path.read_bytes
+    real = runner._read
 
-    def read_bytes(self):
-        if str(self).startswith(str(tmp_path)) and self.suffix == ".py":
-            seen.append(self.name)
-        return real(self)
+    def read(job):
+        seen.append(os.path.basename(job.display))
+        return real(job)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(runner, "_read", read)
     return seen
 
 
@@ -277,3 +278,54 @@ def test_results_from_worker_processes_are_indexed(tmp_path, capsys, cache_dir, 
     reads.clear()
     assert run(capsys, "check", "--jobs", "2", "--format", "concise", tmp_path) == first
     assert reads == []
+
+
+def test_a_link_repointed_between_discovery_and_read_is_not_indexed_wrongly(tmp_path, capsys, cache_dir, no_margin,
+                                                                              monkeypatch):
+    """The index records the stat of the file actually read, not the one discovery saw."""
+    import advisor.cli as cli
+
+    hot, clean, link = tmp_path / "hot.txt", tmp_path / "clean.txt", tmp_path / "link.py"
+    hot.write_text(HOT)
+    clean.write_text(CLEAN)
+    link.symlink_to(hot)
+    real_discover = cli.discover_root
+
+    def discover_then_repoint(*args, **kwargs):
+        for found in real_discover(*args, **kwargs):
+            link.unlink()
+            link.symlink_to(clean)  # discovery saw hot.txt; the read will get clean.txt
+            yield found
+
+    monkeypatch.setattr(cli, "discover_root", discover_then_repoint)
+    assert run(capsys, "check", "--format", "concise", link)[0] == 0  # it read clean.txt
+    monkeypatch.setattr(cli, "discover_root", real_discover)
+    link.unlink()
+    link.symlink_to(hot)
+    code, out, _ = run(capsys, "check", "--format", "concise", link)
+    assert code == 1 and "GPU101" in out
+
+
+def test_an_index_naming_a_missing_configuration_is_survived(tmp_path, capsys, cache_dir, no_margin):
+    path = tmp_path / "train.py"
+    path.write_text(CLEAN)
+    run(capsys, "check", path)
+    (index,) = index_files(cache_dir)
+    body = json.loads(index.read_text())
+    body["entries"] = {name: entry.rsplit(" ", 1)[0] + " 7" for name, entry in body["entries"].items()}
+    index.write_text(json.dumps(body))
+    (tmp_path / "other.py").write_text(CLEAN)  # something to record, so the index is saved
+    assert run(capsys, "check", "--format", "concise", tmp_path)[0] == 0
+    assert json.loads(index.read_text())["format"] == stat_index.FORMAT
+
+
+def test_hard_links_are_checked_under_each_name(tmp_path, capsys, cache_dir):
+    first = tmp_path / "a.py"
+    first.write_text(HOT)
+    os.link(first, tmp_path / "b.py")
+    code, out, _ = run(capsys, "check", "--format", "concise", tmp_path)
+    assert code == 1
+    assert "a.py:7:" in out and "b.py:7:" in out
+    # A symbolic link is the same file under another name: checked once.
+    (tmp_path / "c.py").symlink_to(first)
+    assert run(capsys, "check", "--format", "concise", first, tmp_path / "c.py")[1].count("GPU101") == 1
