@@ -15,7 +15,12 @@ same clock tick as the signature was taken and keeps the size: the next signatur
 the same with other bytes behind it (git calls this "racily clean"). So a signature is only
 recorded when the file's mtime and ctime are at least RACY_MARGIN_NS older than the run's start:
 a later write then gets a later ctime, on file systems with coarse timestamps too (FAT's 2 s).
-A file edited in the last seconds is simply read and hashed again on the next run.
+A file edited in the last seconds is simply read and hashed again on the next run. The stat
+recorded is the one of the file as opened for reading (runner._read), never the discovery
+stat: a link re-pointed in between would otherwise file one file's signature for another's
+bytes. Like git, this trusts the file system's clock: a network file system whose server clock
+runs well behind this machine's can defeat the margin. Windows is left out (the runner opens no
+index there): its st_ctime is the creation time, so no field moves on every write.
 
 One JSON file per working folder (named by checksums of its real path), under the cache
 folder's `index-v2/`, for one tool fingerprint (another tool version starts afresh). It is written only
