@@ -13,18 +13,10 @@ import pytest
 
 import advisor.cache as cache_module
 from advisor.cli import main
+from tests.snippets import HOT
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
-HOT = (
-    "import torch\n"
-    "model.cuda()\n"
-    "for x, y in loader:\n"
-    "    loss = model(x)\n"
-    "    loss.backward()\n"
-    "    optimizer.step()\n"
-    "    total += loss.item()\n"
-)
 
 
 def run(capsys, *args):

@@ -13,16 +13,8 @@ import pytest
 import advisor.stat_index as stat_index
 from advisor.cli import main
 from advisor.stat_index import StatIndex
+from tests.snippets import HOT
 
-HOT = (
-    "import torch\n"
-    "model.cuda()\n"
-    "for x, y in loader:\n"
-    "    loss = model(x)\n"
-    "    loss.backward()\n"
-    "    optimizer.step()\n"
-    "    total += loss.item()\n"
-)
 # Clean, and of the same size as HOT: the edit between them keeps the size.
 CLEAN = HOT.replace("loss.item()", "loss.iter()")
 CLEAN_SAME_SIZE_HOT = HOT
