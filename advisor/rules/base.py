@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import ClassVar, Iterator, List, Optional, Sequence, Tuple
+from typing import ClassVar, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -53,24 +53,6 @@ class Report:
     related: Optional[cst.CSTNode] = None  # its line replaces "{line}" in the message
 
 
-@dataclass(frozen=True)
-class Case:
-    """An example beside the rule. In INVALID cases, `# expect: GPUxxx` marks each reported line
-    (`# expect: GPUxxx info` for an info finding); ``fixed`` is the source after `--fix`."""
-
-    code: str
-    fixed: Optional[str] = None
-    note: str = ""
-
-    @property
-    def source(self) -> str:
-        return textwrap.dedent(self.code).lstrip("\n")
-
-    @property
-    def fixed_source(self) -> Optional[str]:
-        return None if self.fixed is None else textwrap.dedent(self.fixed).lstrip("\n")
-
-
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
@@ -86,13 +68,11 @@ class Rule:
     requires: ClassVar[Tuple[Tuple[str, ...], ...]] = ()
     # The runtime probe (advisor/runtime/) that confirms the cost on a real run; None: not yet.
     probe: ClassVar[Optional[str]] = None
-    VALID: ClassVar[Sequence[Case]] = ()
-    INVALID: ClassVar[Sequence[Case]] = ()
 
     @property
     def family(self) -> str:
-        """The module the rule lives in: sync, pipeline, precision, memory, distributed, ..."""
-        return type(self).__module__.rsplit(".", 1)[-1]
+        """The package the rule lives in: sync, pipeline, precision, memory, distributed, ..."""
+        return family_of(type(self))
 
     @property
     def url(self) -> str:
@@ -134,7 +114,7 @@ class Rule:
             "",
             f"## {cls.code} `{cls.name}`",
             "",
-            f"*Family: {cls.__module__.rsplit('.', 1)[-1]}. Severity: {cls.severity.value}. Fix: {cls.fixable}.*",
+            f"*Family: {family_of(cls)}. Severity: {cls.severity.value}. Fix: {cls.fixable}.*",
             "",
             "### What it finds",
             textwrap.dedent(cls.what).strip(),
@@ -164,6 +144,15 @@ class RuleSet:
             if rule.code == code.upper():
                 return rule
         return None
+
+
+def family_of(rule_class: type) -> str:
+    """`advisor.rules.sync.item_in_training_loop` -> "sync"; a rule defined elsewhere (a test)
+    takes its module's last segment."""
+    parts = rule_class.__module__.split(".")
+    if parts[:2] == ["advisor", "rules"] and len(parts) > 3:
+        return parts[2]
+    return parts[-1]
 
 
 def snippet(model: FileModel, node: cst.CSTNode, limit: int = 40) -> str:

@@ -1,0 +1,136 @@
+"""GPU501 `distributed-sampler-without-set-epoch`: DistributedSampler reused across epochs without `set_epoch(epoch)`."""
+
+from __future__ import annotations
+from typing import Dict, Iterator, List, Optional, Set
+import libcst as cst
+from advisor.model import CallSite, FileModel, LoopInfo
+from advisor.model.facts import MODULE_SCOPE
+from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.names import DISTRIBUTED_SAMPLER
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.rules.distributed.ddp_script import framework_runs_epochs
+
+
+class SamplerWithoutSetEpoch(Rule):
+    code = "GPU501"
+    name = "distributed-sampler-without-set-epoch"
+    summary = "DistributedSampler reused across epochs without `set_epoch(epoch)`"
+    what = """
+        A shuffling `DistributedSampler` in a script with an epoch loop (a loop around the
+        training loop) in which no `.set_epoch(...)` call runs, directly or through a function
+        it calls. Reported at the sampler, naming the epoch loop. Samplers with
+        `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
+        (which set the epoch themselves) are left alone.
+    """
+    why = """
+        The sampler seeds its shuffle with `seed + epoch`, and the epoch only changes when you
+        call `set_epoch`. Without it every epoch visits the data in exactly the same order on
+        every rank: the run looks healthy, but loses the benefit of reshuffling and usually
+        generalises worse.
+    """
+    example = """
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+        for epoch in range(epochs):
+            for x, y in loader:
+                train_step(x, y)
+    """
+    instead = """
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+        for epoch in range(epochs):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                train_step(x, y)
+    """
+    hint = "call `sampler.set_epoch(epoch)` at the start of every epoch"
+    fixable = "sometimes"
+    requires = (("DistributedSampler",),)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if framework_runs_epochs(model):
+            return
+        samplers = [s for s in model.calls_to(DISTRIBUTED_SAMPLER) if self._shuffles(s)]
+        if not samplers:
+            return
+        epoch_loops = model.epoch_loops()
+        if not epoch_loops:
+            return
+        memo: Dict[str, bool] = {}
+        if any(self._sets_epoch(model, loop, memo) for loop in epoch_loops):
+            return
+        loop = self._innermost(model, epoch_loops)
+        for site in samplers:
+            report = self.report(
+                site.node,
+                "DistributedSampler is reused by the epoch loop at line {line} but `set_epoch` "
+                "is never called: every epoch sees the same order",
+                fix=self._fix(model, loop),
+            )
+            report.related = loop.node
+            yield report
+
+    def _shuffles(self, site: CallSite) -> bool:
+        arg = call_argument(site.node, "shuffle", 3)
+        return arg is None or literal_bool(arg.value) is not False
+
+    def _sets_epoch(self, model: FileModel, loop: LoopInfo, memo: Dict[str, bool]) -> bool:
+        return loop.set_epoch or any(self._function_sets_epoch(model, c, memo) for c in loop.callees)
+
+    def _function_sets_epoch(self, model: FileModel, key: str, memo: Dict[str, bool]) -> bool:
+        if key in memo:
+            return memo[key]
+        memo[key] = False
+        info = model.function(key)
+        result = info is not None and (
+            info.set_epoch or any(self._function_sets_epoch(model, c, memo) for c in info.callees)
+        )
+        memo[key] = result
+        return result
+
+    def _innermost(self, model: FileModel, loops: List[LoopInfo]) -> LoopInfo:
+        """The epoch loop closest to the batches: the one no other epoch loop sits inside."""
+        inside: Set[int] = set()
+        for loop in loops:
+            parent = loop.parent
+            while parent is not None:
+                inside.add(id(parent))
+                parent = parent.parent
+        for loop in loops:
+            if id(loop) not in inside:
+                return loop
+        return loops[0]
+
+    def _fix(self, model: FileModel, loop: LoopInfo) -> Optional[FixSpec]:
+        node = loop.node
+        if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name) or node.target.value == "_":
+            return None
+        receiver = self._receiver_in_scope(model, loop)
+        if receiver is None:
+            return None
+        call = f"{receiver}.set_epoch({node.target.value})"
+        body = node.body
+        first = body.body[0]
+        if isinstance(body, cst.IndentedBlock):
+            edit = NodeEdit(first, call, "line_before")
+        else:
+            edit = NodeEdit(first, f"{call}; ", "before")
+        return FixSpec(f"call `{call}` at the start of each epoch", (edit,))
+
+    def _receiver_in_scope(self, model: FileModel, loop: LoopInfo) -> Optional[str]:
+        """A name visible in the epoch loop that holds the sampler, or a loader built on it."""
+        ctx = loop.ctx
+        scopes = [ctx.scope, MODULE_SCOPE]
+        if ctx.class_name:
+            scopes.insert(0, f"class:{ctx.class_name}")
+        loaders: List[str] = []
+        for scope in scopes:
+            for (where, name), assignments in model.facts.assignments.items():
+                if where != scope or assignments[0].value is None:
+                    continue
+                kinds = model.name_kinds(name, ctx, 1 << 30)
+                if "dist_sampler" in kinds:
+                    return name
+                if "dist_loader" in kinds:
+                    loaders.append(name)
+        return f"{loaders[0]}.sampler" if loaders else None

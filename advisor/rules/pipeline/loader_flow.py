@@ -1,0 +1,305 @@
+"""Helpers shared by the pipeline rules."""
+
+from __future__ import annotations
+from typing import Optional, Tuple
+import libcst as cst
+from advisor.model import CallSite, Context, FileModel
+from advisor.model.file_model import call_argument, star_kwargs
+from advisor.model.names import DATALOADER, dotted_name, root_name
+from advisor.model.walk import children
+
+
+DTYPE_PREFIX = "torch."
+
+
+DTYPES = frozenset(
+    "float16 float32 float64 bfloat16 half float double long int int8 int16 int32 int64 uint8 bool "
+    "complex64 complex128 cfloat".split()
+)
+
+
+def is_device_move(model: FileModel, site: CallSite) -> bool:
+    if site.method == "cuda":
+        return True
+    if site.method != "to" or not site.node.args:
+        return False
+    first = site.node.args[0]
+    if first.keyword is not None and first.keyword.value != "device":
+        return False
+    value = first.value
+    if isinstance(value, cst.SimpleString):
+        return "cpu" not in value.value
+    qual = model.imports.qualify(value) or ""
+    return not (qual.startswith(DTYPE_PREFIX) and qual[len(DTYPE_PREFIX):] in DTYPES)
+
+
+def derived_batch_names(site: CallSite) -> set:
+    names: set = set()
+    loop = site.ctx.loop
+    while loop is not None:
+        names |= loop.batch_names
+        loop = loop.parent
+    return names
+
+
+def moves_batches_to_device(model: FileModel) -> bool:
+    """Some loop copies its loop variables (or values derived from them) to a device,
+    itself or by passing them to a function of the file that does (`to_device(batch, dev)`)."""
+    movers = set()
+    for site in model.method_calls("to", "cuda"):
+        if not is_device_move(model, site):
+            continue
+        if site.ctx.function is not None:
+            movers.add(site.ctx.function.key)
+        if site.ctx.loop is None:
+            continue
+        root = site.receiver
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if not isinstance(root, cst.Name):
+            continue
+        if root.value in derived_batch_names(site):
+            return True
+    for key in movers:
+        for site in model.facts.calls_by_callee.get(key, ()):
+            if site.ctx.loop is None:
+                continue
+            names = derived_batch_names(site)
+            if any(root_name(arg.value) in names for arg in site.node.args):
+                return True
+    return False
+
+
+def built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
+    """The expression makes or moves tensors onto a GPU (`.cuda()`, `.to(dev)`, `device="cuda"`)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") and node.args:
+                first = node.args[0].value
+                if not (isinstance(first, cst.SimpleString) and "cpu" in first.value):
+                    return True
+            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+                return True
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "device":
+                    value = arg.value
+                    if not (isinstance(value, cst.SimpleString) and "cpu" in value.value):
+                        return True
+        if isinstance(node, cst.Name) and depth < 2:
+            for assignment in model.assignments(node.value, site.ctx):
+                if assignment.value is not None and built_on_device(model, assignment.value, site, depth + 1):
+                    return True
+        elif not isinstance(node, cst.Name):
+            stack.extend(children(node))
+    return False
+
+
+def dataset_on_device(model: FileModel, site: CallSite) -> bool:
+    """`DataLoader(TensorDataset(x_gpu, y_gpu))`: nothing to pin (pinning needs CPU tensors)."""
+    arg = call_argument(site.node, "dataset", 0)
+    if arg is None:
+        return False
+    dataset = arg.value
+    if isinstance(dataset, cst.Name):
+        found = model.assignments(dataset.value, site.ctx)
+        if len(found) != 1 or found[0].value is None:
+            return False
+        dataset = found[0].value
+    if not isinstance(dataset, cst.Call) or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
+        return False
+    return any(built_on_device(model, a.value, site) for a in dataset.args)
+
+
+def kwargs_value(model: FileModel, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:
+    """Looks ``key`` up in the call's `**kwargs`: ("absent" | "present" | "unknown", value)."""
+    state = "absent"
+    for arg in star_kwargs(site.node):
+        name = dotted_name(arg.value)
+        found = model.assignments(name, site.ctx) if name else []
+        if len(found) != 1 or (site.ctx.scope, name) in model.facts.subscript_stores:
+            return "unknown", None
+        value = found[0].value
+        if isinstance(value, cst.Dict):
+            for element in value.elements:
+                if not isinstance(element, cst.DictElement):
+                    return "unknown", None  # `{**base, ...}`
+                if isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == key:
+                    return "present", element.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+            if value.args and any(a.keyword is None for a in value.args):
+                return "unknown", None
+            for a in value.args:
+                if a.keyword is not None and a.keyword.value == key:
+                    return "present", a.value
+        else:
+            return "unknown", None
+        if any(s.receiver_name == name for s in model.method_calls("update", "setdefault")):
+            return "unknown", None
+    return state, None
+
+
+ITERATION_WRAPPERS = frozenset(
+    {"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm"}
+)
+
+
+def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = expr.expression
+        return -int(inner.evaluated_value) if isinstance(inner, cst.Integer) else None
+    return None
+
+
+def loader_option(
+    model: FileModel, site: CallSite, keyword: str, position: Optional[int]
+) -> Tuple[str, Optional[cst.BaseExpression], Optional[cst.Arg]]:
+    """A DataLoader argument given in the call or in a `**kwargs` dict of this file:
+    ("present", value, arg-or-None) | ("absent", None, None) | ("unknown", None, None)."""
+    arg = call_argument(site.node, keyword, position)
+    if arg is not None:
+        return "present", arg.value, arg
+    if any(a.star == "*" for a in site.node.args):
+        return "unknown", None, None
+    state, value = kwargs_value(model, site, keyword)
+    return state, value, None
+
+
+def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpression]:
+    """The dataset argument, through one plain assignment (`ds = MyDataset(...)`)."""
+    arg = call_argument(site.node, "dataset", 0)
+    if arg is None:
+        return None
+    value = arg.value
+    if isinstance(value, cst.Name):
+        found = model.assignments(value.value, site.ctx)
+        if len(found) != 1 or found[0].value is None or found[0].index is not None:
+            return value
+        value = found[0].value
+    return value
+
+
+def iterable_dataset(model: FileModel, site: CallSite) -> bool:
+    """The dataset is built from a class of this file that derives from `IterableDataset`."""
+    value = dataset_value(model, site)
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted_name(value.func)
+    seen = set()
+    while name is not None and name not in seen:
+        seen.add(name)
+        info = model.facts.classes.get(name.rsplit(".", 1)[-1])
+        if info is None:
+            return False
+        if any(base.rsplit(".", 1)[-1] == "IterableDataset" for base in info.bases):
+            return True
+        parents = [b for b in info.bases if b.rsplit(".", 1)[-1] in model.facts.classes]
+        name = parents[0] if parents else None
+    return False
+
+
+def local_call(model: FileModel, value: cst.BaseExpression) -> bool:
+    """A call of a function defined in this file (`make_loaders(...)`)."""
+    return (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and model.imports.qualify(value.func) is None
+        and value.func.value in model.facts.functions
+    )
+
+
+class LoaderFlow:
+    """Which `DataLoader(...)` calls an expression may hold: through names, tuple unpacking,
+    helper returns, helper parameters (at their call sites) and iteration wrappers
+    (`enumerate`, `tqdm`, `zip`). None whenever any path is not a DataLoader of this file
+    (`accelerator.prepare(...)`, a loop variable, an argument from elsewhere)."""
+
+    def __init__(self, model: FileModel) -> None:
+        self.model = model
+        self.sites = {id(s.node): s for s in model.calls_to(DATALOADER)}
+
+    def loaders(self, expr: cst.BaseExpression, ctx, depth: int = 0, callers=None) -> Optional[list]:
+        model = self.model
+        if depth > 6:
+            return None
+        if isinstance(expr, cst.Call):
+            qual = model.imports.qualify(expr.func)
+            if qual == DATALOADER:
+                site = self.sites.get(id(expr))
+                return [site] if site is not None else None
+            name = qual or dotted_name(expr.func)
+            if name == "zip":
+                out: list = []
+                for arg in expr.args:
+                    found = None if arg.star else self.loaders(arg.value, ctx, depth + 1, callers)
+                    if found is None:
+                        return None
+                    out += found
+                return out
+            if name in ITERATION_WRAPPERS and expr.args and not expr.args[0].star:
+                return self.loaders(expr.args[0].value, ctx, depth + 1, callers)
+            if local_call(model, expr):
+                return self._returned(expr, None, depth, callers)
+            return None
+        name = dotted_name(expr)
+        if name is None:
+            return None
+        found = model.assignments(name, ctx)
+        if found:
+            out = []
+            for assignment in found:
+                value = assignment.value
+                if value is None or assignment.augmented:
+                    return None
+                if assignment.index is not None:
+                    if isinstance(value, (cst.Tuple, cst.List)) and assignment.index < len(value.elements):
+                        value = value.elements[assignment.index].value
+                    elif local_call(model, value):
+                        result = self._returned(value, assignment.index, depth, callers)
+                        if result is None:
+                            return None
+                        out += result
+                        continue
+                    else:
+                        return None
+                result = self.loaders(value, assignment.ctx, depth + 1, callers)
+                if result is None:
+                    return None
+                out += result
+            return out
+        info = ctx.function
+        if info is None or name not in info.params:
+            return None
+        position = info.params.index(name) - (1 if info.class_name is not None else 0)
+        sites = callers.get(info.key) if callers and info.key in callers else model.call_sites(info)
+        if not sites:
+            return None
+        out = []
+        for call in sites:
+            arg = call_argument(call.node, name, position)
+            result = None if arg is None else self.loaders(arg.value, call.ctx, depth + 1, callers)
+            if result is None:
+                return None
+            out += result
+        return out
+
+    def _returned(self, call: cst.Call, index: Optional[int], depth: int, callers) -> Optional[list]:
+        info = self.model.facts.functions[call.func.value]
+        body = Context(function=info, class_name=info.class_name)
+        if not info.returns:
+            return None
+        out: list = []
+        for value in info.returns:
+            if index is not None:
+                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+                    return None
+                value = value.elements[index].value
+            result = self.loaders(value, body, depth + 1, callers)
+            if result is None:
+                return None
+            out += result
+        return out

@@ -1,0 +1,177 @@
+"""GPU204 `workers-restarted-every-epoch`: DataLoader with workers iterated every epoch without `persistent_workers=True`."""
+
+from __future__ import annotations
+from typing import Iterator, Optional
+import libcst as cst
+from advisor.findings import Applicability
+from advisor.model import CallSite, Context, FileModel
+from advisor.model.names import DATALOADER
+from advisor.model.walk import children
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.rules.pipeline.loader_flow import LoaderFlow, literal_int, loader_option
+
+
+def _worker_count(model: FileModel, site: CallSite) -> Optional[int]:
+    """`num_workers` as a literal (absent means 0); None when not known."""
+    state, value, _ = loader_option(model, site, "num_workers", 5)
+    if state == "absent":
+        return 0
+    return literal_int(value) if state == "present" else None
+
+
+def _loop_is_one_epoch(loop) -> bool:
+    node = loop.node
+    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+        return False
+    call = node.iter
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "range"
+        and len(call.args) == 1
+        and literal_int(call.args[0].value) is not None
+        and literal_int(call.args[0].value) <= 1
+    )
+
+
+def _inside(loop, loop_ids) -> bool:
+    while loop is not None:
+        if id(loop) in loop_ids:
+            return True
+        loop = loop.parent
+    return False
+
+
+def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optional[dict]:
+    """Call sites through which a function runs once per epoch: {function key: [call sites]}
+    for the chain of helpers from an epoch loop down to ``info`` (None when none does)."""
+    if info is None or depth > 2:
+        return None
+    chosen = []
+    chains: dict = {}
+    for site in model.call_sites(info):
+        if _inside(site.ctx.loop, epoch_ids):
+            chosen.append(site)
+        elif site.ctx.loop is None and site.ctx.function is not None:
+            outer = _epoch_callers(model, site.ctx.function, epoch_ids, depth + 1)
+            if outer:
+                chosen.append(site)
+                chains.update(outer)
+    if not chosen:
+        return None
+    chains[info.key] = chosen
+    return chains
+
+
+def _comprehension_iters(body: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.CompFor):
+            yield node.iter
+        stack.extend(children(node))
+
+
+class WorkersRestartedEveryEpoch(Rule):
+    code = "GPU204"
+    name = "workers-restarted-every-epoch"
+    summary = "DataLoader with workers iterated every epoch without `persistent_workers=True`"
+    what = """
+        A `DataLoader(...)` with a literal `num_workers` above 0 (in the call or in a `**kwargs`
+        dict of the file) and no `persistent_workers`, iterated inside an epoch loop (a loop
+        that runs a whole training loop per iteration), directly or through a helper that the
+        epoch loop calls; or built inside the epoch loop. One-epoch scripts are left alone.
+    """
+    why = """
+        Each `for batch in loader` starts the worker processes afresh and shuts them down at
+        the end of the pass. Every epoch then pays for starting processes, copying or
+        re-importing the dataset into them, and refilling the prefetch queue, while the GPU
+        waits for the first batches; with the `spawn` start method this can take seconds.
+        Persistent workers are started once and kept between passes.
+    """
+    example = """
+        loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=8)
+        for epoch in range(epochs):
+            for x, y in loader:
+                train_step(x, y)
+    """
+    instead = """
+        loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=8, persistent_workers=True)
+        for epoch in range(epochs):
+            for x, y in loader:
+                train_step(x, y)
+    """
+    hint = (
+        "pass `persistent_workers=True` (not when the dataset changes between epochs: persistent "
+        "workers keep their own copy)"
+    )
+    fixable = "unsafe (a dataset changed between epochs stays stale in persistent workers)"
+    requires = (("DataLoader",), ("backward", ".step("), ("cuda",))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not model.uses_cuda:
+            return  # like every input-pipeline rule: only where a GPU waits for the batches
+        epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
+        if not epochs:
+            return
+        flow = LoaderFlow(model)
+        iterated: dict = {}
+        for loop in model.facts.loops:
+            if not isinstance(loop.node, cst.For):
+                continue
+            loaders = None
+            if _inside(loop.parent, epochs):
+                loaders = flow.loaders(loop.node.iter, loop.ctx)
+            elif loop.parent is None and loop.function is not None:
+                callers = _epoch_callers(model, loop.function, epochs)
+                if callers:
+                    loaders = flow.loaders(loop.node.iter, loop.ctx, callers=callers)
+            for site in loaders or ():
+                iterated[id(site.node)] = site
+        for comp in self._generator_passes(model, epochs, flow):
+            iterated[id(comp.node)] = comp
+        for site in model.calls_to(DATALOADER):
+            rebuilt = _inside(site.ctx.loop, epochs) or (
+                site.ctx.loop is None and _epoch_callers(model, site.ctx.function, epochs) is not None
+            )
+            if id(site.node) not in iterated and not rebuilt:
+                continue
+            workers = _worker_count(model, site)
+            if workers is None or workers <= 0:
+                continue
+            state, _, _ = loader_option(model, site, "persistent_workers", None)
+            if state != "absent":
+                continue
+            if rebuilt:
+                yield self.report(
+                    site.node,
+                    "DataLoader with worker processes is built anew every epoch: its workers start "
+                    "over each time",
+                    fix=None,
+                )
+                continue
+            fix = None
+            if site.node.args:
+                fix = FixSpec(
+                    "add `persistent_workers=True`",
+                    (NodeEdit(site.node.args[-1].value, ", persistent_workers=True", "after"),),
+                    Applicability.UNSAFE,
+                )
+            yield self.report(
+                site.node,
+                f"DataLoader starts {workers} worker process{'es' if workers != 1 else ''} again for every "
+                "epoch: no `persistent_workers=True`",
+                fix=fix,
+            )
+
+    def _generator_passes(self, model: FileModel, epochs, flow: LoaderFlow) -> Iterator[CallSite]:
+        """Comprehensions over a loader in a function the epoch loop calls (`sum(... for x in loader)`):
+        the walk records no loop for them, so the function's own body is searched."""
+        for info in model.facts.functions.values():
+            callers = _epoch_callers(model, info, epochs)
+            if not callers:
+                continue  # only the bodies of functions run once per epoch are searched
+            body = Context(function=info, class_name=info.class_name)
+            for node in _comprehension_iters(info.node.body):
+                yield from flow.loaders(node, body, callers=callers) or ()
