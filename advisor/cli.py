@@ -346,7 +346,8 @@ def _check_python_files(jobs: List[Job], args: argparse.Namespace) -> List[Optio
 
 
 def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> FileResult:
-    """The fixes of one file, applied until stable, without writing (runs in a worker)."""
+    """The fixes of one file, applied until stable, without writing (runs in a worker).
+    ``result`` is the file's first analysis: fixing starts from it, not from a second one."""
     from advisor.engine import check_source
 
     source = result.source
@@ -357,7 +358,7 @@ def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> File
 
     from advisor.fixes import fix_until_stable
 
-    new_text, applied, final = fix_until_stable(original, check, unsafe=unsafe)
+    new_text, applied, final = fix_until_stable(original, check, unsafe=unsafe, checked=result)
     final.source = source
     final.fixed_text = new_text if applied else None
     final.fixes_applied = applied

@@ -367,15 +367,23 @@ def check_notebook_text(
     raw: str, filename: str, config: Config = DEFAULT_CONFIG, path: Optional[Path] = None
 ) -> Tuple[NotebookResult, Optional[Program]]:
     """Findings in cell coordinates, and the program they were computed on."""
+    result, program, _ = _check_text(raw, filename, config, path)
+    return result, program
+
+
+def _check_text(
+    raw: str, filename: str, config: Config, path: Optional[Path]
+) -> Tuple[NotebookResult, Optional[Program], Optional[FileResult]]:
+    """``check_notebook_text``, and the program's own result (program coordinates)."""
     result = NotebookResult(filename)
     try:
         notebook = Notebook.parse(raw)
     except NotebookError as exc:
         result.problem = FileProblem(filename, str(exc))
-        return result, None
+        return result, None, None
     result.notebook = notebook
     if not notebook.is_python:
-        return result, None
+        return result, None, None
     from advisor.engine import check_source  # imported on use: see cli.py
 
     program = build_program(notebook.code_cells())
@@ -383,7 +391,7 @@ def check_notebook_text(
     result.findings = [to_cells(program, f) for f in checked.findings]
     if checked.problem is not None:
         result.problem = problem_to_cells(program, checked.problem)
-    return result, program
+    return result, program, checked
 
 
 def check_notebook(
@@ -402,7 +410,7 @@ def check_notebook(
         raw = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return NotebookResult(filename, problem=FileProblem(filename, f"cannot decode: not UTF-8 ({exc.reason})"))
-    result, program = check_notebook_text(raw, filename, config, path)
+    result, program, checked = _check_text(raw, filename, config, path)
     result.source = SourceText(raw, "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
     if not (fix or diff) or program is None or result.problem is not None:
         return result
@@ -412,7 +420,7 @@ def check_notebook(
     def check(text: str) -> FileResult:
         return check_source(text, filename, config, path=path)
 
-    new_program, applied, final = fix_until_stable(program.text, check, unsafe=unsafe)
+    new_program, applied, final = fix_until_stable(program.text, check, unsafe=unsafe, checked=checked)
     if not applied:
         return result
     sources = split_program(program, new_program)

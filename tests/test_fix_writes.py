@@ -1,0 +1,118 @@
+"""`advisor check --fix` never damages what it writes: protected files, links, owners, encodings,
+line endings and a notebook's JSON layout, run as a user runs it (a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import advisor
+
+# Three safe fixes, one of which adds a line (set_epoch), and two findings that stay: GPU204
+# (an unsafe fix) and GPU101 (no fix).
+TRAIN = (
+    "import torch\n"
+    "from torch.utils.data import DataLoader\n"
+    "from torch.utils.data.distributed import DistributedSampler\n"
+    "\n"
+    "sampler = DistributedSampler(ds)\n"
+    "loader = DataLoader(ds, batch_size=4, sampler=sampler, num_workers=2)\n"
+    "for epoch in range(10):\n"
+    "    for x, y in loader:\n"
+    "        x = x.cuda()\n"
+    "        loss = model(x).mean()\n"
+    "        loss.backward()\n"
+    "        optimizer.step()\n"
+    "        total += loss.item()\n"
+)
+FIXED = (
+    TRAIN.replace("num_workers=2)", "num_workers=2, pin_memory=True)")
+    .replace("    for x, y", "    sampler.set_epoch(epoch)\n    for x, y")
+    .replace("x.cuda()", "x.cuda(non_blocking=True)")
+)
+
+
+def advisor_run(*args, cwd: Path, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "advisor", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, **kwargs)
+
+
+def lines_about(text: str, name: str):
+    return [line for line in text.splitlines() if name in line]
+
+
+def notebook(loop_as_list: bool = True) -> dict:
+    setup, loop = TRAIN.split("for epoch")
+    loop = "for epoch" + loop
+    return {
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Tr\u00e4ning \u2014 caf\u00e9\n", "notes"]},
+            {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [],
+             "source": setup.splitlines(keepends=True)[:-1] + ["# \u00fcber\n", setup.splitlines()[-1]]},
+            {"cell_type": "code", "execution_count": 2, "metadata": {"tags": ["train"]},
+             "outputs": [{"name": "stdout", "output_type": "stream", "text": ["\u00e9t\u00e9 \u2713\n"]}],
+             "source": loop.splitlines(keepends=True) if loop_as_list else loop},
+            {"cell_type": "code", "execution_count": 3, "metadata": {}, "outputs": [], "source": "print('\u00e9')\n"},
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def fixed_notebook(nb: dict) -> dict:
+    fixed = json.loads(json.dumps(nb))
+    for cell in fixed["cells"][1:3]:
+        source = cell["source"]
+        text = "".join(source) if isinstance(source, list) else source
+        text = (text.replace("num_workers=2)", "num_workers=2, pin_memory=True)")
+                .replace("    for x, y", "    sampler.set_epoch(epoch)\n    for x, y")
+                .replace("x.cuda()", "x.cuda(non_blocking=True)"))
+        cell["source"] = text.splitlines(keepends=True) if isinstance(source, list) else text
+    return fixed
+
+
+def jupyter(nb: dict) -> bytes:
+    return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+# -- one analysis per file ------------------------------------------------------------------------
+COUNTING = """
+import sys
+import advisor.engine as engine
+
+analysed = []
+real = engine.check_source
+
+
+def counted(text, *args, **kwargs):
+    analysed.append(text)
+    return real(text, *args, **kwargs)
+
+
+engine.check_source = counted
+from advisor.cli import main
+
+status = main(sys.argv[1:])
+sys.stderr.write(f"analyses: {len(analysed)}, distinct texts: {len(set(analysed))}\\n")
+sys.exit(status)
+"""
+
+
+def test_fix_analyses_each_text_once(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "nb.ipynb").write_bytes(jupyter(notebook()))
+    run = subprocess.run([sys.executable, "-c", COUNTING, "check", "--fix", "--jobs", "1", "--no-cache", "train.py",
+                          "nb.ipynb"], cwd=tmp_path, capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    assert (tmp_path / "train.py").read_text() == FIXED
+    # Per file: the original, after the first round of fixes, after the second; each once.
+    assert run.stderr.strip().splitlines()[-1] == "analyses: 6, distinct texts: 6"
