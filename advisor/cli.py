@@ -306,7 +306,7 @@ def _measure(findings: List[Finding], results: List[FileResult], args: argparse.
     for r in results:
         if r.findings and not _is_notebook_result(r):
             if r.source is not None:
-                texts[r.filename] = r.source.text
+                texts[r.filename] = _checked_text(r)
             else:
                 try:
                     texts[r.filename] = decode_source(Path(r.filename).read_bytes()).text
@@ -408,6 +408,12 @@ def _write_atomically(path: Path, original: str, new_text: str, encoding: str) -
     replace_file(path, new_text.encode(encoding))
 
 
+def _checked_text(result: FileResult) -> str:
+    """The text a Python file's findings refer to: after --fix, the fixed text (findings left
+    after the fixes are in its rows)."""
+    return result.fixed_text if result.fixed_text is not None else result.source.text
+
+
 def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
     changed = 0
     fixes = 0
@@ -471,7 +477,7 @@ def _print(findings: List[Finding], problems: List[FileProblem], results: List[F
             if _is_notebook_result(r):
                 sources.update(r.cell_lines())
             elif r.findings and r.source is not None:
-                sources[r.filename] = split_lines(r.source.text)
+                sources[r.filename] = split_lines(_checked_text(r))
         write_text(console, findings, problems, sources)
         if fixed:
             console.print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")

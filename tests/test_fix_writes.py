@@ -116,3 +116,20 @@ def test_fix_analyses_each_text_once(tmp_path):
     assert (tmp_path / "train.py").read_text() == FIXED
     # Per file: the original, after the first round of fixes, after the second; each once.
     assert run.stderr.strip().splitlines()[-1] == "analyses: 6, distinct texts: 6"
+
+
+def test_fix_reports_the_findings_of_the_fixed_file(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "nothing_to_fix.py").write_text(  # GPU101 only, which has no fix
+        "import torch\nmodel.cuda()\nfor x, y in loader:\n    loss = model(x)\n    loss.backward()\n"
+        "    optimizer.step()\n    total += loss.item()\n")
+    before = advisor_run("check", "--format", "concise", "nothing_to_fix.py", cwd=tmp_path)
+    fixed = advisor_run("check", "--fix", "--format", "concise", "train.py", "nothing_to_fix.py", cwd=tmp_path)
+    after = advisor_run("check", "--format", "concise", "train.py", "nothing_to_fix.py", cwd=tmp_path)
+    assert fixed.stdout == after.stdout
+    assert lines_about(fixed.stdout, "nothing_to_fix.py") == before.stdout.splitlines() != []
+    # The text report shows the fixed file's lines under its findings (one line was added).
+    (tmp_path / "train.py").write_text(TRAIN)
+    text = advisor_run("check", "--fix", "train.py", cwd=tmp_path)
+    assert "train.py:14:18: GPU101" in text.stdout and "14 │         total += loss.item()" in text.stdout
+    assert "6 │ loader = DataLoader(ds, batch_size=4, sampler=sampler, num_workers=2, pin_memory=True)" in text.stdout
