@@ -10,9 +10,8 @@ editor shows them) and rows and columns relative to that cell.
 
 Fixes are applied to the joined program; the program is then split at the markers, the
 placeholders are put back to the original lines, and only the changed cells' ``source`` is
-written into the notebook's JSON. Outputs, execution counts, metadata and the other cells are
-left as they were; the JSON keeps its key order, its indentation (1, as Jupyter writes it) and
-its trailing newline.
+replaced in the notebook's JSON text (`notebook_json`): every other character of the file,
+outputs, metadata, layout and escapes included, stays as it was.
 """
 
 from __future__ import annotations
@@ -268,8 +267,6 @@ def problem_to_cells(program: Program, problem: FileProblem) -> FileProblem:
 class Notebook:
     data: Dict[str, Any]
     raw: str
-    indent: int = 1
-    trailing_newline: bool = True
 
     @classmethod
     def parse(cls, raw: str) -> "Notebook":
@@ -281,11 +278,7 @@ class Notebook:
             raise NotebookError("not a valid notebook: JSON nested too deeply") from None
         if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
             raise NotebookError("not a valid notebook: no `cells` list at the top level")
-        indent = 1
-        match = re.search(r"\n( +)\S", raw)
-        if match:
-            indent = len(match.group(1))
-        return cls(data, raw, indent, raw.endswith("\n"))
+        return cls(data, raw)
 
     @property
     def is_python(self) -> bool:
@@ -311,17 +304,11 @@ class Notebook:
         return cell_source(self.data["cells"][index - 1])
 
     def with_sources(self, sources: Dict[int, str]) -> str:
-        """The notebook's JSON text with the given cells' sources replaced; the rest untouched."""
-        for index, text in sources.items():
-            cell = self.data["cells"][index - 1]
-            if cell_source(cell) == text:
-                continue
-            if isinstance(cell.get("source"), list) or "source" not in cell:
-                cell["source"] = re.findall(r"[^\n]*\n|[^\n]+$", text)
-            else:
-                cell["source"] = text
-        out = json.dumps(self.data, indent=self.indent, ensure_ascii=False)
-        return out + "\n" if self.trailing_newline else out
+        """The notebook's JSON text with the given cells' sources replaced and every other
+        character kept. Raises notebook_json.LayoutError where that cannot be done."""
+        from advisor.notebook_json import replace_sources
+
+        return replace_sources(self.raw, self.data, sources)
 
 
 class NotebookResult(FileResult):
@@ -416,6 +403,7 @@ def check_notebook(
         return result
 
     from advisor.engine import check_source
+    from advisor.notebook_json import LayoutError
 
     def check(text: str) -> FileResult:
         return check_source(text, filename, config, path=path)
@@ -427,14 +415,18 @@ def check_notebook(
     if sources is None:
         result.problem = FileProblem(filename, "internal error: the fixed cells could not be mapped back; not fixed")
         return result
-    changed = {i: t for i, t in sources.items() if t != result.notebook.cell_text(i)}
-    new_json = result.notebook.with_sources(changed)
-    fixed = NotebookResult(filename, source=result.source, notebook=Notebook.parse(raw))
-    fixed.fixed_sources = changed
-    fixed.fixed_text = new_json
-    fixed.fixes_applied = applied
+    notebook = result.notebook
+    changed = {i: t for i, t in sources.items() if t != notebook.cell_text(i)}
+    try:
+        new_json = notebook.with_sources(changed)
+    except LayoutError as exc:
+        result.problem = FileProblem(filename, f"internal error: the fixed cells could not be written into the "
+                                               f"notebook's JSON ({exc}); not fixed")
+        return result
+    fixed = NotebookResult(filename, source=result.source, notebook=notebook, fixed_sources=changed,
+                           fixed_text=new_json, fixes_applied=applied)
     # Findings left after the fixes, in the new cells' coordinates.
-    after = build_program([(i, sources.get(i, t)) for i, t in fixed.notebook.code_cells()])
+    after = build_program([(i, sources.get(i, t)) for i, t in notebook.code_cells()])
     fixed.findings = [to_cells(after, f) for f in final.findings]
     if final.problem is not None:
         fixed.problem = problem_to_cells(after, final.problem)

@@ -84,6 +84,59 @@ def jupyter(nb: dict) -> bytes:
     return (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").encode()
 
 
+# -- notebooks keep their JSON layout ---------------------------------------------------------------
+LAYOUTS = {
+    "jupyter.ipynb": lambda nb: jupyter(nb),
+    "tabs.ipynb": lambda nb: json.dumps(nb, indent="\t", ensure_ascii=False).encode(),  # no final newline
+    "crlf.ipynb": lambda nb: (json.dumps(nb, indent=1, ensure_ascii=False) + "\n").replace("\n", "\r\n").encode(),
+    "escaped.ipynb": lambda nb: (json.dumps(nb, indent=2) + "\n").encode(),  # ensure_ascii: \u escapes
+    "one_line.ipynb": lambda nb: json.dumps(nb).encode(),
+    "bom.ipynb": lambda nb: b"\xef\xbb\xbf" + jupyter(nb),
+}
+
+
+def test_notebook_fix_changes_only_the_fixed_cells_in_the_files_own_layout(tmp_path):
+    originals = {}
+    for name, dump in LAYOUTS.items():
+        for suffix, as_list in (("", True), ("_str", False)):
+            path = tmp_path / name.replace(".ipynb", f"{suffix}.ipynb")
+            originals[path] = (dump, notebook(as_list))
+            path.write_bytes(dump(notebook(as_list)))
+
+    run = advisor_run("check", "--fix", "--format", "concise", *sorted(p.name for p in originals), cwd=tmp_path)
+
+    assert run.returncode == 1 and f"Fixed {3 * len(originals)} findings." in run.stderr, run.stderr
+    for path, (dump, nb) in originals.items():
+        # Written as its writer would write the fixed notebook: same indentation, escapes, line
+        # ends, final newline, key order; the markdown, output and untouched cells byte for byte.
+        assert path.read_bytes() == dump(fixed_notebook(nb)), path.name
+
+
+def test_notebook_fix_keeps_the_text_of_a_hand_edited_file_outside_the_fixed_lines(tmp_path):
+    # Escaped and raw non-ASCII side by side, odd spacing, keys out of Jupyter's order.
+    raw = (
+        '{ "nbformat": 4, "nbformat_minor": 5,\n'
+        '  "metadata": {"kernelspec": {"language": "python", "name": "python3"}},\n'
+        '  "cells": [\n'
+        '    {"source" : [ "# \\u00e9t\\u00e9\\n", "import torch\\n" ,\n'
+        '                  "from torch.utils.data import DataLoader\\n",\n'
+        '                  "loader = DataLoader(ds, batch_size=4, num_workers=2)" ],\n'
+        '     "cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null},\n'
+        '    {"cell_type": "markdown", "metadata": {}, "source": "caf\u00e9 \\u2014 r\\u00e9sum\\u00e9"},\n'
+        '    {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,\n'
+        '     "source": ["for x, y in loader:\\n", "\\tx = x.cuda()\\n", "\\tloss = model(x).mean()\\n",\n'
+        '                "\\tloss.backward()\\n", "\\toptimizer.step()\\n", "\\ttotal += loss.item()"]}\n'
+        '  ]\n'
+        '}'
+    )
+    path = tmp_path / "hand.ipynb"
+    path.write_text(raw, encoding="utf-8")
+    run = advisor_run("check", "--fix", "--format", "concise", "hand.ipynb", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    expected = raw.replace("num_workers=2)", "num_workers=2, pin_memory=True)")
+    assert path.read_text(encoding="utf-8") == expected.replace("x.cuda()", "x.cuda(non_blocking=True)")
+
+
 # -- one analysis per file ------------------------------------------------------------------------
 COUNTING = """
 import sys
