@@ -11,7 +11,7 @@ editor shows them) and rows and columns relative to that cell.
 Fixes are applied to the joined program; the program is then split at the markers, the
 placeholders are put back to the original lines, and only the changed cells' ``source`` is
 replaced in the notebook's JSON text (`notebook_json`): every other character of the file,
-outputs, metadata, layout and escapes included, stays as it was.
+outputs, metadata, layout and escapes included, stays as it was. The caller writes the file.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from advisor.config import DEFAULT_CONFIG, Config
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position
 from advisor.fixes import fix_until_stable, unified_diff
-from advisor.source import FileChangedOnDisk, replace_file
 from advisor.discovery import NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 - re-exported
 
 _MARKER = "# torch-advisor notebook cell {index}"
@@ -312,17 +311,21 @@ class Notebook:
 
 
 class NotebookResult(FileResult):
-    """A FileResult whose findings are in cell coordinates; ``fixed_text`` is the new JSON."""
+    """A FileResult whose findings are in cell coordinates; ``fixed_text`` is the new JSON, and
+    ``unfixed`` then the result of the notebook as it was read (reported if the fixes cannot be
+    written)."""
 
-    __slots__ = ("notebook", "fixed_sources")
+    __slots__ = ("notebook", "fixed_sources", "unfixed")
     _fields = FileResult._fields + __slots__
 
     def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
                  source: Any = None, fixed_text: Optional[str] = None, fixes_applied: int = 0,
-                 notebook: Optional[Notebook] = None, fixed_sources: Optional[Dict[int, str]] = None) -> None:
+                 notebook: Optional[Notebook] = None, fixed_sources: Optional[Dict[int, str]] = None,
+                 unfixed: Optional["NotebookResult"] = None) -> None:
         super().__init__(filename, findings, problem, source, fixed_text, fixes_applied)
         self.notebook = notebook
         self.fixed_sources = {} if fixed_sources is None else fixed_sources
+        self.unfixed = unfixed
 
     def cell_lines(self) -> Dict[Tuple[str, int], List[str]]:
         """Each cell's current lines, keyed by (filename, cell), for the text renderer."""
@@ -383,9 +386,10 @@ def _check_text(
 
 def check_notebook(
     path: Path, config: Config = DEFAULT_CONFIG, display: Optional[str] = None,
-    fix: bool = False, diff: bool = False, unsafe: bool = False,
+    fix: bool = False, unsafe: bool = False,
 ) -> NotebookResult:
-    """`advisor check` on one notebook: read, check, and with ``fix``/``diff`` fix it."""
+    """`advisor check` on one notebook: read and check it, and with ``fix`` compute its fixes
+    (``fixed_text``: the new file, which the caller writes)."""
     from advisor.source import SourceText
 
     filename = display if display is not None else str(path)
@@ -399,7 +403,7 @@ def check_notebook(
         return NotebookResult(filename, problem=FileProblem(filename, f"cannot decode: not UTF-8 ({exc.reason})"))
     result, program, checked = _check_text(raw, filename, config, path)
     result.source = SourceText(raw, "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
-    if not (fix or diff) or program is None or result.problem is not None:
+    if not fix or program is None or result.problem is not None:
         return result
 
     from advisor.engine import check_source
@@ -424,19 +428,10 @@ def check_notebook(
                                                f"notebook's JSON ({exc}); not fixed")
         return result
     fixed = NotebookResult(filename, source=result.source, notebook=notebook, fixed_sources=changed,
-                           fixed_text=new_json, fixes_applied=applied)
+                           fixed_text=new_json, fixes_applied=applied, unfixed=result)
     # Findings left after the fixes, in the new cells' coordinates.
     after = build_program([(i, sources.get(i, t)) for i, t in notebook.code_cells()])
     fixed.findings = [to_cells(after, f) for f in final.findings]
     if final.problem is not None:
         fixed.problem = problem_to_cells(after, final.problem)
-    if fix and not diff:
-        write_atomically(path, data, new_json, result.source.encoding)
     return fixed
-
-
-def write_atomically(path: Path, original: bytes, new_text: str, encoding: str) -> None:
-    """Writes the fixed notebook, only if the file is unchanged since it was read."""
-    if path.read_bytes() != original:
-        raise FileChangedOnDisk()
-    replace_file(path, new_text.encode(encoding))
