@@ -18,6 +18,7 @@ from advisor.model.facts import (
     FormattedValue,
     FunctionInfo,
     LoopInfo,
+    ReturnSite,
 )
 from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, root_name
 from advisor.model.walk import Walker
@@ -129,7 +130,8 @@ class ModelBuilder(Walker):
         self.ctx = Context()
         self._module_ctx = self.ctx
         self._stack: List[Context] = []
-        self._classes: List[str] = []
+        self._classes: List[ClassInfo] = []
+        self._scope_counts: Dict[str, int] = {}
         self._calls: List[CallSite] = []
         self._assign_base: List[Optional[str]] = [None]
         self._stmt_pos: Dict[int, Tuple[int, int]] = {}
@@ -179,7 +181,7 @@ class ModelBuilder(Walker):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter_statement(node)
-        if self.ctx.function is None and not self._classes and self.ctx == self._module_ctx:
+        if self.ctx.function is None and not self._classes and self.ctx is self._module_ctx:
             if any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body):
                 self.facts.module_imports.append(node)
 
@@ -194,18 +196,25 @@ class ModelBuilder(Walker):
         self.imports.add_import_from(node)
 
     # -- functions and classes -----------------------------------------------------------
+    def _unique_scope(self, name: str) -> str:
+        count = self._scope_counts.get(name, 0) + 1
+        self._scope_counts[name] = count
+        return name if count == 1 else f"{name}@{count}"
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._enter_statement(node)
-        self._classes.append(node.name.value)
         bases = tuple(self.imports.qualify(b.value) or dotted_name(b.value) or "" for b in node.bases)
-        self.facts.classes.setdefault(node.name.value, ClassInfo(node, node.name.value, bases))
+        info = ClassInfo(node, node.name.value, bases, self._unique_scope(f"class:{node.name.value}"))
+        self._classes.append(info)
+        self.facts.classes.setdefault(node.name.value, info)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter_statement(node)
-        class_name = self._classes[-1] if self._classes and self.ctx.function is None else None
+        owner = self._classes[-1] if self._classes and self.ctx.function is None else None
+        class_name = owner.name if owner is not None else None
         key = f"{class_name}.{node.name.value}" if class_name else node.name.value
         params = node.params
         names = tuple(
@@ -222,14 +231,18 @@ class ModelBuilder(Walker):
             if qual in NO_GRAD_CONTEXTS:
                 no_grad = True
         info = FunctionInfo(
-            node=node, key=key, class_name=class_name, params=names, no_grad=no_grad, decorators=tuple(decorators)
+            node=node, key=key, class_name=class_name, params=names, no_grad=no_grad, decorators=tuple(decorators),
+            scope=self._unique_scope(key), order=self._next_order(), ctx=self.ctx,
+            class_scope=owner.scope if owner is not None else None,
         )
         self.facts.functions.setdefault(key, info)
+        self.facts.function_defs.setdefault(key, []).append(info)
         self._pending_functions[id(node)] = info
 
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         info = self._pending_functions.pop(id(node))
-        self._push(Context(function=info, class_name=info.class_name))
+        info.body_ctx = Context(function=info, class_name=info.class_name, class_scope=info.class_scope)
+        self._push(info.body_ctx)
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         self._pop()
@@ -242,6 +255,16 @@ class ModelBuilder(Walker):
         if self.ctx.function is not None and node.value is not None:
             self.ctx.function.returns.append(node.value)
 
+    def leave_Return(self, original_node: cst.Return) -> None:
+        # Numbered after the value's own calls: the value reads what was bound before them.
+        if self.ctx.function is not None and original_node.value is not None:
+            self.ctx.function.return_sites.append(ReturnSite(original_node.value, self.ctx, self._next_order()))
+
+    def leave_Yield(self, original_node: cst.Yield) -> None:
+        value = original_node.value
+        if self.ctx.function is not None and isinstance(value, cst.BaseExpression):
+            self.ctx.function.yields.append(ReturnSite(value, self.ctx, self._next_order()))
+
     # -- loops ---------------------------------------------------------------------------
     def _new_loop(self, node: cst.CSTNode, targets: Tuple[str, ...], over_loader: bool) -> LoopInfo:
         parent = self.ctx.loop
@@ -252,6 +275,7 @@ class ModelBuilder(Walker):
             targets=targets,
             ctx=self.ctx,
             over_loader=over_loader,
+            start=self._order,
         )
         self.facts.loops.append(loop)
         if parent is not None:
@@ -315,6 +339,15 @@ class ModelBuilder(Walker):
     def leave_For_body(self, node: cst.For) -> None:
         self._pop()
 
+    def leave_For(self, original_node: cst.For) -> None:
+        self._pending_loops.pop(id(original_node)).end = self._order
+
+    def visit_For_orelse(self, node: cst.For) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_For_orelse(self, node: cst.For) -> None:
+        self._pop()
+
     def visit_While(self, node: cst.While) -> None:
         self._enter_statement(node)
         loop = self._new_loop(node, (), False)
@@ -331,6 +364,41 @@ class ModelBuilder(Walker):
         self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
 
     def leave_While_body(self, node: cst.While) -> None:
+        self._pop()
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._pending_loops.pop(id(original_node)).end = self._order
+
+    def visit_While_orelse(self, node: cst.While) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_While_orelse(self, node: cst.While) -> None:
+        self._pop()
+
+    # -- try blocks: each part is a block of its own, so that a binding in one handler is not
+    # taken to have run before the statements after the `try`.
+    def visit_Try_body(self, node: cst.Try) -> None:
+        self._push(self.ctx.derive())
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        self._pop()
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._pop()
+
+    def visit_Try_orelse(self, node: cst.Try) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_Try_orelse(self, node: cst.Try) -> None:
+        self._pop()
+
+    def visit_Try_finalbody(self, node: cst.Try) -> None:
+        self._push(self.ctx.derive())
+
+    def leave_Try_finalbody(self, node: cst.Try) -> None:
         self._pop()
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -426,8 +494,8 @@ class ModelBuilder(Walker):
         statement: Optional[cst.CSTNode] = None,
     ) -> None:
         scope = self.ctx.scope
-        if target.startswith("self.") and self.ctx.class_name:
-            scope = f"class:{self.ctx.class_name}"
+        if target.startswith("self.") and self.ctx.class_scope:
+            scope = self.ctx.class_scope
         assignment = Assignment(
             target, value, self.ctx, self._next_order(), index, kind_hint,
             augmented=isinstance(statement, cst.AugAssign), statement=statement,

@@ -333,10 +333,10 @@ class FileModel:
 
     # -- what names hold -----------------------------------------------------------------------
     def _scopes(self, name: str, ctx: Context) -> Tuple[str, ...]:
-        if name.startswith("self.") and ctx.class_name:
-            return (f"class:{ctx.class_name}",)
+        if name.startswith("self.") and ctx.class_scope:
+            return (ctx.class_scope,)
         if ctx.function is not None:
-            return (ctx.function.key, MODULE_SCOPE)
+            return (ctx.function.scope, MODULE_SCOPE)
         return (MODULE_SCOPE,)
 
     def assignments(self, name: str, ctx: Context) -> List[Assignment]:
@@ -439,7 +439,7 @@ class FileModel:
         if not isinstance(func, cst.Name) or func.value not in self.facts.functions:
             return {}
         info = self.facts.functions[func.value]
-        body_ctx = Context(function=info, class_name=info.class_name)
+        body_ctx = info.body_ctx
         result: Dict[str, bool] = {}
         for value in info.returns:
             if index is not None:
@@ -517,7 +517,7 @@ class FileModel:
             return False
         info = self._callee(func, ctx)
         if info is not None:
-            body_ctx = Context(function=info, class_name=info.class_name)
+            body_ctx = info.body_ctx
             return any(self.is_tensor(value, body_ctx, depth + 1) for value in info.returns)
         if "module" in self.kinds(func, ctx, 1 << 30, depth + 1) or "ddp" in self.kinds(func, ctx, 1 << 30, depth + 1):
             return True

@@ -95,7 +95,7 @@ def instance_classes(
             return set()  # a torch.nn layer: holds none of this file's classes
         if qual is None and isinstance(func, cst.Name) and func.value in model.facts.functions:
             info = model.facts.functions[func.value]
-            body_ctx = Context(function=info, class_name=info.class_name)
+            body_ctx = info.body_ctx
             found: Set[str] = set()
             for value in info.returns:
                 inner = instance_classes(model, value, body_ctx, 1 << 30, depth + 1)

@@ -127,7 +127,7 @@ class LoaderResolver:
         return out
 
     def _returned(self, info: FunctionInfo, index: Optional[int], depth: int) -> List[CallSite]:
-        body_ctx = Context(function=info, class_name=info.class_name)
+        body_ctx = info.body_ctx
         out: List[CallSite] = []
         for value in info.returns:
             if index is not None:

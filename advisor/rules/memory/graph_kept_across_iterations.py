@@ -338,7 +338,7 @@ class GraphRetainedAcrossIterations(Rule):
     def _returns_graph(self, model: FileModel, info: FunctionInfo, depth: int, index: Optional[int]) -> bool:
         if info.no_grad:
             return False
-        body = Context(function=info, class_name=info.class_name)
+        body = info.body_ctx
         for value in info.returns:
             if index is not None:
                 if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):

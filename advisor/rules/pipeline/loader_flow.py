@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Optional, Tuple
 import libcst as cst
-from advisor.model import CallSite, Context, FileModel
+from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, star_kwargs
 from advisor.model.names import DATALOADER, dotted_name, root_name
 from advisor.model.walk import children
@@ -289,7 +289,7 @@ class LoaderFlow:
 
     def _returned(self, call: cst.Call, index: Optional[int], depth: int, callers) -> Optional[list]:
         info = self.model.facts.functions[call.func.value]
-        body = Context(function=info, class_name=info.class_name)
+        body = info.body_ctx
         if not info.returns:
             return None
         out: list = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Applicability
-from advisor.model import CallSite, Context, FileModel
+from advisor.model import CallSite, FileModel
 from advisor.model.names import DATALOADER
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -172,6 +172,6 @@ class WorkersRestartedEveryEpoch(Rule):
             callers = _epoch_callers(model, info, epochs)
             if not callers:
                 continue  # only the bodies of functions run once per epoch are searched
-            body = Context(function=info, class_name=info.class_name)
+            body = info.body_ctx
             for node in _comprehension_iters(info.node.body):
                 yield from flow.loaders(node, body, callers=callers) or ()

@@ -355,7 +355,7 @@ def _subscripts_in_hot_code(model: FileModel) -> Iterator[Tuple[cst.Subscript, C
     for key, info in model.facts.functions.items():
         if model.function_heat(key) is None:
             continue
-        base = Context(function=info, class_name=info.class_name)
+        base = info.body_ctx
         stack: List[Tuple[cst.CSTNode, Context]] = [(info.node.body, base)]
         while stack:
             node, ctx = stack.pop()
