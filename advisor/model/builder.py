@@ -313,28 +313,29 @@ class ModelBuilder(Walker):
         loop = self._new_loop(node, tuple(name for name, _ in targets), over_loader)
         if not is_range:
             loop.batch_names.update(loop.targets)
-        # Loop targets are recorded as assignments so that rules can ask what a name holds.
-        # Over a loader, unpacked elements (`for x, y in loader`) are tensors; a whole batch
-        # (`for batch in loader`) may be a dict of tensors, strings and ids: not known.
+    def visit_For_body(self, node: cst.For) -> None:
+        loop = self._pending_loops[id(node)]
+        # Loop targets are recorded as assignments so that rules can ask what a name holds;
+        # here, after the iterable's own calls were numbered. Over a loader, unpacked elements
+        # (`for x, y in loader`) are tensors; a whole batch (`for batch in loader`) may be a
+        # dict of tensors, strings and ids: not known.
         batch_target: Optional[cst.BaseExpression] = node.target
         if _has_enumerate(node.iter):
             if isinstance(node.target, (cst.Tuple, cst.List)) and len(node.target.elements) == 2:
                 batch_target = node.target.elements[1].value
             else:
                 batch_target = None
-        for name, index in targets:
+        for name, index in _target_names(node.target):
             hint = "loop-target"
-            if over_loader and batch_target is not None:
+            if loop.over_loader and batch_target is not None:
                 unpacked = isinstance(batch_target, (cst.Tuple, cst.List))
                 inside = any(name == n for n, _ in _target_names(batch_target))
                 if inside:
                     hint = "batch" if unpacked else "loader-batch"
                 else:
                     hint = "index"
-            self._record_assignment(name, None, index, hint)
-
-    def visit_For_body(self, node: cst.For) -> None:
-        self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
+            self._record_assignment(name, None, index, hint, iterable=node.iter)
+        self._push(self.ctx.derive(loop=loop))
 
     def leave_For_body(self, node: cst.For) -> None:
         self._pop()
@@ -492,13 +493,14 @@ class ModelBuilder(Walker):
         index: Optional[int] = None,
         kind_hint: Optional[str] = None,
         statement: Optional[cst.CSTNode] = None,
+        iterable: Optional[cst.BaseExpression] = None,
     ) -> None:
         scope = self.ctx.scope
         if target.startswith("self.") and self.ctx.class_scope:
             scope = self.ctx.class_scope
         assignment = Assignment(
             target, value, self.ctx, self._next_order(), index, kind_hint,
-            augmented=isinstance(statement, cst.AugAssign), statement=statement,
+            augmented=isinstance(statement, cst.AugAssign), statement=statement, iterable=iterable,
         )
         self.facts.assignments.setdefault((scope, target), []).append(assignment)
 
@@ -525,29 +527,40 @@ class ModelBuilder(Walker):
                 loop.batch_names.update(name for name, _ in names)
         return names[0][0] if len(names) == 1 else None
 
+    # Assignments are recorded when they are left, numbered after the calls of their value:
+    # `x = f(x)` reads the `x` bound before it, not itself.
+    @staticmethod
+    def _base_of(target: cst.BaseExpression) -> Optional[str]:
+        """The base name a target's value flows into (`x` in `x = ...`, `d` in `d[k] = ...`)."""
+        if isinstance(target, cst.Subscript):
+            return dotted_name(target.value)
+        names = _target_names(target)
+        return names[0][0] if len(names) == 1 else None
+
     def visit_Assign(self, node: cst.Assign) -> None:
         base = None
         for target in node.targets:
-            base = self._record_targets(target.target, node.value, node) or base
+            base = self._base_of(target.target) or base
         self._assign_base.append(base)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        for target in original_node.targets:
+            self._record_targets(target.target, original_node.value, original_node)
         self._assign_base.pop()
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        base = None
-        if node.value is not None:
-            base = self._record_targets(node.target, node.value, node)
-        self._assign_base.append(base)
+        self._assign_base.append(self._base_of(node.target) if node.value is not None else None)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if original_node.value is not None:
+            self._record_targets(original_node.target, original_node.value, original_node)
         self._assign_base.pop()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        base = self._record_targets(node.target, node.value, node)
-        self._assign_base.append(base)
+        self._assign_base.append(self._base_of(node.target))
 
     def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self._record_targets(original_node.target, original_node.value, original_node)
         self._assign_base.pop()
 
     # -- text formatting -------------------------------------------------------------------

@@ -122,6 +122,7 @@ class Assignment:
     kind_hint: Optional[str] = None  # "batch" for loop targets over loaders
     augmented: bool = False  # `total += loss`
     statement: Optional[cst.CSTNode] = None  # the Assign/AugAssign/AnnAssign node
+    iterable: Optional[cst.BaseExpression] = None  # for loop targets: what the `for` iterates
 
 
 @dataclass(eq=False)
