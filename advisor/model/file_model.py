@@ -23,11 +23,10 @@ from advisor.model.facts import (
     LoopInfo,
 )
 
+from advisor.model.bindings import Bindings
+from advisor.model.kinds import KINDS
+from advisor.model.value_flow import ValueFlow
 from advisor.model.names import (
-    DATALOADER,
-    DDP_WRAPPERS,
-    DISTRIBUTED_SAMPLER,
-    GRAD_SCALER,
     ImportTable,
     dotted_name,
 )
@@ -107,6 +106,8 @@ class FileModel:
         self._shared: Dict[str, object] = {}
         self._may_use_gpu: Optional[bool] = None
         self._module_names: Optional[Set[str]] = None
+        self.bindings = Bindings(facts)
+        self.values = ValueFlow(self)
 
     @classmethod
     def build(
@@ -201,7 +202,7 @@ class FileModel:
         return found[0] if len(found) == 1 else None
 
     def call_sites(self, info: FunctionInfo) -> List[CallSite]:
-        sites = list(self.facts.calls_by_callee.get(info.key, ()))
+        sites = self.bindings.callers(info)
         if info.class_name is not None and self.resolve("." + info.node.name.value) is info:
             for site in self.facts.calls_by_method.get(info.node.name.value, ()):
                 if site.receiver_name not in ("self", "cls") and site.qualname is None:
@@ -361,116 +362,10 @@ class FileModel:
     def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",
         "scaler", "optimizer", "module"} mapped to whether it holds it on every path."""
-        if depth > _MAX_DEPTH:
-            return {}
-        if isinstance(expr, cst.Call):
-            return self._call_kinds(expr, ctx, order, depth)
-        if isinstance(expr, cst.IfExp):
-            # `model.module if ddp else model`: the usual way to unwrap, not a wrapped model.
-            if any(isinstance(b, cst.Attribute) and b.attr.value == "module" for b in (expr.body, expr.orelse)):
-                return {}
-            left = self.kinds(expr.body, ctx, order, depth + 1)
-            right = self.kinds(expr.orelse, ctx, order, depth + 1)
-            return {k: False for k in (*left, *right)}
-        name = dotted_name(expr)
-        if name is None:
-            return {}
-        return self.name_kinds(name, ctx, order, depth)
+        return self.values.ask(KINDS, expr, ctx, order)
 
     def name_kinds(self, name: str, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
-        assignment = self.reaching_assignment(name, ctx, order)
-        if assignment is None:
-            return self._param_kinds(name, ctx, depth)
-        result = self._assignment_kinds(assignment, depth)
-        if assignment.ctx.conditional and assignment.ctx.function is ctx.function:
-            result = {k: False for k in result}
-        return result
-
-    def _assignment_kinds(self, assignment: Assignment, depth: int) -> Dict[str, bool]:
-        value = assignment.value
-        if value is None:
-            return {}
-        if assignment.index is not None:
-            if isinstance(value, (cst.Tuple, cst.List)):
-                if assignment.index >= len(value.elements):
-                    return {}
-                value = value.elements[assignment.index].value
-            elif isinstance(value, cst.Call):
-                return self._returned_kinds(value, assignment.ctx, assignment.order, depth, assignment.index)
-            else:
-                return {}
-        return self.kinds(value, assignment.ctx, assignment.order, depth + 1)
-
-    def _call_kinds(self, call: cst.Call, ctx: Context, order: int, depth: int) -> Dict[str, bool]:
-        qual = self.imports.qualify(call.func)
-        if qual is not None:
-            if qual == DATALOADER:
-                kinds = {"dataloader": True}
-                sampler = call_argument(call, "sampler", 3)
-                if sampler is not None and "dist_sampler" in self.kinds(sampler.value, ctx, order, depth + 1):
-                    kinds["dist_loader"] = True
-                return kinds
-            if qual == DISTRIBUTED_SAMPLER:
-                return {"dist_sampler": True}
-            if qual in DDP_WRAPPERS:
-                return {"ddp": True}
-            if qual == GRAD_SCALER:
-                return {"scaler": True}
-            last = qual.rsplit(".", 1)[-1]
-            if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and last[:1].isupper():
-                return {"optimizer": True}
-            if qual.startswith("torch.nn.") and last[:1].isupper():
-                return {"module": True}
-            return {}
-        func = call.func
-        if isinstance(func, cst.Attribute):
-            # `.to(device)`, `.cuda()` and friends return the object they were called on.
-            if func.attr.value in ("to", "cuda", "half", "float", "bfloat16", "train", "eval", "cpu"):
-                return self.kinds(func.value, ctx, order, depth + 1)
-            return {}
-        if isinstance(func, cst.Name) and func.value in self.facts.functions:
-            return self._returned_kinds(call, ctx, order, depth, None)
-        return {}
-
-    def _returned_kinds(
-        self, call: cst.Call, ctx: Context, order: int, depth: int, index: Optional[int]
-    ) -> Dict[str, bool]:
-        func = call.func
-        if not isinstance(func, cst.Name) or func.value not in self.facts.functions:
-            return {}
-        info = self.facts.functions[func.value]
-        body_ctx = info.body_ctx
-        result: Dict[str, bool] = {}
-        for value in info.returns:
-            if index is not None:
-                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
-                    continue
-                value = value.elements[index].value
-            # Returns are read at the end of the function, after all of its assignments.
-            for kind, certain in self.kinds(value, body_ctx, 1 << 30, depth + 1).items():
-                result[kind] = result.get(kind, True) and certain
-        return result
-
-    def _param_kinds(self, name: str, ctx: Context, depth: int) -> Dict[str, bool]:
-        info = ctx.function
-        if info is None or name not in info.params:
-            return {}
-        position = info.params.index(name)
-        if info.class_name is not None:
-            position -= 1  # `self` is not passed at the call site
-        combined: Optional[Dict[str, bool]] = None
-        for site in self.call_sites(info):
-            arg = call_argument(site.node, name, position)
-            if arg is None:
-                return {}
-            kinds = self.kinds(arg.value, site.ctx, site.order, depth + 1)
-            if combined is None:
-                combined = dict(kinds)
-                continue
-            # Certain only when every caller passes a value of that kind.
-            for kind in set(combined) | set(kinds):
-                combined[kind] = combined.get(kind, False) and kinds.get(kind, False)
-        return combined or {}
+        return self.values.name(KINDS, name, ctx, order)
 
     # -- tensors ---------------------------------------------------------------------------------
     def is_tensor(self, expr: cst.BaseExpression, ctx: Context, depth: int = 0) -> bool:
