@@ -194,8 +194,12 @@ class Bindings:
         if isinstance(func, cst.Name):
             return self.function(func.value, site.ctx, site.order)
         if site.receiver_name in ("self", "cls") and site.ctx.class_scope and site.method:
-            return self._methods().get((site.ctx.class_scope, site.method))
+            return self.method(site.ctx.class_scope, site.method)
         return None
+
+    def method(self, class_scope: str, name: str) -> Optional[FunctionInfo]:
+        """The method ``name`` defined in that class body (not inherited)."""
+        return self._methods().get((class_scope, name))
 
     def _methods(self) -> Dict[Tuple[str, str], FunctionInfo]:
         if self._method_index is None:

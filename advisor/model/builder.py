@@ -132,6 +132,7 @@ class ModelBuilder(Walker):
         self._stack: List[Context] = []
         self._classes: List[ClassInfo] = []
         self._scope_counts: Dict[str, int] = {}
+        self.statement_orders: Dict[int, int] = {}
         self._calls: List[CallSite] = []
         self._assign_base: List[Optional[str]] = [None]
         self._stmt_pos: Dict[int, Tuple[int, int]] = {}
@@ -158,6 +159,10 @@ class ModelBuilder(Walker):
     def _next_order(self) -> int:
         self._order += 1
         return self._order
+
+    def statement_started(self, node: cst.CSTNode) -> None:
+        # What a node reads, it reads as its statement starts: before anything the statement binds.
+        self.statement_orders[id(node)] = self._order
 
     def _register_block(self, statements) -> None:
         self._blocks += 1

@@ -56,6 +56,10 @@ class Question(Generic[A]):
         """A last look at a followed expression, with what its paths answered."""
         return answer
 
+    def augmented(self, flow: "ValueFlow", assignment: Assignment, before: A, value: A) -> A:
+        """`x += value`: what x held before, combined with the value."""
+        return self.combine([before, value])
+
 
 class ValueFlow:
     def __init__(self, model) -> None:
@@ -85,6 +89,9 @@ class ValueFlow:
             if isinstance(expr, cst.Call):
                 info = self.function_called(expr, ctx, order)
                 return self.returned(question, info, index) if info is not None else question.unknown
+            name = dotted_name(expr)
+            if name is not None:
+                return self.name(question, name, ctx, order, index)  # `x, y = pair`
             return question.unknown
         answer = question.terminal(self, expr, ctx, order)
         if answer is not None:
@@ -101,19 +108,38 @@ class ValueFlow:
             return question.unknown
         return question.refine(self, expr, ctx, self.name(question, name, ctx, order))
 
-    def name(self, question: Question[A], name: str, ctx: Context, order: int) -> A:
+    def name(self, question: Question[A], name: str, ctx: Context, order: int, index: Optional[int] = None) -> A:
+        """What a read of ``name`` may see (element ``index`` of it, for `x, y = name`)."""
         reach = self.bindings.reaching(name, ctx, order)
-        answers: List[A] = [self.assigned(question, a) for a in reach.assignments]
+        answers: List[A] = [self.assigned(question, a, index) for a in reach.assignments]
         if reach.parameter is not None:
-            answers.append(self.passed(question, reach.parameter, name))
+            answers.append(self.passed(question, reach.parameter, name) if index is None else question.unknown)
         if not reach.closed or not answers:
             answers.append(question.unknown)
         return answers[0] if len(answers) == 1 else question.combine(answers)
 
-    def assigned(self, question: Question[A], assignment: Assignment) -> A:
+    def assigned(self, question: Question[A], assignment: Assignment, index: Optional[int] = None) -> A:
+        key = (question.key, id(assignment), index, -1)
+        known = self._memo.get(key)
+        if known is not None:
+            return question.unknown if known is _PENDING else known
+        self._memo[key] = _PENDING
+        answer = self._binding(question, assignment, index)
+        self._memo[key] = answer
+        return answer
+
+    def _binding(self, question: Question[A], assignment: Assignment, index: Optional[int]) -> A:
         if assignment.value is None:
             return question.unbound(self, assignment)
-        return self.ask(question, assignment.value, assignment.ctx, assignment.order, assignment.index)
+        if index is not None and assignment.index is not None:
+            return question.unknown  # an element of an element: not followed
+        value = self.ask(question, assignment.value, assignment.ctx, assignment.order, assignment.index if index is None else index)
+        if not assignment.augmented:
+            return value
+        # The target is read just before the statement binds it (through the loop's back edge,
+        # that may be this same binding, one iteration earlier).
+        before = self.name(question, assignment.target, assignment.ctx, assignment.order - 0.5)
+        return question.augmented(self, assignment, before, value)
 
     def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
         """A parameter's value: the arguments of every call of the function, or its default."""
@@ -142,11 +168,22 @@ class ValueFlow:
         return answers[0] if len(answers) == 1 else question.combine(answers)
 
     def function_called(self, call: cst.Call, ctx: Context, order: int) -> Optional[FunctionInfo]:
-        """The function of this file a call runs, when it is a plain call of a function name."""
+        """The function of this file a call runs: `helper(...)`, `self.method(...)`, or
+        `obj.method(...)` when exactly one class of the file defines that method."""
         func = call.func
-        if not isinstance(func, cst.Name) or self.model.imports.qualify(func) is not None:
+        model = self.model
+        if model.imports.qualify(func) is not None:
             return None
-        return self.bindings.function(func.value, ctx, order)
+        if isinstance(func, cst.Name):
+            return self.bindings.function(func.value, ctx, order)
+        if isinstance(func, cst.Attribute):
+            receiver = dotted_name(func.value)
+            if receiver in ("self", "cls") and ctx.class_scope:
+                found = self.bindings.method(ctx.class_scope, func.attr.value)
+                return found if found is not None else model.resolve(f"{ctx.class_name}.{func.attr.value}")
+            if receiver is not None:
+                return model.resolve(f".{func.attr.value}")
+        return None
 
 
 def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

@@ -8,7 +8,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.rules.sync.tensor_values import device_kind as _device_kind
+from advisor.model.devices import device_kind as _device_kind
 from advisor.rules.pipeline.loader_flow import LoaderFlow, is_device_move, loader_option
 
 
@@ -96,7 +96,7 @@ class BlockingCopyFromPinnedLoader(Rule):
             call = site.node
             if not is_device_move(model, site) or _has_keyword(call, "non_blocking"):
                 continue
-            if site.method == "to" and _device_kind(model, _first_arg(call), site.ctx) != "cuda":
+            if site.method == "to" and _device_kind(model, _first_arg(call), site.ctx, site.order) != "cuda":
                 continue  # `.to(dtype)` spelled with a variable, `.to(other_tensor)`
             if not _plain_selection(site.receiver):
                 continue  # `batch["x"].float().to(device)`: the copy is of a new, pageable tensor
