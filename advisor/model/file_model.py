@@ -27,6 +27,7 @@ from advisor.model.kinds import KINDS
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow
 from advisor.model.names import (
+    DATALOADER,
     ImportTable,
     dotted_name,
 )
@@ -113,6 +114,13 @@ class FileModel:
         for name in methods:
             out.extend(self.facts.calls_by_method.get(name, ()))
         return out
+
+    def loader_site(self, call: cst.Call) -> Optional[CallSite]:
+        """The recorded site of a `DataLoader(...)` call node."""
+        sites = self._shared.get("loader-sites")
+        if sites is None:
+            sites = self._shared["loader-sites"] = {id(s.node): s for s in self.calls_to(DATALOADER)}
+        return sites.get(id(call))
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

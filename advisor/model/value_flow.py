@@ -23,7 +23,7 @@ from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 import libcst as cst
 
-from advisor.model.facts import Assignment, Context, FunctionInfo
+from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.names import dotted_name
 
 A = TypeVar("A")
@@ -55,6 +55,10 @@ class Question(Generic[A]):
     def refine(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, answer: A) -> A:
         """A last look at a followed expression, with what its paths answered."""
         return answer
+
+    def callers(self, flow: "ValueFlow", info: FunctionInfo, sites: List[CallSite]) -> List[CallSite]:
+        """The calls whose arguments a parameter of ``info`` takes its value from."""
+        return sites
 
     def augmented(self, flow: "ValueFlow", assignment: Assignment, before: A, value: A) -> A:
         """`x += value`: what x held before, combined with the value."""
@@ -143,7 +147,7 @@ class ValueFlow:
 
     def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
         """A parameter's value: the arguments of every call of the function, or its default."""
-        sites = self.model.call_sites(info)
+        sites = question.callers(self, info, self.model.call_sites(info))
         if not sites:
             return question.unknown
         position = info.params.index(name) - (1 if info.class_name is not None else 0)

@@ -9,7 +9,9 @@ from advisor.model import CallSite, Context, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, is_none, last_segment
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.distributed.ddp_script import LoaderResolver, framework_runs_epochs, is_ddp_script, kwargs_value, mentions
+from advisor.model.loaders import loaders_held, loaders_iterated
+from advisor.model.names import DATALOADER
+from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script, kwargs_value, mentions
 
 
 # Words that say a dataset is already split between ranks by hand.
@@ -69,24 +71,24 @@ class DdpWithoutDistributedSampler(Rule):
     def check(self, model: FileModel) -> Iterator[Report]:
         if not is_ddp_script(model) or framework_runs_epochs(model):
             return
-        resolver = LoaderResolver(model)
-        if not resolver.sites:
+        loaders = model.calls_to(DATALOADER)
+        if not loaders:
             return
         training: Dict[int, CallSite] = {}
         other_loops: Dict[int, List[LoopInfo]] = {}
         for loop in model.facts.loops:
             trains = model.is_training_loop(loop)
-            for site in resolver.iterated_by(loop):
+            for site in loaders_iterated(model, loop)[0]:
                 if trains:
                     training[id(site.node)] = site
                 else:
                     other_loops.setdefault(id(site.node), []).append(loop)
         for site in model.facts.calls_by_callee.get("next", ()):
             if site.node.args and model.in_training_code(site.ctx):
-                for found in resolver.resolve(site.node.args[0].value, site.ctx, site.order):
+                for found in loaders_held(model, site.node.args[0].value, site.ctx, site.order)[0]:
                     training[id(found.node)] = found
         if not training:
-            shuffled = [s for s in resolver.sites.values() if self._shuffles(s)]
+            shuffled = [s for s in loaders if self._shuffles(s)]
             if len(shuffled) == 1:
                 loops = other_loops.get(id(shuffled[0].node), [])
                 if not loops or not all(loop.ctx.no_grad or (loop.function and loop.function.no_grad) for loop in loops):
