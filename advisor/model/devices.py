@@ -65,7 +65,7 @@ class DeviceKind(Question[str]):
             return HOST
         return CUDA if CUDA in answers and NOT_A_DEVICE not in answers else NOT_A_DEVICE
 
-    def refine(self, flow: ValueFlow, expr, ctx: Context, answer: str) -> str:
+    def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: str) -> str:
         if answer == NOT_A_DEVICE:
             name = dotted_name(expr)
             if name is not None and DEVICE_NAME.search(name.rsplit(".", 1)[-1]):

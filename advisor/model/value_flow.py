@@ -52,7 +52,7 @@ class Question(Generic[A]):
         """A binding with no value expression (a loop target)."""
         return self.unknown
 
-    def refine(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, answer: A) -> A:
+    def refine(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int, answer: A) -> A:
         """A last look at a followed expression, with what its paths answered."""
         return answer
 
@@ -110,7 +110,7 @@ class ValueFlow:
         name = dotted_name(expr)
         if name is None:
             return question.unknown
-        return question.refine(self, expr, ctx, self.name(question, name, ctx, order))
+        return question.refine(self, expr, ctx, order, self.name(question, name, ctx, order))
 
     def name(self, question: Question[A], name: str, ctx: Context, order: int, index: Optional[int] = None) -> A:
         """What a read of ``name`` may see (element ``index`` of it, for `x, y = name`)."""
