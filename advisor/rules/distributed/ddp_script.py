@@ -4,9 +4,8 @@ from __future__ import annotations
 import re
 from typing import Optional, Tuple
 import libcst as cst
-from advisor.model import CallSite, Context, FileModel
+from advisor.model import CallSite, FileModel
 from advisor.model.names import dotted_name
-from advisor.model.subtree import iter_names
 
 
 # Lightning calls `sampler.set_epoch` for the loaders it manages; Accelerate and Fabric do it for
@@ -39,19 +38,6 @@ RANK_WORD = re.compile(r"rank|process_index|proc_id", re.IGNORECASE)
 def is_ddp_script(model: FileModel) -> bool:
     """The file builds a DDP model or starts a process group: it runs once per rank."""
     return bool(model.calls_to(DDP, INIT_PROCESS_GROUP))
-
-
-def mentions(model: FileModel, expr: cst.BaseExpression, ctx: Context, pattern: "re.Pattern[str]", depth: int = 0) -> bool:
-    """A name matching ``pattern`` appears in the expression, or in the values of the names it
-    uses (two assignments deep): `seed + rank`, `seed_offset` bound to `ddp_rank`."""
-    for name in iter_names(expr):
-        if pattern.search(name):
-            return True
-        if depth < 2:
-            for assignment in model.assignments(name, ctx):
-                if assignment.value is not None and mentions(model, assignment.value, assignment.ctx, pattern, depth + 1):
-                    return True
-    return False
 
 
 def kwargs_value(model: FileModel, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:
