@@ -325,23 +325,24 @@ class FileModel:
         return (MODULE_SCOPE,)
 
     def assignments(self, name: str, ctx: Context) -> List[Assignment]:
-        """Assignments to ``name`` visible from ``ctx``: the innermost scope that has any."""
+        """Every assignment to ``name`` in the innermost scope around ``ctx`` that has any, in
+        source order, wherever it sits: for questions about the whole scope ("is it ever bound
+        to a DataLoader?"). What a given read sees is `reaching`."""
         for scope in self._scopes(name, ctx):
             found = self.facts.assignments.get((scope, name))
             if found:
                 return found
         return []
 
-    def reaching_assignment(self, name: str, ctx: Context, order: int) -> Optional[Assignment]:
-        """The last assignment before ``order`` in the same scope (or the last one elsewhere)."""
-        found = self.assignments(name, ctx)
-        if not found:
-            return None
-        same_scope = found[0].ctx.scope == ctx.scope
-        if same_scope:
-            earlier = [a for a in found if a.order < order]
-            return earlier[-1] if earlier else None
-        return found[-1]
+    def reaching(self, name: str, ctx: Context, order: float) -> List[Assignment]:
+        """The assignments a read of ``name`` at ``order`` may see (see `Bindings.reaching`)."""
+        return self.bindings.reaching(name, ctx, order).assignments
+
+    def reaching_assignment(self, name: str, ctx: Context, order: float) -> Optional[Assignment]:
+        """The most recent assignment a read of ``name`` at ``order`` may see: the one that
+        dominates it, or the last one made before it."""
+        earlier = [a for a in self.reaching(name, ctx, order) if a.order < order]
+        return earlier[-1] if earlier else None
 
     def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",

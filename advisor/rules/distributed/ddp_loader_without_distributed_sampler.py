@@ -11,7 +11,8 @@ from advisor.rules.base import Report, Rule, snippet
 from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
 from advisor.model.loaders import loaders_held, loaders_iterated
 from advisor.model.names import DATALOADER
-from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script, kwargs_value
+from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
+from advisor.model.containers import kwargs_value
 from advisor.model.mentions import mentions
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Optional, Tuple
 import libcst as cst
 from advisor.model import CallSite, FileModel
-from advisor.model.file_model import call_argument, star_kwargs
+from advisor.model.file_model import call_argument
+from advisor.model.containers import kwargs_value
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -111,34 +112,6 @@ def dataset_on_device(model: FileModel, site: CallSite) -> bool:
     if not isinstance(dataset, cst.Call) or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
         return False
     return any(built_on_device(model, a.value, site) for a in dataset.args)
-
-
-def kwargs_value(model: FileModel, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:
-    """Looks ``key`` up in the call's `**kwargs`: ("absent" | "present" | "unknown", value)."""
-    state = "absent"
-    for arg in star_kwargs(site.node):
-        name = dotted_name(arg.value)
-        found = model.assignments(name, site.ctx) if name else []
-        if len(found) != 1 or (site.ctx.scope, name) in model.facts.subscript_stores:
-            return "unknown", None
-        value = found[0].value
-        if isinstance(value, cst.Dict):
-            for element in value.elements:
-                if not isinstance(element, cst.DictElement):
-                    return "unknown", None  # `{**base, ...}`
-                if isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == key:
-                    return "present", element.value
-        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
-            if value.args and any(a.keyword is None for a in value.args):
-                return "unknown", None
-            for a in value.args:
-                if a.keyword is not None and a.keyword.value == key:
-                    return "present", a.value
-        else:
-            return "unknown", None
-        if any(s.receiver_name == name for s in model.method_calls("update", "setdefault")):
-            return "unknown", None
-    return state, None
 
 
 def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
