@@ -624,6 +624,12 @@ class ModelBuilder(Walker):
         self._calls.append(site)
         facts = self.facts
         facts.calls.append(site)
+        if ctx.function is not None:
+            ctx.function.sites.append(site)
+        loop = ctx.loop
+        while loop is not None:
+            loop.sites.append(site)
+            loop = loop.parent
         if method is not None:
             facts.calls_by_method.setdefault(method, []).append(site)
         if qualname is not None:

@@ -27,6 +27,7 @@ class FunctionInfo:
     body_ctx: Optional["Context"] = None  # the context of its body's top-level statements
     direct_marker: bool = False  # runs backward / optimizer.step itself
     callees: Set[str] = field(default_factory=set)
+    sites: List["CallSite"] = field(default_factory=list)  # the calls of its own body (not of nested defs)
     loops: List["LoopInfo"] = field(default_factory=list)  # every loop in its body
     returns: List[cst.BaseExpression] = field(default_factory=list)
     return_sites: List["ReturnSite"] = field(default_factory=list)  # the same values, with where they are read
@@ -45,6 +46,7 @@ class LoopInfo:
     over_loader: bool = False  # iterates something that looks like a DataLoader
     direct_marker: bool = False  # body runs backward / optimizer.step (nested loops included)
     callees: Set[str] = field(default_factory=set)  # same-module functions called in the body
+    sites: List["CallSite"] = field(default_factory=list)  # every call in the body, nested loops included
     children: List["LoopInfo"] = field(default_factory=list)
     batch_names: Set[str] = field(default_factory=set)  # loop targets and names derived from them
     set_epoch: bool = False  # body calls .set_epoch(...)

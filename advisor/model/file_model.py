@@ -23,6 +23,7 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
+from advisor.model.calls import CallGraph
 from advisor.model.kinds import KINDS
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow
@@ -66,17 +67,20 @@ class FileModel:
         self.imports = imports
         self.path = path
         self.torch_version = torch_version  # the oldest torch the project supports (configuration)
-        self._trains: Dict[str, bool] = {}
-        self._has_training_loop: Dict[str, bool] = {}
+        self._trains: Dict[int, bool] = {}
+        self._has_training_loop: Dict[int, bool] = {}
         self._loop_training: Dict[int, bool] = {}
         self._loop_hot: Dict[int, bool] = {}
-        self._function_heat: Dict[str, Optional[Heat]] = {}
+        self._function_heat: Dict[int, Optional[Heat]] = {}
         self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
         self._shared: Dict[str, object] = {}
         self._may_use_gpu: Optional[bool] = None
         self._module_names: Optional[Set[str]] = None
         self.bindings = Bindings(facts)
         self.values = ValueFlow(self)
+        self.calls = CallGraph(self)
+        self.project = None  # the ProjectView the file is checked in, if any (advisor/project)
+        self.real_path: Optional[str] = None
 
     @classmethod
     def build(
@@ -186,43 +190,57 @@ class FileModel:
         return found[0] if len(found) == 1 else None
 
     def call_sites(self, info: FunctionInfo) -> List[CallSite]:
-        sites = self.bindings.callers(info)
-        if info.class_name is not None and self.resolve("." + info.node.name.value) is info:
-            for site in self.facts.calls_by_method.get(info.node.name.value, ()):
-                if site.receiver_name not in ("self", "cls") and site.qualname is None:
-                    sites.append(site)
-        return sites
+        """The calls in this file that run ``info`` (see `callers` for the project's)."""
+        return [site for model, site in self.calls.callers(info) if model is self]
+
+    def callers(self, info: FunctionInfo) -> List[Tuple["FileModel", CallSite]]:
+        """The calls that run ``info``, in this file and in the project files that import it."""
+        return self.calls.callers(info)
+
+    def symbol(self, qualname: str):
+        """What an imported dotted name is in the project (None: a library, or no project)."""
+        project = self.project
+        if project is None or qualname.startswith(("torch.", "numpy.", "os.", "math.")):
+            return None
+        return project.symbol(self, qualname)
 
     def function_trains(self, key: str) -> bool:
         """The function runs backward or an optimizer step, itself or through functions it calls."""
-        known = self._trains.get(key)
+        info = self.resolve(key)
+        return info is not None and self.trains(info)
+
+    def trains(self, info: FunctionInfo) -> bool:
+        known = self._trains.get(id(info))
         if known is not None:
             return known
-        self._trains[key] = False  # recursion guard
-        info = self.resolve(key)
-        result = info is not None and (
-            info.direct_marker or any(self.function_trains(c) for c in info.callees)
-        )
-        self._trains[key] = result
+        self._trains[id(info)] = False  # recursion guard
+        result = info.direct_marker or self._calls_train(info.sites)
+        self._trains[id(info)] = result
         return result
 
+    def _calls_train(self, sites) -> bool:
+        return any(owner.trains(target) for site in sites for owner, target in self.calls.targets(site))
+
     def function_has_training_loop(self, key: str) -> bool:
-        known = self._has_training_loop.get(key)
+        info = self.resolve(key)
+        return info is not None and self.has_training_loop(info)
+
+    def has_training_loop(self, info: FunctionInfo) -> bool:
+        known = self._has_training_loop.get(id(info))
         if known is not None:
             return known
-        self._has_training_loop[key] = False
-        info = self.resolve(key)
-        result = info is not None and (
-            any(self.is_training_loop(loop) for loop in info.loops)
-            or any(self.function_has_training_loop(c) for c in info.callees)
+        self._has_training_loop[id(info)] = False
+        result = any(self.is_training_loop(loop) for loop in info.loops) or any(
+            owner.has_training_loop(target) for site in info.sites for owner, target in self.calls.targets(site)
         )
-        self._has_training_loop[key] = result
+        self._has_training_loop[id(info)] = result
         return result
 
     def is_training_loop(self, loop: LoopInfo) -> bool:
         known = self._loop_training.get(id(loop))
         if known is None:
-            known = loop.direct_marker or any(self.function_trains(c) for c in loop.callees)
+            self._loop_training[id(loop)] = False
+            known = loop.direct_marker or self._calls_train(loop.sites)
             self._loop_training[id(loop)] = known
         return known
 
@@ -236,7 +254,11 @@ class FileModel:
                 loop.own_step
                 or (
                     not any(self._has_nested_training_loop(child) for child in loop.children)
-                    and not any(self.function_has_training_loop(c) for c in loop.callees)
+                    and not any(
+                        owner.has_training_loop(target)
+                        for site in loop.sites
+                        for owner, target in self.calls.targets(site)
+                    )
                 )
             )
             self._loop_hot[id(loop)] = known
@@ -276,23 +298,27 @@ class FileModel:
             return Heat.HOT
         if ctx.function is None:
             return None
-        heat = self.function_heat(ctx.function.key)
+        heat = self.heat_of(ctx.function)
         if heat is None:
             return None
         return Heat.GATED if (ctx.gated or heat is Heat.GATED) else Heat.HOT
 
     def function_heat(self, key: str) -> Optional[Heat]:
         """A function runs every step when a hot loop (or another hot function) calls it."""
+        info = self.facts.functions.get(key)
+        return self.heat_of(info) if info is not None else None
+
+    def heat_of(self, info: FunctionInfo) -> Optional[Heat]:
+        key = id(info)
         if key in self._function_heat:
             return self._function_heat[key]
         self._function_heat[key] = None  # recursion guard
-        info = self.facts.functions.get(key)
         result: Optional[Heat] = None
-        if info is not None and not info.no_grad and not self.function_has_training_loop(key):
-            for site in self.call_sites(info):
+        if not info.no_grad and not self.has_training_loop(info):
+            for model, site in self.callers(info):
                 if site.ctx.no_grad:
                     continue
-                heat = self.heat(site.ctx)
+                heat = model.heat(site.ctx)
                 if heat is Heat.HOT:
                     result = Heat.HOT
                     break
@@ -314,7 +340,7 @@ class FileModel:
             return True
         if ctx.function is None:
             return False
-        return self.function_trains(ctx.function.key) or self.function_heat(ctx.function.key) is not None
+        return self.trains(ctx.function) or self.heat_of(ctx.function) is not None
 
     # -- what names hold -----------------------------------------------------------------------
     def _scopes(self, name: str, ctx: Context) -> Tuple[str, ...]:
