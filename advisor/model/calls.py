@@ -147,3 +147,35 @@ class CallGraph:
     def _importers(self) -> List[object]:
         project = getattr(self.model, "project", None)
         return project.importers(self.model) if project is not None else []
+
+
+_MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module")
+
+
+def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
+    """What an instance of a class (the file's or the project's) is, in the kinds of
+    `model/kinds.py`: a "module" when it derives from torch.nn.Module, a "scaler" when it derives
+    from GradScaler or builds one to scale with (a loss-scaling wrapper)."""
+    cache = model._shared.setdefault("class-kinds", {})
+    known = cache.get(id(info))
+    if known is not None:
+        return known
+    cache[id(info)] = frozenset()  # a class hierarchy that loops back on itself
+    kinds = set()
+    for base in info.bases:
+        if base in _MODULE_BASES or base.endswith(".nn.Module"):
+            kinds.add("module")
+        elif base.rsplit(".", 1)[-1] == "GradScaler":
+            kinds.add("scaler")
+        elif depth < 4:
+            local = model.facts.classes.get(base)
+            if local is not None and local is not info:
+                kinds |= class_kinds(model, local, depth + 1)
+            else:
+                symbol = model.symbol(base)
+                if symbol is not None and symbol.kind == "class":
+                    kinds |= class_kinds(symbol.model, symbol.info, depth + 1)
+    if any(s.qualname == "torch.amp.GradScaler" and s.ctx.class_scope == info.scope for s in model.facts.calls):
+        kinds.add("scaler")
+    cache[id(info)] = frozenset(kinds)
+    return cache[id(info)]

@@ -67,20 +67,26 @@ class FileModel:
         self.imports = imports
         self.path = path
         self.torch_version = torch_version  # the oldest torch the project supports (configuration)
+        self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
+        self._may_use_gpu: Optional[bool] = None
+        self._module_names: Optional[Set[str]] = None
+        self.bindings = Bindings(facts)
+        self.project = None  # the ProjectView the file is checked in, if any (advisor/project)
+        self.real_path: Optional[str] = None
+        self.text: Optional[str] = None  # the text it was built from (set by the engine)
+        self.chunked = None  # its ChunkedModule, for positions (set by the engine)
+        self.forget_answers()
+
+    def forget_answers(self) -> None:
+        """Drops every memoised answer that may depend on other files (one of them changed)."""
         self._trains: Dict[int, bool] = {}
         self._has_training_loop: Dict[int, bool] = {}
         self._loop_training: Dict[int, bool] = {}
         self._loop_hot: Dict[int, bool] = {}
         self._function_heat: Dict[int, Optional[Heat]] = {}
-        self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
         self._shared: Dict[str, object] = {}
-        self._may_use_gpu: Optional[bool] = None
-        self._module_names: Optional[Set[str]] = None
-        self.bindings = Bindings(facts)
         self.values = ValueFlow(self)
         self.calls = CallGraph(self)
-        self.project = None  # the ProjectView the file is checked in, if any (advisor/project)
-        self.real_path: Optional[str] = None
 
     @classmethod
     def build(

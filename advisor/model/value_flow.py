@@ -147,12 +147,17 @@ class ValueFlow:
 
     def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
         """A parameter's value: the arguments of every call of the function, or its default."""
-        sites = question.callers(self, info, self.model.call_sites(info))
-        if not sites:
+        local = question.callers(self, info, self.model.call_sites(info))
+        callers = [(self.model, s) for s in local]
+        if question.callers(self, info, local) is local or not local:
+            # Calls from the project files that import this one count too (a filter on callers
+            # names this file's own calls only).
+            callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
+        if not callers:
             return question.unknown
         position = info.params.index(name) - (1 if info.class_name is not None else 0)
         answers: List[A] = []
-        for site in sites:
+        for model, site in callers:
             arg = argument(site.node, name, position)
             if arg is None and any(a.star for a in site.node.args):
                 answers.append(question.unknown)  # `f(*args, **kwargs)`: it may be in there
@@ -160,7 +165,7 @@ class ValueFlow:
                 default = parameter_default(info, name)
                 answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
             else:
-                answers.append(self.ask(question, arg.value, site.ctx, site.order))
+                answers.append(model.values.ask(question, arg.value, site.ctx, site.order))
         return question.combine_callers(answers)
 
     def returned(self, question: Question[A], info: FunctionInfo, index: Optional[int]) -> A:

@@ -21,6 +21,24 @@ from advisor.project.layout import Layout, project_root
 MAX_IMPORTERS = 48
 
 
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*)", re.MULTILINE)
+
+
+def _import_lines(text: str) -> List[Tuple[int, str, List[str]]]:
+    """(level, module, imported names) for each import statement, read from the text alone."""
+    out: List[Tuple[int, str, List[str]]] = []
+    for match in _FROM.finditer(text):
+        names = [n.strip().split(" as ")[0].strip() for n in match.group(3).strip("() \t").split(",")]
+        out.append((len(match.group(1)), match.group(2), [n for n in names if n.isidentifier()]))
+    for match in _IMPORT.finditer(text):
+        for item in match.group(1).split("#")[0].split(","):
+            module = item.strip().split(" as ")[0].strip()
+            if module and all(p.isidentifier() for p in module.split(".")):
+                out.append((0, module, []))
+    return out
+
+
 class Symbol:
     """A name of another project module: a function, a class, or a module itself."""
 
@@ -41,6 +59,8 @@ class ProjectView:
         self._texts: Dict[str, str] = {}
         self._importers: Dict[str, List[object]] = {}
         self._symbols: Dict[Tuple[int, str], Optional[Symbol]] = {}
+        self._index: Optional[Dict[str, Set[str]]] = None
+        self._imported: Dict[str, List[str]] = {}
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -51,9 +71,25 @@ class ProjectView:
     def register(self, path: str, model) -> None:
         """The file being checked: its own model stands for it in every cross-file answer."""
         key = os.path.normpath(os.path.abspath(path))
+        old = self._models.get(key)
         self._models[key] = model
         model.project = self
         model.real_path = key
+        if old is not None and old is not model:
+            # Another version of the file was read before: every answer built on it is stale.
+            self._reset()
+
+    def known(self, path: str, text: str):
+        """The model already built for this path from this same text, if any."""
+        model = self._models.get(os.path.normpath(os.path.abspath(path)))
+        return model if model is not None and getattr(model, "text", None) == text else None
+
+    def _reset(self) -> None:
+        models = {k: m for k, m in self._models.items() if m is not None}
+        self._symbols.clear()
+        self._importers.clear()
+        for model in models.values():
+            model.forget_answers()
 
     def model(self, path: str):
         key = os.path.normpath(os.path.abspath(path))
@@ -131,34 +167,53 @@ class ProjectView:
         path = getattr(model, "real_path", None)
         if path is None:
             return []
-        if path in self._importers:
-            return self._importers[path]
-        self._importers[path] = []
-        name = self.layout.module_name(path)
-        stem = os.path.splitext(os.path.basename(path))[0]
-        if stem == "__init__":
-            stem = os.path.basename(os.path.dirname(path))
-        words = {stem} | ({name.rsplit(".", 1)[-1]} if name else set())
-        pattern = re.compile(r"^\s*(from|import)\s[^\n]*\b(" + "|".join(map(re.escape, words)) + r")\b", re.MULTILINE)
-        out: List[object] = []
-        for candidate in self.layout.files():
-            if candidate == path or not pattern.search(self._text(candidate)):
-                continue
-            other = self.model(candidate)
-            if other is not None and self._imports(other, path):
-                out.append(other)
-                if len(out) >= MAX_IMPORTERS:
-                    break
-        self._importers[path] = out
-        return out
+        if path not in self._importers:
+            self._importers[path] = []
+            found = []
+            for other_path in sorted(self._import_index().get(path, ())):
+                other = self.model(other_path)
+                if other is not None:
+                    found.append(other)
+                    if len(found) >= MAX_IMPORTERS:
+                        break
+            self._importers[path] = found
+        return self._importers[path]
 
-    def _imports(self, other, path: str) -> bool:
-        """Some name ``other`` imports resolves into the file at ``path``."""
-        for qualname in set(other.imports.aliases.values()):
-            symbol = self.symbol(other, qualname)
-            if symbol is not None and getattr(symbol.model, "real_path", None) == path:
-                return True
-        return False
+    def related_texts(self, path: str, hops: int = 2) -> List[str]:
+        """The texts of the project files within ``hops`` imports of a file, either way: where
+        the context of its code (a training loop, a CUDA device) may be."""
+        path = os.path.normpath(os.path.abspath(path))
+        index = self._import_index()
+        seen, frontier = {path}, {path}
+        for _ in range(hops):
+            frontier = {n for p in frontier for n in (*index.get(p, ()), *self._imports_of(p))} - seen
+            seen |= frontier
+        return [self._text(p) for p in sorted(seen - {path})]
+
+    def _import_index(self) -> Dict[str, Set[str]]:
+        """Module file -> the project files whose import lines name it (read from the text)."""
+        if self._index is None:
+            index: Dict[str, Set[str]] = {}
+            for path in self.layout.files():
+                for target in self._imports_of(path):
+                    index.setdefault(target, set()).add(path)
+            self._index = index
+        return self._index
+
+    def _imports_of(self, path: str) -> List[str]:
+        known = self._imported.get(path)
+        if known is None:
+            known = []
+            for level, module, names in _import_lines(self._text(path)):
+                if level:
+                    found = [self.layout.relative_file(module, level, path)]
+                    found += [self.layout.relative_file(f"{module}.{n}" if module else n, level, path) for n in names]
+                else:
+                    found = [self.layout.module_file(module, path)]
+                    found += [self.layout.module_file(f"{module}.{n}", path) for n in names]
+                known.extend(f for f in found if f is not None and f != path)
+            self._imported[path] = known
+        return known
 
     def _text(self, path: str) -> str:
         text = self._texts.get(path)
@@ -170,3 +225,26 @@ class ProjectView:
                 text = ""
             self._texts[path] = text
         return text
+
+
+# -- the views of this process ----------------------------------------------------------------
+_VIEWS: Dict[str, ProjectView] = {}
+# Past this many parsed files in one process, the views start over: a large tree is checked
+# with bounded memory, at the price of parsing a neighbour again.
+MAX_MODELS = 256
+
+
+def project_view(path: str, build: Callable[[str], Optional[object]]) -> ProjectView:
+    """The view of ``path``'s project in this process (made on first use)."""
+    root = project_root(path)
+    view = _VIEWS.get(root)
+    if view is None:
+        if sum(len(v._models) for v in _VIEWS.values()) > MAX_MODELS:
+            _VIEWS.clear()
+        view = _VIEWS[root] = ProjectView(root, build)
+    return view
+
+
+def forget_views() -> None:
+    """Drops every view (a file changed under them: the language server, tests)."""
+    _VIEWS.clear()
