@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, List, Optional
 import libcst as cst
-from advisor.findings import Applicability
+from advisor.findings import Applicability, Fixable
 from advisor.model import Context, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
@@ -81,7 +81,33 @@ class GradientsZeroedNotFreed(Rule):
             optimizer.step()
     """
     hint = "use `zero_grad(set_to_none=True)` (the default since torch 2.0), or set `p.grad = None`"
-    fixable = "sometimes (unsafe)"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix turns `zero_grad(set_to_none=False)` into `set_to_none=True` (and, below
+        torch-version 2.0, a plain `zero_grad()` into `zero_grad(set_to_none=True)`). Always
+        offered as unsafe: `torch.optim` optimizers skip a parameter whose gradient is None but
+        step one whose gradient is zero. With momentum, Adam's moment estimates or weight decay,
+        a parameter that gets no gradient on some steps (a branch used only on alternate steps,
+        a frozen head) then trains differently, and the final weights change. Code that reads
+        `.grad` after zeroing also sees None instead of zeros.
+
+        Not offered for the hand-written zeroing loops (`p.grad.zero_()`), where the loop has to
+        go, nor below torch-version 1.7, which has no `set_to_none`.
+    """
+    references = (
+        (
+            "torch.optim.Optimizer.zero_grad (None and zero gradients step differently)",
+            "https://docs.pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",
+        ),
+        (
+            "Performance Tuning Guide: use parameter.grad = None",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-parameter-grad-none-instead-of-model-zero-grad-or-optimizer-zero-grad",
+        ),
+        (
+            "pytorch/pytorch#92731: `set_to_none=True` becomes the default",
+            "https://github.com/pytorch/pytorch/pull/92731",
+        ),
+    )
     requires = (("zero_grad", ".grad"),)
 
     def check(self, model: FileModel) -> Iterator[Report]:
