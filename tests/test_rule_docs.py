@@ -63,7 +63,7 @@ def test_gpu401_fix_is_unsafe_everywhere():
     assert Applicability.SAFE not in gpu401.fixable.applicabilities
 
 
-def test_fix_kind_reads_the_same_on_every_face(tmp_path):
+def test_fix_kind_reads_the_same_on_every_face():
     listed = {row["code"]: row["fix"] for row in json.loads(advisor("rules", "--format", "json").stdout)}
     from advisor.output.sarif import sarif_log
 
@@ -86,7 +86,7 @@ def test_one_renderer_gives_the_same_sections_everywhere(rule):
         assert f"]({url})" in explained and f"]({url})" in page
 
 
-def test_reserved_gpu404_is_explained_not_unknown(tmp_path):
+def test_reserved_gpu404_is_explained_not_unknown():
     result = advisor("explain", "GPU404")
     assert result.returncode == 0, result.stderr
     assert "GPU404 (reserved)" in result.stdout and "never" in result.stdout.lower()
