@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -15,26 +14,12 @@ from advisor.config import DEFAULT_CONFIG, Config
 from advisor.guards import nesting_problem, run_with_deep_stack
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Severity
 from advisor.model import FileModel
+from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
 from advisor.project.view import project_view
 from advisor.rules import ALL_RULES
 from advisor.rules.base import NodeEdit, Report, Rule
 from advisor.source import DecodeError, decode_source, split_lines
-
-# flake8's own pattern, so that one comment silences the CLI, the plugin and the editor alike.
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
-
-
-def is_suppressed(line: str, code: str) -> bool:
-    match = _NOQA.search(line)
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    listed = [c for c in re.split(r"[,\s]+", codes.upper()) if c]
-    return any(code == c or code.startswith(c) for c in listed)
-
 
 class _Positions:
     """Turns nodes into 1-based positions; computed only for files with reports and, in a

@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 
 from advisor.config import Config
 from advisor.engine import check_source
+from advisor.findings import Fixable
 from advisor.fixes import apply_fixes, fix_until_stable
 from advisor.rules import ALL_RULES
 from tests.rule_fixtures import sections, snapshots
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOW_ALL = Config(show_info=True)
-FIXABLE = [rule for rule in ALL_RULES if rule.fixable != "no"]
+FIXABLE = [rule for rule in ALL_RULES if rule.fixable is not Fixable.NO]
 CASES = [(rule, s.source) for rule in FIXABLE for s in sections(rule) if s.kind == "invalid"]
 WITH_FIXES = {s.source for rule in FIXABLE for s in sections(rule) if s.key in snapshots(rule)}
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

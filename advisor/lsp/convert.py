@@ -8,9 +8,11 @@ with the text of its own line.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Severity
 
@@ -22,6 +24,15 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
+
+
+def uri_path(uri: str) -> Optional[Path]:
+    """The file a document URI names; None for untitled buffers (they get the default
+    configuration)."""
+    if not uri.startswith("file:"):
+        return None
+    fs_path = to_fs_path(uri)
+    return Path(fs_path) if fs_path else None
 
 
 def _units(char: str, encoding: str) -> int:

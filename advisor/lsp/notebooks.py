@@ -74,9 +74,7 @@ class Notebooks:
         cached = self._latest.get(uri)
         if cached is not None and cached.key == key:
             return cached
-        from advisor.lsp.server import _path
-
-        path = _path(uri)
+        path = convert.uri_path(uri)
         config, _ = ls.resolver.for_path(path, ls.settings)
         filename = str(path) if path is not None else uri
         encoding, docs_url = ls.encoding, ls.settings.docs_url

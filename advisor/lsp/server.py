@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Set
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from advisor import __version__
 from advisor.findings import Applicability, Finding, Position
@@ -78,7 +76,7 @@ class AdvisorServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def job(self, doc: Document, text: str, version: Optional[int]) -> Job:
-        path = _path(doc.uri)
+        path = convert.uri_path(doc.uri)
         config, error = self.resolver.for_path(path, self.settings)
         if error:
             self.show_once(f"torch-advisor: {error} (using the defaults)", types.MessageType.Error)
@@ -166,13 +164,6 @@ class AdvisorServer(LanguageServer):
 def _swallow(future: asyncio.Future) -> None:
     if not future.cancelled() and future.exception() is not None and not isinstance(future.exception(), Superseded):
         log.error("analysis failed", exc_info=future.exception())
-
-
-def _path(uri: str) -> Optional[Path]:
-    if not uri.startswith("file:"):
-        return None  # untitled buffers: default configuration
-    fs_path = to_fs_path(uri)
-    return Path(fs_path) if fs_path else None
 
 
 def build_server() -> AdvisorServer:

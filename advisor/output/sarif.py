@@ -42,6 +42,8 @@ def _region(start: Position, end: Position) -> Dict[str, int]:
 
 
 def _rule(rule, docs_url: Optional[str]) -> Dict[str, Any]:
+    from advisor.rule_docs import sarif_help
+
     what = textwrap.dedent(rule.what).strip()
     why = textwrap.dedent(rule.why).strip()
     entry = {
@@ -49,12 +51,9 @@ def _rule(rule, docs_url: Optional[str]) -> Dict[str, Any]:
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": f"{what}\n\n{why}"},
-        "help": {"text": f"{rule.hint}\n\n{why}", "markdown": rule.docs_markdown()},
+        "help": sarif_help(rule),
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
-        "properties": {
-            "family": rule.family, "fix": rule.fixable, "tags": ["performance", rule.family],
-            "docsPath": rule.url,
-        },
+        "properties": {"family": rule.family, "fix": rule.fixable.value, "tags": ["performance", rule.family]},
     }
     # SARIF wants absolute URLs: only a configured `docs-url` gives one (the help text is there anyway).
     if docs_url:

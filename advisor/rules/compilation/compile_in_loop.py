@@ -118,6 +118,17 @@ class CompileInLoop(Rule):
                 optimizer.step()
     """
     hint = "compile once, before the loop, and reuse the compiled model"
+    fix_safety = """
+        No automatic fix. Hoisting the compile out of the loop means deciding where the compiled
+        model lives and making every call site use it.
+    """
+    references = (
+        ("torch.compile", "https://docs.pytorch.org/docs/stable/generated/torch.compile.html"),
+        (
+            "torch.compile troubleshooting (recompilations)",
+            "https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html",
+        ),
+    )
     requires = (("compile",),)
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, List, Optional
 import libcst as cst
-from advisor.findings import Applicability, Severity
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
@@ -117,7 +117,31 @@ class CudnnBenchmarkOff(Rule):
             optimizer.step()
     """
     hint = "set `torch.backends.cudnn.benchmark = True` once at start-up when input sizes do not change"
-    fixable = "unsafe"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix inserts `torch.backends.cudnn.benchmark = True` after the last module-level
+        import. Always offered as unsafe: cuDNN may then pick a different convolution algorithm
+        from run to run, so results stop being bitwise reproducible; each new input shape pays a
+        search, which costs more than it saves when shapes keep changing; and some algorithms use
+        more workspace memory.
+
+        Not offered when torch is imported under another name or there is no module-level import
+        to follow.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: enable cuDNN auto-tuner",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-cudnn-auto-tuner",
+        ),
+        (
+            "torch.backends.cudnn.benchmark",
+            "https://docs.pytorch.org/docs/stable/backends.html#torch.backends.cudnn.benchmark",
+        ),
+        (
+            "Reproducibility: CUDA convolution benchmarking",
+            "https://docs.pytorch.org/docs/stable/notes/randomness.html#cuda-convolution-benchmarking",
+        ),
+    )
     requires = (("Conv", "torchvision"), ("cuda",), _TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:

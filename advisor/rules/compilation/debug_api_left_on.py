@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, List, Optional, Sequence
 import libcst as cst
-from advisor.findings import Applicability
+from advisor.findings import Applicability, Fixable
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
@@ -127,7 +127,25 @@ class DebugApiLeftOn(Rule):
             optimizer.step()
     """
     hint = "remove it, or put it behind a debug flag that is off by default"
-    fixable = "unsafe, for `set_detect_anomaly(True)` (switched to False)"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix switches `torch.autograd.set_detect_anomaly(True)` to `False`. Always offered as
+        unsafe: a backward that produces NaN then no longer raises at the operation that caused
+        it, so a run the author was debugging carries on with bad values.
+
+        Not offered for `detect_anomaly()` blocks, the autograd profiler, `emit_nvtx` or
+        `gradcheck`: removing a block or a call is a change of structure.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: disable debugging APIs",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#disable-debugging-apis",
+        ),
+        (
+            "Automatic differentiation package: anomaly detection",
+            "https://docs.pytorch.org/docs/stable/autograd.html#anomaly-detection",
+        ),
+    )
     requires = (("anomaly", "profiler", "emit_nvtx", "gradcheck"),)
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -83,6 +83,18 @@ class GraphBreakInCompiled(Rule):
         "move logging and value checks out of the compiled function, "
         "or use `torch.where`/`torch.cond` for data-dependent choices"
     )
+    fix_safety = """
+        No automatic fix. Moving logging or a data-dependent branch out of compiled code changes
+        the code's structure, and the replacement (`torch.where`, `torch.cond`, logging outside)
+        depends on what the branch does.
+    """
+    references = (
+        (
+            "torch.compile troubleshooting (graph breaks)",
+            "https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html",
+        ),
+        ("torch.compile", "https://docs.pytorch.org/docs/stable/generated/torch.compile.html"),
+    )
     requires = (("compile",),)
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Dict, Iterator, List, Optional
 import libcst as cst
-from advisor.findings import Applicability, Severity
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import GRAD_SCALER, dotted_name
@@ -118,7 +118,28 @@ class KernelShapeKnobs(Rule):
         optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)  # foreach is the CUDA default
     """
     hint = "round layer sizes up to a multiple of 8, drop biases that BatchNorm cancels, keep the optimizer's foreach default"
-    fixable = "unsafe, for a convolution bias (`bias=False`)"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix passes `bias=False` to a convolution that a BatchNorm follows in the same
+        `nn.Sequential`. Always offered as unsafe: the module's `state_dict()` loses the bias
+        keys, so existing checkpoints no longer load strictly, and a trained model changes its
+        outputs in evaluation mode (the running mean was learned with the bias).
+
+        Not offered for layer sizes that are not multiples of 8 (the size is part of the model's
+        design) nor for `foreach=False` (it may have been set on purpose).
+    """
+    references = (
+        (
+            "Performance Tuning Guide: use mixed precision and AMP (sizes in multiples of 8)",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-mixed-precision-and-amp",
+        ),
+        (
+            "Performance Tuning Guide: disable bias for convolutions directly followed by a batch norm",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#disable-bias-for-convolutions-directly-followed-by-a-batch-norm",
+        ),
+        ("torch.optim (`foreach` implementations)", "https://docs.pytorch.org/docs/stable/optim.html"),
+        ("NVIDIA deep learning performance guide", "https://docs.nvidia.com/deeplearning/performance/index.html"),
+    )
     requires = (("Linear", "Embedding", "BatchNorm", "foreach"),)
 
     def check(self, model: FileModel) -> Iterator[Report]:

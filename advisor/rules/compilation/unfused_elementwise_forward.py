@@ -71,6 +71,21 @@ class UnfusedElementwiseForward(Rule):
         criterion = FocalLoss()  # or: criterion = torch.compile(FocalLoss())
     """
     hint = "decorate `forward` with `@torch.compile`, or compile the model that holds this module"
+    fix_safety = """
+        No automatic fix. Compiling changes start-up time, may hit graph breaks or recompiles, and
+        is best applied to the whole model rather than to one module's `forward`.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: fuse operations",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#fuse-operations",
+        ),
+        ("torch.compile", "https://docs.pytorch.org/docs/stable/generated/torch.compile.html"),
+        (
+            "Introduction to torch.compile",
+            "https://docs.pytorch.org/tutorials/intermediate/torch_compile_tutorial.html",
+        ),
+    )
     requires = (("forward",), ("Module",))
 
     def check(self, model: FileModel) -> Iterator[Report]:

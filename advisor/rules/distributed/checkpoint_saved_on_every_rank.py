@@ -138,6 +138,18 @@ class CheckpointSavedOnEveryRank(Rule):
             dist.barrier()  # others wait before reading it
     """
     hint = "save on rank 0 only (`if dist.get_rank() == 0:`), then `dist.barrier()` if others read the file"
+    fix_safety = """
+        No automatic fix. A rank-0 guard needs the rank (from `dist.get_rank()`, an environment
+        variable or an argument), and usually a `dist.barrier()` before other ranks read the
+        file; where those go depends on the script.
+    """
+    references = (
+        (
+            "Getting started with distributed data parallel: save and load checkpoints",
+            "https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints",
+        ),
+        ("torch.distributed", "https://docs.pytorch.org/docs/stable/distributed.html"),
+    )
     requires = (("save",), ("DistributedDataParallel", "init_process_group"))
 
     def check(self, model: FileModel) -> Iterator[Report]:

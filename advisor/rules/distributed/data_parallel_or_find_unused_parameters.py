@@ -49,6 +49,26 @@ class DataParallelOrFindUnused(Rule):
         model = DDP(model.to(rank), device_ids=[rank])
     """
     hint = "use DistributedDataParallel (one process per GPU); set `find_unused_parameters` only if DDP asks for it"
+    fix_safety = """
+        No automatic fix. Moving from `DataParallel` to DDP changes how the script is launched
+        (one process per GPU, `torchrun`) and how it loads data and saves checkpoints; removing
+        `find_unused_parameters=True` makes DDP raise if the model really has unused parameters.
+    """
+    references = (
+        (
+            "CUDA semantics: use DistributedDataParallel instead of DataParallel",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#use-nn-parallel-distributeddataparallel-instead-of-multiprocessing-or-nn-dataparallel",
+        ),
+        ("torch.nn.DataParallel", "https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html"),
+        (
+            "torch.nn.parallel.DistributedDataParallel (`find_unused_parameters`)",
+            "https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html",
+        ),
+        (
+            "Performance Tuning Guide: use efficient data-parallel backend",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-efficient-data-parallel-backend",
+        ),
+    )
     requires = (("DataParallel", "data_parallel", "find_unused_parameters"),)
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -68,6 +68,21 @@ class AccumulationWithoutNoSync(Rule):
                 optimizer.zero_grad()
     """
     hint = "run the non-final micro-batches under `with model.no_sync():` so gradients are reduced once per step"
+    fix_safety = """
+        No automatic fix. `no_sync()` has to wrap the forward and backward of every micro-batch
+        but the last one before the step, which means restructuring the loop around the
+        accumulation condition.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: skip unnecessary all-reduce with DDP and gradient accumulation",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#skip-unnecessary-all-reduce-if-training-with-distributeddataparallel-and-gradient-accumulation",
+        ),
+        (
+            "torch.nn.parallel.DistributedDataParallel.no_sync",
+            "https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html#torch.nn.parallel.DistributedDataParallel.no_sync",
+        ),
+    )
     requires = (("backward",), ("DistributedDataParallel",), (".step(",))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -59,6 +59,22 @@ class DdpWithoutDistributedSampler(Rule):
                 ...
     """
     hint = "pass `sampler=DistributedSampler(dataset)` (and drop `shuffle=True`); call `set_epoch` every epoch"
+    fix_safety = """
+        No automatic fix. Adding a sampler means creating a `DistributedSampler`, removing
+        `shuffle=True`, calling `set_epoch` every epoch, and often scaling the batch size or
+        learning rate: a change to the training set-up that the author must decide.
+    """
+    references = (
+        (
+            "torch.utils.data.distributed.DistributedSampler",
+            "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler",
+        ),
+        (
+            "Getting started with distributed data parallel",
+            "https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html",
+        ),
+        ("Distributed data parallel notes", "https://docs.pytorch.org/docs/stable/notes/ddp.html"),
+    )
     requires = (("DataLoader",), ("DistributedDataParallel", "init_process_group"))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
+from advisor.findings import Fixable
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument, literal_bool
@@ -44,7 +45,31 @@ class SamplerWithoutSetEpoch(Rule):
                 train_step(x, y)
     """
     hint = "call `sampler.set_epoch(epoch)` at the start of every epoch"
-    fixable = "sometimes"
+    fixable = Fixable.SOMETIMES_SAFE
+    fix_safety = """
+        The fix inserts `<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop,
+        naming the sampler (or `loader.sampler`) visible there and the loop's variable. The data
+        order then changes every epoch, which is the point of the fix. It assumes:
+
+        - the loop variable counts epochs with integers (a loop over configurations would pass a
+          non-integer);
+        - with several distributed samplers in scope, the first one found is the one to reshuffle;
+          check the inserted line names the training sampler;
+        - comparing with earlier runs is not needed: runs after the fix see a different order.
+
+        Not offered when the epoch loop is a `while` loop, unpacks its target or names it `_`, or
+        when no name for the sampler is visible in the loop.
+    """
+    references = (
+        (
+            "torch.utils.data.distributed.DistributedSampler (call `set_epoch` every epoch)",
+            "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler",
+        ),
+        (
+            "torch/utils/data/distributed.py: the shuffle is seeded with `seed + epoch`",
+            "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/distributed.py",
+        ),
+    )
     requires = (("DistributedSampler",),)
 
     def check(self, model: FileModel) -> Iterator[Report]:

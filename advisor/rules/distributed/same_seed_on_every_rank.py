@@ -61,6 +61,18 @@ class SameSeedOnEveryRank(Rule):
         torch.manual_seed(42 + rank)  # independent dropout and augmentation per rank
     """
     hint = "after building the model, reseed with a rank term: `torch.manual_seed(seed + rank)`"
+    fix_safety = """
+        No automatic fix. The rank term must come after the model is built (so that the initial
+        weights still agree) and needs the rank from the script; where that is depends on it.
+    """
+    references = (
+        ("Reproducibility", "https://docs.pytorch.org/docs/stable/notes/randomness.html"),
+        (
+            "torch.utils.data: randomness in multi-process data loading",
+            "https://docs.pytorch.org/docs/stable/data.html#randomness-in-multi-process-data-loading",
+        ),
+        ("torch.manual_seed", "https://docs.pytorch.org/docs/stable/generated/torch.manual_seed.html"),
+    )
     requires = (("seed",), ("DistributedDataParallel", "init_process_group"))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional, Set
 import libcst as cst
+from advisor.findings import Fixable
 from advisor.model import CallSite, FileModel
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
@@ -56,7 +57,30 @@ class WrappedStateDictSaved(Rule):
             torch.save(model.module.state_dict(), "checkpoint.pt")
     """
     hint = "save `model.module.state_dict()` so that the keys match the unwrapped model"
-    fixable = "safe"
+    fixable = Fixable.SAFE
+    fix_safety = """
+        The fix saves `model.module.state_dict()`, or `getattr(model, "module", model).state_dict()`
+        where the model is only sometimes wrapped, so the keys lose their `module.` prefix and
+        load into the plain model. It assumes every reader of the checkpoint loads it into an
+        unwrapped model. That is not checked today: a script that resumes with
+        `model.load_state_dict(checkpoint[...])` into the wrapped model fails after the fix with
+        missing `module.` keys, and checkpoints written before the fix keep their prefix. Check
+        the loading code before applying it.
+    """
+    references = (
+        (
+            "Saving and loading models: saving torch.nn.DataParallel models",
+            "https://docs.pytorch.org/tutorials/beginner/saving_loading_models.html#saving-torch-nn-dataparallel-models",
+        ),
+        (
+            "Getting started with distributed data parallel: save and load checkpoints",
+            "https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints",
+        ),
+        (
+            "torch/nn/modules/utils.py: `consume_prefix_in_state_dict_if_present`",
+            "https://github.com/pytorch/pytorch/blob/main/torch/nn/modules/utils.py",
+        ),
+    )
     requires = (("state_dict",), ("DistributedDataParallel", "DataParallel", "DDP"))
 
     def check(self, model: FileModel) -> Iterator[Report]:

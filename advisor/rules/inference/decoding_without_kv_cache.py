@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.findings import Applicability, Severity
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
@@ -67,7 +67,24 @@ class DecodingWithoutKvCache(Rule):
             out = model(input_ids=next_token, past_key_values=out.past_key_values, use_cache=True)
     """
     hint = "keep the key/value cache: pass `past_key_values` and feed only the new token (or use `use_cache=True`)"
-    fixable = "sometimes (unsafe)"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix turns a literal `use_cache=False` into `True` in a `generate(...)` call or a
+        `GenerationConfig`. Always offered as unsafe: the cache holds keys and values for every
+        layer and token, so memory grows with the batch and the sequence length and may run out
+        where it did not; and cached and recomputed attention can differ slightly in low
+        precision, which can change greedy choices.
+
+        Not offered for hand-written decoding loops (they need `past_key_values` threaded through
+        and only the new token fed in) or for a `use_cache=False` inside a kwargs dict.
+    """
+    references = (
+        ("Transformers: KV cache strategies", "https://huggingface.co/docs/transformers/kv_cache"),
+        (
+            "Transformers: generation (`use_cache`)",
+            "https://huggingface.co/docs/transformers/main_classes/text_generation",
+        ),
+    )
     requires = (TORCH_TEXT, ("use_cache", "cat(", "concatenate("))
 
     def check(self, model: FileModel) -> Iterator[Report]:

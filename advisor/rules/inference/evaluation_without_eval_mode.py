@@ -83,6 +83,22 @@ class EvaluationWithoutEvalMode(Rule):
             acc = evaluate(model, val_loader)
     """
     hint = "call `model.eval()` before evaluating (and `model.train()` before training again)"
+    fix_safety = """
+        No automatic fix. `model.eval()` must be paired with `model.train()` before training
+        resumes, and where evaluation starts and ends is the author's structure.
+    """
+    references = (
+        (
+            "torch.nn.Module.eval",
+            "https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval",
+        ),
+        (
+            "Autograd mechanics: evaluation mode is not the same as no_grad",
+            "https://docs.pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",
+        ),
+        ("torch.nn.Dropout", "https://docs.pytorch.org/docs/stable/generated/torch.nn.Dropout.html"),
+        ("torch.nn.BatchNorm2d", "https://docs.pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html"),
+    )
     requires = (
         TORCH_TEXT,
         ("eval", "valid", "test", "predict", "infer", "no_grad", "inference_mode"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 from typing import Iterator, Set
-from advisor.findings import Applicability, Severity
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file
@@ -56,7 +56,32 @@ class InferenceWithoutNoGrad(Rule):
             return correct
     """
     hint = "wrap evaluation in `with torch.no_grad():` or decorate the function with `@torch.no_grad()`"
-    fixable = "sometimes (unsafe)"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix decorates the function that holds the loop with `@torch.no_grad()`. Always
+        offered as unsafe: autograd is then off for the whole function and everything it calls,
+        so code there that needs gradients (a training step called from it, saliency maps, input
+        gradients) stops working, and tensors it returns carry no graph.
+
+        Not offered for a loop at module level (there is no function to decorate), in an `async`
+        function (`no_grad` does not follow its awaits), when torch is imported under another name,
+        or for a second finding in a function that already got the decorator.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: disable gradient calculation for validation or inference",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#disable-gradient-calculation-for-validation-or-inference",
+        ),
+        (
+            "Autograd mechanics: locally disabling gradient computation",
+            "https://docs.pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",
+        ),
+        ("torch.no_grad", "https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html"),
+        (
+            "torch.autograd.grad_mode.inference_mode",
+            "https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html",
+        ),
+    )
     requires = (TORCH_TEXT, ("model", "net", "Model", "Net", "torch", "encoder", "decoder", "classifier", "backbone"))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -121,6 +121,21 @@ class PerSampleInference(Rule):
             preds = [model(batch.cuda()).argmax(1) for batch in loader]
     """
     hint = "batch the samples (`torch.stack`, or a DataLoader with a real batch size) and call the model once per batch"
+    fix_safety = """
+        No automatic fix. Batching changes the loop's structure (collecting samples, splitting the
+        outputs again) and must respect memory limits and samples of different sizes.
+    """
+    references = (
+        (
+            "torch.utils.data: loading batched and non-batched data",
+            "https://docs.pytorch.org/docs/stable/data.html#loading-batched-and-non-batched-data",
+        ),
+        ("torch.stack", "https://docs.pytorch.org/docs/stable/generated/torch.stack.html"),
+        (
+            "CUDA semantics: asynchronous execution",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
+        ),
+    )
     requires = (TORCH_TEXT, ("unsqueeze", "None", "view(1", "reshape(1", "DataLoader"))
 
     def check(self, model: FileModel) -> Iterator[Report]:

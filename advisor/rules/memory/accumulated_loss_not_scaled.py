@@ -65,6 +65,21 @@ class AccumulatedLossNotScaled(Rule):
                 optimizer.zero_grad()
     """
     hint = "divide the loss by the accumulation count before backward (`loss = loss / k`)"
+    fix_safety = """
+        No automatic fix. Dividing the loss changes the size of every update, so learning rates
+        tuned for the undivided loss would need retuning, and where the division belongs (the
+        loss, the criterion, a helper) depends on the code.
+    """
+    references = (
+        (
+            "CUDA automatic mixed precision examples: gradient accumulation",
+            "https://docs.pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation",
+        ),
+        (
+            "Accelerate: performing gradient accumulation",
+            "https://huggingface.co/docs/accelerate/usage_guides/gradient_accumulation",
+        ),
+    )
     requires = (("%",), ("backward",), (".step(",))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 from typing import Iterator
-from advisor.findings import Applicability
+from advisor.findings import Applicability, Fixable
 from advisor.model import FileModel
 from advisor.model.file_model import call_argument, star_kwargs
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
@@ -45,7 +45,24 @@ class CheckpointWithoutUseReentrant(Rule):
             return x
     """
     hint = "pass `use_reentrant=False` (recommended) or `use_reentrant=True` explicitly"
-    fixable = "unsafe"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix passes `use_reentrant=False`, the implementation PyTorch recommends. Always
+        offered as unsafe: the two implementations differ when no input requires grad, with
+        keyword arguments to the checkpointed function, with `torch.autograd.grad` and hooks,
+        and in code that relies on the reentrant backward; gradients or errors can change.
+        Passing `use_reentrant=True` instead keeps today's behaviour and silences the warning.
+
+        Not offered below torch-version 1.11, which has no `use_reentrant`.
+    """
+    references = (
+        ("torch.utils.checkpoint", "https://docs.pytorch.org/docs/stable/checkpoint.html"),
+        ("torch/utils/checkpoint.py", "https://github.com/pytorch/pytorch/blob/main/torch/utils/checkpoint.py"),
+        (
+            "Performance Tuning Guide: checkpoint intermediate buffers",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#checkpoint-intermediate-buffers",
+        ),
+    )
     requires = (("checkpoint",),)
 
     def check(self, model: FileModel) -> Iterator[Report]:

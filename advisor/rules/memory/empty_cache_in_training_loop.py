@@ -62,6 +62,22 @@ class EmptyCacheInTrainingLoop(Rule):
         # fragmentation from varying shapes: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
     """
     hint = "remove it; for fragmentation set `expandable_segments:True` in the allocator config"
+    fix_safety = """
+        No automatic fix. Removing the call is usually right, but where another process shares
+        the GPU, or memory is fragmented by varying shapes, the better change (an allocator
+        setting, a call between phases) needs the author's knowledge of the job.
+    """
+    references = (
+        (
+            "CUDA semantics: memory management",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#memory-management",
+        ),
+        ("torch.cuda.empty_cache", "https://docs.pytorch.org/docs/stable/generated/torch.cuda.empty_cache.html"),
+        (
+            "huggingface/transformers#31372: `empty_cache` in the training loop slowed training",
+            "https://github.com/huggingface/transformers/issues/31372",
+        ),
+    )
     requires = (("empty_cache",), TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 from typing import Iterator, List, Optional
 import libcst as cst
-from advisor.findings import Applicability
-from advisor.model import CallSite, Context, FileModel, LoopInfo
+from advisor.findings import Applicability, Fixable
+from advisor.model import Context, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
@@ -81,7 +81,33 @@ class GradientsZeroedNotFreed(Rule):
             optimizer.step()
     """
     hint = "use `zero_grad(set_to_none=True)` (the default since torch 2.0), or set `p.grad = None`"
-    fixable = "sometimes"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix turns `zero_grad(set_to_none=False)` into `set_to_none=True` (and, below
+        torch-version 2.0, a plain `zero_grad()` into `zero_grad(set_to_none=True)`). Always
+        offered as unsafe: `torch.optim` optimizers skip a parameter whose gradient is None but
+        step one whose gradient is zero. With momentum, Adam's moment estimates or weight decay,
+        a parameter that gets no gradient on some steps (a branch used only on alternate steps,
+        a frozen head) then trains differently, and the final weights change. Code that reads
+        `.grad` after zeroing also sees None instead of zeros.
+
+        Not offered for the hand-written zeroing loops (`p.grad.zero_()`), where the loop has to
+        go, nor below torch-version 1.7, which has no `set_to_none`.
+    """
+    references = (
+        (
+            "torch.optim.Optimizer.zero_grad (None and zero gradients step differently)",
+            "https://docs.pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html",
+        ),
+        (
+            "Performance Tuning Guide: use parameter.grad = None",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-parameter-grad-none-instead-of-model-zero-grad-or-optimizer-zero-grad",
+        ),
+        (
+            "pytorch/pytorch#92731: `set_to_none=True` becomes the default",
+            "https://github.com/pytorch/pytorch/pull/92731",
+        ),
+    )
     requires = (("zero_grad", ".grad"),)
 
     def check(self, model: FileModel) -> Iterator[Report]:
@@ -104,8 +130,10 @@ class GradientsZeroedNotFreed(Rule):
                 continue
             fix = None
             if model.torch_version >= (1, 7):  # `set_to_none` exists since 1.7
-                applicability = Applicability.UNSAFE if self._reads_grad(model, site) else Applicability.SAFE
-                fix = FixSpec("pass `set_to_none=True`", (edit,), applicability)
+                # Unsafe wherever it is offered: optimizers skip a parameter whose gradient is
+                # None but step one whose gradient is zero (momentum, Adam's moments, weight
+                # decay), so a parameter left without a gradient on some steps trains differently.
+                fix = FixSpec("pass `set_to_none=True`", (edit,), Applicability.UNSAFE)
             yield self.report(call, message, fix=fix)
         if not model.trains_anywhere:
             return
@@ -149,30 +177,3 @@ class GradientsZeroedNotFreed(Rule):
                 if _grad_path(site.receiver_name) is not None:
                     return True
         return False
-
-    def _reads_grad(self, model: FileModel, site: CallSite) -> bool:
-        """Whether `.grad` may be read where None would now appear (if unsure: yes).
-
-        Looks at the function (or module-level loop) around the call and the same-module
-        functions it calls, one level deep, plus the receivers of every recorded call."""
-        roots: List[cst.CSTNode] = []
-        info = site.ctx.function
-        if info is not None:
-            roots.append(info.node)
-            callees = info.callees
-        else:
-            loop = site.ctx.loop
-            while loop is not None and loop.parent is not None:
-                loop = loop.parent
-            if loop is None:
-                return True
-            roots.append(loop.node)
-            callees = loop.callees
-        for key in callees:
-            callee = model.resolve(key)
-            if callee is not None:
-                roots.append(callee.node)
-        for root in roots:
-            if any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in walk(root)):
-                return True
-        return any("grad" in (s.receiver_name or "").split(".") for s in model.facts.calls)

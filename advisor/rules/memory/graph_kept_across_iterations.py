@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, List, Optional, Set
 import libcst as cst
+from advisor.findings import Fixable
 from advisor.model import Context, FileModel
 from advisor.model.facts import Assignment
 from advisor.model.file_model import literal_bool
@@ -76,7 +77,23 @@ class GraphRetainedAcrossIterations(Rule):
             total_loss += loss.detach()
     """
     hint = "accumulate `loss.detach()`: the value stays on the GPU and the graph is freed"
-    fixable = "safe"
+    fixable = Fixable.SAFE
+    fix_safety = """
+        The fix appends `.detach()` to the accumulated value (or wraps an expression in
+        `(...).detach()`). The running total or list keeps the same numbers, on the same device,
+        without the graph. It assumes nothing differentiates through the accumulated value later:
+        the rule stays silent for lists and totals that the file passes to `backward()`, and for
+        scripts that keep graphs on purpose (`create_graph=True`, `retain_graph=True`), but code
+        in another module that backpropagates through the returned total would break.
+    """
+    references = (
+        (
+            "Frequently asked questions: don't accumulate history across your training loop",
+            "https://docs.pytorch.org/docs/stable/notes/faq.html",
+        ),
+        ("torch.Tensor.detach", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"),
+        ("Autograd mechanics", "https://docs.pytorch.org/docs/stable/notes/autograd.html"),
+    )
     requires = (("+", "append"), TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:

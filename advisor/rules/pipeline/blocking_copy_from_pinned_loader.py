@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
+from advisor.findings import Fixable
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import root_name
@@ -87,7 +88,32 @@ class BlockingCopyFromPinnedLoader(Rule):
             x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
     """
     hint = "add `non_blocking=True` to host-to-device copies of pinned batches"
-    fixable = "safe"
+    fixable = Fixable.SAFE
+    fix_safety = """
+        The fix adds `non_blocking=True` to a host-to-device copy of a batch that comes from a
+        loader built with a literal `pin_memory=True`. It is safe because CUDA runs the copy and
+        the kernels queued after it on the same stream in order: they see the whole batch. It
+        assumes that:
+
+        - the copied tensor is used on the current stream (code that reads it on another stream
+          must already synchronise the two);
+        - the host batch is not modified in place after the copy is queued (the copy may still be
+          reading it).
+
+        Only copies to a CUDA device are reported; a copy to the host never gets this fix, since
+        the host could read the buffer before the data arrives.
+    """
+    references = (
+        (
+            "A guide on good usage of non_blocking and pin_memory()",
+            "https://docs.pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
+        ),
+        (
+            "CUDA semantics: use pinned memory buffers",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers",
+        ),
+        ("torch.Tensor.to", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.to.html"),
+    )
     requires = (("DataLoader",), ("True",), (".to(", ".cuda("))  # pin_memory may be positional
 
     def check(self, model: FileModel) -> Iterator[Report]:

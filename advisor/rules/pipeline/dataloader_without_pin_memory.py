@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 from typing import Iterator, Optional
-from advisor.findings import Applicability, Severity
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
@@ -38,7 +38,34 @@ class DataLoaderWithoutPinnedMemory(Rule):
             x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
     """
     hint = "pass `pin_memory=True`, and copy with `.to(device, non_blocking=True)`"
-    fixable = "safe (unsafe when `pin_memory=False` is explicit)"
+    fixable = Fixable.SOMETIMES_SAFE_OR_UNSAFE
+    fix_safety = """
+        The fix adds `pin_memory=True` after the last argument. It is safe when the batches are
+        CPU tensors (or containers of them, or objects with a `pin_memory()` method): pinning
+        changes where the host copy lives, not its values. It assumes the batches are not
+        already on the GPU (a `collate_fn` or dataset that returns CUDA tensors makes pinning
+        fail; datasets moved to the device in the file are not reported) and that the machine
+        can spare the page-locked memory: each worker's prefetched batches stay pinned.
+
+        Offered as unsafe where the call says `pin_memory=False`: the author chose it, perhaps
+        for the memory above. Not offered when the options come from a `**kwargs` dict the
+        analysis cannot read, or when the call has no argument to follow.
+    """
+    references = (
+        (
+            "CUDA semantics: use pinned memory buffers",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers",
+        ),
+        ("torch.utils.data: memory pinning", "https://docs.pytorch.org/docs/stable/data.html#memory-pinning"),
+        (
+            "Performance Tuning Guide: enable asynchronous data loading and augmentation",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-asynchronous-data-loading-and-augmentation",
+        ),
+        (
+            "A guide on good usage of non_blocking and pin_memory()",
+            "https://docs.pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
+        ),
+    )
     requires = (("DataLoader",), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -121,6 +121,22 @@ class DataLoaderWithoutWorkers(Rule):
             x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
     """
     hint = "pass `num_workers=` (start near `os.cpu_count() // gpus_per_node`, often 4-8) and measure"
+    fix_safety = """
+        No automatic fix. The right worker count depends on the machine (cores per GPU, memory),
+        and worker processes change behaviour the analysis cannot check: the dataset must be
+        picklable under the `spawn` start method, and random augmentations need per-worker
+        seeds.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: enable asynchronous data loading and augmentation",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-asynchronous-data-loading-and-augmentation",
+        ),
+        (
+            "torch.utils.data: multi-process data loading",
+            "https://docs.pytorch.org/docs/stable/data.html#multi-process-data-loading",
+        ),
+    )
     requires = (("DataLoader",), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:

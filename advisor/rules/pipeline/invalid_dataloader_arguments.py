@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Tuple
 import libcst as cst
-from advisor.findings import Severity
+from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name, is_none
@@ -96,7 +96,26 @@ class InvalidDataLoaderArguments(Rule):
         loader = DataLoader(train_set, batch_size=64, sampler=sampler)
     """
     hint = "drop the conflicting argument: the sampler or batch sampler decides order and batch size"
-    fixable = "sometimes (safe: drops the conflicting keyword)"
+    fixable = Fixable.SOMETIMES_SAFE
+    fix_safety = """
+        The fix removes the argument that conflicts (or turns a positional `True` into `False`):
+        `shuffle` next to a sampler, `prefetch_factor` or `persistent_workers` without workers,
+        `batch_size` or `drop_last` next to a batch sampler. As written the script raises
+        `ValueError` when it builds the loader, so no working behaviour is changed. It assumes
+        the remaining argument says what the author meant: the sampler decides the order and the
+        batch sampler the batches. Code that expected the `ValueError` (a `try` around the
+        construction) would now take the other path.
+
+        Not offered for a negative `num_workers` or for a `sampler` next to a `batch_sampler`:
+        which value is right is the author's decision.
+    """
+    references = (
+        ("torch.utils.data.DataLoader", "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader"),
+        (
+            "torch/utils/data/dataloader.py: the argument checks in `DataLoader.__init__`",
+            "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py",
+        ),
+    )
     requires = (("DataLoader",),)  # shuffle, sampler and num_workers may all be positional
 
     def check(self, model: FileModel) -> Iterator[Report]:

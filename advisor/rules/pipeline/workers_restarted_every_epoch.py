@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.findings import Applicability
+from advisor.findings import Applicability, Fixable
 from advisor.model import CallSite, FileModel
 from advisor.model.names import DATALOADER
 from advisor.model.walk import children
@@ -113,7 +113,29 @@ class WorkersRestartedEveryEpoch(Rule):
         "pass `persistent_workers=True` (not when the dataset changes between epochs: persistent "
         "workers keep their own copy)"
     )
-    fixable = "unsafe (a dataset changed between epochs stays stale in persistent workers)"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix adds `persistent_workers=True`. Always offered as unsafe, because the workers
+        then live for the whole run:
+
+        - each worker keeps the copy of the dataset it started with, so a dataset changed between
+          epochs (curriculum, resampling, a new augmentation setting) is not seen by them;
+        - a `worker_init_fn` runs once per worker instead of once per epoch;
+        - the workers and their memory stay alive between passes, during evaluation too.
+
+        Not offered for a loader built inside the epoch loop: it has to move out of the loop
+        first, which is a change of structure the author should make.
+    """
+    references = (
+        (
+            "torch.utils.data.DataLoader (`persistent_workers`)",
+            "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader",
+        ),
+        (
+            "torch/utils/data/dataloader.py",
+            "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py",
+        ),
+    )
     requires = (("DataLoader",), ("backward", ".step("), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.findings import Severity
+from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -72,7 +72,38 @@ class DeprecatedAmpApi(Rule):
             loss = criterion(model(x), y)
     """
     hint = 'use `torch.amp.autocast("cuda", ...)` and `torch.amp.GradScaler("cuda", ...)`'
-    fixable = "safe (when torch-version is 2.3 or later)"
+    fixable = Fixable.SOMETIMES_SAFE
+    fix_safety = """
+        The fix rewrites the call to `torch.amp.autocast("cuda", ...)`, `torch.amp.autocast("cpu",
+        ...)` or `torch.amp.GradScaler("cuda", ...)`, keeping every argument (positional autocast
+        arguments become keywords). The old entry points are thin wrappers around these, so the
+        behaviour is the same. It assumes:
+
+        - the code runs on torch 2.3 or later (the configured `torch-version`): older releases
+          have no `torch.amp.GradScaler`;
+        - the called name still refers to the imported `torch.cuda.amp` or `torch.cpu.amp` object.
+          Today the rule follows the import, not later rebindings: a local function or variable
+          that shadows the name (a no-op `autocast()` helper of the script's own) would be
+          rewritten into a real autocast. Check such files by hand;
+        - the `torch` name it writes refers to the torch package where the call is.
+
+        Not offered below torch-version 2.3, when no name for the `torch` package is imported, or
+        when positional arguments come from `*args`.
+    """
+    references = (
+        (
+            "Automatic mixed precision (the `torch.cuda.amp` entry points are deprecated)",
+            "https://docs.pytorch.org/docs/stable/amp.html",
+        ),
+        (
+            "pytorch/pytorch#126062: deprecate the device-specific autocast and GradScaler",
+            "https://github.com/pytorch/pytorch/pull/126062",
+        ),
+        (
+            "torch/cuda/amp/autocast_mode.py",
+            "https://github.com/pytorch/pytorch/blob/main/torch/cuda/amp/autocast_mode.py",
+        ),
+    )
     requires = (("amp",), ("cuda", "cpu"))
 
     def check(self, model: FileModel) -> Iterator[Report]:

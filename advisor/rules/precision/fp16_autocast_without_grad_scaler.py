@@ -54,6 +54,23 @@ class Fp16AutocastWithoutGradScaler(Rule):
         # or, on GPUs that support it: torch.autocast("cuda", dtype=torch.bfloat16), no scaler
     """
     hint = "add a `torch.amp.GradScaler` (scale, step, update), or autocast to bfloat16 instead"
+    fix_safety = """
+        No automatic fix. A GradScaler changes three calls of the training step
+        (`scaler.scale(loss).backward()`, `scaler.step(optimizer)`, `scaler.update()`) and its
+        state belongs in checkpoints; switching to bfloat16 instead depends on the hardware.
+        Either choice is the author's.
+    """
+    references = (
+        (
+            "Automatic mixed precision: gradient scaling",
+            "https://docs.pytorch.org/docs/stable/amp.html#gradient-scaling",
+        ),
+        ("CUDA automatic mixed precision examples", "https://docs.pytorch.org/docs/stable/notes/amp_examples.html"),
+        (
+            "torch/amp/autocast_mode.py: without a dtype, CUDA autocast computes in float16",
+            "https://github.com/pytorch/pytorch/blob/main/torch/amp/autocast_mode.py",
+        ),
+    )
     requires = (("autocast",), ("backward", ".step("))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.findings import Applicability, Severity
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -93,7 +93,30 @@ class Fp32MatmulAtHighestPrecision(Rule):
         # or, for more speed: bfloat16 autocast around the forward pass and the loss
     """
     hint = 'call `torch.set_float32_matmul_precision("high")` once, or train with bf16 autocast'
-    fixable = "unsafe"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix inserts `torch.set_float32_matmul_precision("high")` after the last module-level
+        import. Always offered as unsafe: float32 matrix products then run in TF32, with about
+        10 bits of mantissa, so results change, and the setting is global: it applies to every
+        library the process runs, evaluation included.
+
+        Not offered when torch is imported under another name, when there is no module-level
+        import to follow, or when the last import line carries a comment.
+    """
+    references = (
+        (
+            "CUDA semantics: TensorFloat-32 (TF32) on Ampere (and later) devices",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices",
+        ),
+        (
+            "torch.set_float32_matmul_precision",
+            "https://docs.pytorch.org/docs/stable/generated/torch.set_float32_matmul_precision.html",
+        ),
+        (
+            "Performance Tuning Guide: enable Tensor cores",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-tensor-cores",
+        ),
+    )
     requires = (("cuda",), ("backward", ".step("))
 
     def check(self, model: FileModel) -> Iterator[Report]:

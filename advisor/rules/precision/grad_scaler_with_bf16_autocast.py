@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.findings import Applicability
+from advisor.findings import Applicability, Fixable
 from advisor.model import FileModel
 from advisor.model.facts import AutocastSite
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
@@ -83,7 +83,26 @@ class GradScalerWithBf16Autocast(Rule):
         # scaler = torch.amp.GradScaler("cuda", enabled=(amp_dtype == torch.float16))
     """
     hint = "drop the scaler for bf16, or create it with `enabled=(amp_dtype == torch.float16)`"
-    fixable = "unsafe"
+    fixable = Fixable.UNSAFE
+    fix_safety = """
+        The fix disables the scaler (`enabled=False`); every `scaler.scale`, `step` and `update`
+        call still works and passes through. Always offered as unsafe:
+
+        - a disabled scaler no longer skips optimizer steps whose gradients hold inf or NaN;
+        - its `state_dict()` becomes empty, so checkpoints change, and loading such a checkpoint
+          into an enabled scaler later fails.
+    """
+    references = (
+        (
+            "Automatic mixed precision: gradient scaling",
+            "https://docs.pytorch.org/docs/stable/amp.html#gradient-scaling",
+        ),
+        (
+            "torch/amp/grad_scaler.py: `step` reads the inf check on the host",
+            "https://github.com/pytorch/pytorch/blob/main/torch/amp/grad_scaler.py",
+        ),
+        ("torch.autocast", "https://docs.pytorch.org/docs/stable/amp.html#torch.autocast"),
+    )
     requires = (("GradScaler",), ("bfloat16",), ("autocast",))
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -123,6 +123,16 @@ class LowPrecisionMasterWeights(Rule):
             optimizer.step()
     """
     hint = "keep float32 parameters and compute in 16 bits with `torch.autocast`"
+    fix_safety = """
+        No automatic fix. Keeping float32 weights means removing the cast, adding autocast around
+        the forward pass and the loss, and often a GradScaler: a change to several places that
+        also doubles the weights' memory.
+    """
+    references = (
+        ("Automatic mixed precision", "https://docs.pytorch.org/docs/stable/amp.html"),
+        ("CUDA automatic mixed precision examples", "https://docs.pytorch.org/docs/stable/notes/amp_examples.html"),
+        ("torch.finfo: the resolution of each dtype", "https://docs.pytorch.org/docs/stable/type_info.html"),
+    )
     requires = (("half", "bfloat16", "float16"), ("optim",), ("backward", ".step("))
 
     def check(self, model: FileModel) -> Iterator[Report]:

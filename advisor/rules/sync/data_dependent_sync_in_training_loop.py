@@ -205,6 +205,23 @@ class DataDependentSyncInTrainingLoop(Rule):
         "keep shapes fixed (`torch.where(c, a, b)`, `masked_fill`, `ignore_index`) and test tensors "
         "every N steps, not every step"
     )
+    fix_safety = """
+        No automatic fix. Replacing a data-dependent branch or a boolean-mask index with a
+        fixed-shape form (`torch.where`, `masked_fill`, `ignore_index`) changes what the code
+        computes when the condition is rare, and testing every N steps changes when it reacts.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        ("torch.nonzero", "https://docs.pytorch.org/docs/stable/generated/torch.nonzero.html"),
+        ("torch.where", "https://docs.pytorch.org/docs/stable/generated/torch.where.html"),
+        (
+            "torch.cuda.set_sync_debug_mode",
+            "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
+        ),
+    )
     requires = (("if", "while", "assert", "nonzero", "where", "masked_select", "unique", "["), TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -84,6 +84,23 @@ class HostCopyInTrainingLoop(Rule):
         all_preds = torch.cat(preds).cpu().tolist()  # one copy per epoch
     """
     hint = "keep results on the device (append, then `torch.cat`) and copy them once per epoch"
+    fix_safety = """
+        No automatic fix. Keeping the results on the device means changing the code that consumes
+        them (NumPy metrics, lists of Python numbers), which no local rewrite can do. A
+        `non_blocking=True` on a device-to-host copy is never a fix: without a synchronisation the
+        host may read the buffer before the copy has landed.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        (
+            "A guide on good usage of non_blocking and pin_memory()",
+            "https://docs.pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
+        ),
+        ("torch.Tensor.cpu", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.cpu.html"),
+    )
     requires = ((".cpu(", ".numpy(", ".tolist(", "cpu"), TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:

@@ -41,6 +41,26 @@ class ItemInTrainingLoop(Rule):
         print(running_loss.item() / len(loader))  # one sync per epoch
     """
     hint = "keep the value on the device (`total += loss.detach()`) and read it once per epoch or every N steps"
+    fix_safety = """
+        No automatic fix. Where the value should go instead (a device-side running total, a
+        read every N steps, or nowhere) depends on what the script does with the number, and
+        any rewrite would change when and how often it is logged.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        (
+            "CUDA semantics: asynchronous execution",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
+        ),
+        ("torch.Tensor.item", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html"),
+        (
+            "torch.cuda.set_sync_debug_mode",
+            "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
+        ),
+    )
     requires = ((".item(", "float(", "int(", "bool("), TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:

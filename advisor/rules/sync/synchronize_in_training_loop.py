@@ -44,6 +44,26 @@ class SynchronizeInTrainingLoop(Rule):
             optimizer.step()
     """
     hint = "remove it, or keep it only around the code you time"
+    fix_safety = """
+        No automatic fix. A synchronize may guard code the analysis cannot see (a custom CUDA
+        extension, a side stream, a host buffer reused by a later copy); removing it is safe only
+        when it was left over from debugging.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        (
+            "CUDA semantics: asynchronous execution",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
+        ),
+        ("torch.cuda.synchronize", "https://docs.pytorch.org/docs/stable/generated/torch.cuda.synchronize.html"),
+        (
+            "c10/cuda/CUDAFunctions.cpp: `device_synchronize` issues no sync-debug warning",
+            "https://github.com/pytorch/pytorch/blob/main/c10/cuda/CUDAFunctions.cpp",
+        ),
+    )
     requires = (("synchronize",), TRAINING_TEXT)
 
     def _is_sync(self, model: FileModel, site: CallSite) -> bool:

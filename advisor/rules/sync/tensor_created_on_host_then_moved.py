@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.findings import Applicability, Severity
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.devices import device_kind, is_dtype
@@ -82,7 +82,41 @@ class TensorCreatedOnHostThenMoved(Rule):
             positions = torch.arange(x.size(1), device=device)
     """
     hint = "pass `device=` to the factory and drop the `.cuda()`/`.to()`"
-    fixable = "safe (unsafe for random factories and `requires_grad=True`)"
+    fixable = Fixable.SOMETIMES_SAFE_OR_UNSAFE
+    fix_safety = """
+        The fix passes the move's device (and a dtype given to `.to()`) to the factory and drops
+        the move. It is safe when the tensor's values do not depend on where they are computed:
+        `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor`, `arange`, `linspace`,
+        `logspace`. It assumes:
+
+        - the device expression means the same in the factory call as in the move (it is copied
+          as written);
+        - a dtype folded into the factory fits the values: `.to(torch.uint8)` wraps an
+          out-of-range integer, while `dtype=torch.uint8` in `torch.full`/`torch.tensor` raises;
+        - float `arange`/`linspace`/`logspace` results may differ in the last bit between the CPU
+          and GPU kernels, which the fix treats as the same values.
+
+        Offered as unsafe for the random factories (`rand`, `randn`, `randint`, `randperm`): the
+        GPU generator draws different numbers than the CPU one, so seeded runs change. Also
+        unsafe with `requires_grad=True`: the result becomes a leaf that receives `.grad`, where
+        before the gradient went to the CPU tensor. Not offered when the move names its device in
+        a form the factory cannot take as written (`.cuda(rank)`), has other arguments
+        (`copy=`, `memory_format=`), or folds a dtype into a factory whose values depend on it.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: create tensors directly on the target device",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#create-tensors-directly-on-the-target-device",
+        ),
+        (
+            "torch/profiler/_pattern_matcher.py: `ExtraCUDACopyPattern`",
+            "https://github.com/pytorch/pytorch/blob/main/torch/profiler/_pattern_matcher.py",
+        ),
+        (
+            "Reproducibility: random number generators per device",
+            "https://docs.pytorch.org/docs/stable/notes/randomness.html",
+        ),
+    )
     requires = (
         (".cuda(", ".to("),
         ("cuda",),

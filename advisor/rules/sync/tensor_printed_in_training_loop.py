@@ -46,6 +46,24 @@ class TensorFormattedInTrainingLoop(Rule):
                 print(f"step {step}: loss {loss.item():.4f}")
     """
     hint = "log every N steps, or keep a device-side running value and print it once per epoch"
+    fix_safety = """
+        No automatic fix. Logging less often, or logging a value read once per epoch, changes
+        what the log shows; that trade is the author's to make.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        (
+            "torch/_tensor.py: `Tensor.__format__` reads a 0-dim tensor with `.item()`",
+            "https://github.com/pytorch/pytorch/blob/main/torch/_tensor.py",
+        ),
+        (
+            "torch.cuda.set_sync_debug_mode",
+            "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
+        ),
+    )
     requires = (
         ("print(", "log", "format", 'f"', "f'", "%", "str(", "set_postfix", "add_scalar", "set_description"),
         TRAINING_TEXT,

@@ -18,7 +18,7 @@ def train_step(model, batch, opt):
 for batch in loader:
     train_step(model, batch, opt)
 
-# %% invalid: gradients are read: the fix is offered as unsafe
+# %% invalid: gradients are read after zeroing
 for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()

@@ -42,7 +42,7 @@ class Trainer:
             self.model(batch).mean().backward()
             self.optimizer.step()
 
-# %% invalid: gradients are read: the fix is offered as unsafe
+# %% invalid: gradients are read after zeroing
 for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
