@@ -87,8 +87,9 @@ class InferenceWithoutNoGrad(Rule):
                 )
             yield self.report(
                 site.node,
-                f"`{snippet(model, site.node)}` runs in a loop that never trains, with autograd on: every "
+                "`{expression}` runs in a loop that never trains, with autograd on: every "
                 "call records a graph and keeps its activations",
                 severity=Severity.INFO if disabled is None else None,
                 fix=fix,
+                data={"expression": snippet(model, site.node)},
             )
