@@ -78,6 +78,7 @@ class InferenceWithoutNoGrad(Rule):
                 and id(info) not in fixed
                 and info.node.asynchronous is None  # no_grad does not follow a coroutine's awaits
                 and model.imports.aliases.get("torch") == "torch"
+                and not model.function_trains(info.key)  # no_grad over its training loop would stop training
             ):
                 fixed.add(id(info))
                 fix = FixSpec(
