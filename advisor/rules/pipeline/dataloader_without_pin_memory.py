@@ -7,6 +7,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import dataset_on_device, kwargs_value, moves_batches_to_device
 from advisor.rules.pipeline.loader_literals import loader_options
 
@@ -87,7 +88,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
             )
         fix = None
         if call.args:
-            fix = FixSpec("add `pin_memory=True`", (NodeEdit(call.args[-1].value, ", pin_memory=True", "after"),))
+            fix = FixSpec("add `pin_memory=True`", append_argument(call, "pin_memory=True"))
         return self.report(
             call,
             "DataLoader without `pin_memory=True` while its batches go to the GPU: each copy is "
