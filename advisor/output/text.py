@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from advisor.findings import Applicability, FileProblem, Finding, Severity, location
+from advisor.output.advice import shown_hint
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
 
@@ -50,8 +51,9 @@ def write_text(
             pad = " " * len(gutter)
             console.print(f"  [dim]{gutter} │[/] {escape(line)}", soft_wrap=True)
             console.print(f"  [dim]{pad} │[/] [{style}]{_caret_line(line, f)}[/]", soft_wrap=True)
-        if f.hint:
-            console.print(f"  [dim]hint:[/] {escape(f.hint)}", soft_wrap=True)
+        hint = shown_hint(f)
+        if hint:
+            console.print(f"  [dim]hint:[/] {escape(hint)}", soft_wrap=True)
         if f.fix is not None:
             label = "fix" if f.fix.applicability is Applicability.SAFE else "fix (unsafe)"
             console.print(f"  [dim]{label}:[/] {escape(f.fix.message)}")
