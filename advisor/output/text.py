@@ -1,4 +1,5 @@
-"""The default, human-oriented output: each finding with its source line, span, hint and fix."""
+"""The default, human-oriented output: each finding with its source line, span, the lines it
+refers to, hint and fix."""
 
 from __future__ import annotations
 
@@ -51,6 +52,13 @@ def write_text(
             pad = " " * len(gutter)
             console.print(f"  [dim]{gutter} │[/] {escape(line)}", soft_wrap=True)
             console.print(f"  [dim]{pad} │[/] [{style}]{_caret_line(line, f)}[/]", soft_wrap=True)
+        for related in f.related:
+            # A place the message names ("the epoch loop at line 9"), with its source line.
+            where = lines if related.cell == f.cell else sources.get((f.filename, related.cell), ())
+            if related.start.row != f.start.row and 0 < related.start.row <= len(where):
+                text = where[related.start.row - 1].expandtabs(1)
+                console.print(f"  [dim]{related.start.row} │[/] {escape(text)}  [dim]← {escape(related.label)}[/]",
+                              soft_wrap=True)
         hint = shown_hint(f)
         if hint:
             console.print(f"  [dim]hint:[/] {escape(hint)}", soft_wrap=True)
