@@ -144,6 +144,8 @@ def test_json_related_place_in_another_notebook_cell(tmp_path, capsys):
     item = next(i for i in items if i["code"] == "GPU501")
     assert item["cell"] == 1
     assert item["related"][0]["cell"] == 2 and item["related"][0]["location"] == {"row": 1, "column": 1}
+    main(["check", str(path)])
+    assert "  1 │ for epoch in range(10):  ← epoch loop (cell 2)" in capsys.readouterr().out
 
 
 def test_sarif_has_related_locations_and_data(tmp_path):
@@ -176,6 +178,13 @@ def test_text_output_shows_the_related_line_and_each_advice_once(tmp_path):
     gpu201 = out.split("GPU201", 1)[1].split("\n\n", 1)[0]
     assert "hint: pass `pin_memory=True`, and copy with `.to(device, non_blocking=True)`" in gpu201
     assert "fix: add `pin_memory=True`" in gpu201
+    # A wider related row widens the gutter of the finding's own line too.
+    wide = tmp_path / "wide.py"
+    wide.write_text(DDP.replace("for epoch", "\n" * 100 + "for epoch"))
+    out = advisor("check", "--no-cache", "--select", "GPU501", "wide.py", cwd=tmp_path,
+                  env=dict(os.environ, COLUMNS="200")).stdout
+    assert "    6 │ train_sampler = DistributedSampler(dataset)\n" in out
+    assert f"  {EPOCH_LOOP_ROW + 100} │ for epoch in range(10):  ← epoch loop\n" in out
 
 
 def test_hint_restated_by_fix():
