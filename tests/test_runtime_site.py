@@ -99,10 +99,10 @@ def test_measure_runs_the_probe_with_the_sites_count(tmp_path):
     pytest.importorskip("torch")
     (tmp_path / "train.py").write_text(ACCUMULATION)
     env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"), XDG_CACHE_HOME=str(tmp_path / "xdg"),
-               CUDA_VISIBLE_DEVICES="")
+               CUDA_VISIBLE_DEVICES="", ADVISOR_PROBE_TIMEOUT="600")  # a busy machine must not time the probe out
     proc = subprocess.run([sys.executable, "-m", "advisor", "check", "--measure", "--no-cache", "--select", "GPU406",
                            "--format", "json", "train.py"], capture_output=True, text=True, cwd=str(tmp_path),
-                          env=env, timeout=300)
+                          env=env, timeout=900)
     assert proc.returncode == 1, proc.stderr
     [item] = json.loads(proc.stdout)
     assert item["data"]["accum_steps"] == 8
