@@ -6,15 +6,14 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.model import FileModel
 from advisor.model.facts import MODULE_SCOPE, Context, FunctionInfo
+from advisor.model.instances import COMPILE, JIT, instance_classes
 from advisor.model.file_model import call_argument
-from advisor.model.names import DDP_WRAPPERS, dotted_name, root_name
+from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import Walker, children
 
 
-COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
 
 
-JIT = frozenset({"torch.jit.script", "torch.jit.trace"})
 
 
 PARTIAL = frozenset({"functools.partial"})
@@ -69,92 +68,6 @@ def disabled(info: FunctionInfo) -> bool:
 def first_argument(call: cst.Call, keyword: str) -> Optional[cst.BaseExpression]:
     arg = call_argument(call, keyword, 0)
     return None if arg is None else arg.value
-
-
-def instance_classes(
-    model: FileModel, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0
-) -> Optional[Set[str]]:
-    """The classes of this file an expression (read at ``order``) holds an instance of; None
-    when unknown."""
-    if depth > 8:
-        return None
-    classes = model.facts.classes
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        qual = model.imports.qualify(func)
-        if qual is None and isinstance(func, cst.Name) and func.value in classes:
-            return {func.value}
-        if qual in COMPILE or qual in JIT or qual in DDP_WRAPPERS:
-            inner = first_argument(expr, "model" if qual in COMPILE else "module")
-            return None if inner is None else instance_classes(model, inner, ctx, order, depth + 1)
-        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in SAME_OBJECT_METHODS:
-            return instance_classes(model, func.value, ctx, order, depth + 1)
-        if qual in CONTAINERS:
-            return constructed_classes(model, expr)
-        if qual is not None and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper():
-            return set()  # a torch.nn layer: holds none of this file's classes
-        if qual is None and isinstance(func, cst.Name) and func.value in model.facts.functions:
-            info = model.facts.functions[func.value]
-            body_ctx = Context(function=info, class_name=info.class_name)
-            found: Set[str] = set()
-            for value in info.returns:
-                inner = instance_classes(model, value, body_ctx, 1 << 30, depth + 1)
-                if inner is None:
-                    return None
-                found |= inner
-            return found or None
-        return None
-    name = dotted_name(expr)
-    if name is None:
-        return None
-    assignments = model.assignments(name, ctx)
-    local = [a for a in assignments if a.ctx.function is ctx.function and a.order < order]
-    candidates = local[-1:] or [a for a in assignments if a.ctx.function is not ctx.function]
-    if not candidates:
-        return parameter_classes(model, name, ctx, depth)
-    found = set()
-    for assignment in candidates:
-        if assignment.value is None or assignment.index is not None:
-            return None
-        inner = instance_classes(model, assignment.value, assignment.ctx, assignment.order, depth + 1)
-        if inner is None:
-            return None
-        found |= inner
-    return found
-
-
-CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
-
-
-def constructed_classes(model: FileModel, call: cst.Call) -> Set[str]:
-    """Classes of this file built in a container's arguments (a small subtree)."""
-    out: Set[str] = set()
-    stack: List[cst.CSTNode] = [call]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in model.facts.classes:
-            out.add(node.func.value)
-        stack.extend(children(node))
-    return out
-
-
-def parameter_classes(model: FileModel, name: str, ctx: Context, depth: int) -> Optional[Set[str]]:
-    """A parameter: the classes every caller passes."""
-    info = ctx.function
-    if info is None or name not in info.params:
-        return None
-    position = info.params.index(name) - (1 if info.class_name is not None else 0)
-    sites = model.call_sites(info)
-    if not sites:
-        return None
-    found: Set[str] = set()
-    for site in sites:
-        arg = call_argument(site.node, name, position)
-        inner = None if arg is None else instance_classes(model, arg.value, site.ctx, site.order, depth + 1)
-        if inner is None:
-            return None
-        found |= inner
-    return found
 
 
 def class_closure(model: FileModel, roots: Set[str]) -> Set[str]:

@@ -11,7 +11,8 @@ from advisor.model.names import dotted_name, last_segment
 from advisor.model.subtree import contains
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule
-from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script, mentions
+from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
+from advisor.model.mentions import mentions
 
 
 _MAIN_ONLY_DECORATOR = re.compile(r"rank_zero|rank0|main_process|master_only|main_only", re.IGNORECASE)

@@ -8,7 +8,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
-from advisor.rules.distributed.ddp_script import kwargs_value
+from advisor.model.containers import kwargs_value
 
 
 _DATA_PARALLEL = "torch.nn.parallel.DataParallel"

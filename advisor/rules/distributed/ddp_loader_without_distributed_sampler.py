@@ -1,28 +1,23 @@
 """GPU502 `ddp-loader-without-distributed-sampler`: DDP script whose training DataLoader has no DistributedSampler."""
 
 from __future__ import annotations
-import re
 from typing import Dict, Iterator, List, Optional
 import libcst as cst
 from advisor.findings import Severity
-from advisor.model import CallSite, Context, FileModel, LoopInfo
+from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, is_none, last_segment
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.distributed.ddp_script import LoaderResolver, framework_runs_epochs, is_ddp_script, kwargs_value, mentions
+from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
+from advisor.model.loaders import loaders_held, loaders_iterated
+from advisor.model.names import DATALOADER
+from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
+from advisor.model.containers import kwargs_value
+from advisor.model.mentions import mentions
 
 
 # Words that say a dataset is already split between ranks by hand.
-_SHARD_WORD = re.compile(r"rank|world_size|num_replicas|num_shards|shard|split_dataset_by_node|process_index", re.I)
-
-
-_PLAIN_SAMPLERS = frozenset(
-    "torch.utils.data." + name
-    for name in ("RandomSampler", "SequentialSampler", "WeightedRandomSampler", "SubsetRandomSampler")
-) | frozenset(
-    "torch.utils.data.sampler." + name
-    for name in ("RandomSampler", "SequentialSampler", "WeightedRandomSampler", "SubsetRandomSampler")
-)
+_SHARD_WORD = SHARD_WORD
 
 
 class DdpWithoutDistributedSampler(Rule):
@@ -69,24 +64,24 @@ class DdpWithoutDistributedSampler(Rule):
     def check(self, model: FileModel) -> Iterator[Report]:
         if not is_ddp_script(model) or framework_runs_epochs(model):
             return
-        resolver = LoaderResolver(model)
-        if not resolver.sites:
+        loaders = model.calls_to(DATALOADER)
+        if not loaders:
             return
         training: Dict[int, CallSite] = {}
         other_loops: Dict[int, List[LoopInfo]] = {}
         for loop in model.facts.loops:
             trains = model.is_training_loop(loop)
-            for site in resolver.iterated_by(loop):
+            for site in loaders_iterated(model, loop)[0]:
                 if trains:
                     training[id(site.node)] = site
                 else:
                     other_loops.setdefault(id(site.node), []).append(loop)
         for site in model.facts.calls_by_callee.get("next", ()):
             if site.node.args and model.in_training_code(site.ctx):
-                for found in resolver.resolve(site.node.args[0].value, site.ctx, site.order):
+                for found in loaders_held(model, site.node.args[0].value, site.ctx, site.order)[0]:
                     training[id(found.node)] = found
         if not training:
-            shuffled = [s for s in resolver.sites.values() if self._shuffles(s)]
+            shuffled = [s for s in loaders if self._shuffles(s)]
             if len(shuffled) == 1:
                 loops = other_loops.get(id(shuffled[0].node), [])
                 if not loops or not all(loop.ctx.no_grad or (loop.function and loop.function.no_grad) for loop in loops):
@@ -126,10 +121,10 @@ class DdpWithoutDistributedSampler(Rule):
                 "this DataLoader feeds the training loop of a DDP script without a DistributedSampler: "
                 "every rank iterates the whole dataset",
             )
-        verdict = self._sampler_kind(model, value, site.ctx, site.order)
-        if verdict == "dist":
+        verdict = sampler_kind(model, value, site.ctx, site.order)
+        if verdict == DIST:
             return None
-        if verdict == "plain":
+        if verdict == PLAIN:
             return self.report(
                 call,
                 "`{sampler}` does not split the data between ranks: in this DDP script "
@@ -139,7 +134,7 @@ class DdpWithoutDistributedSampler(Rule):
         return self._custom(model, site, value, "sampler")
 
     def _custom(self, model: FileModel, site: CallSite, value: cst.BaseExpression, what: str) -> Optional[Report]:
-        if self._sampler_kind(model, value, site.ctx, site.order) == "dist":
+        if sampler_kind(model, value, site.ctx, site.order) == DIST:
             return None
         return self.report(
             site.node,
@@ -148,41 +143,6 @@ class DdpWithoutDistributedSampler(Rule):
             severity=Severity.INFO,
             data={"argument": what, "sampler": snippet(model, value, 30)},
         )
-
-    def _sampler_kind(self, model: FileModel, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> str:
-        """"dist" (splits by rank), "plain" (a torch sampler that does not) or "unknown"."""
-        if "dist_sampler" in model.kinds(expr, ctx, order):
-            return "dist"
-        if depth > 3:
-            return "unknown"
-        if isinstance(expr, cst.IfExp):
-            kinds = {self._sampler_kind(model, b, ctx, order, depth + 1) for b in (expr.body, expr.orelse)}
-            return "dist" if "dist" in kinds else ("plain" if kinds == {"plain"} else "unknown")
-        if isinstance(expr, cst.Call):
-            qual = model.imports.qualify(expr.func)
-            if qual in _PLAIN_SAMPLERS:
-                return "plain"
-            name = dotted_name(expr.func) or ""
-            info = model.facts.classes.get(name)
-            if "Distributed" in name or (info is not None and any("Distributed" in b for b in info.bases)):
-                return "dist"
-            if any(mentions(model, a.value, ctx, _SHARD_WORD, 1) for a in expr.args):
-                return "dist"
-            if any(a.keyword is not None and a.keyword.value in ("num_replicas", "rank") for a in expr.args):
-                return "dist"
-            if name.endswith(("batch_sampler", "BatchSampler")) and any(
-                self._sampler_kind(model, a.value, ctx, order, depth + 1) == "dist" for a in expr.args
-            ):
-                return "dist"
-            return "unknown"
-        name = dotted_name(expr)
-        if name is None:
-            return "unknown"
-        found = [a for a in model.assignments(name, ctx) if a.value is not None and a.index is None]
-        if not found:
-            return "unknown"
-        kinds = {self._sampler_kind(model, a.value, a.ctx, a.order, depth + 1) for a in found}
-        return "dist" if "dist" in kinds else ("plain" if kinds == {"plain"} else "unknown")
 
     def _dataset_shards_itself(self, model: FileModel, site: CallSite) -> bool:
         arg = call_argument(site.node, "dataset", 0)

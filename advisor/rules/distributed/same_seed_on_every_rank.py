@@ -8,7 +8,8 @@ from advisor.model import CallSite, Context, FileModel, FunctionInfo
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script, mentions
+from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
+from advisor.model.mentions import mentions
 
 
 _GLOBAL_SEEDERS = frozenset(

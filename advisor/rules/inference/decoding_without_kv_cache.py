@@ -9,7 +9,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.rules.distributed.ddp_script import kwargs_value
+from advisor.model.containers import kwargs_value
 from advisor.rules.inference.model_calls import CACHE_KEYWORDS, NOT_A_NETWORK, TORCH_TEXT, class_bases, derived_from, grown_names, is_model, torch_file
 
 

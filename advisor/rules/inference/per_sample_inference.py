@@ -10,7 +10,8 @@ from advisor.model.names import dotted_name, last_segment
 from advisor.model.subtree import iter_names
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.distributed.ddp_script import LoaderResolver
+from advisor.model.loaders import loaders_iterated
+from advisor.model.names import DATALOADER
 from advisor.rules.inference.model_calls import CACHE_KEYWORDS, TORCH_TEXT, derived_from, grown_names, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file
 
 
@@ -219,15 +220,14 @@ class PerSampleInference(Rule):
         return False
 
     def _loaders(self, model: FileModel, markers: List[CallSite]) -> Iterator[Report]:
-        resolver = LoaderResolver(model)
-        ones = [s for s in resolver.sites.values() if self._batch_of_one(s)]
+        ones = [s for s in model.calls_to(DATALOADER) if self._batch_of_one(s)]
         if not ones:
             return
         calls = model_calls(model)
         for loop in model.facts.loops:
             if model.is_training_loop(loop):
                 continue
-            found = [s for s in resolver.iterated_by(loop) if s in ones]
+            found = [s for s in loaders_iterated(model, loop)[0] if s in ones]
             if not found:
                 continue
             inside = [c for c in calls if (c.ctx.loop is not None and c.ctx.loop.within(loop))]

@@ -1,23 +1,17 @@
 """GPU402 `graph-kept-across-iterations`: a loss or model output accumulated across training steps without `.detach()`."""
 
 from __future__ import annotations
-import re
 from typing import Iterator, List, Optional, Set
 import libcst as cst
 from advisor.model import Context, FileModel
-from advisor.model.facts import Assignment, FunctionInfo
+from advisor.model.facts import Assignment
 from advisor.model.file_model import literal_bool
 from advisor.model.names import dotted_name
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
+from advisor.model.graphs import carries_graph
 from advisor.rules.memory.walks import TRAINING_TEXT
 
-
-_MAX_DEPTH = 6
-
-
-def _no_grad(ctx: Context) -> bool:
-    return ctx.no_grad or (ctx.function is not None and ctx.function.no_grad)
 
 
 def _receiver_target(expr: Optional[cst.BaseExpression]) -> Optional[str]:
@@ -43,38 +37,6 @@ def _referenced_names(node: cst.CSTNode) -> Set[str]:
             continue
         stack.extend(children(current))
     return names
-
-
-# Tensor methods whose result still belongs to the autograd graph of their input.
-_KEEPS_GRAPH = frozenset(
-    """mean sum cpu to cuda float half double bfloat16 clone view reshape squeeze unsqueeze flatten
-    softmax log_softmax abs sqrt pow exp log norm std var contiguous permute transpose t sigmoid
-    relu tanh max min prod cumsum expand repeat type_as view_as add sub mul div neg clamp square
-    chunk split narrow select masked_fill logsumexp""".split()
-)
-
-
-# Methods whose result has no graph (or is not a tensor at all).
-_DROPS_GRAPH = frozenset(
-    """detach detach_ item tolist numpy argmax argmin long int bool eq ne gt lt ge le isnan isinf
-    numel size dim nonzero""".split()
-)
-
-
-_TORCH_GRAPH_FUNCTIONS = frozenset(
-    """stack cat mean sum matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu clamp
-    abs sqrt norm where logsumexp""".split()
-)
-
-
-_MODEL_CALLEE = re.compile(
-    r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|(^|_)(model|net|network|encoder|decoder"
-    r"|generator|discriminator|critic|policy|actor|backbone|loss)$|cross_entropy)",
-    re.IGNORECASE,
-)
-
-
-_SCALAR_BUILTINS = frozenset({"float", "int", "bool", "len", "round", "str", "repr"})
 
 
 class GraphRetainedAcrossIterations(Rule):
@@ -247,108 +209,7 @@ class GraphRetainedAcrossIterations(Rule):
             return self._graph_leaves(model, expr.left, ctx, order) + self._graph_leaves(model, expr.right, ctx, order)
         if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
             return self._graph_leaves(model, expr.expression, ctx, order)
-        return [expr] if self._has_graph(model, expr, ctx, order) else []
-
-    def _has_graph(self, model: FileModel, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> bool:
-        if depth > _MAX_DEPTH or _no_grad(ctx):
-            return False
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "grad", "shape", "dtype", "device"):
-                return False
-            name = dotted_name(expr)
-            found = model.reaching_assignment(name, ctx, order) if name is not None else None
-            if found is not None:
-                return self._assignment_has_graph(model, found, depth)
-            if isinstance(expr, cst.Attribute) and not (name or "").startswith("self."):
-                return self._has_graph(model, expr.value, ctx, order, depth + 1)  # `outputs.loss`
-            return False
-        if isinstance(expr, cst.Subscript):
-            return self._has_graph(model, expr.value, ctx, order, depth + 1)
-        if isinstance(expr, cst.Call):
-            return self._call_has_graph(model, expr, ctx, order, depth)
-        if isinstance(expr, cst.BinaryOperation):
-            return self._has_graph(model, expr.left, ctx, order, depth + 1) or self._has_graph(
-                model, expr.right, ctx, order, depth + 1
-            )
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
-            return self._has_graph(model, expr.expression, ctx, order, depth + 1)
-        if isinstance(expr, cst.IfExp):
-            return self._has_graph(model, expr.body, ctx, order, depth + 1) or self._has_graph(
-                model, expr.orelse, ctx, order, depth + 1
-            )
-        return False
-
-    def _assignment_has_graph(self, model: FileModel, assignment: Assignment, depth: int) -> bool:
-        value = assignment.value
-        if value is None or _no_grad(assignment.ctx):
-            return False
-        if assignment.augmented:
-            earlier = model.reaching_assignment(assignment.target, assignment.ctx, assignment.order)
-            if earlier is not None and earlier is not assignment:
-                if self._assignment_has_graph(model, earlier, depth + 1):
-                    return True
-        if assignment.index is not None:
-            if isinstance(value, (cst.Tuple, cst.List)):
-                if assignment.index >= len(value.elements):
-                    return False
-                value = value.elements[assignment.index].value
-            elif isinstance(value, cst.Call):
-                info = self._local_function(model, value.func, assignment.ctx)
-                if info is not None:
-                    return self._returns_graph(model, info, depth, assignment.index)
-            else:
-                return False
-        return self._has_graph(model, value, assignment.ctx, assignment.order, depth + 1)
-
-    def _call_has_graph(self, model: FileModel, call: cst.Call, ctx: Context, order: int, depth: int) -> bool:
-        func = call.func
-        qual = model.imports.qualify(func)
-        if qual is not None:
-            head, _, last = qual.rpartition(".")
-            if qual.startswith("torch.nn.functional.") or (head == "torch" and last in _TORCH_GRAPH_FUNCTIONS):
-                return any(self._arg_has_graph(model, a.value, ctx, order, depth) for a in call.args)
-            return False
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            if method in _DROPS_GRAPH:
-                return False
-            if method in _KEEPS_GRAPH:
-                return self._has_graph(model, func.value, ctx, order, depth + 1)
-        elif isinstance(func, cst.Name) and func.value in _SCALAR_BUILTINS:
-            return False
-        info = self._local_function(model, func, ctx)
-        if info is not None:
-            return self._returns_graph(model, info, depth, None)
-        name = dotted_name(func)
-        if name is None:
-            return False
-        kinds = model.kinds(func, ctx, order)
-        return "module" in kinds or "ddp" in kinds or bool(_MODEL_CALLEE.search(name.rsplit(".", 1)[-1]))
-
-    def _arg_has_graph(self, model: FileModel, expr: cst.BaseExpression, ctx: Context, order: int, depth: int) -> bool:
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            return any(self._has_graph(model, e.value, ctx, order, depth + 1) for e in expr.elements)
-        return self._has_graph(model, expr, ctx, order, depth + 1)
-
-    def _local_function(self, model: FileModel, func: cst.BaseExpression, ctx: Context) -> Optional[FunctionInfo]:
-        if isinstance(func, cst.Name):
-            return model.function(func.value) if model.imports.qualify(func) is None else None
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls") and ctx.class_name:
-            return model.resolve(f"{ctx.class_name}.{func.attr.value}")
-        return None
-
-    def _returns_graph(self, model: FileModel, info: FunctionInfo, depth: int, index: Optional[int]) -> bool:
-        if info.no_grad:
-            return False
-        body = Context(function=info, class_name=info.class_name)
-        for value in info.returns:
-            if index is not None:
-                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
-                    continue
-                value = value.elements[index].value
-            if self._has_graph(model, value, body, 1 << 30, depth + 1):
-                return True
-        return False
+        return [expr] if carries_graph(model, expr, ctx, order) else []
 
     def _fix(self, model: FileModel, leaves: List[cst.BaseExpression]) -> FixSpec:
         edits = []

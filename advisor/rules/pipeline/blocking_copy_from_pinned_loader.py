@@ -8,8 +8,9 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.rules.sync.tensor_values import device_kind as _device_kind
-from advisor.rules.pipeline.loader_flow import LoaderFlow, is_device_move, loader_option
+from advisor.model.devices import device_kind as _device_kind
+from advisor.model.loaders import loaders_iterated
+from advisor.rules.pipeline.loader_flow import is_device_move, loader_option
 
 
 def _pinned(model: FileModel, site: CallSite) -> bool:
@@ -90,13 +91,12 @@ class BlockingCopyFromPinnedLoader(Rule):
     requires = (("DataLoader",), ("True",), (".to(", ".cuda("))  # pin_memory may be positional
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        flow = None
         pinned_loops: dict = {}
         for site in model.method_calls("to", "cuda"):
             call = site.node
             if not is_device_move(model, site) or _has_keyword(call, "non_blocking"):
                 continue
-            if site.method == "to" and _device_kind(model, _first_arg(call), site.ctx) != "cuda":
+            if site.method == "to" and _device_kind(model, _first_arg(call), site.ctx, site.order) != "cuda":
                 continue  # `.to(dtype)` spelled with a variable, `.to(other_tensor)`
             if not _plain_selection(site.receiver):
                 continue  # `batch["x"].float().to(device)`: the copy is of a new, pageable tensor
@@ -116,9 +116,8 @@ class BlockingCopyFromPinnedLoader(Rule):
             if loop is None or not _batch_part(model, root, loop, site):
                 continue
             if id(loop) not in pinned_loops:
-                flow = flow or LoaderFlow(model)
-                loaders = flow.loaders(loop.node.iter, loop.ctx)
-                pinned_loops[id(loop)] = bool(loaders) and all(_pinned(model, s) for s in loaders)
+                loaders, exhaustive = loaders_iterated(model, loop)
+                pinned_loops[id(loop)] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
             if not pinned_loops[id(loop)]:
                 continue
             if call.args:

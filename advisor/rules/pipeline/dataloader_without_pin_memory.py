@@ -8,8 +8,9 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
-from advisor.rules.pipeline.loader_flow import dataset_on_device, kwargs_value, moves_batches_to_device
+from advisor.rules.pipeline.loader_flow import dataset_on_device, moves_batches_to_device
 from advisor.rules.pipeline.loader_literals import loader_options
+from advisor.model.containers import kwargs_value
 
 
 class DataLoaderWithoutPinnedMemory(Rule):

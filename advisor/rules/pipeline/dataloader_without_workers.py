@@ -10,7 +10,8 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name
 from advisor.rules.base import Report, Rule
 from advisor.rules.pipeline.loader_literals import loader_options
-from advisor.rules.pipeline.loader_flow import LoaderFlow, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, literal_int, loader_option, moves_batches_to_device
+from advisor.model.loaders import loaders_iterated
+from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, literal_int, loader_option, moves_batches_to_device
 
 
 _EVAL_NAME = re.compile(
@@ -79,13 +80,13 @@ def _eval_only(model: FileModel, site: CallSite) -> bool:
 def _loader_uses(model: FileModel) -> dict:
     """For each DataLoader call that some `for` loop of the file iterates: "train" when a
     training loop does, else "eval"."""
-    flow = LoaderFlow(model)
     uses: dict = {}
     for loop in model.facts.loops:
         if not isinstance(loop.node, cst.For):
             continue
         training = model.is_training_loop(loop) or model.in_training_code(loop.ctx)
-        for site in flow.loaders(loop.node.iter, loop.ctx) or ():
+        sites, exhaustive = loaders_iterated(model, loop)
+        for site in sites if exhaustive else ():
             if training or uses.get(id(site.node)) != "train":
                 uses[id(site.node)] = "train" if training else "eval"
     return uses

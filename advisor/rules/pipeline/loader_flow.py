@@ -3,9 +3,10 @@
 from __future__ import annotations
 from typing import Optional, Tuple
 import libcst as cst
-from advisor.model import CallSite, Context, FileModel
-from advisor.model.file_model import call_argument, star_kwargs
-from advisor.model.names import DATALOADER, dotted_name, root_name
+from advisor.model import CallSite, FileModel
+from advisor.model.file_model import call_argument
+from advisor.model.containers import kwargs_value
+from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
 
@@ -113,39 +114,6 @@ def dataset_on_device(model: FileModel, site: CallSite) -> bool:
     return any(built_on_device(model, a.value, site) for a in dataset.args)
 
 
-def kwargs_value(model: FileModel, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:
-    """Looks ``key`` up in the call's `**kwargs`: ("absent" | "present" | "unknown", value)."""
-    state = "absent"
-    for arg in star_kwargs(site.node):
-        name = dotted_name(arg.value)
-        found = model.assignments(name, site.ctx) if name else []
-        if len(found) != 1 or (site.ctx.scope, name) in model.facts.subscript_stores:
-            return "unknown", None
-        value = found[0].value
-        if isinstance(value, cst.Dict):
-            for element in value.elements:
-                if not isinstance(element, cst.DictElement):
-                    return "unknown", None  # `{**base, ...}`
-                if isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == key:
-                    return "present", element.value
-        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
-            if value.args and any(a.keyword is None for a in value.args):
-                return "unknown", None
-            for a in value.args:
-                if a.keyword is not None and a.keyword.value == key:
-                    return "present", a.value
-        else:
-            return "unknown", None
-        if any(s.receiver_name == name for s in model.method_calls("update", "setdefault")):
-            return "unknown", None
-    return state, None
-
-
-ITERATION_WRAPPERS = frozenset(
-    {"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm"}
-)
-
-
 def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
     if isinstance(expr, cst.Integer):
         return int(expr.evaluated_value)
@@ -200,106 +168,3 @@ def iterable_dataset(model: FileModel, site: CallSite) -> bool:
         parents = [b for b in info.bases if b.rsplit(".", 1)[-1] in model.facts.classes]
         name = parents[0] if parents else None
     return False
-
-
-def local_call(model: FileModel, value: cst.BaseExpression) -> bool:
-    """A call of a function defined in this file (`make_loaders(...)`)."""
-    return (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Name)
-        and model.imports.qualify(value.func) is None
-        and value.func.value in model.facts.functions
-    )
-
-
-class LoaderFlow:
-    """Which `DataLoader(...)` calls an expression may hold: through names, tuple unpacking,
-    helper returns, helper parameters (at their call sites) and iteration wrappers
-    (`enumerate`, `tqdm`, `zip`). None whenever any path is not a DataLoader of this file
-    (`accelerator.prepare(...)`, a loop variable, an argument from elsewhere)."""
-
-    def __init__(self, model: FileModel) -> None:
-        self.model = model
-        self.sites = {id(s.node): s for s in model.calls_to(DATALOADER)}
-
-    def loaders(self, expr: cst.BaseExpression, ctx, depth: int = 0, callers=None) -> Optional[list]:
-        model = self.model
-        if depth > 6:
-            return None
-        if isinstance(expr, cst.Call):
-            qual = model.imports.qualify(expr.func)
-            if qual == DATALOADER:
-                site = self.sites.get(id(expr))
-                return [site] if site is not None else None
-            name = qual or dotted_name(expr.func)
-            if name == "zip":
-                out: list = []
-                for arg in expr.args:
-                    found = None if arg.star else self.loaders(arg.value, ctx, depth + 1, callers)
-                    if found is None:
-                        return None
-                    out += found
-                return out
-            if name in ITERATION_WRAPPERS and expr.args and not expr.args[0].star:
-                return self.loaders(expr.args[0].value, ctx, depth + 1, callers)
-            if local_call(model, expr):
-                return self._returned(expr, None, depth, callers)
-            return None
-        name = dotted_name(expr)
-        if name is None:
-            return None
-        found = model.assignments(name, ctx)
-        if found:
-            out = []
-            for assignment in found:
-                value = assignment.value
-                if value is None or assignment.augmented:
-                    return None
-                if assignment.index is not None:
-                    if isinstance(value, (cst.Tuple, cst.List)) and assignment.index < len(value.elements):
-                        value = value.elements[assignment.index].value
-                    elif local_call(model, value):
-                        result = self._returned(value, assignment.index, depth, callers)
-                        if result is None:
-                            return None
-                        out += result
-                        continue
-                    else:
-                        return None
-                result = self.loaders(value, assignment.ctx, depth + 1, callers)
-                if result is None:
-                    return None
-                out += result
-            return out
-        info = ctx.function
-        if info is None or name not in info.params:
-            return None
-        position = info.params.index(name) - (1 if info.class_name is not None else 0)
-        sites = callers.get(info.key) if callers and info.key in callers else model.call_sites(info)
-        if not sites:
-            return None
-        out = []
-        for call in sites:
-            arg = call_argument(call.node, name, position)
-            result = None if arg is None else self.loaders(arg.value, call.ctx, depth + 1, callers)
-            if result is None:
-                return None
-            out += result
-        return out
-
-    def _returned(self, call: cst.Call, index: Optional[int], depth: int, callers) -> Optional[list]:
-        info = self.model.facts.functions[call.func.value]
-        body = Context(function=info, class_name=info.class_name)
-        if not info.returns:
-            return None
-        out: list = []
-        for value in info.returns:
-            if index is not None:
-                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
-                    return None
-                value = value.elements[index].value
-            result = self.loaders(value, body, depth + 1, callers)
-            if result is None:
-                return None
-            out += result
-        return out

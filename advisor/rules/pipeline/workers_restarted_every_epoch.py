@@ -4,11 +4,12 @@ from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Applicability
-from advisor.model import CallSite, Context, FileModel
+from advisor.model import CallSite, FileModel
 from advisor.model.names import DATALOADER
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.rules.pipeline.loader_flow import LoaderFlow, literal_int, loader_option
+from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
+from advisor.rules.pipeline.loader_flow import literal_int, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 
 
@@ -42,8 +43,14 @@ def _inside(loop, loop_ids) -> bool:
     return False
 
 
+def _all_loaders(found) -> tuple:
+    """The loaders, when every path of the value is one of them."""
+    sites, exhaustive = found
+    return sites if exhaustive else ()
+
+
 def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optional[dict]:
-    """Call sites through which a function runs once per epoch: {function key: [call sites]}
+    """Call sites through which a function runs once per epoch: {id(function): [call sites]}
     for the chain of helpers from an epoch loop down to ``info`` (None when none does)."""
     if info is None or depth > 2:
         return None
@@ -59,7 +66,7 @@ def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optiona
                 chains.update(outer)
     if not chosen:
         return None
-    chains[info.key] = chosen
+    chains[id(info)] = chosen
     return chains
 
 
@@ -116,21 +123,20 @@ class WorkersRestartedEveryEpoch(Rule):
         epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
         if not epochs:
             return
-        flow = LoaderFlow(model)
         iterated: dict = {}
         for loop in model.facts.loops:
             if not isinstance(loop.node, cst.For):
                 continue
-            loaders = None
+            loaders: tuple = ()
             if _inside(loop.parent, epochs):
-                loaders = flow.loaders(loop.node.iter, loop.ctx)
+                loaders = _all_loaders(loaders_iterated(model, loop))
             elif loop.parent is None and loop.function is not None:
                 callers = _epoch_callers(model, loop.function, epochs)
                 if callers:
-                    loaders = flow.loaders(loop.node.iter, loop.ctx, callers=callers)
-            for site in loaders or ():
+                    loaders = _all_loaders(loaders_iterated(model, loop, LoaderSites(callers)))
+            for site in loaders:
                 iterated[id(site.node)] = site
-        for comp in self._generator_passes(model, epochs, flow):
+        for comp in self._generator_passes(model, epochs):
             iterated[id(comp.node)] = comp
         for site in model.calls_to(DATALOADER):
             rebuilt = _inside(site.ctx.loop, epochs) or (
@@ -169,13 +175,14 @@ class WorkersRestartedEveryEpoch(Rule):
                       "loader_options": loader_options(site.node)},
             )
 
-    def _generator_passes(self, model: FileModel, epochs, flow: LoaderFlow) -> Iterator[CallSite]:
+    def _generator_passes(self, model: FileModel, epochs) -> Iterator[CallSite]:
         """Comprehensions over a loader in a function the epoch loop calls (`sum(... for x in loader)`):
         the walk records no loop for them, so the function's own body is searched."""
         for info in model.facts.functions.values():
             callers = _epoch_callers(model, info, epochs)
             if not callers:
                 continue  # only the bodies of functions run once per epoch are searched
-            body = Context(function=info, class_name=info.class_name)
+            body = info.body_ctx
+            question = LoaderSites(callers)
             for node in _comprehension_iters(info.node.body):
-                yield from flow.loaders(node, body, callers=callers) or ()
+                yield from _all_loaders(loaders_held(model, node, body, model.order_of(node), question))

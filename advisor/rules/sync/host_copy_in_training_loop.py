@@ -7,7 +7,8 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.sync.tensor_values import TRAINING_TEXT, numpy_value, raw_batch_value
+from advisor.model.tensors import is_numpy, is_raw_batch
+from advisor.model.vocabulary import TRAINING_TEXT
 
 
 def _is_module_value(model: FileModel, expr: cst.BaseExpression) -> bool:
@@ -92,11 +93,11 @@ class HostCopyInTrainingLoop(Rule):
             heat = model.sync_heat(site.ctx)
             if heat is None or _chain_has_host_copy(model, site.receiver):
                 continue
-            if raw_batch_value(model, site.receiver, site):
+            if is_raw_batch(model, site.receiver, site.ctx, site.order):
                 continue
             if site.method == "tolist" and not model.is_tensor(site.receiver, site.ctx):
                 continue
-            if site.method == "numpy" and numpy_value(model, site.receiver, site):
+            if site.method == "numpy" and is_numpy(model, site.receiver, site.ctx, site.order):
                 continue
             kinds = model.kinds(site.receiver, site.ctx, site.order)
             if "module" in kinds or "ddp" in kinds or _is_module_value(model, site.receiver):

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 from advisor.model import FileModel
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.sync.tensor_values import TRAINING_TEXT, numpy_value, raw_batch_value
+from advisor.model.tensors import is_numpy, is_raw_batch
+from advisor.model.vocabulary import TRAINING_TEXT
 
 
 class ItemInTrainingLoop(Rule):
@@ -47,7 +48,7 @@ class ItemInTrainingLoop(Rule):
             if site.node.args:
                 continue
             heat = model.sync_heat(site.ctx)
-            if heat is None or numpy_value(model, site.receiver, site) or raw_batch_value(model, site.receiver, site):
+            if heat is None or is_numpy(model, site.receiver, site.ctx, site.order) or is_raw_batch(model, site.receiver, site.ctx, site.order):
                 continue
             yield self.report(
                 site.node,

@@ -6,7 +6,7 @@ from typing import Iterator
 import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import Report, Rule
-from advisor.rules.sync.tensor_values import TRAINING_TEXT
+from advisor.model.vocabulary import TRAINING_TEXT
 
 
 _SYNC_RECEIVER = re.compile(r"stream|event", re.IGNORECASE)

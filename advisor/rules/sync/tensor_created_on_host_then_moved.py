@@ -6,7 +6,7 @@ import libcst as cst
 from advisor.findings import Applicability, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.rules.sync.tensor_values import device_kind, is_dtype
+from advisor.model.devices import device_kind, is_dtype
 
 
 _PLAIN_FACTORIES = frozenset("zeros ones empty full arange linspace logspace eye tensor as_tensor".split())
@@ -40,7 +40,7 @@ def _parse_move(model: FileModel, site: CallSite) -> Optional[_Move]:
             return _Move(None)  # `.cuda(local_rank)`: a CUDA move, but which spelling of the device?
         return _Move(cst.SimpleString('"cuda"'))
     device = keywords.get("device", positional[0] if positional else None)
-    if device is None or device_kind(model, device, site.ctx) != "cuda":
+    if device is None or device_kind(model, device, site.ctx, site.order) != "cuda":
         return None
     rest = positional[1:] if "device" not in keywords else positional
     dtype = keywords.get("dtype")

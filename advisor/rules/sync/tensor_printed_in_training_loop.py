@@ -6,7 +6,7 @@ from typing import Iterator
 import libcst as cst
 from advisor.model import CallSite, FileModel, Heat
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.sync.tensor_values import TRAINING_TEXT
+from advisor.model.vocabulary import TRAINING_TEXT
 
 
 _LOGGER_NAME = re.compile(r"(^|_)(log|logger|logging|LOGGER|LOG)$")
