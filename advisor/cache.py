@@ -27,14 +27,14 @@ from pathlib import Path
 from advisor import __version__
 from advisor.cache_files import write_atomically
 from advisor.config import Config
-from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Severity
+from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Related, Severity
 from advisor.stat_index import RACY_MARGIN_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
     from typing import Any, Dict, List, Optional, Tuple
 
-FORMAT = 1  # bump when the entry layout changes
+FORMAT = 2  # bump when the entry layout changes
 MAX_ENTRIES = 50_000
 MAX_BYTES = 256 * 1024 * 1024
 # Folders of the package whose code cannot change a finding (output, editor wiring).
@@ -193,6 +193,8 @@ def _encode_finding(f: Finding) -> Dict[str, Any]:
                 "applicability": value.applicability.value,
                 "edits": [[e.start.row, e.start.column, e.end.row, e.end.column, e.content] for e in value.edits],
             }
+        elif name == "related":
+            value = [[r.label, r.start.row, r.start.column, r.end.row, r.end.column, r.cell] for r in value]
         out[name] = value
     return out
 
@@ -207,6 +209,10 @@ def _decode_finding(d: Dict[str, Any]) -> Finding:
                         for a, b, c, e, content in raw["edits"]),
             applicability=Applicability(raw["applicability"]),
         )
+    values["related"] = tuple(Related(str(label), Position(int(a), int(b)), Position(int(c), int(e)), cell)
+                              for label, a, b, c, e, cell in values["related"])
+    if not isinstance(values["data"], dict):
+        raise TypeError("data is not an object")
     values["severity"] = Severity(values["severity"])
     values["start"] = Position(*map(int, values["start"]))
     values["end"] = Position(*map(int, values["end"]))

@@ -60,6 +60,12 @@ class AdvisorServer(LanguageServer):
                 return None
         return value
 
+    @property
+    def related_information(self) -> bool:
+        """The client takes related places with its diagnostics (pushed or pulled)."""
+        return bool(self._capability("text_document", "publish_diagnostics", "related_information")
+                    or self._capability("text_document", "diagnostic", "related_information"))
+
     # -- settings and configuration ----------------------------------------------------------------
     def apply_settings(self, raw: Any) -> None:
         settings, errors = parse_settings(raw, self.settings)
@@ -94,6 +100,7 @@ class AdvisorServer(LanguageServer):
             filename=str(path) if path is not None else doc.uri, path=path, config=config,
             excluded=path is not None and config.is_excluded(path), encoding=self.encoding,
             href=lambda code: self.links.href(code, docs_url), wanted=wanted,
+            related_information=self.related_information,
         )
 
     def snapshot(self, doc: Document):
