@@ -93,9 +93,20 @@ def test_result_cache_is_reused(capsys, monkeypatch):
     ("oom", "skipped: out of memory"),
 ])
 def test_faulty_probe_is_reported_and_the_run_goes_on(capsys, monkeypatch, fault, verdict):
+    """Only the hanging probe gets a short timeout: it never answers, so it times out however
+    fast the machine is. Every other probe gets a timeout no loaded machine reaches (a 3 s
+    timeout for all of them failed when torch's import alone took longer)."""
     _cpu_only(monkeypatch)
+    import advisor.runtime.measure as measure
+
     monkeypatch.setenv("ADVISOR_PROBE_FAULT", f"GPU501:{fault}")
-    monkeypatch.setenv("ADVISOR_PROBE_TIMEOUT", "3")
+    monkeypatch.setenv("ADVISOR_PROBE_TIMEOUT", "3600")
+    real = measure.run_in_child
+
+    def short_for_the_faulty_probe(code, params, timeout):
+        return real(code, params, 3 if (code, fault) == ("GPU501", "hang") else timeout)
+
+    monkeypatch.setattr(measure.measure_findings, "__defaults__", (True, short_for_the_faulty_probe))
     code, items = run_json(capsys, "--no-cache")
     assert code == 1
     by_code = {item["code"]: item["measurement"] for item in items}
@@ -122,3 +133,4 @@ def test_measure_without_torch_exits_2(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "advisor: error: --measure needs torch: pip install 'torch-advisor[measure]'" in proc.stderr
     assert proc.stdout == ""
+
