@@ -134,3 +134,90 @@ def test_measure_without_torch_exits_2(tmp_path):
     assert "advisor: error: --measure needs torch: pip install 'torch-advisor[measure]'" in proc.stderr
     assert proc.stdout == ""
 
+
+ODD_VALUES = ("...", "b'x'", "1j", "{1, 2}", "{[]: 1}", "-True", "1e999", "9" * 30)
+
+
+def _odd_loaders(tmp_path: Path) -> Path:
+    """One GPU205 finding (shuffle with a sampler: DataLoader raises) per odd keyword value."""
+    lines = ["import torch", "from torch.utils.data import DataLoader", "",
+             "ds = list(range(10))", "sampler = torch.utils.data.RandomSampler(ds)"]
+    lines += [f"loader{i} = DataLoader(ds, batch_size=4, shuffle=True, sampler=sampler, num_workers={value})"
+              for i, value in enumerate(ODD_VALUES)]
+    path = tmp_path / "odd.py"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _measure_cli(path: Path, *extra: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "advisor", "check", "--measure", "--format", "json", *extra,
+                           str(path)], capture_output=True, text=True, timeout=600, cwd=str(path.parent), env=env)
+
+
+def test_odd_keyword_values_are_unknown_to_the_probe(tmp_path):
+    proc = _measure_cli(_odd_loaders(tmp_path), "--no-cache")
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    items = json.loads(proc.stdout)
+    measured = [item["measurement"] for item in items if item["code"] == "GPU205"]
+    assert len(measured) == len(ODD_VALUES)
+    for m in measured:
+        assert m["verdict"] == "confirmed"
+        assert m["params"]["kwargs"] == {"batch_size": 4, "shuffle": True, "sampler": True}
+
+
+def test_site_keeps_plain_literals_only():
+    import ast
+
+    from advisor.runtime.site import _literal_kwargs
+
+    call = ast.parse("DataLoader(ds, batch_size=-8, shuffle=False, num_workers=2.5, prefetch_factor=None, "
+                     "pin_memory='yes', drop_last=..., persistent_workers=b'1')").body[0].value
+    assert _literal_kwargs(call) == {"batch_size": -8, "shuffle": False, "num_workers": 2.5,
+                                     "prefetch_factor": None, "pin_memory": "yes"}
+
+
+SPOILERS = {
+    "wrong types": lambda p: p.write_text('{"verdict": "confirmed", "baseline": "many", "unit": 3}'),
+    "odd verdict": lambda p: p.write_text('{"verdict": 1}'),
+    "deep nesting": lambda p: p.write_text("[" * 100000 + "]" * 100000),
+    "infinite figure": lambda p: p.write_text('{"verdict": "confirmed", "baseline": 1e999, "fixed": 1}'),
+    "fifo": lambda p: (p.unlink(), os.mkfifo(p)),
+    "link to /dev/zero": lambda p: (p.unlink(), p.symlink_to("/dev/zero")),
+}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs and /dev/zero")
+@pytest.mark.parametrize("spoiler", list(SPOILERS))
+def test_corrupt_cache_entry_is_a_miss(tmp_path, spoiler):
+    from advisor.runtime.results import MeasureCache
+
+    cache = MeasureCache(tmp_path)
+    cache.put("k", {"verdict": "confirmed", "baseline": 1.0, "fixed": 0.5, "unit": "ms", "ratio": 2.0,
+                    "saving_per_step": None, "detail": ""})
+    assert cache.get("k")["baseline"] == 1.0
+    SPOILERS[spoiler](tmp_path / "measure" / "k.json")
+    assert cache.get("k") is None
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_corrupt_cached_measurements_are_measured_again(tmp_path):
+    """Two cached measurements (one per batch size), one spoiled with the wrong types and one
+    replaced by a FIFO: the next run measures both again, without a traceback or a hang."""
+    lines = ["import torch", "from torch.utils.data import DataLoader", "", "ds = list(range(10))",
+             "sampler = torch.utils.data.RandomSampler(ds)"]
+    lines += [f"loader{size} = DataLoader(ds, batch_size={size}, shuffle=True, sampler=sampler)" for size in (1, 2)]
+    script = tmp_path / "two.py"
+    script.write_text("\n".join(lines) + "\n")
+    first = _measure_cli(script)
+    assert first.returncode == 1, first.stderr
+    entries = sorted((Path(os.environ["ADVISOR_CACHE_DIR"]) / "measure").glob("*.json"))
+    assert len(entries) == 2
+    SPOILERS["wrong types"](entries[0])
+    SPOILERS["fifo"](entries[1])
+    second = _measure_cli(script)
+    assert second.returncode == 1, second.stderr
+    assert "Traceback" not in second.stderr
+    measured = [i["measurement"] for i in json.loads(second.stdout) if i["code"] == "GPU205"]
+    assert len(measured) == 2
+    assert all(m["verdict"] == "confirmed" and m["cached"] is False for m in measured)

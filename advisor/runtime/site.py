@@ -3,12 +3,15 @@
 Read with the standard `ast` module from the file the finding is in: the literal keyword
 arguments of the DataLoader call at or around the finding (batch_size, num_workers, ...),
 the accumulation step count in GPU406's message, the autocast dtype for GPU301. Anything not
-literal is left out, and the probe's documented default applies.
+a plain literal (None, a bool, an int, a finite float or a str) is left out, and the probe's
+documented default applies: parameters travel as JSON to the probe's process and into the
+result cache's key.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 import re
 from typing import Any, Dict, Optional, Sequence
 
@@ -41,11 +44,33 @@ def _literal_kwargs(call: ast.Call) -> Dict[str, Any]:
                 out[kw.arg] = True
             continue
         if kw.arg in _LOADER_KEYS:
-            try:
-                out[kw.arg] = ast.literal_eval(kw.value)
-            except ValueError:
-                continue
+            value = _plain_literal(kw.value)
+            if value is not _UNKNOWN:
+                out[kw.arg] = value
     return out
+
+
+_UNKNOWN = object()
+
+
+def _plain_literal(node: ast.expr) -> Any:
+    """The value of a plain literal keyword value, or _UNKNOWN for anything else: `...`,
+    bytes, complex numbers, containers (`{[]: 1}` does not even evaluate), names, calls."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _plain_literal(node.operand)
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return -inner if isinstance(node.op, ast.USub) else inner
+        return _UNKNOWN
+    if not isinstance(node, ast.Constant):
+        return _UNKNOWN
+    value = node.value
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2 ** 63 else _UNKNOWN  # JSON and the probes take machine integers
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return _UNKNOWN
 
 
 def _contains(node: ast.AST, row: int, col: int) -> bool:
