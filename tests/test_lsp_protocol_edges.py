@@ -15,8 +15,10 @@ pytest.importorskip("pytest_lsp", reason="pytest-lsp is not installed")
 from lsprotocol import types  # noqa: E402
 
 from advisor.engine import check_source  # noqa: E402
-from tests.lsp_helpers import RawSession, points_to_units  # noqa: E402
-from tests.test_lsp_server import SCRIPT, change, client, codes, diagnostics, open_file  # noqa: E402,F401
+from tests.lsp_helpers import RawSession, apply_edits, edits_for, find, points_to_units  # noqa: E402
+from tests.test_lsp_server import (  # noqa: E402,F401
+    ITEM_LINE, SCRIPT, actions, change, client, codes, diagnostics, open_file,
+)
 
 INVALID_REQUEST, INVALID_PARAMS = -32600, -32602
 
@@ -45,27 +47,30 @@ async def test_edit_past_the_end_of_the_last_line_lands_at_its_end(client, tmp_p
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_edits_past_line_ends_in_each_encoding_match_the_editor(client, tmp_path):  # noqa: F811
-    """Past the end of a non-ASCII line, of a middle line, and of the document."""
-    text = SCRIPT + 'label = "é😀"'
+    """Past the end of a non-ASCII last line (no line break after it), of the first line, and
+    of the document; then the server's "Ignore GPU101" edit, computed on its own copy of the
+    line, must land exactly at the end of the editor's line."""
+    text = SCRIPT.rstrip("\n")  # the last line is the one with `loss.item()` and non-ASCII text
     uri = open_file(client, tmp_path / "train.py", text)
     await diagnostics(client, uri)
     last_line = text.split("\n")[-1]
     end_units = points_to_units(last_line, len(last_line), client.encoding)
     edits = [
-        (types.Position(LAST, end_units + 1), types.Position(LAST, end_units + 7), "  # é"),
+        (types.Position(ITEM_LINE, end_units + 1), types.Position(ITEM_LINE, end_units + 7), "  # é"),
         (types.Position(0, 40), types.Position(0, 40), "  # first"),
-        (types.Position(LAST + 5, 0), types.Position(LAST + 9, 3), "\nsteps = 2\n"),
+        (types.Position(ITEM_LINE + 5, 0), types.Position(ITEM_LINE + 9, 3), "\nsteps = 2\n"),
     ]
     for start, end, new_text in edits:
         change(client, uri, edits=[types.TextEdit(range=types.Range(start=start, end=end), new_text=new_text)])
     assert client.texts[uri].startswith("import torch  # first\n")
-    assert client.texts[uri].endswith('label = "é😀"  # é\nsteps = 2\n')
+    assert client.texts[uri].endswith(last_line + "  # é\nsteps = 2\n")
     diags = await diagnostics(client, uri, after=len(client.published) - 1)
-    assert not _problems(diags)
-    # The server's copy is the editor's: a finding's range points at the same text in both.
-    item = next(d for d in diags if d.code == "GPU101")
-    line = client.texts[uri].split("\n")[item.range.start.line]
-    assert points_to_units(line, line.index("loss.item()"), client.encoding) == item.range.start.character
+    assert not _problems(diags), [d.message for d in _problems(diags)]  # `loss.item()  # é)` would not parse
+    item = [d for d in diags if d.code == "GPU101"]
+    assert item
+    ignore = find(await actions(client, uri, item, only=[types.CodeActionKind.QuickFix]), "Ignore GPU101")
+    after = apply_edits(client.texts[uri], edits_for(ignore.edit, uri), client.encoding)
+    assert after.split("\n")[ITEM_LINE] == last_line + "  # é  # noqa: GPU101"
 
 
 @pytest.fixture
