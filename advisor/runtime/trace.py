@@ -105,8 +105,8 @@ class Outcome:
     """What the parent saw of one run: the record (None if none came) and how it ended."""
     raw: Optional[Dict[str, Any]]
     status: Optional[int]  # the interpreter's exit status; negative: the signal that ended it
-    overdue: bool = False  # advisor killed it at the time limit plus the grace
-    stuck_after_report: bool = False  # it sent its record but did not exit within EXIT_GRACE_S
+    phase: str = "starting"  # then "running" (the script), "stopping" (advisor's export), "reported"
+    overdue: bool = False  # a deadline passed: advisor killed it (in `phase`)
     strays: int = 0  # processes the script left behind, killed when the trace ended
 
 
@@ -163,7 +163,6 @@ def _follow(proc: subprocess.Popen, receiver: Receiver, time_limit: float, outco
     STARTUP_S to reach the script's first line, then the time limit plus GRACE_S, then
     WRAPUP_S for advisor's own work once the script stopped, then EXIT_GRACE_S to exit."""
     deadline = time.monotonic() + STARTUP_S
-    reported_at: Optional[float] = None
     while True:
         if _exited(proc):
             for message in receiver.drain():
@@ -171,18 +170,19 @@ def _follow(proc: subprocess.Popen, receiver: Receiver, time_limit: float, outco
             return
         now = time.monotonic()
         if now >= deadline:
-            outcome.overdue = outcome.raw is None
-            outcome.stuck_after_report = outcome.raw is not None
+            outcome.overdue = True
             return
         for message in receiver.poll(min(0.2, deadline - now)):
             event = _take(message, outcome)
             now = time.monotonic()
-            if event == channel.STARTED:
+            if event == channel.STARTED and outcome.phase == "starting":
+                outcome.phase = "running"
                 deadline = now + time_limit + GRACE_S
-            elif event == channel.STOPPING:
+            elif event == channel.STOPPING and outcome.phase == "running":
+                outcome.phase = "stopping"
                 deadline = max(deadline, now + WRAPUP_S)
-            elif event in (channel.REPORT, channel.NO_TORCH) and reported_at is None:
-                reported_at = now
+            elif event in (channel.REPORT, channel.NO_TORCH) and outcome.phase != "reported":
+                outcome.phase = "reported"
                 deadline = now + EXIT_GRACE_S
         if receiver.closed and not _exited(proc):
             time.sleep(0.05)  # the child closed the channel: only its exit is left to wait for
@@ -214,15 +214,21 @@ def _checked(outcome: Outcome, cmd: Command, time_limit: float) -> Dict[str, Any
     if raw is not None and raw.get("stop") == "no-torch":
         raise TraceError(f"torch is not importable in {cmd.python}; `advisor trace` runs the script with that "
                          "interpreter, so install torch there (or name another python)")
-    if outcome.overdue:
-        raise TraceError(f"the traced script did not stop at the {time_limit:g} s time limit, nor "
-                         f"{GRACE_S:g} s later (it blocked advisor's stop); advisor killed it and every process "
-                         "it started, and has no report")
+    if raw is None and outcome.overdue:
+        if outcome.phase == "starting":
+            why = f"did not reach the script's first line within {STARTUP_S:g} s (importing torch?)"
+        elif outcome.phase == "stopping":
+            why = f"stopped, but the profiler's export did not finish within {WRAPUP_S:g} s"
+        else:
+            why = (f"did not stop at the {time_limit:g} s time limit, nor {GRACE_S:g} s later (it blocked "
+                   "advisor's stop)")
+        raise TraceError(f"the traced interpreter {why}; advisor killed it and every process it started, "
+                         "and has no report")
     if raw is None:
         raise TraceError(f"the traced script ended the interpreter {_status_text(outcome.status)} before advisor "
                          "could report (os._exit, a signal, or a crash in native code); no report")
     notes = list(raw.get("notes") or [])
-    if outcome.stuck_after_report:
+    if outcome.overdue:  # the record came, the process did not end
         notes.append(f"the script's process did not exit within {EXIT_GRACE_S:g} s of the end of the trace (a non-daemon "
                      "thread or an atexit handler?); advisor ended it")
     if outcome.strays:
