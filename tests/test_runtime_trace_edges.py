@@ -101,7 +101,8 @@ def test_script_that_blocks_the_stop_is_ended_with_a_report(tmp_path: Path, body
 def test_frozen_script_is_killed_after_the_grace(tmp_path: Path) -> None:
     """A process that cannot even run advisor's watchdog (stopped with SIGSTOP, as a debugger or
     a job-control mishap would) is killed by the parent, and the message says so."""
-    name = _script(tmp_path, "frozen.py", "import os\nimport signal\nimport torch\n\nos.kill(os.getpid(), signal.SIGSTOP)\n")
+    name = _script(tmp_path, "frozen.py",
+                   "import os\nimport signal\nimport torch\n\nos.kill(os.getpid(), signal.SIGSTOP)\n")
     proc = _trace(tmp_path, "--time-limit", "1", "--out", "o", "--", sys.executable, name)
     assert proc.returncode == 2
     assert "did not stop at the 1 s time limit, nor 5 s later" in proc.stderr

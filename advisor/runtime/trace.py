@@ -229,8 +229,8 @@ def _checked(outcome: Outcome, cmd: Command, time_limit: float) -> Dict[str, Any
                          "could report (os._exit, a signal, or a crash in native code); no report")
     notes = list(raw.get("notes") or [])
     if outcome.overdue:  # the record came, the process did not end
-        notes.append(f"the script's process did not exit within {EXIT_GRACE_S:g} s of the end of the trace (a non-daemon "
-                     "thread or an atexit handler?); advisor ended it")
+        notes.append(f"the script's process did not exit within {EXIT_GRACE_S:g} s of the end of the trace "
+                     "(a non-daemon thread or an atexit handler?); advisor ended it")
     if outcome.strays:
         notes.append(f"the script left {outcome.strays} process{'es' if outcome.strays != 1 else ''} running; "
                      "advisor ended them")

@@ -25,7 +25,6 @@ folder or advisor's output folder, which the script may change or delete.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import runpy
 import signal
