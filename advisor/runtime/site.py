@@ -5,12 +5,15 @@ DataLoader it reported (`loader_options`: batch_size, num_workers, ...), GPU406'
 step count (`accum_steps`), GPU301's autocast dtype (`dtype`). A finding without loader options
 (one whose rule looks at no DataLoader, such as GPU401's `zero_grad`) borrows a literal batch
 size from the DataLoader calls of its file, read with the standard `ast` module. Anything not
-literal is left out, and the probe's documented default applies.
+literal is left out, and the probe's documented default applies. Only plain literals
+(None, a bool, an int, a finite float or a str) are kept: parameters travel as JSON to the
+probe's process and into the result cache's key.
 """
 
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any, Dict, Optional, Sequence
 
 from advisor.findings import Finding
@@ -42,11 +45,33 @@ def _literal_kwargs(call: ast.Call) -> Dict[str, Any]:
                 out[kw.arg] = True
             continue
         if kw.arg in _LOADER_KEYS:
-            try:
-                out[kw.arg] = ast.literal_eval(kw.value)
-            except ValueError:
-                continue
+            value = _plain_literal(kw.value)
+            if value is not _UNKNOWN:
+                out[kw.arg] = value
     return out
+
+
+_UNKNOWN = object()
+
+
+def _plain_literal(node: ast.expr) -> Any:
+    """The value of a plain literal keyword value, or _UNKNOWN for anything else: `...`,
+    bytes, complex numbers, containers (`{[]: 1}` does not even evaluate), names, calls."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _plain_literal(node.operand)
+        if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+            return -inner if isinstance(node.op, ast.USub) else inner
+        return _UNKNOWN
+    if not isinstance(node, ast.Constant):
+        return _UNKNOWN
+    value = node.value
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) < 2 ** 63 else _UNKNOWN  # JSON and the probes take machine integers
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return _UNKNOWN
 
 
 def _contains(node: ast.AST, row: int, col: int) -> bool:
