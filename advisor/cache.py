@@ -11,10 +11,10 @@ A key is the SHA-256 of:
   entries) and hashed again when one of them changes.
 
 Entries are written to a temporary file and renamed into place, so concurrent runs never see a
-half-written entry. Each is sealed (cache_files): its tag covers its own name, the key above, so
+half-written entry. Each is sealed (cache_folder): its tag covers its own name, the key above, so
 an entry planted, edited or renamed from another file's is a miss, as is one that does not
 decode; either is rewritten. The folder is used only when it is this user's and marked as the
-tool's (cache_files.open_folder), and pruned, oldest first, when the entries grow past
+tool's (cache_folder.open_folder), and pruned, oldest first, when the entries grow past
 MAX_ENTRIES files or MAX_BYTES bytes: only files named as entries are, never through a link.
 
 This module does not import libcst: a run whose files are all cached never parses anything.
@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 from advisor import __version__
-from advisor.cache_files import CacheFolder, load_json, open_folder, own_name, prune_oldest
+from advisor.cache_files import load_json, own_name, prune_oldest
+from advisor.cache_folder import CacheFolder, open_folder
 from advisor.config import Config
 from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Severity
 from advisor.stat_index import RACY_MARGIN_NS

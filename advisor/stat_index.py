@@ -34,7 +34,7 @@ creation time, so no field moves on every write.
 
 Who may write it. The index decides without reading the file, so an entry planted by someone
 who can write the cache folder would hide a file's findings. The folder must be this user's
-and closed to others (cache_files.open_folder), and each index file is sealed with the folder's
+and closed to others (cache_folder.open_folder), and each index file is sealed with the folder's
 key: an index that was not written by the tool, or was edited or moved from another working
 folder, is ignored whole. An entry is only recorded right after the result cache answered or
 stored a clean result for the same content digest, so every entry stands for bytes the tool
@@ -64,7 +64,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
     from typing import Dict, List, Optional, Set, Tuple
 
-    from advisor.cache_files import CacheFolder
+    from advisor.cache_folder import CacheFolder
 
 FORMAT = 3
 RACY_MARGIN_NS = 3_000_000_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from advisor.cache_files import KEY_NAME, TAG_CHARS, CacheFolder
+from advisor.cache_folder import KEY_NAME, TAG_CHARS, CacheFolder
 
 
 def body(path: Path):

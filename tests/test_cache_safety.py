@@ -22,7 +22,8 @@ import pytest
 
 import advisor.cache as cache_module
 import advisor.stat_index as stat_index
-from advisor.cache_files import MARKER_NAME, open_folder, own_name
+from advisor.cache_files import own_name
+from advisor.cache_folder import MARKER_NAME, open_folder
 from tests.cache_helpers import body, reseal
 from tests.snippets import HOT
 
@@ -367,3 +368,70 @@ def test_an_oversized_entry_is_not_read_whole(project, cache):
         handle.truncate(cache_module.MAX_ENTRY_BYTES + 1)  # sparse: no disk is used
     code, out, err = advisor(cache, "train.py", cwd=project)
     assert code == 1 and findings(out) == FINDINGS and err == ""
+
+
+# -- --measure results -------------------------------------------------------------------------
+CORRUPT_MEASUREMENTS = [
+    {"verdict": "confirmed", "baseline": "fast"},  # a ValueError in the report's formatting
+    {"verdict": "confirmed", "baseline": [1]},  # a TypeError there
+    {"verdict": "confirmed", "ratio": 10 ** 400},  # beyond a float
+    {"verdict": "confirmed", "baseline": True},
+    {"verdict": "confirmed", "unit": 3},
+    {"verdict": "confirmed", "detail": {"a": 1}},
+    {"verdict": "confirmed", "extra": []},
+    {"verdict": ["confirmed"]},
+    {"verdict": "error: from the cache"},  # only verdicts are ever stored
+    {"baseline": 1.0},
+    [],
+    "confirmed",
+    None,
+]
+
+
+@pytest.mark.parametrize("value", CORRUPT_MEASUREMENTS, ids=repr)
+def test_a_corrupt_cached_measurement_is_a_miss(cache, value):
+    from advisor.runtime.results import MeasureCache
+
+    store = MeasureCache(cache)
+    key = "ab" * 32
+    good = {"verdict": "confirmed", "baseline": 2.0, "fixed": 1.0, "unit": "ms/step", "ratio": 2.0,
+            "saving_per_step": 1.0, "detail": ""}
+    store.put(key, good)
+    assert store.get(key) == good
+    path = cache / "measure" / f"{key}.json"
+    reseal(cache, path, b"measure", value)
+    assert store.get(key) is None
+    store.put(key, value)  # nor is such a value ever stored
+    assert store.get(key) is None
+
+
+@pytest.mark.parametrize("hostile", ["unsealed", "fifo", "link to /dev/zero", "deep"])
+def test_a_hostile_cached_measurement_is_a_miss(cache, hostile):
+    from advisor.runtime.results import MeasureCache
+
+    store = MeasureCache(cache)
+    key = "cd" * 32
+    store.put(key, {"verdict": "not confirmed", "baseline": 1.0, "fixed": 1.0, "unit": "ms", "detail": ""})
+    path = cache / "measure" / f"{key}.json"
+    path.unlink()
+    if hostile == "unsealed":
+        path.write_text(json.dumps({"verdict": "confirmed", "baseline": 9.0, "unit": "ms", "detail": ""}))
+    elif hostile == "fifo":
+        os.mkfifo(path)
+    elif hostile == "link to /dev/zero":
+        path.symlink_to("/dev/zero")
+    else:
+        reseal(cache, path, b"measure", None, raw=b"[" * 200_000 + b"]" * 200_000)
+    assert store.get(key) is None
+
+
+def test_check_measure_measures_again_over_a_corrupt_cached_result(project, cache):
+    pytest.importorskip("torch")
+    args = ("--measure", "--select", "GPU503")
+    code, out, err = advisor(cache, "train.py", cwd=project, args=args, env={"COLUMNS": "200"})
+    assert code == 1 and "measured: confirmed" in out
+    (stored,) = (cache / "measure").glob("*.json")
+    reseal(cache, stored, b"measure", dict(body(stored), baseline="fast", ratio=[1]))
+    code, out, err = advisor(cache, "train.py", cwd=project, args=args, env={"COLUMNS": "200"})
+    assert code == 1 and "measured: confirmed" in out and err == ""
+    assert isinstance(body(stored)["baseline"], (int, float))  # measured and stored afresh

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 import advisor.stat_index as stat_index
-from advisor.cache_files import open_folder
+from advisor.cache_folder import open_folder
 from advisor.cli import main
 from advisor.stat_index import StatIndex
 from tests.cache_helpers import body, reseal
