@@ -39,8 +39,9 @@ key: an index that was not written by the tool, or was edited or moved from anot
 folder, is ignored whole. An entry is only recorded right after the result cache answered or
 stored a clean result for the same content digest, so every entry stands for bytes the tool
 read and found clean. A hit does not open that result entry again: the seal over the whole
-index is checked once per run (a keyed BLAKE2b over the file, about 1 ms for 10,000 entries),
-where re-opening one entry per clean file cost about as much as the whole warm run.
+index is checked once per run instead. On all of torch (2,277 clean files, a 400 KB index) the
+seal costs under 1 ms of a warm run of about 105 to 135 ms of CPU; opening, unsealing and
+decoding each clean file's entry cost 160 to 200 ms more, and even a bare stat of each 22 ms.
 
 One JSON file per working folder (named by checksums of its real path), under the cache
 folder's `index-v3/`, for one tool fingerprint (another tool version starts afresh). It is
