@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 import stat
 
-from advisor.cache_files import notice, read_checked, read_regular, temporary_file, unsafe, write_atomically
+from advisor.cache_files import (notice, own_name, read_checked, read_regular, temporary_file, unsafe,
+                                 write_atomically)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
@@ -143,7 +144,8 @@ def _claim(root: str) -> Optional[str]:
         return f"has a {MARKER_NAME} that {problem}"
     if marker is None:
         try:
-            empty = created or not os.listdir(root)
+            # A concurrent first run may be writing the tag: its temporary file counts as nothing.
+            empty = created or all(name.startswith(".tmp-") and own_name(name, 0) for name in os.listdir(root))
         except OSError as exc:
             return f"cannot be read ({exc.strerror or exc})"
         if not empty:

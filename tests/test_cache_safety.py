@@ -23,7 +23,7 @@ import pytest
 import advisor.cache as cache_module
 import advisor.stat_index as stat_index
 from advisor.cache_files import own_name
-from advisor.cache_folder import MARKER_NAME, open_folder
+from advisor.cache_folder import MARKER, MARKER_NAME, open_folder
 from tests.cache_helpers import body, reseal
 from tests.snippets import HOT
 
@@ -116,6 +116,15 @@ def test_an_empty_folder_is_taken_as_the_cache(tmp_path, project):
     assert advisor(empty, "train.py", cwd=project)[2] == ""
     assert (empty / MARKER_NAME).read_bytes().startswith(b"Signature: 8a477f597d28d172789f06886806bc55")
     assert len(entry_files(empty)) == 1
+
+
+def test_a_concurrent_first_runs_temporary_file_does_not_keep_the_folder_from_the_cache(tmp_path, project):
+    fresh = tmp_path / "fresh"
+    fresh.mkdir(mode=0o700)
+    (fresh / ".tmp-0123456789abcdef.json").write_bytes(MARKER)  # another first run, about to rename its tag
+    code, out, err = advisor(fresh, "train.py", cwd=project)
+    assert code == 1 and err == ""
+    assert (fresh / MARKER_NAME).is_file() and len(entry_files(fresh)) == 1
 
 
 def test_pruning_deletes_only_what_the_tool_wrote(tmp_path, project, cache):
