@@ -116,15 +116,32 @@ class Fix(Value):
         self.applicability = applicability
 
 
+class Related(Value):
+    """Another place a finding points at (the loop that repeats it, the step it pairs with), with
+    a short label saying what it is there. In a notebook, rows count from the start of ``cell``.
+    Immutable."""
+
+    __slots__ = ("label", "start", "end", "cell")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, label: str, start: Position, end: Position, cell: Optional[int] = None) -> None:
+        self.label = label
+        self.start = start
+        self.end = end
+        self.cell = cell
+
+
 class Finding(Value):
     __slots__ = ("code", "name", "message", "severity", "start", "end", "url", "hint", "fix", "filename", "cell",
-                 "measurement")
+                 "data", "related", "measurement")
     _fields = __slots__
     _compared = _fields[:-1]  # the measurement is not part of what was found
 
     def __init__(self, code: str, name: str, message: str, severity: Severity, start: Position, end: Position,
                  url: Optional[str], hint: Optional[str] = None, fix: Optional[Fix] = None, filename: str = "",
-                 cell: Optional[int] = None, measurement: Optional[Dict[str, Any]] = None) -> None:
+                 cell: Optional[int] = None, data: Optional[Dict[str, Any]] = None,
+                 related: Tuple[Related, ...] = (), measurement: Optional[Dict[str, Any]] = None) -> None:
         self.code = code
         self.name = name
         self.message = message
@@ -136,6 +153,10 @@ class Finding(Value):
         self.fix = fix
         self.filename = filename
         self.cell = cell  # notebooks: 1-based cell; rows and columns are then in that cell
+        # The values the message was formatted from, by name (plain JSON values): what outputs
+        # and probes read instead of parsing the message.
+        self.data = {} if data is None else data
+        self.related = related
         # `check --measure`: the probe's verdict and figures (advisor.runtime.measure); None otherwise
         self.measurement = measurement
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from advisor.config import DEFAULT_CONFIG, Config
-from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position
+from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related
 from advisor.fixes import fix_until_stable, unified_diff
 from advisor.discovery import NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 - re-exported
 
@@ -230,7 +230,13 @@ def to_cells(program: Program, finding: Finding) -> Finding:
             _, t = program.locate(e.end)
             edits.append(Edit(s, t, e.content))
         fix = Fix(fix.message, tuple(edits), fix.applicability)
-    return finding.replace(start=start, end=end, fix=fix, cell=cell)
+    related = []
+    for r in finding.related:
+        r_cell, r_start = program.locate(r.start)
+        r_end_cell, r_end = program.locate(r.end)
+        if r_cell is not None:  # a related place on a cell marker or outside every cell is left out
+            related.append(Related(r.label, r_start, r_end if r_end_cell == r_cell else r_start, r_cell))
+    return finding.replace(start=start, end=end, fix=fix, cell=cell, related=tuple(related))
 
 
 def cell_fix(program: Program, finding: Finding) -> Optional[Fix]:

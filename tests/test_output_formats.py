@@ -90,7 +90,8 @@ def test_sarif_for_a_notebook_names_the_cell(capsys, monkeypatch, tmp_path):
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     jsonschema.validators.validator_for(schema)(schema).validate(log)
     item = next(r for r in log["runs"][0]["results"] if r["ruleId"] == "GPU101")
-    assert item["properties"] == {"cell": 3} and item["message"]["text"].startswith("cell 3: ")
+    assert item["properties"]["cell"] == 3 and item["message"]["text"].startswith("cell 3: ")
+    assert item["properties"]["data"] == {"expression": "loss.item()"}
     assert item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "train.ipynb"
 
 

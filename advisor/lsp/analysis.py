@@ -64,6 +64,7 @@ class Job:
     encoding: str
     href: Callable[[str], Optional[str]]
     wanted: Callable[[], bool]
+    related_information: bool = False  # the client takes diagnostics' related places
 
 
 class Analyzer:
@@ -122,9 +123,11 @@ class Analyzer:
             self._chunks.popitem(last=False)
         result = check_source(job.text, job.filename, job.config, path=job.path, chunks=chunks)
         analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem)
+        locate = (lambda _related: (job.uri, lines)) if job.related_information else None
         if result.problem is None:
             analysis.diagnostics = [
-                convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code)) for f in result.findings
+                convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code), locate)
+                for f in result.findings
             ]
             return analysis
         # The text does not parse (mid-edit, usually): keep the last good diagnostics so that

@@ -7,7 +7,7 @@ findings, so rules never compute positions themselves.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Iterator, List, Optional, Tuple
+from typing import Any, ClassVar, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -20,12 +20,15 @@ class NodeEdit:
     """An edit anchored to a node: insert text before or after it, or replace it.
 
     ``line_before`` inserts ``content`` as a new line above the statement ``node`` starts,
-    with the statement's own indentation.
+    with the statement's own indentation. With ``align``, each line break in ``content``
+    starts a line that lines up with the column where ``align`` starts (a new argument under
+    the others), in the file's own line ending.
     """
 
     node: cst.CSTNode
     content: str
     where: str = "replace"  # "replace" | "before" | "after" | "line_before"
+    align: Optional[cst.CSTNode] = None
 
 
 @dataclass(frozen=True)
@@ -35,16 +38,50 @@ class FixSpec:
     applicability: Applicability = Applicability.SAFE
 
 
+# Another node a finding points at, and what it is there ("epoch loop"): shown beside the
+# finding by the outputs that can (SARIF relatedLocations, the editor's related information).
+Related = Tuple[cst.CSTNode, str]
+
+
 @dataclass
 class Report:
-    """A finding as a rule produces it, before positions are attached."""
+    """A finding as a rule produces it, before positions are attached.
+
+    The message is a template formatted from ``data``, the values the rule found, by name
+    (`{call}`), and from the rows of the related locations by label (`{line[epoch loop]}`).
+    ``data`` holds plain JSON values: outputs and the runtime probes read them, never the
+    message. ``hint``, when given, is this finding's own advice, formatted from ``data`` the
+    same way; otherwise the rule's hint applies.
+    """
 
     rule: "Rule"
     node: cst.CSTNode
-    message: str
+    template: str
     severity: Severity
     fix: Optional[FixSpec] = None
-    related: Optional[cst.CSTNode] = None  # its line replaces "{line}" in the message
+    data: Dict[str, Any] = field(default_factory=dict)
+    related: Sequence[Related] = ()
+    hint: Optional[str] = None
+
+    def message(self, rows: Mapping[str, int]) -> str:
+        """The message, given the row of each related location by its label."""
+        return self.template.format_map(_Fields(self.rule.code, self.data, line=rows))
+
+    def finding_hint(self) -> str:
+        return self.rule.hint if self.hint is None else self.hint.format_map(_Fields(self.rule.code, self.data))
+
+
+class _Fields(dict):
+    """A template's values: a field the rule did not give is an error that names the rule, not
+    a bare KeyError."""
+
+    def __init__(self, code: str, data: Mapping[str, Any], **extra: Any) -> None:
+        super().__init__(data)
+        self.update(extra)
+        self.code = code
+
+    def __missing__(self, key: str) -> Any:
+        raise KeyError(f"a {self.code} report's template uses {{{key}}}, which its data does not hold")
 
 
 class Rule:
@@ -97,8 +134,13 @@ class Rule:
         *,
         severity: Optional[Severity] = None,
         fix: Optional[FixSpec] = None,
+        data: Optional[Dict[str, Any]] = None,
+        related: Sequence[Related] = (),
+        hint: Optional[str] = None,
     ) -> Report:
-        return Report(self, node, message, severity or self.severity, fix)
+        """``message`` is a template: `{name}` fields come from ``data``, `{line[label]}` is the
+        row of the related location with that label."""
+        return Report(self, node, message, severity or self.severity, fix, data or {}, related, hint)
 
     def severity_for(self, heat: Heat) -> Severity:
         """Per-step findings under a periodic or rank-0 condition drop to info."""

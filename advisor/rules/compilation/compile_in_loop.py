@@ -158,11 +158,12 @@ class CompileInLoop(Rule):
             if heat is None and _built_anew(model, target, ctx, site.order, _outermost_loop(loop)):
                 return None
             message = (
-                f"`{code}` runs on every iteration of the loop on line {{line}}: "
+                "`{call}` runs on every iteration of the loop on line {line[loop]}: "
                 "each call wraps the model again and may recompile it"
             )
             severity = self.severity_for(heat) if heat else self.severity
-            return Report(self, site.node, message, severity, related=loop.node)
+            return self.report(site.node, message, severity=severity, data={"call": code},
+                               related=[(loop.node, "loop")])
         function = ctx.function
         if function is None:
             return None
@@ -170,10 +171,11 @@ class CompileInLoop(Rule):
             return None
         if heat is not None:
             message = (
-                f"`{code}` runs on every training step (in `{function.node.name.value}`): "
+                "`{call}` runs on every training step (in `{function}`): "
                 "each call wraps the model again and may recompile it"
             )
-            return self.report(site.node, message, severity=self.severity_for(heat))
+            return self.report(site.node, message, severity=self.severity_for(heat),
+                               data={"call": code, "function": function.node.name.value})
         if _built_anew(model, target, ctx, site.order, None):
             return None
         for caller in model.call_sites(function):
@@ -186,10 +188,11 @@ class CompileInLoop(Rule):
             if passed is not None and _built_anew(model, passed, caller.ctx, caller.order, _outermost_loop(caller_loop)):
                 continue
             message = (
-                f"`{code}` runs each time the loop on line {{line}} calls `{function.node.name.value}`: "
+                "`{call}` runs each time the loop on line {line[loop]} calls `{function}`: "
                 "each call wraps the same model again and may recompile it"
             )
-            return Report(self, site.node, message, self.severity, related=caller_loop.node)
+            return self.report(site.node, message, data={"call": code, "function": function.node.name.value},
+                               related=[(caller_loop.node, "loop")])
         return None
 
     @staticmethod

@@ -177,15 +177,17 @@ class DebugApiLeftOn(Rule):
             what = "anomaly detection" if site.qualname in _ANOMALY_CONTEXT else f"`{site.qualname.rsplit('.', 1)[-1]}`"
             yield self.report(
                 site.node,
-                f"{what} wraps training code: every operation of every step pays for the debugging records",
+                "{tool} wraps training code: every operation of every step pays for the debugging records",
+                data={"tool": what},
             )
         for site in model.calls_to(*_GRADCHECKS):
             if _in_test(site) or not model.in_training_code(site.ctx) or self._behind_flag(model, site):
                 continue
             yield self.report(
                 site.node,
-                f"`{site.qualname.rsplit('.', 1)[-1]}` runs inside training code: it re-evaluates the function "
+                "`{function}` runs inside training code: it re-evaluates the function "
                 "many times in double precision",
+                data={"function": site.qualname.rsplit('.', 1)[-1]},
             )
 
     @staticmethod

@@ -112,16 +112,18 @@ class GraphBreakInCompiled(Rule):
             if site.method == "numpy":
                 yield self.report(
                     site.node,
-                    f"`.numpy()` inside code compiled through `{entry}`: unless Dynamo can trace the "
+                    "`.numpy()` inside code compiled through `{compiled}`: unless Dynamo can trace the "
                     "NumPy code that follows, the graph breaks here",
                     severity=Severity.INFO,
+                    data={"compiled": entry},
                 )
                 continue
             yield self.report(
                 site.node,
-                f"`.{site.method}()` inside code compiled through `{entry}` reads tensor data into "
+                "`.{method}()` inside code compiled through `{compiled}` reads tensor data into "
                 "Python: the graph breaks and the GPU is synchronised",
                 severity=Severity.INFO if site.ctx.conditional else self.severity,
+                data={"method": site.method, "compiled": entry},
             )
         for site in model.facts.calls_by_callee.get("print", ()):
             function = site.ctx.function
@@ -129,8 +131,9 @@ class GraphBreakInCompiled(Rule):
                 continue
             yield self.report(
                 site.node,
-                f"`print(...)` inside code compiled through `{traced[function.key]}` cuts the graph in two",
+                "`print(...)` inside code compiled through `{compiled}` cuts the graph in two",
                 severity=Severity.INFO if site.ctx.conditional else self.severity,
+                data={"compiled": traced[function.key]},
             )
         scans: Dict[str, BodyScan] = {}
         for condition in model.facts.conditions:
@@ -144,9 +147,11 @@ class GraphBreakInCompiled(Rule):
                 continue
             yield self.report(
                 condition.test,
-                f"`{condition.kind}` on tensor data (`{snippet(model, condition.test)}`) inside code compiled "
-                f"through `{traced[function.key]}`: the graph breaks to evaluate it",
+                "`{statement}` on tensor data (`{expression}`) inside code compiled "
+                "through `{compiled}`: the graph breaks to evaluate it",
                 severity=Severity.INFO if condition.ctx.conditional else self.severity,
+                data={"statement": condition.kind, "expression": snippet(model, condition.test),
+                      "compiled": traced[function.key]},
             )
 
     def _data_dependent(self, model: FileModel, scan: BodyScan, test: cst.BaseExpression, ctx: Context) -> bool:

@@ -155,8 +155,9 @@ class KernelShapeKnobs(Rule):
             if arg is not None and literal_bool(arg.value) is False:
                 yield self.report(
                     site.node,
-                    f"`{last}(..., foreach=False)` updates parameters one tensor at a time; the batched "
+                    "`{optimizer}(..., foreach=False)` updates parameters one tensor at a time; the batched "
                     "(foreach) update is the CUDA default (keep False only to save peak memory)",
+                    data={"optimizer": last},
                 )
 
     def _sizes(self, model: FileModel) -> Iterator[Report]:
@@ -196,7 +197,8 @@ class KernelShapeKnobs(Rule):
         shown = ", ".join(f"{d} (next multiple of 8: {d + 8 - d % 8})" for d in bad)
         yield self.report(
             site.node,
-            f"`{kind}` size {shown} under mixed precision: matrix multiplies run well below tensor-core speed",
+            "`{layer}` size {sizes} under mixed precision: matrix multiplies run well below tensor-core speed",
+            data={"layer": kind, "sizes": shown, "dimensions": list(bad)},
         )
 
     @staticmethod
@@ -240,7 +242,8 @@ class KernelShapeKnobs(Rule):
                     edit = NodeEdit(bias.value, "False")
                 yield self.report(
                     conv,
-                    f"`{snippet(model, conv.func)}` keeps its bias although the next layer is a BatchNorm, "
+                    "`{layer}` keeps its bias although the next layer is a BatchNorm, "
                     "which cancels it",
                     fix=FixSpec("pass `bias=False` (changes the state_dict keys)", (edit,), Applicability.UNSAFE),
+                    data={"layer": snippet(model, conv.func)},
                 )

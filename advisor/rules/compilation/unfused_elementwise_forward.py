@@ -106,6 +106,7 @@ class UnfusedElementwiseForward(Rule):
                 continue
             yield self.report(
                 info.node.name,
-                f"`{name}.forward` runs {scan.pointwise} elementwise operations, each a separate "
+                "`{module}.forward` runs {operations} elementwise operations, each a separate "
                 "memory-bound kernel, and nothing in this file compiles it",
+                data={"module": name, "operations": scan.pointwise},
             )

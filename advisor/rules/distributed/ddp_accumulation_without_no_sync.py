@@ -105,13 +105,12 @@ class AccumulationWithoutNoSync(Rule):
                 continue
             backward, step = found
             reported.add(id(backward.node))
-            report = self.report(
+            yield self.report(
                 backward.node,
                 "with DDP every `backward()` all-reduces the gradients, but the optimizer only steps at "
-                "line {line}: the accumulation micro-batches pay for an all-reduce they do not need",
+                "line {line[optimizer step]}: the accumulation micro-batches pay for an all-reduce they do not need",
+                related=[(step.node, "optimizer step")],
             )
-            report.related = step.node
-            yield report
 
     def _steps_optimizer(self, site: CallSite) -> bool:
         last = last_segment(site.receiver_name)

@@ -143,8 +143,9 @@ class DdpWithoutDistributedSampler(Rule):
         if verdict == PLAIN:
             return self.report(
                 call,
-                f"`{snippet(model, value, 30)}` does not split the data between ranks: in this DDP script "
+                "`{sampler}` does not split the data between ranks: in this DDP script "
                 "every rank iterates the whole dataset",
+                data={"sampler": snippet(model, value, 30)},
             )
         return self._custom(model, site, value, "sampler")
 
@@ -153,9 +154,10 @@ class DdpWithoutDistributedSampler(Rule):
             return None
         return self.report(
             site.node,
-            f"the {what} `{snippet(model, value, 30)}` is not a DistributedSampler: make sure it gives "
+            "the {argument} `{sampler}` is not a DistributedSampler: make sure it gives "
             "each rank its own share of the data",
             severity=Severity.INFO,
+            data={"argument": what, "sampler": snippet(model, value, 30)},
         )
 
     def _dataset_shards_itself(self, model: FileModel, site: CallSite) -> bool:

@@ -86,14 +86,36 @@ class SamplerWithoutSetEpoch(Rule):
             return
         loop = self._innermost(model, epoch_loops)
         for site in samplers:
-            report = self.report(
+            yield self.report(
                 site.node,
-                "DistributedSampler is reused by the epoch loop at line {line} but `set_epoch` "
+                "DistributedSampler is reused by the epoch loop at line {line[epoch loop]} but `set_epoch` "
                 "is never called: every epoch sees the same order",
-                fix=self._fix(model, loop),
+                fix=self._fix(model, loop, site),
+                data=self._names(model, loop, site),
+                related=[(loop.node, "epoch loop")],
+                hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
             )
-            report.related = loop.node
-            yield report
+
+    def _names(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Dict[str, str]:
+        """The names the finding's hint uses, the fix's where it has one: the variable to call
+        `set_epoch` on (else the sampler's own), and the epoch loop's variable."""
+        sampler = self._receiver(model, loop, site) or self._own_name(site) or "sampler"
+        target = loop.node.target if isinstance(loop.node, cst.For) else None
+        epoch = target.value if isinstance(target, cst.Name) and target.value != "_" else "epoch"
+        return {"sampler": sampler, "epoch": epoch}
+
+    @staticmethod
+    def _own_name(site: CallSite) -> Optional[str]:
+        """The name the sampler is assigned to (not `loader = DataLoader(ds, sampler=DistributedSampler(ds))`)."""
+        return site.assigned_to if site.outer is None else None
+
+    def _receiver(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Optional[str]:
+        """What the fix calls `set_epoch` on: this sampler's own name where the epoch loop sees it,
+        else a sampler, or a loader built on one, visible in the loop."""
+        own = self._own_name(site)
+        if own is not None and "dist_sampler" in model.name_kinds(own, loop.ctx, 1 << 30):
+            return own
+        return self._receiver_in_scope(model, loop)
 
     def _shuffles(self, site: CallSite) -> bool:
         arg = call_argument(site.node, "shuffle", 3)
@@ -126,11 +148,11 @@ class SamplerWithoutSetEpoch(Rule):
                 return loop
         return loops[0]
 
-    def _fix(self, model: FileModel, loop: LoopInfo) -> Optional[FixSpec]:
+    def _fix(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Optional[FixSpec]:
         node = loop.node
         if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name) or node.target.value == "_":
             return None
-        receiver = self._receiver_in_scope(model, loop)
+        receiver = self._receiver(model, loop, site)
         if receiver is None:
             return None
         call = f"{receiver}.set_epoch({node.target.value})"

@@ -106,8 +106,9 @@ class SameSeedOnEveryRank(Rule):
         site, value = min(constant, key=lambda pair: pair[0].order)
         yield self.report(
             site.node,
-            f"every rank is seeded with the same `{snippet(model, value, 20)}`: dropout masks and random "
+            "every rank is seeded with the same `{seed}`: dropout masks and random "
             "augmentations repeat across GPUs",
+            data={"seed": snippet(model, value, 20)},
         )
 
     def _helpers(self, model: FileModel, seeds: List[Tuple[CallSite, cst.BaseExpression]]) -> Dict[FunctionInfo, int]:

@@ -106,9 +106,10 @@ class WrappedStateDictSaved(Rule):
             verb = "is" if kinds["ddp"] else "may be"
             yield self.report(
                 site.node,
-                f"`{receiver}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
+                "`{model}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
                 "`module.` and will not load into the plain model",
                 fix=fix,
+                data={"model": receiver, "verb": verb},
             )
 
     def _is_save_call(self, site: CallSite, savers: Set[str]) -> bool:

@@ -139,9 +139,10 @@ class EvaluationWithoutEvalMode(Rule):
             severity = Severity.INFO if evals else None
             yield self.report(
                 site.node,
-                f"`{snippet(model, site.node.func, 24)}` is evaluated here but never switched to eval "
+                "`{model}` is evaluated here but never switched to eval "
                 "mode: dropout stays on and batch norm uses (and updates) batch statistics",
                 severity=severity,
+                data={"model": snippet(model, site.node.func, 24)},
             )
 
     def _stochastic_layers(self, model: FileModel) -> bool:

@@ -103,6 +103,7 @@ class InferenceWithoutNoGrad(Rule):
                 and id(info) not in fixed
                 and info.node.asynchronous is None  # no_grad does not follow a coroutine's awaits
                 and model.imports.aliases.get("torch") == "torch"
+                and not model.function_trains(info.key)  # no_grad over its training loop would stop training
             ):
                 fixed.add(id(info))
                 fix = FixSpec(
@@ -112,8 +113,9 @@ class InferenceWithoutNoGrad(Rule):
                 )
             yield self.report(
                 site.node,
-                f"`{snippet(model, site.node)}` runs in a loop that never trains, with autograd on: every "
+                "`{expression}` runs in a loop that never trains, with autograd on: every "
                 "call records a graph and keeps its activations",
                 severity=Severity.INFO if disabled is None else None,
                 fix=fix,
+                data={"expression": snippet(model, site.node)},
             )

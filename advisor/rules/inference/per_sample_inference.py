@@ -179,8 +179,9 @@ class PerSampleInference(Rule):
                 reported.add(key)
                 yield self.report(
                     site.node,
-                    f"`{snippet(model, site.node)}` runs the model on one sample per call: the GPU idles "
+                    "`{expression}` runs the model on one sample per call: the GPU idles "
                     "between tiny launches",
+                    data={"expression": snippet(model, site.node)},
                 )
                 break
         yield from self._loaders(model, markers)

@@ -118,8 +118,10 @@ class AccumulatedLossNotScaled(Rule):
                 shown = model.code(k).strip()
                 yield self.report(
                     backward.node,
-                    f"gradients accumulate over `{shown}` micro-batches but the loss is not divided by "
-                    f"`{shown}`: each update is `{shown}` times too large",
+                    "gradients accumulate over `{steps}` micro-batches but the loss is not divided by "
+                    "`{steps}`: each update is `{steps}` times too large",
+                    # accum_steps: the count itself where it is written as a number, for the probe
+                    data={"steps": shown, "accum_steps": k.evaluated_value if isinstance(k, cst.Integer) else None},
                 )
 
     def _steps_every_iteration(self, model: FileModel, loop: LoopInfo) -> bool:

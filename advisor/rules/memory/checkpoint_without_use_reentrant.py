@@ -81,7 +81,8 @@ class CheckpointWithoutUseReentrant(Rule):
                 )
             yield self.report(
                 call,
-                f"`{snippet(model, call.func)}` without `use_reentrant=` warns on every call and will "
+                "`{function}` without `use_reentrant=` warns on every call and will "
                 "have to choose explicitly",
                 fix=fix,
+                data={"function": snippet(model, call.func)},
             )

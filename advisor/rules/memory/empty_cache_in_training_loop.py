@@ -93,8 +93,9 @@ class EmptyCacheInTrainingLoop(Rule):
                 when, severity = "on every training step", self.severity
             yield self.report(
                 site.node,
-                f"`empty_cache()` {when} returns cached memory that the next steps must allocate again",
+                "`empty_cache()` {when} returns cached memory that the next steps must allocate again",
                 severity=severity,
+                data={"when": when},
             )
 
     def _in_except(self, model: FileModel, site: CallSite) -> bool:

@@ -142,7 +142,8 @@ class GradientsZeroedNotFreed(Rule):
             if param is None or (site.method == "fill_" and not self._zero_literal(site.node)):
                 continue
             if self._in_parameter_loop(model, site.ctx, param):
-                yield self.report(site.node, f"`{snippet(model, site.node)}` zeroes gradients one parameter at a time")
+                yield self.report(site.node, "`{expression}` zeroes gradients one parameter at a time",
+                                  data={"expression": snippet(model, site.node)})
         for (_, target), found in model.facts.assignments.items():
             param = _grad_path(target)
             if param is None:
@@ -155,7 +156,8 @@ class GradientsZeroedNotFreed(Rule):
                     continue
                 if self._in_parameter_loop(model, assignment.ctx, param):
                     yield self.report(
-                        assignment.statement, f"`{target} = {snippet(model, value, 30)}` allocates zeroed gradients"
+                        assignment.statement, "`{target} = {value}` allocates zeroed gradients",
+                        data={"target": target, "value": snippet(model, value, 30)},
                     )
 
     def _zero_literal(self, call: cst.Call) -> bool:

@@ -118,9 +118,10 @@ class GraphRetainedAcrossIterations(Rule):
                 continue
             yield self.report(
                 site.node,
-                f"`{snippet(model, site.node)}` keeps every step's autograd graph alive",
+                "`{expression}` keeps every step's autograd graph alive",
                 severity=self.severity_for(heat),
                 fix=self._fix(model, leaves),
+                data={"expression": snippet(model, site.node)},
             )
 
     def _check_assignment(self, model: FileModel, assignment: Assignment, backpropagated: Set[str]) -> Optional[Report]:
@@ -143,9 +144,10 @@ class GraphRetainedAcrossIterations(Rule):
             return None
         return self.report(
             statement,
-            f"`{target}` sums tensors that carry autograd graphs, keeping every step's graph alive",
+            "`{target}` sums tensors that carry autograd graphs, keeping every step's graph alive",
             severity=self.severity_for(heat),
             fix=self._fix(model, leaves),
+            data={"target": target},
         )
 
     @staticmethod

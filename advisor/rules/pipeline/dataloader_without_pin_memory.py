@@ -7,7 +7,9 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import dataset_on_device, moves_batches_to_device
+from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.containers import kwargs_value
 
 
@@ -95,10 +97,12 @@ class DataLoaderWithoutPinnedMemory(Rule):
                         (NodeEdit(arg.value, "True"),),
                         Applicability.UNSAFE,  # the author chose False explicitly
                     ),
+                    data={"loader_options": loader_options(call)},
                 )
             return None
         if any(a.star == "*" for a in call.args):
-            return self.report(call, "cannot tell whether this DataLoader pins memory", severity=Severity.INFO)
+            return self.report(call, "cannot tell whether this DataLoader pins memory", severity=Severity.INFO,
+                               data={"loader_options": loader_options(call)})
         state, value = kwargs_value(model, site, "pin_memory")
         if state == "present":
             return None
@@ -108,13 +112,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 "DataLoader options come from `**kwargs` that may not set `pin_memory=True`; "
                 "its batches go to the GPU",
                 severity=Severity.INFO,
+                data={"loader_options": loader_options(call)},
             )
         fix = None
         if call.args:
-            fix = FixSpec("add `pin_memory=True`", (NodeEdit(call.args[-1].value, ", pin_memory=True", "after"),))
+            fix = FixSpec("add `pin_memory=True`", append_argument(call, "pin_memory=True"))
         return self.report(
             call,
             "DataLoader without `pin_memory=True` while its batches go to the GPU: each copy is "
             "staged through pageable memory and blocks the host",
             fix=fix,
+            data={"loader_options": loader_options(call)},
         )

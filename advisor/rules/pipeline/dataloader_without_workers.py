@@ -9,6 +9,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name
 from advisor.rules.base import Report, Rule
+from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.loaders import loaders_iterated
 from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, literal_int, loader_option, moves_batches_to_device
 
@@ -161,10 +162,12 @@ class DataLoaderWithoutWorkers(Rule):
                     "DataLoader options come from `**kwargs` that may not set `num_workers`: batches "
                     "may be loaded in the training process",
                     severity=Severity.INFO,
+                    data={"loader_options": loader_options(site.node)},
                 )
             elif state == "absent" or literal_int(value) == 0:
                 yield self.report(
                     site.node,
                     "DataLoader loads every batch in the training process (no worker processes) while "
                     "the GPU waits",
+                    data={"loader_options": loader_options(site.node)},
                 )

@@ -1,7 +1,7 @@
 """GPU205 `invalid-dataloader-arguments`: DataLoader arguments that raise `ValueError` when the loader is built."""
 
 from __future__ import annotations
-from typing import Iterator, Tuple
+from typing import Any, Dict, Iterator, Tuple
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
@@ -9,6 +9,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name, is_none
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.pipeline.loader_flow import iterable_dataset, literal_int, loader_option
+from advisor.rules.pipeline.loader_literals import loader_options
 
 
 def _known_object(model: FileModel, expr: cst.BaseExpression, ctx) -> bool:
@@ -129,7 +130,8 @@ class InvalidDataLoaderArguments(Rule):
         state, workers_value, workers_arg = loader_option(model, site, "num_workers", 5)
         workers = 0 if state == "absent" else (literal_int(workers_value) if state == "present" else None)
         if workers is not None and workers < 0 and workers_arg is not None:
-            yield self.report(workers_arg, "`num_workers` must not be negative: DataLoader raises `ValueError`")
+            yield self.report(workers_arg, "`{argument}` must not be negative: DataLoader raises `ValueError`",
+                              data={"argument": "num_workers", "loader_options": loader_options(call)})
         if workers == 0:
             prefetch = call_argument(call, "prefetch_factor", None)
             value = literal_int(prefetch.value) if prefetch is not None else None
@@ -137,14 +139,16 @@ class InvalidDataLoaderArguments(Rule):
                 yield self._drop(
                     call,
                     prefetch,
-                    "`prefetch_factor` needs worker processes (`num_workers` > 0): DataLoader raises `ValueError`",
+                    "`{argument}` needs worker processes (`num_workers` > 0): DataLoader raises `ValueError`",
+                    {"argument": "prefetch_factor"},
                 )
             persistent = call_argument(call, "persistent_workers", None)
             if persistent is not None and literal_bool(persistent.value) is True:
                 yield self._drop(
                     call,
                     persistent,
-                    "`persistent_workers=True` needs `num_workers` > 0: DataLoader raises `ValueError`",
+                    "`{argument}` needs `num_workers` > 0: DataLoader raises `ValueError`",
+                    {"argument": "persistent_workers=True"},
                 )
         shuffle = call_argument(call, "shuffle", 2)
         shuffles = shuffle is not None and literal_bool(shuffle.value) is True
@@ -152,27 +156,30 @@ class InvalidDataLoaderArguments(Rule):
         has_sampler = sampler is not None and _known_object(model, sampler.value, site.ctx)
         batch_sampler = call_argument(call, "batch_sampler", 4)
         if batch_sampler is not None and _known_object(model, batch_sampler.value, site.ctx):
-            reason = "is mutually exclusive with `batch_sampler`: DataLoader raises `ValueError`"
+            reason = "`{argument}` is mutually exclusive with `{conflicts_with}`: DataLoader raises `ValueError`"
             size = call_argument(call, "batch_size", 1)
             if size is not None and (is_none(size.value) or (literal_int(size.value) not in (None, 1))):
-                yield self._drop(call, size, f"`batch_size` {reason}")
+                yield self._drop(call, size, reason, {"argument": "batch_size", "conflicts_with": "batch_sampler"})
             if shuffles:
-                yield self._drop(call, shuffle, f"`shuffle=True` {reason}")
+                yield self._drop(call, shuffle, reason, {"argument": "shuffle=True", "conflicts_with": "batch_sampler"})
             if has_sampler:
-                yield self.report(sampler, f"`sampler` {reason}")
+                yield self.report(sampler, reason, data={"argument": "sampler", "conflicts_with": "batch_sampler",
+                                                         "loader_options": loader_options(call)})
             drop_last = call_argument(call, "drop_last", 8)
             if drop_last is not None and literal_bool(drop_last.value) is True:
-                yield self._drop(call, drop_last, f"`drop_last=True` {reason}")
+                yield self._drop(call, drop_last, reason, {"argument": "drop_last=True", "conflicts_with": "batch_sampler"})
         elif shuffles and has_sampler:
-            yield self._drop(call, shuffle, "`shuffle=True` with a `sampler`: DataLoader raises `ValueError`")
+            yield self._drop(call, shuffle, "`{argument}` with a `{conflicts_with}`: DataLoader raises `ValueError`",
+                             {"argument": "shuffle=True", "conflicts_with": "sampler"})
         elif shuffles and iterable_dataset(model, site):
-            yield self._drop(call, shuffle, "`shuffle=True` for an `IterableDataset`: DataLoader raises `ValueError`")
+            yield self._drop(call, shuffle, "`{argument}` for an `IterableDataset`: DataLoader raises `ValueError`",
+                             {"argument": "shuffle=True"})
 
-    def _drop(self, call: cst.Call, arg: cst.Arg, message: str) -> Report:
+    def _drop(self, call: cst.Call, arg: cst.Arg, message: str, data: Dict[str, Any]) -> Report:
         if arg.keyword is not None:
             fix = FixSpec(f"remove `{arg.keyword.value}=`", _drop_arg_edits(call, arg))
         elif literal_bool(arg.value) is True:
             fix = FixSpec("pass `False`", (NodeEdit(arg.value, "False"),))
         else:
             fix = None
-        return self.report(arg, message, fix=fix)
+        return self.report(arg, message, fix=fix, data=dict(data, loader_options=loader_options(call)))

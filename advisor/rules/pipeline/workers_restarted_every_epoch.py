@@ -10,6 +10,7 @@ from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
 from advisor.rules.pipeline.loader_flow import literal_int, loader_option
+from advisor.rules.pipeline.loader_literals import loader_options
 
 
 def _worker_count(model: FileModel, site: CallSite) -> Optional[int]:
@@ -177,6 +178,7 @@ class WorkersRestartedEveryEpoch(Rule):
                     "DataLoader with worker processes is built anew every epoch: its workers start "
                     "over each time",
                     fix=None,
+                    data={"workers": workers, "loader_options": loader_options(site.node)},
                 )
                 continue
             fix = None
@@ -188,9 +190,11 @@ class WorkersRestartedEveryEpoch(Rule):
                 )
             yield self.report(
                 site.node,
-                f"DataLoader starts {workers} worker process{'es' if workers != 1 else ''} again for every "
+                "DataLoader starts {workers} worker {processes} again for every "
                 "epoch: no `persistent_workers=True`",
                 fix=fix,
+                data={"workers": workers, "processes": "process" if workers == 1 else "processes",
+                      "loader_options": loader_options(site.node)},
             )
 
     def _generator_passes(self, model: FileModel, epochs) -> Iterator[CallSite]:

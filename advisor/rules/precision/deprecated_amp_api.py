@@ -116,15 +116,16 @@ class DeprecatedAmpApi(Rule):
             kind, device = entry
             replacement = f'torch.amp.{kind}("{device}", ...)'
             shown = spelled.replace(".autocast_mode", "").replace(".grad_scaler", "")
-            message = f"`{shown}` is deprecated; use `{replacement}`"
+            message = "`{deprecated}` is deprecated; use `{replacement}`"
             severity = None
             if model.torch_version < (2, 3):
                 if kind == "GradScaler":
                     severity = Severity.INFO  # no replacement before torch 2.3
                     message += " once the project requires torch 2.3"
                 else:
-                    message = f'`{shown}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
-            yield self.report(site.node, message, severity=severity, fix=self._fix(model, site, kind, device))
+                    message = '`{deprecated}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
+            yield self.report(site.node, message, severity=severity, fix=self._fix(model, site, kind, device),
+                              data={"deprecated": shown, "replacement": replacement, "device": device})
 
     def _fix(self, model: FileModel, site: CallSite, kind: str, device: str) -> Optional[FixSpec]:
         if model.torch_version < (2, 3):

@@ -130,4 +130,5 @@ class Fp16AutocastWithoutGradScaler(Rule):
             message = "autocast dtype cannot be resolved here and may be float16; no GradScaler is used"
         else:
             message = "autocast without a dtype computes in float16 on CUDA, and no GradScaler is used"
-        return self.report(call, message, severity=None if certain else Severity.INFO)
+        return self.report(call, message, severity=None if certain else Severity.INFO,
+                           data={"dtype": "float16" if certain else None})

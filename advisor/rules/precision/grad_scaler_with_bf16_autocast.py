@@ -128,14 +128,12 @@ class GradScalerWithBf16Autocast(Rule):
             enabled = call_argument(call, "enabled", 4 if spelled.startswith("torch.cuda.amp") else 5)
             if enabled is not None and literal_bool(enabled.value) is not True:
                 continue  # enabled by an expression (usually the dtype), or already off
-            yield Report(
-                self,
+            yield self.report(
                 call,
-                "GradScaler with bfloat16 autocast (line {line}): bf16 needs no loss scaling, and "
-                "`scaler.step` reads an inf check on the host every step",
-                self.severity,
-                self._fix(model, call, enabled),
-                related=training.call.node,
+                "GradScaler with bfloat16 autocast (line {line[bfloat16 autocast]}): bf16 needs no loss scaling, "
+                "and `scaler.step` reads an inf check on the host every step",
+                fix=self._fix(model, call, enabled),
+                related=[(training.call.node, "bfloat16 autocast")],
             )
 
     def _fix(self, model: FileModel, call: cst.Call, enabled: Optional[cst.Arg]) -> FixSpec:

@@ -161,14 +161,14 @@ class LowPrecisionMasterWeights(Rule):
                         continue
                     kind, node, ctx = found
                     dtype = "float16" if kind == "fp16" else "bfloat16"
-                    yield Report(
-                        self,
+                    yield self.report(
                         node,
-                        f"`{name}` is cast to {dtype} and its parameters are trained by "
-                        f"`{qualname.rsplit('.', 1)[-1]}` (line {{line}}): updates below half a 16-bit "
+                        "`{model}` is cast to {dtype} and its parameters are trained by "
+                        "`{optimizer}` (line {line[optimizer]}): updates below half a 16-bit "
                         "step round away",
-                        Severity.INFO if ctx is not site.ctx and ctx.conditional else self.severity,
-                        related=site.node,
+                        severity=Severity.INFO if ctx is not site.ctx and ctx.conditional else self.severity,
+                        data={"model": name, "dtype": dtype, "optimizer": qualname.rsplit('.', 1)[-1]},
+                        related=[(site.node, "optimizer")],
                     )
 
     def _freezes_parameters(self, model: FileModel) -> bool:

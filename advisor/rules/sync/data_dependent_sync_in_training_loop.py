@@ -236,9 +236,10 @@ class DataDependentSyncInTrainingLoop(Rule):
                 if self._device_tensor(model, operand, ctx):
                     yield self.report(
                         operand,
-                        f"`{condition.kind}` on tensor `{snippet(model, operand)}` copies it to the host "
+                        "`{statement}` on tensor `{expression}` copies it to the host "
                         "and waits for the GPU on every training step",
                         severity=self.severity_for(Heat.GATED if short_circuited else heat),
+                        data={"statement": condition.kind, "expression": snippet(model, operand)},
                     )
         yield from self._size_syncs(model)
         yield from self._mask_indexing(model)
@@ -277,9 +278,10 @@ class DataDependentSyncInTrainingLoop(Rule):
     def _size_report(self, model: FileModel, site: CallSite, heat: Heat) -> Report:
         return self.report(
             site.node,
-            f"`{snippet(model, site.node)}` has a data-dependent size: the host waits for the GPU to "
+            "`{expression}` has a data-dependent size: the host waits for the GPU to "
             "count the result on every training step",
             severity=self.severity_for(heat),
+            data={"expression": snippet(model, site.node)},
         )
 
     def _mask_indexing(self, model: FileModel) -> Iterator[Report]:
@@ -299,9 +301,10 @@ class DataDependentSyncInTrainingLoop(Rule):
                 continue
             yield self.report(
                 subscript,
-                f"boolean-mask indexing `{snippet(model, subscript)}` has a data-dependent size: the "
+                "boolean-mask indexing `{expression}` has a data-dependent size: the "
                 "host waits for the GPU to count the selected elements on every training step",
                 severity=self.severity_for(heat),
+                data={"expression": snippet(model, subscript)},
             )
 
     def _is_mask(self, model: FileModel, expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:

@@ -121,7 +121,8 @@ class HostCopyInTrainingLoop(Rule):
                 continue
             yield self.report(
                 site.node,
-                f"`.{site.method}()` copies `{snippet(model, site.receiver, 30)}` to the host and waits "
+                "`.{method}()` copies `{receiver}` to the host and waits "
                 "for the GPU on every training step",
                 severity=self.severity_for(heat),
+                data={"method": site.method, "receiver": snippet(model, site.receiver, 30)},
             )

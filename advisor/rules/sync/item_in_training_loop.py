@@ -72,8 +72,9 @@ class ItemInTrainingLoop(Rule):
                 continue
             yield self.report(
                 site.node,
-                f"`{snippet(model, site.node)}` waits for the GPU on every training step",
+                "`{expression}` waits for the GPU on every training step",
                 severity=self.severity_for(heat),
+                data={"expression": snippet(model, site.node)},
             )
         for builtin in ("float", "int", "bool"):
             for site in model.facts.calls_by_callee.get(builtin, ()):
@@ -85,7 +86,8 @@ class ItemInTrainingLoop(Rule):
                     continue
                 yield self.report(
                     site.node,
-                    f"`{snippet(model, site.node)}` converts a tensor to a Python value, "
+                    "`{expression}` converts a tensor to a Python value, "
                     "waiting for the GPU on every training step",
                     severity=self.severity_for(heat),
+                    data={"expression": snippet(model, site.node), "builtin": builtin},
                 )

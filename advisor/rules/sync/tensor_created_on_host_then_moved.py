@@ -143,9 +143,10 @@ class TensorCreatedOnHostThenMoved(Rule):
                 continue
             yield self.report(
                 site.node,
-                f"`torch.{kind}(...)` is built in host memory and then copied to the GPU",
+                "`torch.{factory}(...)` is built in host memory and then copied to the GPU",
                 severity=self._severity(model, site),
                 fix=self._fix(model, factory, kind, move, site),
+                data={"factory": kind},
             )
 
     def _severity(self, model: FileModel, site: CallSite) -> Severity:

@@ -129,7 +129,8 @@ class TensorFormattedInTrainingLoop(Rule):
     def _report(self, model: FileModel, value: cst.BaseExpression, heat: Heat) -> Report:
         return self.report(
             value,
-            f"formatting tensor `{snippet(model, value)}` copies it to the host and waits for the GPU "
+            "formatting tensor `{expression}` copies it to the host and waits for the GPU "
             "on every training step",
             severity=self.severity_for(heat),
+            data={"expression": snippet(model, value)},
         )

@@ -13,10 +13,82 @@ device = "cuda:0"
 train_loader = tud.DataLoader(  # expect: GPU201
     train_set,
     batch_size=64,
-    num_workers=4, pin_memory=True,
+    num_workers=4,
+    pin_memory=True,
 )
 for batch in train_loader:
     batch = {k: v.to(device) for k, v in batch.items()}
+
+# %% invalid: one argument per line, no trailing comma
+from torch.utils.data import DataLoader
+loader = DataLoader(  # expect: GPU201
+    train_set,
+    batch_size=64,
+    num_workers=4,
+    pin_memory=True
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: hanging indent under the open parenthesis
+from torch.utils.data import DataLoader
+loader = DataLoader(train_set,  # expect: GPU201
+                    batch_size=64,
+                    num_workers=4,
+                    pin_memory=True)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: arguments on the first line, the last one on a line of its own
+from torch.utils.data import DataLoader
+loader = DataLoader(train_set, batch_size=64, shuffle=True,  # expect: GPU201
+    num_workers=4,
+    pin_memory=True,
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: several arguments to a line: the new one joins the last line
+from torch.utils.data import DataLoader
+loader = DataLoader(  # expect: GPU201
+    train_set, batch_size=64,
+    shuffle=True, num_workers=4, pin_memory=True,
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: a comment after the last argument stays with that argument
+from torch.utils.data import DataLoader
+loader = DataLoader(  # expect: GPU201
+    train_set,
+    batch_size=64,
+    num_workers=4, pin_memory=True,  # one per core
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: call inside a function body, one argument per line
+import torch
+from torch.utils.data import DataLoader
+def make_loader(ds):
+    if ds is not None:
+        return DataLoader(  # expect: GPU201
+            ds,
+            batch_size=64,
+            num_workers=4,
+            pin_memory=True,
+        )
+for x, y in make_loader(data):
+    x = x.to("cuda")
+
+# %% invalid: tab-indented function, hanging indent
+from torch.utils.data import DataLoader
+def make_loader(ds):
+	return DataLoader(ds,  # expect: GPU201
+	                  batch_size=64,
+	                  pin_memory=True)
+for x, y in make_loader(data):
+	x = x.cuda()
 
 # %% invalid: kwargs dict without it
 from torch.utils.data import DataLoader as DL
