@@ -17,6 +17,7 @@ from advisor.model.facts import (
     Facts,
     FormattedValue,
     FunctionInfo,
+    Guard,
     LoopInfo,
     ReturnSite,
 )
@@ -109,6 +110,16 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
     return modulo, rank
 
 
+def _exits_only(body: cst.BaseSuite) -> bool:
+    """The block only leaves: `continue`, `return` (with or without a value) or `raise`."""
+    statements = body.body
+    if len(statements) != 1:
+        return False
+    first = statements[0]
+    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
+    return len(small) == 1 and isinstance(small[0], (cst.Continue, cst.Return, cst.Raise))
+
+
 def _is_continue_only(body: cst.BaseSuite) -> bool:
     statements = body.body
     if len(statements) != 1:
@@ -142,6 +153,7 @@ class ModelBuilder(Walker):
         self._pending_loops: Dict[int, LoopInfo] = {}
         self._pending_functions: Dict[int, FunctionInfo] = {}
         self._if_gates: Dict[int, Tuple[bool, bool]] = {}
+        self._if_ctx: Dict[int, Tuple[Context, int]] = {}
         self._with_flags: Dict[int, bool] = {}
         self._with_items: Dict[int, bool] = {}  # autocast-like call id -> the with also disables grad
         self._with_of_call: Dict[int, int] = {}
@@ -424,17 +436,20 @@ class ModelBuilder(Walker):
     def visit_If(self, node: cst.If) -> None:
         self._enter_statement(node)
         self._if_gates[id(node)] = gate_kinds(node.test)
+        self._if_ctx[id(node)] = (self.ctx, self._order)
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
 
     def visit_If_body(self, node: cst.If) -> None:
         modulo, rank = self._if_gates[id(node)]
         ctx = self.ctx
+        where, order = self._if_ctx[id(node)]
         self._push(
             ctx.derive(
                 gated=ctx.gated or modulo or rank,
                 rank_gated=ctx.rank_gated or rank,
                 gate_test=node.test if modulo else ctx.gate_test,
                 conditional=True,
+                guard=Guard(node.test, True, where, order),
             )
         )
 
@@ -442,19 +457,21 @@ class ModelBuilder(Walker):
         self._pop()
 
     def visit_If_orelse(self, node: cst.If) -> None:
-        self._push(self.ctx.derive(conditional=True))
+        where, order = self._if_ctx[id(node)]
+        self._push(self.ctx.derive(conditional=True, guard=Guard(node.test, False, where, order)))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._pop()
 
     def leave_If(self, original_node: cst.If) -> None:
-        # `if step % k != 0: continue` gates every later statement of the loop body.
-        if (
-            any(self._if_gates.pop(id(original_node), (False, False)))
-            and original_node.orelse is None
-            and _is_continue_only(original_node.body)
-        ):
-            self.ctx = self.ctx.derive(gated=True)
+        where, order = self._if_ctx.pop(id(original_node))
+        gates = any(self._if_gates.pop(id(original_node), (False, False)))
+        if original_node.orelse is None and _exits_only(original_node.body):
+            # `if step % k != 0: continue` (or `return` at the top of a helper) gates every
+            # later statement of the block: they run only when the test is false.
+            guard = Guard(original_node.test, False, where, order, exits=True)
+            gated = gates and _is_continue_only(original_node.body)
+            self.ctx = self.ctx.derive(gated=self.ctx.gated or gated, guard=guard)
 
     # -- with blocks -------------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -701,6 +718,12 @@ class ModelBuilder(Walker):
     def _mark_training(self, ctx: Context, step: bool = False) -> None:
         for site in self._autocast_stack:
             site.body_trains = True
+        if step:
+            current: Optional[Context] = ctx
+            while current is not None:
+                if current.guard is not None:
+                    current.guard.steps = True
+                current = current.outer
         if step and ctx.loop is not None:
             ctx.loop.own_step = True
         if ctx.function is not None:

@@ -53,7 +53,15 @@ class CallGraph:
         self._targets: Dict[int, List[Target]] = {}
         self._incoming: Optional[Dict[int, List[Caller]]] = None
         self._by_name: Optional[Dict[str, List[CallSite]]] = None
+        self._sites: Optional[Dict[int, CallSite]] = None
         self._instance_calls: List[CallSite] = []
+
+    def targets_of_expression(self, call: cst.Call, ctx, order) -> List[Target]:
+        """`targets` for a call node (every call the walk saw is a site)."""
+        if self._sites is None:
+            self._sites = {id(s.node): s for s in self.model.facts.calls}
+        site = self._sites.get(id(call))
+        return self.targets(site) if site is not None else []
 
     def targets(self, site: CallSite) -> List[Target]:
         known = self._targets.get(id(site))

@@ -65,6 +65,20 @@ class LoopInfo:
         return False
 
 
+@dataclass(eq=False)
+class Guard:
+    """An `if` test a block runs under: in its body (``positive``), in its `else`, or after
+    `if test: continue` / `return` (``exits``: the rest of the block runs when the test is
+    false)."""
+
+    test: cst.BaseExpression
+    positive: bool
+    ctx: "Context"  # where the test is evaluated
+    order: int
+    exits: bool = False
+    steps: bool = False  # an optimizer steps under it: the accumulation boundary, not a periodic gate
+
+
 @dataclass(frozen=True, eq=False)
 class Context:
     """Where a node sits. One object is shared by every node of a block, so recording is cheap."""
@@ -81,6 +95,7 @@ class Context:
     # The context of the enclosing block of the same scope: a binding made in a context on a
     # read's chain of outer contexts has run before the read (structured code dominates).
     outer: Optional["Context"] = None
+    guard: Optional[Guard] = None  # the `if` this block adds (the others are on the outer chain)
 
     def derive(self, **changes) -> "Context":
         return replace(self, outer=self, **changes)

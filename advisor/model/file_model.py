@@ -6,6 +6,7 @@ Answers are computed on first use and memoised, so a rule that never asks costs 
 from __future__ import annotations
 
 import enum
+import os
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -23,12 +24,14 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
-from advisor.model.calls import CallGraph
+from advisor.model.calls import CallGraph, class_kinds
+from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow
 from advisor.model.names import (
     DATALOADER,
+    GRAD_SCALER,
     ImportTable,
     dotted_name,
 )
@@ -87,6 +90,7 @@ class FileModel:
         self._shared: Dict[str, object] = {}
         self.values = ValueFlow(self)
         self.calls = CallGraph(self)
+        self.guards = GuardKinds(self)
 
     @classmethod
     def build(
@@ -142,7 +146,8 @@ class FileModel:
     @property
     def may_use_gpu(self) -> bool:
         """False for a whole script (it imports torch) with no sign that tensors leave the CPU: no
-        CUDA, no `.to(...)` move, no `device` name, no framework that places tensors. There a
+        CUDA, no `.to(...)` move, no `device` name, no framework that places tensors, in the file
+        or in the project files around it (a loss module gets its tensors from train.py). There a
         sync costs next to nothing. Fragments that do not import torch get the benefit of the
         doubt."""
         if self._may_use_gpu is None:
@@ -155,8 +160,49 @@ class FileModel:
                 or any("device" in name.lower() for _, name in facts.assignments)
                 or self.imports.imports_any("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
                 or any("device" in (s.receiver_name or "") for s in facts.calls)
+                or self._project_uses_gpu()
             )
         return self._may_use_gpu
+
+    def _project_uses_gpu(self) -> bool:
+        if self.project is None or self.real_path is None:
+            return False
+        return any("cuda" in text or ".to(device" in text for text in self.project.related_texts(self.real_path))
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """The 1-based line a node starts on (for messages that point into another file)."""
+        if self.chunked is not None:
+            try:
+                return self.chunked.span(node, None, self.statement_of, self.top_of)[0][0]
+            except KeyError:
+                pass
+        from advisor.positions import node_spans  # rare: a file parsed whole
+
+        return node_spans(self.module).get(id(node), ((1, 0), (1, 0)))[0][0]
+
+    def display_name(self) -> str:
+        """The file's path relative to its project's root (as messages name another file)."""
+        if self.project is not None and self.real_path is not None:
+            return os.path.relpath(self.real_path, self.project.layout.root)
+        return self.path
+
+    def builds_scaler(self) -> bool:
+        """Some call of the file builds a GradScaler, or an instance of a class (this file's or
+        the project's) that derives from one or builds one to scale with."""
+        known = self._shared.get("builds-scaler")
+        if known is None:
+            known = bool(self.calls_to(GRAD_SCALER))
+            for site in self.facts.calls:
+                if known:
+                    break
+                func = site.node.func
+                if site.qualname is not None:
+                    symbol = self.symbol(site.qualname)
+                    known = symbol is not None and symbol.kind == "class" and "scaler" in class_kinds(symbol.model, symbol.info)
+                elif isinstance(func, cst.Name) and func.value in self.facts.classes:
+                    known = "scaler" in class_kinds(self, self.facts.classes[func.value])
+            self._shared["builds-scaler"] = known
+        return known
 
     def module_names(self) -> Set[str]:
         """Names used as modules somewhere in the file (`.parameters()`, `.eval()`, ...):
@@ -297,7 +343,7 @@ class FileModel:
         if loop is not None:
             if not self.is_hot_loop(loop):
                 return None
-            if ctx.gated or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
+            if self.guards.gated(ctx) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
                 return Heat.GATED  # RL loops need host values per environment step anyway
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
@@ -307,7 +353,7 @@ class FileModel:
         heat = self.heat_of(ctx.function)
         if heat is None:
             return None
-        return Heat.GATED if (ctx.gated or heat is Heat.GATED) else Heat.HOT
+        return Heat.GATED if (self.guards.gated(ctx) or heat is Heat.GATED) else Heat.HOT
 
     def function_heat(self, key: str) -> Optional[Heat]:
         """A function runs every step when a hot loop (or another hot function) calls it."""

@@ -83,3 +83,22 @@ class Kinds(Question[KindMap]):
 
 
 KINDS = Kinds()
+
+
+class BuiltBy(Question[frozenset]):
+    """The calls of one constructor (`DistributedSampler(...)`) a value may hold, by node id:
+    for "is this loader built on that sampler"."""
+
+    unknown: frozenset = frozenset()
+
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+        self.key = f"built-by:{qualname}"
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[frozenset]:
+        if isinstance(expr, cst.Call) and flow.model.imports.qualify(expr.func) == self.qualname:
+            return frozenset({id(expr)})
+        return None
+
+    def combine(self, answers: Sequence[frozenset]) -> frozenset:
+        return frozenset().union(*answers)

@@ -190,6 +190,28 @@ class ProjectView:
             seen |= frontier
         return [self._text(p) for p in sorted(seen - {path})]
 
+    def related_models(self, path: str, hops: int = 2, limit: int = 32) -> List[object]:
+        """The project files within ``hops`` imports of a file, either way, read (nearest
+        first, at most ``limit``): where the loops that consume its values may be."""
+        path = os.path.normpath(os.path.abspath(path))
+        index = self._import_index()
+        seen, frontier, order = {path}, [path], []
+        for _ in range(hops):
+            nxt = []
+            for p in frontier:
+                for n in sorted({*index.get(p, ()), *self._imports_of(p)}):
+                    if n not in seen:
+                        seen.add(n)
+                        nxt.append(n)
+                        order.append(n)
+            frontier = nxt
+        out = []
+        for p in order[:limit]:
+            model = self.model(p)
+            if model is not None:
+                out.append(model)
+        return out
+
     def _import_index(self) -> Dict[str, Set[str]]:
         """Module file -> the project files whose import lines name it (read from the text)."""
         if self._index is None:

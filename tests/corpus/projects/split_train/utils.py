@@ -35,4 +35,4 @@ def log_metrics(step, loss, every=100):
     if step % every != 0:
         return
     # trap: GPU102 (the early return leaves this to one step in `every`)
-    print(f"step {step}: loss {loss:.4f}")
+    print(f"step {step}: loss {loss:.4f}")  # expect: GPU102 info
