@@ -154,6 +154,7 @@ class ModelBuilder(Walker):
         self._pending_functions: Dict[int, FunctionInfo] = {}
         self._if_gates: Dict[int, Tuple[bool, bool]] = {}
         self._if_ctx: Dict[int, Tuple[Context, int]] = {}
+        self._engines: Set[Tuple[str, str]] = set()  # receivers of `x.backward(loss)`: their `.step()` steps
         self._with_flags: Dict[int, bool] = {}
         self._with_items: Dict[int, bool] = {}  # autocast-like call id -> the with also disables grad
         self._with_of_call: Dict[int, int] = {}
@@ -684,10 +685,14 @@ class ModelBuilder(Walker):
         if method == "backward":
             self._mark_training(ctx)
             self._record_backward_value(ctx, receiver, node)
+            if node.args and receiver_name is not None:
+                self._engines.add((ctx.scope, receiver_name))
         elif method == "step" and receiver_name is not None:
             last = receiver_name.rsplit(".", 1)[-1]
             if "sched" not in last.lower() and (_OPTIMIZER_NAME.search(last) or _SCALER_NAME.search(last)):
                 self._mark_training(ctx, step=True)
+            elif (ctx.scope, receiver_name) in self._engines:
+                self._mark_training(ctx, step=True)  # `engine.backward(loss)` ... `engine.step()` (DeepSpeed)
             elif _ENV_NAME.search(last) and ctx.loop is not None:
                 ctx.loop.env_step = True
         elif method == "set_epoch":
@@ -728,7 +733,9 @@ class ModelBuilder(Walker):
             ctx.loop.own_step = True
         if ctx.function is not None:
             ctx.function.direct_marker = True
+            ctx.function.direct_step = ctx.function.direct_step or step
         loop = ctx.loop
         while loop is not None:
             loop.direct_marker = True
+            loop.has_step = loop.has_step or step
             loop = loop.parent

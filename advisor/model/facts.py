@@ -26,6 +26,7 @@ class FunctionInfo:
     class_scope: Optional[str] = None  # the defining class's scope, for methods
     body_ctx: Optional["Context"] = None  # the context of its body's top-level statements
     direct_marker: bool = False  # runs backward / optimizer.step itself
+    direct_step: bool = False  # steps an optimizer itself
     callees: Set[str] = field(default_factory=set)
     sites: List["CallSite"] = field(default_factory=list)  # the calls of its own body (not of nested defs)
     loops: List["LoopInfo"] = field(default_factory=list)  # every loop in its body
@@ -51,6 +52,7 @@ class LoopInfo:
     batch_names: Set[str] = field(default_factory=set)  # loop targets and names derived from them
     set_epoch: bool = False  # body calls .set_epoch(...)
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
+    has_step: bool = False  # its body (nested loops included) runs an optimizer step
     env_step: bool = False  # steps an RL environment: host values are needed every iteration
     start: int = 0  # source order when the loop statement starts (before its targets are bound)
     end: int = 0  # source order when it ends: every event of its body lies in (start, end]

@@ -83,6 +83,7 @@ class FileModel:
     def forget_answers(self) -> None:
         """Drops every memoised answer that may depend on other files (one of them changed)."""
         self._trains: Dict[int, bool] = {}
+        self._steps: Dict[int, bool] = {}
         self._has_training_loop: Dict[int, bool] = {}
         self._loop_training: Dict[int, bool] = {}
         self._loop_hot: Dict[int, bool] = {}
@@ -270,6 +271,38 @@ class FileModel:
         self._trains[id(info)] = result
         return result
 
+    def steps(self, info: FunctionInfo) -> bool:
+        """The function steps an optimizer, itself or through functions it calls."""
+        known = self._steps.get(id(info))
+        if known is not None:
+            return known
+        self._steps[id(info)] = False
+        result = info.direct_step or self._calls_step(info.sites)
+        self._steps[id(info)] = result
+        return result
+
+    def _calls_step(self, sites) -> bool:
+        return any(owner.steps(target) for site in sites for owner, target in self.calls.targets(site))
+
+    def _updates_parameters(self, loop: LoopInfo) -> bool:
+        """An optimizer steps in the loop, around it in its function, or where its function is
+        called from a loop: backward alone (Grad-CAM, input gradients) trains nothing."""
+        current: Optional[LoopInfo] = loop
+        while current is not None:
+            if current.has_step or self._calls_step(current.sites):
+                return True
+            current = current.parent
+        function = loop.function
+        if function is None:
+            return False
+        if self.steps(function):
+            return True
+        for model, site in self.callers(function):
+            outer = site.ctx.loop
+            if outer is not None and (outer.has_step or model._calls_step(outer.sites)):
+                return True
+        return False
+
     def _calls_train(self, sites) -> bool:
         return any(owner.trains(target) for site in sites for owner, target in self.calls.targets(site))
 
@@ -292,9 +325,14 @@ class FileModel:
         known = self._loop_training.get(id(loop))
         if known is None:
             self._loop_training[id(loop)] = False
-            known = loop.direct_marker or self._calls_train(loop.sites)
+            known = (loop.direct_marker or self._calls_train(loop.sites)) and self._updates_parameters(loop)
             self._loop_training[id(loop)] = known
         return known
+
+    def backpropagates(self, loop: LoopInfo) -> bool:
+        """The loop runs backward (or steps), itself or through what it calls: autograd is in use,
+        whether or not an optimizer updates anything (a timing benchmark, Grad-CAM)."""
+        return loop.direct_marker or self._calls_train(loop.sites)
 
     def is_hot_loop(self, loop: LoopInfo) -> bool:
         """The innermost training loop: one iteration per optimizer step."""
