@@ -127,6 +127,8 @@ def check_source(
     are read as needed."""
     result = FileResult(filename)
     view = project_view(str(path), _neighbour_builder(config)) if path is not None else None
+    if view is not None:
+        result.dependencies = view.dependencies(str(path))
     chosen = rules if rules is not None else active_rules(config, path)
     candidates = [r for r in chosen if _applies(r, text, view, path)]
     if not candidates:

@@ -42,3 +42,31 @@ def test_each_file_alone_gives_the_same_findings(project):
     for path in files:
         forget_views()
         assert _findings(path) == together[path], path.name
+
+
+def test_editing_a_neighbour_rechecks_a_cached_file(tmp_path):
+    """data.py's GPU201 stands on train.py moving its batches to the GPU: once train.py stops
+    doing so, the cached result for the unchanged data.py must not be served."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "split_train"
+    shutil.copytree(ROOT / "split_train", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+
+    def codes():
+        run = subprocess.run(
+            [sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", str(project)],
+            capture_output=True, text=True, env=env,
+        )
+        import json
+
+        return {(os.path.basename(f["filename"]), f["code"]) for f in json.loads(run.stdout)}
+
+    assert ("data.py", "GPU201") in codes()
+    assert ("data.py", "GPU201") in codes()  # served from the cache
+    train = project / "train.py"
+    train.write_text(train.read_text().replace(".cuda(non_blocking=True)", ""))
+    assert ("data.py", "GPU201") not in codes()

@@ -212,6 +212,19 @@ class ProjectView:
                 out.append(model)
         return out
 
+    def dependencies(self, path: str, hops: int = 3, limit: int = 512) -> Tuple[str, ...]:
+        """The project files a file's findings may depend on: those within ``hops`` imports of
+        it, either way (what it imports, what imports it, their neighbours)."""
+        path = os.path.normpath(os.path.abspath(path))
+        index = self._import_index()
+        seen, frontier = {path}, {path}
+        for _ in range(hops):
+            frontier = {n for p in frontier for n in (*index.get(p, ()), *self._imports_of(p))} - seen
+            seen |= frontier
+            if len(seen) > limit:
+                break
+        return tuple(sorted(seen - {path}))
+
     def _import_index(self) -> Dict[str, Set[str]]:
         """Module file -> the project files whose import lines name it (read from the text)."""
         if self._index is None:
