@@ -695,6 +695,10 @@ class ModelBuilder(Walker):
                 self._mark_training(ctx, step=True)  # `engine.backward(loss)` ... `engine.step()` (DeepSpeed)
             elif _ENV_NAME.search(last) and ctx.loop is not None:
                 ctx.loop.env_step = True
+            elif "sched" not in last.lower():
+                self._mark_loose_step(ctx)
+        elif (method or (func.value if isinstance(func, cst.Name) else "")).endswith("_step"):
+            self._mark_loose_step(ctx)
         elif method == "set_epoch":
             if ctx.function is not None:
                 ctx.function.set_epoch = True
@@ -719,6 +723,15 @@ class ModelBuilder(Walker):
                 value = receiver.args[0].value
         if isinstance(value, cst.Name):
             self.facts.backward_receivers.add((ctx.scope, value.value))
+
+    def _mark_loose_step(self, ctx: Context) -> None:
+        """`engine.step()`, `self.optimizer_step(...)`: maybe an update, through code not seen."""
+        if ctx.function is not None:
+            ctx.function.loose_step = True
+        loop = ctx.loop
+        while loop is not None:
+            loop.loose_step = True
+            loop = loop.parent
 
     def _mark_training(self, ctx: Context, step: bool = False) -> None:
         for site in self._autocast_stack:

@@ -27,6 +27,7 @@ class FunctionInfo:
     body_ctx: Optional["Context"] = None  # the context of its body's top-level statements
     direct_marker: bool = False  # runs backward / optimizer.step itself
     direct_step: bool = False  # steps an optimizer itself
+    loose_step: bool = False  # calls some other `.step()` or `*_step(...)` (an engine, a trainer)
     callees: Set[str] = field(default_factory=set)
     sites: List["CallSite"] = field(default_factory=list)  # the calls of its own body (not of nested defs)
     loops: List["LoopInfo"] = field(default_factory=list)  # every loop in its body
@@ -53,6 +54,7 @@ class LoopInfo:
     set_epoch: bool = False  # body calls .set_epoch(...)
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
     has_step: bool = False  # its body (nested loops included) runs an optimizer step
+    loose_step: bool = False  # its body calls some other `.step()` or `*_step(...)`
     env_step: bool = False  # steps an RL environment: host values are needed every iteration
     start: int = 0  # source order when the loop statement starts (before its targets are bound)
     end: int = 0  # source order when it ends: every event of its body lies in (start, end]

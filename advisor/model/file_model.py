@@ -277,7 +277,7 @@ class FileModel:
         if known is not None:
             return known
         self._steps[id(info)] = False
-        result = info.direct_step or self._calls_step(info.sites)
+        result = info.direct_step or info.loose_step or self._calls_step(info.sites)
         self._steps[id(info)] = result
         return result
 
@@ -289,13 +289,13 @@ class FileModel:
         called from a loop: backward alone (Grad-CAM, input gradients) trains nothing."""
         current: Optional[LoopInfo] = loop
         while current is not None:
-            if current.has_step or self._calls_step(current.sites):
+            if current.has_step or current.loose_step or self._calls_step(current.sites):
                 return True
             current = current.parent
         function = loop.function
         if function is None:
             return False
-        if self.steps(function):
+        if function.loose_step or self.steps(function):
             return True
         for model, site in self.callers(function):
             outer = site.ctx.loop
