@@ -116,7 +116,9 @@ class _Run:
 def _watch(thread: threading.Thread, state: _Run, seconds: Optional[float],
            cancelled: Optional[Callable[[], bool]]) -> None:
     cpu_time = _cpu_clock(thread)
-    started_cpu = cpu_time() if cpu_time is not None else 0.0
+    started_cpu = cpu_time() if cpu_time is not None else None
+    if started_cpu is None:
+        cpu_time = None  # the thread ended already, or its clock cannot be read: the wall clock
     started_wall = time.monotonic()
     while True:
         thread.join(POLL_SECONDS)
@@ -126,7 +128,11 @@ def _watch(thread: threading.Thread, state: _Run, seconds: Optional[float],
             continue  # told to stop: it will at its next bytecode (or after a native call)
         reason: Optional[type] = None
         if seconds is not None:
-            used = cpu_time() - started_cpu if cpu_time is not None else time.monotonic() - started_wall
+            if cpu_time is not None:
+                now = cpu_time()
+                used = now - started_cpu if now is not None and started_cpu is not None else 0.0
+            else:
+                used = time.monotonic() - started_wall
             if used > seconds:
                 reason = BudgetExceeded
         if reason is None and cancelled is not None and cancelled():
@@ -138,15 +144,22 @@ def _watch(thread: threading.Thread, state: _Run, seconds: Optional[float],
                 state.raised = reason
 
 
-def _cpu_clock(thread: threading.Thread) -> Optional[Callable[[], float]]:
-    """The thread's CPU time as a function, where the platform tells it (Linux and most Unix);
-    None elsewhere, and the budget is then counted on the wall clock."""
+def _cpu_clock(thread: threading.Thread) -> Optional[Callable[[], Optional[float]]]:
+    """The thread's CPU time as a function (None once the thread is gone), where the platform
+    tells it (Linux and most Unix); None elsewhere, and the budget is then counted on the wall
+    clock."""
     try:
         clock = time.pthread_getcpuclockid(thread.ident)  # type: ignore[attr-defined,arg-type]
-        time.clock_gettime(clock)
     except (AttributeError, OSError, OverflowError, TypeError):
         return None
-    return lambda: time.clock_gettime(clock)
+
+    def read() -> Optional[float]:
+        try:
+            return time.clock_gettime(clock)
+        except OSError:  # the thread has just ended
+            return None
+
+    return read
 
 
 _async_exc = None  # (raise, withdraw), False where unavailable; set on first use
