@@ -187,6 +187,7 @@ class _Worker:
 def _serve(conn: Any, task: Callable[..., Any], args: Tuple[Any, ...],
            cpu_seconds: Optional[Callable[[Any], Optional[float]]]) -> None:
     """The worker's loop: batches in, one message per item out, until told to stop."""
+    _no_core_files()
     while True:
         try:
             batch = conn.recv()
@@ -207,6 +208,17 @@ def _serve(conn: Any, task: Callable[..., Any], args: Tuple[Any, ...],
                 return
             except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
                 conn.send((position, False, f"{type(exc).__name__}: {exc}"))
+
+
+def _no_core_files() -> None:
+    """A worker ended by the CPU limit or by a crash would otherwise leave a core file of
+    hundreds of megabytes, where core files are enabled (often the folder being checked)."""
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+    except (ImportError, OSError, ValueError):
+        pass
 
 
 def _limit_cpu(seconds: Optional[float]) -> None:
