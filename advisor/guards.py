@@ -195,8 +195,9 @@ def _statements_in(body: Sequence[ast.stmt], text: str, regions: List[Tuple[int,
 
 
 def _too_deep(statements: Sequence[ast.AST], limit: int, starts: List[int]) -> Optional[int]:
-    """The line where a node lies more than ``limit`` levels deep, or None. Iterative: the
-    trees measured here are exactly those too deep to walk recursively.
+    """The line of the statement that holds a node more than ``limit`` levels deep (the first
+    `if` of an elif chain), or None. Iterative: the trees measured here are exactly those too
+    deep to walk recursively.
 
     Every level of the tree takes at least one character of source of its own (an operator, a
     dot, a bracket, a keyword), give or take a wrapper without one (a statement around an
@@ -215,6 +216,7 @@ def _too_deep(statements: Sequence[ast.AST], limit: int, starts: List[int]) -> O
             return line
         depth += 1
         room = (limit - depth) // 2 - 2
+        elif_ = node.orelse[0] if type(node) is ast.If and len(node.orelse) == 1 else None
         for child in iter_child_nodes(node):
             first = getattr(child, "lineno", None)
             if first is None:
@@ -225,5 +227,6 @@ def _too_deep(statements: Sequence[ast.AST], limit: int, starts: List[int]) -> O
             # offset is not taken off.
             if end <= last and starts[end - 1] + (child.end_col_offset or 0) - starts[first - 1] < room:
                 continue
-            stack.append((child, depth, first))
+            statement = isinstance(child, ast.stmt) and child is not elif_
+            stack.append((child, depth, first if statement else line))
     return None

@@ -58,10 +58,13 @@ def test_every_shape_is_one_line_and_its_neighbours_are_reported(hostile_folder,
     assert len(lines) == len(SHAPES) + GOOD_FILES
 
 
-def test_the_limit_names_the_line(tmp_path):
-    reason, row, _ = nesting_problem("x = 1\n" + SHAPES["and"])
-    assert row == 2
-    assert f"more than {MAX_PARSER_DEPTH:,} levels at line 2" in reason
+@pytest.mark.parametrize("shape", ["and", "elif"])
+def test_the_limit_names_the_statement(shape):
+    body = "".join(f"    {line}\n" for line in ("z = " + "a and " * 1_100 + "a" if shape == "and" else
+                                                  "if a:\n    pass\n" + "elif a:\n    pass\n" * 1_100).splitlines())
+    reason, row, _ = nesting_problem("x = 1\ndef f():\n    y = 1\n" + body)
+    assert row == 4  # the statement, or the first `if` of the chain: not a line deep inside it
+    assert f"more than {MAX_PARSER_DEPTH:,} levels at line 4" in reason
 
 
 @pytest.mark.parametrize("tail", [
