@@ -7,12 +7,15 @@ A key is the SHA-256 of:
 - the tool's fingerprint: its version, libcst's version, and the source of every module that
   can change a finding (rules, model, engine, config, fixes, ...). A new or edited rule module
   changes the fingerprint, so no result of an older rule set is ever served. The fingerprint
-  is remembered beside the modules' stat signatures (fingerprint-v1.json) and hashed again
-  when one of them changes.
+  is remembered beside the modules' stat signatures (fingerprint-v2.json, sealed like the
+  entries) and hashed again when one of them changes.
 
 Entries are written to a temporary file and renamed into place, so concurrent runs never see a
-half-written entry; an entry that does not decode is ignored (and rewritten). The folder is
-pruned, oldest first, when it grows past MAX_ENTRIES files or MAX_BYTES bytes.
+half-written entry. Each is sealed (cache_folder): its tag covers its own name, the key above, so
+an entry planted, edited or renamed from another file's is a miss, as is one that does not
+decode; either is rewritten. The folder is used only when it is this user's and marked as the
+tool's (cache_folder.open_folder), and pruned, oldest first, when the entries grow past
+MAX_ENTRIES files or MAX_BYTES bytes: only files named as entries are, never through a link.
 
 This module does not import libcst: a run whose files are all cached never parses anything.
 """
@@ -25,31 +28,40 @@ import time
 from pathlib import Path
 
 from advisor import __version__
-from advisor.cache_files import write_atomically
+from advisor.cache_files import load_json, own_name, prune_oldest
+from advisor.cache_folder import CacheFolder, open_folder
 from advisor.config import Config
-from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Severity
+from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Related, Severity
 from advisor.stat_index import RACY_MARGIN_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple, Union
 
-FORMAT = 1  # bump when the entry layout changes
+FORMAT = 2  # bump when the entry layout changes
 MAX_ENTRIES = 50_000
 MAX_BYTES = 256 * 1024 * 1024
+MAX_ENTRY_BYTES = 64 * 1024 * 1024  # read no more of one entry (a file of 10,000 findings is ~5 MB)
+MAX_FINGERPRINT_BYTES = 1024 * 1024
 # Folders of the package whose code cannot change a finding (output, editor wiring).
 _NOT_ANALYSIS = ("lsp", "output", "__pycache__")
 _FACES = ("__main__.py", "cli.py", "docsite.py", "flake8_plugin.py", "notebook.py", "runner.py")
 
 
 def cache_dir() -> Path:
-    """ADVISOR_CACHE_DIR, else $XDG_CACHE_HOME/torch-advisor, else ~/.cache/torch-advisor."""
+    """ADVISOR_CACHE_DIR, else $XDG_CACHE_HOME/torch-advisor, else ~/.cache/torch-advisor.
+    Where the cache would be: open_cache_folder says whether it may be used."""
     explicit = os.environ.get("ADVISOR_CACHE_DIR")
     if explicit:
         return Path(explicit)
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "torch-advisor"
+
+
+def open_cache_folder(root: Optional[Path] = None) -> Optional[CacheFolder]:
+    """The cache folder (``root``, else cache_dir()), or None when it may not be used."""
+    return open_folder(str(root if root is not None else cache_dir()))
 
 
 def _limit(name: str, default: int) -> int:
@@ -135,17 +147,15 @@ def _remembered_fingerprint() -> str:
             continue
         stamp.append([name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev])
         trusted = trusted and st.st_mtime_ns < trusted_before and st.st_ctime_ns < trusted_before
-    remembered = cache_dir() / f"fingerprint-v{FORMAT}.json"
-    if trusted:
-        try:
-            body = json.loads(remembered.read_bytes())
-            if isinstance(body, dict) and body.get("stamp") == stamp and isinstance(body.get("fingerprint"), str):
-                return body["fingerprint"]
-        except (OSError, ValueError):
-            pass
+    folder = open_cache_folder() if trusted else None
+    remembered = folder.path(f"fingerprint-v{FORMAT}.json") if folder is not None else ""
+    if folder is not None:
+        body = load_json(folder.read_sealed(b"fingerprint", remembered, MAX_FINGERPRINT_BYTES) or b"")
+        if isinstance(body, dict) and body.get("stamp") == stamp and isinstance(body.get("fingerprint"), str):
+            return body["fingerprint"]
     fingerprint = _computed_fingerprint(libcst_version)
-    if trusted:
-        write_atomically(str(remembered), json.dumps({"stamp": stamp, "fingerprint": fingerprint}))
+    if folder is not None:
+        folder.write_sealed(b"fingerprint", remembered, json.dumps({"stamp": stamp, "fingerprint": fingerprint}).encode())
     return fingerprint
 
 
@@ -166,12 +176,13 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def entry_key(data: bytes, display: str, config: str) -> str:
-    """The key of a file's result: ``config`` is its config_fingerprint."""
+def entry_key(content: str, display: str, config: str) -> str:
+    """The key of a file's result: ``content`` is the content_digest of its bytes, ``config`` its
+    config_fingerprint."""
     import hashlib
 
     digest = hashlib.sha256()
-    for part in (tool_fingerprint(), config, display, content_digest(data)):
+    for part in (tool_fingerprint(), config, display, content):
         digest.update(part.encode("utf-8", "surrogatepass"))
         digest.update(b"\0")
     return digest.hexdigest()
@@ -193,6 +204,8 @@ def _encode_finding(f: Finding) -> Dict[str, Any]:
                 "applicability": value.applicability.value,
                 "edits": [[e.start.row, e.start.column, e.end.row, e.end.column, e.content] for e in value.edits],
             }
+        elif name == "related":
+            value = [[r.label, r.start.row, r.start.column, r.end.row, r.end.column, r.cell] for r in value]
         out[name] = value
     return out
 
@@ -207,6 +220,10 @@ def _decode_finding(d: Dict[str, Any]) -> Finding:
                         for a, b, c, e, content in raw["edits"]),
             applicability=Applicability(raw["applicability"]),
         )
+    values["related"] = tuple(Related(str(label), Position(int(a), int(b)), Position(int(c), int(e)), cell)
+                              for label, a, b, c, e, cell in values["related"])
+    if not isinstance(values["data"], dict):
+        raise TypeError("data is not an object")
     values["severity"] = Severity(values["severity"])
     values["start"] = Position(*map(int, values["start"]))
     values["end"] = Position(*map(int, values["end"]))
@@ -222,80 +239,68 @@ def encode(findings: List[Finding], problem: Optional[FileProblem]) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
-def decode(text: str) -> Optional[Tuple[List[Finding], Optional[FileProblem]]]:
+def decode(text: Union[str, bytes]) -> Optional[Tuple[List[Finding], Optional[FileProblem]]]:
     """The entry's findings and problem, or None when it is corrupt or of another format."""
     try:
-        body = json.loads(text)
+        body = load_json(text)
         if not isinstance(body, dict) or body.get("format") != FORMAT:
             return None
         findings = [_decode_finding(d) for d in body["findings"]]
         raw = body["problem"]
         problem = None if raw is None else FileProblem(**raw)
         return findings, problem
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError):
         return None
 
 
 # -- the store ---------------------------------------------------------------------------------
+def _own_entry(name: str) -> bool:
+    return own_name(name, 64)
+
+
+def open_result_cache(root: Optional[Path] = None) -> Optional[ResultCache]:
+    """The result cache of the cache folder (``root``, else cache_dir()), or None when the
+    folder, or the entries' folder in it, may not be used (said once on stderr)."""
+    folder = open_cache_folder(root)
+    entries = folder.inside(f"v{FORMAT}") if folder is not None else None
+    return ResultCache(folder, entries) if folder is not None and entries is not None else None
+
+
 class ResultCache:
-    def __init__(self, root: Optional[Path] = None) -> None:
-        self.folder = (root if root is not None else cache_dir()) / f"v{FORMAT}"
+    """The entries of one cache folder: ``entries`` is their folder, inside it."""
+
+    def __init__(self, folder: CacheFolder, entries: str) -> None:
+        self.cache_folder = folder
+        self.folder = entries
         self.hits = 0
         self.misses = 0
         self.written = 0
 
-    def _path(self, key: str) -> Path:
-        return self.folder / f"{key}.json"
+    def _path(self, key: str) -> str:
+        return os.path.join(self.folder, f"{key}.json")
 
     def get(self, key: str) -> Optional[Tuple[List[Finding], Optional[FileProblem]]]:
-        try:
-            text = self._path(key).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            self.misses += 1
-            return None
-        entry = decode(text)
+        payload = self.cache_folder.read_sealed(b"entry", self._path(key), MAX_ENTRY_BYTES)
+        entry = decode(payload) if payload is not None else None
         if entry is None:
             self.misses += 1
         else:
             self.hits += 1
         return entry
 
-    def put(self, key: str, findings: List[Finding], problem: Optional[FileProblem]) -> None:
-        """Best effort: a cache that cannot be written only costs time."""
-        if write_atomically(str(self._path(key)), encode(findings, problem)):
-            self.written += 1
+    def put(self, key: str, findings: List[Finding], problem: Optional[FileProblem]) -> bool:
+        """Best effort: a cache that cannot be written only costs time. True when written."""
+        payload = encode(findings, problem).encode("utf-8", "surrogatepass")
+        if not self.cache_folder.write_sealed(b"entry", self._path(key), payload):
+            return False
+        self.written += 1
+        return True
 
     def prune(self) -> int:
-        """Deletes the oldest entries (and stale temporary files) beyond the size bounds."""
+        """Deletes the oldest entries (and stale temporary files) beyond the size bounds, down to
+        80% of them, so that a full cache is not pruned on every run. Only files named as the
+        tool names its entries are counted or deleted."""
         max_entries = _limit("ADVISOR_CACHE_MAX_ENTRIES", MAX_ENTRIES)
         max_bytes = _limit("ADVISOR_CACHE_MAX_BYTES", MAX_BYTES)
-        entries = []
-        try:
-            with os.scandir(self.folder) as scan:
-                for entry in scan:
-                    try:
-                        stat = entry.stat()
-                    except OSError:
-                        continue
-                    entries.append((stat.st_mtime, entry.path, stat.st_size, entry.name.startswith(".tmp-")))
-        except OSError:
-            return 0
-        total = sum(size for _, _, size, _ in entries)
-        if len(entries) <= max_entries and total <= max_bytes:
-            return 0
-        entries.sort()
-        # Down to 80% of the bounds, so that a full cache is not pruned on every run.
-        keep_entries, keep_bytes = int(max_entries * 0.8), int(max_bytes * 0.8)
-        removed = 0
-        count = len(entries)
-        for _, path, size, _ in entries:
-            if count <= keep_entries and total <= keep_bytes:
-                break
-            try:
-                os.unlink(path)
-                removed += 1
-            except OSError:
-                pass
-            count -= 1
-            total -= size
-        return removed
+        return prune_oldest(self.folder, _own_entry, max_entries, max_bytes, int(max_entries * 0.8),
+                            int(max_bytes * 0.8))

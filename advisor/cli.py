@@ -15,7 +15,7 @@ from advisor.config import (Config, ConfigError, ConfigFinder, parse_budget_opti
 from advisor.discovery import discover_root, display_name, is_notebook, path_problem, stat_or_none
 from advisor.findings import FileProblem, FileResult, Finding
 from advisor.runner import Job, Options, check_files, default_jobs
-from advisor.source import FileChangedOnDisk, decode_source, replace_file, split_lines
+from advisor.source import DecodeError, decode_source, split_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
@@ -317,7 +317,7 @@ def _measure(findings: List[Finding], results: List[FileResult], args: argparse.
     for r in results:
         if r.findings and not _is_notebook_result(r):
             if r.source is not None:
-                texts[r.filename] = r.source.text
+                texts[r.filename] = _checked_text(r)
             else:
                 try:
                     texts[r.filename] = decode_source(Path(r.filename).read_bytes()).text
@@ -342,66 +342,56 @@ def _check_python_files(jobs: List[Job], args: argparse.Namespace) -> List[Optio
             out.append(None)
             continue
         if args.fix and not args.diff and result.fixed_text is not None and result.source is not None:
-            try:
-                _write_atomically(job.path, result.source.text, result.fixed_text, result.source.encoding)
-            except FileChangedOnDisk:
-                _error(f"{job.display}: changed on disk while it was being checked; not fixed")
-                out.append(None)
-                continue
-            except OSError as exc:
-                _error(f"{job.display}: cannot write the fixes ({exc.strerror or exc})")
-                out.append(None)
-                continue
+            result = _write_fixes(job.display, result)
         out.append(result)
     return out
 
 
+class _FixedResult(FileResult):
+    """A result after fixes that also holds the result of the file as it was read
+    (``unfixed``): that one is reported if the fixes cannot be written."""
+
+    __slots__ = ("unfixed",)
+    _fields = FileResult._fields + __slots__
+
+    def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
+                 source: Any = None, fixed_text: Optional[str] = None, fixes_applied: int = 0,
+                 unfixed: Optional[FileResult] = None) -> None:
+        super().__init__(filename, findings, problem, source, fixed_text, fixes_applied)
+        self.unfixed = unfixed
+
+
 def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> FileResult:
-    """The fixes of one file, applied until stable, without writing (runs in a worker)."""
+    """The fixes of one file, applied until stable, without writing (runs in a worker).
+    ``result`` is the file's first analysis: fixing starts from it, not from a second one."""
     from advisor.engine import check_source
+    from advisor.fixes import fix_until_stable
 
     source = result.source
-    original = source.text
 
     def check(text: str) -> FileResult:
         return check_source(text, result.filename, config, path=path)
 
-    from advisor.fixes import fix_until_stable
-
-    new_text, applied, final = fix_until_stable(original, check, unsafe=unsafe)
-    final.source = source
-    final.fixed_text = new_text if applied else None
-    final.fixes_applied = applied
-    return final
+    unfixed = FileResult(result.filename, result.findings, result.problem, source)
+    new_text, applied, final = fix_until_stable(source.text, check, unsafe=unsafe, checked=result)
+    if not applied:
+        return result
+    return _FixedResult(final.filename, final.findings, final.problem, source, new_text, applied, unfixed)
 
 
 def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional[FileResult]:
+    """One notebook (Python files go through the runner)."""
+    from advisor.notebook import check_notebook
+
     display = str(path)
     try:
-        if is_notebook(path):
-            from advisor.notebook import check_notebook
-
-            return check_notebook(path, config, display, fix=args.fix, diff=args.diff, unsafe=args.unsafe_fixes)
-        from advisor.engine import check_file
-
-        result = check_file(path, config, display)
-        if (args.fix or args.diff) and result.source is not None and result.problem is None:
-            result = _fix_file(path, result, config, args)
-        return result
-    except FileChangedOnDisk:
-        _error(f"{display}: changed on disk while it was being checked; not fixed")
-        return None
+        result = check_notebook(path, config, display, fix=args.fix or args.diff, unsafe=args.unsafe_fixes)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
         _error(f"{display}: internal error ({type(exc).__name__}: {exc}); please report it")
         return None
-
-
-def _fix_file(path: Path, result: FileResult, config: Config, args: argparse.Namespace) -> FileResult:
-    """``_fixed``, then the file written (with --fix, not --diff)."""
-    final = _fixed(path, result, config, args.unsafe_fixes)
-    if final.fixed_text is not None and args.fix and not args.diff:
-        _write_atomically(path, result.source.text, final.fixed_text, result.source.encoding)
-    return final
+    if args.fix and not args.diff and result.fixed_text is not None:
+        return _write_fixes(display, result)
+    return result
 
 
 def _is_notebook_result(result: FileResult) -> bool:
@@ -411,11 +401,46 @@ def _is_notebook_result(result: FileResult) -> bool:
     return notebook is not None and isinstance(result, notebook.NotebookResult)
 
 
-def _write_atomically(path: Path, original: str, new_text: str, encoding: str) -> None:
-    """Writes the fixed text, only if the file is unchanged since it was read."""
-    if decode_source(path.read_bytes()).text != original:
-        raise FileChangedOnDisk()
-    replace_file(path, new_text.encode(encoding))
+def _write_fixes(display: str, result: FileResult) -> Optional[FileResult]:
+    """Writes a fixed file with `--fix`. Returns the result to report: the fixed one; the file
+    as it was read when the write is refused (one line says why; its findings are still there,
+    so the run exits 1 as for any finding); None when the write failed or the file changed
+    during the run (one line, and the run exits 2)."""
+    from advisor.file_writes import FileChangedOnDisk, WriteRefused, write_fixed
+
+    source = result.source
+    original = source.text.encode(source.encoding) if _is_notebook_result(result) else None
+
+    def unchanged(data: bytes) -> bool:
+        if original is not None:
+            return data == original  # a notebook's UTF-8 bytes round-trip exactly
+        try:
+            return decode_source(data) == source  # the same text, read with the same codec
+        except DecodeError:
+            return False
+
+    try:
+        try:
+            data = result.fixed_text.encode(source.encoding)
+        except UnicodeEncodeError:
+            raise WriteRefused(f"the fixed text cannot be encoded as {source.encoding}") from None
+        write_fixed(display, unchanged, data)
+    except WriteRefused as exc:
+        sys.stderr.write(f"advisor: warning: {display}: {exc}; not fixed\n")
+        return result.unfixed
+    except FileChangedOnDisk:
+        _error(f"{display}: changed on disk while it was being checked; not fixed")
+        return None
+    except OSError as exc:
+        _error(f"{display}: cannot write the fixes ({exc.strerror or exc})")
+        return None
+    return result
+
+
+def _checked_text(result: FileResult) -> str:
+    """The text a Python file's findings refer to: after --fix, the fixed text (findings left
+    after the fixes are in its rows)."""
+    return result.fixed_text if result.fixed_text is not None else result.source.text
 
 
 def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
@@ -481,7 +506,7 @@ def _print(findings: List[Finding], problems: List[FileProblem], results: List[F
             if _is_notebook_result(r):
                 sources.update(r.cell_lines())
             elif r.findings and r.source is not None:
-                sources[r.filename] = split_lines(r.source.text)
+                sources[r.filename] = split_lines(_checked_text(r))
         write_text(console, findings, problems, sources)
         if fixed:
             console.print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
@@ -498,57 +523,27 @@ def _print(findings: List[Finding], problems: List[FileProblem], results: List[F
 
 # -- rules and explain ---------------------------------------------------------------------------
 def _rules(args: argparse.Namespace) -> int:
+    from advisor.rule_docs import rules_json, rules_text
     from advisor.rules import ALL_RULES
 
     if args.format == "json":
         import json
 
-        rows = [
-            {"code": r.code, "family": r.family, "name": r.name, "severity": r.severity.value,
-             "fix": r.fixable, "summary": r.summary, "url": r.url}
-            for r in ALL_RULES
-        ]
-        json.dump(rows, sys.stdout, indent=2)
+        try:  # links only where the project names its hosted pages
+            docs_url = ConfigFinder().for_path(Path(".")).docs_url
+        except ConfigError as exc:
+            _error(str(exc))
+            return EXIT_ERROR
+        json.dump(rules_json(ALL_RULES, docs_url), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_CLEAN
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for column in ("Code", "Family", "Name", "Severity", "Fix", "Summary"):
-        table.add_column(column, overflow="fold")
-    for r in ALL_RULES:
-        table.add_row(r.code, r.family, r.name, r.severity.value, r.fixable, r.summary)
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=200)  # piped: one line per rule
-    console.print(table)
+    # Plain text on a terminal too: the width is the terminal's (or $COLUMNS, else 80).
+    sys.stdout.write(rules_text(ALL_RULES, _terminal_columns()))
     return EXIT_CLEAN
 
 
-def rules_markdown() -> str:
-    """docs/rules.md: the rule table and every rule's documentation."""
-    from advisor.rules import ALL_RULES
-
-    lines = [
-        "# torch-advisor rules",
-        "",
-        "Generated by `advisor explain --all`; do not edit by hand.",
-        "",
-        "| Code | Family | Name | Severity | Fix | Summary |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in ALL_RULES:
-        lines.append(
-            f"| [{r.code}](rules/{r.code.lower()}.md) | {r.family} | `{r.name}` | {r.severity.value} | {r.fixable} | {r.summary} |"
-        )
-    lines.append("")
-    body = "\n".join(lines) + "\n" + "\n".join(r.docs_markdown() for r in ALL_RULES)
-    return body
-
-
 def _explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from advisor.rules import ALL_RULES, get_rule
+    from advisor.rule_docs import explain_markdown, rules_markdown
 
     if args.all:
         sys.stdout.write(rules_markdown())
@@ -556,12 +551,14 @@ def _explain(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not args.code:
         _error("give a rule code (such as GPU101) or --all")
         return EXIT_ERROR
-    rule = get_rule(args.code)
-    if rule is None:
+    text = explain_markdown(args.code)
+    if text is None:
+        from advisor.rules import ALL_RULES
+
         known = ", ".join(r.code for r in ALL_RULES)
         _error(f"unknown rule {args.code!r}; known rules: {known}")
         return EXIT_ERROR
-    sys.stdout.write(rule.docs_markdown())
+    sys.stdout.write(text)
     return EXIT_CLEAN
 
 

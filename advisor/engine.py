@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -14,28 +13,14 @@ from advisor.chunked import ChunkCache, ChunkedModule, parse_chunked
 from advisor.collector import collector_paused
 from advisor.config import DEFAULT_CONFIG, Config
 from advisor.guards import nesting_problem
-from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Severity
+from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
 from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
 from advisor.model import FileModel
+from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
 from advisor.rules import ALL_RULES
 from advisor.rules.base import NodeEdit, Report, Rule
 from advisor.source import DecodeError, decode_source, split_lines
-
-# flake8's own pattern, so that one comment silences the CLI, the plugin and the editor alike.
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
-
-
-def is_suppressed(line: str, code: str) -> bool:
-    match = _NOQA.search(line)
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    listed = [c for c in re.split(r"[,\s]+", codes.upper()) if c]
-    return any(code == c or code.startswith(c) for c in listed)
-
 
 class _Positions:
     """Turns nodes into 1-based positions; computed only for files with reports and, in a
@@ -71,18 +56,27 @@ class _Positions:
         return Position(line, column + 1)
 
     def edit(self, spec: NodeEdit, near: cst.CSTNode) -> Edit:
+        content = spec.content
+        if spec.align is not None:
+            content = content.replace("\n", self._newline + self._column_of(spec.align, near))
         if spec.where == "before":
             start = self.start(spec.node, near)
-            return Edit(start, start, spec.content)
+            return Edit(start, start, content)
         if spec.where == "after":
             end = self.end(spec.node, near)
-            return Edit(end, end, spec.content)
+            return Edit(end, end, content)
         if spec.where == "line_before":
             start = self.start(spec.node, near)
             line = self._lines[start.row - 1]
             indent = line[: start.column - 1]
             return Edit(start, start, f"{spec.content}{self._newline}{indent}")
-        return Edit(self.start(spec.node, near), self.end(spec.node, near), spec.content)
+        return Edit(self.start(spec.node, near), self.end(spec.node, near), content)
+
+    def _column_of(self, node: cst.CSTNode, near: cst.CSTNode) -> str:
+        """Whitespace that reaches the column where ``node`` starts (its line's tabs kept)."""
+        start = self.start(node, near)
+        before = self._lines[start.row - 1][: start.column - 1]
+        return "".join(c if c == "\t" else " " for c in before)
 
 
 def _finding(report: Report, positions: _Positions, filename: str, docs_url: Optional[str] = None) -> Finding:
@@ -94,20 +88,23 @@ def _finding(report: Report, positions: _Positions, filename: str, docs_url: Opt
             edits=tuple(positions.edit(e, report.node) for e in report.fix.edits),
             applicability=report.fix.applicability,
         )
-    message = report.message
-    if report.related is not None:
-        message = message.replace("{line}", str(positions.start(report.related, report.node).row))
+    related = tuple(
+        Related(label, positions.start(node, report.node), positions.end(node, report.node))
+        for node, label in report.related
+    )
     return Finding(
         code=rule.code,
         name=rule.name,
-        message=message,
+        message=report.message({r.label: r.start.row for r in related}),
         severity=report.severity,
         start=positions.start(report.node),
         end=positions.end(report.node),
         url=rule.url_for(docs_url),
-        hint=rule.hint,
+        hint=report.finding_hint(),
         fix=fix,
         filename=filename,
+        data=report.data,
+        related=related,
     )
 
 

@@ -26,6 +26,35 @@ class Applicability(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
+class Fixable(str, enum.Enum):
+    """What a rule's automatic fixes are, as every face shows it: whether each finding gets one
+    ("always") or only some do ("sometimes"), and whether they are safe, unsafe, or either,
+    depending on the site. The rule's `fix_safety` doc says when each case applies."""
+
+    NO = "no"
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    SAFE_OR_UNSAFE = "safe or unsafe"
+    SOMETIMES_SAFE = "sometimes, safe"
+    SOMETIMES_UNSAFE = "sometimes, unsafe"
+    SOMETIMES_SAFE_OR_UNSAFE = "sometimes, safe or unsafe"
+
+    @property
+    def always(self) -> bool:
+        """Every finding of the rule comes with a fix."""
+        return self in (Fixable.SAFE, Fixable.UNSAFE, Fixable.SAFE_OR_UNSAFE)
+
+    @property
+    def applicabilities(self) -> Tuple[Applicability, ...]:
+        """The applicabilities its fixes may have (none for NO)."""
+        value = self.value.rpartition(", ")[2]
+        if self is Fixable.NO:
+            return ()
+        if value == "safe or unsafe":
+            return (Applicability.SAFE, Applicability.UNSAFE)
+        return (Applicability(value),)
+
+
 class Position(Value):
     """1-based row and 1-based column counted in code points (as ruff reports them). Immutable,
     ordered by row, then column."""
@@ -87,26 +116,47 @@ class Fix(Value):
         self.applicability = applicability
 
 
+class Related(Value):
+    """Another place a finding points at (the loop that repeats it, the step it pairs with), with
+    a short label saying what it is there. In a notebook, rows count from the start of ``cell``.
+    Immutable."""
+
+    __slots__ = ("label", "start", "end", "cell")
+    _fields = __slots__
+    __hash__ = Value.value_hash
+
+    def __init__(self, label: str, start: Position, end: Position, cell: Optional[int] = None) -> None:
+        self.label = label
+        self.start = start
+        self.end = end
+        self.cell = cell
+
+
 class Finding(Value):
     __slots__ = ("code", "name", "message", "severity", "start", "end", "url", "hint", "fix", "filename", "cell",
-                 "measurement")
+                 "data", "related", "measurement")
     _fields = __slots__
     _compared = _fields[:-1]  # the measurement is not part of what was found
 
     def __init__(self, code: str, name: str, message: str, severity: Severity, start: Position, end: Position,
-                 url: str, hint: Optional[str] = None, fix: Optional[Fix] = None, filename: str = "",
-                 cell: Optional[int] = None, measurement: Optional[Dict[str, Any]] = None) -> None:
+                 url: Optional[str], hint: Optional[str] = None, fix: Optional[Fix] = None, filename: str = "",
+                 cell: Optional[int] = None, data: Optional[Dict[str, Any]] = None,
+                 related: Tuple[Related, ...] = (), measurement: Optional[Dict[str, Any]] = None) -> None:
         self.code = code
         self.name = name
         self.message = message
         self.severity = severity
         self.start = start
         self.end = end
-        self.url = url
+        self.url = url  # the rule's page under the configured `docs-url`; None without one
         self.hint = hint
         self.fix = fix
         self.filename = filename
         self.cell = cell  # notebooks: 1-based cell; rows and columns are then in that cell
+        # The values the message was formatted from, by name (plain JSON values): what outputs
+        # and probes read instead of parsing the message.
+        self.data = {} if data is None else data
+        self.related = related
         # `check --measure`: the probe's verdict and figures (advisor.runtime.measure); None otherwise
         self.measurement = measurement
 

@@ -71,12 +71,14 @@ def unified_diff(old: str, new: str, filename: str) -> str:
 
 
 def fix_until_stable(
-    text: str, check, unsafe: bool = False, max_rounds: int = 10
+    text: str, check, unsafe: bool = False, max_rounds: int = 10, checked: Optional[object] = None
 ) -> Tuple[str, int, Optional[object]]:
     """Re-checks and re-applies until no eligible fix is left. ``check(text)`` returns a
-    FileResult; the last one (describing the final text) is returned with the count."""
+    FileResult; the last one (describing the final text) is returned with the count.
+    ``checked``: the result of ``check(text)`` where the caller already has it, so that the
+    text is not analysed a second time."""
     total = 0
-    result = check(text)
+    result = checked if checked is not None else check(text)
     for _ in range(max_rounds):
         if result.problem is not None:
             break

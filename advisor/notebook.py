@@ -10,9 +10,8 @@ editor shows them) and rows and columns relative to that cell.
 
 Fixes are applied to the joined program; the program is then split at the markers, the
 placeholders are put back to the original lines, and only the changed cells' ``source`` is
-written into the notebook's JSON. Outputs, execution counts, metadata and the other cells are
-left as they were; the JSON keeps its key order, its indentation (1, as Jupyter writes it) and
-its trailing newline.
+replaced in the notebook's JSON text (`notebook_json`): every other character of the file,
+outputs, metadata, layout and escapes included, stays as it was. The caller writes the file.
 """
 
 from __future__ import annotations
@@ -24,9 +23,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from advisor.config import DEFAULT_CONFIG, Config
-from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position
+from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related
 from advisor.fixes import fix_until_stable, unified_diff
-from advisor.source import FileChangedOnDisk, replace_file
 from advisor.discovery import NOTEBOOK_SUFFIX, is_notebook  # noqa: F401 - re-exported
 
 _MARKER = "# torch-advisor notebook cell {index}"
@@ -232,7 +230,13 @@ def to_cells(program: Program, finding: Finding) -> Finding:
             _, t = program.locate(e.end)
             edits.append(Edit(s, t, e.content))
         fix = Fix(fix.message, tuple(edits), fix.applicability)
-    return finding.replace(start=start, end=end, fix=fix, cell=cell)
+    related = []
+    for r in finding.related:
+        r_cell, r_start = program.locate(r.start)
+        r_end_cell, r_end = program.locate(r.end)
+        if r_cell is not None:  # a related place on a cell marker or outside every cell is left out
+            related.append(Related(r.label, r_start, r_end if r_end_cell == r_cell else r_start, r_cell))
+    return finding.replace(start=start, end=end, fix=fix, cell=cell, related=tuple(related))
 
 
 def cell_fix(program: Program, finding: Finding) -> Optional[Fix]:
@@ -268,8 +272,6 @@ def problem_to_cells(program: Program, problem: FileProblem) -> FileProblem:
 class Notebook:
     data: Dict[str, Any]
     raw: str
-    indent: int = 1
-    trailing_newline: bool = True
 
     @classmethod
     def parse(cls, raw: str) -> "Notebook":
@@ -281,11 +283,7 @@ class Notebook:
             raise NotebookError("not a valid notebook: JSON nested too deeply") from None
         if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
             raise NotebookError("not a valid notebook: no `cells` list at the top level")
-        indent = 1
-        match = re.search(r"\n( +)\S", raw)
-        if match:
-            indent = len(match.group(1))
-        return cls(data, raw, indent, raw.endswith("\n"))
+        return cls(data, raw)
 
     @property
     def is_python(self) -> bool:
@@ -311,31 +309,29 @@ class Notebook:
         return cell_source(self.data["cells"][index - 1])
 
     def with_sources(self, sources: Dict[int, str]) -> str:
-        """The notebook's JSON text with the given cells' sources replaced; the rest untouched."""
-        for index, text in sources.items():
-            cell = self.data["cells"][index - 1]
-            if cell_source(cell) == text:
-                continue
-            if isinstance(cell.get("source"), list) or "source" not in cell:
-                cell["source"] = re.findall(r"[^\n]*\n|[^\n]+$", text)
-            else:
-                cell["source"] = text
-        out = json.dumps(self.data, indent=self.indent, ensure_ascii=False)
-        return out + "\n" if self.trailing_newline else out
+        """The notebook's JSON text with the given cells' sources replaced and every other
+        character kept. Raises notebook_json.LayoutError where that cannot be done."""
+        from advisor.notebook_json import replace_sources
+
+        return replace_sources(self.raw, self.data, sources)
 
 
 class NotebookResult(FileResult):
-    """A FileResult whose findings are in cell coordinates; ``fixed_text`` is the new JSON."""
+    """A FileResult whose findings are in cell coordinates; ``fixed_text`` is the new JSON, and
+    ``unfixed`` then the result of the notebook as it was read (reported if the fixes cannot be
+    written)."""
 
-    __slots__ = ("notebook", "fixed_sources")
+    __slots__ = ("notebook", "fixed_sources", "unfixed")
     _fields = FileResult._fields + __slots__
 
     def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
                  source: Any = None, fixed_text: Optional[str] = None, fixes_applied: int = 0,
-                 notebook: Optional[Notebook] = None, fixed_sources: Optional[Dict[int, str]] = None) -> None:
+                 notebook: Optional[Notebook] = None, fixed_sources: Optional[Dict[int, str]] = None,
+                 unfixed: Optional["NotebookResult"] = None) -> None:
         super().__init__(filename, findings, problem, source, fixed_text, fixes_applied)
         self.notebook = notebook
         self.fixed_sources = {} if fixed_sources is None else fixed_sources
+        self.unfixed = unfixed
 
     def cell_lines(self) -> Dict[Tuple[str, int], List[str]]:
         """Each cell's current lines, keyed by (filename, cell), for the text renderer."""
@@ -367,15 +363,23 @@ def check_notebook_text(
     raw: str, filename: str, config: Config = DEFAULT_CONFIG, path: Optional[Path] = None
 ) -> Tuple[NotebookResult, Optional[Program]]:
     """Findings in cell coordinates, and the program they were computed on."""
+    result, program, _ = _check_text(raw, filename, config, path)
+    return result, program
+
+
+def _check_text(
+    raw: str, filename: str, config: Config, path: Optional[Path]
+) -> Tuple[NotebookResult, Optional[Program], Optional[FileResult]]:
+    """``check_notebook_text``, and the program's own result (program coordinates)."""
     result = NotebookResult(filename)
     try:
         notebook = Notebook.parse(raw)
     except NotebookError as exc:
         result.problem = FileProblem(filename, str(exc))
-        return result, None
+        return result, None, None
     result.notebook = notebook
     if not notebook.is_python:
-        return result, None
+        return result, None, None
     from advisor.engine import check_source  # imported on use: see cli.py
 
     program = build_program(notebook.code_cells())
@@ -383,14 +387,15 @@ def check_notebook_text(
     result.findings = [to_cells(program, f) for f in checked.findings]
     if checked.problem is not None:
         result.problem = problem_to_cells(program, checked.problem)
-    return result, program
+    return result, program, checked
 
 
 def check_notebook(
     path: Path, config: Config = DEFAULT_CONFIG, display: Optional[str] = None,
-    fix: bool = False, diff: bool = False, unsafe: bool = False,
+    fix: bool = False, unsafe: bool = False,
 ) -> NotebookResult:
-    """`advisor check` on one notebook: read, check, and with ``fix``/``diff`` fix it."""
+    """`advisor check` on one notebook: read and check it, and with ``fix`` compute its fixes
+    (``fixed_text``: the new file, which the caller writes)."""
     from advisor.source import SourceText
 
     filename = display if display is not None else str(path)
@@ -402,41 +407,37 @@ def check_notebook(
         raw = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return NotebookResult(filename, problem=FileProblem(filename, f"cannot decode: not UTF-8 ({exc.reason})"))
-    result, program = check_notebook_text(raw, filename, config, path)
+    result, program, checked = _check_text(raw, filename, config, path)
     result.source = SourceText(raw, "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
-    if not (fix or diff) or program is None or result.problem is not None:
+    if not fix or program is None or result.problem is not None:
         return result
 
     from advisor.engine import check_source
+    from advisor.notebook_json import LayoutError
 
     def check(text: str) -> FileResult:
         return check_source(text, filename, config, path=path)
 
-    new_program, applied, final = fix_until_stable(program.text, check, unsafe=unsafe)
+    new_program, applied, final = fix_until_stable(program.text, check, unsafe=unsafe, checked=checked)
     if not applied:
         return result
     sources = split_program(program, new_program)
     if sources is None:
         result.problem = FileProblem(filename, "internal error: the fixed cells could not be mapped back; not fixed")
         return result
-    changed = {i: t for i, t in sources.items() if t != result.notebook.cell_text(i)}
-    new_json = result.notebook.with_sources(changed)
-    fixed = NotebookResult(filename, source=result.source, notebook=Notebook.parse(raw))
-    fixed.fixed_sources = changed
-    fixed.fixed_text = new_json
-    fixed.fixes_applied = applied
+    notebook = result.notebook
+    changed = {i: t for i, t in sources.items() if t != notebook.cell_text(i)}
+    try:
+        new_json = notebook.with_sources(changed)
+    except LayoutError as exc:
+        result.problem = FileProblem(filename, f"internal error: the fixed cells could not be written into the "
+                                               f"notebook's JSON ({exc}); not fixed")
+        return result
+    fixed = NotebookResult(filename, source=result.source, notebook=notebook, fixed_sources=changed,
+                           fixed_text=new_json, fixes_applied=applied, unfixed=result)
     # Findings left after the fixes, in the new cells' coordinates.
-    after = build_program([(i, sources.get(i, t)) for i, t in fixed.notebook.code_cells()])
+    after = build_program([(i, sources.get(i, t)) for i, t in notebook.code_cells()])
     fixed.findings = [to_cells(after, f) for f in final.findings]
     if final.problem is not None:
         fixed.problem = problem_to_cells(after, final.problem)
-    if fix and not diff:
-        write_atomically(path, data, new_json, result.source.encoding)
     return fixed
-
-
-def write_atomically(path: Path, original: bytes, new_text: str, encoding: str) -> None:
-    """Writes the fixed notebook, only if the file is unchanged since it was read."""
-    if path.read_bytes() != original:
-        raise FileChangedOnDisk()
-    replace_file(path, new_text.encode(encoding))

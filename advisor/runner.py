@@ -16,13 +16,13 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-from advisor.cache import ResultCache, config_fingerprint, entry_key
+from advisor.cache import ResultCache, config_fingerprint, content_digest, entry_key, open_result_cache
 from advisor.collector import LARGE_FILE_BYTES, collector_paused, release_free_memory
 from advisor.config import Config
 from advisor.findings import Applicability, FileProblem, FileResult
 from advisor.limits import FileTooLarge, LimitProblem, NotRegularFile, over_budget, read_regular, too_large
 from advisor.source import DecodeError, decode_source
-from advisor.stat_index import StatIndex, index_folder
+from advisor.stat_index import StatIndex, open_stat_index
 from advisor.values import Value
 
 # Below this many files to analyse, a pool costs more than it saves.
@@ -39,9 +39,10 @@ if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a w
     Fixer = Callable[[Path, FileResult, Config, bool], FileResult]
     # A file's result, or the message of the internal error that stopped its analysis.
     Outcome = Tuple[Optional[FileResult], Optional[str]]
-    # What an analysis tells the stat index: whether the bytes it read were clean, and the stat
-    # of the file they came from; None when it cached nothing (unreadable, crashed or rewritten).
-    Recorded = Optional[Tuple[bool, os.stat_result]]
+    # What an analysis tells the stat index: whether the bytes it read were clean, the stat of
+    # the file they came from and their content digest (the result cache holds the result under
+    # it); None when it cached nothing (unreadable, crashed, rewritten or not stored).
+    Recorded = Optional[Tuple[bool, os.stat_result, str]]
 
 
 class Job(Value):
@@ -88,7 +89,7 @@ def default_jobs() -> int:
 
 
 def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = None) -> List[Outcome]:
-    cache = ResultCache(options.cache_root) if options.use_cache else None
+    cache = open_result_cache(options.cache_root) if options.use_cache else None
     index = _open_index(cache) if cache is not None else None
     fingerprints = _ConfigFingerprints()
     outcomes: List[Optional[Outcome]] = [None] * len(jobs)
@@ -117,8 +118,8 @@ def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = 
             outcomes[number] = outcome
             job = jobs[number]
             if index is not None and recorded is not None:
-                clean, read_stat = recorded
-                index.record(job.display, read_stat, fingerprints(job), clean)
+                clean, read_stat, content = recorded
+                index.record(job.display, read_stat, fingerprints(job), clean, content)
         if cache is not None:
             cache.prune()
     if index is not None:
@@ -133,8 +134,11 @@ def _open_index(cache: ResultCache) -> Optional[StatIndex]:
         # Windows reports the creation time as st_ctime: no field there moves on every write,
         # so a matching signature would not prove an unchanged file.
         return None
+    # ADVISOR_STAT_INDEX=off: for writes that move no file time (a shared mmap), every file is
+    # read and hashed; what is read is still recorded, so such a run also refreshes the index.
+    trust = os.environ.get("ADVISOR_STAT_INDEX", "").strip().lower() not in ("off", "0", "false", "no")
     try:
-        return StatIndex(index_folder(str(cache.folder.parent)), tool_fingerprint())
+        return open_stat_index(cache.cache_folder, tool_fingerprint(), trust=trust)
     except OSError:
         return None
 
@@ -165,13 +169,13 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
         data, read_stat = _read(job)
     except (OSError, FileTooLarge):
         return 0  # the analysis reports it
-    key = entry_key(data, job.display, config)
-    entry = cache.get(key)
+    content = content_digest(data)
+    entry = cache.get(entry_key(content, job.display, config))
     if entry is None:
         return len(data)
     findings, problem = entry
     if index is not None:
-        index.record(job.display, read_stat, config, not findings and problem is None)
+        index.record(job.display, read_stat, config, not findings and problem is None, content)
     if options.fix and any(
         f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
     ):
@@ -242,11 +246,14 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         recorded: Recorded = None
         # A file about to be rewritten is not cached, nor one the limits stopped: that says
         # nothing about its content.
-        if use_cache and result.fixed_text is None and not isinstance(first_problem, LimitProblem) \
-                and not isinstance(result.problem, LimitProblem):
-            key = entry_key(data, job.display, config_fingerprint(job.config, job.path))
-            ResultCache(options.cache_root).put(key, first_findings, first_problem)
-            recorded = (not first_findings and first_problem is None, read_stat)
+        stopped = isinstance(first_problem, LimitProblem) or isinstance(result.problem, LimitProblem)
+        cache = open_result_cache(options.cache_root) if use_cache and result.fixed_text is None and not stopped \
+            else None
+        if cache is not None:
+            content = content_digest(data)
+            if cache.put(entry_key(content, job.display, config_fingerprint(job.config, job.path)),
+                         first_findings, first_problem):
+                recorded = (not first_findings and first_problem is None, read_stat, content)
         if not result.findings and result.problem is None and result.fixed_text is None:
             result.source = None  # nothing will show it: do not carry the text around
         if large:

@@ -1,13 +1,11 @@
-"""Reading a Python file's bytes into text the way the interpreter does (BOM, PEP 263 cookie),
-and writing fixed files back safely."""
+"""Reading a Python file's bytes into text the way the interpreter does (BOM, PEP 263 cookie).
+Fixed files are written back by `file_writes`."""
 
 from __future__ import annotations
 
 import codecs
 import io
-import os
 import re
-from pathlib import Path
 
 from advisor.values import Value
 
@@ -76,25 +74,3 @@ class LineIndex:
         if row - 1 >= len(self.starts):
             return self.starts[-1]
         return self.starts[row - 1] + column - 1
-
-
-class FileChangedOnDisk(Exception):
-    """The file no longer holds what was analysed: a fix must not overwrite it."""
-
-
-def replace_file(path: Path, data: bytes) -> None:
-    """Writes through a temporary file in the same folder and a rename, keeping the file's mode:
-    a crash or a full disk never leaves a half-written file."""
-    import tempfile
-
-    mode = path.stat().st_mode
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -6,6 +6,13 @@ import pytest
 @pytest.fixture(autouse=True)
 def _private_result_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ADVISOR_CACHE_DIR", str(tmp_path_factory.mktemp("advisor-cache")))
+    # What a process decides once about its cache folders, and whether it has warned yet, is
+    # decided afresh per test, as it is per run.
+    import advisor.cache_files as cache_files
+    import advisor.cache_folder as cache_folder
+
+    monkeypatch.setattr(cache_folder, "_opened", {})
+    monkeypatch.setattr(cache_files, "_noticed", False)
 
 
 @pytest.fixture

@@ -76,7 +76,11 @@ def _units_to_points(line: str, units: int, encoding: str) -> int:
 
 
 def offset(text: str, position: types.Position, encoding: str) -> int:
+    """The protocol's rule: a character past the end of its line means the line's end, a line
+    past the end of the document means the document's end."""
     lines = _lines(text)
+    if position.line >= len(lines):
+        return len(text)
     start = 0
     for index in range(position.line):
         start += len(lines[index])
@@ -114,3 +118,79 @@ def find(actions: Optional[list], title_part: str):
         if title_part in action.title:
             return action
     raise AssertionError(f"no action with {title_part!r} among {[a.title for a in actions or []]}")
+
+
+# -- a bare JSON-RPC client, for what pytest-lsp's typed client cannot send -------------------------
+class RawSession:
+    """`advisor lsp` on stdio, spoken to in raw JSON: malformed parameters, requests after
+    `shutdown`, `exit` without `shutdown`. A reader thread collects the server's messages so
+    that every wait has a timeout."""
+
+    def __init__(self) -> None:
+        import queue
+        import subprocess
+        import threading
+
+        self.proc = subprocess.Popen(server_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=server_env())
+        self.messages: "queue.Queue[dict]" = queue.Queue()
+        self._next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        import json
+
+        stream = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                header = stream.readline()
+                if not header:
+                    return
+                if header in (b"\r\n", b"\n"):
+                    break
+                name, _, value = header.decode("ascii").partition(":")
+                if name.strip().lower() == "content-length":
+                    length = int(value)
+            if length is None:
+                return
+            self.messages.put(json.loads(stream.read(length)))
+
+    def send(self, message: dict) -> None:
+        import json
+
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode("utf-8")
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params) -> dict:
+        """Sends a request and returns the response to it (skipping notifications)."""
+        import queue
+
+        self._next_id += 1
+        msg_id = self._next_id
+        self.send({"id": msg_id, "method": method, "params": params})
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                message = self.messages.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no answer to {method} within {TIMEOUT}s") from None
+            if message.get("id") == msg_id and "method" not in message:
+                return message
+
+    def notify(self, method: str, params=None) -> None:
+        self.send({"method": method, "params": params} if params is not None else {"method": method})
+
+    def initialize(self) -> dict:
+        answer = self.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        self.notify("initialized", {})
+        return answer
+
+    def wait_exit(self) -> int:
+        return self.proc.wait(timeout=TIMEOUT)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()

@@ -13,6 +13,7 @@ from advisor.chunked import ChunkCache, parse_chunked, split_points
 from advisor.config import Config
 from advisor.engine import check_source
 from advisor.rules import ALL_RULES
+from tests.rule_fixtures import sections
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(
@@ -43,11 +44,11 @@ def test_chunks_print_the_file_and_give_the_same_findings(path, monkeypatch):
     assert check_source(text, "f.py", SHOW_ALL).findings == _whole_file_findings(text, monkeypatch).findings
 
 
-def test_rule_examples_give_the_same_findings_chunked_or_whole(monkeypatch):
+def test_rule_fixtures_give_the_same_findings_chunked_or_whole(monkeypatch):
     for rule in ALL_RULES:
-        for case in (*rule.VALID, *rule.INVALID):
-            chunked = check_source(case.source, "f.py", SHOW_ALL)
-            assert chunked.findings == _whole_file_findings(case.source, monkeypatch).findings, case.source
+        for section in sections(rule):
+            chunked = check_source(section.source, "f.py", SHOW_ALL)
+            assert chunked.findings == _whole_file_findings(section.source, monkeypatch).findings, section.source
 
 
 def test_splits_at_top_level_statements_with_the_comments_above_them():

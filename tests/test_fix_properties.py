@@ -1,4 +1,4 @@
-"""Properties every fix must keep, checked on each fixable rule's INVALID examples, on variants
+"""Properties every fix must keep, checked on each fixable rule's invalid fixture sections, on variants
 of them (inside a function, CRLF, tabs, stray comments) and on the bundled examples:
 
 - applying one fix gives code that parses, and that finding is gone;
@@ -20,14 +20,16 @@ from hypothesis import strategies as st
 
 from advisor.config import Config
 from advisor.engine import check_source
+from advisor.findings import Fixable
 from advisor.fixes import apply_fixes, fix_until_stable
 from advisor.rules import ALL_RULES
+from tests.rule_fixtures import sections, snapshots
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOW_ALL = Config(show_info=True)
-FIXABLE = [rule for rule in ALL_RULES if rule.fixable != "no"]
-CASES = [(rule, case.source) for rule in FIXABLE for case in rule.INVALID]
-WITH_FIXES = {case.source for rule in FIXABLE for case in rule.INVALID if case.fixed is not None}
+FIXABLE = [rule for rule in ALL_RULES if rule.fixable is not Fixable.NO]
+CASES = [(rule, s.source) for rule in FIXABLE for s in sections(rule) if s.kind == "invalid"]
+WITH_FIXES = {s.source for rule in FIXABLE for s in sections(rule) if s.key in snapshots(rule)}
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 BUDGET = int(os.environ.get("ADVISOR_FUZZ_CASES", "300"))
 

@@ -138,3 +138,17 @@ async def test_quick_fix_noqa_and_hover_in_a_cell(client, tmp_path):
         notebook_document=types.NotebookDocumentIdentifier(uri=uri),
         cell_text_documents=[types.TextDocumentIdentifier(uri=u) for u in (setup, loop)],
     ))
+
+
+async def test_related_place_in_another_cell_points_at_that_cell(client, tmp_path):
+    uri = (tmp_path / "ddp.ipynb").as_uri()
+    sampler_cell, loop_cell = open_notebook(client, uri, [
+        (types.NotebookCellKind.Code, "import torch.distributed as dist\nfrom torch.utils.data import DistributedSampler\n"
+                                      "sampler = DistributedSampler(ds)\n"),
+        (types.NotebookCellKind.Code, "# train\nfor epoch in range(3):\n    for x in loader:\n"
+                                      "        model(x.cuda()).sum().backward()\n        opt.step()\n"),
+    ])
+    diags = await cell_diagnostics(client, sampler_cell, lambda d: any(x.code == "GPU501" for x in d))
+    [related] = next(d for d in diags if d.code == "GPU501").related_information
+    assert related.message == "epoch loop" and related.location.uri == loop_cell
+    assert related.location.range.start == types.Position(1, 0)  # row 2 of the loop's own cell

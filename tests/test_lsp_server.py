@@ -325,3 +325,34 @@ async def test_rapid_changes_publish_only_the_latest_version(client, tmp_path):
     if client.mode == "push":
         versions = [p.version for p in client.published[before:] if p.uri == uri]
         assert versions == [client.versions[uri]]  # the debounce dropped the intermediate ones
+
+
+DDP_SCRIPT = '''\
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+dist.init_process_group("nccl")
+sampler = DistributedSampler(dataset)
+loader = DataLoader(dataset, batch_size=32, sampler=sampler, pin_memory=True, num_workers=4)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda(non_blocking=True)).sum()
+        loss.backward()
+        optimizer.step()
+    print("époque 😀", epoch)
+'''
+EPOCH_LINE = 7  # 0-based line of the epoch loop
+
+
+async def test_related_places_become_related_information(client, tmp_path):
+    uri = open_file(client, tmp_path / "ddp.py", DDP_SCRIPT)
+    diag = next(d for d in await diagnostics(client, uri) if d.code == "GPU501")
+    assert f"at line {EPOCH_LINE + 1} " in diag.message
+    [related] = diag.related_information
+    assert related.message == "epoch loop" and related.location.uri == uri
+    assert related.location.range.start == types.Position(EPOCH_LINE, 0)
+    last = DDP_SCRIPT.splitlines()[-1]  # the loop ends on a line with non-ASCII text: columns in the client's units
+    assert related.location.range.end == types.Position(len(DDP_SCRIPT.splitlines()) - 1,
+                                                        points_to_units(last, len(last), client.encoding))
+    assert diag.data["fields"] == {"sampler": "sampler", "epoch": "epoch"}

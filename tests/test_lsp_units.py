@@ -123,3 +123,34 @@ def test_edits_reuse_parsed_statements_and_only_a_few_files_keep_them():
     analyzer.forget(f"file:///f{KEEP_PARSED_FILES + 2}.py")
     assert len(analyzer._chunks) == KEEP_PARSED_FILES - 1
     analyzer.shutdown()
+
+
+def test_related_information_only_for_clients_that_take_it():
+    from advisor.engine import check_source
+
+    text = ("import torch.distributed as dist\nfrom torch.utils.data import DistributedSampler\n"
+            "sampler = DistributedSampler(ds)\nfor epoch in range(3):\n    for x in loader:\n"
+            "        model(x.cuda()).sum().backward()\n        opt.step()\n")
+    finding = next(f for f in check_source(text, "t.py").findings if f.code == "GPU501")
+    lines = convert.lines_of(text)
+    without = convert.diagnostic(finding, lines, convert.UTF16, 1, None)
+    assert without.related_information is None
+    within = convert.diagnostic(finding, lines, convert.UTF16, 1, None, lambda related: ("file:///t.py", lines))
+    assert [(r.message, r.location.range.start) for r in within.related_information] == [
+        ("epoch loop", types.Position(3, 0))]
+    # A related place the client has no document for (a cell that is gone) is left out.
+    assert convert.diagnostic(finding, lines, convert.UTF16, 1, None, lambda related: None).related_information is None
+
+
+def test_server_asks_the_client_whether_it_takes_related_information():
+    from advisor.lsp.server import AdvisorServer
+
+    class Client(AdvisorServer):
+        client_capabilities = None  # what `initialize` would have stored
+
+    server = Client.__new__(Client)
+    for publish, pull, expected in ((True, None, True), (None, True, True), (False, None, False), (None, None, False)):
+        server.client_capabilities = types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(
+            publish_diagnostics=types.PublishDiagnosticsClientCapabilities(related_information=publish),
+            diagnostic=types.DiagnosticClientCapabilities(related_information=pull)))
+        assert server.related_information is expected

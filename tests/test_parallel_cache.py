@@ -13,6 +13,7 @@ import pytest
 
 import advisor.cache as cache_module
 from advisor.cli import main
+from tests.cache_helpers import body, reseal
 from tests.snippets import HOT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +158,7 @@ def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path, capsys, cache_dir):
                  b'{"format": 1, "findings": [], "problem": {"nope": 1}}', b"\xff\xfe\x00garbage", b"[]"):
         entry.write_bytes(junk)
         assert run(capsys, "check", "--format", "json", path) == first
-        assert json.loads(entry.read_text())["format"] == cache_module.FORMAT
+        assert body(entry)["format"] == cache_module.FORMAT
 
 
 def test_no_cache_neither_reads_nor_writes(tmp_path, capsys, cache_dir):
@@ -167,10 +168,9 @@ def test_no_cache_neither_reads_nor_writes(tmp_path, capsys, cache_dir):
     assert not entries(cache_dir)
     run(capsys, "check", path)
     (entry,) = entries(cache_dir)
-    # A poisoned entry: served without --no-cache, bypassed with it.
-    body = json.loads(entry.read_text())
-    body["findings"] = []
-    entry.write_text(json.dumps(body))
+    # A poisoned entry (sealed with the folder's key): served without --no-cache, bypassed with it.
+    emptied = dict(body(entry), findings=[])
+    reseal(cache_dir, entry, b"entry", emptied)
     assert run(capsys, "check", "--format", "concise", path)[0] == 0
     code, out, _ = run(capsys, "check", "--format", "concise", "--no-cache", path)
     assert code == 1 and "GPU101" in out

@@ -51,7 +51,7 @@ TRAIN = textwrap.dedent("""\
 
 def _advisor(tmp_path: Path, *args: str, python: str = sys.executable):
     return subprocess.run([sys.executable, "-m", "advisor", "trace", *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=600)
 
 
 @needs_torch
@@ -122,7 +122,7 @@ def test_interpreter_without_torch(tmp_path: Path) -> None:
     (tmp_path / "t.py").write_text("print('hi')\n")
     env = dict(os.environ, PYTHONPATH=str(shim))
     proc = subprocess.run([sys.executable, "-m", "advisor", "trace", "--out", "o", "--", sys.executable, "t.py"],
-                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 2
     assert "torch is not importable" in proc.stderr
 

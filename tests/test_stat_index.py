@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -11,8 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 import advisor.stat_index as stat_index
+from advisor.cache_folder import open_folder
 from advisor.cli import main
 from advisor.stat_index import StatIndex
+from tests.cache_helpers import body, reseal
 from tests.snippets import HOT
 
 # Clean, and of the same size as HOT: the edit between them keeps the size.
@@ -155,7 +156,7 @@ def test_a_corrupt_index_is_ignored_and_rewritten(tmp_path, capsys, cache_dir, n
         reads.clear()
         assert run(capsys, "check", "--format", "concise", path)[0] == 0
         assert set(reads) == {"train.py"}
-        assert json.loads(index.read_text())["format"] == stat_index.FORMAT
+        assert body(index)["format"] == stat_index.FORMAT
 
 
 def test_the_same_file_named_twice_is_checked_once(tmp_path, capsys, cache_dir):
@@ -167,9 +168,14 @@ def test_the_same_file_named_twice_is_checked_once(tmp_path, capsys, cache_dir):
 
 
 # -- the index itself --------------------------------------------------------------------------
-def make(tmp_path, tool="tool-1", scope=None):
+DIGEST = "d" * stat_index.DIGEST_CHARS  # the content digest the tests' entries record
+
+
+def make(tmp_path, tool="tool-1", scope=None, folder=None):
     """An index whose working folder is tmp_path, where the tests' files are."""
-    return StatIndex(str(tmp_path / "index"), tool, scope=str(tmp_path) if scope is None else scope)
+    cache = open_folder(str(tmp_path / "cache"))
+    return StatIndex(cache, folder or str(tmp_path / "cache" / "index"), tool,
+                     scope=str(tmp_path) if scope is None else scope)
 
 
 def test_entries_survive_a_save_and_a_load(tmp_path, no_margin):
@@ -177,7 +183,7 @@ def test_entries_survive_a_save_and_a_load(tmp_path, no_margin):
     path.write_text(CLEAN)
     st = path.stat()
     index = make(tmp_path)
-    index.record("a.py", st, "config-A", clean=True)
+    index.record("a.py", st, "config-A", clean=True, content=DIGEST)
     assert index.save()
     again = make(tmp_path)
     assert again.is_clean("a.py", st, "config-A")
@@ -193,10 +199,10 @@ def test_only_clean_results_are_kept(tmp_path, no_margin):
     path.write_text(CLEAN)
     st = path.stat()
     index = make(tmp_path)
-    index.record("a.py", st, "c", clean=True)
+    index.record("a.py", st, "c", clean=True, content=DIGEST)
     index.save()
     index = make(tmp_path)
-    index.record("a.py", st, "c", clean=False)  # the same bytes gave findings under c now?
+    index.record("a.py", st, "c", clean=False, content=DIGEST)  # the same bytes gave findings under c now?
     index.save()
     assert not make(tmp_path).is_clean("a.py", st, "c")
 
@@ -205,8 +211,8 @@ def test_concurrent_runs_merge(tmp_path, no_margin):
     for name in ("a.py", "b.py"):
         (tmp_path / name).write_text(CLEAN)
     one, two = make(tmp_path), make(tmp_path)
-    one.record("a.py", (tmp_path / "a.py").stat(), "c1", clean=True)
-    two.record("b.py", (tmp_path / "b.py").stat(), "c2", clean=True)
+    one.record("a.py", (tmp_path / "a.py").stat(), "c1", clean=True, content=DIGEST)
+    two.record("b.py", (tmp_path / "b.py").stat(), "c2", clean=True, content=DIGEST)
     one.save()
     two.save()
     merged = make(tmp_path)
@@ -222,15 +228,14 @@ def test_entries_and_index_files_are_bounded(tmp_path, no_margin, monkeypatch):
     st = path.stat()
     index = make(tmp_path)
     for i in range(5):
-        index.record(f"f{i}.py", st, "c", clean=True)
+        index.record(f"f{i}.py", st, "c", clean=True, content=DIGEST)
     index.save()
-    body = json.loads(Path(index.path).read_text())
-    assert len(body["entries"]) == 3
+    assert len(body(Path(index.path))["entries"]) == 3
     for scope in ("/p1", "/p2", "/p3"):
         other = make(tmp_path, scope=scope)
-        other.record("x.py", st, "c", clean=True)
+        other.record("x.py", st, "c", clean=True, content=DIGEST)
         other.save()
-    assert len(list((tmp_path / "index").glob("*.json"))) == 2
+    assert len(list((tmp_path / "cache" / "index").glob("*.json"))) == 2
 
 
 def test_an_unwritable_folder_costs_only_time(tmp_path, no_margin):
@@ -238,8 +243,8 @@ def test_an_unwritable_folder_costs_only_time(tmp_path, no_margin):
     blocker.write_text("")
     path = tmp_path / "a.py"
     path.write_text(CLEAN)
-    index = StatIndex(str(blocker / "index"), "t", scope="/p")
-    index.record("a.py", path.stat(), "c", clean=True)
+    index = make(tmp_path, tool="t", scope="/p", folder=str(blocker / "index"))
+    index.record("a.py", path.stat(), "c", clean=True, content=DIGEST)
     assert index.save() is False
 
 
@@ -250,17 +255,16 @@ def test_entries_of_deleted_or_changed_files_are_swept(tmp_path, no_margin, monk
         (tmp_path / name).write_text(CLEAN)
     first = make(tmp_path)
     for name in names:
-        first.record(name, (tmp_path / name).stat(), "c", clean=True)
+        first.record(name, (tmp_path / name).stat(), "c", clean=True, content=DIGEST)
     first.save()
     (tmp_path / "a.py").unlink()
     (tmp_path / "b.py").write_text(HOT)
     # A run that sees only d.py and changes its entry: the save sweeps the two oldest others.
     second = make(tmp_path)
     (tmp_path / "d.py").write_text(CLEAN + "\n")
-    second.record("d.py", (tmp_path / "d.py").stat(), "c", clean=True)
+    second.record("d.py", (tmp_path / "d.py").stat(), "c", clean=True, content=DIGEST)
     second.save()
-    body = json.loads(Path(second.path).read_text())
-    assert sorted(body["entries"]) == ["c.py", "d.py"]
+    assert sorted(body(Path(second.path))["entries"]) == ["c.py", "d.py"]
 
 
 def test_results_from_worker_processes_are_indexed(tmp_path, capsys, cache_dir, no_margin, reads):
@@ -303,12 +307,13 @@ def test_an_index_naming_a_missing_configuration_is_survived(tmp_path, capsys, c
     path.write_text(CLEAN)
     run(capsys, "check", path)
     (index,) = index_files(cache_dir)
-    body = json.loads(index.read_text())
-    body["entries"] = {name: entry.rsplit(" ", 1)[0] + " 7" for name, entry in body["entries"].items()}
-    index.write_text(json.dumps(body))
+    value = body(index)
+    value["entries"] = {name: " ".join(entry.split(" ")[:5] + ["7", entry.split(" ")[-1]])
+                        for name, entry in value["entries"].items()}
+    reseal(cache_dir, index, b"index", value)
     (tmp_path / "other.py").write_text(CLEAN)  # something to record, so the index is saved
     assert run(capsys, "check", "--format", "concise", tmp_path)[0] == 0
-    assert json.loads(index.read_text())["format"] == stat_index.FORMAT
+    assert body(index)["format"] == stat_index.FORMAT
 
 
 def test_hard_links_are_checked_under_each_name(tmp_path, capsys, cache_dir):

@@ -12,12 +12,13 @@ import pytest
 
 from advisor.model.walk import TRIVIA, Walker, child_fields, children
 from advisor.rules import ALL_RULES
+from tests.rule_fixtures import sections
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(
     [*ROOT.glob("tests/corpus/*.py"), *ROOT.glob("examples/*.py"), ROOT / "tests/data/syntax_tour.py"]
 )
-RULE_CASES = [case.source for rule in ALL_RULES for case in (*rule.VALID, *rule.INVALID)]
+RULE_CASES = [section.source for rule in ALL_RULES for section in sections(rule)]
 
 
 class _Recorder(cst.CSTVisitor):

@@ -80,6 +80,7 @@ class Job:
     encoding: str
     href: Callable[[str], Optional[str]]
     wanted: Callable[[], bool]
+    related_information: bool = False  # the client takes diagnostics' related places
 
 
 class Analyzer:
@@ -160,9 +161,11 @@ class Analyzer:
         if isinstance(result.problem, LimitProblem):
             self._drop_chunks(job.uri, chunks)
         analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem)
+        locate = (lambda _related: (job.uri, lines)) if job.related_information else None
         if result.problem is None:
             analysis.diagnostics = [
-                convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code)) for f in result.findings
+                convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code), locate)
+                for f in result.findings
             ]
             return analysis
         # The text does not parse (mid-edit, usually): keep the last good diagnostics so that

@@ -8,11 +8,13 @@ with the text of its own line.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
-from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Severity
+from advisor.findings import Applicability, Edit, FileProblem, Finding, Fix, Position, Related, Severity
 
 SOURCE = "advisor"
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
@@ -22,6 +24,15 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
+
+
+def uri_path(uri: str) -> Optional[Path]:
+    """The file a document URI names; None for untitled buffers (they get the default
+    configuration)."""
+    if not uri.startswith("file:"):
+        return None
+    fs_path = to_fs_path(uri)
+    return Path(fs_path) if fs_path else None
 
 
 def _units(char: str, encoding: str) -> int:
@@ -113,12 +124,34 @@ def fix_from_data(data: Any) -> Optional[Fix]:
         return None
 
 
+# Where a related place is: its document's URI and lines (a notebook's related place may be in
+# another cell), or None when it cannot be shown.
+Locate = Callable[[Related], Optional[Tuple[str, Sequence[str]]]]
+
+
+def related_information(finding: Finding, locate: Locate, encoding: str) -> List[types.DiagnosticRelatedInformation]:
+    out = []
+    for related in finding.related:
+        where = locate(related)
+        if where is None:
+            continue
+        uri, lines = where
+        out.append(types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri, range=lsp_range(lines, related.start, related.end, encoding)),
+            message=related.label,
+        ))
+    return out
+
+
 def diagnostic(
-    finding: Finding, lines: Sequence[str], encoding: str, version: Optional[int], href: Optional[str]
+    finding: Finding, lines: Sequence[str], encoding: str, version: Optional[int], href: Optional[str],
+    locate: Optional[Locate] = None,
 ) -> types.Diagnostic:
-    data: Dict[str, Any] = {"version": version, "name": finding.name}
+    """``locate`` finds the related places (None: the client takes no related information)."""
+    data: Dict[str, Any] = {"version": version, "name": finding.name, "fields": finding.data}
     if finding.fix is not None:
         data["fix"] = fix_to_data(finding.fix)
+    related = related_information(finding, locate, encoding) if locate is not None else []
     return types.Diagnostic(
         range=lsp_range(lines, finding.start, finding.end, encoding),
         message=finding.message,
@@ -126,6 +159,7 @@ def diagnostic(
         code=finding.code,
         code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,
+        related_information=related or None,
         data=data,
     )
 

@@ -4,24 +4,21 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import tempfile
 from pathlib import Path
 from typing import Optional
 
 from advisor import __version__
-from advisor.rules import get_rule
+from advisor.rule_docs import explain_markdown, rules_markdown
 
 log = logging.getLogger("advisor.lsp")
-_ANCHOR = re.compile(r"^<a id=\"[^\"]*\"></a>\s*\n", re.MULTILINE)
 
 
 def rule_markdown(code: str) -> Optional[str]:
-    rule = get_rule(code)
-    if rule is None:
-        return None
-    # The HTML anchor is for docs/rules.md; editors would show it as text.
-    return _ANCHOR.sub("", rule.docs_markdown()).strip()
+    """The hover text for a rule code: its documentation, or why a retired or reserved code has
+    no rule; None for any other code."""
+    text = explain_markdown(code)
+    return text.strip() if text is not None else None
 
 
 class DocsLinks:
@@ -46,8 +43,6 @@ class DocsLinks:
             return self._local
         self._tried = True
         try:
-            from advisor.cli import rules_markdown
-
             cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
             folder = cache / "torch-advisor" / __version__
             folder.mkdir(parents=True, exist_ok=True)

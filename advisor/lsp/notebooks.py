@@ -74,12 +74,11 @@ class Notebooks:
         cached = self._latest.get(uri)
         if cached is not None and cached.key == key:
             return cached
-        from advisor.lsp.server import _path
-
-        path = _path(uri)
+        path = convert.uri_path(uri)
         config, _ = ls.resolver.for_path(path, ls.settings)
         filename = str(path) if path is not None else uri
         encoding, docs_url = ls.encoding, ls.settings.docs_url
+        related_information = ls.related_information
         hrefs = {}
 
         def href(code: str) -> Optional[str]:
@@ -95,6 +94,12 @@ class Notebooks:
                 return NotebookAnalysis(key, out, found)
             program = build_program([(number, text) for number, _, text, _ in cells])
             result = check_source(program.text, filename, config, path=path)
+            lines_of_cell = {number: convert.lines_of(text) for number, _, text, _ in cells}
+
+            def locate(related):  # a related place sits in its own cell's document
+                if related.cell not in by_number:
+                    return None
+                return by_number[related.cell][0], lines_of_cell[related.cell]
             for finding in result.findings:
                 local = to_cells(program, finding)
                 if local.cell not in by_number:
@@ -102,8 +107,8 @@ class Notebooks:
                 cell_uri, text, version = by_number[local.cell]
                 local = local.replace(fix=cell_fix(program, finding))
                 # The cell's version goes with the fix: offered only while the cell is unchanged.
-                out[cell_uri].append(convert.diagnostic(local, convert.lines_of(text), encoding, version,
-                                                        href(local.code)))
+                out[cell_uri].append(convert.diagnostic(local, lines_of_cell[local.cell], encoding, version,
+                                                        href(local.code), locate if related_information else None))
                 found[cell_uri].append(local)
             if result.problem is not None:
                 problem = problem_to_cells(program, result.problem)

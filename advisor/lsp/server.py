@@ -10,12 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Set
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
 
 from advisor import __version__
 from advisor.findings import Applicability, Finding, Position
@@ -28,6 +26,7 @@ from advisor.lsp.docs import DocsLinks, rule_markdown
 from advisor.lsp.documents import Document, Documents
 from advisor.lsp.notebooks import SYNC_OPTIONS as NOTEBOOK_SYNC
 from advisor.lsp.notebooks import Notebooks
+from advisor.lsp.protocol import AdvisorProtocol
 from advisor.lsp.settings import RUN_ON_SAVE, ConfigResolver, Settings, parse_settings
 
 log = logging.getLogger("advisor.lsp")
@@ -36,7 +35,7 @@ log = logging.getLogger("advisor.lsp")
 class AdvisorServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("torch-advisor", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         notebook_document_sync=NOTEBOOK_SYNC)
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AdvisorProtocol)
         self.documents = Documents()
         self.notebooks = Notebooks()
         self.analyzer = Analyzer()
@@ -62,6 +61,12 @@ class AdvisorServer(LanguageServer):
                 return None
         return value
 
+    @property
+    def related_information(self) -> bool:
+        """The client takes related places with its diagnostics (pushed or pulled)."""
+        return bool(self._capability("text_document", "publish_diagnostics", "related_information")
+                    or self._capability("text_document", "diagnostic", "related_information"))
+
     # -- settings and configuration ----------------------------------------------------------------
     def apply_settings(self, raw: Any) -> None:
         settings, errors = parse_settings(raw, self.settings)
@@ -78,7 +83,7 @@ class AdvisorServer(LanguageServer):
             self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def job(self, doc: Document, text: str, version: Optional[int]) -> Job:
-        path = _path(doc.uri)
+        path = convert.uri_path(doc.uri)
         config, error = self.resolver.for_path(path, self.settings)
         if error:
             self.show_once(f"torch-advisor: {error} (using the defaults)", types.MessageType.Error)
@@ -96,6 +101,7 @@ class AdvisorServer(LanguageServer):
             filename=str(path) if path is not None else doc.uri, path=path, config=config,
             excluded=path is not None and config.is_excluded(path), encoding=self.encoding,
             href=lambda code: self.links.href(code, docs_url), wanted=wanted,
+            related_information=self.related_information,
         )
 
     def snapshot(self, doc: Document):
@@ -166,13 +172,6 @@ class AdvisorServer(LanguageServer):
 def _swallow(future: asyncio.Future) -> None:
     if not future.cancelled() and future.exception() is not None and not isinstance(future.exception(), Superseded):
         log.error("analysis failed", exc_info=future.exception())
-
-
-def _path(uri: str) -> Optional[Path]:
-    if not uri.startswith("file:"):
-        return None  # untitled buffers: default configuration
-    fs_path = to_fs_path(uri)
-    return Path(fs_path) if fs_path else None
 
 
 def build_server() -> AdvisorServer:
@@ -456,16 +455,18 @@ def _markdown(text: str, rng: types.Range) -> types.Hover:
 
 # -- entry point -----------------------------------------------------------------------------------
 def serve(tcp: Optional[str] = None) -> int:
+    """Runs the server until `exit` or the end of input; the exit code is the protocol's: 0
+    after `shutdown`, 1 without it."""
     import sys
 
     server = build_server()
     if tcp:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
-        return 0
+        return server.protocol.exit_code
     # stdout carries the protocol and nothing else: anything printed by mistake (a stray
     # print, a library warning) goes to stderr instead of corrupting a message.
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
     server.start_io(sys.stdin.buffer, protocol_out)
-    return 0
+    return server.protocol.exit_code

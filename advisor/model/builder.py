@@ -18,6 +18,7 @@ from advisor.model.facts import (
     FormattedValue,
     FunctionInfo,
     LoopInfo,
+    ReturnSite,
 )
 from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, root_name
 from advisor.model.walk import Walker
@@ -129,7 +130,9 @@ class ModelBuilder(Walker):
         self.ctx = Context()
         self._module_ctx = self.ctx
         self._stack: List[Context] = []
-        self._classes: List[str] = []
+        self._classes: List[ClassInfo] = []
+        self._scope_counts: Dict[str, int] = {}
+        self.statement_orders: Dict[int, int] = {}
         self._calls: List[CallSite] = []
         self._assign_base: List[Optional[str]] = [None]
         self._stmt_pos: Dict[int, Tuple[int, int]] = {}
@@ -157,6 +160,10 @@ class ModelBuilder(Walker):
         self._order += 1
         return self._order
 
+    def statement_started(self, node: cst.CSTNode) -> None:
+        # What a node reads, it reads as its statement starts: before anything the statement binds.
+        self.statement_orders[id(node)] = self._order
+
     def _register_block(self, statements) -> None:
         self._blocks += 1
         for i, statement in enumerate(statements):
@@ -179,7 +186,7 @@ class ModelBuilder(Walker):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter_statement(node)
-        if self.ctx.function is None and not self._classes and self.ctx == self._module_ctx:
+        if self.ctx.function is None and not self._classes and self.ctx is self._module_ctx:
             if any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body):
                 self.facts.module_imports.append(node)
 
@@ -194,18 +201,25 @@ class ModelBuilder(Walker):
         self.imports.add_import_from(node)
 
     # -- functions and classes -----------------------------------------------------------
+    def _unique_scope(self, name: str) -> str:
+        count = self._scope_counts.get(name, 0) + 1
+        self._scope_counts[name] = count
+        return name if count == 1 else f"{name}@{count}"
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._enter_statement(node)
-        self._classes.append(node.name.value)
         bases = tuple(self.imports.qualify(b.value) or dotted_name(b.value) or "" for b in node.bases)
-        self.facts.classes.setdefault(node.name.value, ClassInfo(node, node.name.value, bases))
+        info = ClassInfo(node, node.name.value, bases, self._unique_scope(f"class:{node.name.value}"))
+        self._classes.append(info)
+        self.facts.classes.setdefault(node.name.value, info)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter_statement(node)
-        class_name = self._classes[-1] if self._classes and self.ctx.function is None else None
+        owner = self._classes[-1] if self._classes and self.ctx.function is None else None
+        class_name = owner.name if owner is not None else None
         key = f"{class_name}.{node.name.value}" if class_name else node.name.value
         params = node.params
         names = tuple(
@@ -222,14 +236,18 @@ class ModelBuilder(Walker):
             if qual in NO_GRAD_CONTEXTS:
                 no_grad = True
         info = FunctionInfo(
-            node=node, key=key, class_name=class_name, params=names, no_grad=no_grad, decorators=tuple(decorators)
+            node=node, key=key, class_name=class_name, params=names, no_grad=no_grad, decorators=tuple(decorators),
+            scope=self._unique_scope(key), order=self._next_order(), ctx=self.ctx,
+            class_scope=owner.scope if owner is not None else None,
         )
         self.facts.functions.setdefault(key, info)
+        self.facts.function_defs.setdefault(key, []).append(info)
         self._pending_functions[id(node)] = info
 
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         info = self._pending_functions.pop(id(node))
-        self._push(Context(function=info, class_name=info.class_name))
+        info.body_ctx = Context(function=info, class_name=info.class_name, class_scope=info.class_scope)
+        self._push(info.body_ctx)
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         self._pop()
@@ -242,6 +260,16 @@ class ModelBuilder(Walker):
         if self.ctx.function is not None and node.value is not None:
             self.ctx.function.returns.append(node.value)
 
+    def leave_Return(self, original_node: cst.Return) -> None:
+        # Numbered after the value's own calls: the value reads what was bound before them.
+        if self.ctx.function is not None and original_node.value is not None:
+            self.ctx.function.return_sites.append(ReturnSite(original_node.value, self.ctx, self._next_order()))
+
+    def leave_Yield(self, original_node: cst.Yield) -> None:
+        value = original_node.value
+        if self.ctx.function is not None and isinstance(value, cst.BaseExpression):
+            self.ctx.function.yields.append(ReturnSite(value, self.ctx, self._next_order()))
+
     # -- loops ---------------------------------------------------------------------------
     def _new_loop(self, node: cst.CSTNode, targets: Tuple[str, ...], over_loader: bool) -> LoopInfo:
         parent = self.ctx.loop
@@ -252,6 +280,7 @@ class ModelBuilder(Walker):
             targets=targets,
             ctx=self.ctx,
             over_loader=over_loader,
+            start=self._order,
         )
         self.facts.loops.append(loop)
         if parent is not None:
@@ -289,30 +318,40 @@ class ModelBuilder(Walker):
         loop = self._new_loop(node, tuple(name for name, _ in targets), over_loader)
         if not is_range:
             loop.batch_names.update(loop.targets)
-        # Loop targets are recorded as assignments so that rules can ask what a name holds.
-        # Over a loader, unpacked elements (`for x, y in loader`) are tensors; a whole batch
-        # (`for batch in loader`) may be a dict of tensors, strings and ids: not known.
+    def visit_For_body(self, node: cst.For) -> None:
+        loop = self._pending_loops[id(node)]
+        # Loop targets are recorded as assignments so that rules can ask what a name holds;
+        # here, after the iterable's own calls were numbered. Over a loader, unpacked elements
+        # (`for x, y in loader`) are tensors; a whole batch (`for batch in loader`) may be a
+        # dict of tensors, strings and ids: not known.
         batch_target: Optional[cst.BaseExpression] = node.target
         if _has_enumerate(node.iter):
             if isinstance(node.target, (cst.Tuple, cst.List)) and len(node.target.elements) == 2:
                 batch_target = node.target.elements[1].value
             else:
                 batch_target = None
-        for name, index in targets:
+        for name, index in _target_names(node.target):
             hint = "loop-target"
-            if over_loader and batch_target is not None:
+            if loop.over_loader and batch_target is not None:
                 unpacked = isinstance(batch_target, (cst.Tuple, cst.List))
                 inside = any(name == n for n, _ in _target_names(batch_target))
                 if inside:
                     hint = "batch" if unpacked else "loader-batch"
                 else:
                     hint = "index"
-            self._record_assignment(name, None, index, hint)
-
-    def visit_For_body(self, node: cst.For) -> None:
-        self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
+            self._record_assignment(name, None, index, hint, iterable=node.iter)
+        self._push(self.ctx.derive(loop=loop))
 
     def leave_For_body(self, node: cst.For) -> None:
+        self._pop()
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._pending_loops.pop(id(original_node)).end = self._order
+
+    def visit_For_orelse(self, node: cst.For) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_For_orelse(self, node: cst.For) -> None:
         self._pop()
 
     def visit_While(self, node: cst.While) -> None:
@@ -331,6 +370,41 @@ class ModelBuilder(Walker):
         self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
 
     def leave_While_body(self, node: cst.While) -> None:
+        self._pop()
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._pending_loops.pop(id(original_node)).end = self._order
+
+    def visit_While_orelse(self, node: cst.While) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_While_orelse(self, node: cst.While) -> None:
+        self._pop()
+
+    # -- try blocks: each part is a block of its own, so that a binding in one handler is not
+    # taken to have run before the statements after the `try`.
+    def visit_Try_body(self, node: cst.Try) -> None:
+        self._push(self.ctx.derive())
+
+    def leave_Try_body(self, node: cst.Try) -> None:
+        self._pop()
+
+    def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
+        self._pop()
+
+    def visit_Try_orelse(self, node: cst.Try) -> None:
+        self._push(self.ctx.derive(conditional=True))
+
+    def leave_Try_orelse(self, node: cst.Try) -> None:
+        self._pop()
+
+    def visit_Try_finalbody(self, node: cst.Try) -> None:
+        self._push(self.ctx.derive())
+
+    def leave_Try_finalbody(self, node: cst.Try) -> None:
         self._pop()
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -424,13 +498,14 @@ class ModelBuilder(Walker):
         index: Optional[int] = None,
         kind_hint: Optional[str] = None,
         statement: Optional[cst.CSTNode] = None,
+        iterable: Optional[cst.BaseExpression] = None,
     ) -> None:
         scope = self.ctx.scope
-        if target.startswith("self.") and self.ctx.class_name:
-            scope = f"class:{self.ctx.class_name}"
+        if target.startswith("self.") and self.ctx.class_scope:
+            scope = self.ctx.class_scope
         assignment = Assignment(
             target, value, self.ctx, self._next_order(), index, kind_hint,
-            augmented=isinstance(statement, cst.AugAssign), statement=statement,
+            augmented=isinstance(statement, cst.AugAssign), statement=statement, iterable=iterable,
         )
         self.facts.assignments.setdefault((scope, target), []).append(assignment)
 
@@ -457,29 +532,40 @@ class ModelBuilder(Walker):
                 loop.batch_names.update(name for name, _ in names)
         return names[0][0] if len(names) == 1 else None
 
+    # Assignments are recorded when they are left, numbered after the calls of their value:
+    # `x = f(x)` reads the `x` bound before it, not itself.
+    @staticmethod
+    def _base_of(target: cst.BaseExpression) -> Optional[str]:
+        """The base name a target's value flows into (`x` in `x = ...`, `d` in `d[k] = ...`)."""
+        if isinstance(target, cst.Subscript):
+            return dotted_name(target.value)
+        names = _target_names(target)
+        return names[0][0] if len(names) == 1 else None
+
     def visit_Assign(self, node: cst.Assign) -> None:
         base = None
         for target in node.targets:
-            base = self._record_targets(target.target, node.value, node) or base
+            base = self._base_of(target.target) or base
         self._assign_base.append(base)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        for target in original_node.targets:
+            self._record_targets(target.target, original_node.value, original_node)
         self._assign_base.pop()
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        base = None
-        if node.value is not None:
-            base = self._record_targets(node.target, node.value, node)
-        self._assign_base.append(base)
+        self._assign_base.append(self._base_of(node.target) if node.value is not None else None)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        if original_node.value is not None:
+            self._record_targets(original_node.target, original_node.value, original_node)
         self._assign_base.pop()
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        base = self._record_targets(node.target, node.value, node)
-        self._assign_base.append(base)
+        self._assign_base.append(self._base_of(node.target))
 
     def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self._record_targets(original_node.target, original_node.value, original_node)
         self._assign_base.pop()
 
     # -- text formatting -------------------------------------------------------------------

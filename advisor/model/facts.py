@@ -18,10 +18,19 @@ class FunctionInfo:
     params: Tuple[str, ...]
     no_grad: bool  # decorated with torch.no_grad / inference_mode
     decorators: Tuple[str, ...] = ()  # qualified (or dotted) names of its decorators
+    # Unique per definition: a name defined twice (generated or concatenated code) gets two
+    # scopes, so that bindings are never looked up across both bodies.
+    scope: str = ""
+    order: int = 0  # when the `def` statement binds the name
+    ctx: Optional["Context"] = None  # where the `def` statement sits
+    class_scope: Optional[str] = None  # the defining class's scope, for methods
+    body_ctx: Optional["Context"] = None  # the context of its body's top-level statements
     direct_marker: bool = False  # runs backward / optimizer.step itself
     callees: Set[str] = field(default_factory=set)
     loops: List["LoopInfo"] = field(default_factory=list)  # every loop in its body
     returns: List[cst.BaseExpression] = field(default_factory=list)
+    return_sites: List["ReturnSite"] = field(default_factory=list)  # the same values, with where they are read
+    yields: List["ReturnSite"] = field(default_factory=list)  # `yield value`: what iterating its result gives
     calls_save: bool = False  # calls torch.save itself
     set_epoch: bool = False  # calls .set_epoch(...) itself
 
@@ -41,6 +50,8 @@ class LoopInfo:
     set_epoch: bool = False  # body calls .set_epoch(...)
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
     env_step: bool = False  # steps an RL environment: host values are needed every iteration
+    start: int = 0  # source order when the loop statement starts (before its targets are bound)
+    end: int = 0  # source order when it ends: every event of its body lies in (start, end]
 
     def within(self, outer: "LoopInfo") -> bool:
         """This loop is ``outer`` or nested in it (in the same function)."""
@@ -64,13 +75,26 @@ class Context:
     conditional: bool = False  # under some `if` in its function
     no_grad: bool = False  # inside `with torch.no_grad()` / inference_mode in its function
     class_name: Optional[str] = None
+    class_scope: Optional[str] = None  # unique per class definition ("class:Trainer")
+    # The context of the enclosing block of the same scope: a binding made in a context on a
+    # read's chain of outer contexts has run before the read (structured code dominates).
+    outer: Optional["Context"] = None
 
     def derive(self, **changes) -> "Context":
-        return replace(self, **changes)
+        return replace(self, outer=self, **changes)
 
     @property
     def scope(self) -> str:
-        return self.function.key if self.function is not None else MODULE_SCOPE
+        return self.function.scope if self.function is not None else MODULE_SCOPE
+
+
+@dataclass(eq=False)
+class ReturnSite:
+    """A `return value` (or `yield value`) statement: the value, and where it is evaluated."""
+
+    value: cst.BaseExpression
+    ctx: Context
+    order: int
 
 
 @dataclass(eq=False)
@@ -98,6 +122,7 @@ class Assignment:
     kind_hint: Optional[str] = None  # "batch" for loop targets over loaders
     augmented: bool = False  # `total += loss`
     statement: Optional[cst.CSTNode] = None  # the Assign/AugAssign/AnnAssign node
+    iterable: Optional[cst.BaseExpression] = None  # for loop targets: what the `for` iterates
 
 
 @dataclass(eq=False)
@@ -134,11 +159,13 @@ class ClassInfo:
     node: cst.ClassDef
     name: str
     bases: Tuple[str, ...]  # qualified names where imported, else dotted names
+    scope: str = ""  # unique per definition: "class:Name", then "class:Name@2", ...
 
 
 @dataclass
 class Facts:
-    functions: Dict[str, FunctionInfo] = field(default_factory=dict)
+    functions: Dict[str, FunctionInfo] = field(default_factory=dict)  # the first definition per key
+    function_defs: Dict[str, List[FunctionInfo]] = field(default_factory=dict)  # every definition per key
     loops: List[LoopInfo] = field(default_factory=list)
     calls: List[CallSite] = field(default_factory=list)
     calls_by_method: Dict[str, List[CallSite]] = field(default_factory=dict)
@@ -152,6 +179,6 @@ class Facts:
     timing_statements: Dict[int, Set[int]] = field(default_factory=dict)  # block id -> statement indexes
     conditions: List[Condition] = field(default_factory=list)
     subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops only
-    classes: Dict[str, ClassInfo] = field(default_factory=dict)
+    classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name
     module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
     uses_cuda: bool = False

@@ -6,7 +6,6 @@ Answers are computed on first use and memoised, so a rule that never asks costs 
 from __future__ import annotations
 
 import enum
-import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -23,11 +22,12 @@ from advisor.model.facts import (
     LoopInfo,
 )
 
+from advisor.model.bindings import Bindings
+from advisor.model.kinds import KINDS
+from advisor.model.tensors import is_tensor
+from advisor.model.value_flow import ValueFlow
 from advisor.model.names import (
     DATALOADER,
-    DDP_WRAPPERS,
-    DISTRIBUTED_SAMPLER,
-    GRAD_SCALER,
     ImportTable,
     dotted_name,
 )
@@ -40,39 +40,6 @@ class Heat(enum.Enum):
     GATED = "gated"  # every step, but under a periodic or rank-0 condition, or cheap (no GPU)
 
 
-# Methods that, called on a tensor, return a tensor.
-TENSOR_METHODS = frozenset(
-    """detach clone mean sum to cuda float half double bfloat16 long view reshape squeeze unsqueeze
-    flatten softmax log_softmax argmax argmin abs sqrt pow exp log norm std var masked_fill
-    contiguous permute transpose t sigmoid relu tanh max min prod cumsum expand repeat
-    type_as view_as add sub mul div neg exp_ clamp round floor ceil square""".split()
-)
-# Methods whose result is a Python value: the sync has already happened.
-_SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__len__", "format"})
-_SCALAR_FUNCTIONS = frozenset({"float", "int", "bool", "len", "round", "str", "repr"})
-_TORCH_TENSOR_FUNCTIONS = frozenset(
-    """tensor as_tensor from_numpy zeros ones empty full rand randn randint arange linspace cat stack
-    sum mean max min where matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu
-    argmax argmin clamp abs sqrt norm topk sort gather masked_select nonzero unique cdist
-    zeros_like ones_like rand_like randn_like full_like empty_like isnan isinf isfinite any all eq ne
-    gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer""".split()
-)
-# Qualified functions outside the `torch.` namespace root that return tensors.
-_TENSOR_FUNCTIONS = frozenset(
-    {
-        "torch.nn.utils.clip_grad_norm_",
-        "torch.nn.utils.clip_grad.clip_grad_norm_",
-        "torch.nn.utils.get_total_norm",
-        "torch.linalg.norm",
-        "torch.linalg.vector_norm",
-        "torch.distributed.nn.all_reduce",
-    }
-)
-_CRITERION_NAME = re.compile(
-    r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
-)
-_TENSOR_ATTRIBUTES = frozenset({"loss", "logits", "grad", "data"})
-_MAX_DEPTH = 8
 # Methods only modules have (optimizers share zero_grad/state_dict, which is harmless here).
 _MODULE_METHODS = (
     "parameters", "named_parameters", "modules", "named_modules", "children", "eval", "train",
@@ -95,6 +62,7 @@ class FileModel:
         # index; lambda bodies, which the walk skips, are not in it)
         self.statement_of: Dict[int, Optional[cst.CSTNode]] = {}
         self.top_of: Dict[int, cst.CSTNode] = {}
+        self.statement_orders: Dict[int, int] = {}
         self.imports = imports
         self.path = path
         self.torch_version = torch_version  # the oldest torch the project supports (configuration)
@@ -107,6 +75,8 @@ class FileModel:
         self._shared: Dict[str, object] = {}
         self._may_use_gpu: Optional[bool] = None
         self._module_names: Optional[Set[str]] = None
+        self.bindings = Bindings(facts)
+        self.values = ValueFlow(self)
 
     @classmethod
     def build(
@@ -116,7 +86,15 @@ class FileModel:
         builder.walk(module)
         model = cls(module, builder.facts, builder.imports, path, torch_version)
         model.statement_of, model.top_of = builder.statement_of or {}, builder.top_of
+        model.statement_orders = builder.statement_orders
         return model
+
+    def order_of(self, node: cst.CSTNode) -> float:
+        """The source order a node reads its names at: as its innermost statement starts (a
+        node the walk did not index, inside a lambda, reads at the end of the file)."""
+        statement = self.statement_of.get(id(node))
+        order = self.statement_orders.get(id(statement)) if statement is not None else None
+        return (1 << 30) if order is None else order + 0.5
 
     def shared(self, key: str, compute):
         """A fact a family of rules derives from the model, computed once per file."""
@@ -136,6 +114,13 @@ class FileModel:
         for name in methods:
             out.extend(self.facts.calls_by_method.get(name, ()))
         return out
+
+    def loader_site(self, call: cst.Call) -> Optional[CallSite]:
+        """The recorded site of a `DataLoader(...)` call node."""
+        sites = self._shared.get("loader-sites")
+        if sites is None:
+            sites = self._shared["loader-sites"] = {id(s.node): s for s in self.calls_to(DATALOADER)}
+        return sites.get(id(call))
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
@@ -201,7 +186,7 @@ class FileModel:
         return found[0] if len(found) == 1 else None
 
     def call_sites(self, info: FunctionInfo) -> List[CallSite]:
-        sites = list(self.facts.calls_by_callee.get(info.key, ()))
+        sites = self.bindings.callers(info)
         if info.class_name is not None and self.resolve("." + info.node.name.value) is info:
             for site in self.facts.calls_by_method.get(info.node.name.value, ()):
                 if site.receiver_name not in ("self", "cls") and site.qualname is None:
@@ -333,257 +318,44 @@ class FileModel:
 
     # -- what names hold -----------------------------------------------------------------------
     def _scopes(self, name: str, ctx: Context) -> Tuple[str, ...]:
-        if name.startswith("self.") and ctx.class_name:
-            return (f"class:{ctx.class_name}",)
+        if name.startswith("self.") and ctx.class_scope:
+            return (ctx.class_scope,)
         if ctx.function is not None:
-            return (ctx.function.key, MODULE_SCOPE)
+            return (ctx.function.scope, MODULE_SCOPE)
         return (MODULE_SCOPE,)
 
     def assignments(self, name: str, ctx: Context) -> List[Assignment]:
-        """Assignments to ``name`` visible from ``ctx``: the innermost scope that has any."""
+        """Every assignment to ``name`` in the innermost scope around ``ctx`` that has any, in
+        source order, wherever it sits: for questions about the whole scope ("is it ever bound
+        to a DataLoader?"). What a given read sees is `reaching`."""
         for scope in self._scopes(name, ctx):
             found = self.facts.assignments.get((scope, name))
             if found:
                 return found
         return []
 
-    def reaching_assignment(self, name: str, ctx: Context, order: int) -> Optional[Assignment]:
-        """The last assignment before ``order`` in the same scope (or the last one elsewhere)."""
-        found = self.assignments(name, ctx)
-        if not found:
-            return None
-        same_scope = found[0].ctx.scope == ctx.scope
-        if same_scope:
-            earlier = [a for a in found if a.order < order]
-            return earlier[-1] if earlier else None
-        return found[-1]
+    def reaching(self, name: str, ctx: Context, order: float) -> List[Assignment]:
+        """The assignments a read of ``name`` at ``order`` may see (see `Bindings.reaching`)."""
+        return self.bindings.reaching(name, ctx, order).assignments
+
+    def reaching_assignment(self, name: str, ctx: Context, order: float) -> Optional[Assignment]:
+        """The most recent assignment a read of ``name`` at ``order`` may see: the one that
+        dominates it, or the last one made before it."""
+        earlier = [a for a in self.reaching(name, ctx, order) if a.order < order]
+        return earlier[-1] if earlier else None
 
     def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",
         "scaler", "optimizer", "module"} mapped to whether it holds it on every path."""
-        if depth > _MAX_DEPTH:
-            return {}
-        if isinstance(expr, cst.Call):
-            return self._call_kinds(expr, ctx, order, depth)
-        if isinstance(expr, cst.IfExp):
-            # `model.module if ddp else model`: the usual way to unwrap, not a wrapped model.
-            if any(isinstance(b, cst.Attribute) and b.attr.value == "module" for b in (expr.body, expr.orelse)):
-                return {}
-            left = self.kinds(expr.body, ctx, order, depth + 1)
-            right = self.kinds(expr.orelse, ctx, order, depth + 1)
-            return {k: False for k in (*left, *right)}
-        name = dotted_name(expr)
-        if name is None:
-            return {}
-        return self.name_kinds(name, ctx, order, depth)
+        return self.values.ask(KINDS, expr, ctx, order)
 
     def name_kinds(self, name: str, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
-        assignment = self.reaching_assignment(name, ctx, order)
-        if assignment is None:
-            return self._param_kinds(name, ctx, depth)
-        result = self._assignment_kinds(assignment, depth)
-        if assignment.ctx.conditional and assignment.ctx.function is ctx.function:
-            result = {k: False for k in result}
-        return result
-
-    def _assignment_kinds(self, assignment: Assignment, depth: int) -> Dict[str, bool]:
-        value = assignment.value
-        if value is None:
-            return {}
-        if assignment.index is not None:
-            if isinstance(value, (cst.Tuple, cst.List)):
-                if assignment.index >= len(value.elements):
-                    return {}
-                value = value.elements[assignment.index].value
-            elif isinstance(value, cst.Call):
-                return self._returned_kinds(value, assignment.ctx, assignment.order, depth, assignment.index)
-            else:
-                return {}
-        return self.kinds(value, assignment.ctx, assignment.order, depth + 1)
-
-    def _call_kinds(self, call: cst.Call, ctx: Context, order: int, depth: int) -> Dict[str, bool]:
-        qual = self.imports.qualify(call.func)
-        if qual is not None:
-            if qual == DATALOADER:
-                kinds = {"dataloader": True}
-                sampler = call_argument(call, "sampler", 3)
-                if sampler is not None and "dist_sampler" in self.kinds(sampler.value, ctx, order, depth + 1):
-                    kinds["dist_loader"] = True
-                return kinds
-            if qual == DISTRIBUTED_SAMPLER:
-                return {"dist_sampler": True}
-            if qual in DDP_WRAPPERS:
-                return {"ddp": True}
-            if qual == GRAD_SCALER:
-                return {"scaler": True}
-            last = qual.rsplit(".", 1)[-1]
-            if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and last[:1].isupper():
-                return {"optimizer": True}
-            if qual.startswith("torch.nn.") and last[:1].isupper():
-                return {"module": True}
-            return {}
-        func = call.func
-        if isinstance(func, cst.Attribute):
-            # `.to(device)`, `.cuda()` and friends return the object they were called on.
-            if func.attr.value in ("to", "cuda", "half", "float", "bfloat16", "train", "eval", "cpu"):
-                return self.kinds(func.value, ctx, order, depth + 1)
-            return {}
-        if isinstance(func, cst.Name) and func.value in self.facts.functions:
-            return self._returned_kinds(call, ctx, order, depth, None)
-        return {}
-
-    def _returned_kinds(
-        self, call: cst.Call, ctx: Context, order: int, depth: int, index: Optional[int]
-    ) -> Dict[str, bool]:
-        func = call.func
-        if not isinstance(func, cst.Name) or func.value not in self.facts.functions:
-            return {}
-        info = self.facts.functions[func.value]
-        body_ctx = Context(function=info, class_name=info.class_name)
-        result: Dict[str, bool] = {}
-        for value in info.returns:
-            if index is not None:
-                if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
-                    continue
-                value = value.elements[index].value
-            # Returns are read at the end of the function, after all of its assignments.
-            for kind, certain in self.kinds(value, body_ctx, 1 << 30, depth + 1).items():
-                result[kind] = result.get(kind, True) and certain
-        return result
-
-    def _param_kinds(self, name: str, ctx: Context, depth: int) -> Dict[str, bool]:
-        info = ctx.function
-        if info is None or name not in info.params:
-            return {}
-        position = info.params.index(name)
-        if info.class_name is not None:
-            position -= 1  # `self` is not passed at the call site
-        combined: Optional[Dict[str, bool]] = None
-        for site in self.call_sites(info):
-            arg = call_argument(site.node, name, position)
-            if arg is None:
-                return {}
-            kinds = self.kinds(arg.value, site.ctx, site.order, depth + 1)
-            if combined is None:
-                combined = dict(kinds)
-                continue
-            # Certain only when every caller passes a value of that kind.
-            for kind in set(combined) | set(kinds):
-                combined[kind] = combined.get(kind, False) and kinds.get(kind, False)
-        return combined or {}
+        return self.values.name(KINDS, name, ctx, order)
 
     # -- tensors ---------------------------------------------------------------------------------
-    def is_tensor(self, expr: cst.BaseExpression, ctx: Context, depth: int = 0) -> bool:
+    def is_tensor(self, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
         """True when the expression is known to evaluate to a torch.Tensor (never a guess)."""
-        if depth > _MAX_DEPTH:
-            return False
-        if isinstance(expr, cst.Name):
-            return self._name_is_tensor(expr.value, ctx, depth)
-        if isinstance(expr, cst.Attribute):
-            if expr.attr.value in _TENSOR_ATTRIBUTES:
-                return expr.attr.value in ("loss", "logits") or self.is_tensor(expr.value, ctx, depth + 1)
-            name = dotted_name(expr)
-            return name is not None and name.startswith("self.") and self._name_is_tensor(name, ctx, depth)
-        if isinstance(expr, cst.Call):
-            return self._call_is_tensor(expr, ctx, depth)
-        if isinstance(expr, cst.BinaryOperation):
-            return self.is_tensor(expr.left, ctx, depth + 1) or self.is_tensor(expr.right, ctx, depth + 1)
-        if isinstance(expr, cst.UnaryOperation):
-            return self.is_tensor(expr.expression, ctx, depth + 1)
-        if isinstance(expr, cst.Comparison):
-            return self.is_tensor(expr.left, ctx, depth + 1) or any(
-                self.is_tensor(c.comparator, ctx, depth + 1) for c in expr.comparisons
-            )
-        if isinstance(expr, cst.Subscript):
-            return self.is_tensor(expr.value, ctx, depth + 1)
-        return False
-
-    def _call_is_tensor(self, call: cst.Call, ctx: Context, depth: int) -> bool:
-        func = call.func
-        qual = self.imports.qualify(func)
-        if qual is not None:
-            if qual.startswith("torch.nn.functional.") or qual in _TENSOR_FUNCTIONS:
-                return True
-            head, _, last = qual.rpartition(".")
-            return head == "torch" and last in _TORCH_TENSOR_FUNCTIONS
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            if method in TENSOR_METHODS:
-                return self.is_tensor(func.value, ctx, depth + 1)
-            if method in _SCALAR_METHODS:
-                return False
-        name = dotted_name(func)
-        if name is None:
-            return False
-        info = self._callee(func, ctx)
-        if info is not None:
-            body_ctx = Context(function=info, class_name=info.class_name)
-            return any(self.is_tensor(value, body_ctx, depth + 1) for value in info.returns)
-        if "module" in self.kinds(func, ctx, 1 << 30, depth + 1) or "ddp" in self.kinds(func, ctx, 1 << 30, depth + 1):
-            return True
-        return bool(_CRITERION_NAME.search(name.rsplit(".", 1)[-1]))
-
-    def _callee(self, func: cst.BaseExpression, ctx: Context) -> Optional[FunctionInfo]:
-        """The function of this file a call runs: `helper(...)`, `self.method(...)`, `obj.method(...)`."""
-        if isinstance(func, cst.Name):
-            return self.facts.functions.get(func.value) if self.imports.qualify(func) is None else None
-        if isinstance(func, cst.Attribute):
-            receiver = dotted_name(func.value)
-            if receiver in ("self", "cls") and ctx.class_name:
-                return self.resolve(f"{ctx.class_name}.{func.attr.value}")
-            if receiver is not None and self.imports.qualify(func) is None:
-                return self.resolve(f".{func.attr.value}")
-        return None
-
-    def _name_is_tensor(self, name: str, ctx: Context, depth: int) -> bool:
-        if (ctx.scope, name) in self.facts.backward_receivers:
-            return True  # it was backpropagated through: a tensor whatever else it is assigned
-        found = self.assignments(name, ctx)
-        tensor = False
-        for assignment in found:
-            value = assignment.value
-            if value is None:
-                if assignment.kind_hint == "batch":
-                    tensor = True
-                continue
-            if assignment.index is not None:
-                if isinstance(value, (cst.Tuple, cst.List)) and assignment.index < len(value.elements):
-                    value = value.elements[assignment.index].value
-                else:
-                    continue
-            if _is_python_value(value):
-                return False  # the name also holds plain numbers or text: do not guess
-            if not tensor and self.is_tensor(value, assignment.ctx, depth + 1):
-                tensor = True
-        if not found and ctx.function is not None and name in ctx.function.params:
-            return self._param_is_tensor(name, ctx.function, depth)
-        return tensor
-
-    def _param_is_tensor(self, name: str, info: FunctionInfo, depth: int) -> bool:
-        position = info.params.index(name)
-        if info.class_name is not None:
-            position -= 1
-        sites = self.call_sites(info)
-        if not sites:
-            return False
-        for site in sites:
-            arg = call_argument(site.node, name, position)
-            if arg is None or not self.is_tensor(arg.value, site.ctx, depth + 1):
-                return False
-        return True
-
-
-def _is_python_value(value: cst.BaseExpression) -> bool:
-    """Values that are plain Python numbers or text once computed (a sync already happened)."""
-    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
-        return True
-    if isinstance(value, cst.Call):
-        func = value.func
-        if isinstance(func, cst.Attribute):
-            return func.attr.value in _SCALAR_METHODS
-        if isinstance(func, cst.Name):
-            return func.value in _SCALAR_FUNCTIONS
-    return False
+        return is_tensor(self, expr, ctx, self.order_of(expr) if order is None else order)
 
 
 def call_argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

@@ -162,6 +162,9 @@ class Walker:
         self._top: Optional[cst.CSTNode] = None
         self._walk(node, plans)
 
+    def statement_started(self, node: cst.CSTNode) -> None:
+        """Called (with ``index_statements``) as each statement is entered, before its hooks."""
+
     def _plan(self, cls: Type[cst.CSTNode], plans: Dict[type, _Plan]) -> _Plan:
         me = type(self)
         name = cls.__name__
@@ -185,6 +188,7 @@ class Walker:
                     self._top = node
                 self.top_of[id(node)] = self._top
                 self._statement = node
+                self.statement_started(node)
             index[id(node)] = self._statement
         if visit is None or visit(self, node) is not False:
             for name, enter, exit_ in fields:

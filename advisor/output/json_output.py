@@ -1,6 +1,9 @@
-"""A JSON list shaped like ruff's `--output-format json`, plus `severity`, `name` and `hint`.
+"""A JSON list shaped like ruff's `--output-format json`, plus `severity`, `name`, `hint`,
+`data` (the values the message was formatted from, by name) and `related` (other places the
+finding points at, each with its label). docs/json-output.schema.json describes it.
 
-In a notebook, `cell` is the 1-based cell and rows are counted in that cell (null elsewhere).
+In a notebook, `cell` is the 1-based cell and rows are counted in that cell (null elsewhere);
+a related place names its own cell.
 
 Files that could not be checked appear as entries whose `code` is null, as ruff does for
 syntax errors.
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from advisor.findings import FileProblem, Finding, Fix, Position
+from advisor.findings import FileProblem, Finding, Fix, Position, Related
 from advisor.output.names import encodable
 
 TYPE_CHECKING = False
@@ -35,6 +38,10 @@ def _fix(fix: Optional[Fix]) -> Optional[Dict[str, Any]]:
     }
 
 
+def _related(r: Related) -> Dict[str, Any]:
+    return {"label": r.label, "cell": r.cell, "location": _location(r.start), "end_location": _location(r.end)}
+
+
 def finding_to_dict(f: Finding) -> Dict[str, Any]:
     out = _finding_fields(f)
     if f.measurement is not None:  # `check --measure`: verdict, figures, device and parameters
@@ -56,6 +63,8 @@ def _finding_fields(f: Finding) -> Dict[str, Any]:
         "fix": _fix(f.fix),
         "url": f.url,
         "hint": f.hint,
+        "data": dict(f.data),
+        "related": [_related(r) for r in f.related],
     }
 
 
@@ -73,6 +82,8 @@ def problem_to_dict(p: FileProblem) -> Dict[str, Any]:
         "fix": None,
         "url": None,
         "hint": None,
+        "data": None,
+        "related": [],
     }
 
 

@@ -6,6 +6,8 @@ finding (level error, warning or note), paths relative to the working directory 
 unsafe fixes travel as SARIF `fixes` for Python files. Files that could not be checked become
 tool execution notifications. In a notebook, rows count from the start of the finding's cell
 (SARIF has no notion of cells): the cell is in the result's `properties` and in its message.
+A finding's related places become `relatedLocations`, labelled; the values its message was
+formatted from are in the result's `properties` as `data`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from advisor import __version__
-from advisor.findings import FileProblem, Finding, Position, Severity
+from advisor.findings import FileProblem, Finding, Position, Related, Severity
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
@@ -44,6 +46,8 @@ def _region(start: Position, end: Position) -> Dict[str, int]:
 
 
 def _rule(rule, docs_url: Optional[str]) -> Dict[str, Any]:
+    from advisor.rule_docs import sarif_help
+
     what = textwrap.dedent(rule.what).strip()
     why = textwrap.dedent(rule.why).strip()
     entry = {
@@ -51,12 +55,9 @@ def _rule(rule, docs_url: Optional[str]) -> Dict[str, Any]:
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": f"{what}\n\n{why}"},
-        "help": {"text": f"{rule.hint}\n\n{why}", "markdown": rule.docs_markdown()},
+        "help": sarif_help(rule),
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
-        "properties": {
-            "family": rule.family, "fix": rule.fixable, "tags": ["performance", rule.family],
-            "docsPath": rule.url,
-        },
+        "properties": {"family": rule.family, "fix": rule.fixable.value, "tags": ["performance", rule.family]},
     }
     # SARIF wants absolute URLs: only a configured `docs-url` gives one (the help text is there anyway).
     if docs_url:
@@ -76,10 +77,14 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
             {"physicalLocation": {"artifactLocation": _uri(f.filename), "region": _region(f.start, f.end)}}
         ],
     }
+    if f.related:
+        result["relatedLocations"] = [_related_location(i, r, f) for i, r in enumerate(f.related)]
+    if f.data:  # the values the message was formatted from, for tools that read SARIF
+        result["properties"] = {"data": dict(f.data)}
     if f.code in rule_index:
         result["ruleIndex"] = rule_index[f.code]
     if f.cell is not None:
-        result["properties"] = {"cell": f.cell}
+        result.setdefault("properties", {})["cell"] = f.cell
     elif f.fix is not None:
         result["fixes"] = [
             {
@@ -96,6 +101,15 @@ def _result(f: Finding, rule_index: Dict[str, int]) -> Dict[str, Any]:
             }
         ]
     return result
+
+
+def _related_location(index: int, r: Related, f: Finding) -> Dict[str, Any]:
+    label = r.label if r.cell is None or r.cell == f.cell else f"cell {r.cell}: {r.label}"
+    return {
+        "id": index,
+        "physicalLocation": {"artifactLocation": _uri(f.filename), "region": _region(r.start, r.end)},
+        "message": {"text": label},
+    }
 
 
 def _notification(p: FileProblem) -> Dict[str, Any]:

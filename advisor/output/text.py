@@ -1,4 +1,5 @@
-"""The default, human-oriented output: each finding with its source line, span, hint and fix."""
+"""The default, human-oriented output: each finding with its source line, span, the lines it
+refers to, hint and fix."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from advisor.findings import Applicability, FileProblem, Finding, Severity, location
+from advisor.output.advice import shown_hint
 from advisor.output.names import printable
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
@@ -45,14 +47,27 @@ def write_text(
         )
         # Notebook cells are keyed by (filename, cell): their rows count from the cell's start.
         lines = sources.get(f.filename if f.cell is None else (f.filename, f.cell), ())
+        # The places the message names ("the epoch loop at line 9"), each under the finding's
+        # own line with its source line and label.
+        related = []
+        for r in f.related:
+            where = lines if r.cell == f.cell else sources.get((f.filename, r.cell), ())
+            if (r.start.row, r.cell) != (f.start.row, f.cell) and 0 < r.start.row <= len(where):
+                label = r.label if r.cell == f.cell else f"{r.label} (cell {r.cell})"
+                related.append((r.start.row, where[r.start.row - 1].expandtabs(1), label))
+        width = len(str(max([f.start.row] + [row for row, _, _ in related])))
         if 0 < f.start.row <= len(lines):
             line = lines[f.start.row - 1].expandtabs(1)
-            gutter = str(f.start.row)
-            pad = " " * len(gutter)
+            gutter = str(f.start.row).rjust(width)
+            pad = " " * width
             console.print(f"  [dim]{gutter} │[/] {escape(line)}", soft_wrap=True)
             console.print(f"  [dim]{pad} │[/] [{style}]{_caret_line(line, f)}[/]", soft_wrap=True)
-        if f.hint:
-            console.print(f"  [dim]hint:[/] {escape(f.hint)}", soft_wrap=True)
+        for row, text, label in related:
+            console.print(f"  [dim]{str(row).rjust(width)} │[/] {escape(text)}  [dim]← {escape(label)}[/]",
+                          soft_wrap=True)
+        hint = shown_hint(f)
+        if hint:
+            console.print(f"  [dim]hint:[/] {escape(hint)}", soft_wrap=True)
         if f.fix is not None:
             label = "fix" if f.fix.applicability is Applicability.SAFE else "fix (unsafe)"
             console.print(f"  [dim]{label}:[/] {escape(f.fix.message)}")

@@ -10,4 +10,5 @@ Nothing here imports torch at module level: the registry names each probe by a
 - child.py: runs one probe in a child process (`python -m advisor.runtime.child CODE PARAMS`)
 - results.py: the result cache, keyed by device, torch version, probe and parameters
 - device.py: GPU name, torch and CUDA versions
+- figures.py: figures recorded by running the probes (figures.json), shown on the rule pages
 """

@@ -65,6 +65,12 @@ def main(argv=None) -> int:
     if len(argv) != 2:
         sys.stderr.write("usage: python -m advisor.runtime.child CODE PARAMS_JSON\n")
         return 2
+    from advisor.runtime.torch_import import import_torch
+
+    try:
+        import_torch()  # first here, so that its import warnings are filtered
+    except ImportError:
+        pass  # the probe reports it
     result = run_here(argv[0], json.loads(argv[1]))
     sys.stdout.write(MARKER + json.dumps(result) + "\n")
     sys.stdout.flush()

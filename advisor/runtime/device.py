@@ -6,8 +6,9 @@ from typing import Dict, Optional
 
 
 def device_facts() -> Dict[str, Optional[str]]:
-    import torch
+    from advisor.runtime.torch_import import import_torch
 
+    torch = import_torch()
     facts: Dict[str, Optional[str]] = {"name": "cpu", "torch": torch.__version__, "cuda": torch.version.cuda}
     try:
         if torch.cuda.is_available():

@@ -11,18 +11,29 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, TextIO
 
-from advisor.runtime.trace_child import CHROME_TRACE_NAME, NO_TORCH_EXIT, REPORT_NAME
+from advisor.runtime import trace_channel as channel
+from advisor.runtime.descendants import ProcessTree
+from advisor.runtime.trace_channel import Receiver
+from advisor.runtime.trace_child import CHROME_TRACE_NAME, REPORT_NAME
 
 EXIT_OK, EXIT_SCRIPT_FAILED, EXIT_ERROR = 0, 1, 2
 SYNC_CODES = ("GPU101", "GPU102", "GPU103", "GPU104", "GPU105")
 SHORT_KERNEL_US = 10.0
-GRACE_S = 120.0  # on top of --time-limit: torch's import, the profiler's export
+# The deadlines `advisor trace` enforces on the traced interpreter (README, "Time limit"):
+STARTUP_S = 300.0  # to import torch and reach the script's first line (slow on a loaded machine)
+GRACE_S = 5.0  # on top of --time-limit, counted from the script's first line
+WRAPUP_S = 120.0  # once the script has stopped: advisor's own profiler export
+EXIT_GRACE_S = 5.0  # once the record is sent: for the process to exit
 
 # Rule code -> substrings (lower case) of the torch warnings that confirm it at that line.
 WARNING_MATCHES: Dict[str, Sequence[str]] = {
@@ -33,6 +44,14 @@ WARNING_MATCHES: Dict[str, Sequence[str]] = {
     "GPU202": ("worker",),
     "GPU204": ("worker",),
     "GPU205": ("worker", "pin_memory", "prefetch_factor", "persistent_workers"),
+}
+
+# Rules that fire only for code that uses CUDA, and whose cost shows only on a GPU: on a machine
+# without one, "no matching warning" says nothing, so they read "needs CUDA to confirm".
+CUDA_ONLY: Dict[str, str] = {
+    "GPU201": "copies from pageable memory cost time only on a GPU",
+    "GPU202": "its cost is GPU time spent waiting for batches",
+    "GPU204": "its cost is GPU time spent waiting for restarted workers",
 }
 
 
@@ -67,9 +86,9 @@ def parse_command(argv: Sequence[str]) -> Command:
     return Command(python, script, rest[1:])
 
 
-def child_command(cmd: Command, steps: int, out: Path, time_limit: float) -> List[str]:
-    return [cmd.python, "-m", "advisor.runtime.trace_child", "--steps", str(steps), "--out", str(out),
-            "--time-limit", str(time_limit), "--", str(cmd.script), *cmd.args]
+def child_command(cmd: Command, steps: int, report_fd: int, trace_file: Path, time_limit: float) -> List[str]:
+    return [cmd.python, "-m", "advisor.runtime.trace_child", "--steps", str(steps), "--report-fd", str(report_fd),
+            "--trace-file", str(trace_file), "--time-limit", str(time_limit), "--", str(cmd.script), *cmd.args]
 
 
 def _child_env() -> Dict[str, str]:
@@ -81,34 +100,153 @@ def _child_env() -> Dict[str, str]:
     return env
 
 
+@dataclass
+class Outcome:
+    """What the parent saw of one run: the record (None if none came) and how it ended."""
+    raw: Optional[Dict[str, Any]]
+    status: Optional[int]  # the interpreter's exit status; negative: the signal that ended it
+    phase: str = "starting"  # then "running" (the script), "stopping" (advisor's export), "reported"
+    overdue: bool = False  # a deadline passed: advisor killed it (in `phase`)
+    strays: int = 0  # processes the script left behind, killed when the trace ended
+
+
 def run_trace(cmd: Command, steps: int, out: Path, time_limit: float, stdout: Optional[TextIO] = None) -> Dict[str, Any]:
     """Runs the child and returns its raw record; raises TraceError when there is none."""
     out.mkdir(parents=True, exist_ok=True)
-    for name in (REPORT_NAME, CHROME_TRACE_NAME):
+    for name in (REPORT_NAME, CHROME_TRACE_NAME):  # a failed run must not leave an older report behind
         (out / name).unlink(missing_ok=True)
-    argv = child_command(cmd, steps, out.resolve(), time_limit)
+    private = Path(tempfile.mkdtemp(prefix="advisor-trace-"))  # 0700, a name the script cannot guess
     try:
-        proc = subprocess.run(argv, env=_child_env(), stdin=subprocess.DEVNULL,
-                              stdout=stdout if stdout is not None else None,
-                              timeout=time_limit + GRACE_S)
+        outcome = _run_child(cmd, steps, time_limit, private, stdout)
+        raw = _checked(outcome, cmd, time_limit)
+        out.mkdir(parents=True, exist_ok=True)  # again: the script may have deleted it
+        chrome = private / CHROME_TRACE_NAME
+        if chrome.is_file() and raw.get("chrome_trace"):
+            shutil.move(str(chrome), str(out / CHROME_TRACE_NAME))
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    return raw
+
+
+def _run_child(cmd: Command, steps: int, time_limit: float, private: Path, stdout: Optional[TextIO]) -> Outcome:
+    read_fd, write_fd = os.pipe()
+    tree = ProcessTree()
+    tree.start()
+    argv = child_command(cmd, steps, write_fd, private / CHROME_TRACE_NAME, time_limit)
+    try:
+        proc = subprocess.Popen(argv, env=_child_env(), stdin=subprocess.DEVNULL, stdout=stdout,
+                                pass_fds=(write_fd,), start_new_session=True)
     except FileNotFoundError:
+        os.close(read_fd)
+        tree.end(None)
         raise TraceError(f"{cmd.python}: no such interpreter") from None
-    except subprocess.TimeoutExpired:
-        raise TraceError(f"the traced script did not stop within {time_limit + GRACE_S:.0f} s; it was killed") from None
-    report = out / REPORT_NAME
-    raw: Optional[Dict[str, Any]] = None
-    if report.is_file():
+    except BaseException:
+        os.close(read_fd)
+        tree.end(None)
+        raise
+    finally:
+        os.close(write_fd)
+    receiver = Receiver(read_fd, proc.pid)
+    outcome = Outcome(raw=None, status=None)
+    try:
+        _follow(proc, receiver, time_limit, outcome)
+    finally:
+        outcome.strays = tree.end(proc.pid)
+        proc.wait()
+        receiver.close()
+    outcome.status = proc.returncode
+    return outcome
+
+
+def _follow(proc: subprocess.Popen, receiver: Receiver, time_limit: float, outcome: Outcome) -> None:
+    """Reads the channel until the child has exited, or kills it when a deadline passes:
+    STARTUP_S to reach the script's first line, then the time limit plus GRACE_S, then
+    WRAPUP_S for advisor's own work once the script stopped, then EXIT_GRACE_S to exit."""
+    deadline = time.monotonic() + STARTUP_S
+    while True:
+        if _exited(proc):
+            for message in receiver.drain():
+                _take(message, outcome)
+            return
+        now = time.monotonic()
+        if now >= deadline:
+            outcome.overdue = True
+            return
+        for message in receiver.poll(min(0.2, deadline - now)):
+            event = _take(message, outcome)
+            now = time.monotonic()
+            if event == channel.STARTED and outcome.phase == "starting":
+                outcome.phase = "running"
+                deadline = now + time_limit + GRACE_S
+            elif event == channel.STOPPING and outcome.phase == "running":
+                outcome.phase = "stopping"
+                deadline = max(deadline, now + WRAPUP_S)
+            elif event in (channel.REPORT, channel.NO_TORCH) and outcome.phase != "reported":
+                outcome.phase = "reported"
+                deadline = now + EXIT_GRACE_S
+        if receiver.closed and not _exited(proc):
+            time.sleep(0.05)  # the child closed the channel: only its exit is left to wait for
+
+
+def _take(message: Dict[str, Any], outcome: Outcome) -> str:
+    event = message["event"]
+    if event == channel.REPORT and isinstance(message.get("record"), dict):
+        outcome.raw = message["record"]
+    elif event == channel.NO_TORCH:
+        outcome.raw = {"stop": "no-torch", "error": {"type": "ImportError", "message": str(message.get("message"))}}
+    return event
+
+
+def _exited(proc: subprocess.Popen) -> bool:
+    """Whether the child has exited, without reaping it: until it is reaped its pid (the
+    process group's id) cannot be reused, so killing the group cannot hit a stranger."""
+    if hasattr(os, "waitid"):
         try:
-            raw = json.loads(report.read_text(encoding="utf-8"))
-        except ValueError:
-            raw = None
-    if proc.returncode == NO_TORCH_EXIT or (raw or {}).get("stop") == "no-torch":
+            return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:
+            return True
+    return proc.poll() is not None
+
+
+def _checked(outcome: Outcome, cmd: Command, time_limit: float) -> Dict[str, Any]:
+    """The record, with notes on how the run ended; TraceError where there is none."""
+    raw = outcome.raw
+    if raw is not None and raw.get("stop") == "no-torch":
         raise TraceError(f"torch is not importable in {cmd.python}; `advisor trace` runs the script with that "
                          "interpreter, so install torch there (or name another python)")
+    if raw is None and outcome.overdue:
+        if outcome.phase == "starting":
+            why = f"did not reach the script's first line within {STARTUP_S:g} s (importing torch?)"
+        elif outcome.phase == "stopping":
+            why = f"stopped, but the profiler's export did not finish within {WRAPUP_S:g} s"
+        else:
+            why = (f"did not stop at the {time_limit:g} s time limit, nor {GRACE_S:g} s later (it blocked "
+                   "advisor's stop)")
+        raise TraceError(f"the traced interpreter {why}; advisor killed it and every process it started, "
+                         "and has no report")
     if raw is None:
-        raise TraceError(f"the traced interpreter exited with status {proc.returncode} and wrote no report "
-                         "(a crash in native code, or the script ended the process itself)")
+        raise TraceError(f"the traced script ended the interpreter {_status_text(outcome.status)} before advisor "
+                         "could report (os._exit, a signal, or a crash in native code); no report")
+    notes = list(raw.get("notes") or [])
+    if outcome.overdue:  # the record came, the process did not end
+        notes.append(f"the script's process did not exit within {EXIT_GRACE_S:g} s of the end of the trace "
+                     "(a non-daemon thread or an atexit handler?); advisor ended it")
+    if outcome.strays:
+        notes.append(f"the script left {outcome.strays} process{'es' if outcome.strays != 1 else ''} running; "
+                     "advisor ended them")
+    raw["notes"] = notes
     return raw
+
+
+def _status_text(status: Optional[int]) -> str:
+    if status is None:
+        return "at an unknown point"
+    if status < 0:
+        try:
+            return f"with signal {signal.Signals(-status).name}"
+        except ValueError:
+            return f"with signal {-status}"
+    return f"with exit status {status}"
 
 
 # -- the Chrome trace ----------------------------------------------------------------------------
@@ -239,6 +377,8 @@ def match(raw: Dict[str, Any], findings: Sequence[Any], base: Path) -> List[Dict
             entry.update(status="confirmed", warnings=count,
                          text=f"{f.code} at {where} confirmed: {hits[0]['category']} {first!r}"
                          f"{f' ({count} times)' if count > 1 else ''}")
+        elif not cuda and f.code in CUDA_ONLY:
+            entry.update(status="needs-cuda", text=f"{f.code} at {where}: needs CUDA to confirm ({CUDA_ONLY[f.code]})")
         else:
             entry.update(status="not-observed", text=f"{f.code} at {where}: no matching warning during the run")
         out.append(entry)
@@ -263,7 +403,8 @@ def build_report(raw: Dict[str, Any], out: Path, base: Path) -> Dict[str, Any]:
 
 
 def exit_code(report: Dict[str, Any]) -> int:
-    return EXIT_SCRIPT_FAILED if report.get("stop") == "error" else EXIT_OK
+    """1 when the script raised or exited with a non-zero status, else 0."""
+    return EXIT_SCRIPT_FAILED if report.get("stop") in ("error", "exit") else EXIT_OK
 
 
 # -- rendering -----------------------------------------------------------------------------------
@@ -272,14 +413,27 @@ _STOPS = {
     "time-limit": "stopped at the {time_limit_s:g} s time limit after {steps} optimizer steps",
     "finished": "the script finished after {steps} optimizer steps",
     "error": "the script raised after {steps} optimizer steps",
+    "exit": "the script exited with status {exit_status} after {steps} optimizer steps",
 }
+
+
+class _Unknown:
+    def __format__(self, spec: str) -> str:
+        return "?"
+
+
+class _Blank(dict):
+    """A record's fields for the stop line; a field the record lacks reads as "?"."""
+
+    def __missing__(self, key: str) -> _Unknown:
+        return _Unknown()
 
 
 def render_text(report: Dict[str, Any], out: Path, base: Path, stream: TextIO) -> None:
     w = stream.write
     script = _display(report["script"], base)
     w(f"advisor trace: {script} on {report.get('device')} (torch {report.get('torch')})\n")
-    w(f"  {_STOPS.get(report.get('stop'), report.get('stop', '?')).format(**report)}"
+    w(f"  {_STOPS.get(report.get('stop'), str(report.get('stop', '?'))).format_map(_Blank(report))}"
       f" in {report.get('elapsed_s', 0):.1f} s")
     if report.get("mean_step_s"):
         w(f", {report['mean_step_s'] * 1000:.1f} ms per step")
@@ -288,6 +442,8 @@ def render_text(report: Dict[str, Any], out: Path, base: Path, stream: TextIO) -
     if error:
         at = f" at {_display(error['file'], base)}:{error['line']}" if error.get("file") else ""
         w(f"  script error{at}: {error['type']}: {error['message'].splitlines()[0] if error['message'] else ''}\n")
+    if report.get("exit_message"):
+        w(f"  exit message: {str(report['exit_message']).splitlines()[0][:200]}\n")
     matches = report.get("matches", [])
     groups = [("confirmed", "Confirmed"), ("needs-cuda", "Needs CUDA to confirm"),
               ("not-observed", "Not observed in this run")]
@@ -333,8 +489,8 @@ def trace(argv: Sequence[str], steps: int, time_limit: float, out: Path, fmt: st
     sys.stderr.write(f"advisor trace: running {cmd.script} with {cmd.python}; this executes your code.\n")
     sys.stderr.flush()
     # In JSON mode the script's own prints go to stderr, so that stdout stays one JSON document.
-    raw = run_trace(cmd, steps, out, time_limit, stdout=sys.stderr if fmt == "json" else None)
     base = Path.cwd()
+    raw = run_trace(cmd, steps, out, time_limit, stdout=sys.stderr if fmt == "json" else None)
     report = build_report(raw, out, base)
     if fmt == "json":
         json.dump(report, sys.stdout, indent=2, default=str)

@@ -1,15 +1,20 @@
 """The traced side of `advisor trace`: runs the user's script inside this interpreter.
 
-    python -m advisor.runtime.trace_child --steps N --out DIR [--time-limit S] -- script.py ARGS...
+    python -m advisor.runtime.trace_child --steps N --report-fd FD --trace-file PATH
+        [--time-limit S] -- script.py ARGS...
 
-Imports only the standard library and torch, so that it runs in whatever interpreter the
-user names. What it records goes to DIR/trace-report.json (the parent, advisor.runtime.trace,
-reads it, matches it with the static findings and rewrites it) and DIR/trace.json (the
-Chrome trace of the profiled steps).
+Imports only the standard library, torch and two small advisor modules, so that it runs in
+whatever interpreter the user names. What it records goes to the parent (advisor.runtime.trace)
+through the pipe FD as one `report` message; the Chrome trace of the profiled steps goes to
+PATH, in a private folder the parent made. Neither is reachable through the script's working
+folder or advisor's output folder, which the script may change or delete.
 
 - Steps: a global optimizer step post-hook counts `optimizer.step()` calls and, after N,
   raises `_StopTrace` (a BaseException, so that a script's `except Exception` cannot swallow
-  it). Scripts without a torch optimizer stop at the wall-clock limit (`_TimeLimit`).
+  it). Scripts without a torch optimizer stop at the wall-clock limit (`_TimeLimit`, raised
+  from SIGALRM). A script that catches that or replaces the SIGALRM handler is stopped by a
+  watchdog thread OVERDUE_S later, which sends what was recorded and ends the process; the
+  parent kills the whole process group a little after that in any case.
 - Warnings: every warning (`simplefilter("always")`) is attributed to the first frame outside
   torch, site-packages, the standard library and this file, and counted per (file, line).
   On CUDA, `torch.cuda.set_sync_debug_mode("warn")` is armed after the warm-up steps, so that
@@ -20,7 +25,6 @@ Chrome trace of the profiled steps).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import runpy
 import signal
@@ -33,10 +37,14 @@ import warnings
 from collections import defaultdict
 from typing import Any, Dict, List, Optional, Tuple
 
+from advisor.runtime import trace_channel as channel
+from advisor.runtime.torch_import import import_torch
+
 SYNC_WARNING = "called a synchronizing CUDA operation"
-NO_TORCH_EXIT = 3  # the parent turns this into its "torch is not importable" message
+NO_TORCH_EXIT = 3
 REPORT_NAME = "trace-report.json"
 CHROME_TRACE_NAME = "trace.json"
+OVERDUE_S = 2.0  # after the time limit: the watchdog's wait before it ends a script that ignored it
 
 
 class _StopTrace(BaseException):
@@ -50,7 +58,8 @@ class _TimeLimit(BaseException):
 def _parse(argv: List[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m advisor.runtime.trace_child")
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--report-fd", type=int, required=True)
+    parser.add_argument("--trace-file", required=True, help="where the Chrome trace goes")
     parser.add_argument("--time-limit", type=float, default=120.0)
     parser.add_argument("--warmup", type=int, default=None, help="steps before syncs and the profiler are armed")
     parser.add_argument("--profile-steps", type=int, default=5)
@@ -192,8 +201,11 @@ class Tracer:
         self.prof_started_step = 0
         self.prof_summary: Optional[Dict[str, Any]] = None
         self.step_times: List[float] = []
-        self.stop_after_raise = False
         self.notes: List[str] = []
+        self.script = os.path.abspath(opts.script)  # before the script can change folder
+        self.started = time.perf_counter()
+        self._lock = threading.Lock()
+        self._reported = False
 
     # -- the profiler --------------------------------------------------------------------------
     def _start_profiler(self) -> None:
@@ -221,7 +233,7 @@ class Tracer:
             if self.cuda:
                 self.torch.cuda.synchronize()
             self.prof.stop()
-            self.prof.export_chrome_trace(os.path.join(self.opts.out, CHROME_TRACE_NAME))
+            self.prof.export_chrome_trace(self.opts.trace_file)
             self.prof_summary = _profile_summary(self.prof)
             self.prof_summary["steps"] = self.recorder.step - self.prof_started_step
         except Exception as exc:  # noqa: BLE001
@@ -256,9 +268,10 @@ class Tracer:
                 pass
 
     # -- the run -------------------------------------------------------------------------------
-    def run(self) -> Dict[str, Any]:
+    def run(self) -> Optional[Dict[str, Any]]:
+        """Runs the script; returns the record, or None where the watchdog already sent it."""
         opts = self.opts
-        script = os.path.abspath(opts.script)
+        script = self.script
         import importlib
 
         hooks = importlib.import_module("torch.optim.optimizer")
@@ -269,8 +282,10 @@ class Tracer:
         warnings.showwarning = self.recorder.showwarning
         sys.argv = [script, *opts.args]
         sys.path[0] = os.path.dirname(script)
+        channel.send(opts.report_fd, channel.STARTED)
+        self.started = time.perf_counter()
         timer = self._start_timer()
-        started = time.perf_counter()
+        watchdog = self._start_watchdog()
         result: Dict[str, Any] = {"stop": "finished", "error": None}
         try:
             if self.warmup == 0:
@@ -281,17 +296,24 @@ class Tracer:
         except _TimeLimit:
             result["stop"] = "time-limit"
         except SystemExit as exc:
-            code = exc.code
-            if code not in (None, 0):
-                result["stop"] = "error"
-                result["error"] = {"type": "SystemExit", "message": f"exit status {code}", "file": None,
-                                   "line": None, "traceback": ""}
+            status = _exit_status(exc.code)
+            if status != 0:
+                result["stop"] = "exit"
+                result["exit_status"] = status
+                if not isinstance(exc.code, int):
+                    result["exit_message"] = str(exc.code)[:2000]
         except BaseException as exc:  # noqa: BLE001 - the user's error is data for the report
             result["stop"] = "error"
             result["error"] = self._describe(exc)
         finally:
             self._cancel_timer(timer)
-            elapsed = time.perf_counter() - started
+            elapsed = time.perf_counter() - self.started
+            if not self._claim():
+                return None  # the watchdog reported and is ending the process
+            if watchdog is not None:
+                watchdog.cancel()
+            # The script has stopped: what follows is advisor's own (the profiler's export).
+            channel.send(opts.report_fd, channel.STOPPING)
             self._disarm()
             warnings.showwarning = previous_show
             warnings.filters[:] = filters
@@ -300,9 +322,14 @@ class Tracer:
                 self._stop_profiler()
             except BaseException as exc:  # noqa: BLE001
                 self.notes.append(f"profiler: {exc}")
-        times = self.step_times
+        return self._record(result, elapsed)
+
+    def _record(self, result: Dict[str, Any], elapsed: float) -> Dict[str, Any]:
+        opts = self.opts
+        times = list(self.step_times)
+        result = dict(result)
         result.update({
-            "script": script,
+            "script": self.script,
             "argv": list(opts.args),
             "cuda": self.cuda,
             "device": self.torch.cuda.get_device_name(0) if self.cuda else "cpu",
@@ -317,10 +344,51 @@ class Tracer:
             "time_limit_s": opts.time_limit,
             "profile": self.prof_summary,
             "chrome_trace": CHROME_TRACE_NAME if self.prof_summary is not None else None,
-            "notes": self.notes,
+            "notes": list(self.notes),
         })
         result.update(self.recorder.as_json())
         return result
+
+    # -- the watchdog --------------------------------------------------------------------------
+    def _claim(self) -> bool:
+        """True for the first caller only: the main thread's end or the watchdog's report."""
+        with self._lock:
+            if self._reported:
+                return False
+            self._reported = True
+            return True
+
+    def _start_watchdog(self) -> Optional[threading.Timer]:
+        limit = self.opts.time_limit
+        if limit is None or limit <= 0:
+            return None
+        timer = threading.Timer(limit + OVERDUE_S, self._overdue)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def _overdue(self) -> None:
+        """The script outlived the time limit by OVERDUE_S: it caught the alarm or replaced its
+        handler. Send what was recorded so far and end the process, and with it the script."""
+        if not self._claim():
+            return
+        self.notes.append(f"the script did not stop at the {self.opts.time_limit:g} s time limit (it caught "
+                          f"advisor's stop or replaced its SIGALRM handler); advisor ended it {OVERDUE_S:g} s later")
+        if self.prof_state == "running":
+            self.notes.append("the profiler was still running: no Chrome trace")
+        elapsed = time.perf_counter() - self.started
+        for _ in range(3):  # the main thread may add a warning while the record is copied
+            try:
+                record = self._record({"stop": "time-limit", "error": None}, elapsed)
+                break
+            except RuntimeError:
+                continue
+        else:
+            record = {"stop": "time-limit", "error": None, "script": self.script,
+                      "steps": self.recorder.step, "notes": list(self.notes)}
+        channel.send(self.opts.report_fd, channel.REPORT, record=record)
+        _flush_std()
+        os._exit(0)
 
     def _describe(self, exc: BaseException) -> Dict[str, Any]:
         frames = traceback.extract_tb(exc.__traceback__)
@@ -360,24 +428,48 @@ class Tracer:
             value.cancel()
 
 
+def _exit_status(code: Any) -> int:
+    """The status `sys.exit(code)` gives the process: None 0, an int itself, anything else 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    return 1
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed stream must not stop the report
+            pass
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     opts = _parse(list(sys.argv[1:] if argv is None else argv))
-    os.makedirs(opts.out, exist_ok=True)
-    report_path = os.path.join(opts.out, REPORT_NAME)
+    fd = opts.report_fd
     try:
-        import torch
+        os.set_inheritable(fd, False)  # programs the script starts do not get the channel
+    except OSError:
+        sys.stderr.write(f"advisor trace: the report channel (fd {fd}) is not open\n")
+        return 2
+    me = os.getpid()
+    try:
+        torch = import_torch()
     except ImportError as exc:
-        with open(report_path, "w", encoding="utf-8") as out:
-            json.dump({"stop": "no-torch", "error": {"type": "ImportError", "message": str(exc)},
-                       "python": sys.executable}, out)
+        channel.send(fd, channel.NO_TORCH, message=str(exc), python=sys.executable)
         sys.stderr.write(f"advisor trace: torch is not importable in {sys.executable}: {exc}\n")
         return NO_TORCH_EXIT
     tracer = Tracer(opts, torch)
     result = tracer.run()
-    with open(report_path, "w", encoding="utf-8") as out:
-        json.dump(result, out, indent=2, default=str)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush_std()
+    if result is None:
+        threading.Event().wait(60)  # the watchdog is sending the record and ends the process
+        return 0
+    if os.getpid() != me:
+        # A forked copy of this interpreter that ran to the script's end: not the traced run.
+        return int(result.get("exit_status") or (1 if result["stop"] == "error" else 0))
+    channel.send(fd, channel.REPORT, record=result)
     return 0
 
 

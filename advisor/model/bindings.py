@@ -1,0 +1,229 @@
+"""Which bindings a read can see: reaching definitions over the model's block contexts.
+
+Python code is structured, so a binding made in a block on the read's chain of enclosing
+blocks (the same block, or one it is nested in) has always run before the read: it dominates
+the read, and nothing older can reach past it. A binding in a sibling block (an `if` body, a
+loop body, an `except` handler) may or may not have run, so the search goes on past it. Inside
+a loop, the bindings later in the loop body reach the read through the back edge, unless one
+inside the loop already dominates the read.
+
+Every read is answered by walking back from the read over the bindings of that one name in that
+one scope, and stops at the first dominating binding: cost does not grow with how often a name is
+rebound elsewhere in the file (generated or concatenated code repeats the same names hundreds of
+times).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from advisor.model.facts import MODULE_SCOPE, Assignment, CallSite, Context, Facts, FunctionInfo
+
+
+class Reach:
+    """What a read of a name may see.
+
+    ``assignments``: the bindings of the name that may reach the read, oldest first.
+    ``parameter``: the function whose parameter (of that name) may reach it, if any.
+    ``closed``: some binding of this file dominates the read; otherwise the value may also
+    come from elsewhere (an unbound or global name, a name of another module)."""
+
+    __slots__ = ("assignments", "parameter", "closed")
+
+    def __init__(self, assignments: List[Assignment], parameter: Optional[FunctionInfo], closed: bool) -> None:
+        self.assignments = assignments
+        self.parameter = parameter
+        self.closed = closed
+
+    def __bool__(self) -> bool:
+        return bool(self.assignments) or self.parameter is not None
+
+
+_NOWHERE = Reach([], None, False)
+
+
+class Bindings:
+    def __init__(self, facts: Facts) -> None:
+        self.facts = facts
+        self._orders: Dict[Tuple[str, str], List[int]] = {}
+        self._chains: Dict[int, Set[int]] = {}
+        self._callers: Optional[Dict[int, List[CallSite]]] = None
+        self._defs: Dict[str, tuple] = {}
+        self._method_index: Optional[Dict[Tuple[str, str], FunctionInfo]] = None
+
+    # -- reads of names --------------------------------------------------------------------
+    def reaching(self, name: str, ctx: Context, order: int) -> Reach:
+        """The bindings of ``name`` a read at ``order`` in ``ctx`` may see."""
+        facts = self.facts
+        if name.startswith("self.") and ctx.class_scope:
+            return self._attribute(name, ctx, order)
+        function = ctx.function
+        if function is not None:
+            key = (function.scope, name)
+            if key in facts.assignments:
+                found, dominated = self._flow(key, ctx, order)
+                if dominated:
+                    return Reach(found, None, True)
+                if name in function.params:
+                    return Reach(found, function, True)
+                return Reach(found, None, False)
+            if name in function.params:
+                return Reach([], function, True)
+            return self._module_end(name)
+        key = (MODULE_SCOPE, name)
+        if key not in facts.assignments:
+            return _NOWHERE
+        found, dominated = self._flow(key, ctx, order)
+        return Reach(found, None, dominated)
+
+    def _attribute(self, name: str, ctx: Context, order: int) -> Reach:
+        """`self.x`: flow inside the reading method, then what the class's other methods bind."""
+        key = (ctx.class_scope, name)
+        every = self.facts.assignments.get(key)
+        if not every:
+            return _NOWHERE
+        function = ctx.function
+        own = [a for a in every if a.ctx.function is function]
+        if own:
+            found, dominated = self._flow(key, ctx, order, own)
+            if dominated:
+                return Reach(found, None, True)
+        else:
+            found = []
+        others = [a for a in every if a.ctx.function is not function]
+        return Reach(others + found, None, bool(others))
+
+    def _module_end(self, name: str) -> Reach:
+        """A module-level name read inside a function: what it holds once the module has run
+        (functions are called after their module's top level, as a rule)."""
+        found = self.facts.assignments.get((MODULE_SCOPE, name))
+        if not found:
+            return _NOWHERE
+        out: List[Assignment] = []
+        for assignment in reversed(found):
+            out.append(assignment)
+            ctx = assignment.ctx
+            if ctx.function is None and ctx.loop is None and not ctx.conditional:
+                out.reverse()
+                return Reach(out, None, True)
+        out.reverse()
+        return Reach(out, None, False)
+
+    def _flow(
+        self, key: Tuple[str, str], ctx: Context, order: int, found: Optional[Sequence[Assignment]] = None
+    ) -> Tuple[List[Assignment], bool]:
+        if found is None:
+            found = self.facts.assignments[key]
+            orders = self._orders.get(key)
+            if orders is None or len(orders) != len(found):
+                orders = self._orders[key] = [a.order for a in found]
+        else:
+            orders = [a.order for a in found]
+        chain = self._chain(ctx)
+        out: List[Assignment] = []
+        dominating: Optional[Assignment] = None
+        i = bisect_left(orders, order) - 1
+        while i >= 0:
+            assignment = found[i]
+            out.append(assignment)
+            if id(assignment.ctx) in chain:
+                dominating = assignment
+                break
+            i -= 1
+        out.reverse()
+        # Back edges: the outermost enclosing loop that no binding inside it already dominates
+        # the read in brings the bindings made after the read in its body.
+        loop, widest = ctx.loop, None
+        while loop is not None and (dominating is None or dominating.order <= loop.start):
+            widest = loop
+            loop = loop.parent
+        if widest is not None:
+            j = bisect_right(orders, order)
+            while j < len(found) and found[j].order <= widest.end:
+                out.append(found[j])
+                j += 1
+        return out, dominating is not None
+
+    def _chain(self, ctx: Context) -> Set[int]:
+        chain = self._chains.get(id(ctx))
+        if chain is None:
+            chain = set()
+            current: Optional[Context] = ctx
+            while current is not None:
+                chain.add(id(current))
+                current = current.outer
+            self._chains[id(ctx)] = chain
+        return chain
+
+    # -- calls of this file's functions ------------------------------------------------------
+    def function(self, name: str, ctx: Context, order: int) -> Optional[FunctionInfo]:
+        """The `def` a plain name calls: the one bound before a module-level call, the last one
+        of the module for a call inside a function (it runs once the module has run)."""
+        defs = self.facts.function_defs.get(name)
+        if not defs:
+            return None
+        if len(defs) == 1:
+            return defs[0] if defs[0].class_name is None else None
+        top, orders, nested = self._definitions(name, defs)
+        if ctx.function is not None:
+            inner = nested.get(id(ctx.function))
+            return inner[-1] if inner else (top[-1] if top else None)
+        i = bisect_left(orders, order)
+        return top[i - 1] if i > 0 else None
+
+    def _definitions(self, name: str, defs: List[FunctionInfo]):
+        """Per name: the module-level defs with their orders, and the nested ones per function."""
+        cached = self._defs.get(name)
+        if cached is None:
+            top = [d for d in defs if d.class_name is None and d.ctx is not None and d.ctx.function is None]
+            nested: Dict[int, List[FunctionInfo]] = {}
+            for d in defs:
+                if d.class_name is None and d.ctx is not None and d.ctx.function is not None:
+                    nested.setdefault(id(d.ctx.function), []).append(d)
+            cached = self._defs[name] = (top, [d.order for d in top], nested)
+        return cached
+
+    def callee(self, site: CallSite) -> Optional[FunctionInfo]:
+        """The definition a call runs: `train(...)`, or `self.step(...)` in the same class."""
+        func = site.node.func
+        if site.qualname is not None:
+            return None
+        if isinstance(func, cst.Name):
+            return self.function(func.value, site.ctx, site.order)
+        if site.receiver_name in ("self", "cls") and site.ctx.class_scope and site.method:
+            return self.method(site.ctx.class_scope, site.method)
+        return None
+
+    def method(self, class_scope: str, name: str) -> Optional[FunctionInfo]:
+        """The method ``name`` defined in that class body (not inherited)."""
+        return self._methods().get((class_scope, name))
+
+    def _methods(self) -> Dict[Tuple[str, str], FunctionInfo]:
+        if self._method_index is None:
+            self._method_index = {
+                (info.class_scope, info.node.name.value): info
+                for defs in self.facts.function_defs.values()
+                for info in defs
+                if info.class_scope is not None
+            }
+        return self._method_index
+
+    def callers(self, info: FunctionInfo) -> List[CallSite]:
+        """The calls of plain names that run ``info`` (see `callee`)."""
+        if self._callers is None:
+            callers: Dict[int, List[CallSite]] = {}
+            for key, defs in self.facts.function_defs.items():
+                if len(defs) < 2:
+                    continue
+                for site in self.facts.calls_by_callee.get(key, ()):
+                    found = self.callee(site)
+                    if found is not None:
+                        callers.setdefault(id(found), []).append(site)
+            self._callers = callers
+        defs = self.facts.function_defs.get(info.key, ())
+        if len(defs) < 2:
+            return list(self.facts.calls_by_callee.get(info.key, ()))
+        return list(self._callers.get(id(info), ()))

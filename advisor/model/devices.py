@@ -1,0 +1,81 @@
+"""Where a device expression points: a CUDA device (or one chosen at run time), or the host."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from advisor.model.facts import Context
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow
+from advisor.model.vocabulary import DEVICE_NAME, DTYPE_NAME, TORCH_DTYPES
+
+CUDA, HOST, NOT_A_DEVICE = "cuda", "host", ""
+
+
+def is_dtype(model, expr: cst.BaseExpression) -> bool:
+    """`torch.float16`, or a name that says it holds a dtype."""
+    qual = model.imports.qualify(expr) or ""
+    if qual.startswith("torch.") and qual[len("torch."):] in TORCH_DTYPES:
+        return True
+    name = dotted_name(expr)
+    return name is not None and bool(DTYPE_NAME.search(name.rsplit(".", 1)[-1]))
+
+
+def string_device(expr: cst.BaseExpression) -> Optional[str]:
+    """"cuda" / "cpu" / "other" for a literal device string, None when not a literal."""
+    if isinstance(expr, cst.SimpleString):
+        text = str(expr.evaluated_value)
+        if text.startswith("cuda"):
+            return "cuda"
+        return "cpu" if text in ("cpu", "meta") else "other"
+    if isinstance(expr, cst.FormattedString):
+        first = expr.parts[0] if expr.parts else None
+        if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda"):
+            return "cuda"
+        return "other"
+    return None
+
+
+class DeviceKind(Question[str]):
+    """CUDA when every path that names a device names a CUDA one (or one chosen at run time, as
+    `device` names usually are), HOST when every path names the CPU, NOT_A_DEVICE otherwise (a
+    dtype, another tensor, nothing known)."""
+
+    key = "device"
+    unknown = NOT_A_DEVICE
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
+        literal = string_device(expr)
+        if literal is not None:
+            return {"cuda": CUDA, "cpu": HOST}.get(literal, NOT_A_DEVICE)
+        if isinstance(expr, cst.Integer):
+            return CUDA  # `.to(0)`, `.cuda(1)`
+        if isinstance(expr, cst.Call):
+            if flow.model.imports.qualify(expr.func) == "torch.device" and expr.args:
+                return flow.ask(self, expr.args[0].value, ctx, order) or CUDA
+            return NOT_A_DEVICE
+        if is_dtype(flow.model, expr):
+            return NOT_A_DEVICE
+        return None
+
+    def combine(self, answers: Sequence[str]) -> str:
+        if all(a == HOST for a in answers):
+            return HOST
+        return CUDA if CUDA in answers and NOT_A_DEVICE not in answers else NOT_A_DEVICE
+
+    def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: str) -> str:
+        if answer == NOT_A_DEVICE:
+            name = dotted_name(expr)
+            if name is not None and DEVICE_NAME.search(name.rsplit(".", 1)[-1]):
+                return CUDA
+        return answer
+
+
+DEVICE = DeviceKind()
+
+
+def device_kind(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 30) -> Optional[str]:
+    """"cuda", "host", or None when the expression is not known to name a device."""
+    return model.values.ask(DEVICE, expr, ctx, order) or None

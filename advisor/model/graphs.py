@@ -1,0 +1,116 @@
+"""Whether a value carries an autograd graph: a model output, a loss, or anything computed from
+one without `.detach()`, `.item()` or a `no_grad` block on the way."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from advisor.model.facts import Assignment, Context
+from advisor.model.kinds import KINDS
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow
+from advisor.model.vocabulary import SCALAR_BUILTINS
+
+# Tensor methods whose result still belongs to the autograd graph of their input.
+_KEEPS_GRAPH = frozenset(
+    """mean sum cpu to cuda float half double bfloat16 clone view reshape squeeze unsqueeze flatten
+    softmax log_softmax abs sqrt pow exp log norm std var contiguous permute transpose t sigmoid
+    relu tanh max min prod cumsum expand repeat type_as view_as add sub mul div neg clamp square
+    chunk split narrow select masked_fill logsumexp""".split()
+)
+# Methods whose result has no graph (or is not a tensor at all).
+_DROPS_GRAPH = frozenset(
+    """detach detach_ item tolist numpy argmax argmin long int bool eq ne gt lt ge le isnan isinf
+    numel size dim nonzero""".split()
+)
+_TORCH_GRAPH_FUNCTIONS = frozenset(
+    """stack cat mean sum matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu clamp
+    abs sqrt norm where logsumexp""".split()
+)
+# Callables whose output carries a graph by what they are called: models and losses.
+_MODEL_CALLEE = re.compile(
+    r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|(^|_)(model|net|network|encoder|decoder"
+    r"|generator|discriminator|critic|policy|actor|backbone|loss)$|cross_entropy)",
+    re.IGNORECASE,
+)
+_NO_GRAPH_ATTRIBUTES = ("data", "grad", "shape", "dtype", "device")
+
+
+def _grad_off(ctx: Context) -> bool:
+    return ctx.no_grad or (ctx.function is not None and ctx.function.no_grad)
+
+
+class GraphCarrying(Question[bool]):
+    """Some path of the value carries a graph."""
+
+    key = "graph"
+    unknown = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        if _grad_off(ctx):
+            return False
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _NO_GRAPH_ATTRIBUTES:
+            return False
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp)):
+            return None
+        if isinstance(expr, cst.Subscript):
+            return flow.ask(self, expr.value, ctx, order)
+        if isinstance(expr, cst.Call):
+            return self._call(flow, expr, ctx, order)
+        if isinstance(expr, cst.BinaryOperation):
+            return flow.ask(self, expr.left, ctx, order) or flow.ask(self, expr.right, ctx, order)
+        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            return flow.ask(self, expr.expression, ctx, order)
+        return False
+
+    def _call(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> Optional[bool]:
+        model = flow.model
+        func = call.func
+        qual = model.imports.qualify(func)
+        if qual is not None:
+            head, _, last = qual.rpartition(".")
+            if qual.startswith("torch.nn.functional.") or (head == "torch" and last in _TORCH_GRAPH_FUNCTIONS):
+                return any(self._argument(flow, a.value, ctx, order) for a in call.args)
+            return False
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _DROPS_GRAPH:
+                return False
+            if method in _KEEPS_GRAPH:
+                return flow.ask(self, func.value, ctx, order)
+        elif isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS:
+            return False
+        info = flow.function_called(call, ctx, order)
+        if info is not None:
+            return False if info.no_grad else None  # what the function returns
+        name = dotted_name(func)
+        if name is None:
+            return False
+        kinds = flow.ask(KINDS, func, ctx, order)
+        return "module" in kinds or "ddp" in kinds or bool(_MODEL_CALLEE.search(name.rsplit(".", 1)[-1]))
+
+    def _argument(self, flow: ValueFlow, expr, ctx: Context, order: int) -> bool:
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return any(flow.ask(self, e.value, ctx, order) for e in expr.elements)
+        return flow.ask(self, expr, ctx, order)
+
+    def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: bool) -> bool:
+        if not answer and isinstance(expr, cst.Attribute) and not (dotted_name(expr) or "").startswith("self."):
+            return flow.ask(self, expr.value, ctx, order)  # `outputs.loss`
+        return answer
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return any(answers)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
+        return False
+
+
+GRAPH = GraphCarrying()
+
+
+def carries_graph(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
+    return model.values.ask(GRAPH, expr, ctx, model.order_of(expr) if order is None else order)

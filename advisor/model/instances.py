@@ -1,0 +1,81 @@
+"""Which classes of the file a value holds an instance of: `model = Net()`, through wrappers that
+keep the module (`torch.compile(model)`, DDP, `.to(device)`), containers built from the file's
+classes (`nn.Sequential(Block(), ...)`), helpers and parameters.
+
+An answer is the class names and whether they are all the value can be.
+"""
+
+from __future__ import annotations
+
+from typing import FrozenSet, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+from advisor.model.facts import Assignment, Context
+from advisor.model.names import DDP_WRAPPERS
+from advisor.model.value_flow import Question, ValueFlow, argument
+from advisor.model.vocabulary import SAME_OBJECT_METHODS
+from advisor.model.walk import children
+
+Classes = Tuple[FrozenSet[str], bool]
+_UNKNOWN: Classes = (frozenset(), False)
+COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
+JIT = frozenset({"torch.jit.script", "torch.jit.trace"})
+CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+# Methods that return the module they are called on (`model.requires_grad_(False)` too).
+_SAME_MODULE_METHODS = SAME_OBJECT_METHODS | {"requires_grad_"}
+
+
+def constructed_classes(model, call: cst.Call) -> FrozenSet[str]:
+    """Classes of this file built in a container's arguments (a small subtree)."""
+    out = set()
+    stack: List[cst.CSTNode] = [call]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in model.facts.classes:
+            out.add(node.func.value)
+        stack.extend(children(node))
+    return frozenset(out)
+
+
+class InstanceClasses(Question[Classes]):
+    key = "instances"
+    unknown = _UNKNOWN
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Classes]:
+        if not isinstance(expr, cst.Call):
+            return None
+        model = flow.model
+        func = expr.func
+        qual = model.imports.qualify(func)
+        if qual is None and isinstance(func, cst.Name) and func.value in model.facts.classes:
+            return frozenset({func.value}), True
+        if qual in COMPILE or qual in JIT or qual in DDP_WRAPPERS:
+            inner = argument(expr, "model" if qual in COMPILE else "module", 0)
+            return _UNKNOWN if inner is None else flow.ask(self, inner.value, ctx, order)
+        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in _SAME_MODULE_METHODS:
+            return flow.ask(self, func.value, ctx, order)
+        if qual in CONTAINERS:
+            return constructed_classes(model, expr), True
+        if qual is not None and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper():
+            return frozenset(), True  # a torch.nn layer: holds none of this file's classes
+        if qual is None and isinstance(func, cst.Name) and flow.function_called(expr, ctx, order) is not None:
+            return None  # what the helper returns
+        return _UNKNOWN
+
+    def combine(self, answers: Sequence[Classes]) -> Classes:
+        names = frozenset().union(*(found for found, _ in answers))
+        return names, all(known for _, known in answers)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> Classes:
+        return _UNKNOWN
+
+
+INSTANCES = InstanceClasses()
+
+
+def instance_classes(model, expr: cst.BaseExpression, ctx: Context, order: float) -> Optional[FrozenSet[str]]:
+    """The classes of this file the expression holds an instance of; None when some path is
+    not known (or a helper returns none of them)."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    return found if known else None

@@ -1,0 +1,67 @@
+"""Whether a sampler splits the data by rank: a DistributedSampler, a class derived from one,
+one built with the rank or the world size, or a batch sampler around one."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from advisor.model.facts import Context
+from advisor.model.kinds import KINDS
+from advisor.model.mentions import mentions_question
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow
+
+DIST, PLAIN, UNKNOWN = "dist", "plain", "unknown"
+# Words that say a value depends on the rank or splits data between ranks.
+SHARD_WORD = re.compile(r"rank|world_size|num_replicas|num_shards|shard|split_dataset_by_node|process_index", re.I)
+_PLAIN_SAMPLERS = frozenset(
+    f"torch.utils.data.{where}{name}"
+    for where in ("", "sampler.")
+    for name in ("RandomSampler", "SequentialSampler", "WeightedRandomSampler", "SubsetRandomSampler")
+)
+
+
+class SamplerKind(Question[str]):
+    """DIST when some path splits by rank, PLAIN when every path is a torch sampler that does
+    not, UNKNOWN otherwise."""
+
+    key = "sampler"
+    unknown = UNKNOWN
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
+        if "dist_sampler" in flow.ask(KINDS, expr, ctx, order):
+            return DIST
+        if not isinstance(expr, cst.Call):
+            return None
+        model = flow.model
+        if model.imports.qualify(expr.func) in _PLAIN_SAMPLERS:
+            return PLAIN
+        name = dotted_name(expr.func) or ""
+        info = model.facts.classes.get(name)
+        if "Distributed" in name or (info is not None and any("Distributed" in b for b in info.bases)):
+            return DIST
+        shard = mentions_question(SHARD_WORD, 1)
+        if any(flow.ask(shard, a.value, ctx, order) for a in expr.args):
+            return DIST
+        if any(a.keyword is not None and a.keyword.value in ("num_replicas", "rank") for a in expr.args):
+            return DIST
+        if name.endswith(("batch_sampler", "BatchSampler")) and any(
+            flow.ask(self, a.value, ctx, order) == DIST for a in expr.args
+        ):
+            return DIST
+        return UNKNOWN
+
+    def combine(self, answers: Sequence[str]) -> str:
+        if DIST in answers:
+            return DIST
+        return PLAIN if all(a == PLAIN for a in answers) else UNKNOWN
+
+
+SAMPLER = SamplerKind()
+
+
+def sampler_kind(model, expr: cst.BaseExpression, ctx: Context, order: float) -> str:
+    return model.values.ask(SAMPLER, expr, ctx, order)

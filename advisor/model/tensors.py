@@ -1,0 +1,312 @@
+"""Tensors: whether a value is one (never a guess), whether it sits in host memory, whether it
+comes from NumPy.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+import libcst as cst
+
+from advisor.model.devices import HOST, device_kind, is_dtype
+from advisor.model.facts import Assignment, Context
+from advisor.model.kinds import KINDS
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow, argument
+from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
+
+TENSOR, PYTHON, UNKNOWN = "tensor", "python", ""
+
+# Methods whose result is a plain Python value: the sync has already happened.
+SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__len__", "format"})
+# Predicates, reductions and casts that return tensors too.
+_PREDICATE_METHODS = frozenset(
+    "any all isnan isinf isfinite logical_not logical_and logical_or eq ne gt lt ge le bool int".split()
+)
+_TENSOR_RESULT_METHODS = TENSOR_METHODS | _PREDICATE_METHODS
+_TORCH_TENSOR_FUNCTIONS = frozenset(
+    """tensor as_tensor from_numpy zeros ones empty full rand randn randint arange linspace cat stack
+    sum mean max min where matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu
+    argmax argmin clamp abs sqrt norm topk sort gather masked_select nonzero unique cdist
+    zeros_like ones_like rand_like randn_like full_like empty_like isnan isinf isfinite any all eq ne
+    gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer""".split()
+)
+# Qualified functions outside the `torch.` namespace root that return tensors.
+_TENSOR_FUNCTIONS = frozenset(
+    {
+        "torch.nn.utils.clip_grad_norm_",
+        "torch.nn.utils.clip_grad.clip_grad_norm_",
+        "torch.nn.utils.get_total_norm",
+        "torch.linalg.norm",
+        "torch.linalg.vector_norm",
+        "torch.distributed.nn.all_reduce",
+    }
+)
+# Callables whose result is a tensor by what they are called: losses and models.
+CRITERION_NAME = re.compile(
+    r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
+)
+_TENSOR_ATTRIBUTES = ("loss", "logits")
+# Factories that, without `device=`, build a tensor in host memory.
+HOST_FACTORIES = frozenset(
+    "tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange linspace".split()
+)
+
+
+def moves_to_device(model, call: cst.Call, ctx: Context, order: int = 1 << 30) -> bool:
+    """`.cuda(...)`, or `.to(...)` unless it only changes the dtype or goes to the CPU."""
+    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    if method == "cuda":
+        return True
+    if method != "to":
+        return False
+    target = argument(call, "device", 0)
+    if target is None or is_dtype(model, target.value):
+        return False
+    return device_kind(model, target.value, ctx, order) != HOST
+
+
+class Tensor(Question[str]):
+    """TENSOR when some path gives a tensor and none a plain Python value (text, `.item()`,
+    `float(...)`): a name that also holds Python values is never taken for a tensor."""
+
+    key = "tensor"
+    unknown = UNKNOWN
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
+        if isinstance(expr, cst.Name):
+            if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
+                return TENSOR  # backpropagated through: a tensor whatever else it is assigned
+            return None
+        if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            return PYTHON
+        if isinstance(expr, cst.Attribute):
+            attr = expr.attr.value
+            if attr in _TENSOR_ATTRIBUTES:
+                return TENSOR
+            if attr in ("grad", "data"):
+                return self._tensor_of(flow, expr.value, ctx, order)
+            name = dotted_name(expr)
+            return None if name is not None and name.startswith("self.") else UNKNOWN
+        if isinstance(expr, cst.Call):
+            return self._call(flow, expr, ctx, order)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._either(flow, (expr.left, expr.right), ctx, order)
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return PYTHON
+            return self._tensor_of(flow, expr.expression, ctx, order)
+        if isinstance(expr, cst.Comparison):
+            return self._either(flow, (expr.left, *(c.comparator for c in expr.comparisons)), ctx, order)
+        if isinstance(expr, cst.Subscript):
+            return self._tensor_of(flow, expr.value, ctx, order)
+        if isinstance(expr, cst.IfExp):
+            return None
+        return UNKNOWN
+
+    def _tensor_of(self, flow: ValueFlow, expr, ctx: Context, order: int) -> str:
+        return TENSOR if flow.ask(self, expr, ctx, order) == TENSOR else UNKNOWN
+
+    def _either(self, flow: ValueFlow, operands, ctx: Context, order: int) -> str:
+        return TENSOR if any(flow.ask(self, o, ctx, order) == TENSOR for o in operands) else UNKNOWN
+
+    def _call(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> Optional[str]:
+        model = flow.model
+        func = call.func
+        qual = model.imports.qualify(func)
+        if qual is not None:
+            if qual.startswith("torch.nn.functional.") or qual in _TENSOR_FUNCTIONS:
+                return TENSOR
+            head, _, last = qual.rpartition(".")
+            return TENSOR if head == "torch" and last in _TORCH_TENSOR_FUNCTIONS else UNKNOWN
+        if isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS and not flow.function_called(call, ctx, order):
+            return PYTHON
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in SCALAR_METHODS:
+                return PYTHON
+            if method in ("cuda", "to") and isinstance(func.value, cst.Subscript):
+                # `batch["labels"].cuda()`: a field of a batch, moved to the device.
+                if moves_to_device(model, call, ctx, order) and _names_cuda(model, call, ctx, order):
+                    return TENSOR
+            if method in _TENSOR_RESULT_METHODS:
+                return self._tensor_of(flow, func.value, ctx, order)
+        if flow.function_called(call, ctx, order) is not None:
+            return None  # what the function of this file returns
+        name = dotted_name(func)
+        if name is None:
+            return UNKNOWN
+        kinds = flow.ask(KINDS, func, ctx, order)
+        if "module" in kinds or "ddp" in kinds or CRITERION_NAME.search(name.rsplit(".", 1)[-1]):
+            return TENSOR
+        return UNKNOWN
+
+    def combine(self, answers: Sequence[str]) -> str:
+        if PYTHON in answers:
+            return PYTHON
+        return TENSOR if TENSOR in answers else UNKNOWN
+
+    def combine_callers(self, answers: Sequence[str]) -> str:
+        if PYTHON in answers:
+            return PYTHON
+        return TENSOR if all(a == TENSOR for a in answers) else UNKNOWN
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> str:
+        return TENSOR if assignment.kind_hint == "batch" else UNKNOWN
+
+    def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
+        return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
+
+
+def _names_cuda(model, call: cst.Call, ctx: Context, order: int) -> bool:
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda":
+        return True
+    target = argument(call, "device", 0)
+    return target is not None and device_kind(model, target.value, ctx, order) == "cuda"
+
+
+TENSORS = Tensor()
+
+
+def is_tensor(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 30) -> bool:
+    """The expression is known to evaluate to a torch.Tensor (never a guess)."""
+    return model.values.ask(TENSORS, expr, ctx, order) == TENSOR
+
+
+def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The start of a method chain (`x` in `x[m].float().mean()`), stopping at a call of an
+    imported function (`torch.rand(1)`)."""
+    while True:
+        if isinstance(expr, cst.Call):
+            if model.imports.qualify(expr.func) is not None or not isinstance(expr.func, cst.Attribute):
+                return expr
+            expr = expr.func.value
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, (cst.Comparison, cst.BinaryOperation)):
+            expr = expr.left
+        elif isinstance(expr, cst.UnaryOperation):
+            expr = expr.expression
+        else:
+            return expr
+
+
+def host_factory(model, expr: cst.BaseExpression) -> bool:
+    """`torch.rand(1)`, `torch.tensor(x).float()`: made in host memory (no `device=`), and not
+    moved by the chain after it."""
+    root = value_root(model, expr)
+    if not isinstance(root, cst.Call):
+        return False
+    qual = model.imports.qualify(root.func) or ""
+    head, _, last = qual.rpartition(".")
+    if head != "torch" or last not in HOST_FACTORIES:
+        return False
+    if any(a.star for a in root.args) or argument(root, "device", None) is not None:
+        return False
+    node = expr
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)) and node is not root:
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in ("cuda", "to"):
+                return False
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return True
+
+
+class HostTensor(Question[bool]):
+    """A tensor in host memory on every path: a factory without `device=`, or a name only ever
+    bound to one (`coin = torch.rand(1)`)."""
+
+    key = "host-tensor"
+    unknown = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        if host_factory(flow.model, expr):
+            return True
+        root = value_root(flow.model, expr)
+        if not isinstance(root, cst.Name):
+            return False
+        return None if root is expr else flow.ask(self, root, ctx, order)
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return all(answers)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
+        return False
+
+
+HOST_TENSOR = HostTensor()
+
+
+class NumpyValue(Question[bool]):
+    """The value comes from NumPy on every path (`np.asarray(x).mean()`, a name bound to one)."""
+
+    key = "numpy"
+    unknown = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        if isinstance(expr, cst.Call):
+            qual = flow.model.imports.qualify(expr.func)
+            if qual is not None:
+                return qual.split(".")[0] == "numpy"
+            if isinstance(expr.func, cst.Attribute):
+                return flow.ask(self, expr.func.value, ctx, order)
+            return False
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            return flow.ask(self, expr.value, ctx, order)
+        return None
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return all(answers)
+
+
+NUMPY = NumpyValue()
+
+
+class RawBatch(Question[bool]):
+    """A loader's loop variable, or a part of one (`x[valid]`, `batch["x"]`, `x, y = batch`,
+    `x.to(torch.float16)`), that no device move has touched yet: it is still in host memory.
+    One such path is enough (precision first: say nothing when it may be on the host)."""
+
+    key = "raw-batch"
+    unknown = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        node = expr
+        while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call, cst.Comparison, cst.BinaryOperation)):
+            if isinstance(node, cst.Call):
+                if not isinstance(node.func, cst.Attribute) or moves_to_device(flow.model, node, ctx, order):
+                    return False
+                node = node.func.value
+            elif isinstance(node, (cst.Comparison, cst.BinaryOperation)):
+                node = node.left  # `(y == 1).sum()`: computed from its left operand
+            else:
+                node = node.value
+        if not isinstance(node, cst.Name):
+            return False
+        return None if node is expr else flow.ask(self, node, ctx, order)
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return any(answers)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
+        return assignment.kind_hint in ("batch", "loader-batch", "index")
+
+
+RAW_BATCH = RawBatch()
+
+
+def _at(model, expr: cst.BaseExpression, order: Optional[float]) -> float:
+    return model.order_of(expr) if order is None else order
+
+
+def is_host_tensor(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
+    return model.values.ask(HOST_TENSOR, expr, ctx, _at(model, expr, order))
+
+
+def is_numpy(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
+    return model.values.ask(NUMPY, expr, ctx, _at(model, expr, order))
+
+
+def is_raw_batch(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
+    return model.values.ask(RAW_BATCH, expr, ctx, _at(model, expr, order))

@@ -1,0 +1,212 @@
+"""The one follower: what can an expression hold, and where did it come from.
+
+A question (is it a DataLoader? a tensor? on which device?) looks at an expression and either
+answers it or lets the follower go one step back to where the value came from:
+
+- a name: the bindings that reach the read (`bindings.py`), and the function's callers for a
+  parameter;
+- a call of a function of this file: the values it returns (element ``index`` of a returned tuple
+  for `a, b = f()`);
+- a conditional expression: both branches;
+- a tuple unpack of a literal: the element.
+
+Each question is a small class: `terminal` answers what it recognises, `combine` merges the
+answers of several paths, `unknown` stands for a path nobody can see (a value from another
+module, a loop variable, a parameter nobody passes). Answers are memoised per expression and
+read position, and a path that leads back to itself answers `unknown`, so each question costs
+at most one visit per reachable expression.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
+
+import libcst as cst
+
+from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
+from advisor.model.names import dotted_name
+
+A = TypeVar("A")
+_PENDING = object()
+
+
+class Question(Generic[A]):
+    """Subclasses set ``key`` and ``unknown`` and override what they need."""
+
+    key: str
+    unknown: A
+
+    def terminal(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int) -> Optional[A]:
+        """An answer for what this question recognises, or None to let the follower go on."""
+        return None
+
+    def combine(self, answers: Sequence[A]) -> A:
+        """The answer when the value may come from any of these paths."""
+        raise NotImplementedError
+
+    def combine_callers(self, answers: Sequence[A]) -> A:
+        """A parameter: the arguments its callers pass."""
+        return self.combine(answers)
+
+    def unbound(self, flow: "ValueFlow", assignment: Assignment) -> A:
+        """A binding with no value expression (a loop target)."""
+        return self.unknown
+
+    def refine(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int, answer: A) -> A:
+        """A last look at a followed expression, with what its paths answered."""
+        return answer
+
+    def callers(self, flow: "ValueFlow", info: FunctionInfo, sites: List[CallSite]) -> List[CallSite]:
+        """The calls whose arguments a parameter of ``info`` takes its value from."""
+        return sites
+
+    def augmented(self, flow: "ValueFlow", assignment: Assignment, before: A, value: A) -> A:
+        """`x += value`: what x held before, combined with the value."""
+        return self.combine([before, value])
+
+
+class ValueFlow:
+    def __init__(self, model) -> None:
+        self.model = model
+        self.bindings = model.bindings
+        self._memo: Dict[Tuple[str, int, Optional[int], int], Any] = {}
+
+    def ask(
+        self, question: Question[A], expr: cst.BaseExpression, ctx: Context, order: int, index: Optional[int] = None
+    ) -> A:
+        key = (question.key, id(expr), index, order)
+        known = self._memo.get(key)
+        if known is not None:
+            return question.unknown if known is _PENDING else known
+        self._memo[key] = _PENDING
+        answer = self._answer(question, expr, ctx, order, index)
+        self._memo[key] = answer
+        return answer
+
+    def _answer(self, question: Question[A], expr, ctx: Context, order: int, index: Optional[int]) -> A:
+        if index is not None:
+            if isinstance(expr, (cst.Tuple, cst.List)):
+                elements = expr.elements
+                if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[: index + 1]):
+                    return question.unknown
+                return self.ask(question, elements[index].value, ctx, order)
+            if isinstance(expr, cst.Call):
+                info = self.function_called(expr, ctx, order)
+                return self.returned(question, info, index) if info is not None else question.unknown
+            name = dotted_name(expr)
+            if name is not None:
+                return self.name(question, name, ctx, order, index)  # `x, y = pair`
+            return question.unknown
+        answer = question.terminal(self, expr, ctx, order)
+        if answer is not None:
+            return answer
+        if isinstance(expr, cst.IfExp):
+            return question.combine(
+                [self.ask(question, expr.body, ctx, order), self.ask(question, expr.orelse, ctx, order)]
+            )
+        if isinstance(expr, cst.Call):
+            info = self.function_called(expr, ctx, order)
+            return self.returned(question, info, None) if info is not None else question.unknown
+        name = dotted_name(expr)
+        if name is None:
+            return question.unknown
+        return question.refine(self, expr, ctx, order, self.name(question, name, ctx, order))
+
+    def name(self, question: Question[A], name: str, ctx: Context, order: int, index: Optional[int] = None) -> A:
+        """What a read of ``name`` may see (element ``index`` of it, for `x, y = name`)."""
+        reach = self.bindings.reaching(name, ctx, order)
+        answers: List[A] = [self.assigned(question, a, index) for a in reach.assignments]
+        if reach.parameter is not None:
+            answers.append(self.passed(question, reach.parameter, name) if index is None else question.unknown)
+        if not reach.closed or not answers:
+            answers.append(question.unknown)
+        return answers[0] if len(answers) == 1 else question.combine(answers)
+
+    def assigned(self, question: Question[A], assignment: Assignment, index: Optional[int] = None) -> A:
+        key = (question.key, id(assignment), index, -1)
+        known = self._memo.get(key)
+        if known is not None:
+            return question.unknown if known is _PENDING else known
+        self._memo[key] = _PENDING
+        answer = self._binding(question, assignment, index)
+        self._memo[key] = answer
+        return answer
+
+    def _binding(self, question: Question[A], assignment: Assignment, index: Optional[int]) -> A:
+        if assignment.value is None:
+            return question.unbound(self, assignment)
+        if index is not None and assignment.index is not None:
+            return question.unknown  # an element of an element: not followed
+        value = self.ask(question, assignment.value, assignment.ctx, assignment.order, assignment.index if index is None else index)
+        if not assignment.augmented:
+            return value
+        # The target is read just before the statement binds it (through the loop's back edge,
+        # that may be this same binding, one iteration earlier).
+        before = self.name(question, assignment.target, assignment.ctx, assignment.order - 0.5)
+        return question.augmented(self, assignment, before, value)
+
+    def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
+        """A parameter's value: the arguments of every call of the function, or its default."""
+        sites = question.callers(self, info, self.model.call_sites(info))
+        if not sites:
+            return question.unknown
+        position = info.params.index(name) - (1 if info.class_name is not None else 0)
+        answers: List[A] = []
+        for site in sites:
+            arg = argument(site.node, name, position)
+            if arg is None and any(a.star for a in site.node.args):
+                answers.append(question.unknown)  # `f(*args, **kwargs)`: it may be in there
+            elif arg is None:
+                default = parameter_default(info, name)
+                answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
+            else:
+                answers.append(self.ask(question, arg.value, site.ctx, site.order))
+        return question.combine_callers(answers)
+
+    def returned(self, question: Question[A], info: FunctionInfo, index: Optional[int]) -> A:
+        """What calling ``info`` gives (element ``index`` of it)."""
+        sites = info.return_sites
+        if not sites:
+            return question.unknown
+        answers = [self.ask(question, s.value, s.ctx, s.order, index) for s in sites]
+        return answers[0] if len(answers) == 1 else question.combine(answers)
+
+    def function_called(self, call: cst.Call, ctx: Context, order: int) -> Optional[FunctionInfo]:
+        """The function of this file a call runs: `helper(...)`, `self.method(...)`, or
+        `obj.method(...)` when exactly one class of the file defines that method."""
+        func = call.func
+        model = self.model
+        if model.imports.qualify(func) is not None:
+            return None
+        if isinstance(func, cst.Name):
+            return self.bindings.function(func.value, ctx, order)
+        if isinstance(func, cst.Attribute):
+            receiver = dotted_name(func.value)
+            if receiver in ("self", "cls") and ctx.class_scope:
+                found = self.bindings.method(ctx.class_scope, func.attr.value)
+                return found if found is not None else model.resolve(f"{ctx.class_name}.{func.attr.value}")
+            if receiver is not None:
+                return model.resolve(f".{func.attr.value}")
+        return None
+
+
+def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:
+    """The argument passed for a parameter, by keyword or by position (None when absent)."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg
+        elif arg.star == "":
+            if position is not None and positional == position:
+                return arg
+            positional += 1
+    return None
+
+
+def parameter_default(info: FunctionInfo, name: str) -> Optional[cst.BaseExpression]:
+    params = info.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            return param.default
+    return None

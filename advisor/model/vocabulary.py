@@ -1,0 +1,50 @@
+"""Word lists the model and several rules share: one copy each, so that they cannot disagree.
+
+A list only one rule needs stays in that rule's module.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Text a file must hold for a per-step rule to fire: something runs backward or steps.
+TRAINING_TEXT = ("backward", ".step(")
+
+# The packages whose trainers run the loop (and its epochs) themselves.
+LIGHTNING = ("lightning", "pytorch_lightning")
+
+# Calls that hand on the items of the iterable they are given: `for i, b in enumerate(tqdm(loader))`
+# iterates `loader`. Matched on the last segment (`tqdm.auto.tqdm`, `itertools.cycle`). `zip` and
+# `chain` take several iterables.
+ITERATION_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "trange", "zip", "islice", "cycle", "chain"})
+MULTI_ITERABLE_WRAPPERS = frozenset({"zip", "chain"})
+
+# Receivers of `.step()` that are optimizers (`optimizer`, `opt_g`, `self.optim`), not
+# schedulers or RL environments; `STEPPER_NAME` also takes GradScalers.
+OPTIMIZER_NAME = re.compile(r"(^|_)(optim\w*|opt)($|_)|optimi[sz]er", re.IGNORECASE)
+STEPPER_NAME = re.compile(r"(^|_)(optim\w*|opt)($|_)|optimi[sz]er|scaler", re.IGNORECASE)
+
+# torch dtypes, by their attribute name under `torch.`.
+TORCH_DTYPES = frozenset(
+    "float16 float32 float64 bfloat16 half float double long int int8 int16 int32 int64 uint8 bool "
+    "complex64 complex128 cfloat".split()
+)
+
+# Python builtins whose result is a plain Python value (a sync has happened if given a tensor).
+SCALAR_BUILTINS = frozenset({"float", "int", "bool", "len", "round", "str", "repr"})
+
+# Methods that, called on a tensor, return a tensor.
+TENSOR_METHODS = frozenset(
+    """detach clone mean sum to cuda float half double bfloat16 long view reshape squeeze unsqueeze
+    flatten softmax log_softmax argmax argmin abs sqrt pow exp log norm std var masked_fill
+    contiguous permute transpose t sigmoid relu tanh max min prod cumsum expand repeat
+    type_as view_as add sub mul div neg exp_ clamp round floor ceil square""".split()
+)
+
+# Methods that return the object they are called on (modules and tensors alike), so that
+# `model.to(device).train()` still holds `model`.
+SAME_OBJECT_METHODS = frozenset({"to", "cuda", "half", "float", "bfloat16", "train", "eval", "cpu"})
+
+# A name that holds a device (`device`, `dev`, `local_rank`, `gpu_id`).
+DEVICE_NAME = re.compile(r"(^|_)(device|dev|gpu|gpu_id|local_rank|rank)s?$|^device", re.IGNORECASE)
+DTYPE_NAME = re.compile(r"dtype", re.IGNORECASE)

@@ -1,0 +1,1 @@
+"""Compilation and kernels: torch.compile, cuDNN, debug switches, shapes (GPU7xx)."""

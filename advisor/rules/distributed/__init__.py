@@ -1,0 +1,1 @@
+"""Distributed training: samplers, checkpoints, DDP options, seeds (GPU5xx)."""

@@ -1,0 +1,184 @@
+"""GPU504 `checkpoint-saved-on-every-rank`: `torch.save` in a DDP script without a rank-0 guard."""
+
+from __future__ import annotations
+import re
+from typing import Iterator, List, Tuple
+import libcst as cst
+from advisor.findings import Severity
+from advisor.model import Context, FileModel, FunctionInfo
+from advisor.model.builder import gate_kinds
+from advisor.model.names import dotted_name, last_segment
+from advisor.model.subtree import contains
+from advisor.model.walk import children
+from advisor.rules.base import Report, Rule
+from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
+from advisor.model.mentions import mentions
+
+
+_MAIN_ONLY_DECORATOR = re.compile(r"rank_zero|rank0|main_process|master_only|main_only", re.IGNORECASE)
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """The block only leaves the function: `return`, `return None`, `sys.exit()`."""
+    statements = body.body
+    if len(statements) != 1:
+        return False
+    first = statements[0]
+    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
+    if len(small) != 1:
+        return False
+    stmt = small[0]
+    if isinstance(stmt, cst.Return):
+        return True
+    return isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and last_segment(dotted_name(stmt.value.func)) == "exit"
+
+
+def _not_main_test(test: cst.BaseExpression) -> bool:
+    """`rank != 0`, `not is_main_process()`, `dist.get_rank() > 0`, `if local_rank:`: true off rank 0."""
+    if not gate_kinds(test)[1]:
+        return False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    if isinstance(test, cst.Comparison):
+        return all(
+            isinstance(c.operator, (cst.NotEqual, cst.GreaterThan, cst.NotIn, cst.IsNot)) for c in test.comparisons
+        )
+    if isinstance(test, (cst.Name, cst.Attribute, cst.Call)):
+        name = last_segment(dotted_name(test.func if isinstance(test, cst.Call) else test))
+        return "rank" in name.lower()  # a rank number is truthy off rank 0
+    return False
+
+
+_DEVICE_INDEX = re.compile(r"(^|_)(gpu|gpu_id|device_id|rank)$", re.IGNORECASE)
+
+
+def _zero_test(test: cst.BaseExpression) -> bool:
+    """`gpu == 0`, `args.gpu in (0, -1)`, `device_id <= 0`: the first device of an `mp.spawn` worker."""
+    if isinstance(test, cst.BooleanOperation):
+        return _zero_test(test.left) or _zero_test(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    if not isinstance(comparison.operator, (cst.Equal, cst.In, cst.LessThanEqual)):
+        return False
+    left, right = test.left, comparison.comparator
+    if last_segment(dotted_name(right)) and not last_segment(dotted_name(left)):
+        left, right = right, left
+    if not _DEVICE_INDEX.search(last_segment(dotted_name(left))):
+        return False
+    values = [e.value for e in right.elements] if isinstance(right, (cst.Tuple, cst.List)) else [right]
+    return any(isinstance(v, cst.Integer) and v.value == "0" for v in values)
+
+
+def _under_zero_test(info: FunctionInfo, target: cst.CSTNode) -> bool:
+    """Inside the body of an `if gpu == 0:` in the function (walks that function's body only)."""
+    stack: List[Tuple[cst.CSTNode, bool]] = [(info.node.body, False)]
+    while stack:
+        node, guarded = stack.pop()
+        if node is target:
+            return guarded
+        if isinstance(node, cst.If):
+            stack.append((node.body, guarded or _zero_test(node.test)))
+            if node.orelse is not None:
+                stack.append((node.orelse, guarded))
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend((child, guarded) for child in children(node))
+    return False
+
+
+def _main_only_before(info: FunctionInfo, target: cst.CSTNode) -> bool:
+    """The function returns early off rank 0 (`if rank != 0: return`) before the statement that
+    holds ``target``; or a main-process-only decorator (`@rank_zero_only`) wraps it."""
+    if any(_MAIN_ONLY_DECORATOR.search(d) for d in info.decorators):
+        return True
+    body = info.node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    for statement in body.body:
+        if isinstance(statement, cst.If) and statement.orelse is None and _not_main_test(statement.test):
+            if _exits(statement.body):
+                return True
+        if contains(statement, target):
+            return False
+    return False
+
+
+class CheckpointSavedOnEveryRank(Rule):
+    code = "GPU504"
+    name = "checkpoint-saved-on-every-rank"
+    summary = "`torch.save` in a DDP script without a rank-0 guard"
+    what = """
+        `torch.save(...)` in a file that builds a `DistributedDataParallel` model or calls
+        `init_process_group`, when neither the call nor every call site of the function that
+        holds it (one level up) sits under a rank-0 test (`if rank == 0`,
+        `if dist.get_rank() == 0`, `if is_main_process()`, `if args.local_rank in (-1, 0)`),
+        and that function does not return early off rank 0 (`if rank != 0: return`) or carry
+        a `@rank_zero_only`-style decorator; an `if gpu == 0:` around the save in an
+        `mp.spawn` worker also counts. A save whose path names the rank (one file per rank, as
+        sharded checkpoints do) is left alone. Reported as information when the saving
+        function (other than `main`) has no call site in the file.
+    """
+    why = """
+        Each process runs the save. With N ranks, N processes serialise the same weights and
+        write the same path at the same moment: N times the I/O, a slower step, and a file
+        that can end up truncated or mixed when two writers overlap on a shared filesystem.
+    """
+    example = """
+        for epoch in range(epochs):
+            train_one_epoch(model, loader, optimizer)
+            torch.save(model.module.state_dict(), "checkpoint.pt")
+    """
+    instead = """
+        for epoch in range(epochs):
+            train_one_epoch(model, loader, optimizer)
+            if dist.get_rank() == 0:
+                torch.save(model.module.state_dict(), "checkpoint.pt")
+            dist.barrier()  # others wait before reading it
+    """
+    hint = "save on rank 0 only (`if dist.get_rank() == 0:`), then `dist.barrier()` if others read the file"
+    fix_safety = """
+        No automatic fix. A rank-0 guard needs the rank (from `dist.get_rank()`, an environment
+        variable or an argument), and usually a `dist.barrier()` before other ranks read the
+        file; where those go depends on the script.
+    """
+    references = (
+        (
+            "Getting started with distributed data parallel: save and load checkpoints",
+            "https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html#save-and-load-checkpoints",
+        ),
+        ("torch.distributed", "https://docs.pytorch.org/docs/stable/distributed.html"),
+    )
+    requires = (("save",), ("DistributedDataParallel", "init_process_group"))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not is_ddp_script(model):
+            return
+        for site in model.calls_to("torch.save"):
+            if self._guarded(model, site.ctx, site.node):
+                continue
+            if any(mentions(model, arg.value, site.ctx, RANK_WORD, 1) for arg in site.node.args[1:]):
+                continue  # one file per rank
+            info = site.ctx.function
+            severity = None
+            if info is not None:
+                callers = model.call_sites(info)
+                if callers and all(self._guarded(model, c.ctx, c.node) for c in callers):
+                    continue
+                if not callers and info.node.name.value != "main":
+                    severity = Severity.INFO  # who calls it, and how guarded, is out of sight
+            yield self.report(
+                site.node,
+                "`torch.save` runs on every rank of this DDP script: each process writes the same "
+                "checkpoint",
+                severity=severity,
+            )
+
+    def _guarded(self, model: FileModel, ctx: Context, node: cst.CSTNode) -> bool:
+        if ctx.rank_gated:
+            return True
+        info = ctx.function
+        if info is None:
+            return False
+        return _main_only_before(info, node) or (ctx.conditional and _under_zero_test(info, node))

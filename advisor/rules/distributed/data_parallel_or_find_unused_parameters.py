@@ -1,0 +1,141 @@
+"""GPU505 `data-parallel-or-find-unused-parameters`: `nn.DataParallel`, or DDP with `find_unused_parameters=True`."""
+
+from __future__ import annotations
+from typing import Iterator, List, Optional
+import libcst as cst
+from advisor.findings import Severity
+from advisor.model import CallSite, FileModel
+from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.names import dotted_name, last_segment
+from advisor.rules.base import Report, Rule
+from advisor.model.containers import kwargs_value
+
+
+_DATA_PARALLEL = "torch.nn.parallel.DataParallel"
+
+
+_FIND_UNUSED_OWNERS = frozenset({"DistributedDataParallel", "DistributedDataParallelKwargs", "DDPStrategy"})
+
+
+class DataParallelOrFindUnused(Rule):
+    code = "GPU505"
+    name = "data-parallel-or-find-unused-parameters"
+    summary = "`nn.DataParallel`, or DDP with `find_unused_parameters=True`"
+    what = """
+        Two costly data-parallel settings. `nn.DataParallel(...)` (any spelling, and the
+        functional `data_parallel`) is a warning; it is information when the script only
+        runs inference or pins it to a single device (`device_ids=[0]`).
+        `find_unused_parameters=True` given literally to `DistributedDataParallel`,
+        Accelerate's `DistributedDataParallelKwargs` or Lightning's `DDPStrategy` (also
+        through a kwargs dict) is information: sometimes the model needs it.
+    """
+    why = """
+        `DataParallel` is one process driving every GPU: each forward pass copies the weights
+        to all devices, scatters the batch, gathers the outputs on the first GPU, and all of it
+        runs under one Python GIL. DDP runs a process per GPU and overlaps the gradient
+        all-reduce with the backward pass; PyTorch recommends it even on a single machine.
+        `find_unused_parameters=True` makes DDP walk the autograd graph after every forward to
+        find parameters that will get no gradient: an extra traversal per iteration that only
+        models with unused branches need.
+    """
+    example = """
+        model = nn.DataParallel(model).cuda()
+        ...
+        model = DDP(model, device_ids=[rank], find_unused_parameters=True)
+    """
+    instead = """
+        # torchrun --nproc_per_node=4 train.py
+        dist.init_process_group("nccl")
+        model = DDP(model.to(rank), device_ids=[rank])
+    """
+    hint = "use DistributedDataParallel (one process per GPU); set `find_unused_parameters` only if DDP asks for it"
+    fix_safety = """
+        No automatic fix. Moving from `DataParallel` to DDP changes how the script is launched
+        (one process per GPU, `torchrun`) and how it loads data and saves checkpoints; removing
+        `find_unused_parameters=True` makes DDP raise if the model really has unused parameters.
+    """
+    references = (
+        (
+            "CUDA semantics: use DistributedDataParallel instead of DataParallel",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#use-nn-parallel-distributeddataparallel-instead-of-multiprocessing-or-nn-dataparallel",
+        ),
+        ("torch.nn.DataParallel", "https://docs.pytorch.org/docs/stable/generated/torch.nn.DataParallel.html"),
+        (
+            "torch.nn.parallel.DistributedDataParallel (`find_unused_parameters`)",
+            "https://docs.pytorch.org/docs/stable/generated/torch.nn.parallel.DistributedDataParallel.html",
+        ),
+        (
+            "Performance Tuning Guide: use efficient data-parallel backend",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#use-efficient-data-parallel-backend",
+        ),
+    )
+    requires = (("DataParallel", "data_parallel", "find_unused_parameters"),)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        inference_only: Optional[bool] = None
+        for site in model.calls_to(_DATA_PARALLEL, "torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"):
+            if inference_only is None:
+                inference_only = not any(model.is_training_loop(loop) for loop in model.facts.loops) and not (
+                    model.method_calls("backward")
+                )
+            devices = call_argument(site.node, "device_ids", 1 if site.qualname == _DATA_PARALLEL else 3)
+            single = devices is not None and isinstance(devices.value, (cst.List, cst.Tuple)) and len(devices.value.elements) == 1
+            if single:
+                yield self.report(
+                    site.node,
+                    "DataParallel over a single device only adds overhead: call the model directly",
+                    severity=Severity.INFO,
+                )
+            elif inference_only:
+                yield self.report(
+                    site.node,
+                    "DataParallel replicates the model on every forward call and gathers outputs on one "
+                    "GPU; for inference, one process per GPU over a shard of the data scales better",
+                    severity=Severity.INFO,
+                )
+            else:
+                yield self.report(
+                    site.node,
+                    "DataParallel drives every GPU from one process (weights copied each step, outputs "
+                    "gathered on GPU 0): DistributedDataParallel is faster, even on one machine",
+                )
+        for qual, sites in model.facts.calls_by_qualname.items():
+            if last_segment(qual) not in _FIND_UNUSED_OWNERS:
+                continue
+            for site in sites:
+                arg = call_argument(site.node, "find_unused_parameters", 7 if last_segment(qual) == "DistributedDataParallel" else None)
+                node: Optional[cst.CSTNode] = None
+                if arg is not None:
+                    if literal_bool(arg.value) is True:
+                        node = arg
+                else:
+                    state, value = kwargs_value(model, site, "find_unused_parameters")
+                    if state == "present" and value is not None and literal_bool(value) is True:
+                        node = self._dict_element(model, site, value)
+                if node is not None:
+                    yield self.report(
+                        node,
+                        "`find_unused_parameters=True` makes DDP traverse the autograd graph after every "
+                        "forward pass; keep it only if some parameters really get no gradient",
+                        severity=Severity.INFO,
+                    )
+
+    def _dict_element(self, model: FileModel, site: CallSite, value: cst.BaseExpression) -> cst.CSTNode:
+        """The `"find_unused_parameters": True` entry (or `find_unused_parameters=True` keyword) holding ``value``."""
+        for arg in site.node.args:
+            if arg.star != "**":
+                continue
+            candidates: List[cst.BaseExpression] = [arg.value]
+            name = dotted_name(arg.value)
+            if name is not None:
+                candidates.extend(a.value for a in model.assignments(name, site.ctx) if a.value is not None)
+            for holder in candidates:
+                if isinstance(holder, cst.Dict):
+                    for element in holder.elements:
+                        if isinstance(element, cst.DictElement) and element.value is value:
+                            return element
+                if isinstance(holder, cst.Call):
+                    for a in holder.args:
+                        if a.value is value:
+                            return a
+        return site.node

@@ -1,0 +1,187 @@
+"""GPU502 `ddp-loader-without-distributed-sampler`: DDP script whose training DataLoader has no DistributedSampler."""
+
+from __future__ import annotations
+from typing import Dict, Iterator, List, Optional
+import libcst as cst
+from advisor.findings import Severity
+from advisor.model import CallSite, FileModel, LoopInfo
+from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.names import dotted_name, is_none, last_segment
+from advisor.rules.base import Report, Rule, snippet
+from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
+from advisor.model.loaders import loaders_held, loaders_iterated
+from advisor.model.names import DATALOADER
+from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
+from advisor.model.containers import kwargs_value
+from advisor.model.mentions import mentions
+
+
+# Words that say a dataset is already split between ranks by hand.
+_SHARD_WORD = SHARD_WORD
+
+
+class DdpWithoutDistributedSampler(Rule):
+    code = "GPU502"
+    name = "ddp-loader-without-distributed-sampler"
+    summary = "DDP script whose training DataLoader has no DistributedSampler"
+    what = """
+        A `DataLoader` that feeds the training loop (a loop that runs `backward()` or an
+        optimizer step iterates it, directly, through `next(...)` or inside a helper; failing
+        that, the only loader built with `shuffle=True`) in a file that builds a
+        `DistributedDataParallel` model or calls `init_process_group`, when the loader gets no
+        `sampler=`, or a sampler that does not split the data between ranks
+        (`RandomSampler`, `WeightedRandomSampler`, ...). A custom sampler of unknown kind is
+        reported as information. Iterable datasets (they shard themselves), datasets already
+        split by rank by hand, and loaders prepared by Lightning, Accelerate or the Hugging
+        Face Trainer (they add the sampler) are left alone.
+    """
+    why = """
+        Every process of a DDP job runs the same script. Without a `DistributedSampler` each of
+        them iterates the whole dataset, so an epoch costs world-size times the compute of a
+        real one and the ranks average gradients of the same samples: adding GPUs makes
+        nothing faster.
+    """
+    example = """
+        dist.init_process_group("nccl")
+        model = DDP(model.to(rank), device_ids=[rank])
+        loader = DataLoader(dataset, batch_size=64, shuffle=True)
+        for x, y in loader:
+            ...
+    """
+    instead = """
+        dist.init_process_group("nccl")
+        model = DDP(model.to(rank), device_ids=[rank])
+        sampler = DistributedSampler(dataset)  # shuffles, one share per rank
+        loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+        for epoch in range(epochs):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                ...
+    """
+    hint = "pass `sampler=DistributedSampler(dataset)` (and drop `shuffle=True`); call `set_epoch` every epoch"
+    fix_safety = """
+        No automatic fix. Adding a sampler means creating a `DistributedSampler`, removing
+        `shuffle=True`, calling `set_epoch` every epoch, and often scaling the batch size or
+        learning rate: a change to the training set-up that the author must decide.
+    """
+    references = (
+        (
+            "torch.utils.data.distributed.DistributedSampler",
+            "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler",
+        ),
+        (
+            "Getting started with distributed data parallel",
+            "https://docs.pytorch.org/tutorials/intermediate/ddp_tutorial.html",
+        ),
+        ("Distributed data parallel notes", "https://docs.pytorch.org/docs/stable/notes/ddp.html"),
+    )
+    requires = (("DataLoader",), ("DistributedDataParallel", "init_process_group"))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not is_ddp_script(model) or framework_runs_epochs(model):
+            return
+        loaders = model.calls_to(DATALOADER)
+        if not loaders:
+            return
+        training: Dict[int, CallSite] = {}
+        other_loops: Dict[int, List[LoopInfo]] = {}
+        for loop in model.facts.loops:
+            trains = model.is_training_loop(loop)
+            for site in loaders_iterated(model, loop)[0]:
+                if trains:
+                    training[id(site.node)] = site
+                else:
+                    other_loops.setdefault(id(site.node), []).append(loop)
+        for site in model.facts.calls_by_callee.get("next", ()):
+            if site.node.args and model.in_training_code(site.ctx):
+                for found in loaders_held(model, site.node.args[0].value, site.ctx, site.order)[0]:
+                    training[id(found.node)] = found
+        if not training:
+            shuffled = [s for s in loaders if self._shuffles(s)]
+            if len(shuffled) == 1:
+                loops = other_loops.get(id(shuffled[0].node), [])
+                if not loops or not all(loop.ctx.no_grad or (loop.function and loop.function.no_grad) for loop in loops):
+                    training[id(shuffled[0].node)] = shuffled[0]
+        for site in sorted(training.values(), key=lambda s: s.order):
+            report = self._check_loader(model, site)
+            if report is not None:
+                yield report
+
+    def _shuffles(self, site: CallSite) -> bool:
+        arg = call_argument(site.node, "shuffle", 2)
+        return arg is not None and literal_bool(arg.value) is True
+
+    def _check_loader(self, model: FileModel, site: CallSite) -> Optional[Report]:
+        call = site.node
+        if self._dataset_shards_itself(model, site):
+            return None
+        batch_sampler = call_argument(call, "batch_sampler", 4)
+        if batch_sampler is not None and not is_none(batch_sampler.value):
+            return self._custom(model, site, batch_sampler.value, "batch sampler")
+        arg = call_argument(call, "sampler", 3)
+        value = arg.value if arg is not None else None
+        if value is None and any(a.star == "*" for a in call.args):
+            return None
+        if value is None:
+            state, found = kwargs_value(model, site, "sampler")
+            if state == "unknown":
+                return None
+            value = found
+            if value is None:
+                state, found = kwargs_value(model, site, "batch_sampler")
+                if state != "absent":
+                    return None
+        if value is None or is_none(value):
+            return self.report(
+                call,
+                "this DataLoader feeds the training loop of a DDP script without a DistributedSampler: "
+                "every rank iterates the whole dataset",
+            )
+        verdict = sampler_kind(model, value, site.ctx, site.order)
+        if verdict == DIST:
+            return None
+        if verdict == PLAIN:
+            return self.report(
+                call,
+                "`{sampler}` does not split the data between ranks: in this DDP script "
+                "every rank iterates the whole dataset",
+                data={"sampler": snippet(model, value, 30)},
+            )
+        return self._custom(model, site, value, "sampler")
+
+    def _custom(self, model: FileModel, site: CallSite, value: cst.BaseExpression, what: str) -> Optional[Report]:
+        if sampler_kind(model, value, site.ctx, site.order) == DIST:
+            return None
+        return self.report(
+            site.node,
+            "the {argument} `{sampler}` is not a DistributedSampler: make sure it gives "
+            "each rank its own share of the data",
+            severity=Severity.INFO,
+            data={"argument": what, "sampler": snippet(model, value, 30)},
+        )
+
+    def _dataset_shards_itself(self, model: FileModel, site: CallSite) -> bool:
+        arg = call_argument(site.node, "dataset", 0)
+        if arg is None:
+            return False
+        if mentions(model, arg.value, site.ctx, _SHARD_WORD):
+            return True
+        values = [arg.value]
+        name = dotted_name(arg.value)
+        if name is not None:
+            values.extend(a.value for a in model.assignments(name, site.ctx) if a.value is not None)
+        for value in values:
+            if not isinstance(value, cst.Call):
+                continue
+            func = dotted_name(value.func) or ""
+            qual = model.imports.qualify(value.func) or ""
+            if "IterableDataset" in qual or qual.startswith(("webdataset", "torchdata")):
+                return True
+            if last_segment(qual) == "load_dataset" and any(
+                a.keyword is not None and a.keyword.value == "streaming" for a in value.args
+            ):
+                return True
+            info = model.facts.classes.get(func)
+            if info is not None and any("IterableDataset" in b for b in info.bases):
+                return True
+        return False

@@ -1,0 +1,37 @@
+"""Helpers shared by the distributed rules."""
+
+from __future__ import annotations
+import re
+from advisor.model import FileModel
+
+
+# Lightning calls `sampler.set_epoch` for the loaders it manages; Accelerate and Fabric do it for
+# prepared loaders, and the HF Trainer for its own. Importing a helper from them is not enough.
+LIGHTNING = ("lightning", "pytorch_lightning")
+
+
+def framework_runs_epochs(model: FileModel) -> bool:
+    if model.uses_framework(*LIGHTNING):
+        return True
+    if model.method_calls("prepare", "setup_dataloaders", "prepare_data_loader"):
+        return True
+    return any(
+        q.startswith("accelerate.") or (q.startswith("transformers.") and q.endswith("Trainer"))
+        for q in model.facts.calls_by_qualname
+    )
+
+
+DDP = "torch.nn.parallel.DistributedDataParallel"
+
+
+INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
+
+
+# Names whose value differs between ranks: `rank`, `local_rank`, `ddp_rank`, `dist.get_rank()`,
+# `accelerator.process_index`.
+RANK_WORD = re.compile(r"rank|process_index|proc_id", re.IGNORECASE)
+
+
+def is_ddp_script(model: FileModel) -> bool:
+    """The file builds a DDP model or starts a process group: it runs once per rank."""
+    return bool(model.calls_to(DDP, INIT_PROCESS_GROUP))

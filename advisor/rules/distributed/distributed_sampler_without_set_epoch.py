@@ -1,0 +1,183 @@
+"""GPU501 `distributed-sampler-without-set-epoch`: DistributedSampler reused across epochs without `set_epoch(epoch)`."""
+
+from __future__ import annotations
+from typing import Dict, Iterator, List, Optional, Set
+import libcst as cst
+from advisor.findings import Fixable
+from advisor.model import CallSite, FileModel, LoopInfo
+from advisor.model.facts import MODULE_SCOPE
+from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.names import DISTRIBUTED_SAMPLER
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.rules.distributed.ddp_script import framework_runs_epochs
+
+
+class SamplerWithoutSetEpoch(Rule):
+    code = "GPU501"
+    name = "distributed-sampler-without-set-epoch"
+    summary = "DistributedSampler reused across epochs without `set_epoch(epoch)`"
+    what = """
+        A shuffling `DistributedSampler` in a script with an epoch loop (a loop around the
+        training loop) in which no `.set_epoch(...)` call runs, directly or through a function
+        it calls. Reported at the sampler, naming the epoch loop. Samplers with
+        `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
+        (which set the epoch themselves) are left alone.
+    """
+    why = """
+        The sampler seeds its shuffle with `seed + epoch`, and the epoch only changes when you
+        call `set_epoch`. Without it every epoch visits the data in exactly the same order on
+        every rank: the run looks healthy, but loses the benefit of reshuffling and usually
+        generalises worse.
+    """
+    example = """
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+        for epoch in range(epochs):
+            for x, y in loader:
+                train_step(x, y)
+    """
+    instead = """
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, batch_size=64, sampler=sampler)
+        for epoch in range(epochs):
+            sampler.set_epoch(epoch)
+            for x, y in loader:
+                train_step(x, y)
+    """
+    hint = "call `sampler.set_epoch(epoch)` at the start of every epoch"
+    fixable = Fixable.SOMETIMES_SAFE
+    fix_safety = """
+        The fix inserts `<sampler>.set_epoch(<epoch>)` as the first statement of the epoch loop,
+        naming the sampler (or `loader.sampler`) visible there and the loop's variable. The data
+        order then changes every epoch, which is the point of the fix. It assumes:
+
+        - the loop variable counts epochs with integers (a loop over configurations would pass a
+          non-integer);
+        - with several distributed samplers in scope, the first one found is the one to reshuffle;
+          check the inserted line names the training sampler;
+        - comparing with earlier runs is not needed: runs after the fix see a different order.
+
+        Not offered when the epoch loop is a `while` loop, unpacks its target or names it `_`, or
+        when no name for the sampler is visible in the loop.
+    """
+    references = (
+        (
+            "torch.utils.data.distributed.DistributedSampler (call `set_epoch` every epoch)",
+            "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler",
+        ),
+        (
+            "torch/utils/data/distributed.py: the shuffle is seeded with `seed + epoch`",
+            "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/distributed.py",
+        ),
+    )
+    requires = (("DistributedSampler",),)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if framework_runs_epochs(model):
+            return
+        samplers = [s for s in model.calls_to(DISTRIBUTED_SAMPLER) if self._shuffles(s)]
+        if not samplers:
+            return
+        epoch_loops = model.epoch_loops()
+        if not epoch_loops:
+            return
+        memo: Dict[str, bool] = {}
+        if any(self._sets_epoch(model, loop, memo) for loop in epoch_loops):
+            return
+        loop = self._innermost(model, epoch_loops)
+        for site in samplers:
+            yield self.report(
+                site.node,
+                "DistributedSampler is reused by the epoch loop at line {line[epoch loop]} but `set_epoch` "
+                "is never called: every epoch sees the same order",
+                fix=self._fix(model, loop, site),
+                data=self._names(model, loop, site),
+                related=[(loop.node, "epoch loop")],
+                hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
+            )
+
+    def _names(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Dict[str, str]:
+        """The names the finding's hint uses, the fix's where it has one: the variable to call
+        `set_epoch` on (else the sampler's own), and the epoch loop's variable."""
+        sampler = self._receiver(model, loop, site) or self._own_name(site) or "sampler"
+        target = loop.node.target if isinstance(loop.node, cst.For) else None
+        epoch = target.value if isinstance(target, cst.Name) and target.value != "_" else "epoch"
+        return {"sampler": sampler, "epoch": epoch}
+
+    @staticmethod
+    def _own_name(site: CallSite) -> Optional[str]:
+        """The name the sampler is assigned to (not `loader = DataLoader(ds, sampler=DistributedSampler(ds))`)."""
+        return site.assigned_to if site.outer is None else None
+
+    def _receiver(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Optional[str]:
+        """What the fix calls `set_epoch` on: this sampler's own name where the epoch loop sees it,
+        else a sampler, or a loader built on one, visible in the loop."""
+        own = self._own_name(site)
+        if own is not None and "dist_sampler" in model.name_kinds(own, loop.ctx, 1 << 30):
+            return own
+        return self._receiver_in_scope(model, loop)
+
+    def _shuffles(self, site: CallSite) -> bool:
+        arg = call_argument(site.node, "shuffle", 3)
+        return arg is None or literal_bool(arg.value) is not False
+
+    def _sets_epoch(self, model: FileModel, loop: LoopInfo, memo: Dict[str, bool]) -> bool:
+        return loop.set_epoch or any(self._function_sets_epoch(model, c, memo) for c in loop.callees)
+
+    def _function_sets_epoch(self, model: FileModel, key: str, memo: Dict[str, bool]) -> bool:
+        if key in memo:
+            return memo[key]
+        memo[key] = False
+        info = model.function(key)
+        result = info is not None and (
+            info.set_epoch or any(self._function_sets_epoch(model, c, memo) for c in info.callees)
+        )
+        memo[key] = result
+        return result
+
+    def _innermost(self, model: FileModel, loops: List[LoopInfo]) -> LoopInfo:
+        """The epoch loop closest to the batches: the one no other epoch loop sits inside."""
+        inside: Set[int] = set()
+        for loop in loops:
+            parent = loop.parent
+            while parent is not None:
+                inside.add(id(parent))
+                parent = parent.parent
+        for loop in loops:
+            if id(loop) not in inside:
+                return loop
+        return loops[0]
+
+    def _fix(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Optional[FixSpec]:
+        node = loop.node
+        if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name) or node.target.value == "_":
+            return None
+        receiver = self._receiver(model, loop, site)
+        if receiver is None:
+            return None
+        call = f"{receiver}.set_epoch({node.target.value})"
+        body = node.body
+        first = body.body[0]
+        if isinstance(body, cst.IndentedBlock):
+            edit = NodeEdit(first, call, "line_before")
+        else:
+            edit = NodeEdit(first, f"{call}; ", "before")
+        return FixSpec(f"call `{call}` at the start of each epoch", (edit,))
+
+    def _receiver_in_scope(self, model: FileModel, loop: LoopInfo) -> Optional[str]:
+        """A name visible in the epoch loop that holds the sampler, or a loader built on it."""
+        ctx = loop.ctx
+        scopes = [ctx.scope, MODULE_SCOPE]
+        if ctx.class_name:
+            scopes.insert(0, f"class:{ctx.class_name}")
+        loaders: List[str] = []
+        for scope in scopes:
+            for (where, name), assignments in model.facts.assignments.items():
+                if where != scope or assignments[0].value is None:
+                    continue
+                kinds = model.name_kinds(name, ctx, 1 << 30)
+                if "dist_sampler" in kinds:
+                    return name
+                if "dist_loader" in kinds:
+                    loaders.append(name)
+        return f"{loaders[0]}.sampler" if loaders else None

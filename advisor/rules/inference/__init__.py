@@ -1,0 +1,1 @@
+"""Inference and evaluation: grad mode, eval mode, batching, caches (GPU6xx)."""

@@ -1,0 +1,249 @@
+"""GPU602 `evaluation-without-eval-mode`: model evaluated without `model.eval()`."""
+
+from __future__ import annotations
+import re
+from typing import Iterator, List
+import libcst as cst
+from advisor.findings import Severity
+from advisor.model import CallSite, Context, FileModel, Heat
+from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.names import dotted_name
+from advisor.rules.base import Report, Rule, snippet
+from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, model_calls, torch_file
+
+
+_EVAL_NAME = re.compile(
+    r"(^|_)(eval|evaluate|evaluation|validate|validation|val|valid|test|predict|prediction|infer|inference)(_|$)",
+    re.IGNORECASE,
+)
+
+
+_STOCHASTIC_LAYERS = (
+    "torch.nn.Dropout", "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout", "torch.nn.BatchNorm",
+    "torch.nn.SyncBatchNorm", "torch.nn.InstanceNorm", "torch.nn.Transformer", "torch.nn.functional.dropout",
+    "torch.nn.functional.batch_norm", "torchvision.models.", "timm.create_model",
+)
+
+
+def _test_file(model: FileModel) -> bool:
+    base = model.path.replace("\\", "/").rsplit("/", 1)[-1]
+    return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
+
+
+def _eval_calls(model: FileModel) -> List[CallSite]:
+    """`.eval()` and `.train(False)` / `.train(mode=False)` calls."""
+    out = [s for s in model.method_calls("eval") if not s.node.args]
+    for site in model.method_calls("train"):
+        arg = call_argument(site.node, "mode", 0)
+        if arg is not None and literal_bool(arg.value) is False:
+            out.append(site)
+    return out
+
+
+class EvaluationWithoutEvalMode(Rule):
+    code = "GPU602"
+    name = "evaluation-without-eval-mode"
+    summary = "model evaluated without `model.eval()`"
+    what = """
+        A model called for evaluation (under `torch.no_grad()`/`inference_mode()`, or in a
+        function named like `evaluate`, `validate`, `test_*`, `predict`, `infer`) when no
+        `.eval()` (or `.train(False)`) reaches it: none in that function, none in its callers
+        (one level up), and none on the value the model name is built from. Only in files that
+        train (a training loop, or a `.train()` call) or that construct dropout or batch-norm
+        layers (`nn.Dropout`, `nn.BatchNorm*`, `nn.Transformer*`, torchvision or timm models).
+        Information when the file calls `.eval()` elsewhere. Per-step code of the training loop
+        (EMA teachers, target networks), models from `from_pretrained` (already in eval mode)
+        in files that never call `.train()`, Lightning and the Hugging Face Trainer are left
+        alone.
+    """
+    why = """
+        A module starts in training mode and stays there until `.eval()`. In training mode
+        dropout keeps zeroing activations at random, and batch norm normalises with the
+        statistics of the current batch and updates its running averages with evaluation
+        data. Metrics come out noisy and too low, depend on the batch size, and the running
+        statistics the checkpoint keeps drift towards the validation set.
+    """
+    example = """
+        @torch.no_grad()
+        def evaluate(model, loader):
+            return sum((model(x).argmax(1) == y).sum() for x, y in loader)
+        for epoch in range(epochs):
+            model.train()
+            train_one_epoch(model, loader)
+            acc = evaluate(model, val_loader)
+    """
+    instead = """
+        @torch.no_grad()
+        def evaluate(model, loader):
+            model.eval()
+            return sum((model(x).argmax(1) == y).sum() for x, y in loader)
+        for epoch in range(epochs):
+            model.train()
+            train_one_epoch(model, loader)
+            acc = evaluate(model, val_loader)
+    """
+    hint = "call `model.eval()` before evaluating (and `model.train()` before training again)"
+    fix_safety = """
+        No automatic fix. `model.eval()` must be paired with `model.train()` before training
+        resumes, and where evaluation starts and ends is the author's structure.
+    """
+    references = (
+        (
+            "torch.nn.Module.eval",
+            "https://docs.pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval",
+        ),
+        (
+            "Autograd mechanics: evaluation mode is not the same as no_grad",
+            "https://docs.pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",
+        ),
+        ("torch.nn.Dropout", "https://docs.pytorch.org/docs/stable/generated/torch.nn.Dropout.html"),
+        ("torch.nn.BatchNorm2d", "https://docs.pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html"),
+    )
+    requires = (
+        TORCH_TEXT,
+        ("eval", "valid", "test", "predict", "infer", "no_grad", "inference_mode"),
+        ("train", "backward", "step(", "Dropout", "dropout", "Norm", "batch_norm", "torchvision", "timm", "Transformer"),
+    )
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not torch_file(model) or model.uses_framework("lightning", "pytorch_lightning") or any(
+            q.startswith("transformers.") and q.endswith("Trainer") for q in model.facts.calls_by_qualname
+        ):
+            return
+        stochastic = self._stochastic_layers(model)
+        if not stochastic and not (
+            model.method_calls("train") or any(model.is_training_loop(loop) for loop in model.facts.loops)
+        ):
+            return
+        evals = _eval_calls(model)
+        markers = marker_sites(model)
+        trains_somewhere = bool(model.method_calls("train"))
+        candidates = []
+        for site in model_calls(model):
+            info = site.ctx.function
+            if not self._is_evaluation(model, site):
+                continue
+            if framework_owned(model, info) or self._in_step(model, site):
+                continue
+            if info is not None and (info.direct_marker or model.function_trains(info.key)):
+                continue
+            candidates.append(site)
+        key = lambda s: (s.ctx.scope, dotted_name(s.node.func) or "")
+        for site in first_per(candidates, key):
+            if feeds_training(model, site, markers) and site.ctx.loop is not None and not site.ctx.no_grad:
+                continue
+            if self._eval_reaches(model, site, evals, trains_somewhere):
+                continue
+            if not stochastic and self._local_class(model, site.node.func, site.ctx, site.order, 0):
+                continue  # built from this file's classes, which hold no dropout or batch norm
+            severity = Severity.INFO if evals else None
+            yield self.report(
+                site.node,
+                "`{model}` is evaluated here but never switched to eval "
+                "mode: dropout stays on and batch norm uses (and updates) batch statistics",
+                severity=severity,
+                data={"model": snippet(model, site.node.func, 24)},
+            )
+
+    def _stochastic_layers(self, model: FileModel) -> bool:
+        return any(q.startswith(_STOCHASTIC_LAYERS) for q in model.facts.calls_by_qualname)
+
+    def _local_class(self, model: FileModel, expr: cst.BaseExpression, ctx: Context, order: int, depth: int) -> bool:
+        """The model is an instance of an `nn.Module` subclass of this file (through `.to()`,
+        `.module`, DDP wrappers, assignments and helper parameters)."""
+        if depth > 10:
+            return False
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "half", "float", "bfloat16"):
+                return self._local_class(model, func.value, ctx, order, depth + 1)
+            if (model.imports.qualify(func) or "").startswith("torch.nn.parallel.") and expr.args:
+                return self._local_class(model, expr.args[0].value, ctx, order, depth + 1)
+            info = model.facts.classes.get(dotted_name(func) or "")
+            return info is not None and any(b.startswith("torch.nn.") for b in info.bases)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+            return self._local_class(model, expr.value, ctx, order, depth + 1)
+        name = dotted_name(expr)
+        if name is None:
+            return False
+        reaching = model.reaching_assignment(name, ctx, order)
+        if reaching is not None:
+            return reaching.value is not None and self._local_class(model, reaching.value, reaching.ctx, reaching.order, depth + 1)
+        info = ctx.function
+        if info is None or name not in info.params:
+            return False
+        position = info.params.index(name) - (1 if info.class_name else 0)
+        calls = model.call_sites(info)
+        args = [call_argument(c.node, name, position) for c in calls]
+        return bool(calls) and all(
+            a is not None and self._local_class(model, a.value, c.ctx, c.order, depth + 1) for a, c in zip(args, calls)
+        )
+
+    def _is_evaluation(self, model: FileModel, site: CallSite) -> bool:
+        info = site.ctx.function
+        if info is not None and info.node.name.value.startswith("test_") and (not info.params or _test_file(model)):
+            return False  # a pytest test checking shapes, not an evaluation
+        if site.ctx.no_grad:
+            return True
+        if info is None:
+            return False
+        return info.no_grad or bool(_EVAL_NAME.search(info.node.name.value))
+
+    def _in_step(self, model: FileModel, site: CallSite) -> bool:
+        """Per-step code of a training loop: EMA teachers, target networks, gated accuracy checks."""
+        loop = model.enclosing_training_loop(site.ctx)
+        if loop is not None and model.is_hot_loop(loop):
+            return True
+        info = site.ctx.function
+        return info is not None and model.function_heat(info.key) is Heat.HOT
+
+    def _eval_reaches(self, model: FileModel, site: CallSite, evals: List[CallSite], trains: bool) -> bool:
+        info = site.ctx.function
+        scopes = {site.ctx.scope}
+        if info is not None:
+            scopes.update(c.ctx.scope for c in model.call_sites(info))
+        if any(e.ctx.scope in scopes for e in evals):
+            return True
+        if any(t.ctx.scope == site.ctx.scope for t in model.method_calls("train")):
+            return True  # the mode is set on purpose here (Monte Carlo dropout, restoring a flag)
+        return self._built_in_eval(model, site.node.func, site.ctx, site.order, evals, trains, 0)
+
+    def _built_in_eval(self, model, expr, ctx: Context, order: int, evals, trains: bool, depth: int) -> bool:
+        """The value the model name holds was put in eval mode where it was built."""
+        if depth > 4:
+            return False
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute):
+                if func.attr.value == "eval":
+                    return True
+                if func.attr.value == "from_pretrained" or (model.imports.qualify(func) or "").endswith("from_pretrained"):
+                    return not trains
+                if func.attr.value in ("to", "cuda", "half", "float", "bfloat16", "compile"):
+                    return self._built_in_eval(model, func.value, ctx, order, evals, trains, depth + 1)
+            qual = model.imports.qualify(func) or ""
+            if qual == "torch.jit.load":
+                return True
+            if qual.startswith("torch.nn.parallel.") or qual == "torch.compile":
+                return bool(expr.args) and self._built_in_eval(model, expr.args[0].value, ctx, order, evals, trains, depth + 1)
+            if isinstance(func, cst.Name) and func.value in model.facts.functions:
+                helper = model.facts.functions[func.value]
+                return any(e.ctx.function is helper for e in evals)
+            return False
+        name = dotted_name(expr)
+        if name is None:
+            return False
+        found = model.assignments(name, ctx)
+        if any(
+            a.value is not None and self._built_in_eval(model, a.value, a.ctx, a.order, evals, trains, depth + 1)
+            for a in found
+        ):
+            return True
+        info = ctx.function
+        if not found and info is not None and name in info.params:
+            position = info.params.index(name) - (1 if info.class_name else 0)
+            for call in model.call_sites(info):
+                arg = call_argument(call.node, name, position)
+                if arg is not None and self._built_in_eval(model, arg.value, call.ctx, call.order, evals, trains, depth + 1):
+                    return True
+        return False

@@ -1,0 +1,121 @@
+"""GPU601 `inference-without-no-grad`: model called in an evaluation or inference loop with autograd on."""
+
+from __future__ import annotations
+from typing import Iterator, Set
+from advisor.findings import Applicability, Fixable, Severity
+from advisor.model import FileModel
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
+from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file
+
+
+def _input_grads(model: FileModel) -> bool:
+    """The file asks for input gradients or freezes the weights: `x.requires_grad_()`,
+    `p.requires_grad = False`, `torch.autograd.grad`: autograd is used on purpose, or records nothing."""
+    if model.method_calls("requires_grad_") or model.calls_to("torch.autograd.grad"):
+        return True
+    return any(target.endswith(".requires_grad") for _, target in model.facts.assignments)
+
+
+class InferenceWithoutNoGrad(Rule):
+    code = "GPU601"
+    name = "inference-without-no-grad"
+    summary = "model called in an evaluation or inference loop with autograd on"
+    what = """
+        A call of a model (a name bound to an `nn.Module` or DDP model, or called `model`,
+        `net`, `self.model`, `*_model`, ...) inside a loop that never runs `backward()` or an
+        optimizer step, when neither the loop's `with` blocks, nor its function's decorator,
+        nor every caller of its function (one level up) turns autograd off with
+        `torch.no_grad()` or `torch.inference_mode()`. Loops whose outputs may still be
+        backpropagated (inside the per-step training code, or before a `backward()` in the
+        same function), code that asks for input gradients (`torch.autograd.grad`,
+        `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own
+        `forward`, and Lightning or Hugging Face Trainer hooks are left alone. Information when
+        the function has no caller in the file.
+    """
+    why = """
+        With autograd on, every forward pass records the graph and keeps each layer's
+        activations alive for a backward pass that never comes. Evaluation then needs several
+        times the memory it should (smaller batches, or out-of-memory errors) and spends time
+        bookkeeping; `inference_mode()` also skips version counting.
+    """
+    example = """
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            for x, y in loader:
+                correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
+            return correct
+    """
+    instead = """
+        @torch.no_grad()
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            for x, y in loader:
+                correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
+            return correct
+    """
+    hint = "wrap evaluation in `with torch.no_grad():` or decorate the function with `@torch.no_grad()`"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix decorates the function that holds the loop with `@torch.no_grad()`. Always
+        offered as unsafe: autograd is then off for the whole function and everything it calls,
+        so code there that needs gradients (a training step called from it, saliency maps, input
+        gradients) stops working, and tensors it returns carry no graph.
+
+        Not offered for a loop at module level (there is no function to decorate), in an `async`
+        function (`no_grad` does not follow its awaits), when torch is imported under another name,
+        or for a second finding in a function that already got the decorator.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: disable gradient calculation for validation or inference",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#disable-gradient-calculation-for-validation-or-inference",
+        ),
+        (
+            "Autograd mechanics: locally disabling gradient computation",
+            "https://docs.pytorch.org/docs/stable/notes/autograd.html#locally-disabling-gradient-computation",
+        ),
+        ("torch.no_grad", "https://docs.pytorch.org/docs/stable/generated/torch.no_grad.html"),
+        (
+            "torch.autograd.grad_mode.inference_mode",
+            "https://docs.pytorch.org/docs/stable/generated/torch.autograd.grad_mode.inference_mode.html",
+        ),
+    )
+    requires = (TORCH_TEXT, ("model", "net", "Model", "Net", "torch", "encoder", "decoder", "classifier", "backbone"))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not torch_file(model) or _input_grads(model):
+            return
+        markers = marker_sites(model)
+        candidates = [s for s in model_calls(model) if s.ctx.loop is not None]
+        fixed: Set[int] = set()
+        for site in first_per(candidates, lambda s: id(s.ctx.loop)):
+            info = site.ctx.function
+            if framework_owned(model, info) or feeds_training(model, site, markers):
+                continue
+            disabled = grad_disabled(model, site.ctx)
+            if disabled:
+                continue
+            fix = None
+            if (
+                info is not None
+                and id(info) not in fixed
+                and info.node.asynchronous is None  # no_grad does not follow a coroutine's awaits
+                and model.imports.aliases.get("torch") == "torch"
+                and not model.function_trains(info.key)  # no_grad over its training loop would stop training
+            ):
+                fixed.add(id(info))
+                fix = FixSpec(
+                    f"decorate `{info.node.name.value}` with `@torch.no_grad()`",
+                    (NodeEdit(info.node, "@torch.no_grad()", "line_before"),),
+                    Applicability.UNSAFE,
+                )
+            yield self.report(
+                site.node,
+                "`{expression}` runs in a loop that never trains, with autograd on: every "
+                "call records a graph and keeps its activations",
+                severity=Severity.INFO if disabled is None else None,
+                fix=fix,
+                data={"expression": snippet(model, site.node)},
+            )

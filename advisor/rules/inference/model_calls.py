@@ -1,0 +1,231 @@
+"""Helpers shared by the inference rules."""
+
+from __future__ import annotations
+import re
+from typing import List, Optional, Set, Tuple
+import libcst as cst
+from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, LoopInfo
+from advisor.model.file_model import literal_bool
+from advisor.model.names import dotted_name, last_segment, root_name
+from advisor.model.subtree import iter_names
+
+
+# What a model is called: `model`, `net`, `self.model`, `ema_model`, `q_net`, `classifier`.
+MODEL_NAME = re.compile(r"(^|_)(model|net|network|classifier|backbone|encoder|decoder)$", re.IGNORECASE)
+
+
+# Modules that are not models: losses, metrics and parameter-free layers.
+NOT_A_MODEL = re.compile(r"loss|criterion|crit$|metric|act|pool|drop|norm|softmax|sigmoid|relu", re.IGNORECASE)
+
+
+MODEL_FACTORIES = ("torchvision.models.", "timm.create_model", "torch.hub.load", "torch.jit.load")
+
+
+# What `from_pretrained` also builds that is not a network.
+NOT_A_NETWORK = re.compile(r"Tokenizer|Processor|Config|Extractor|Pipeline|Dataset|Scheduler", re.IGNORECASE)
+
+
+# Lightning and the Hugging Face Trainer call these with autograd and train/eval mode set for you.
+FRAMEWORK_METHODS = frozenset(
+    {"training_step", "validation_step", "test_step", "predict_step", "prediction_step", "evaluation_loop", "forward"}
+)
+
+
+FRAMEWORK_PACKAGES = ("lightning", "pytorch_lightning", "transformers")
+
+
+TORCH_PACKAGES = ("torch", "transformers", "torchvision", "timm", "lightning", "pytorch_lightning", "accelerate")
+
+
+TORCH_TEXT = TORCH_PACKAGES  # the import statement names one of them
+
+
+def torch_file(model: FileModel) -> bool:
+    """Only PyTorch code: a `model(x)` in a JAX or Keras script is none of our business."""
+    return model.uses_framework(*TORCH_PACKAGES)
+
+
+def class_bases(model: FileModel, info: Optional[FunctionInfo]) -> Tuple[str, ...]:
+    if info is None or info.class_name is None:
+        return ()
+    found = model.facts.classes.get(info.class_name)
+    return found.bases if found is not None else ()
+
+
+def framework_owned(model: FileModel, info: Optional[FunctionInfo]) -> bool:
+    """A model's own `forward`, or a method of a Lightning module, an `nn.Module` or an HF Trainer."""
+    if info is None:
+        return False
+    if info.node.name.value in FRAMEWORK_METHODS:
+        return True
+    for base in class_bases(model, info):
+        if base.startswith(FRAMEWORK_PACKAGES) or base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return True
+    return False
+
+
+def built_as_model(model: FileModel, value: cst.BaseExpression) -> bool:
+    """`Net()` for an nn.Module subclass of the file, `resnet50()`, `AutoModel.from_pretrained(...)`,
+    `torch.jit.load(...)`, and `.to()`/`.cuda()`/`.eval()` chains on them."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+        "to", "cuda", "eval", "half", "float", "bfloat16", "train"
+    ):
+        value = value.func.value
+    if not isinstance(value, cst.Call):
+        return False
+    qual = model.imports.qualify(value.func) or ""
+    if NOT_A_NETWORK.search(qual):
+        return False
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained":
+        return not NOT_A_NETWORK.search(dotted_name(value.func) or "")
+    if qual.startswith(MODEL_FACTORIES):
+        return True
+    name = dotted_name(value.func)
+    info = model.facts.classes.get(name or "")
+    return info is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in info.bases)
+
+
+def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: int) -> bool:
+    """The callee of a call is a model: named like one, a DDP/nn module, or built as one."""
+    name = dotted_name(func)
+    if name is None or name in ("self", "cls") or model.imports.qualify(func) is not None:
+        return False
+    if name in model.facts.functions:
+        return False  # a function of the file (`convert_model(...)`), not a network
+    last = last_segment(name)
+    if MODEL_NAME.search(last):
+        return True
+    if NOT_A_MODEL.search(last):
+        return False
+    kinds = model.kinds(func, ctx, order)
+    if "ddp" in kinds or "module" in kinds:
+        return True
+    return any(a.value is not None and built_as_model(model, a.value) for a in model.assignments(name, ctx))
+
+
+def model_calls(model: FileModel) -> List[CallSite]:
+    """Calls of a model (`model(x)`, `self.net(x)`, `model.forward(x)`), in source order.
+    Four rules ask; the answer is computed once per file."""
+    return model.shared("inference.model_calls", find_model_calls)
+
+
+def find_model_calls(model: FileModel) -> List[CallSite]:
+    out = []
+    for site in model.facts.calls:
+        if site.qualname is not None:
+            continue
+        func = site.node.func
+        if site.method == "forward" and site.receiver is not None:
+            func = site.receiver
+        if is_model(model, func, site.ctx, site.order):
+            out.append(site)
+    return out
+
+
+def grad_off_call(model: FileModel, ctx: Context) -> bool:
+    """`torch.set_grad_enabled(False)` called as a statement in the same function or at module level."""
+    for qual, sites in model.facts.calls_by_qualname.items():
+        if not qual.endswith("set_grad_enabled"):
+            continue
+        for site in sites:
+            if site.with_item or not site.node.args or literal_bool(site.node.args[0].value) is not False:
+                continue
+            if site.ctx.function is None or site.ctx.function is ctx.function:
+                return True
+    return False
+
+
+def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
+    """Autograd is off here: a no-grad `with`, a decorated function, or every caller (one level up)
+    under one. None when the function has no caller in the file to look at."""
+    if ctx.no_grad or grad_off_call(model, ctx):
+        return True
+    info = ctx.function
+    if info is None:
+        return False
+    if info.no_grad:
+        return True
+    callers = model.call_sites(info)
+    if not callers:
+        return None
+    return all(c.ctx.no_grad or (c.ctx.function is not None and c.ctx.function.no_grad) for c in callers)
+
+
+def marker_sites(model: FileModel) -> List[CallSite]:
+    return model.method_calls("backward") + model.calls_to("torch.autograd.backward", "torch.autograd.grad")
+
+
+def feeds_training(model: FileModel, site: CallSite, markers: List[CallSite]) -> bool:
+    """The call may be part of a training computation: in a training loop or in code that runs
+    every step, or in a function (or module) that backpropagates outside any loop afterwards
+    (REINFORCE-style rollouts whose log-probabilities are used after the loop)."""
+    loop = site.ctx.loop
+    while loop is not None:
+        if model.is_training_loop(loop):
+            if model.is_hot_loop(loop) and not site.ctx.gated:
+                return True
+            if loop is site.ctx.loop:
+                return True
+        loop = loop.parent
+    info = site.ctx.function
+    if info is not None:
+        if model.function_heat(info.key) is Heat.HOT:
+            return True
+        if info.direct_marker and any(m.ctx.function is info and m.ctx.loop is None for m in markers):
+            return True
+        if any(m.qualname == "torch.autograd.grad" and m.ctx.function is info for m in markers):
+            return True
+        for key in info.callees:
+            callee = model.resolve(key)
+            if callee is not None and model.function_trains(callee.key) and not model.function_has_training_loop(callee.key):
+                if any(c.ctx.function is info and c.ctx.loop is None for c in model.call_sites(callee)):
+                    return True
+        return False
+    return any(m.ctx.function is None and m.ctx.loop is None for m in markers)
+
+
+def first_per(sites: List[CallSite], key) -> List[CallSite]:
+    seen: Set = set()
+    out = []
+    for site in sites:
+        k = key(site)
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(site)
+    return out
+
+
+CACHE_KEYWORDS = frozenset({"past_key_values", "past", "use_cache", "cache", "kv_cache", "layer_past", "start_pos", "cache_position"})
+
+
+def grown_names(model: FileModel, loop: LoopInfo) -> Set[str]:
+    """Names the loop grows by concatenation: `ids = torch.cat([ids, next_token], dim=-1)`."""
+    out: Set[str] = set()
+    for site in model.calls_to("torch.cat", "torch.concat", "torch.concatenate"):
+        target = site.assigned_to
+        if target is None or not (site.ctx.loop is not None and site.ctx.loop.within(loop)) or not site.node.args:
+            continue
+        first = site.node.args[0].value
+        if isinstance(first, (cst.List, cst.Tuple)) and any(
+            isinstance(e.value, cst.Name) and e.value.value == target for e in first.elements
+        ):
+            out.add(target)
+    return out
+
+
+def derived_from(model: FileModel, expr: cst.BaseExpression, names: Set[str], ctx: Context, order: int) -> bool:
+    """The expression is one of ``names``, or a name bound in the loop to an expression over them
+    (`idx_cond = idx[:, -block_size:]`)."""
+    root = root_name(expr)
+    if root is None:
+        return False
+    if root in names:
+        return True
+    reaching = model.reaching_assignment(root, ctx, order)
+    return (
+        reaching is not None
+        and reaching.value is not None
+        and reaching.ctx.loop is not None
+        and any(n in names for n in iter_names(reaching.value))
+    )

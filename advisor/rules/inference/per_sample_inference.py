@@ -1,0 +1,264 @@
+"""GPU603 `per-sample-inference`: model called one sample at a time in an inference loop."""
+
+from __future__ import annotations
+from typing import Iterator, List, Optional, Set, Tuple
+import libcst as cst
+from advisor.findings import Severity
+from advisor.model import CallSite, FileModel, FunctionInfo, LoopInfo
+from advisor.model.file_model import call_argument
+from advisor.model.names import dotted_name, last_segment
+from advisor.model.subtree import iter_names
+from advisor.model.walk import children
+from advisor.rules.base import Report, Rule, snippet
+from advisor.model.loaders import loaders_iterated
+from advisor.model.names import DATALOADER
+from advisor.rules.inference.model_calls import CACHE_KEYWORDS, TORCH_TEXT, derived_from, grown_names, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file
+
+
+def _singleton_batch(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The per-sample value under `x.unsqueeze(0)`, `x[None]`, `x.view(1, ...)`, `torch.unsqueeze(x, 0)`
+    somewhere in a chain like `img.unsqueeze(0).to(device)`; None when there is none."""
+    node = expr
+    while True:
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute):
+                method = func.attr.value
+                args = node.args
+                if method == "unsqueeze" and args and _is_zero(args[0].value):
+                    return func.value
+                if method in ("view", "reshape") and len(args) >= 2 and _is_one(args[0].value):
+                    return func.value
+                if method == "unsqueeze" and not isinstance(func.value, (cst.Call, cst.Attribute, cst.Subscript, cst.Name)):
+                    return None
+                if last_segment(dotted_name(func)) == "unsqueeze" and len(args) == 2 and _is_zero(args[1].value):
+                    return args[0].value  # torch.unsqueeze(x, 0)
+                node = func.value
+                continue
+            return None
+        if isinstance(node, cst.Subscript):
+            first = node.slice[0].slice if node.slice else None
+            if isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None":
+                return node.value
+            node = node.value
+            continue
+        if isinstance(node, cst.Attribute):
+            node = node.value
+            continue
+        return None
+
+
+def _singleton(model: FileModel, expr: cst.BaseExpression, site: CallSite) -> Optional[cst.BaseExpression]:
+    """The per-sample value batched alone in ``expr``, or in the value of the name ``expr`` is,
+    when that name was bound in the same loop (`x = tf(img).unsqueeze(0).cuda(); model(x)`)."""
+    inner = _singleton_batch(expr)
+    if inner is None and isinstance(expr, cst.Name) and site.ctx.loop is not None:
+        reaching = model.reaching_assignment(expr.value, site.ctx, site.order)
+        if reaching is not None and reaching.value is not None and (reaching.ctx.loop is not None and reaching.ctx.loop.within(site.ctx.loop)):
+            inner = _singleton_batch(reaching.value)
+    return inner
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _comprehension_targets(info: FunctionInfo, call: cst.Call) -> Set[str]:
+    """The names bound by the comprehensions around ``call`` (walks one function's body)."""
+    stack: List[Tuple[cst.CSTNode, frozenset]] = [(info.node.body, frozenset())]
+    while stack:
+        node, names = stack.pop()
+        if node is call:
+            return set(names)
+        if isinstance(node, _COMPREHENSIONS):
+            bound = set(names)
+            for_in: Optional[cst.CompFor] = node.for_in
+            while for_in is not None:
+                bound.update(iter_names(for_in.target))
+                for_in = for_in.inner_for_in
+            names = frozenset(bound)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend((child, names) for child in children(node))
+    return set()
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.value == "0"
+
+
+def _is_one(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Integer) and expr.value == "1"
+
+
+class PerSampleInference(Rule):
+    code = "GPU603"
+    name = "per-sample-inference"
+    summary = "model called one sample at a time in an inference loop"
+    what = """
+        Outside training code, a model called inside a loop on a single sample made into a
+        batch of one (`model(x.unsqueeze(0))`, `model(x[None])`, `model(x.view(1, ...))`),
+        where `x` comes from the loop's own items (its target, or an item indexed by it).
+        Also, as information, a `DataLoader(..., batch_size=1)` iterated with autograd off by a
+        loop that calls a model. Autoregressive decoding (calls passing a cache, or growing the
+        input with `torch.cat`) and reinforcement-learning loops that step an environment are
+        left alone.
+    """
+    why = """
+        A GPU runs a batch of one nearly as slowly as a batch of hundreds: each call is a chain
+        of small kernel launches and tiny matrix products that leave most of the device idle,
+        so the loop is bound by Python and launch overhead. Stacking the samples (or letting a
+        DataLoader batch them) runs the same work in a few large calls.
+    """
+    example = """
+        with torch.no_grad():
+            preds = [model(img.unsqueeze(0).cuda()).argmax(1) for img in images]
+            for img in images:
+                preds.append(model(img.unsqueeze(0).cuda()).argmax(1))
+    """
+    instead = """
+        loader = DataLoader(images, batch_size=256)
+        with torch.no_grad():
+            preds = [model(batch.cuda()).argmax(1) for batch in loader]
+    """
+    hint = "batch the samples (`torch.stack`, or a DataLoader with a real batch size) and call the model once per batch"
+    fix_safety = """
+        No automatic fix. Batching changes the loop's structure (collecting samples, splitting the
+        outputs again) and must respect memory limits and samples of different sizes.
+    """
+    references = (
+        (
+            "torch.utils.data: loading batched and non-batched data",
+            "https://docs.pytorch.org/docs/stable/data.html#loading-batched-and-non-batched-data",
+        ),
+        ("torch.stack", "https://docs.pytorch.org/docs/stable/generated/torch.stack.html"),
+        (
+            "CUDA semantics: asynchronous execution",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
+        ),
+    )
+    requires = (TORCH_TEXT, ("unsqueeze", "None", "view(1", "reshape(1", "DataLoader"))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not torch_file(model):
+            return
+        markers = marker_sites(model)
+        reported: Set[int] = set()
+        for site in model_calls(model):
+            loop = site.ctx.loop
+            key = id(loop) if loop is not None else id(site.node)
+            if key in reported or (loop is not None and loop.env_step):
+                continue
+            if any(a.keyword is not None and a.keyword.value in CACHE_KEYWORDS for a in site.node.args):
+                continue
+            inputs = [
+                a.value
+                for a in site.node.args
+                if a.keyword is None or a.keyword.value in ("input", "x", "input_ids", "pixel_values", "inputs")
+            ]
+            singles = [(value, _singleton(model, value, site)) for value in inputs]
+            singles = [(value, inner) for value, inner in singles if inner is not None]
+            if not singles:
+                continue
+            if feeds_training(model, site, markers) or framework_owned(model, site.ctx.function):
+                continue
+            items: Set[str] = set()
+            if loop is None:
+                if site.ctx.function is None:
+                    continue
+                items = _comprehension_targets(site.ctx.function, site.node)
+                if not items:
+                    continue
+            grown = grown_names(model, loop) if loop is not None else set()
+            if loop is not None and self._recurrent(model, site, loop, [v for v, _ in singles]):
+                continue
+            for value, inner in singles:
+                if derived_from(model, value, grown, site.ctx, site.order):
+                    continue
+                if not self._per_item(model, inner, site, items):
+                    continue
+                reported.add(key)
+                yield self.report(
+                    site.node,
+                    "`{expression}` runs the model on one sample per call: the GPU idles "
+                    "between tiny launches",
+                    data={"expression": snippet(model, site.node)},
+                )
+                break
+        yield from self._loaders(model, markers)
+
+    def _recurrent(self, model: FileModel, site: CallSite, loop: LoopInfo, samples: List[cst.BaseExpression]) -> bool:
+        """Another argument is state the loop carries from step to step (`h` in
+        `out, h = rnn(x[t].unsqueeze(0), h)`): the steps depend on each other and cannot be batched."""
+        scope = site.ctx.scope
+        for arg in site.node.args:
+            if any(arg.value is sample for sample in samples):
+                continue
+            for name in iter_names(arg.value):
+                if any((a.ctx.loop is not None and a.ctx.loop.within(loop)) for a in model.facts.assignments.get((scope, name), ())):
+                    return True
+        return False
+
+    def _per_item(self, model: FileModel, expr: cst.BaseExpression, site: CallSite, items: Set[str], depth: int = 0) -> bool:
+        """The value comes from the items iterated: loop or comprehension targets, names derived
+        from them, or an element indexed by a loop target (`dataset[i]`)."""
+        targets: Set[str] = set(items)
+        batch: Set[str] = set(items)
+        loop = site.ctx.loop
+        while loop is not None:
+            targets.update(loop.targets)
+            batch |= loop.batch_names
+            loop = loop.parent
+        stack: List[cst.CSTNode] = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                if node.value in batch:
+                    return True
+                if depth < 2 and node.value not in targets and site.ctx.loop is not None:
+                    reaching = model.reaching_assignment(node.value, site.ctx, site.order)
+                    if (
+                        reaching is not None
+                        and reaching.value is not None
+                        and (reaching.ctx.loop is not None and reaching.ctx.loop.within(site.ctx.loop))
+                        and self._per_item(model, reaching.value, site, items, depth + 1)
+                    ):
+                        return True
+            elif isinstance(node, cst.Subscript):
+                if any(n in targets for element in node.slice for n in iter_names(element)):
+                    return True
+                stack.append(node.value)
+            elif isinstance(node, cst.Call):
+                stack.extend(a.value for a in node.args)
+                stack.append(node.func)
+            elif isinstance(node, cst.Attribute):
+                stack.append(node.value)
+        return False
+
+    def _loaders(self, model: FileModel, markers: List[CallSite]) -> Iterator[Report]:
+        ones = [s for s in model.calls_to(DATALOADER) if self._batch_of_one(s)]
+        if not ones:
+            return
+        calls = model_calls(model)
+        for loop in model.facts.loops:
+            if model.is_training_loop(loop):
+                continue
+            found = [s for s in loaders_iterated(model, loop)[0] if s in ones]
+            if not found:
+                continue
+            inside = [c for c in calls if (c.ctx.loop is not None and c.ctx.loop.within(loop))]
+            if not inside or any(feeds_training(model, c, markers) for c in inside):
+                continue
+            if not grad_disabled(model, inside[0].ctx):
+                continue
+            for site in found:
+                ones.remove(site)
+                yield self.report(
+                    site.node,
+                    "this DataLoader hands the model one sample per batch (`batch_size=1`) for inference: "
+                    "a larger batch keeps the GPU busy",
+                    severity=Severity.INFO,
+                )
+
+    def _batch_of_one(self, site: CallSite) -> bool:
+        arg = call_argument(site.node, "batch_size", 1)
+        return arg is not None and _is_one(arg.value)

@@ -1,0 +1,1 @@
+"""Memory: gradients, graphs, caches and checkpointing (GPU4xx)."""

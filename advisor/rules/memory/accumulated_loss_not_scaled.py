@@ -1,0 +1,254 @@
+"""GPU406 `accumulated-loss-not-scaled`: gradient accumulation without dividing the loss by the number of micro-batches."""
+
+from __future__ import annotations
+import re
+from typing import Iterator, Optional, Set
+import libcst as cst
+from advisor.model import CallSite, Context, FileModel, LoopInfo
+from advisor.model.facts import FunctionInfo
+from advisor.model.file_model import call_argument
+from advisor.model.names import dotted_name
+from advisor.model.subtree import iter_names
+from advisor.rules.base import Report, Rule
+from advisor.rules.memory.walks import walk
+
+
+_OPTIMIZER_RECEIVER = re.compile(r"optim|(^|_)opt($|_)|scaler", re.IGNORECASE)
+
+
+_ACCUMULATION_NAME = re.compile(r"accum|grad_acc|gradient_acc", re.IGNORECASE)
+
+
+_NOT_ACCUMULATION = re.compile(r"log|print|eval|save|ckpt|checkpoint|report|sample|display", re.IGNORECASE)
+
+
+def _modulus(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    for node in walk(test):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return node.right
+    return None
+
+
+class AccumulatedLossNotScaled(Rule):
+    code = "GPU406"
+    name = "accumulated-loss-not-scaled"
+    summary = "gradient accumulation without dividing the loss by the number of micro-batches"
+    what = """
+        A hot loop that runs `backward()` on every iteration but steps the optimizer only under
+        `if (i + 1) % k == 0` (or `step % k == 0`), where the loss is never divided by `k`: no
+        `loss / k` in the backward expression, no `loss = loss / k` or `loss /= k`, no division
+        by that name in the assignments leading to the loss or in a same-module helper that
+        computes it. Reported at the backward call. Criteria with `reduction="sum"`, Accelerate
+        (which divides inside `accelerator.backward`), DeepSpeed and Lightning are left alone.
+    """
+    why = """
+        Gradients of successive backward calls add up. Without the division the accumulated
+        gradient is `k` times the mean gradient of the large batch it stands for, so every
+        update is `k` times too large: the effective learning rate silently depends on the
+        accumulation setting, and with Adam-free optimizers (SGD) training often diverges.
+        Gradient clipping then also clips at the wrong scale.
+    """
+    example = """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y)
+            loss.backward()
+            if (i + 1) % accum_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+    """
+    instead = """
+        for i, (x, y) in enumerate(loader):
+            loss = criterion(model(x), y) / accum_steps
+            loss.backward()
+            if (i + 1) % accum_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+    """
+    hint = "divide the loss by the accumulation count before backward (`loss = loss / k`)"
+    fix_safety = """
+        No automatic fix. Dividing the loss changes the size of every update, so learning rates
+        tuned for the undivided loss would need retuning, and where the division belongs (the
+        loss, the criterion, a helper) depends on the code.
+    """
+    references = (
+        (
+            "CUDA automatic mixed precision examples: gradient accumulation",
+            "https://docs.pytorch.org/docs/stable/notes/amp_examples.html#gradient-accumulation",
+        ),
+        (
+            "Accelerate: performing gradient accumulation",
+            "https://huggingface.co/docs/accelerate/usage_guides/gradient_accumulation",
+        ),
+    )
+    requires = (("%",), ("backward",), (".step(",))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if model.uses_framework("accelerate", "deepspeed", "lightning", "pytorch_lightning"):
+            return
+        if self._sum_reduction(model):
+            return
+        reported: Set[int] = set()
+        for step in model.method_calls("step"):
+            test = step.ctx.gate_test
+            receiver = (step.receiver_name or "").rsplit(".", 1)[-1]
+            if test is None or not _OPTIMIZER_RECEIVER.search(receiver) or "sched" in receiver.lower():
+                continue
+            loop = model.enclosing_training_loop(step.ctx)
+            if loop is None or loop.function is not step.ctx.function or not model.is_hot_loop(loop):
+                continue
+            if self._steps_every_iteration(model, loop):
+                continue  # another optimizer steps every iteration (a GAN critic): its backward
+            k = _modulus(test)
+            if k is None or (isinstance(k, cst.Integer) and k.evaluated_value <= 1):
+                continue
+            k_name = dotted_name(k)
+            if k_name is not None and _NOT_ACCUMULATION.search(k_name.rsplit(".", 1)[-1]):
+                continue
+            names = self._divisor_names(model, k, step.ctx)
+            for backward in model.method_calls("backward"):
+                ctx = backward.ctx
+                if id(backward.node) in reported or ctx.function is not loop.function or ctx.gated:
+                    continue
+                if model.enclosing_training_loop(ctx) is not loop:
+                    continue
+                value = self._backward_value(backward)
+                if value is None or self._scaled(model, value, ctx, names, k):
+                    continue
+                reported.add(id(backward.node))
+                shown = model.code(k).strip()
+                yield self.report(
+                    backward.node,
+                    "gradients accumulate over `{steps}` micro-batches but the loss is not divided by "
+                    "`{steps}`: each update is `{steps}` times too large",
+                    # accum_steps: the count itself where it is written as a number, for the probe
+                    data={"steps": shown, "accum_steps": k.evaluated_value if isinstance(k, cst.Integer) else None},
+                )
+
+    def _steps_every_iteration(self, model: FileModel, loop: LoopInfo) -> bool:
+        for site in model.method_calls("step"):
+            receiver = (site.receiver_name or "").rsplit(".", 1)[-1]
+            if not _OPTIMIZER_RECEIVER.search(receiver) or "sched" in receiver.lower():
+                continue
+            if site.ctx.function is loop.function and not site.ctx.gated and (site.ctx.loop is not None and site.ctx.loop.within(loop)):
+                if model.enclosing_training_loop(site.ctx) is loop:
+                    return True
+        return False
+
+    def _sum_reduction(self, model: FileModel) -> bool:
+        for site in model.facts.calls:
+            arg = call_argument(site.node, "reduction", None)
+            if arg is not None and isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "sum":
+                return True
+            if call_argument(site.node, "accumulate_grad_batches", None) is not None:
+                return True
+        return bool(model.method_calls("accumulate"))
+
+    @staticmethod
+    def _backward_value(site: CallSite) -> Optional[cst.BaseExpression]:
+        call = site.node
+        if call.args and call.args[0].keyword is None:
+            return call.args[0].value
+        receiver = site.receiver
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+            if receiver.func.attr.value == "scale" and receiver.args:
+                return receiver.args[0].value
+        return receiver
+
+    def _divisor_names(self, model: FileModel, k: cst.BaseExpression, ctx: Context) -> Set[str]:
+        """Spellings of the accumulation count: `accum`, `args.accum_steps` and their last parts."""
+        names: Set[str] = set()
+        dotted = dotted_name(k)
+        if dotted is None:
+            return names
+        spellings = [dotted]
+        for assignment in model.assignments(dotted, ctx):
+            other = dotted_name(assignment.value) if assignment.value is not None else None
+            if other is not None:
+                spellings.append(other)
+        for spelling in spellings:
+            names.add(spelling)
+            names.add(spelling.rsplit(".", 1)[-1])
+        return names
+
+    def _mentions(self, node: cst.CSTNode, names: Set[str], k: cst.BaseExpression) -> bool:
+        for current in walk(node):
+            if isinstance(current, (cst.Name, cst.Attribute)):
+                dotted = dotted_name(current) or ""
+                last = dotted.rsplit(".", 1)[-1]
+                if dotted in names or last in names or _ACCUMULATION_NAME.search(last):
+                    return True
+            elif isinstance(current, cst.Integer) and isinstance(k, cst.Integer):
+                if current.evaluated_value == k.evaluated_value:
+                    return True
+        return False
+
+    def _divides(self, node: cst.CSTNode, names: Set[str], k: cst.BaseExpression) -> bool:
+        """A division (or `.div()`, `* (1 / k)`) by the accumulation count inside ``node``."""
+        for current in walk(node):
+            if isinstance(current, cst.BinaryOperation) and isinstance(
+                current.operator, (cst.Divide, cst.FloorDivide, cst.Multiply)
+            ):
+                if self._mentions(current.right, names, k) or (
+                    isinstance(current.operator, cst.Multiply) and self._mentions(current.left, names, k)
+                ):
+                    return True
+            elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+                if current.func.attr.value in ("div", "div_", "true_divide", "mul", "mul_"):
+                    if any(self._mentions(a.value, names, k) for a in current.args):
+                        return True
+        return False
+
+    def _scaled(
+        self, model: FileModel, value: cst.BaseExpression, ctx: Context, names: Set[str], k: cst.BaseExpression
+    ) -> bool:
+        if self._divides(value, names, k):
+            return True
+        seen: Set[str] = set()
+        pending = [(name, 0) for name in iter_names(value)]
+        while pending:
+            name, depth = pending.pop()
+            if name in seen or depth > 3:
+                continue
+            seen.add(name)
+            for assignment in model.assignments(name, ctx):
+                statement, assigned = assignment.statement, assignment.value
+                if assigned is None:
+                    continue
+                if isinstance(statement, cst.AugAssign) and isinstance(
+                    statement.operator, (cst.DivideAssign, cst.MultiplyAssign)
+                ):
+                    if self._mentions(assigned, names, k):
+                        return True
+                if self._divides(assigned, names, k) or self._helper_divides(model, assigned, ctx, names, k):
+                    return True
+                pending.extend((n, depth + 1) for n in iter_names(assigned))
+        return False
+
+    def _helper_divides(
+        self, model: FileModel, value: cst.BaseExpression, ctx: Context, names: Set[str], k: cst.BaseExpression
+    ) -> bool:
+        """A same-module function computing the loss (one level deep) that is handed the count or
+        divides by something that is not a literal: give it the benefit of the doubt."""
+        for current in walk(value):
+            if not isinstance(current, cst.Call):
+                continue
+            info = self._local_function(model, current.func, ctx)
+            if info is None:
+                continue
+            if any(self._mentions(a.value, names, k) for a in current.args):
+                return True
+            for node in walk(info.node.body):
+                if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                    if not isinstance(node.right, (cst.Integer, cst.Float)):
+                        return True
+                if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
+                    return True
+        return False
+
+    @staticmethod
+    def _local_function(model: FileModel, func: cst.BaseExpression, ctx: Context) -> Optional[FunctionInfo]:
+        if isinstance(func, cst.Name):
+            return model.function(func.value) if model.imports.qualify(func) is None else None
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls") and ctx.class_name:
+            return model.resolve(f"{ctx.class_name}.{func.attr.value}")
+        return None

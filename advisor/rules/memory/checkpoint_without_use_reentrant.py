@@ -1,0 +1,88 @@
+"""GPU405 `checkpoint-without-use-reentrant`: `torch.utils.checkpoint` called without `use_reentrant=`."""
+
+from __future__ import annotations
+from typing import Iterator
+from advisor.findings import Applicability, Fixable
+from advisor.model import FileModel
+from advisor.model.file_model import call_argument, star_kwargs
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
+
+
+_CHECKPOINT = ("torch.utils.checkpoint.checkpoint", "torch.utils.checkpoint.checkpoint_sequential")
+
+
+class CheckpointWithoutUseReentrant(Rule):
+    code = "GPU405"
+    name = "checkpoint-without-use-reentrant"
+    summary = "`torch.utils.checkpoint` called without `use_reentrant=`"
+    what = """
+        Calls to `torch.utils.checkpoint.checkpoint(...)` and `checkpoint_sequential(...)`,
+        however they were imported, that do not pass `use_reentrant`. Calls that forward a
+        `**kwargs` dict are left alone, since it may hold the argument.
+    """
+    why = """
+        Activation checkpointing has two implementations. Without `use_reentrant`, torch
+        warns on every call that the default is going away (it has said it will become an
+        error) and still uses the older reentrant one, which does not support keyword
+        arguments to the checkpointed function, breaks when no input requires grad, and works
+        poorly with `torch.compile` and DDP's static-graph features. `use_reentrant=False` is the
+        recommended choice.
+    """
+    example = """
+        from torch.utils.checkpoint import checkpoint
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = checkpoint(block, x)
+            return x
+    """
+    instead = """
+        from torch.utils.checkpoint import checkpoint
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = checkpoint(block, x, use_reentrant=False)
+            return x
+    """
+    hint = "pass `use_reentrant=False` (recommended) or `use_reentrant=True` explicitly"
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix passes `use_reentrant=False`, the implementation PyTorch recommends. Always
+        offered as unsafe: the two implementations differ when no input requires grad, with
+        keyword arguments to the checkpointed function, with `torch.autograd.grad` and hooks,
+        and in code that relies on the reentrant backward; gradients or errors can change.
+        Passing `use_reentrant=True` instead keeps today's behaviour and silences the warning.
+
+        Not offered below torch-version 1.11, which has no `use_reentrant`.
+    """
+    references = (
+        ("torch.utils.checkpoint", "https://docs.pytorch.org/docs/stable/checkpoint.html"),
+        ("torch/utils/checkpoint.py", "https://github.com/pytorch/pytorch/blob/main/torch/utils/checkpoint.py"),
+        (
+            "Performance Tuning Guide: checkpoint intermediate buffers",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#checkpoint-intermediate-buffers",
+        ),
+    )
+    requires = (("checkpoint",),)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        for site in model.calls_to(*_CHECKPOINT):
+            call = site.node
+            if not call.args or star_kwargs(call) or call_argument(call, "use_reentrant", None) is not None:
+                continue
+            fix = None
+            if model.torch_version >= (1, 11):  # the argument exists since 1.11
+                # Unsafe: the two implementations differ for inputs that do not require grad,
+                # keyword arguments, and code that relies on reentrant backward semantics.
+                fix = FixSpec(
+                    "pass `use_reentrant=False`",
+                    (NodeEdit(call.args[-1].value, ", use_reentrant=False", "after"),),
+                    Applicability.UNSAFE,
+                )
+            yield self.report(
+                call,
+                "`{function}` without `use_reentrant=` warns on every call and will "
+                "have to choose explicitly",
+                fix=fix,
+                data={"function": snippet(model, call.func)},
+            )

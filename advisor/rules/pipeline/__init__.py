@@ -1,0 +1,1 @@
+"""The input pipeline: DataLoader options and batch copies (GPU2xx)."""

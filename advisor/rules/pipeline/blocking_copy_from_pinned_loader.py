@@ -1,0 +1,158 @@
+"""GPU203 `blocking-copy-from-pinned-loader`: batch from a pinned DataLoader copied to the GPU without `non_blocking=True`."""
+
+from __future__ import annotations
+from typing import Iterator, Optional
+import libcst as cst
+from advisor.findings import Fixable
+from advisor.model import CallSite, FileModel
+from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.names import root_name
+from advisor.model.subtree import contains
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.model.devices import device_kind as _device_kind
+from advisor.model.loaders import loaders_iterated
+from advisor.rules.pipeline.loader_flow import is_device_move, loader_option
+
+
+def _pinned(model: FileModel, site: CallSite) -> bool:
+    """Built with a literal `pin_memory=True` (in the call or a `**kwargs` dict of this file)."""
+    state, value, _ = loader_option(model, site, "pin_memory", 7)
+    return state == "present" and value is not None and literal_bool(value) is True
+
+
+def _has_keyword(call: cst.Call, keyword: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == keyword for a in call.args)
+
+
+def _batch_part(model: FileModel, name: str, loop, site: CallSite) -> bool:
+    """``name`` holds, where ``site`` reads it, a loop variable of ``loop`` or a piece of one
+    (`x, y = batch`, `batch["x"]`), or a comprehension variable over one (`for k, v in batch.items()`)."""
+    found = model.assignments(name, site.ctx)
+    if not found:
+        return name in loop.batch_names  # bound by a comprehension over the batch
+    earlier = [a for a in found if a.order < site.order and a.ctx.scope == site.ctx.scope]
+    # `x = x.to(device)` reads the previous `x`: skip the statement that holds the call.
+    while earlier and earlier[-1].statement is not None and contains(earlier[-1].statement, site.node):
+        earlier.pop()
+    if not earlier:
+        return False
+    reaching = earlier[-1]
+    if reaching.value is None:
+        return reaching.ctx.loop is loop.ctx.loop and name in loop.targets
+    value = reaching.value
+    if reaching.index is not None and isinstance(value, (cst.Tuple, cst.List)):
+        if reaching.index >= len(value.elements):
+            return False
+        value = value.elements[reaching.index].value
+    while isinstance(value, (cst.Attribute, cst.Subscript)):
+        value = value.value
+    return isinstance(value, cst.Name) and value.value in loop.targets
+
+
+def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
+    arg = call_argument(call, "device", 0)
+    return arg.value if arg is not None else None
+
+
+def _plain_selection(expr: Optional[cst.BaseExpression]) -> bool:
+    """A name, or items and attributes of it (`batch["x"]`, `batch.pixel_values`): no calls."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+class BlockingCopyFromPinnedLoader(Rule):
+    code = "GPU203"
+    name = "blocking-copy-from-pinned-loader"
+    summary = "batch from a pinned DataLoader copied to the GPU without `non_blocking=True`"
+    what = """
+        `.to(device)` or `.cuda()` without `non_blocking=True`, applied to a loop variable (or a
+        piece of one: `batch["x"]`, `x, y = batch`) of a loop over a DataLoader built with a
+        literal `pin_memory=True`. Only copies from the host to a device: `.cpu()`,
+        `.to("cpu")` and dtype conversions are never reported.
+    """
+    why = """
+        Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
+        `.to(device)` still makes the host wait until the copy has finished, so the pinning
+        buys little: with `non_blocking=True` the host goes on queueing the forward pass while
+        the batch travels, and CUDA's stream order guarantees the kernels see the whole batch.
+    """
+    example = """
+        loader = DataLoader(train_set, batch_size=64, num_workers=8, pin_memory=True)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+    """
+    instead = """
+        loader = DataLoader(train_set, batch_size=64, num_workers=8, pin_memory=True)
+        for x, y in loader:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+    """
+    hint = "add `non_blocking=True` to host-to-device copies of pinned batches"
+    fixable = Fixable.SAFE
+    fix_safety = """
+        The fix adds `non_blocking=True` to a host-to-device copy of a batch that comes from a
+        loader built with a literal `pin_memory=True`. It is safe because CUDA runs the copy and
+        the kernels queued after it on the same stream in order: they see the whole batch. It
+        assumes that:
+
+        - the copied tensor is used on the current stream (code that reads it on another stream
+          must already synchronise the two);
+        - the host batch is not modified in place after the copy is queued (the copy may still be
+          reading it).
+
+        Only copies to a CUDA device are reported; a copy to the host never gets this fix, since
+        the host could read the buffer before the data arrives.
+    """
+    references = (
+        (
+            "A guide on good usage of non_blocking and pin_memory()",
+            "https://docs.pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
+        ),
+        (
+            "CUDA semantics: use pinned memory buffers",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers",
+        ),
+        ("torch.Tensor.to", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.to.html"),
+    )
+    requires = (("DataLoader",), ("True",), (".to(", ".cuda("))  # pin_memory may be positional
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        pinned_loops: dict = {}
+        for site in model.method_calls("to", "cuda"):
+            call = site.node
+            if not is_device_move(model, site) or _has_keyword(call, "non_blocking"):
+                continue
+            if site.method == "to" and _device_kind(model, _first_arg(call), site.ctx, site.order) != "cuda":
+                continue  # `.to(dtype)` spelled with a variable, `.to(other_tensor)`
+            if not _plain_selection(site.receiver):
+                continue  # `batch["x"].float().to(device)`: the copy is of a new, pageable tensor
+            if any(a.star for a in call.args):
+                continue
+            positional = [a for a in call.args if a.keyword is None]
+            if len(positional) >= (3 if site.method == "to" else 2):
+                continue  # non_blocking given by position
+            root = root_name(site.receiver) if site.receiver is not None else None
+            if root is None:
+                continue
+            loop = site.ctx.loop
+            while loop is not None:
+                if root in loop.batch_names and isinstance(loop.node, cst.For):
+                    break
+                loop = loop.parent
+            if loop is None or not _batch_part(model, root, loop, site):
+                continue
+            if id(loop) not in pinned_loops:
+                loaders, exhaustive = loaders_iterated(model, loop)
+                pinned_loops[id(loop)] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
+            if not pinned_loops[id(loop)]:
+                continue
+            if call.args:
+                edit = NodeEdit(call.args[-1].value, ", non_blocking=True", "after")
+            else:
+                edit = NodeEdit(call.whitespace_before_args, "non_blocking=True", "after")
+            yield self.report(
+                call,
+                "copy of a pinned batch without `non_blocking=True`: the host waits for the transfer "
+                "instead of queueing the next kernels",
+                fix=FixSpec("add `non_blocking=True`", (edit,)),
+            )

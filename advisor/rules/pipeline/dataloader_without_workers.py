@@ -1,0 +1,173 @@
+"""GPU202 `dataloader-without-workers`: training DataLoader loads batches in the main process (`num_workers` missing or 0)."""
+
+from __future__ import annotations
+import re
+from typing import Iterator
+import libcst as cst
+from advisor.findings import Severity
+from advisor.model import CallSite, FileModel
+from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.names import DATALOADER, dotted_name
+from advisor.rules.base import Report, Rule
+from advisor.rules.pipeline.loader_literals import loader_options
+from advisor.model.loaders import loaders_iterated
+from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, literal_int, loader_option, moves_batches_to_device
+
+
+_EVAL_NAME = re.compile(
+    r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev)(_|$|loader|dataloader|set|ds|dl|data)",
+    re.IGNORECASE,
+)
+
+
+_TRAIN_NAME = re.compile(r"train", re.IGNORECASE)
+
+
+def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
+    """The dataset's `__getitem__`/`__iter__` or the `collate_fn` moves data to the GPU: worker
+    processes could not do that, so the main process has to load."""
+    keys = set()
+    value = dataset_value(model, site)
+    if isinstance(value, cst.Call):
+        name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
+        keys |= {f"{name}.__getitem__", f"{name}.__iter__", f"{name}.__getitems__"}
+    collate = call_argument(site.node, "collate_fn", 6)
+    if collate is not None:
+        if isinstance(collate.value, cst.Lambda):
+            return built_on_device(model, collate.value.body, site)
+        name = dotted_name(collate.value)
+        if name is not None:
+            keys.add(name.rsplit(".", 1)[-1] if name.startswith("self.") else name)
+    if not keys:
+        return False
+    for move in model.method_calls("cuda", "to"):
+        function = move.ctx.function
+        if function is not None and (function.key in keys or function.node.name.value in keys):
+            if is_device_move(model, move):
+                return True
+    return False
+
+
+def _in_memory_dataset(model: FileModel, site: CallSite) -> bool:
+    value = dataset_value(model, site)
+    return isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("TensorDataset")
+
+
+def _loader_label(model: FileModel, site: CallSite) -> str:
+    """The name a DataLoader is known by: its assignment target, else its dataset argument."""
+    if site.assigned_to:
+        return site.assigned_to
+    if site.ctx.function is not None and site.outer is None:
+        return site.ctx.function.node.name.value
+    return ""
+
+
+def _eval_only(model: FileModel, site: CallSite) -> bool:
+    """A loader named for validation or testing (`val_loader`, `DataLoader(test_set)`), with
+    nothing that says it trains (`shuffle=True`, a `train` in its names)."""
+    labels = [_loader_label(model, site)]
+    dataset = call_argument(site.node, "dataset", 0)
+    if dataset is not None:
+        labels.append(dotted_name(dataset.value) or "")
+    shuffle = call_argument(site.node, "shuffle", 2)
+    if shuffle is not None and literal_bool(shuffle.value) is True:
+        return False
+    if any(_TRAIN_NAME.search(label) for label in labels):
+        return False
+    return any(_EVAL_NAME.search(label.rsplit(".", 1)[-1]) for label in labels if label)
+
+
+def _loader_uses(model: FileModel) -> dict:
+    """For each DataLoader call that some `for` loop of the file iterates: "train" when a
+    training loop does, else "eval"."""
+    uses: dict = {}
+    for loop in model.facts.loops:
+        if not isinstance(loop.node, cst.For):
+            continue
+        training = model.is_training_loop(loop) or model.in_training_code(loop.ctx)
+        sites, exhaustive = loaders_iterated(model, loop)
+        for site in sites if exhaustive else ():
+            if training or uses.get(id(site.node)) != "train":
+                uses[id(site.node)] = "train" if training else "eval"
+    return uses
+
+
+class DataLoaderWithoutWorkers(Rule):
+    code = "GPU202"
+    name = "dataloader-without-workers"
+    summary = "training DataLoader loads batches in the main process (`num_workers` missing or 0)"
+    what = """
+        A `DataLoader(...)` without `num_workers`, or with a literal `num_workers=0` (by keyword
+        or as the sixth positional argument), in a file that copies its batches to a CUDA
+        device. Loaders named for validation or testing, in-memory `TensorDataset`s, datasets
+        derived from `IterableDataset` (which shard their own streams), and frameworks that
+        move batches themselves (Lightning, Accelerate, the Hugging Face `Trainer`) are left
+        alone. A `**kwargs` dict that cannot be resolved lowers the finding to info; a
+        `num_workers` given as a variable is trusted.
+    """
+    why = """
+        With no workers, reading, decoding and augmenting every sample happens in the training
+        process itself, between optimizer steps: the GPU waits while the CPU prepares the next
+        batch. Worker processes prepare batches in parallel and ahead of time, so the next
+        batch is usually ready when the step ends.
+    """
+    example = """
+        loader = DataLoader(train_set, batch_size=64, shuffle=True)
+        for x, y in loader:
+            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+    """
+    instead = """
+        loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
+        for x, y in loader:
+            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+    """
+    hint = "pass `num_workers=` (start near `os.cpu_count() // gpus_per_node`, often 4-8) and measure"
+    fix_safety = """
+        No automatic fix. The right worker count depends on the machine (cores per GPU, memory),
+        and worker processes change behaviour the analysis cannot check: the dataset must be
+        picklable under the `spawn` start method, and random augmentations need per-worker
+        seeds.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: enable asynchronous data loading and augmentation",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-asynchronous-data-loading-and-augmentation",
+        ),
+        (
+            "torch.utils.data: multi-process data loading",
+            "https://docs.pytorch.org/docs/stable/data.html#multi-process-data-loading",
+        ),
+    )
+    requires = (("DataLoader",), ("cuda",))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not model.uses_cuda:
+            return
+        sites = model.calls_to(DATALOADER)
+        if not sites or not moves_batches_to_device(model):
+            return
+        uses = _loader_uses(model)
+        for site in sites:
+            use = uses.get(id(site.node))
+            if use == "eval" or (use is None and _eval_only(model, site)):
+                continue
+            if _in_memory_dataset(model, site) or iterable_dataset(model, site):
+                continue
+            if dataset_on_device(model, site) or _cuda_in_loading(model, site):
+                continue
+            state, value, _ = loader_option(model, site, "num_workers", 5)
+            if state == "unknown":
+                yield self.report(
+                    site.node,
+                    "DataLoader options come from `**kwargs` that may not set `num_workers`: batches "
+                    "may be loaded in the training process",
+                    severity=Severity.INFO,
+                    data={"loader_options": loader_options(site.node)},
+                )
+            elif state == "absent" or literal_int(value) == 0:
+                yield self.report(
+                    site.node,
+                    "DataLoader loads every batch in the training process (no worker processes) while "
+                    "the GPU waits",
+                    data={"loader_options": loader_options(site.node)},
+                )

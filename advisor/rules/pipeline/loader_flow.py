@@ -1,0 +1,170 @@
+"""Helpers shared by the pipeline rules."""
+
+from __future__ import annotations
+from typing import Optional, Tuple
+import libcst as cst
+from advisor.model import CallSite, FileModel
+from advisor.model.file_model import call_argument
+from advisor.model.containers import kwargs_value
+from advisor.model.names import dotted_name, root_name
+from advisor.model.walk import children
+
+
+DTYPE_PREFIX = "torch."
+
+
+DTYPES = frozenset(
+    "float16 float32 float64 bfloat16 half float double long int int8 int16 int32 int64 uint8 bool "
+    "complex64 complex128 cfloat".split()
+)
+
+
+def is_device_move(model: FileModel, site: CallSite) -> bool:
+    if site.method == "cuda":
+        return True
+    if site.method != "to" or not site.node.args:
+        return False
+    first = site.node.args[0]
+    if first.keyword is not None and first.keyword.value != "device":
+        return False
+    value = first.value
+    if isinstance(value, cst.SimpleString):
+        return "cpu" not in value.value
+    qual = model.imports.qualify(value) or ""
+    return not (qual.startswith(DTYPE_PREFIX) and qual[len(DTYPE_PREFIX):] in DTYPES)
+
+
+def derived_batch_names(site: CallSite) -> set:
+    names: set = set()
+    loop = site.ctx.loop
+    while loop is not None:
+        names |= loop.batch_names
+        loop = loop.parent
+    return names
+
+
+def moves_batches_to_device(model: FileModel) -> bool:
+    """Some loop copies its loop variables (or values derived from them) to a device,
+    itself or by passing them to a function of the file that does (`to_device(batch, dev)`)."""
+    movers = set()
+    for site in model.method_calls("to", "cuda"):
+        if not is_device_move(model, site):
+            continue
+        if site.ctx.function is not None:
+            movers.add(site.ctx.function.key)
+        if site.ctx.loop is None:
+            continue
+        root = site.receiver
+        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        if not isinstance(root, cst.Name):
+            continue
+        if root.value in derived_batch_names(site):
+            return True
+    for key in movers:
+        for site in model.facts.calls_by_callee.get(key, ()):
+            if site.ctx.loop is None:
+                continue
+            names = derived_batch_names(site)
+            if any(root_name(arg.value) in names for arg in site.node.args):
+                return True
+    return False
+
+
+def built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:
+    """The expression makes or moves tensors onto a GPU (`.cuda()`, `.to(dev)`, `device="cuda"`)."""
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") and node.args:
+                first = node.args[0].value
+                if not (isinstance(first, cst.SimpleString) and "cpu" in first.value):
+                    return True
+            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+                return True
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "device":
+                    value = arg.value
+                    if not (isinstance(value, cst.SimpleString) and "cpu" in value.value):
+                        return True
+        if isinstance(node, cst.Name) and depth < 2:
+            for assignment in model.assignments(node.value, site.ctx):
+                if assignment.value is not None and built_on_device(model, assignment.value, site, depth + 1):
+                    return True
+        elif not isinstance(node, cst.Name):
+            stack.extend(children(node))
+    return False
+
+
+def dataset_on_device(model: FileModel, site: CallSite) -> bool:
+    """`DataLoader(TensorDataset(x_gpu, y_gpu))`: nothing to pin (pinning needs CPU tensors)."""
+    arg = call_argument(site.node, "dataset", 0)
+    if arg is None:
+        return False
+    dataset = arg.value
+    if isinstance(dataset, cst.Name):
+        found = model.assignments(dataset.value, site.ctx)
+        if len(found) != 1 or found[0].value is None:
+            return False
+        dataset = found[0].value
+    if not isinstance(dataset, cst.Call) or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
+        return False
+    return any(built_on_device(model, a.value, site) for a in dataset.args)
+
+
+def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = expr.expression
+        return -int(inner.evaluated_value) if isinstance(inner, cst.Integer) else None
+    return None
+
+
+def loader_option(
+    model: FileModel, site: CallSite, keyword: str, position: Optional[int]
+) -> Tuple[str, Optional[cst.BaseExpression], Optional[cst.Arg]]:
+    """A DataLoader argument given in the call or in a `**kwargs` dict of this file:
+    ("present", value, arg-or-None) | ("absent", None, None) | ("unknown", None, None)."""
+    arg = call_argument(site.node, keyword, position)
+    if arg is not None:
+        return "present", arg.value, arg
+    if any(a.star == "*" for a in site.node.args):
+        return "unknown", None, None
+    state, value = kwargs_value(model, site, keyword)
+    return state, value, None
+
+
+def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpression]:
+    """The dataset argument, through one plain assignment (`ds = MyDataset(...)`)."""
+    arg = call_argument(site.node, "dataset", 0)
+    if arg is None:
+        return None
+    value = arg.value
+    if isinstance(value, cst.Name):
+        found = model.assignments(value.value, site.ctx)
+        if len(found) != 1 or found[0].value is None or found[0].index is not None:
+            return value
+        value = found[0].value
+    return value
+
+
+def iterable_dataset(model: FileModel, site: CallSite) -> bool:
+    """The dataset is built from a class of this file that derives from `IterableDataset`."""
+    value = dataset_value(model, site)
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted_name(value.func)
+    seen = set()
+    while name is not None and name not in seen:
+        seen.add(name)
+        info = model.facts.classes.get(name.rsplit(".", 1)[-1])
+        if info is None:
+            return False
+        if any(base.rsplit(".", 1)[-1] == "IterableDataset" for base in info.bases):
+            return True
+        parents = [b for b in info.bases if b.rsplit(".", 1)[-1] in model.facts.classes]
+        name = parents[0] if parents else None
+    return False

@@ -1,0 +1,210 @@
+"""GPU204 `workers-restarted-every-epoch`: DataLoader with workers iterated every epoch without `persistent_workers=True`."""
+
+from __future__ import annotations
+from typing import Iterator, Optional
+import libcst as cst
+from advisor.findings import Applicability, Fixable
+from advisor.model import CallSite, FileModel
+from advisor.model.names import DATALOADER
+from advisor.model.walk import children
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
+from advisor.rules.pipeline.loader_flow import literal_int, loader_option
+from advisor.rules.pipeline.loader_literals import loader_options
+
+
+def _worker_count(model: FileModel, site: CallSite) -> Optional[int]:
+    """`num_workers` as a literal (absent means 0); None when not known."""
+    state, value, _ = loader_option(model, site, "num_workers", 5)
+    if state == "absent":
+        return 0
+    return literal_int(value) if state == "present" else None
+
+
+def _loop_is_one_epoch(loop) -> bool:
+    node = loop.node
+    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+        return False
+    call = node.iter
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "range"
+        and len(call.args) == 1
+        and literal_int(call.args[0].value) is not None
+        and literal_int(call.args[0].value) <= 1
+    )
+
+
+def _inside(loop, loop_ids) -> bool:
+    while loop is not None:
+        if id(loop) in loop_ids:
+            return True
+        loop = loop.parent
+    return False
+
+
+def _all_loaders(found) -> tuple:
+    """The loaders, when every path of the value is one of them."""
+    sites, exhaustive = found
+    return sites if exhaustive else ()
+
+
+def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optional[dict]:
+    """Call sites through which a function runs once per epoch: {id(function): [call sites]}
+    for the chain of helpers from an epoch loop down to ``info`` (None when none does)."""
+    if info is None or depth > 2:
+        return None
+    chosen = []
+    chains: dict = {}
+    for site in model.call_sites(info):
+        if _inside(site.ctx.loop, epoch_ids):
+            chosen.append(site)
+        elif site.ctx.loop is None and site.ctx.function is not None:
+            outer = _epoch_callers(model, site.ctx.function, epoch_ids, depth + 1)
+            if outer:
+                chosen.append(site)
+                chains.update(outer)
+    if not chosen:
+        return None
+    chains[id(info)] = chosen
+    return chains
+
+
+def _comprehension_iters(body: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.CompFor):
+            yield node.iter
+        stack.extend(children(node))
+
+
+class WorkersRestartedEveryEpoch(Rule):
+    code = "GPU204"
+    name = "workers-restarted-every-epoch"
+    summary = "DataLoader with workers iterated every epoch without `persistent_workers=True`"
+    what = """
+        A `DataLoader(...)` with a literal `num_workers` above 0 (in the call or in a `**kwargs`
+        dict of the file) and no `persistent_workers`, iterated inside an epoch loop (a loop
+        that runs a whole training loop per iteration), directly or through a helper that the
+        epoch loop calls; or built inside the epoch loop. One-epoch scripts are left alone.
+    """
+    why = """
+        Each `for batch in loader` starts the worker processes afresh and shuts them down at
+        the end of the pass. Every epoch then pays for starting processes, copying or
+        re-importing the dataset into them, and refilling the prefetch queue, while the GPU
+        waits for the first batches; with the `spawn` start method this can take seconds.
+        Persistent workers are started once and kept between passes.
+    """
+    example = """
+        loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=8)
+        for epoch in range(epochs):
+            for x, y in loader:
+                train_step(x, y)
+    """
+    instead = """
+        loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=8, persistent_workers=True)
+        for epoch in range(epochs):
+            for x, y in loader:
+                train_step(x, y)
+    """
+    hint = (
+        "pass `persistent_workers=True` (not when the dataset changes between epochs: persistent "
+        "workers keep their own copy)"
+    )
+    fixable = Fixable.SOMETIMES_UNSAFE
+    fix_safety = """
+        The fix adds `persistent_workers=True`. Always offered as unsafe, because the workers
+        then live for the whole run:
+
+        - each worker keeps the copy of the dataset it started with, so a dataset changed between
+          epochs (curriculum, resampling, a new augmentation setting) is not seen by them;
+        - a `worker_init_fn` runs once per worker instead of once per epoch;
+        - the workers and their memory stay alive between passes, during evaluation too.
+
+        Not offered for a loader built inside the epoch loop: it has to move out of the loop
+        first, which is a change of structure the author should make.
+    """
+    references = (
+        (
+            "torch.utils.data.DataLoader (`persistent_workers`)",
+            "https://docs.pytorch.org/docs/stable/data.html#torch.utils.data.DataLoader",
+        ),
+        (
+            "torch/utils/data/dataloader.py",
+            "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py",
+        ),
+    )
+    requires = (("DataLoader",), ("backward", ".step("), ("cuda",))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not model.uses_cuda:
+            return  # like every input-pipeline rule: only where a GPU waits for the batches
+        epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
+        if not epochs:
+            return
+        iterated: dict = {}
+        for loop in model.facts.loops:
+            if not isinstance(loop.node, cst.For):
+                continue
+            loaders: tuple = ()
+            if _inside(loop.parent, epochs):
+                loaders = _all_loaders(loaders_iterated(model, loop))
+            elif loop.parent is None and loop.function is not None:
+                callers = _epoch_callers(model, loop.function, epochs)
+                if callers:
+                    loaders = _all_loaders(loaders_iterated(model, loop, LoaderSites(callers)))
+            for site in loaders:
+                iterated[id(site.node)] = site
+        for comp in self._generator_passes(model, epochs):
+            iterated[id(comp.node)] = comp
+        for site in model.calls_to(DATALOADER):
+            rebuilt = _inside(site.ctx.loop, epochs) or (
+                site.ctx.loop is None and _epoch_callers(model, site.ctx.function, epochs) is not None
+            )
+            if id(site.node) not in iterated and not rebuilt:
+                continue
+            workers = _worker_count(model, site)
+            if workers is None or workers <= 0:
+                continue
+            state, _, _ = loader_option(model, site, "persistent_workers", None)
+            if state != "absent":
+                continue
+            if rebuilt:
+                yield self.report(
+                    site.node,
+                    "DataLoader with worker processes is built anew every epoch: its workers start "
+                    "over each time",
+                    fix=None,
+                    data={"workers": workers, "loader_options": loader_options(site.node)},
+                )
+                continue
+            fix = None
+            if site.node.args:
+                fix = FixSpec(
+                    "add `persistent_workers=True`",
+                    (NodeEdit(site.node.args[-1].value, ", persistent_workers=True", "after"),),
+                    Applicability.UNSAFE,
+                )
+            yield self.report(
+                site.node,
+                "DataLoader starts {workers} worker {processes} again for every "
+                "epoch: no `persistent_workers=True`",
+                fix=fix,
+                data={"workers": workers, "processes": "process" if workers == 1 else "processes",
+                      "loader_options": loader_options(site.node)},
+            )
+
+    def _generator_passes(self, model: FileModel, epochs) -> Iterator[CallSite]:
+        """Comprehensions over a loader in a function the epoch loop calls (`sum(... for x in loader)`):
+        the walk records no loop for them, so the function's own body is searched."""
+        for info in model.facts.functions.values():
+            callers = _epoch_callers(model, info, epochs)
+            if not callers:
+                continue  # only the bodies of functions run once per epoch are searched
+            body = info.body_ctx
+            question = LoaderSites(callers)
+            for node in _comprehension_iters(info.node.body):
+                yield from _all_loaders(loaders_held(model, node, body, model.order_of(node), question))

@@ -1,0 +1,1 @@
+"""Mixed precision: autocast, GradScaler and matmul precision (GPU3xx)."""

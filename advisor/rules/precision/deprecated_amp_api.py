@@ -1,0 +1,153 @@
+"""GPU303 `deprecated-amp-api`: `torch.cuda.amp` / `torch.cpu.amp` autocast or GradScaler (deprecated)."""
+
+from __future__ import annotations
+from typing import Iterator, Optional
+import libcst as cst
+from advisor.findings import Fixable, Severity
+from advisor.model import CallSite, FileModel
+from advisor.model.names import GRAD_SCALER, dotted_name
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.rules.precision.dtypes import spelled_name
+
+
+# The deprecated device-specific AMP entry points, as spelled in the import (the canonical
+# names merge `torch.cuda.amp.GradScaler` into `torch.amp.GradScaler`), with what replaces them.
+_DEPRECATED_AMP = {
+    "torch.cuda.amp.autocast": ("autocast", "cuda"),
+    "torch.cuda.amp.autocast_mode.autocast": ("autocast", "cuda"),
+    "torch.cpu.amp.autocast": ("autocast", "cpu"),
+    "torch.cpu.amp.autocast_mode.autocast": ("autocast", "cpu"),
+    "torch.cuda.amp.GradScaler": ("GradScaler", "cuda"),
+    "torch.cuda.amp.grad_scaler.GradScaler": ("GradScaler", "cuda"),
+}
+
+
+# Positional parameters of the old `torch.{cuda,cpu}.amp.autocast`; the new one takes the device first.
+_OLD_AUTOCAST_PARAMS = ("enabled", "dtype", "cache_enabled")
+
+
+def _torch_alias(model: FileModel, func: Optional[cst.BaseExpression] = None) -> Optional[str]:
+    """A local name bound to the `torch` package itself: the head of ``func`` when it is one,
+    else `torch`, else any alias (`import torch as th`)."""
+    aliases = model.imports.aliases
+    if func is not None:
+        dotted = dotted_name(func)
+        head = dotted.partition(".")[0] if dotted else None
+        if head is not None and aliases.get(head) == "torch":
+            return head
+    if aliases.get("torch") == "torch":
+        return "torch"
+    return next((name for name, target in aliases.items() if target == "torch"), None)
+
+
+class DeprecatedAmpApi(Rule):
+    code = "GPU303"
+    name = "deprecated-amp-api"
+    summary = "`torch.cuda.amp` / `torch.cpu.amp` autocast or GradScaler (deprecated)"
+    what = """
+        Calls to `torch.cuda.amp.autocast(...)`, `torch.cuda.amp.GradScaler(...)` and
+        `torch.cpu.amp.autocast(...)`, however they were imported (`from torch.cuda.amp import
+        autocast`, `import torch.cuda.amp as amp`). The fix rewrites them to
+        `torch.amp.autocast("cuda", ...)`, `torch.amp.GradScaler("cuda", ...)` and
+        `torch.amp.autocast("cpu", ...)`, keeping every argument (positional `enabled`, `dtype`
+        and `cache_enabled` become keywords, since the new autocast takes the device first). It
+        is offered when the configured minimum torch version is 2.3 or later, and for a name
+        imported on its own only when `torch` itself is imported too.
+    """
+    why = """
+        Since torch 2.4 the device-specific entry points emit a FutureWarning on every call
+        site: they are thin wrappers kept for compatibility and are on their way out. Nothing
+        is slower; the warning is noise in every log, and the code will break when the
+        wrappers go.
+    """
+    example = """
+        from torch.cuda.amp import GradScaler, autocast
+        scaler = GradScaler()
+        with autocast(dtype=torch.float16):
+            loss = criterion(model(x), y)
+    """
+    instead = """
+        scaler = torch.amp.GradScaler("cuda")
+        with torch.amp.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y)
+    """
+    hint = 'use `torch.amp.autocast("cuda", ...)` and `torch.amp.GradScaler("cuda", ...)`'
+    fixable = Fixable.SOMETIMES_SAFE
+    fix_safety = """
+        The fix rewrites the call to `torch.amp.autocast("cuda", ...)`, `torch.amp.autocast("cpu",
+        ...)` or `torch.amp.GradScaler("cuda", ...)`, keeping every argument (positional autocast
+        arguments become keywords). The old entry points are thin wrappers around these, so the
+        behaviour is the same. It assumes:
+
+        - the code runs on torch 2.3 or later (the configured `torch-version`): older releases
+          have no `torch.amp.GradScaler`;
+        - the called name still refers to the imported `torch.cuda.amp` or `torch.cpu.amp` object.
+          Today the rule follows the import, not later rebindings: a local function or variable
+          that shadows the name (a no-op `autocast()` helper of the script's own) would be
+          rewritten into a real autocast. Check such files by hand;
+        - the `torch` name it writes refers to the torch package where the call is.
+
+        Not offered below torch-version 2.3, when no name for the `torch` package is imported, or
+        when positional arguments come from `*args`.
+    """
+    references = (
+        (
+            "Automatic mixed precision (the `torch.cuda.amp` entry points are deprecated)",
+            "https://docs.pytorch.org/docs/stable/amp.html",
+        ),
+        (
+            "pytorch/pytorch#126062: deprecate the device-specific autocast and GradScaler",
+            "https://github.com/pytorch/pytorch/pull/126062",
+        ),
+        (
+            "torch/cuda/amp/autocast_mode.py",
+            "https://github.com/pytorch/pytorch/blob/main/torch/cuda/amp/autocast_mode.py",
+        ),
+    )
+    requires = (("amp",), ("cuda", "cpu"))
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        sites = model.calls_to("torch.cuda.amp.autocast", "torch.cpu.amp.autocast", GRAD_SCALER)
+        for site in sites:
+            spelled = spelled_name(model, site.node.func)
+            entry = _DEPRECATED_AMP.get(spelled or "")
+            if entry is None:
+                continue
+            kind, device = entry
+            replacement = f'torch.amp.{kind}("{device}", ...)'
+            shown = spelled.replace(".autocast_mode", "").replace(".grad_scaler", "")
+            message = "`{deprecated}` is deprecated; use `{replacement}`"
+            severity = None
+            if model.torch_version < (2, 3):
+                if kind == "GradScaler":
+                    severity = Severity.INFO  # no replacement before torch 2.3
+                    message += " once the project requires torch 2.3"
+                else:
+                    message = '`{deprecated}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
+            yield self.report(site.node, message, severity=severity, fix=self._fix(model, site, kind, device),
+                              data={"deprecated": shown, "replacement": replacement, "device": device})
+
+    def _fix(self, model: FileModel, site: CallSite, kind: str, device: str) -> Optional[FixSpec]:
+        if model.torch_version < (2, 3):
+            return None
+        call = site.node
+        torch_name = _torch_alias(model, call.func)
+        if torch_name is None:
+            return None
+        new_func = f"{torch_name}.amp.{kind}"
+        message = f'use `torch.amp.{kind}("{device}", ...)`'
+        if not call.args:
+            return FixSpec(message, (NodeEdit(call, f'{new_func}("{device}")'),))
+        edits = [NodeEdit(call.func, new_func)]
+        positional = 0
+        for i, arg in enumerate(call.args):
+            prefix = f'"{device}", ' if i == 0 else ""
+            if kind == "autocast" and arg.keyword is None:
+                if arg.star or positional >= len(_OLD_AUTOCAST_PARAMS):
+                    return None  # cannot name what `*args` holds
+                edits.append(NodeEdit(arg.value, f"{prefix}{_OLD_AUTOCAST_PARAMS[positional]}=", "before"))
+                positional += 1
+            elif prefix:
+                # GradScaler's old positional parameters follow the new `device` unchanged.
+                edits.append(NodeEdit(arg, prefix, "before"))
+        return FixSpec(message, tuple(edits))

@@ -1,0 +1,1 @@
+"""Host-device synchronisation in the training loop (GPU1xx)."""

@@ -1,0 +1,343 @@
+"""GPU104 `data-dependent-sync-in-training-loop`: tensor truthiness or data-dependent output sizes on every training step."""
+
+from __future__ import annotations
+from typing import Iterator, List, Tuple
+import libcst as cst
+from advisor.model import CallSite, Context, FileModel, Heat
+from advisor.model.builder import is_periodic_test
+from advisor.model.walk import children
+from advisor.rules.base import Report, Rule, snippet
+from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, value_root
+from advisor.model.vocabulary import TRAINING_TEXT
+
+
+# Factories that, without `device=`, build a tensor in host memory: tests on them never wait for the GPU.
+_HOST_FACTORIES = frozenset(
+    "tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange linspace".split()
+)
+
+
+# Calls whose output size depends on the data: the host must read a count back from the GPU.
+_SIZE_SYNC_FUNCTIONS = frozenset(
+    {"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.unique_consecutive"}
+)
+
+
+_SIZE_SYNC_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique", "unique_consecutive"})
+
+
+_MASK_FUNCTIONS = frozenset(
+    "isnan isinf isfinite isneginf isposinf logical_not logical_and logical_or logical_xor eq ne gt lt ge le "
+    "greater less greater_equal less_equal not_equal isin".split()
+)
+
+
+_MASK_METHODS = _MASK_FUNCTIONS | {"bool"}
+
+
+_VALUE_COMPARISONS = (
+    cst.Equal,
+    cst.NotEqual,
+    cst.LessThan,
+    cst.GreaterThan,
+    cst.LessThanEqual,
+    cst.GreaterThanEqual,
+)
+
+
+_RAW_HINTS = ("batch", "loader-batch", "index")
+
+
+def _data_root(model: FileModel, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The value an expression computes from: `y` in `torch.isnan(y).any()` or `(y == 0).all()`."""
+    for _ in range(8):
+        root = value_root(model, expr)
+        if not (isinstance(root, cst.Call) and root.args and not root.args[0].star):
+            return root
+        if not (model.imports.qualify(root.func) or "").startswith("torch."):
+            return root
+        expr = root.args[0].value
+    return expr
+
+
+def _one_positional(call: cst.Call) -> bool:
+    return len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
+
+
+def _truth_operands(test: cst.BaseExpression) -> Iterator[Tuple[cst.BaseExpression, bool]]:
+    """The parts of a test that Python turns into `bool`: `a and not b` gives `a` and `b`, each
+    with whether a periodic test before it short-circuits it (`step % 100 == 0 and loss > 9`).
+    Identity and membership tests (`x is None`, `k in d`) never read a tensor's value."""
+    stack = [(test, False)]
+    while stack:
+        node, gated = stack.pop()
+        if isinstance(node, cst.BooleanOperation):
+            short = isinstance(node.operator, cst.And) and is_periodic_test(node.left)
+            stack.extend(((node.right, gated or short), (node.left, gated)))
+        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            stack.append((node.expression, gated))
+        elif isinstance(node, cst.Comparison) and any(
+            isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
+        ):
+            continue
+        else:
+            yield node, gated
+
+
+class _StoreTargets:
+    """Subscripts that are assigned to (`out[mask] = 0`), found by walking one loop or function
+    body the first time a candidate there is seen."""
+
+    def __init__(self) -> None:
+        self._walked: dict = {}
+
+    def is_store(self, subscript: cst.Subscript, ctx) -> bool:
+        scope = None
+        loop = ctx.loop
+        while loop is not None:
+            scope, loop = loop.node, loop.parent
+        if scope is None:
+            scope = ctx.function.node if ctx.function is not None else None
+        if scope is None:
+            return False
+        targets = self._walked.get(id(scope))
+        if targets is None:
+            targets = set()
+            stack = [scope]
+            while stack:
+                current = stack.pop()
+                if isinstance(current, cst.Assign):
+                    for target in current.targets:
+                        targets.update(_subscript_ids(target.target))
+                elif isinstance(current, (cst.AugAssign, cst.AnnAssign)):
+                    targets.update(_subscript_ids(current.target))
+                elif isinstance(current, cst.Del):
+                    targets.update(_subscript_ids(current.target))
+                stack.extend(children(current))
+            self._walked[id(scope)] = targets
+        return id(subscript) in targets
+
+
+def _subscript_ids(target: cst.BaseExpression) -> set:
+    if isinstance(target, cst.Subscript):
+        return {id(target)}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out: set = set()
+        for element in target.elements:
+            out |= _subscript_ids(element.value)
+        return out
+    if isinstance(target, cst.StarredElement):
+        return _subscript_ids(target.value)
+    return set()
+
+
+def _subscripts_in_hot_code(model: FileModel) -> Iterator[Tuple[cst.Subscript, Context]]:
+    """The subscripts the walk recorded (those inside loops), then those of functions that run
+    on every step but hold no loop themselves (`train_step(batch)`): the model records no
+    subscripts there, so each such function's own body is walked once, following periodic
+    `if` tests so that gated code keeps its lower severity."""
+    seen = set()
+    for subscript, ctx in model.facts.subscripts:
+        seen.add(id(subscript))
+        yield subscript, ctx
+    for key, info in model.facts.functions.items():
+        if model.function_heat(key) is None:
+            continue
+        base = info.body_ctx
+        stack: List[Tuple[cst.CSTNode, Context]] = [(info.node.body, base)]
+        while stack:
+            node, ctx = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Subscript) and id(node) not in seen:
+                yield node, ctx
+            if isinstance(node, cst.If) and is_periodic_test(node.test):
+                stack.append((node.test, ctx))
+                stack.append((node.body, ctx.derive(gated=True)))
+                if node.orelse is not None:
+                    stack.append((node.orelse, ctx))
+                continue
+            stack.extend((child, ctx) for child in children(node))
+
+
+class DataDependentSyncInTrainingLoop(Rule):
+    code = "GPU104"
+    name = "data-dependent-sync-in-training-loop"
+    summary = "tensor truthiness or data-dependent output sizes on every training step"
+    what = """
+        Inside the innermost training loop: an `if`, `while` or `assert` that tests a tensor
+        (`if (x != 0).all():`, `if loss > 10:`, `while not torch.isfinite(loss):`), and the
+        operations whose output size depends on the values: `nonzero()`, `argwhere`,
+        one-argument `torch.where(cond)`, `masked_select`, `unique()`, and indexing with a
+        boolean mask (`logits[labels != -100]`, or a name bound to such a comparison). Tests
+        on Python values, integer or slice indexes, and batches still in host memory (before
+        they are moved) are left alone. Under a periodic or rank-0 condition it is only
+        informational.
+    """
+    why = """
+        Python needs a real `True` or `False` to choose a branch, and the allocator needs to
+        know how many elements a result has before it can be created: both are answered by
+        copying a value from the GPU, which waits for every kernel queued before it. Nothing in
+        `if mask.any():` or `x[mask]` looks like a copy, yet each one stops the host from
+        running ahead of the GPU, every step.
+    """
+    example = """
+        for x, y in loader:
+            x, y = x.cuda(), y.cuda()
+            logits = model(x)
+            keep = y != -100
+            loss = F.cross_entropy(logits[keep], y[keep])
+            if torch.isnan(loss):
+                continue
+            loss.backward()
+            optimizer.step()
+    """
+    instead = """
+        for x, y in loader:
+            x, y = x.cuda(), y.cuda()
+            logits = model(x)
+            loss = F.cross_entropy(logits, y, ignore_index=-100)  # fixed shapes, no host read
+            loss.backward()
+            optimizer.step()
+        # check for NaN every N steps, or let GradScaler skip bad steps on the device
+    """
+    hint = (
+        "keep shapes fixed (`torch.where(c, a, b)`, `masked_fill`, `ignore_index`) and test tensors "
+        "every N steps, not every step"
+    )
+    fix_safety = """
+        No automatic fix. Replacing a data-dependent branch or a boolean-mask index with a
+        fixed-shape form (`torch.where`, `masked_fill`, `ignore_index`) changes what the code
+        computes when the condition is rare, and testing every N steps changes when it reacts.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        ("torch.nonzero", "https://docs.pytorch.org/docs/stable/generated/torch.nonzero.html"),
+        ("torch.where", "https://docs.pytorch.org/docs/stable/generated/torch.where.html"),
+        (
+            "torch.cuda.set_sync_debug_mode",
+            "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
+        ),
+    )
+    requires = (("if", "while", "assert", "nonzero", "where", "masked_select", "unique", "["), TRAINING_TEXT)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        for condition in model.facts.conditions:
+            ctx = condition.ctx
+            if condition.kind == "while" and condition.loop is not None:
+                ctx = ctx.derive(loop=condition.loop)  # the test runs on every iteration of its loop
+            heat = model.sync_heat(ctx)
+            if heat is None:
+                continue
+            for operand, short_circuited in _truth_operands(condition.test):
+                if self._device_tensor(model, operand, ctx):
+                    yield self.report(
+                        operand,
+                        "`{statement}` on tensor `{expression}` copies it to the host "
+                        "and waits for the GPU on every training step",
+                        severity=self.severity_for(Heat.GATED if short_circuited else heat),
+                        data={"statement": condition.kind, "expression": snippet(model, operand)},
+                    )
+        yield from self._size_syncs(model)
+        yield from self._mask_indexing(model)
+
+    def _device_tensor(self, model: FileModel, expr: cst.BaseExpression, ctx) -> bool:
+        """A tensor that is not known to be in host memory."""
+        if not is_tensor(model, expr, ctx) or is_host_tensor(model, expr, ctx):
+            return False
+        root = _data_root(model, expr)
+        return not (isinstance(root, cst.Name) and is_raw_batch(model, root, ctx, model.order_of(expr)))
+
+    def _size_syncs(self, model: FileModel) -> Iterator[Report]:
+        sites = [s for s in model.calls_to(*_SIZE_SYNC_FUNCTIONS)]
+        sites += [s for s in model.calls_to("torch.where") if _one_positional(s.node)]
+        for site in sites:
+            heat = model.sync_heat(site.ctx)
+            if heat is None or not site.node.args or site.node.args[0].star:
+                continue
+            first = site.node.args[0].value
+            if is_host_tensor(model, first, site.ctx, site.order) or is_raw_batch(model, first, site.ctx, site.order):
+                continue
+            yield self._size_report(model, site, heat)
+        for site in model.method_calls(*_SIZE_SYNC_METHODS):
+            if site.qualname is not None or site.receiver is None:
+                continue
+            heat = model.sync_heat(site.ctx)
+            receiver = site.receiver
+            if heat is None or not is_tensor(model, receiver, site.ctx, site.order):
+                continue
+            if is_numpy(model, receiver, site.ctx, site.order) or is_host_tensor(model, receiver, site.ctx, site.order):
+                continue
+            if is_raw_batch(model, receiver, site.ctx, site.order):
+                continue
+            yield self._size_report(model, site, heat)
+
+    def _size_report(self, model: FileModel, site: CallSite, heat: Heat) -> Report:
+        return self.report(
+            site.node,
+            "`{expression}` has a data-dependent size: the host waits for the GPU to "
+            "count the result on every training step",
+            severity=self.severity_for(heat),
+            data={"expression": snippet(model, site.node)},
+        )
+
+    def _mask_indexing(self, model: FileModel) -> Iterator[Report]:
+        stores = _StoreTargets()
+        for subscript, ctx in _subscripts_in_hot_code(model):
+            masks = [
+                element.slice.value
+                for element in subscript.slice
+                if isinstance(element.slice, cst.Index) and self._is_mask(model, element.slice.value, ctx)
+            ]
+            if not masks:
+                continue
+            heat = model.sync_heat(ctx)
+            if heat is None or not self._device_tensor(model, subscript.value, ctx):
+                continue
+            if stores.is_store(subscript, ctx):
+                continue
+            yield self.report(
+                subscript,
+                "boolean-mask indexing `{expression}` has a data-dependent size: the "
+                "host waits for the GPU to count the selected elements on every training step",
+                severity=self.severity_for(heat),
+                data={"expression": snippet(model, subscript)},
+            )
+
+    def _is_mask(self, model: FileModel, expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.Comparison):
+            return all(isinstance(c.operator, _VALUE_COMPARISONS) for c in expr.comparisons) and is_tensor(
+                model, expr, ctx
+            )
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+            return self._is_mask(model, expr.expression, ctx, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self._is_mask(model, expr.left, ctx, depth + 1) or self._is_mask(model, expr.right, ctx, depth + 1)
+        if isinstance(expr, cst.Call):
+            qual = model.imports.qualify(expr.func) or ""
+            head, _, last = qual.rpartition(".")
+            if head == "torch" and last in _MASK_FUNCTIONS:
+                return True
+            func = expr.func
+            return (
+                not qual
+                and isinstance(func, cst.Attribute)
+                and func.attr.value in _MASK_METHODS
+                and is_tensor(model, func.value, ctx)
+            )
+        if isinstance(expr, cst.Name):
+            reach = model.bindings.reaching(expr.value, ctx, model.order_of(expr))
+            found = reach.assignments
+            return reach.closed and reach.parameter is None and bool(found) and all(
+                a.value is not None
+                and a.index is None
+                and not a.augmented
+                and self._is_mask(model, a.value, a.ctx, depth + 1)
+                for a in found
+            )
+        return False

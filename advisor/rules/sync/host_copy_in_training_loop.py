@@ -1,0 +1,128 @@
+"""GPU103 `host-copy-in-training-loop`: device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`) on every training step."""
+
+from __future__ import annotations
+from typing import Iterator, Optional
+import libcst as cst
+from advisor.model import CallSite, FileModel
+from advisor.model.file_model import call_argument
+from advisor.model.names import dotted_name
+from advisor.rules.base import Report, Rule, snippet
+from advisor.model.tensors import is_numpy, is_raw_batch
+from advisor.model.vocabulary import TRAINING_TEXT
+
+
+def _is_module_value(model: FileModel, expr: cst.BaseExpression) -> bool:
+    """`transformer.eval().cpu()`, `m.cpu()` where `m.parameters()` is used: moving a model."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        if expr.func.attr.value in ("eval", "train"):
+            return True
+        expr = expr.func.value
+    name = dotted_name(expr)
+    return name is not None and name in model.module_names()
+
+
+_HOST_DEVICES = frozenset({'"cpu"', "'cpu'"})
+
+
+def _moves_to_host(model: FileModel, site: CallSite) -> bool:
+    if site.method == "cpu":
+        return True
+    if site.method != "to":
+        return False
+    target = call_argument(site.node, "device", 0)
+    if target is None:
+        return False
+    value = target.value
+    if isinstance(value, cst.Call) and model.imports.qualify(value.func) == "torch.device" and value.args:
+        value = value.args[0].value
+    return isinstance(value, cst.SimpleString) and value.value in _HOST_DEVICES
+
+
+def _chain_has_host_copy(model: FileModel, expr: Optional[cst.BaseExpression]) -> bool:
+    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value in ("cpu", "numpy", "tolist", "item"):
+                return True
+            if expr.func.attr.value == "to" and expr.args:
+                first = expr.args[0].value
+                if isinstance(first, cst.SimpleString) and first.value in _HOST_DEVICES:
+                    return True
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return False
+
+
+class HostCopyInTrainingLoop(Rule):
+    code = "GPU103"
+    name = "host-copy-in-training-loop"
+    summary = "device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`) on every training step"
+    what = """
+        `.cpu()`, `.to("cpu")`, `.numpy()` and `.tolist()` on tensors inside the innermost
+        training loop. A chain such as `out.detach().cpu().numpy()` is reported once.
+    """
+    why = """
+        A copy from the GPU to ordinary host memory is synchronous: the host waits until the
+        kernels producing the tensor have run and the bytes have arrived. Done every step (to
+        collect predictions or compute a metric with NumPy) it stalls the pipeline that keeps
+        the GPU fed, and the transfer itself crosses the slow host link.
+    """
+    example = """
+        for x, y in loader:
+            out = model(x)
+            loss = criterion(out, y)
+            loss.backward()
+            optimizer.step()
+            all_preds.extend(out.argmax(1).cpu().tolist())
+    """
+    instead = """
+        preds = []
+        for x, y in loader:
+            out = model(x)
+            loss = criterion(out, y)
+            loss.backward()
+            optimizer.step()
+            preds.append(out.argmax(1).detach())  # stays on the GPU
+        all_preds = torch.cat(preds).cpu().tolist()  # one copy per epoch
+    """
+    hint = "keep results on the device (append, then `torch.cat`) and copy them once per epoch"
+    fix_safety = """
+        No automatic fix. Keeping the results on the device means changing the code that consumes
+        them (NumPy metrics, lists of Python numbers), which no local rewrite can do. A
+        `non_blocking=True` on a device-to-host copy is never a fix: without a synchronisation the
+        host may read the buffer before the copy has landed.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        (
+            "A guide on good usage of non_blocking and pin_memory()",
+            "https://docs.pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
+        ),
+        ("torch.Tensor.cpu", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.cpu.html"),
+    )
+    requires = ((".cpu(", ".numpy(", ".tolist(", "cpu"), TRAINING_TEXT)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        for site in model.method_calls("cpu", "to", "numpy", "tolist"):
+            if site.method in ("cpu", "to") and not _moves_to_host(model, site):
+                continue
+            heat = model.sync_heat(site.ctx)
+            if heat is None or _chain_has_host_copy(model, site.receiver):
+                continue
+            if is_raw_batch(model, site.receiver, site.ctx, site.order):
+                continue
+            if site.method == "tolist" and not model.is_tensor(site.receiver, site.ctx):
+                continue
+            if site.method == "numpy" and is_numpy(model, site.receiver, site.ctx, site.order):
+                continue
+            kinds = model.kinds(site.receiver, site.ctx, site.order)
+            if "module" in kinds or "ddp" in kinds or _is_module_value(model, site.receiver):
+                continue
+            yield self.report(
+                site.node,
+                "`.{method}()` copies `{receiver}` to the host and waits "
+                "for the GPU on every training step",
+                severity=self.severity_for(heat),
+                data={"method": site.method, "receiver": snippet(model, site.receiver, 30)},
+            )

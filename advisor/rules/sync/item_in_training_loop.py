@@ -1,0 +1,93 @@
+"""GPU101 `item-in-training-loop`: `.item()` or `float(tensor)` on every training step."""
+
+from __future__ import annotations
+from typing import Iterator
+from advisor.model import FileModel
+from advisor.rules.base import Report, Rule, snippet
+from advisor.model.tensors import is_numpy, is_raw_batch
+from advisor.model.vocabulary import TRAINING_TEXT
+
+
+class ItemInTrainingLoop(Rule):
+    code = "GPU101"
+    name = "item-in-training-loop"
+    summary = "`.item()` or `float(tensor)` on every training step"
+    what = """
+        Calls to `.item()`, and `float()`, `int()` or `bool()` applied to a tensor, inside the
+        innermost training loop (the loop that runs `backward()` or `optimizer.step()`, directly
+        or through a function it calls). Under a periodic condition such as
+        `if step % 100 == 0` or a rank-0 check the finding is only informational.
+    """
+    why = """
+        Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
+        happen once every kernel queued before it has finished. The CPU stops queueing work
+        while it waits, so the GPU then idles until the CPU catches up. Once per step, this
+        removes the overlap between host and device that keeps the GPU busy.
+    """
+    example = """
+        for x, y in loader:
+            loss = criterion(model(x.cuda()), y.cuda())
+            loss.backward()
+            optimizer.step()
+            running_loss += loss.item()
+    """
+    instead = """
+        running_loss = torch.zeros((), device="cuda")
+        for x, y in loader:
+            loss = criterion(model(x.cuda()), y.cuda())
+            loss.backward()
+            optimizer.step()
+            running_loss += loss.detach()
+        print(running_loss.item() / len(loader))  # one sync per epoch
+    """
+    hint = "keep the value on the device (`total += loss.detach()`) and read it once per epoch or every N steps"
+    fix_safety = """
+        No automatic fix. Where the value should go instead (a device-side running total, a
+        read every N steps, or nowhere) depends on what the script does with the number, and
+        any rewrite would change when and how often it is logged.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        (
+            "CUDA semantics: asynchronous execution",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
+        ),
+        ("torch.Tensor.item", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.item.html"),
+        (
+            "torch.cuda.set_sync_debug_mode",
+            "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
+        ),
+    )
+    requires = ((".item(", "float(", "int(", "bool("), TRAINING_TEXT)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        for site in model.method_calls("item"):
+            if site.node.args:
+                continue
+            heat = model.sync_heat(site.ctx)
+            if heat is None or is_numpy(model, site.receiver, site.ctx, site.order) or is_raw_batch(model, site.receiver, site.ctx, site.order):
+                continue
+            yield self.report(
+                site.node,
+                "`{expression}` waits for the GPU on every training step",
+                severity=self.severity_for(heat),
+                data={"expression": snippet(model, site.node)},
+            )
+        for builtin in ("float", "int", "bool"):
+            for site in model.facts.calls_by_callee.get(builtin, ()):
+                args = site.node.args
+                if len(args) != 1 or args[0].keyword is not None or args[0].star:
+                    continue
+                heat = model.sync_heat(site.ctx)
+                if heat is None or not model.is_tensor(args[0].value, site.ctx):
+                    continue
+                yield self.report(
+                    site.node,
+                    "`{expression}` converts a tensor to a Python value, "
+                    "waiting for the GPU on every training step",
+                    severity=self.severity_for(heat),
+                    data={"expression": snippet(model, site.node), "builtin": builtin},
+                )

@@ -1,0 +1,107 @@
+"""GPU105 `synchronize-in-training-loop`: `torch.cuda.synchronize()` on every training step."""
+
+from __future__ import annotations
+import re
+from typing import Iterator
+import libcst as cst
+from advisor.model import CallSite, FileModel
+from advisor.rules.base import Report, Rule
+from advisor.model.vocabulary import TRAINING_TEXT
+
+
+_SYNC_RECEIVER = re.compile(r"stream|event", re.IGNORECASE)
+
+
+_SYNC_FUNCTIONS = ("torch.cuda.synchronize", "torch.accelerator.synchronize", "torch.cuda.current_stream")
+
+
+class SynchronizeInTrainingLoop(Rule):
+    code = "GPU105"
+    name = "synchronize-in-training-loop"
+    summary = "`torch.cuda.synchronize()` on every training step"
+    what = """
+        `torch.cuda.synchronize()`, `torch.accelerator.synchronize()` and `Stream`/`Event`
+        `.synchronize()` inside the innermost training loop. Calls next to timing code (a
+        `time.perf_counter()` call or `elapsed_time` within a few statements) are left alone:
+        timing GPU work needs them.
+    """
+    why = """
+        An explicit synchronize blocks the host until every queued kernel has finished, so the
+        GPU runs dry while the host prepares the next step. Outside of measurements it is
+        usually left over from debugging. CUDA's sync-debug mode does not report it either.
+    """
+    example = """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+            torch.cuda.synchronize()
+    """
+    instead = """
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    """
+    hint = "remove it, or keep it only around the code you time"
+    fix_safety = """
+        No automatic fix. A synchronize may guard code the analysis cannot see (a custom CUDA
+        extension, a side stream, a host buffer reused by a later copy); removing it is safe only
+        when it was left over from debugging.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: avoid unnecessary CPU-GPU synchronization",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization",
+        ),
+        (
+            "CUDA semantics: asynchronous execution",
+            "https://docs.pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
+        ),
+        ("torch.cuda.synchronize", "https://docs.pytorch.org/docs/stable/generated/torch.cuda.synchronize.html"),
+        (
+            "c10/cuda/CUDAFunctions.cpp: `device_synchronize` issues no sync-debug warning",
+            "https://github.com/pytorch/pytorch/blob/main/c10/cuda/CUDAFunctions.cpp",
+        ),
+    )
+    requires = (("synchronize",), TRAINING_TEXT)
+
+    def _is_sync(self, model: FileModel, site: CallSite) -> bool:
+        if site.qualname in ("torch.cuda.synchronize", "torch.accelerator.synchronize"):
+            return True
+        if site.method != "synchronize" or site.node.args:
+            return False
+        receiver = site.receiver
+        if isinstance(receiver, cst.Call):
+            return model.imports.qualify(receiver.func) in _SYNC_FUNCTIONS or (
+                (model.imports.qualify(receiver.func) or "").startswith("torch.cuda.")
+            )
+        name = site.receiver_name or ""
+        if _SYNC_RECEIVER.search(name.rsplit(".", 1)[-1]):
+            return True
+        # A name bound to torch.cuda.Event()/Stream()/current_stream(), whatever it is called.
+        for assignment in model.assignments(name, site.ctx) if name else ():
+            value = assignment.value
+            if isinstance(value, cst.Call) and (model.imports.qualify(value.func) or "").startswith("torch.cuda."):
+                return True
+        return False
+
+    def _near_timing(self, model: FileModel, site: CallSite) -> bool:
+        block, index = site.stmt
+        timing = model.facts.timing_statements.get(block, ())
+        return any(abs(i - index) <= 3 for i in timing)
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        sites = model.calls_to("torch.cuda.synchronize", "torch.accelerator.synchronize")
+        sites += [s for s in model.method_calls("synchronize") if s.qualname is None]
+        for site in sites:
+            if not self._is_sync(model, site):
+                continue
+            heat = model.sync_heat(site.ctx)
+            if heat is None or self._near_timing(model, site):
+                continue
+            yield self.report(
+                site.node,
+                "explicit synchronize blocks the host until the GPU is idle, on every training step",
+                severity=self.severity_for(heat),
+            )

@@ -1,0 +1,191 @@
+"""GPU106 `tensor-created-on-host-then-moved`: tensor built in host memory and then copied to the GPU (`torch.zeros(n).cuda()`)."""
+
+from __future__ import annotations
+from typing import Iterator, Optional
+import libcst as cst
+from advisor.findings import Applicability, Fixable, Severity
+from advisor.model import CallSite, FileModel
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.model.devices import device_kind, is_dtype
+
+
+_PLAIN_FACTORIES = frozenset("zeros ones empty full arange linspace logspace eye tensor as_tensor".split())
+
+
+_RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
+
+
+# Factories whose values do not depend on the dtype they are computed in: a `.to(dtype)` can move in.
+_DTYPE_MOVABLE = frozenset("zeros ones empty full eye tensor as_tensor".split())
+
+
+class _Move:
+    """What a `.cuda()`/`.to()` call asks for: the device expression to pass to the factory
+    (None when the move cannot be folded into it), and a dtype to fold in too."""
+
+    def __init__(self, device: Optional[cst.BaseExpression], dtype: Optional[cst.BaseExpression] = None) -> None:
+        self.device = device
+        self.dtype = dtype
+
+
+def _parse_move(model: FileModel, site: CallSite) -> Optional[_Move]:
+    """The move as a host-to-device copy, or None when the call is no such copy."""
+    args = site.node.args
+    if any(a.star for a in args):
+        return None
+    keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
+    positional = [a.value for a in args if a.keyword is None]
+    if site.method == "cuda":
+        if positional or set(keywords) - {"non_blocking"}:
+            return _Move(None)  # `.cuda(local_rank)`: a CUDA move, but which spelling of the device?
+        return _Move(cst.SimpleString('"cuda"'))
+    device = keywords.get("device", positional[0] if positional else None)
+    if device is None or device_kind(model, device, site.ctx, site.order) != "cuda":
+        return None
+    rest = positional[1:] if "device" not in keywords else positional
+    dtype = keywords.get("dtype")
+    if rest and dtype is None and is_dtype(model, rest[0]):
+        dtype, rest = rest[0], rest[1:]
+    if len(rest) > 1 or set(keywords) - {"device", "dtype", "non_blocking"}:
+        return _Move(None)  # `copy=`, `memory_format=`: keep the author's spelling
+    return _Move(device, dtype)
+
+
+class TensorCreatedOnHostThenMoved(Rule):
+    code = "GPU106"
+    name = "tensor-created-on-host-then-moved"
+    summary = "tensor built in host memory and then copied to the GPU (`torch.zeros(n).cuda()`)"
+    what = """
+        A torch factory (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `linspace`, `eye`,
+        `tensor`, `as_tensor`, and the random `rand`, `randn`, `randint`, `randperm`) whose
+        result is immediately moved with `.cuda()` or `.to(<cuda device>)`. A `.to()` that only
+        changes the dtype, or moves to the CPU, is not a move to the GPU. Inside the innermost
+        training loop, or a loop over a DataLoader, it is a warning; elsewhere (set-up code,
+        once per epoch) it is informational.
+    """
+    why = """
+        The tensor is first allocated and filled by the CPU in ordinary host memory, then copied
+        across the host link into a second allocation on the GPU. Passing `device=` allocates
+        and fills it on the GPU directly: no host work, no transfer, no temporary. In a loop
+        that runs every step the wasted copy is paid every step.
+    """
+    example = """
+        for x, y in loader:
+            x, y = x.cuda(), y.cuda()
+            weights = torch.ones(y.size(0)).cuda()
+            positions = torch.arange(x.size(1)).to(device)
+    """
+    instead = """
+        for x, y in loader:
+            x, y = x.cuda(), y.cuda()
+            weights = torch.ones(y.size(0), device="cuda")
+            positions = torch.arange(x.size(1), device=device)
+    """
+    hint = "pass `device=` to the factory and drop the `.cuda()`/`.to()`"
+    fixable = Fixable.SOMETIMES_SAFE_OR_UNSAFE
+    fix_safety = """
+        The fix passes the move's device (and a dtype given to `.to()`) to the factory and drops
+        the move. It is safe when the tensor's values do not depend on where they are computed:
+        `zeros`, `ones`, `empty`, `full`, `eye`, `tensor`, `as_tensor`, `arange`, `linspace`,
+        `logspace`. It assumes:
+
+        - the device expression means the same in the factory call as in the move (it is copied
+          as written);
+        - a dtype folded into the factory fits the values: `.to(torch.uint8)` wraps an
+          out-of-range integer, while `dtype=torch.uint8` in `torch.full`/`torch.tensor` raises;
+        - float `arange`/`linspace`/`logspace` results may differ in the last bit between the CPU
+          and GPU kernels, which the fix treats as the same values.
+
+        Offered as unsafe for the random factories (`rand`, `randn`, `randint`, `randperm`): the
+        GPU generator draws different numbers than the CPU one, so seeded runs change. Also
+        unsafe with `requires_grad=True`: the result becomes a leaf that receives `.grad`, where
+        before the gradient went to the CPU tensor. Not offered when the move names its device in
+        a form the factory cannot take as written (`.cuda(rank)`), has other arguments
+        (`copy=`, `memory_format=`), or folds a dtype into a factory whose values depend on it.
+    """
+    references = (
+        (
+            "Performance Tuning Guide: create tensors directly on the target device",
+            "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#create-tensors-directly-on-the-target-device",
+        ),
+        (
+            "torch/profiler/_pattern_matcher.py: `ExtraCUDACopyPattern`",
+            "https://github.com/pytorch/pytorch/blob/main/torch/profiler/_pattern_matcher.py",
+        ),
+        (
+            "Reproducibility: random number generators per device",
+            "https://docs.pytorch.org/docs/stable/notes/randomness.html",
+        ),
+    )
+    requires = (
+        (".cuda(", ".to("),
+        ("cuda",),
+        ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor"),
+    )
+
+    def check(self, model: FileModel) -> Iterator[Report]:
+        if not model.uses_cuda:
+            return
+        for site in model.method_calls("cuda", "to"):
+            factory = site.receiver
+            if not isinstance(factory, cst.Call):
+                continue
+            qual = model.imports.qualify(factory.func) or ""
+            head, _, kind = qual.rpartition(".")
+            if head != "torch" or (kind not in _PLAIN_FACTORIES and kind not in _RANDOM_FACTORIES):
+                continue
+            if any(a.star for a in factory.args) or any(
+                a.keyword is not None and a.keyword.value in ("device", "out", "pin_memory") for a in factory.args
+            ):
+                continue
+            move = _parse_move(model, site)
+            if move is None:
+                continue
+            yield self.report(
+                site.node,
+                "`torch.{factory}(...)` is built in host memory and then copied to the GPU",
+                severity=self._severity(model, site),
+                fix=self._fix(model, factory, kind, move, site),
+                data={"factory": kind},
+            )
+
+    def _severity(self, model: FileModel, site: CallSite) -> Severity:
+        heat = model.sync_heat(site.ctx)
+        if heat is not None:
+            return self.severity_for(heat)
+        loop = site.ctx.loop
+        while loop is not None:
+            if loop.over_loader:
+                return self.severity  # an evaluation or preprocessing loop: once per batch
+            loop = loop.parent
+        return Severity.INFO
+
+    def _fix(self, model: FileModel, factory: cst.Call, kind: str, move: _Move, site: CallSite) -> Optional[FixSpec]:
+        if move.device is None:
+            return None
+        keywords = {a.keyword.value for a in factory.args if a.keyword is not None}
+        new_args = list(factory.args)
+        if move.dtype is not None:
+            if "dtype" in keywords or kind not in _DTYPE_MOVABLE:
+                return None
+        equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+        added = [cst.Arg(value=move.device, keyword=cst.Name("device"), equal=equal)]
+        if move.dtype is not None:
+            added.append(cst.Arg(value=move.dtype, keyword=cst.Name("dtype"), equal=equal))
+        trailing = new_args[-1].comma if new_args else cst.MaybeSentinel.DEFAULT
+        if isinstance(trailing, cst.Comma):
+            # A trailing comma (one argument per line): the new ones follow the same layout.
+            inner = new_args[-2].comma if len(new_args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            new_args[-1] = new_args[-1].with_changes(comma=inner)
+            added = [a.with_changes(comma=inner) for a in added[:-1]] + [added[-1].with_changes(comma=trailing)]
+        new_args.extend(added)
+        replacement = model.code(factory.with_changes(args=new_args))
+        unsafe = kind in _RANDOM_FACTORIES or "requires_grad" in keywords
+        message = "pass `device=` to the factory and drop the copy"
+        if kind in _RANDOM_FACTORIES:
+            message += " (the GPU generator draws different values)"
+        return FixSpec(
+            message,
+            (NodeEdit(site.node, replacement),),
+            Applicability.UNSAFE if unsafe else Applicability.SAFE,
+        )

@@ -1,0 +1,149 @@
+# GPU501 `distributed-sampler-without-set-epoch`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = DistributedSampler(ds)  # expect: GPU501
+loader = DataLoader(ds, sampler=sampler)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: inline sampler, fix through loader.sampler
+import torch.utils.data as tud
+def main():
+    loader = tud.DataLoader(ds, batch_size=8, sampler=tud.DistributedSampler(ds, shuffle=True))  # expect: GPU501
+    for epoch in range(args.epochs):
+        # one pass over the data
+        for x, y in loader:
+            loss = model(x, y)
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: sampler made in a helper and returned inside the loader
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+def build_loader(ds, batch_size):
+    sampler = DistributedSampler(ds)  # expect: GPU501
+    return DataLoader(ds, batch_size=batch_size, sampler=sampler)
+def train_one_epoch(loader):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+loader = build_loader(ds, 32)
+for epoch in range(5):
+    train_one_epoch(loader)
+
+# %% invalid: no loop variable: reported without a fix
+from torch.utils.data import DistributedSampler
+def get_data():
+    sampler = DistributedSampler(ds)  # expect: GPU501
+    return DataLoader(ds, sampler=sampler), sampler
+train_loader, train_sampler = get_data()
+for _ in range(3):
+    for batch in train_loader:
+        model(batch).sum().backward()
+        optimizer.step()
+
+# %% invalid: class-based trainer
+from torch.utils.data import DistributedSampler, DataLoader
+class Trainer:
+    def __init__(self, ds):
+        self.sampler = DistributedSampler(ds, seed=0)  # expect: GPU501
+        self.loader = DataLoader(ds, sampler=self.sampler)
+    def fit(self, epochs):
+        for epoch in range(epochs):
+            self.train_epoch()
+    def train_epoch(self):
+        for x, y in self.loader:
+            self.model(x, y).backward()
+            self.optimizer.step()
+
+# %% invalid: importing a transformers helper is not using its Trainer
+from torch.utils.data import DataLoader, DistributedSampler
+from transformers import get_linear_schedule_with_warmup
+sampler = DistributedSampler(train_ds)  # expect: GPU501
+loader = DataLoader(train_ds, batch_size=32, sampler=sampler)
+for epoch in range(3):
+    for batch in loader:
+        model(**batch).loss.backward()
+        optimizer.step()
+
+# %% valid: set_epoch present
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = DistributedSampler(ds)
+loader = DataLoader(ds, sampler=sampler)
+for epoch in range(10):
+    sampler.set_epoch(epoch)
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: through loader.sampler
+from torch.utils.data import DataLoader, DistributedSampler
+loader = DataLoader(ds, sampler=DistributedSampler(ds))
+for epoch in range(10):
+    loader.sampler.set_epoch(epoch)
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: set_epoch in a helper
+from torch.utils.data.distributed import DistributedSampler
+def train_one_epoch(loader, epoch):
+    loader.sampler.set_epoch(epoch)
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+loader = DataLoader(ds, sampler=DistributedSampler(ds))
+for epoch in range(10):
+    train_one_epoch(loader, epoch)
+
+# %% valid: shuffle=False
+from torch.utils.data import DataLoader, DistributedSampler
+val_loader = DataLoader(val_ds, sampler=DistributedSampler(val_ds, shuffle=False))
+for epoch in range(10):
+    for x, y in train_loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: a single pass
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = DistributedSampler(ds)
+loader = DataLoader(ds, sampler=sampler)
+for x, y in loader:
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: Lightning sets the epoch
+import lightning as L
+from torch.utils.data import DataLoader, DistributedSampler
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.ds, sampler=DistributedSampler(self.ds))
+L.Trainer(max_epochs=10).fit(model, Data())
+
+# %% valid: step loop with micro-batches, epochs set by a generator
+from torch.utils.data import DataLoader, DistributedSampler
+def forever(loader):
+    epoch = 0
+    while True:
+        loader.sampler.set_epoch(epoch)
+        yield from loader
+        epoch += 1
+loader = DataLoader(ds, sampler=DistributedSampler(ds))
+batches = forever(loader)
+for step in range(max_steps):
+    for micro in range(accum):
+        x, y = next(batches)
+        (model(x, y) / accum).backward()
+    optimizer.step()

@@ -1,0 +1,196 @@
+# GPU502 `ddp-loader-without-distributed-sampler`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+dist.init_process_group("nccl")
+model = DDP(net.cuda(rank), device_ids=[rank])
+loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4)  # expect: GPU502
+for epoch in range(10):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: loader from a helper, iterated in another helper
+import torch.distributed as dist
+import torch.utils.data as tud
+def make_loaders(args):
+    train = tud.DataLoader(  # expect: GPU502
+        train_set,
+        batch_size=args.batch_size,
+        shuffle=True,
+    )
+    val = tud.DataLoader(val_set, batch_size=256)
+    return train, val
+def train_one_epoch(model, loader, optimizer):
+    for batch in loader:
+        model(**batch).loss.backward()
+        optimizer.step()
+def main():
+    dist.init_process_group(backend="nccl")
+    train_loader, val_loader = make_loaders(args)
+    for epoch in range(args.epochs):
+        train_one_epoch(model, train_loader, optimizer)
+
+# %% invalid: a sampler that does not split by rank
+import torch.distributed as dist
+from torch.utils.data import DataLoader, WeightedRandomSampler
+dist.init_process_group("nccl")
+sampler = WeightedRandomSampler(weights, num_samples=len(weights))
+loader = DataLoader(train_set, batch_size=32, sampler=sampler)  # expect: GPU502
+for x, y in loader:
+    criterion(model(x), y).backward()
+    optimizer.step()
+
+# %% invalid: custom sampler of unknown kind
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+dist.init_process_group("nccl")
+loader = DataLoader(train_set, batch_size=32, sampler=ImbalancedSampler(labels))  # expect: GPU502 info
+for x, y in loader:
+    criterion(model(x), y).backward()
+    optimizer.step()
+
+# %% invalid: step loop drawing batches with next()
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader
+model = DistributedDataParallel(model, device_ids=[local_rank])
+loader = DataLoader(train_set, batch_size=8, shuffle=True)  # expect: GPU502
+data_iter = iter(loader)
+for step in range(max_steps):
+    x, y = next(data_iter)
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: options in a kwargs dict
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+dist.init_process_group("nccl")
+loader_kwargs = dict(batch_size=64, shuffle=True, num_workers=8)
+train_loader = DataLoader(dataset, **loader_kwargs)  # expect: GPU502
+for images, labels in train_loader:
+    criterion(model(images), labels).backward()
+    optimizer.step()
+
+# %% invalid: training loop out of sight: the only shuffling loader
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+dist.init_process_group("nccl")
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True)  # expect: GPU502
+val_loader = DataLoader(val_set, batch_size=64)
+run(model, train_loader, val_loader)
+
+# %% valid: distributed sampler
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+dist.init_process_group("nccl")
+sampler = DistributedSampler(train_set)
+loader = DataLoader(train_set, batch_size=32, sampler=sampler, num_workers=4)
+model = DDP(net, device_ids=[rank])
+for epoch in range(10):
+    sampler.set_epoch(epoch)
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: validation loader without sampler, used under no_grad
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+dist.init_process_group("nccl")
+train_loader = DataLoader(train_set, sampler=DistributedSampler(train_set), batch_size=32)
+val_loader = DataLoader(val_set, batch_size=256)
+def evaluate(model, loader):
+    with torch.no_grad():
+        for x, y in loader:
+            model(x)
+for x, y in train_loader:
+    model(x).sum().backward()
+    optimizer.step()
+evaluate(model, val_loader)
+
+# %% valid: iterable dataset that shards per rank
+import torch.distributed as dist
+from torch.utils.data import DataLoader, IterableDataset
+class ShardedStream(IterableDataset):
+    def __iter__(self):
+        rank, world = dist.get_rank(), dist.get_world_size()
+        for i, line in enumerate(open(self.path)):
+            if i % world == rank:
+                yield encode(line)
+dist.init_process_group("nccl")
+loader = DataLoader(ShardedStream(), batch_size=16)
+for batch in loader:
+    loss = model(batch)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: Accelerate injects the sampler
+from accelerate import Accelerator
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data import DataLoader
+accelerator = Accelerator()
+loader = DataLoader(train_set, batch_size=32, shuffle=True)
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+for batch in loader:
+    accelerator.backward(model(**batch).loss)
+    optimizer.step()
+
+# %% valid: dataset split by rank by hand
+import torch.distributed as dist
+from torch.utils.data import DataLoader, Subset
+dist.init_process_group("gloo")
+rank, world_size = dist.get_rank(), dist.get_world_size()
+shard = Subset(dataset, range(rank, len(dataset), world_size))
+loader = DataLoader(shard, batch_size=64, shuffle=True)
+for x, y in loader:
+    criterion(model(x), y).backward()
+    optimizer.step()
+
+# %% valid: sampler only when distributed, through helpers
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+def build_loader(ds, args):
+    sampler = DistributedSampler(ds) if args.distributed else None
+    return DataLoader(ds, batch_size=args.batch_size, sampler=sampler, shuffle=sampler is None)
+def train_one_epoch(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+model = DDP(model)
+loader = build_loader(train_set, args)
+for epoch in range(args.epochs):
+    loader.sampler.set_epoch(epoch)
+    train_one_epoch(model, loader, optimizer)
+
+# %% valid: custom batch sampler that takes the rank
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+dist.init_process_group("nccl")
+loader = DataLoader(train_set, batch_sampler=DistributedBucketSampler(train_set, num_replicas=world, rank=rank))
+for batch in loader:
+    model(batch).loss.backward()
+    optimizer.step()
+
+# %% valid: Lightning adds the sampler
+import lightning as L
+from torch.utils.data import DataLoader
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, shuffle=True)
+trainer = L.Trainer(strategy="ddp", devices=4)
+trainer.fit(model, Data())
+
+# %% valid: not a distributed script
+from torch.utils.data import DataLoader
+loader = DataLoader(train_set, batch_size=64, shuffle=True)
+for x, y in loader:
+    criterion(model(x), y).backward()
+    optimizer.step()

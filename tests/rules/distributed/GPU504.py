@@ -1,0 +1,178 @@
+# GPU504 `checkpoint-saved-on-every-rank`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch
+import torch.distributed as dist
+dist.init_process_group("nccl")
+for epoch in range(epochs):
+    train(model)
+    torch.save(model.module.state_dict(), f"epoch_{epoch}.pt")  # expect: GPU504
+
+# %% invalid: one call site of the helper is not guarded
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def save_checkpoint(model, optimizer, path):
+    state = {"model": model.module.state_dict(), "optim": optimizer.state_dict()}
+    torch.save(state, path)  # expect: GPU504
+model = DDP(net, device_ids=[local_rank])
+for epoch in range(args.epochs):
+    train(model)
+    if local_rank == 0:
+        save_checkpoint(model, optimizer, "best.pt")
+save_checkpoint(model, optimizer, "last.pt")
+
+# %% invalid: a periodic test is not a rank test
+import torch
+import torch.distributed as dist
+def main():
+    dist.init_process_group("nccl")
+    rank = dist.get_rank()
+    for epoch in range(args.epochs):
+        train(model)
+        if epoch % args.save_every == 0:
+            torch.save(model.module.state_dict(), "ckpt.pt")  # expect: GPU504
+
+# %% invalid: a trainer method called unguarded
+import torch
+from torch import distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+class Trainer:
+    def __init__(self, model):
+        self.model = DistributedDataParallel(model)
+    def save(self, path):
+        torch.save(  # expect: GPU504
+            {"model": self.model.module.state_dict(), "epoch": self.epoch},
+            path,
+        )
+    def fit(self):
+        for epoch in range(self.epochs):
+            self.train_epoch()
+            self.save("last.pt")
+
+# %% invalid: the guard covers only the print
+import torch
+import torch.distributed as dist
+def save_checkpoint(state, path):
+    if dist.get_rank() == 0:
+        print("saving", path)
+    torch.save(state, path)  # expect: GPU504
+dist.init_process_group("nccl")
+save_checkpoint(state, "a.pt")
+
+# %% invalid: helper with no call site in the file
+import torch
+import torch.distributed as dist
+def dump_checkpoint(state, path):
+    torch.save(state, path)  # expect: GPU504 info
+dist.init_process_group("nccl")
+
+# %% invalid: the early return leaves rank 0 out, not the others
+import torch
+import torch.distributed as dist
+def save(model, path, rank):
+    if rank == 0:
+        return
+    torch.save(model.state_dict(), path)  # expect: GPU504
+dist.init_process_group("nccl")
+save(model, "m.pt", dist.get_rank())
+
+# %% valid: rank-0 guard
+import torch
+import torch.distributed as dist
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+for epoch in range(epochs):
+    train(model)
+    if rank == 0:
+        torch.save(model.module.state_dict(), "ckpt.pt")
+
+# %% valid: every call site of the helper is guarded
+import torch
+import torch.distributed as dist
+def save_checkpoint(state, path):
+    torch.save(state, path)
+def main():
+    dist.init_process_group("nccl")
+    for epoch in range(args.epochs):
+        train(model)
+        if dist.get_rank() == 0:
+            save_checkpoint({"model": model.module.state_dict()}, "last.pt")
+
+# %% valid: early return off rank 0
+import torch
+import torch.distributed as dist
+def save_checkpoint(model, path):
+    if dist.get_rank() != 0:
+        return
+    torch.save(model.module.state_dict(), path)
+dist.init_process_group("nccl")
+save_checkpoint(model, "last.pt")
+
+# %% valid: `local_rank in (-1, 0)` from argparse
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(net, device_ids=[args.local_rank])
+if args.local_rank in (-1, 0):
+    torch.save(model.module.state_dict(), args.out)
+
+# %% valid: Accelerate saves on the main process
+import torch
+from accelerate import Accelerator
+accelerator = Accelerator()
+model = accelerator.prepare(model)
+accelerator.wait_for_everyone()
+accelerator.save(accelerator.unwrap_model(model).state_dict(), "model.pt")
+
+# %% valid: one file per rank
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+dist.init_process_group("nccl")
+rank = dist.get_rank()
+model = FSDP(net)
+torch.save(model.state_dict(), f"ckpt/shard_rank{rank}.pt")
+
+# %% valid: not a distributed script
+import torch
+def export(model, path):
+    torch.save(model.state_dict(), path)
+export(model, "model.pt")
+
+# %% valid: rank_zero_only decorator
+import torch
+import torch.distributed as dist
+from lightning.pytorch.utilities import rank_zero_only
+@rank_zero_only
+def dump(state, path):
+    torch.save(state, path)
+dist.init_process_group("nccl")
+dump(state, "s.pt")
+
+# %% valid: method guarded at its call site
+import torch
+import torch.distributed as dist
+class Trainer:
+    def __init__(self):
+        dist.init_process_group("nccl")
+        self.is_main = dist.get_rank() == 0
+    def save(self, path):
+        torch.save(self.model.module.state_dict(), path)
+    def fit(self):
+        for epoch in range(self.epochs):
+            self.train_epoch()
+            if self.is_main:
+                self.save("last.pt")
+
+# %% valid: mp.spawn worker guarded by its device index
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+def worker(gpu, args):
+    dist.init_process_group("nccl", rank=gpu, world_size=args.world_size)
+    for epoch in range(args.epochs):
+        train(model, gpu)
+        if gpu == 0:
+            torch.save(model.module.state_dict(), "model.pt")
+mp.spawn(worker, args=(args,), nprocs=args.world_size)

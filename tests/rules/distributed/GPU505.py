@@ -1,0 +1,87 @@
+# GPU505 `data-parallel-or-find-unused-parameters`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch.nn as nn
+model = Net()
+if torch.cuda.device_count() > 1:
+    model = nn.DataParallel(model)  # expect: GPU505
+model.to("cuda")
+for x, y in loader:
+    criterion(model(x), y).backward()
+    optimizer.step()
+
+# %% invalid: full dotted name
+import torch
+net = torch.nn.parallel.DataParallel(net, device_ids=list(range(args.ngpu)))  # expect: GPU505
+for x, y in loader:
+    criterion(net(x), y).backward()
+    optimizer.step()
+
+# %% invalid: a single device
+from torch.nn import DataParallel as DP
+model = DP(model, device_ids=[0])  # expect: GPU505 info
+for x, y in loader:
+    criterion(model(x), y).backward()
+    optimizer.step()
+
+# %% invalid: inference only
+import torch.nn as nn
+model = nn.DataParallel(load_model(args.ckpt)).cuda().eval()  # expect: GPU505 info
+with torch.no_grad():
+    preds = [model(x.cuda()).argmax(1) for x, _ in loader]
+
+# %% invalid: find_unused_parameters on its own line
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(
+    model,
+    device_ids=[local_rank],
+    find_unused_parameters=True,  # expect: GPU505 info
+)
+
+# %% invalid: through a kwargs dict
+import torch.nn as nn
+ddp_kwargs = {"device_ids": [rank], "find_unused_parameters": True}  # expect: GPU505 info
+model = nn.parallel.DistributedDataParallel(model, **ddp_kwargs)
+
+# %% invalid: Accelerate handler
+from accelerate import Accelerator
+from accelerate.utils import DistributedDataParallelKwargs
+handler = DistributedDataParallelKwargs(find_unused_parameters=True)  # expect: GPU505 info
+accelerator = Accelerator(kwargs_handlers=[handler])
+
+# %% valid: plain DDP
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(model.to(rank), device_ids=[rank])
+
+# %% valid: find_unused_parameters=False
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(model, device_ids=[rank], find_unused_parameters=False)
+
+# %% valid: a configured value
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(model, device_ids=[rank], find_unused_parameters=args.find_unused)
+
+# %% valid: isinstance check
+import torch.nn as nn
+model = nn.DataParallel  # a reference, never called
+raw = model.module if isinstance(model, nn.DataParallel) else model
+
+# %% valid: only the word in a string
+import torch
+raw_model = model.module if hasattr(model, "module") else model
+torch.save(raw_model.state_dict(), "DataParallel_checkpoint.pt")
+
+# %% valid: Accelerate DDP kwargs without find_unused_parameters
+from accelerate import Accelerator, DistributedDataParallelKwargs
+kwargs = DistributedDataParallelKwargs(gradient_as_bucket_view=True)
+accelerator = Accelerator(kwargs_handlers=[kwargs])
+
+# %% valid: a class of the user's own
+import torch.nn as nn
+class DataParallelWrapper(nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+model = DataParallelWrapper(net)

@@ -1,0 +1,170 @@
+# GPU601 `inference-without-no-grad`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    for x, y in loader:
+        correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()  # expect: GPU601
+    return correct.item()
+for epoch in range(10):
+    train_one_epoch(model, train_loader)
+    print(evaluate(model, val_loader))
+
+# %% invalid: module-level inference script
+import torch
+model = torch.jit.load("model.pt").cuda().eval()
+preds = []
+for images in loader:
+    preds.append(model(images.cuda()).argmax(dim=1))  # expect: GPU601
+
+# %% invalid: one caller has grad on
+import torch
+def predict(model, loader):
+    outs = []
+    for batch in loader:
+        outs.append(model(batch).softmax(-1))  # expect: GPU601
+    return outs
+with torch.no_grad():
+    a = predict(model, loader_a)
+b = predict(model, loader_b)
+
+# %% invalid: a trainer method
+import torch
+class Trainer:
+    def train_epoch(self):
+        for x, y in self.train_loader:
+            loss = self.criterion(self.model(x), y)
+            loss.backward()
+            self.optimizer.step()
+    def validate(self):
+        self.model.eval()
+        total = 0.0
+        for x, y in self.val_loader:
+            total += self.criterion(self.model(x), y)  # expect: GPU601
+        return total
+    def fit(self):
+        for epoch in range(self.epochs):
+            self.train_epoch()
+            self.validate()
+
+# %% invalid: validation loop in the epoch loop
+import torch
+for epoch in range(epochs):
+    for x, y in train_loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    val_loss = 0
+    for x, y in val_loader:
+        val_loss += criterion(model(x), y)  # expect: GPU601
+
+# %% invalid: no caller in the file
+import torch
+def embed_corpus(encoder, batches):
+    return [encoder(b) for b in batches]
+def embed_all(text_encoder, batches):
+    vectors = []
+    for b in batches:
+        vectors.append(text_encoder(b).cpu())  # expect: GPU601 info
+    return vectors
+
+# %% invalid: periodic evaluation inside the training loop
+import torch
+for step, (x, y) in enumerate(train_loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if step % 1000 == 0:
+        hits = 0
+        for vx, vy in val_loader:
+            hits += (model(vx).argmax(1) == vy).sum()  # expect: GPU601
+
+# %% valid: decorator and inference_mode
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    return sum((model(x).argmax(1) == y).sum() for x, y in loader)
+def evaluate_loop(model, loader):
+    model.eval()
+    with torch.inference_mode():
+        for x, y in loader:
+            preds = model(x)
+
+# %% valid: the only caller disables grad
+import torch
+def run_batches(model, loader):
+    outs = []
+    for x, _ in loader:
+        outs.append(model(x))
+    return outs
+def main():
+    with torch.no_grad():
+        outs = run_batches(model, val_loader)
+
+# %% valid: adversarial examples need input gradients
+import torch
+def fgsm(model, loader, eps):
+    adv = []
+    for x, y in loader:
+        x.requires_grad_(True)
+        loss = criterion(model(x), y)
+        grad, = torch.autograd.grad(loss, x)
+        adv.append(x + eps * grad.sign())
+    return adv
+
+# %% valid: a training loop
+import torch
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: rollout whose log-probabilities are backpropagated after the loop
+import torch
+def reinforce(policy_net, env, optimizer):
+    log_probs, rewards = [], []
+    obs = env.reset()
+    for t in range(500):
+        dist = policy_net(obs)
+        action = dist.sample()
+        log_probs.append(dist.log_prob(action))
+        obs, reward, done, _ = env.step(action)
+        rewards.append(reward)
+    loss = -(torch.stack(log_probs) * returns(rewards)).sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: Lightning disables grad in validation_step
+import pytorch_lightning as pl
+class LitModel(pl.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        for x in batch:
+            self.model(x)
+
+# %% valid: generate is gradient-free already
+from transformers import AutoModelForCausalLM
+for prompt in prompts:
+    ids = tokenizer(prompt, return_tensors="pt").input_ids.cuda()
+    out = model.generate(ids, max_new_tokens=64)
+    print(tokenizer.decode(out[0]))
+
+# %% valid: a model's own forward
+import torch.nn as nn
+class Stack(nn.Module):
+    def forward(self, x):
+        for _ in range(self.depth):
+            x = self.net(x)
+        return x
+
+# %% valid: grad turned off for the whole script
+import torch
+torch.set_grad_enabled(False)
+model = load_model()
+for x in batches:
+    print(model(x).argmax())

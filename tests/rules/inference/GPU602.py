@@ -1,0 +1,184 @@
+# GPU602 `evaluation-without-eval-mode`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum()  # expect: GPU602
+    return correct
+for epoch in range(10):
+    model.train()
+    for x, y in train_loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+    evaluate(model, val_loader)
+
+# %% invalid: batch norm, module-level inference
+import torch
+import torch.nn as nn
+net = nn.Sequential(nn.Linear(32, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 2))
+net.load_state_dict(torch.load("net.pt"))
+with torch.no_grad():
+    for x in batches:
+        print(net(x).argmax(1))  # expect: GPU602
+
+# %% invalid: method named validate
+import torch
+class Trainer:
+    def train_epoch(self):
+        self.model.train()
+        for x, y in self.loader:
+            self.criterion(self.model(x), y).backward()
+            self.optimizer.step()
+    def validate(self):
+        losses = []
+        for x, y in self.val_loader:
+            losses.append(self.criterion(self.model(x), y).detach())  # expect: GPU602
+        return losses
+
+# %% invalid: the classic MNIST test()
+import torch
+import torch.nn.functional as F
+def train(args, model, device, train_loader, optimizer, epoch):
+    model.train()
+    for data, target in train_loader:
+        optimizer.zero_grad()
+        loss = F.nll_loss(model(data.to(device)), target.to(device))
+        loss.backward()
+        optimizer.step()
+def test(model, device, test_loader):
+    test_loss = 0
+    with torch.no_grad():
+        for data, target in test_loader:
+            output = model(data.to(device))  # expect: GPU602
+            test_loss += F.nll_loss(output, target.to(device), reduction="sum").item()
+    return test_loss
+def main():
+    model = Net().to(device)
+    for epoch in range(1, args.epochs + 1):
+        train(args, model, device, train_loader, optimizer, epoch)
+        test(model, device, test_loader)
+
+# %% invalid: eval called elsewhere, not on the way: info
+import torch
+import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(10, 10), nn.Dropout(0.5))
+    def forward(self, x):
+        return self.body(x)
+def export_predictions(model, loader):
+    model.eval()
+@torch.inference_mode()
+def infer(model, batch):
+    return model(batch)  # expect: GPU602 info
+model = Net()
+infer(model, batch)
+
+# %% invalid: comprehension in a validation helper
+import torch
+def run_validation(ddp_model, val_loader):
+    with torch.no_grad():
+        return [ddp_model(x) for x, _ in val_loader]  # expect: GPU602
+for epoch in range(epochs):
+    ddp_model.train()
+    train(ddp_model)
+    run_validation(ddp_model, val_loader)
+
+# %% valid: a function of the file whose name ends in _model
+import torch
+
+def load_torch_model(name):
+    return torch.hub.load("repo", name)
+
+for name in names:
+    torch_model = load_torch_model(name)
+    export(torch_model)
+
+# %% valid: eval in the evaluation function
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    return sum((model(x).argmax(1) == y).sum() for x, y in loader)
+for epoch in range(10):
+    model.train()
+    train_one_epoch(model, loader)
+    evaluate(model, val_loader)
+
+# %% valid: eval in the caller
+import torch
+@torch.no_grad()
+def evaluate(model, loader):
+    return [model(x) for x, _ in loader]
+for epoch in range(10):
+    model.train()
+    train_one_epoch(model, loader)
+    model.eval()
+    evaluate(model, val_loader)
+
+# %% valid: eval in the helper that builds the model
+import torch
+import torch.nn as nn
+def load_model(path):
+    model = Net()
+    model.load_state_dict(torch.load(path))
+    return model.cuda().eval()
+@torch.no_grad()
+def predict(model, loader):
+    return [model(x.cuda()) for x in loader]
+model = load_model("best.pt")
+model = nn.DataParallel(model)
+predict(model, loader)
+model.train()
+
+# %% valid: per-step code in the training loop
+import torch
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        ema_out = ema_model(x)
+
+# %% valid: from_pretrained returns a model in eval mode
+import torch
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained("gpt2").cuda()
+drop = torch.nn.Dropout(0.1)
+with torch.inference_mode():
+    logits = model(input_ids).logits
+
+# %% valid: Lightning switches modes itself
+import pytorch_lightning as pl
+import torch.nn as nn
+class Lit(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.2))
+    def validation_step(self, batch, batch_idx):
+        return self.net(batch)
+
+# %% valid: no training and no dropout or batch norm in sight
+import torch
+@torch.no_grad()
+def predict(model, batch):
+    return model(batch).argmax(-1)
+model = torch.jit.load("model.pt")
+print(predict(model, batch))
+
+# %% valid: train(False)
+import torch
+def validate(model, loader):
+    was_training = model.training
+    model.train(False)
+    with torch.no_grad():
+        out = [model(x) for x in loader]
+    model.train(was_training)
+    return out
+model.train()

@@ -1,0 +1,106 @@
+# GPU603 `per-sample-inference`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch
+model.eval()
+preds = []
+with torch.no_grad():
+    for img in images:
+        preds.append(model(img.unsqueeze(0).cuda()).argmax(1))  # expect: GPU603
+
+# %% invalid: comprehension with x[None]
+import torch
+@torch.inference_mode()
+def predict(net, samples):
+    return [net(s[None]).softmax(-1) for s in samples]  # expect: GPU603
+
+# %% invalid: indexed samples, view(1, ...)
+import torch
+def embed(model, dataset):
+    out = []
+    with torch.no_grad():
+        for i in range(len(dataset)):
+            x = dataset[i]["pixels"].to("cuda")
+            out.append(model(x.view(1, 3, 224, 224)))  # expect: GPU603
+    return out
+
+# %% invalid: unsqueezed through a name
+import torch
+with torch.no_grad():
+    for path in paths:
+        x = transform(Image.open(path)).unsqueeze(0).cuda()
+        scores[path] = model(x).softmax(1)  # expect: GPU603
+
+# %% invalid: batch_size=1 loader
+import torch
+from torch.utils.data import DataLoader
+test_loader = DataLoader(test_set, batch_size=1, shuffle=False)  # expect: GPU603 info
+model.eval()
+with torch.no_grad():
+    for x, y in test_loader:
+        correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
+
+# %% invalid: torch.unsqueeze in a method
+import torch
+class Predictor:
+    @torch.no_grad()
+    def predict_all(self, texts):
+        return [self.model(torch.unsqueeze(self.encode(t), 0)) for t in texts]  # expect: GPU603
+
+# %% valid: batched
+import torch
+with torch.no_grad():
+    for x, y in loader:
+        preds = model(x.cuda()).argmax(1)
+
+# %% valid: decoding with a cache
+import torch
+@torch.no_grad()
+def greedy_decode(model, ids, steps):
+    past = None
+    for _ in range(steps):
+        out = model(input_ids=ids[:, -1:].unsqueeze(0), past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        ids = torch.cat([ids, out.logits[:, -1:].argmax(-1)], dim=-1)
+    return ids
+
+# %% valid: per-sample training is another matter
+import torch
+for x, y in dataset:
+    loss = criterion(model(x.unsqueeze(0)), y.unsqueeze(0))
+    loss.backward()
+    optimizer.step()
+
+# %% valid: an environment gives one observation at a time
+import torch
+obs = env.reset()
+for t in range(1000):
+    with torch.no_grad():
+        action = policy_net(torch.as_tensor(obs)[None]).argmax().item()
+    obs, reward, done, info = env.step(action)
+
+# %% valid: adds a channel axis, not a batch axis
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(val_set, batch_size=64)
+with torch.no_grad():
+    for x, y in loader:
+        out = model(x[:, None])
+
+# %% valid: one image, outside the loop
+import torch
+image = load_image(path)
+with torch.no_grad():
+    logits = model(image.unsqueeze(0))
+for label, p in zip(labels, logits.softmax(-1)[0]):
+    print(label, float(p))
+
+# %% valid: batch_size=1 for training
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(train_set, batch_size=1, shuffle=True)
+for x, y in loader:
+    criterion(model(x), y).backward()
+    optimizer.step()

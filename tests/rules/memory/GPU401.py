@@ -1,0 +1,142 @@
+# GPU401 `gradients-zeroed-not-freed`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=False)  # expect: GPU401
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: positional argument on a module
+def train_step(model, batch, opt):
+    model.zero_grad(False)  # expect: GPU401
+    loss = model(batch).mean()
+    loss.backward()
+    opt.step()
+
+for batch in loader:
+    train_step(model, batch, opt)
+
+# %% invalid: manual zeroing loop
+for x, y in loader:
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad.detach_()
+            p.grad.zero_()  # expect: GPU401
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: fresh zero tensors in a helper
+import torch
+class Trainer:
+    def zero_grads(self):
+        for name, param in self.model.named_parameters():
+            param.grad = torch.zeros_like(param)  # expect: GPU401
+
+    def fit(self, loader):
+        for batch in loader:
+            self.zero_grads()
+            self.model(batch).mean().backward()
+            self.optimizer.step()
+
+# %% invalid: gradients are read after zeroing
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    grad_norm = sum(p.grad.norm() ** 2 for p in model.parameters()) ** 0.5
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=False)  # expect: GPU401
+
+# %% invalid: param groups
+for group in optimizer.param_groups:
+    pass
+for x, y in loader:
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            p.grad.data.zero_()  # expect: GPU401
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: spacing around the keyword
+import torch
+gen_opt.zero_grad(set_to_none=False)  # expect: GPU401
+for real in loader:
+    gen_opt.zero_grad(set_to_none = False)  # expect: GPU401
+    g_loss = -critic(generator(z)).mean()
+    g_loss.backward()
+    gen_opt.step()
+
+# %% valid: plain zero_grad() frees gradients since torch 2.0
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: gradients released by hand
+import torch
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=True)
+    loss = criterion(model(x), y)
+    loss.backward()
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad = None
+    optimizer.step()
+
+# %% valid: adds into .grad on purpose (DP noise)
+import torch
+model.zero_grad(set_to_none=False)
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    for p, shadow in zip(model.parameters(), shadow_grads):
+        shadow.add_(p.grad)
+        p.grad += noise_scale * torch.randn_like(p.grad)
+    optimizer.step()
+
+# %% valid: CUDA graph capture needs static gradient buffers
+import torch
+g = torch.cuda.CUDAGraph()
+optimizer.zero_grad(set_to_none=False)
+with torch.cuda.graph(g):
+    static_loss = criterion(model(static_x), static_y)
+    static_loss.backward()
+    optimizer.step()
+for x, y in loader:
+    static_x.copy_(x)
+    g.replay()
+
+# %% valid: zeroing other tensors
+import torch
+for x, y in loader:
+    optimizer.zero_grad(set_to_none=True)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    buffer.zero_()
+    for p in model.parameters():
+        p.data.zero_() if reset else None
+
+# %% valid: arguments from a dict
+import torch
+zero_kwargs = {"set_to_none": False}
+for x, y in loader:
+    optimizer.zero_grad(**zero_kwargs)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: manual decoupled weight decay adds into gradients
+import torch
+for x, y in loader:
+    opt.zero_grad(set_to_none=True)
+    loss = criterion(model(x), y)
+    loss.backward()
+    for p in model.parameters():
+        p.grad.data.add_(p.data, alpha=weight_decay)
+    opt.step()

@@ -1,0 +1,164 @@
+# GPU402 `graph-kept-across-iterations`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+total_loss = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss  # expect: GPU402
+
+# %% invalid: lists built before the loop
+import torch.nn.functional as F
+
+def train_epoch(model, loader, optimizer):
+    history, outputs = [], []
+    for x, y in loader:
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        loss.backward()
+        optimizer.step()
+        history.append(loss)  # expect: GPU402
+        outputs.append(model(x).softmax(-1))  # expect: GPU402
+    return history, outputs
+
+# %% invalid: re-assignment form, weighted
+epoch_loss = 0
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    epoch_loss = epoch_loss + loss * x.size(0)  # expect: GPU402
+
+# %% invalid: state on the trainer object, step in a method
+class Trainer:
+    def __init__(self):
+        self.losses = {"train": []}
+        self.running = 0.0
+
+    def step(self, batch):
+        outputs = self.model(**batch)
+        outputs.loss.backward()
+        self.optimizer.step()
+        self.losses["train"].append(outputs.loss)  # expect: GPU402
+        self.running += outputs.loss  # expect: GPU402
+
+    def fit(self, loader):
+        for batch in loader:
+            self.step(batch)
+
+# %% invalid: reset only every N steps: N graphs alive
+running = 0.0
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    running += loss  # expect: GPU402
+    if step % 100 == 0:
+        print(running / 100)
+        running = 0.0
+
+# %% invalid: loss from a helper; every 10 steps is info
+def compute_loss(model, batch):
+    logits = model(batch["x"])
+    return F.cross_entropy(logits, batch["y"])
+
+losses = []
+for i, batch in enumerate(loader):
+    loss = compute_loss(model, batch)
+    loss.backward()
+    optimizer.step()
+    if i % 10 == 0:
+        losses.append(loss)  # expect: GPU402 info
+
+# %% valid: already detached
+total_loss = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total_loss += loss.detach()
+
+# %% valid: Python numbers
+history = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    history.append(loss.item())
+    running = running + float(loss)
+
+# %% valid: per-step list rebuilt every iteration
+import torch
+for batch in loader:
+    losses = []
+    for head in heads:
+        losses.append(head(model(batch)).mean())
+    torch.stack(losses).mean().backward()
+    optimizer.step()
+
+# %% valid: under no_grad
+import torch
+val_outputs = []
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        val_outputs.append(model(x_val))
+
+# %% valid: meta-learning keeps graphs on purpose
+import torch
+meta_loss = 0.0
+for task in tasks:
+    fast = inner_adapt(model, task)
+    grads = torch.autograd.grad(fast.loss, model.parameters(), create_graph=True)
+    meta_loss += fast.query_loss
+    meta_loss.backward(retain_graph=True)
+    meta_opt.step()
+
+# %% valid: comparisons and argmax carry no graph
+correct = torch.zeros((), device="cuda")
+preds = []
+for x, y in loader:
+    logits = model(x)
+    loss = criterion(logits, y)
+    loss.backward()
+    optimizer.step()
+    correct += (logits.argmax(1) == y).sum()
+    preds.append(logits.argmax(1))
+
+# %% valid: the list is what gets backpropagated
+chunk_losses = []
+for i, batch in enumerate(loader):
+    chunk_losses.append(model(batch).loss)
+    if (i + 1) % accum == 0:
+        torch.stack(chunk_losses).mean().backward()
+        optimizer.step()
+        chunk_losses = []
+
+# %% valid: once per epoch keeps one graph at most
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    epoch_losses.append(loss)
+
+# %% valid: graph summed on purpose within one step
+for batch in loader:
+    total = 0
+    for micro in batch.split(8):
+        total += model(micro).mean()
+    total.backward()
+    optimizer.step()
+
+# %% valid: the loop variable is rebound by the `for` itself
+import torch.nn.functional as F
+for x, y in loader:
+    x = x + 0.1 * refine_net(x)
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()

@@ -1,0 +1,141 @@
+# GPU403 `empty-cache-in-training-loop`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.empty_cache()  # expect: GPU403
+
+# %% invalid: imported name, helper
+from torch.cuda import empty_cache
+
+def train_step(model, batch, optimizer):
+    loss = model(**batch).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    empty_cache()  # expect: GPU403
+
+for epoch in range(3):
+    for batch in train_loader:
+        train_step(model, batch, optimizer)
+
+# %% invalid: every N steps
+import torch
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        torch.cuda.empty_cache()  # expect: GPU403 info
+
+# %% invalid: method, at the start of the step
+import torch
+class Trainer:
+    def train_epoch(self, loader):
+        for batch in loader:
+            torch.cuda.empty_cache()  # expect: GPU403
+            out = self.model(batch)
+            out.loss.backward()
+            self.optimizer.step()
+
+# %% invalid: behind a memory threshold
+import torch
+import gc
+for batch in loader:
+    loss = model(batch).loss
+    loss.backward()
+    optimizer.step()
+    del loss
+    gc.collect()
+    if torch.cuda.memory_reserved() > limit:
+        torch.cuda.empty_cache()  # expect: GPU403 info
+
+# %% invalid: while loop, memory module spelling
+import torch as th
+it = 0
+while it < max_iters:
+    x, y = get_batch()
+    loss = model(x, y)
+    loss.backward()
+    opt.step()
+    th.cuda.memory.empty_cache()  # expect: GPU403
+    it += 1
+
+# %% valid: between epochs
+import torch
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    torch.cuda.empty_cache()
+
+# %% valid: after evaluation, once per epoch
+import torch
+for epoch in range(epochs):
+    train_one_epoch(model, loader)
+    evaluate(model, val_loader)
+    torch.cuda.empty_cache()
+
+def train_one_epoch(model, loader):
+    for x, y in loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+# %% valid: out-of-memory recovery
+import torch
+for batch in loader:
+    try:
+        loss = model(batch).loss
+        loss.backward()
+        optimizer.step()
+    except torch.cuda.OutOfMemoryError:
+        optimizer.zero_grad(set_to_none=True)
+        torch.cuda.empty_cache()
+
+# %% valid: after a periodic evaluation
+import torch
+for step, batch in enumerate(loader):
+    loss = model(batch).loss
+    loss.backward()
+    optimizer.step()
+    if step % args.eval_steps == 0:
+        metrics = evaluate(model, eval_loader)
+        torch.cuda.empty_cache()
+
+# %% valid: inference
+import torch
+@torch.no_grad()
+def generate_all(model, prompts):
+    for p in prompts:
+        yield model.generate(p)
+        torch.cuda.empty_cache()
+
+# %% valid: between hyper-parameter trials
+import gc, torch
+def free_memory():
+    gc.collect()
+    torch.cuda.empty_cache()
+
+for trial in range(n_trials):
+    model = build(trial)
+    train(model)
+    free_memory()
+
+def train(model):
+    for x, y in loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+
+# %% valid: some other cache
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    cache.empty_cache()
+    tokenizer_cache.clear()

@@ -1,0 +1,77 @@
+# GPU405 `checkpoint-without-use-reentrant`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+from torch.utils.checkpoint import checkpoint
+def forward(self, x):
+    for block in self.blocks:
+        x = checkpoint(block, x)  # expect: GPU405
+    return x
+
+# %% invalid: fully qualified, other keywords
+import torch
+def forward(self, hidden, mask):
+    return torch.utils.checkpoint.checkpoint(self.attn, hidden, mask, preserve_rng_state=False)  # expect: GPU405
+
+# %% invalid: checkpoint_sequential through a module alias
+import torch.utils.checkpoint as cp
+out = cp.checkpoint_sequential(model.layers, 4, x)  # expect: GPU405
+
+# %% invalid: aliased, multi-line with a trailing comma
+from torch.utils.checkpoint import checkpoint as ckpt
+def custom_forward(*inputs):
+    return module(*inputs)
+hidden = ckpt(  # expect: GPU405
+    custom_forward,
+    hidden,
+    attention_mask,
+)
+
+# %% invalid: `from torch.utils import checkpoint`
+from torch.utils import checkpoint
+class Encoder(nn.Module):
+    def forward(self, x):
+        if self.grad_ckpt and self.training:
+            return checkpoint.checkpoint(self._forward, x)  # expect: GPU405
+        return self._forward(x)
+
+# %% invalid: star arguments
+import torch.utils.checkpoint
+def run(blocks, *args):
+    for block in blocks:
+        args = torch.utils.checkpoint.checkpoint(block, *args)  # expect: GPU405
+    return args
+
+# %% valid: explicit non-reentrant
+from torch.utils.checkpoint import checkpoint
+def forward(self, x):
+    for block in self.blocks:
+        x = checkpoint(block, x, use_reentrant=False)
+    return x
+
+# %% valid: explicit reentrant
+import torch.utils.checkpoint as cp
+y = cp.checkpoint(self.layer, x, use_reentrant=True)
+
+# %% valid: arguments from a version-dependent dict
+import torch
+ckpt_kwargs = {"use_reentrant": False} if torch.__version__ >= "1.11" else {}
+def forward(self, x):
+    return torch.utils.checkpoint.checkpoint(self.block, x, **ckpt_kwargs)
+
+# %% valid: DeepSpeed's checkpoint
+from deepspeed.checkpointing import checkpoint
+def forward(self, x):
+    return checkpoint(self.block, x)
+
+# %% valid: saving checkpoints, HF gradient checkpointing
+import torch
+def save_checkpoint(model, path):
+    torch.save({"model": model.state_dict()}, path)
+save_checkpoint(model, "checkpoint.pt")
+model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+# %% valid: checkpoint_wrapper
+from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+model.blocks = [checkpoint_wrapper(b) for b in model.blocks]

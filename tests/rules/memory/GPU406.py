@@ -1,0 +1,156 @@
+# GPU406 `accumulated-loss-not-scaled`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()  # expect: GPU406
+    if (i + 1) % accum_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: scaler, HF-style names
+for step, batch in enumerate(train_dataloader):
+    outputs = model(**batch)
+    loss = outputs.loss
+    scaler.scale(loss).backward()  # expect: GPU406
+    if step % args.gradient_accumulation_steps == 0:
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+
+# %% invalid: module constant, last-batch condition
+ACCUM = 8
+def train(model, loader, opt):
+    for it, (x, y) in enumerate(loader):
+        loss = model(x, y)
+        loss = loss.mean()
+        loss.backward()  # expect: GPU406
+        if (it + 1) % ACCUM == 0 or it + 1 == len(loader):
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+# %% invalid: loss from a method that does not divide
+class Trainer:
+    def train_epoch(self, loader):
+        for i, batch in enumerate(loader):
+            loss = self.compute_loss(batch)
+            loss.backward()  # expect: GPU406
+            if (i + 1) % self.cfg.accum == 0:
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+
+    def compute_loss(self, batch):
+        return self.criterion(self.model(batch["x"]), batch["y"])
+
+# %% invalid: divided by something else; literal k
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y) / x.size(0)
+    loss.backward()  # expect: GPU406
+    if (i + 1) % 4 == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: expression backpropagated directly
+for i, (x, y) in enumerate(loader):
+    out = model(x)
+    (criterion(out, y) + 0.1 * aux_loss(out)).backward()  # expect: GPU406
+    if i % k == 0:
+        opt.step()
+        opt.zero_grad()
+
+# %% valid: divided where the loss is computed
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y) / accum_steps
+    loss.backward()
+    if (i + 1) % accum_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% valid: in-place division, scaler
+for step, batch in enumerate(loader):
+    loss = model(**batch).loss
+    loss /= args.gradient_accumulation_steps
+    scaler.scale(loss).backward()
+    if step % args.gradient_accumulation_steps == 0:
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+
+# %% valid: division in the backward expression
+accum = cfg.train.accum
+for i, batch in enumerate(loader):
+    outputs = model(batch)
+    (outputs.loss / accum).backward()
+    if (i + 1) % accum == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% valid: division in a helper
+def compute_loss(model, batch, accum_steps):
+    logits = model(batch["x"])
+    return F.cross_entropy(logits, batch["y"]) / accum_steps
+
+for i, batch in enumerate(loader):
+    loss = compute_loss(model, batch, k)
+    loss.backward()
+    if (i + 1) % k == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% valid: Accelerate divides the loss itself
+from accelerate import Accelerator
+accelerator = Accelerator(gradient_accumulation_steps=4)
+for i, batch in enumerate(loader):
+    with accelerator.accumulate(model):
+        loss = model(**batch).loss
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+    if i % 4 == 0:
+        optimizer.step()
+
+# %% valid: sum reduction, gradients rescaled by hand
+import torch.nn as nn
+criterion = nn.CrossEntropyLoss(reduction="sum")
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    if (i + 1) % k == 0:
+        for p in model.parameters():
+            p.grad /= k * x.size(0)
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% valid: step every iteration; only the scheduler is periodic
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if i % args.log_interval == 0:
+        print(f"step {i}")
+        scheduler.step()
+
+# %% valid: Lightning accumulates itself
+import lightning as L
+trainer = L.Trainer(accumulate_grad_batches=8)
+for i, batch in enumerate(loader):
+    loss = model(batch)
+    loss.backward()
+    if i % 8 == 0:
+        optimizer.step()
+
+# %% valid: WGAN: the generator steps every n_critic iterations with its own backward
+for i, (real, _) in enumerate(loader):
+    d_loss = critic(generator(z).detach()).mean() - critic(real).mean()
+    d_loss.backward()
+    opt_d.step()
+    opt_d.zero_grad()
+    if i % n_critic == 0:
+        g_loss = -critic(generator(z)).mean()
+        g_loss.backward()
+        opt_g.step()
+        opt_g.zero_grad()

@@ -1,0 +1,198 @@
+# GPU201 `dataloader-without-pin-memory`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, shuffle=True)  # expect: GPU201
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+
+# %% invalid: module alias, trailing comma
+import torch.utils.data as tud
+device = "cuda:0"
+train_loader = tud.DataLoader(  # expect: GPU201
+    train_set,
+    batch_size=64,
+    num_workers=4,
+)
+for batch in train_loader:
+    batch = {k: v.to(device) for k, v in batch.items()}
+
+# %% invalid: one argument per line, no trailing comma
+from torch.utils.data import DataLoader
+loader = DataLoader(  # expect: GPU201
+    train_set,
+    batch_size=64,
+    num_workers=4
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: hanging indent under the open parenthesis
+from torch.utils.data import DataLoader
+loader = DataLoader(train_set,  # expect: GPU201
+                    batch_size=64,
+                    num_workers=4)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: arguments on the first line, the last one on a line of its own
+from torch.utils.data import DataLoader
+loader = DataLoader(train_set, batch_size=64, shuffle=True,  # expect: GPU201
+    num_workers=4,
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: several arguments to a line: the new one joins the last line
+from torch.utils.data import DataLoader
+loader = DataLoader(  # expect: GPU201
+    train_set, batch_size=64,
+    shuffle=True, num_workers=4,
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: a comment after the last argument stays with that argument
+from torch.utils.data import DataLoader
+loader = DataLoader(  # expect: GPU201
+    train_set,
+    batch_size=64,
+    num_workers=4,  # one per core
+)
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: call inside a function body, one argument per line
+import torch
+from torch.utils.data import DataLoader
+def make_loader(ds):
+    if ds is not None:
+        return DataLoader(  # expect: GPU201
+            ds,
+            batch_size=64,
+            num_workers=4,
+        )
+for x, y in make_loader(data):
+    x = x.to("cuda")
+
+# %% invalid: tab-indented function, hanging indent
+from torch.utils.data import DataLoader
+def make_loader(ds):
+	return DataLoader(ds,  # expect: GPU201
+	                  batch_size=64)
+for x, y in make_loader(data):
+	x = x.cuda()
+
+# %% invalid: kwargs dict without it
+from torch.utils.data import DataLoader as DL
+import torch
+loader_kwargs = dict(batch_size=8, num_workers=2)
+loader = DL(ds, **loader_kwargs)  # expect: GPU201
+def train(loader, device):
+    for x, y in loader:
+        x = x.to(device)
+train(loader, torch.device("cuda"))
+
+# %% invalid: unresolvable kwargs
+from torch.utils.data.dataloader import DataLoader
+loader = DataLoader(ds, batch_size=8, **cfg.loader_options)  # expect: GPU201 info
+for x, y in loader:
+    x = x.cuda(non_blocking=True)
+
+# %% invalid: explicit False
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=8, pin_memory=False)  # expect: GPU201
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: loaders built in a helper
+import torch
+from torch.utils.data import DataLoader
+def make_loaders(train_ds, val_ds):
+    train = DataLoader(train_ds, batch_size=64, shuffle=True)  # expect: GPU201
+    val = DataLoader(val_ds, batch_size=64)  # expect: GPU201
+    return train, val
+for images, labels in make_loaders(a, b)[0]:
+    images = images.to("cuda", non_blocking=True)
+
+# %% invalid: torchrun device string
+import os
+from torch.utils.data import DataLoader
+device = f"cuda:{os.environ['LOCAL_RANK']}"
+loader = DataLoader(ds, batch_size=16, num_workers=4)  # expect: GPU201
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+
+# %% invalid: moved by a helper
+import torch
+from torch.utils.data import DataLoader
+def to_device(batch, device):
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+loader = DataLoader(ds, batch_size=16, num_workers=4)  # expect: GPU201
+for batch in loader:
+    batch = to_device(batch, torch.device("cuda"))
+
+# %% valid: already pinned
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, pin_memory=True)
+for x, y in loader:
+    x = x.cuda()
+
+# %% valid: CPU-only script
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32)
+for x, y in loader:
+    out = model(x)
+
+# %% valid: expression value
+import torch
+from torch.utils.data import DataLoader
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+loader = DataLoader(ds, batch_size=32, pin_memory=torch.cuda.is_available())
+for x, y in loader:
+    x = x.to(device)
+
+# %% valid: kwargs dict carries it
+from torch.utils.data import DataLoader
+kwargs = {"num_workers": 4, "pin_memory": True}
+loader = DataLoader(ds, batch_size=32, **kwargs)
+for x, y in loader:
+    x = x.to("cuda")
+
+# %% valid: Lightning moves batches itself
+import lightning as L
+from torch.utils.data import DataLoader
+
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, num_workers=8)
+
+trainer = L.Trainer(accelerator="cuda", devices=1)
+
+# %% valid: Accelerate places batches
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+accelerator = Accelerator()
+loader = DataLoader(ds, batch_size=16)
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for batch in loader:
+    loss = model(**batch).loss
+    accelerator.backward(loss)
+    opt.step()
+
+# %% valid: positional pin_memory
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, 32, True, None, None, 4, None, True)
+for x, y in loader:
+    x = x.cuda()
+
+# %% valid: dataset already on the GPU: nothing to pin
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+X = torch.randn(1000, 10, device="cuda")
+Y = torch.randn(1000, 1).cuda()
+loader = DataLoader(TensorDataset(X, Y), batch_size=32, shuffle=True)
+for x, y in loader:
+    x = x.to("cuda")

@@ -1,0 +1,136 @@
+# GPU203 `blocking-copy-from-pinned-loader`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+for x, y in loader:
+    x, y = x.cuda(), y.to(device)  # expect: GPU203
+
+# %% invalid: kwargs dict, tqdm and enumerate, dict comprehension
+import torch.utils.data as tud
+from tqdm import tqdm
+kwargs = {"num_workers": 8, "pin_memory": True}
+train_loader = tud.DataLoader(train_set, batch_size=64, **kwargs)
+pbar = tqdm(train_loader)
+for step, batch in enumerate(pbar):
+    batch = {k: v.to(device) for k, v in batch.items()}  # expect: GPU203
+
+# %% invalid: loader passed to a helper
+from torch.utils.data import DataLoader
+def train_epoch(model, loader, device):
+    for images, labels in loader:
+        images = images.to(device)  # expect: GPU203
+        labels = labels.to(device=device, dtype=torch.long)  # expect: GPU203
+        loss = criterion(model(images), labels)
+        loss.backward()
+        optimizer.step()
+
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True, pin_memory=True)
+for epoch in range(10):
+    train_epoch(model, train_loader, "cuda")
+
+# %% invalid: positional pin_memory, unpacked and indexed batch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, 32, True, None, None, 4, None, True)
+for batch in loader:
+    inputs, targets = batch
+    inputs = inputs.cuda(  # expect: GPU203
+        0,
+    )
+    mask = batch[2].cuda()  # expect: GPU203
+
+# %% invalid: loaders returned by a helper; evaluation loop
+import torch
+from torch.utils.data import DataLoader
+def make_loaders():
+    train = DataLoader(train_set, batch_size=64, num_workers=4, pin_memory=True)
+    val = DataLoader(val_set, batch_size=64, num_workers=4, pin_memory=True)
+    return train, val
+
+train_loader, val_loader = make_loaders()
+with torch.no_grad():
+    for x, y in val_loader:
+        hits = model(x.cuda()).argmax(1) == y.cuda()  # expect: GPU203
+
+# %% invalid: zip of two pinned loaders
+from torch.utils.data import DataLoader
+labeled = DataLoader(a, batch_size=32, num_workers=4, pin_memory=True)
+unlabeled = DataLoader(b, batch_size=96, num_workers=4, pin_memory=True)
+for (x, y), u in zip(labeled, unlabeled):
+    u = u.to(device)  # expect: GPU203
+
+# %% valid: pageable loader: little to gain
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4)
+for x, y in loader:
+    x = x.cuda()
+
+# %% valid: already async; dtype conversion; copies to the host
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+for x, y in loader:
+    x = x.to("cuda", non_blocking=True)
+    y = y.to(torch.float16)
+    model(x).mean().backward()
+    preds = model(x).to("cpu")
+    ys = y.cpu()
+
+# %% valid: pin_memory is not a literal
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, pin_memory=torch.cuda.is_available())
+for x, y in loader:
+    x = x.cuda()
+
+# %% valid: the loop runs over what Accelerate returned
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+accelerator = Accelerator()
+loader = DataLoader(ds, batch_size=16, pin_memory=True)
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for batch in loader:
+    extra = batch["mask"].to(accelerator.device)
+    accelerator.backward(model(**batch).loss)
+    opt.step()
+
+# %% valid: values that are not the batch
+from torch.utils.data import DataLoader
+train_loader = DataLoader(train_set, batch_size=32, pin_memory=True, num_workers=4)
+for x, y in train_loader:
+    x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+    out = model(x)
+    out = out.to(device)
+    weights = class_weights.to(device)
+
+# %% valid: Lightning: no loop of ours over the loader
+import lightning as L
+from torch.utils.data import DataLoader
+
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, num_workers=8, pin_memory=True)
+
+class Net(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return self.loss(self(x.to(self.device)), y)
+
+# %% valid: explicit blocking choice; positional non_blocking
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, pin_memory=True, num_workers=2)
+for x, y in loader:
+    x = x.to(device, non_blocking=False)
+    y = y.to(device, torch.long, True)
+
+# %% valid: dtype variable, a converted copy, another tensor's device
+import torch
+from torch.utils.data import DataLoader
+dtype = torch.bfloat16 if args.bf16 else torch.float32
+loader = DataLoader(ds, batch_size=32, pin_memory=True, num_workers=2)
+for batch in loader:
+    x = batch["x"].to(dtype)
+    y = batch["y"].float().to("cuda")
+    z = batch["z"].to(x)

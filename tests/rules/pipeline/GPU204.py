@@ -1,0 +1,168 @@
+# GPU204 `workers-restarted-every-epoch`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4)  # expect: GPU204
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: iterated by helpers the epoch loop calls (a generator counts as a pass)
+import torch
+from torch.utils.data import DataLoader
+
+def train_one_epoch(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+@torch.no_grad()
+def evaluate(model, loader):
+    return sum(model(x.cuda(), y.cuda()) for x, y in loader)
+
+def main():
+    train_loader = DataLoader(train_set, 64, num_workers=8)  # expect: GPU204
+    val_loader = DataLoader(val_set, 256, num_workers=4)  # expect: GPU204
+    for epoch in range(args.epochs):
+        train_one_epoch(model, train_loader, optimizer)
+        evaluate(model, val_loader)
+
+# %% invalid: worker count in a kwargs dict; a while loop of passes
+import torch.utils.data as tud
+loader_kwargs = dict(batch_size=128, num_workers=6, pin_memory=True)
+loader = tud.DataLoader(ds, shuffle=True, **loader_kwargs)  # expect: GPU204
+step = 0
+while step < max_steps:
+    for i, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+        step += 1
+
+# %% invalid: rebuilt every epoch: no automatic fix, the loader has to move out of the loop
+from torch.utils.data import DataLoader
+for epoch in range(epochs):
+    loader = DataLoader(ds, batch_size=32, num_workers=4)  # expect: GPU204
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a trainer class: attribute loader, method per epoch
+from torch.utils.data import DataLoader as DL
+
+class Trainer:
+    def __init__(self, cfg):
+        self.train_loader = DL(cfg.train_set, 32, num_workers=4)  # expect: GPU204
+
+    def fit(self, epochs):
+        for epoch in range(epochs):
+            self.train_epoch()
+
+    def train_epoch(self):
+        for x, y in self.train_loader:
+            loss = self.model(x.cuda(), y.cuda())
+            loss.backward()
+            self.optimizer.step()
+
+# %% invalid: positional worker count, zip of two loaders
+from torch.utils.data import DataLoader
+labeled = DataLoader(a, 32, True, None, None, 4)  # expect: GPU204
+unlabeled = DataLoader(b, batch_size=96, num_workers=4, persistent_workers=True)
+for epoch in range(100):
+    for (x, y), u in zip(labeled, unlabeled):
+        loss = model(x.cuda(), y.cuda(), u.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: CPU-only training
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+dist.init_process_group("gloo")
+loader = DataLoader(ds, batch_size=32, num_workers=2)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: already persistent
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, persistent_workers=True)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: a single pass
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4)
+for x, y in loader:
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: worker count from argparse (may be 0)
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers)
+for epoch in range(args.epochs):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: kwargs dict carries it; module alias
+import torch.utils.data as tud
+loader_kwargs = {"num_workers": 8, "persistent_workers": True, "pin_memory": True}
+loader = tud.DataLoader(ds, batch_size=32, **loader_kwargs)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: one epoch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4)
+for epoch in range(1):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: the loop runs over what Accelerate returned
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+accelerator = Accelerator(device_placement=True)  # places batches on cuda
+loader = DataLoader(ds, batch_size=16, num_workers=4)
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for epoch in range(3):
+    for batch in loader:
+        accelerator.backward(model(**batch).loss)
+        opt.step()
+
+# %% valid: Lightning owns the epoch loop
+import lightning as L
+from torch.utils.data import DataLoader
+
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, num_workers=8)
+
+trainer = L.Trainer(accelerator="cuda", max_epochs=10)
+trainer.fit(model, datamodule=Data())
+
+# %% valid: explicitly not persistent: the author's choice
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, persistent_workers=False)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()

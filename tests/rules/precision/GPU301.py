@@ -1,0 +1,138 @@
+# GPU301 `fp16-autocast-without-grad-scaler`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):  # expect: GPU301
+        loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: default CUDA dtype is fp16
+import torch
+for x, y in loader:
+    with torch.autocast(device_type="cuda"):  # expect: GPU301
+        loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: deprecated API, helper
+from torch.cuda.amp import autocast
+def train_step(model, batch, opt):
+    with autocast():  # expect: GPU301
+        loss = model(batch).mean()
+    loss.backward()
+    opt.step()
+
+# %% invalid: dtype through a constant
+import torch
+AMP_DTYPE = torch.half
+for x, y in loader:
+    with torch.amp.autocast("cuda", dtype=AMP_DTYPE):  # expect: GPU301
+        loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: device unknown
+import torch
+for x, y in loader:
+    with torch.autocast(device_type=device.type):  # expect: GPU301 info
+        loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: methods; the no_grad teacher pass is not on the backward path
+import torch as th
+class Trainer:
+    def step(self, batch):
+        with th.autocast("cuda", dtype=th.float16), th.no_grad():
+            target = self.teacher(batch)
+        with th.autocast("cuda", dtype=th.float16):  # expect: GPU301
+            loss = self.loss_fn(self.model(batch), target)
+        loss.backward()
+        self.optimizer.step()
+
+# %% invalid: autocast around the whole loop
+import torch
+if __name__ == "__main__":
+    with torch.autocast("cuda", dtype=torch.float16):  # expect: GPU301
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+
+# %% valid: scaler present
+import torch
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+# %% valid: bf16
+import torch
+for x, y in loader:
+    with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+        loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: inference only
+import torch
+@torch.no_grad()
+def predict(model, loader):
+    for x in loader:
+        with torch.autocast("cuda"):
+            yield model(x)
+
+# %% valid: CPU autocast is bf16
+import torch
+for x, y in loader:
+    with torch.autocast("cpu"):
+        loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: scaler passed in
+from torch.cuda.amp import autocast, GradScaler
+def train(model, loader, optimizer, scaler: GradScaler):
+    for x, y in loader:
+        with autocast():
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+# %% valid: Accelerate scales the loss
+import torch
+from accelerate import Accelerator
+accelerator = Accelerator(mixed_precision="fp16")
+for batch in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(**batch).loss
+    accelerator.backward(loss)
+    optimizer.step()
+
+# %% valid: disabled
+import torch
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16, enabled=False):
+        loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: fp16 only for validation
+import torch
+for epoch in range(10):
+    for x, y in train_loader:
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    for x, y in val_loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            val_loss = criterion(model(x), y)

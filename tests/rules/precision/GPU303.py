@@ -1,0 +1,95 @@
+# GPU303 `deprecated-amp-api`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+import torch
+scaler = torch.cuda.amp.GradScaler()  # expect: GPU303
+with torch.cuda.amp.autocast():  # expect: GPU303
+    loss = criterion(model(x), y)
+
+# %% invalid: names imported; positional arguments become keywords
+import torch
+from torch.cuda.amp import GradScaler, autocast
+scaler = GradScaler(init_scale=1024, growth_interval=100)  # expect: GPU303
+for x, y in loader:
+    with autocast(True, torch.float16, cache_enabled=False):  # expect: GPU303
+        loss = criterion(model(x), y)
+
+# %% invalid: module alias, decorator, positional init_scale
+import torch as th
+import torch.cuda.amp as amp
+
+@amp.autocast(dtype=th.bfloat16)  # expect: GPU303
+def forward(model, x):
+    return model(x)
+
+scaler = amp.GradScaler(65536.0)  # expect: GPU303
+
+# %% invalid: CPU autocast
+import torch
+with torch.cpu.amp.autocast(dtype=torch.bfloat16):  # expect: GPU303
+    out = model(features)
+
+# %% invalid: no `torch` name to write the new call with: reported without a fix
+from torch.cuda.amp import autocast
+
+def train_step(model, batch, opt):
+    with autocast():  # expect: GPU303
+        loss = model(batch).mean()
+    loss.backward()
+    opt.step()
+
+# %% invalid: `from torch.cuda import amp`
+import torch
+from torch.cuda import amp
+class Trainer:
+    def __init__(self, cfg):
+        self.scaler = amp.GradScaler(enabled=cfg.fp16)  # expect: GPU303
+
+    def step(self, batch):
+        with amp.autocast(enabled=self.cfg.fp16):  # expect: GPU303
+            return self.model(batch)
+
+# %% valid: the new API
+import torch
+scaler = torch.amp.GradScaler("cuda")
+with torch.amp.autocast("cuda", dtype=torch.float16):
+    loss = criterion(model(x), y)
+
+# %% valid: top-level spellings
+import torch
+scaler = torch.GradScaler()
+with torch.autocast(device_type="cuda"):
+    loss = criterion(model(x), y)
+
+# %% valid: imported from torch.amp
+from torch.amp import GradScaler, autocast
+scaler = GradScaler("cuda")
+with autocast("cuda", dtype=torch.bfloat16):
+    out = model(x)
+
+# %% valid: type annotations and isinstance are not calls
+from torch.cuda.amp import GradScaler
+
+def train(model, scaler: GradScaler):
+    assert isinstance(scaler, GradScaler)
+    return model
+
+# %% valid: Accelerate's own autocast
+from accelerate import Accelerator
+accelerator = Accelerator(mixed_precision="fp16")
+with accelerator.autocast():
+    loss = model(batch).loss
+
+# %% valid: apex amp is a different package
+import apex.amp as amp
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+with amp.scale_loss(loss, optimizer) as scaled_loss:
+    scaled_loss.backward()
+
+# %% valid: device chosen at run time
+import torch
+device = "cuda" if torch.cuda.is_available() else "cpu"
+with torch.autocast(device_type=device, dtype=torch.bfloat16):
+    out = model(x)

@@ -1,0 +1,211 @@
+# GPU101 `item-in-training-loop`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    total += loss.item()  # expect: GPU101
+
+# %% invalid: inside a helper the hot loop calls
+def train_step(model, batch, optimizer):
+    loss = compute_loss(model, batch)
+    loss.backward()
+    optimizer.step()
+    return loss.item()  # expect: GPU101
+
+for epoch in range(3):
+    for batch in train_loader:
+        train_step(model, batch, optimizer)
+
+# %% invalid: periodic logging is info
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    if i % 50 == 0:
+        print("loss", loss.item())  # expect: GPU101 info
+
+# %% invalid: float(tensor) in a while loop
+while step < max_steps:
+    out = model(batch)
+    loss = out.loss
+    accelerator.backward(loss)
+    optimizer.step()
+    losses.append(float(loss))  # expect: GPU101
+    step += 1
+
+# %% invalid: methods and bool(tensor)
+import torch
+
+class Trainer:
+    def train_epoch(self, loader):
+        for batch in loader:
+            loss = self.model(batch.to(self.device)).mean()
+            loss.backward()
+            self.optimizer.step()
+            if bool(torch.isnan(loss)):  # expect: GPU101
+                break
+            self.history.append(loss.detach().item())  # expect: GPU101
+
+# %% invalid: rank-0 gate
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if rank == 0:
+        acc = (model(x).argmax(1) == y).float().mean().item()  # expect: GPU101 info
+
+# %% invalid: outer loop of micro-batch accumulation steps the optimizer
+import torch
+for it in range(max_iters):
+    for micro_step in range(accum_steps):
+        x, y = get_batch("train", device="cuda")
+        loss = model(x, y) / accum_steps
+        loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    lossf = loss.item() * accum_steps  # expect: GPU101
+
+# %% invalid: a script with no sign of a GPU: info
+import torch
+w = torch.randn(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for x, y in data:
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    print(loss.item())  # expect: GPU101 info
+
+# %% invalid: loss from a helper, backward through the scaler
+def compute_loss(model, batch):
+    return model(batch).mean()
+
+for batch in loader:
+    loss = compute_loss(model, batch)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    history.append(float(loss))  # expect: GPU101
+
+# %% invalid: RL: the environment needs the action on the host
+import torch
+for t in range(total_steps):
+    q = q_net(torch.as_tensor(obs, device="cuda"))
+    action = q.argmax().item()  # expect: GPU101 info
+    obs, reward, done, info = env.step(action)
+    loss = td_loss(buffer.sample(64))
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: evaluation nested in the training loop
+import torch
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if step in eval_steps:
+        with torch.no_grad():
+            for vx, vy in val_loader:
+                hits += (model(vx).argmax(1) == vy).sum().item()  # expect: GPU101 info
+
+# %% invalid: step defined in a subclass
+class Base:
+    def fit(self, loader):
+        for batch in loader:
+            loss = self.training_step(batch)
+            self.losses.append(loss.item())  # expect: GPU101
+
+class Child(Base):
+    def training_step(self, batch):
+        loss = self.criterion(self.model(batch), batch["y"])
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+# %% valid: per-epoch read
+for epoch in range(10):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    print(epoch, loss.item())  # once per epoch, after the inner loop
+
+# %% valid: evaluation loop
+import torch
+
+@torch.no_grad()
+def evaluate(model, loader):
+    correct = 0
+    for x, y in loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+# %% valid: dict .items() is not .item()
+stats = {"lr": 0.1, "wd": 0.0}
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    for k, v in stats.items():
+        pass
+
+# %% valid: NumPy scalar
+import numpy as np
+
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    scale = np.float32(0.5).item()
+
+# %% valid: float()/int() of config values
+for step in range(100):
+    lr = float(config.lr) * 0.5
+    n = int(args.batch_size)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: Lightning training_step has no loop of ours
+import pytorch_lightning as pl
+
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        loss = self.compute(batch)
+        self.log("loss", loss)
+        return loss
+
+# %% valid: no backward, no step
+total = 0.0
+for x, y in loader:
+    loss = criterion(model(x), y)
+    total += loss.item()  # no backward here: an evaluation pass
+
+# %% valid: index from tqdm(enumerate(...))
+from tqdm import tqdm
+for step, (x, y) in tqdm(enumerate(train_loader), total=len(train_loader)):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    n = int(step)
+
+# %% valid: NumPy method chain
+import numpy as np
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    rewards = np.array(reward_list)
+    mean_reward = rewards.mean().item()
+
+# %% valid: labels still in host memory
+for x, y in loader:
+    positives = (y == 1).sum().item()
+    x, y = x.cuda(), y.cuda()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()

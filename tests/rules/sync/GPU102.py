@@ -1,0 +1,130 @@
+# GPU102 `tensor-printed-in-training-loop`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: case
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print(loss)  # expect: GPU102
+
+# %% invalid: f-string with a format spec
+for step, batch in enumerate(train_loader):
+    outputs = model(**batch)
+    outputs.loss.backward()
+    optimizer.step()
+    print(f"step {step} loss {outputs.loss:.4f}")  # expect: GPU102
+
+# %% invalid: case
+import logging
+logger = logging.getLogger(__name__)
+for x, y in loader:
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    logger.info("loss %s", loss)  # expect: GPU102
+
+# %% invalid: progress bars and TensorBoard
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    pbar.set_postfix(loss=loss)  # expect: GPU102
+    writer.add_scalar("train/loss", loss, i)  # expect: GPU102
+
+# %% invalid: gated %-format
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    if i % 100 == 0:
+        print("loss: %.4f" % loss)  # expect: GPU102 info
+
+# %% invalid: through a helper
+def log_step(step, loss):
+    print("step", step, "loss", loss)  # expect: GPU102
+
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    log_step(step, loss)
+
+# %% invalid: dict of tensors, str.format
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    metrics = {"loss": loss, "lr": lr}
+    print(metrics)  # expect: GPU102
+    print("loss: {:.4f}".format(loss))  # expect: GPU102
+
+# %% invalid: wandb run object and a comparison-derived tensor
+import wandb
+run = wandb.init(project="demo")
+for step, (x, y) in enumerate(loader):
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    acc = (out.argmax(1) == y).float().mean()
+    run.log({"loss": loss}, step=step)  # expect: GPU102
+    print(f"acc {acc:.3f}")  # expect: GPU102
+
+# %% valid: already a Python float
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    loss_value = loss.item()
+    print(f"loss {loss_value:.3f}")
+
+# %% valid: once per epoch
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    print(f"epoch {epoch} done, last loss {loss}")
+
+# %% valid: Lightning logs lazily
+import lightning as L
+
+class Net(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        loss = self.loss_fn(self(batch[0]), batch[1])
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+# %% valid: ints and floats
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    logger.info("step %d of %d", step, len(loader))
+    print(f"lr={scheduler.get_last_lr()[0]}")
+
+# %% valid: evaluation
+with torch.no_grad():
+    for x, y in val_loader:
+        out = model(x)
+        print(out)
+
+# %% valid: set_postfix with a float is GPU101's business
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    pbar.set_postfix(loss=loss.item())
+
+# %% valid: non-tensor batch fields
+import logging
+logger = logging.getLogger(__name__)
+for batch in train_loader:
+    names = batch["filename"]
+    inputs = batch["pixel_values"].cuda(non_blocking=True)
+    loss = model(inputs).loss
+    loss.backward()
+    optimizer.step()
+    logger.debug(f"files {names}")

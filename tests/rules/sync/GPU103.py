@@ -1,0 +1,117 @@
+# GPU103 `host-copy-in-training-loop`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: one finding per chain
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    preds.extend(out.argmax(1).cpu().numpy())  # expect: GPU103
+
+# %% invalid: case
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach().to("cpu"))  # expect: GPU103
+
+# %% invalid: case
+for batch in loader:
+    logits = model(batch["x"])
+    loss = F.cross_entropy(logits, batch["y"])
+    loss.backward()
+    optimizer.step()
+    labels = logits.argmax(-1).tolist()  # expect: GPU103
+
+# %% invalid: through a helper
+def step(model, batch, opt):
+    out = model(batch)
+    out.mean().backward()
+    opt.step()
+    return out.detach().numpy()  # expect: GPU103
+
+for batch in loader:
+    step(model, batch, opt)
+
+# %% invalid: gated
+for i, (x, y) in enumerate(loader):
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    if i % 10 == 0:
+        sample = out[0].cpu()  # expect: GPU103 info
+
+# %% invalid: RL environment step
+import torch
+for episode in range(1000):
+    obs, done = env.reset(), False
+    while not done:
+        dist = policy(torch.from_numpy(obs).cuda())
+        action = dist.sample()
+        obs, r, done, _ = env.step(action.cpu().numpy())  # expect: GPU103 info
+    loss = policy_loss(episode_buffer)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: per epoch
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    history.append(loss.detach().cpu().numpy())
+
+# %% valid: outside any loop
+model.cpu()
+torch.save(model.state_dict(), "model.pt")
+
+# %% valid: NumPy array
+import numpy as np
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    ids = np.arange(4).tolist()
+
+# %% valid: inference
+@torch.inference_mode()
+def predict(model, loader):
+    return [model(x).cpu().numpy() for x in loader]
+
+# %% valid: host-to-device and dtype moves
+for x, y in loader:
+    x = x.to(device, non_blocking=True)
+    y = y.to(torch.float32)
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: after training
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+model.to("cpu")
+
+# %% valid: the batch before it is moved
+for x, y in loader:
+    x_np = x.numpy()
+    ids = y.tolist()
+    x = x.cuda(non_blocking=True)
+    loss = criterion(model(x), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: moving a model, not copying a tensor
+for batch_id, (x, _) in enumerate(loader):
+    loss = criterion(transformer(x.cuda()), target)
+    loss.backward()
+    optimizer.step()
+    if (batch_id + 1) % 1000 == 0:
+        transformer.eval().cpu()
+        torch.save(transformer.state_dict(), path)
+        transformer.to(device).train()
+    grads = [p.grad for p in worker_model.cpu().parameters()]

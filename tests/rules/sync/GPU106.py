@@ -1,0 +1,117 @@
+# GPU106 `tensor-created-on-host-then-moved`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
+# section is checked on its own, with this rule alone.
+
+# %% invalid: set-up code is info
+import torch
+mask = torch.zeros(8, 8).cuda()  # expect: GPU106 info
+
+# %% invalid: in the training loop: warning; non_blocking goes with the move
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+for x, y in loader:
+    x, y = x.to(device), y.to(device)
+    pos = torch.arange(x.size(1)).to(device, non_blocking=True)  # expect: GPU106
+    loss = criterion(model(x, pos), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: random factory: the fix draws from the GPU generator (unsafe)
+import torch
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    noise = torch.randn(x.shape).cuda() * 0.1  # expect: GPU106
+    loss = criterion(model(x + noise), y)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: evaluation loop over a loader; dtype kept
+import torch
+@torch.no_grad()
+def evaluate(model, loader, device):
+    for images, labels in loader:
+        labels = torch.tensor(labels).to(device)  # expect: GPU106
+        hits = torch.zeros(3, dtype=torch.long).cuda()  # expect: GPU106
+        model(images.to(device))
+
+# %% invalid: a dtype moves into the factory with the device
+import os
+import torch
+local_rank = int(os.environ["LOCAL_RANK"])
+eye = torch.eye(4).to(f"cuda:{local_rank}", torch.float16)  # expect: GPU106 info
+
+# %% invalid: `.cuda(rank)` and a dtype that changes how linspace rounds: reported without a fix
+import os
+import torch
+local_rank = int(os.environ["LOCAL_RANK"])
+class_weights = torch.tensor([1.0, 2.0, 5.0]).cuda(local_rank)  # expect: GPU106 info
+grid = torch.linspace(0, 1, 50).to("cuda", torch.float16)  # expect: GPU106 info
+
+# %% invalid: helper called every step; requires_grad makes the fix unsafe (the result becomes a leaf)
+import torch as th
+def train_step(batch, device):
+    w = th.ones(batch["x"].size(0), requires_grad=True).to(device=device)  # expect: GPU106
+    loss = (model(batch["x"].to(device)) * w).mean()
+    loss.backward()
+    optimizer.step()
+
+for batch in train_loader:
+    train_step(batch, "cuda")
+
+# %% valid: already made on the device
+import torch
+device = torch.device("cuda")
+mask = torch.zeros(8, 8, device=device)
+ids = torch.arange(16, device="cuda")
+
+# %% valid: dtype-only conversions
+import torch
+for x, y in loader:
+    x = x.cuda()
+    scale = torch.ones(x.size(0)).to(torch.float16)
+    half = torch.zeros(4).to(dtype=torch.bfloat16)
+    mixed = torch.ones(4).to(args.dtype)
+    loss = criterion(model(x), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: moves to the host
+import torch
+gpu = torch.randn(4, 4, device="cuda")
+host = torch.zeros(4).to("cpu")
+back = gpu.to("cpu")
+
+# %% valid: from_numpy and *_like factories have no device choice to make
+import numpy as np
+import torch
+arr = np.zeros(10)
+t = torch.from_numpy(arr).cuda()
+z = torch.zeros_like(t).cuda()
+w = np.ones(3).tolist()
+
+# %% valid: move to another tensor's device and dtype; pinned staging buffer
+import torch
+for batch in loader:
+    target = torch.tensor(batch["label"], device="cuda")
+    ref = torch.zeros(3).to(target)
+    buf = torch.empty(1024, pin_memory=True).cuda(non_blocking=True)
+    loss = model(batch["x"].cuda()).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: device given through **kwargs; no move
+import torch
+torch.cuda.set_device(0)
+opts = dict(device="cuda")
+noise = torch.randn(16, 100, **opts)
+steps = torch.zeros(3, dtype=torch.long).float()
+
+# %% valid: Lightning: the device is already passed
+import torch
+import lightning as L
+
+class Net(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        w = torch.ones(x.size(0), device=self.device)
+        return self.loss(self(x), y) * w.mean()
