@@ -426,7 +426,9 @@ def _write_fixes(display: str, result: FileResult) -> Optional[FileResult]:
             raise WriteRefused(f"the fixed text cannot be encoded as {source.encoding}") from None
         write_fixed(display, unchanged, data)
     except WriteRefused as exc:
-        sys.stderr.write(f"advisor: warning: {display}: {exc}; not fixed\n")
+        from advisor.output.names import printable
+
+        sys.stderr.write(f"advisor: warning: {printable(f'{display}: {exc}')}; not fixed\n")
         return result.unfixed
     except FileChangedOnDisk:
         _error(f"{display}: changed on disk while it was being checked; not fixed")

@@ -170,3 +170,15 @@ def test_walked_pipes_are_skipped_quietly(tmp_path, good):
     assert out.returncode == 1 and out.stderr == b""
     assert out.stdout.decode().startswith(f"{good}:7:14: GPU101")
     assert Path(tmp_path / "pipe.py").exists()
+
+
+def test_a_newline_in_the_name_of_a_file_not_fixed_stays_on_its_line(tmp_path):
+    import stat
+
+    name = tmp_path / "ro\nadvisor: warning: forged.py"
+    name.write_text("import torch\nfrom torch.utils.data import DataLoader\n"
+                    "loader = DataLoader(ds, batch_size=4, num_workers=2)\nfor x in loader:\n    x = x.cuda()\n")
+    name.chmod(stat.S_IRUSR | stat.S_IRGRP)
+    out = advisor("--fix", "--format", "concise", name)
+    warnings = [line for line in out.stderr.decode().splitlines() if "warning" in line]
+    assert warnings and all(line.startswith(f"advisor: warning: {tmp_path}/ro\\nadvisor") for line in warnings)
