@@ -10,8 +10,9 @@ from pathlib import Path
 
 from advisor import __version__
 from advisor.collector import collector_paused
-from advisor.config import Config, ConfigError, ConfigFinder, parse_codes_option, parse_torch_version
-from advisor.discovery import discover_root, display_name, is_notebook, stat_or_none
+from advisor.config import (Config, ConfigError, ConfigFinder, parse_budget_option, parse_codes_option,
+                            parse_file_size_option, parse_select_option, parse_torch_version)
+from advisor.discovery import discover_root, display_name, is_notebook, path_problem, stat_or_none
 from advisor.findings import FileProblem, FileResult, Finding
 from advisor.runner import Job, Options, check_files, default_jobs
 from advisor.source import DecodeError, decode_source, split_lines
@@ -37,8 +38,8 @@ exit codes: 0 no findings, 1 findings (or files that could not be parsed),
 2 usage error, missing path, broken configuration or internal error.
 
 configuration: [tool.advisor] in the nearest pyproject.toml above each path, with keys
-select, ignore, per-file-ignores, exclude, show-info, torch-version, docs-url. Command-line
-options win.
+select, ignore, per-file-ignores, exclude, show-info, torch-version, docs-url,
+analysis-budget, max-file-size. Command-line options win.
 """
 
 
@@ -97,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--torch-version", metavar="X.Y",
                        help="oldest torch version the code must support (default: 2.4); version-dependent "
                        "rules and fixes follow it")
+    check.add_argument("--analysis-budget", metavar="SECONDS",
+                       help="CPU time one file's analysis may take before it is reported and skipped "
+                       "(default: 60)")
+    check.add_argument("--max-file-size", metavar="BYTES",
+                       help="larger files are reported and skipped without being read (default: 5000000)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument("-j", "--jobs", type=_jobs, metavar="N", default=None,
@@ -182,17 +188,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"advisor: error: {message}\n")
+    from advisor.output.names import printable  # file names may hold newlines and stray bytes
+
+    sys.stderr.write(f"advisor: error: {printable(message)}\n")
 
 
 # -- check ---------------------------------------------------------------------------------------
 def _check(args: argparse.Namespace) -> int:
     try:
         overrides = {
-            "select": parse_codes_option(args.select) if args.select else None,
+            "select": parse_select_option(args.select) if args.select is not None else None,
             "ignore": parse_codes_option(args.ignore) if args.ignore else None,
             "show_info": args.show_info,
             "torch_version": parse_torch_version(args.torch_version) if args.torch_version else None,
+            "analysis_budget": parse_budget_option(args.analysis_budget) if args.analysis_budget is not None else None,
+            "max_file_size": parse_file_size_option(args.max_file_size) if args.max_file_size is not None else None,
         }
     except ConfigError as exc:
         _error(str(exc))
@@ -205,9 +215,9 @@ def _check(args: argparse.Namespace) -> int:
     results: List[FileResult] = []
     paths = args.paths or ["."]
 
-    def missing(path: str) -> None:
+    def unusable(path: str, reason: str) -> None:
         nonlocal status
-        _error(f"{path}: no such file or folder")
+        _error(f"{path}: {reason}")
         status = EXIT_ERROR
 
     jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
@@ -234,8 +244,9 @@ def _check(args: argparse.Namespace) -> int:
                 return EXIT_ERROR
             if getattr(args, "docs_url", None) is None:
                 args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
-            if root_stat is None:
-                missing(root)
+            problem = path_problem(root, root_stat)
+            if problem is not None:  # missing, a symlink loop, a pipe or a device
+                unusable(root, problem)
                 continue
             for found in discover_root(root, root_stat, config.is_excluded if config.exclude else None, seen):
                 try:
@@ -415,7 +426,9 @@ def _write_fixes(display: str, result: FileResult) -> Optional[FileResult]:
             raise WriteRefused(f"the fixed text cannot be encoded as {source.encoding}") from None
         write_fixed(display, unchanged, data)
     except WriteRefused as exc:
-        sys.stderr.write(f"advisor: warning: {display}: {exc}; not fixed\n")
+        from advisor.output.names import printable
+
+        sys.stderr.write(f"advisor: warning: {printable(f'{display}: {exc}')}; not fixed\n")
         return result.unfixed
     except FileChangedOnDisk:
         _error(f"{display}: changed on disk while it was being checked; not fixed")

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
+from advisor.budget import BudgetExceeded, checkpoint, run_bounded
 from advisor.chunked import ChunkCache, ChunkedModule, parse_chunked
 from advisor.collector import collector_paused
 from advisor.config import DEFAULT_CONFIG, Config
-from advisor.guards import nesting_problem, run_with_deep_stack
+from advisor.guards import nesting_problem
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
+from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
 from advisor.model import FileModel
 from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
@@ -118,13 +120,17 @@ def check_source(
     rules: Optional[Sequence[Rule]] = None,
     path: Optional[Path] = None,
     chunks: Optional[ChunkCache] = None,
+    cancelled: Optional[Callable[[], bool]] = None,
 ) -> FileResult:
     """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``.
 
     ``chunks`` keeps parsed top-level statements between calls for one document (the language
     server passes one per open file), so that only changed statements are parsed again. With a
     ``path``, the file is checked in its project (advisor/project): its imports and importers
-    are read as needed."""
+    are read as needed. The analysis stops once it has used ``config.analysis_budget`` seconds
+    of CPU time (a ``LimitProblem`` then says so), or raises ``budget.Cancelled`` once
+    ``cancelled()`` is true; ``chunks`` must then be dropped: the statements it holds may be
+    half updated."""
     result = FileResult(filename)
     view = project_view(str(path), _neighbour_builder(config)) if path is not None else None
     if view is not None:
@@ -133,13 +139,22 @@ def check_source(
     candidates = [r for r in chosen if _applies(r, text, view, path)]
     if not candidates:
         return result  # no rule can fire: the file is not even parsed
+    size = text_too_large(text, config.max_file_size)
+    if size:
+        result.problem = too_large(filename, size, config.max_file_size)
+        return result
     refused = nesting_problem(text)
     if refused is not None:
         result.problem = FileProblem(filename, *refused)
         return result
     # Syntax trees hold no cycles (nodes have no parent links): they go by reference counting.
-    with collector_paused():
-        outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates, config, chunks, view, path))
+    try:
+        with collector_paused():
+            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks, view, path),
+                                  config.analysis_budget, cancelled)
+    except BudgetExceeded:
+        result.problem = over_budget(filename, config.analysis_budget)
+        return result
     if isinstance(outcome, FileProblem):
         result.problem = outcome
     else:
@@ -172,6 +187,7 @@ def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache
     except (cst.CSTValidationError, ValueError) as exc:
         # libcst's tokenizer accepts some characters its own node validation then refuses.
         return _syntax_problem(text, filename, exc)
+    checkpoint()
     try:
         model = FileModel.build(module, filename, config.torch_version)
     except RecursionError:
@@ -221,9 +237,11 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
     try:
         reports: List[Report] = []
         for rule in rules:
+            checkpoint()
             reports.extend(rule.check(model))
         if not reports:
             return []
+        checkpoint()
         positions = _Positions(model, text, model.chunked)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
@@ -261,7 +279,11 @@ def _visible(findings: List[Finding], text: str, config: Config) -> List[Finding
 def check_file(path: Path, config: Config = DEFAULT_CONFIG, display: Optional[str] = None) -> FileResult:
     filename = display if display is not None else str(path)
     try:
-        data = path.read_bytes()
+        data, _ = read_regular(str(path), config.max_file_size)
+    except NotRegularFile as exc:
+        return FileResult(filename, problem=FileProblem(filename, str(exc.strerror)))
+    except FileTooLarge as exc:
+        return FileResult(filename, problem=too_large(filename, exc.size, config.max_file_size))
     except OSError as exc:
         return FileResult(filename, problem=FileProblem(filename, f"cannot read: {exc.strerror or exc}"))
     try:

@@ -95,7 +95,11 @@ class ProjectView:
         key = os.path.normpath(os.path.abspath(path))
         if key not in self._models:
             self._models[key] = None  # while it builds: an import cycle reads it as absent
-            model = self._build(key)
+            try:
+                model = self._build(key)
+            except BaseException:
+                del self._models[key]  # stopped (a budget, a cancelled edit): not known absent
+                raise
             if model is not None:
                 model.project = self
                 model.real_path = key
