@@ -202,12 +202,9 @@ def _neighbour_builder(config: Config):
 
     def build(real_path: str):
         try:
-            with open(real_path, "rb") as handle:
-                data = handle.read(_NEIGHBOUR_LIMIT + 1)
-        except OSError:
-            return None
-        if len(data) > _NEIGHBOUR_LIMIT:
-            return None
+            data = read_regular(real_path, _NEIGHBOUR_LIMIT)[0]
+        except (OSError, ValueError, FileTooLarge):
+            return None  # a named pipe, a device, too large, gone
         try:
             text = decode_source(data).text
         except DecodeError:

@@ -43,10 +43,11 @@ def project_root(path: str) -> str:
 
 
 def _read(path: str) -> str:
+    from advisor.limits import FileTooLarge, read_regular
+
     try:
-        with open(path, "rb") as handle:
-            return handle.read(1 << 20).decode("utf-8", "replace")
-    except OSError:
+        return read_regular(path, 1 << 20)[0].decode("utf-8", "replace")
+    except (OSError, ValueError, FileTooLarge):
         return ""
 
 

@@ -14,7 +14,10 @@ import os
 import re
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
+from advisor.limits import FileTooLarge, read_regular
 from advisor.project.layout import Layout, project_root
+
+_TEXT_LIMIT = 4 << 20
 
 # How many importers of one module are read: a module imported by hundreds of files is a
 # library's core, and the callers that make it hot are not to be found by reading them all.
@@ -258,10 +261,9 @@ class ProjectView:
         text = self._texts.get(path)
         if text is None:
             try:
-                with open(path, "rb") as handle:
-                    text = handle.read(4 << 20).decode("utf-8", "replace")
-            except OSError:
-                text = ""
+                text = read_regular(path, _TEXT_LIMIT)[0].decode("utf-8", "replace")
+            except (OSError, ValueError, FileTooLarge):
+                text = ""  # a named pipe, a device, a vanished or huge file: no imports seen
             self._texts[path] = text
         return text
 
