@@ -24,6 +24,7 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
+from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
@@ -164,6 +165,12 @@ class FileModel:
                 or self._project_uses_gpu()
             )
         return self._may_use_gpu
+
+    @property
+    def cuda_in_project(self) -> bool:
+        """CUDA is named in the file, or in the project files around it (a model module gets
+        its device from the training script)."""
+        return self.facts.uses_cuda or self._project_uses_gpu()
 
     def _project_uses_gpu(self) -> bool:
         if self.project is None or self.real_path is None:
@@ -404,7 +411,9 @@ class FileModel:
             return self._function_heat[key]
         self._function_heat[key] = None  # recursion guard
         result: Optional[Heat] = None
-        if not info.no_grad and not self.has_training_loop(info):
+        if not info.no_grad and not self.has_training_loop(info) and is_framework_step(self, info):
+            result = Heat.HOT
+        elif not info.no_grad and not self.has_training_loop(info):
             for model, site in self.callers(info):
                 if site.ctx.no_grad:
                     continue
