@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -134,10 +132,11 @@ def test_large_file_is_checked_in_bounded_time(tmp_path, capsys):
     filler = "".join(f"value_{i} = compute({i}, 'text')\n" for i in range(100_000))
     path = tmp_path / "big.py"
     path.write_text(HOT + filler)
-    started = time.monotonic()
     code, out, _ = concise(capsys, path)
+    # Within the default analysis budget (CPU time, not wall time: a loaded machine does not
+    # change it): the finding is reported, not the over-budget line.
     assert code == 1 and ":6:14: GPU101" in out
-    assert time.monotonic() - started < 240
+    assert "budget" not in out
 
 
 def test_unreadable_file_is_named_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
