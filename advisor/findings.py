@@ -191,14 +191,19 @@ def location(filename: str, cell: Optional[int], row: int, column: int) -> str:
 class FileResult(Value):
     """What checking one file gave: its findings, or the problem that stopped it."""
 
-    __slots__ = ("filename", "findings", "problem", "source", "fixed_text", "fixes_applied")
+    __slots__ = ("filename", "findings", "problem", "source", "fixed_text", "fixes_applied", "warnings", "fixed")
     _fields = __slots__
 
     def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
-                 source: Optional[SourceText] = None, fixed_text: Optional[str] = None, fixes_applied: int = 0) -> None:
+                 source: Optional[SourceText] = None, fixed_text: Optional[str] = None, fixes_applied: int = 0,
+                 warnings: Optional[List[FileProblem]] = None) -> None:
         self.filename = filename
         self.findings = [] if findings is None else findings
         self.problem = problem
         self.source = source
         self.fixed_text = fixed_text  # set by --fix/--diff when fixes were applied
         self.fixes_applied = fixes_applied
+        # What the file gets wrong about the tool without stopping its check (a `# noqa` code
+        # no rule has): one warning line each, not findings, so they do not change the exit code.
+        self.warnings = [] if warnings is None else warnings
+        self.fixed: List[Finding] = []  # --fix and --diff: the findings whose fixes were applied

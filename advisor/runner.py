@@ -171,9 +171,9 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     entry = cache.get(entry_key(content, job.display, config))
     if entry is None:
         return len(data)
-    findings, problem = entry
+    findings, problem, warnings = entry
     if index is not None:
-        index.record(job.display, read_stat, config, not findings and problem is None, content)
+        index.record(job.display, read_stat, config, not findings and problem is None and not warnings, content)
     if options.fix and any(
         f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
     ):
@@ -184,7 +184,7 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
             source = decode_source(data)
         except DecodeError:
             source = None
-    return FileResult(job.display, findings, problem, source)
+    return FileResult(job.display, findings, problem, source, warnings=warnings)
 
 
 def _read(job: Job) -> Tuple[bytes, os.stat_result]:
@@ -200,14 +200,14 @@ def _read(job: Job) -> Tuple[bytes, os.stat_result]:
 # -- analysis of one file (in the parent or a worker) ------------------------------------------
 def _check_bytes(data: bytes, job: Job) -> FileResult:
     """engine.check_file on bytes already read."""
-    from advisor.engine import check_source  # on the first miss: an all-cached run never imports it
+    from advisor.suppression import check_text  # on the first miss: an all-cached run never imports it
 
     filename = job.display
     try:
         source = decode_source(data)
     except DecodeError as exc:
         return FileResult(filename, problem=FileProblem(filename, f"cannot decode: {exc}"))
-    result = check_source(source.text, filename, job.config, path=job.path)
+    result = check_text(source.text, filename, job.config, path=job.path)
     result.source = source
     return result
 
@@ -223,7 +223,7 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         if large:
             release_free_memory()  # what earlier files left: the large tree grows from a lean heap
         result = _check_bytes(data, job)
-        first_findings, first_problem = result.findings, result.problem
+        first_findings, first_problem, first_warnings = result.findings, result.problem, result.warnings
         if options.fix and fixer is not None and result.source is not None and result.problem is None:
             result = fixer(job.path, result, job.config, options.unsafe)
         recorded: Recorded = None
@@ -231,9 +231,9 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         if cache is not None:  # a file about to be rewritten is not cached
             content = content_digest(data)
             if cache.put(entry_key(content, job.display, config_fingerprint(job.config, job.path)),
-                         first_findings, first_problem):
-                recorded = (not first_findings and first_problem is None, read_stat, content)
-        if not result.findings and result.problem is None and result.fixed_text is None:
+                         first_findings, first_problem, first_warnings):
+                recorded = (not first_findings and first_problem is None and not first_warnings, read_stat, content)
+        if not result.findings and result.problem is None and result.fixed_text is None and not result.warnings:
             result.source = None  # nothing will show it: do not carry the text around
         if large:
             release_free_memory()

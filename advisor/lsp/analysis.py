@@ -20,7 +20,7 @@ from lsprotocol import types
 
 from advisor.config import Config
 from advisor.chunked import ChunkCache
-from advisor.engine import check_source
+from advisor.suppression import check_text
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
 from advisor.lsp import convert
@@ -121,7 +121,7 @@ class Analyzer:
         self._chunks[job.uri] = chunks
         while len(self._chunks) > KEEP_PARSED_FILES:
             self._chunks.popitem(last=False)
-        result = check_source(job.text, job.filename, job.config, path=job.path, chunks=chunks)
+        result = check_text(job.text, job.filename, job.config, path=job.path, chunks=chunks)
         analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem)
         locate = (lambda _related: (job.uri, lines)) if job.related_information else None
         if result.problem is None:
@@ -154,7 +154,7 @@ class Analyzer:
                 return None
 
             def check(text: str):
-                return check_source(text, job.filename, job.config, path=job.path)
+                return check_text(text, job.filename, job.config, path=job.path)
 
             new_text, applied, _ = fix_until_stable(job.text, check, unsafe=False)
             return (new_text, applied) if applied else None
