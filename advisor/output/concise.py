@@ -1,9 +1,12 @@
-"""flake8's `path:row:col: CODE message`, one finding per line."""
+"""flake8's `path:row:col: CODE message`, one finding per line. Warnings, the usual severity,
+read exactly so; an info or error finding says so in brackets before its message
+(`GPU305 [info] ...`, `GPU205 [error] ...`), so that an info finding does not pass for a
+warning, and tools that split flake8 lines at the code still find the code where they expect it."""
 
 from __future__ import annotations
 
 
-from advisor.findings import FileProblem, Finding, location
+from advisor.findings import FileProblem, Finding, Severity, location
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
@@ -14,4 +17,5 @@ def write_concise(out: TextIO, findings: List[Finding], problems: List[FileProbl
     for problem in problems:
         out.write(f"{location(problem.filename, problem.cell, problem.row, problem.column)}: error: {problem.reason}\n")
     for f in findings:
-        out.write(f"{location(f.filename, f.cell, f.start.row, f.start.column)}: {f.code} {f.message}\n")
+        tag = "" if f.severity is Severity.WARNING else f"[{f.severity.value}] "
+        out.write(f"{location(f.filename, f.cell, f.start.row, f.start.column)}: {f.code} {tag}{f.message}\n")
