@@ -46,7 +46,7 @@ META_CODES: Dict[str, MetaCode] = {
     UNUSED_NOQA: MetaCode(
         UNUSED_NOQA,
         "unused-noqa",
-        "a `# noqa` comment lists a GPU code that silences nothing on its line, or no code at all",
+        "a `# noqa` comment lists a GPU code that silences nothing on its line, or that no rule has",
         "A `# noqa: GPU...` comment names a code that hides no finding on its line (the code "
         "was fixed, the line moved, or the rule stopped reporting it), or a code that no rule "
         "has (a typo such as GPU1010, or the reserved GPU404). Such a comment would silently "

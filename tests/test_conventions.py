@@ -566,3 +566,11 @@ def test_concise_output_marks_info_findings(tmp_path):
     assert run.stdout.splitlines()[1].startswith("train.py:10:14: GPU101 `loss.item()`")  # warnings as before
     run = advisor("check", "--format", "github", "--show-info", "cpu.py", cwd=tmp_path)
     assert run.stdout.startswith("::notice file=cpu.py,line=8")
+
+
+def test_the_meta_rule_is_documented_where_rules_are(tmp_path):
+    run = advisor("explain", "GPU001", cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.startswith("## GPU001 `unused-noqa` (meta-rule)")
+    assert "--extend-select GPU001" in run.stdout
+    run = advisor("rules", cwd=tmp_path)
+    assert "GPU001 unused-noqa is a meta-rule" in run.stdout
