@@ -260,8 +260,6 @@ def _check(args: argparse.Namespace) -> int:
         _error(f"{path}: no such file or folder")
         status = EXIT_ERROR
 
-    jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
-    notebooks: List[Tuple[Path, Config]] = []
     # The files of one folder share one Config object: (the finder's config, with the overrides).
     overridden: Dict[int, Tuple[Config, Config]] = {}
 
@@ -284,35 +282,16 @@ def _check(args: argparse.Namespace) -> int:
             _error(str(exc))
             return EXIT_ERROR
 
-    seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
-    with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
-        for root in paths:
-            root = display_name(root)
-            root_stat = stat_or_none(root)
-            is_dir = root_stat is not None and stat_module.S_ISDIR(root_stat.st_mode)
-            try:
-                config = config_for(root, root_stat is not None and not is_dir)
-            except ConfigError as exc:
-                _error(str(exc))
-                return EXIT_ERROR
-            if getattr(args, "docs_url", None) is None:
-                args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
-            if root_stat is None:
-                missing(root)
-                continue
-            if args.force_exclude and force_excluded(root, is_dir, config):
-                continue
-            excluded = config.is_excluded if config.excludes else None
-            for found in discover_root(root, root_stat, excluded, seen, config.respect_gitignore):
-                try:
-                    config_for_file = config if found.explicit else config_for(found.name, True)
-                except ConfigError as exc:
-                    _error(str(exc))
-                    return EXIT_ERROR
-                if is_notebook(found.name):
-                    notebooks.append((found.path, config_for_file))
-                else:
-                    jobs.append(Job(found.name, config_for_file, found.stat))
+    from advisor import ignore_files
+
+    ignore_files.start_run(not args.no_cache)
+    try:
+        found_all = _discover_all(args, paths, config_for, missing)
+    finally:
+        ignore_files.end_run()
+    if found_all is None:
+        return EXIT_ERROR
+    jobs, notebooks = found_all
 
     # Notebooks after the walk, with the collector back on: their analysis leaves garbage.
     for path, config_for_file in notebooks:
@@ -332,6 +311,44 @@ def _check(args: argparse.Namespace) -> int:
     if args.add_noqa:
         return _add_noqa(results, status)
     return _finish(results, status, args)
+
+
+def _discover_all(args: argparse.Namespace, paths: List[str], config_for: Any,
+                  missing: Any) -> Optional[Tuple[List[Job], List[Tuple[Path, Config]]]]:
+    """The Python files and notebooks under the paths, each with its configuration; None after
+    a configuration error (printed)."""
+    jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
+    notebooks: List[Tuple[Path, Config]] = []
+    seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
+    with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
+        for root in paths:
+            root = display_name(root)
+            root_stat = stat_or_none(root)
+            is_dir = root_stat is not None and stat_module.S_ISDIR(root_stat.st_mode)
+            try:
+                config = config_for(root, root_stat is not None and not is_dir)
+            except ConfigError as exc:
+                _error(str(exc))
+                return None
+            if getattr(args, "docs_url", None) is None:
+                args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
+            if root_stat is None:
+                missing(root)
+                continue
+            if args.force_exclude and force_excluded(root, is_dir, config):
+                continue
+            excluded = config.is_excluded if config.excludes else None
+            for found in discover_root(root, root_stat, excluded, seen, config.respect_gitignore):
+                try:
+                    config_for_file = config if found.explicit else config_for(found.name, True)
+                except ConfigError as exc:
+                    _error(str(exc))
+                    return None
+                if is_notebook(found.name):
+                    notebooks.append((found.path, config_for_file))
+                else:
+                    jobs.append(Job(found.name, config_for_file, found.stat))
+    return jobs, notebooks
 
 
 def _finish(results: List[FileResult], status: int, args: argparse.Namespace, out: Any = None) -> int:

@@ -10,8 +10,11 @@ first file with a pattern matching the path decides (a `!` pattern decides "keep
 `info/exclude` and the global file count only inside a git repository, as for git; `.ignore`
 counts anywhere. A nested repository starts afresh, as git treats it.
 
-pathspec (with `typing` and `dataclasses`, which it imports: about 20 ms) is imported only when
-an ignore file with patterns or a pattern is met, so a walk that meets none pays nothing.
+pathspec and what it imports (`typing`, `dataclasses`, `inspect`: 30 to 40 ms, as much as the
+rest of a warm run) are imported only when a pattern must be asked about a path. pathspec's
+answers are remembered in the cache folder (``VerdictMemo``, per pattern text and relative
+path: the answer depends on nothing else), so a warm run over a walk it has seen asks pathspec
+nothing, and a walk that meets no pattern never needed it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import stat as stat_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import Dict, Iterable, List, Optional, Tuple
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 IGNORE_FILE_NAMES = (".ignore", ".gitignore")  # in order of precedence within one folder
 GIT = ".git"
@@ -29,26 +32,128 @@ _MAX_IGNORE_FILE_BYTES = 4 * 1024 * 1024  # a larger "ignore file" is not one
 
 
 class PatternSpec:
-    """Compiled gitignore-style patterns; paths are relative to the folder they belong to,
-    with a trailing `/` for a folder."""
+    """Gitignore-style patterns; paths are relative to the folder they belong to, with a
+    trailing `/` for a folder. Compiled by pathspec on the first question the memo cannot
+    answer."""
 
-    __slots__ = ("_spec",)
+    __slots__ = ("_lines", "_key", "_spec")
 
     def __init__(self, lines: Iterable[str]) -> None:
-        from pathspec import GitIgnoreSpec
-
-        self._spec = GitIgnoreSpec.from_lines(list(lines))
+        self._lines = list(lines)
+        self._key = "\n".join(self._lines)
+        self._spec = None
 
     def verdict(self, relative: str) -> Optional[bool]:
         """True: a pattern ignores the path; False: a `!` pattern keeps it; None: no pattern
         matches."""
-        return self._spec.check_file(relative).include
+        memo = _open_memo()
+        if memo is not None:
+            known = memo.get(self._key, relative)
+            if known is not _UNKNOWN:
+                return known
+        if self._spec is None:
+            from pathspec import GitIgnoreSpec
+
+            self._spec = GitIgnoreSpec.from_lines(self._lines)
+        answer = self._spec.check_file(relative).include
+        if memo is not None:
+            memo.put(self._key, relative, answer)
+        return answer
 
     def matches(self, relative: str) -> bool:
         return self.verdict(relative) is True
 
 
 _SPECS: Dict[Tuple[str, ...], PatternSpec] = {}
+
+# -- pathspec's answers, remembered between runs ----------------------------------------------
+_UNKNOWN = object()
+_ENCODED = {None: 0, True: 1, False: 2}
+_DECODED = (None, True, False)
+MEMO_FORMAT = 1
+MAX_MEMO_PATHS = 200_000  # beyond this the memo starts afresh
+MAX_MEMO_BYTES = 64 * 1024 * 1024
+
+
+class VerdictMemo:
+    """pathspec's verdicts by pattern text and relative path, in one sealed file of the cache
+    folder. Pattern texts not asked about in a run are dropped when it saves, so the file holds
+    what the projects checked recently need."""
+
+    def __init__(self, folder: Any, path: str) -> None:
+        from advisor.cache_files import load_json
+
+        self._folder = folder
+        self._path = path
+        body = load_json(folder.read_sealed(b"ignore-verdicts", path, MAX_MEMO_BYTES) or b"")
+        specs = body.get("specs") if isinstance(body, dict) and body.get("format") == MEMO_FORMAT else None
+        self._known: Dict[str, Dict[str, int]] = specs if isinstance(specs, dict) else {}
+        self._used: set = set()
+        self._changed = False
+
+    def get(self, key: str, relative: str) -> Any:
+        self._used.add(key)
+        paths = self._known.get(key)
+        code = paths.get(relative) if isinstance(paths, dict) else None
+        return _DECODED[code] if code in (0, 1, 2) else _UNKNOWN
+
+    def put(self, key: str, relative: str, answer: Optional[bool]) -> None:
+        paths = self._known.get(key)
+        if not isinstance(paths, dict):
+            paths = self._known[key] = {}
+        paths[relative] = _ENCODED[answer]
+        self._changed = True
+
+    def save(self) -> None:
+        if not self._changed:
+            return
+        import json
+
+        kept = {key: paths for key, paths in self._known.items() if key in self._used}
+        if sum(len(paths) for paths in kept.values()) > MAX_MEMO_PATHS:
+            kept = {}
+        body = json.dumps({"format": MEMO_FORMAT, "specs": kept}, separators=(",", ":"))
+        self._folder.write_sealed(b"ignore-verdicts", self._path, body.encode("utf-8", "surrogatepass"))
+
+
+_memo: Optional[VerdictMemo] = None
+_memo_wanted = False  # between start_run(True) and end_run(); the memo opens on its first use
+
+
+def _open_memo() -> Optional[VerdictMemo]:
+    global _memo, _memo_wanted
+    if _memo_wanted:
+        _memo_wanted = False
+        from advisor.cache import open_cache_folder
+
+        folder = open_cache_folder()
+        if folder is not None:
+            _memo = VerdictMemo(folder, folder.path(f"ignore-verdicts-v{MEMO_FORMAT}.json"))
+    return _memo
+
+
+def start_run(use_cache: bool) -> None:
+    """At the start of a run: forget what an earlier run in this process found (ignore files
+    may have changed since), and use the memo unless the cache is off (--no-cache)."""
+    global _memo, _memo_wanted
+    _SPECS.clear()
+    _REPO_LEVELS.clear()
+    _FOLDERS.clear()
+    _memo = None
+    _memo_wanted = use_cache
+
+
+def end_run() -> None:
+    """Writes what pathspec answered in this run (best effort: a memo not written only costs
+    the next run time)."""
+    global _memo, _memo_wanted
+    if _memo is not None:
+        try:
+            _memo.save()
+        except (OSError, ValueError):
+            pass
+    _memo = None
+    _memo_wanted = False
 
 
 def pattern_spec(patterns: Tuple[str, ...]) -> PatternSpec:

@@ -252,6 +252,20 @@ def test_pathspec_is_imported_only_where_a_pattern_applies(tmp_path):
     assert not _imports_pathspec(repo, ".")  # a repository with no ignore file
     write(repo, ".gitignore", "wandb/\n")
     assert _imports_pathspec(repo, ".")
+    # pathspec's answers are remembered: a warm run over the same walk does not ask it again.
+    assert not _imports_pathspec(repo, ".")
+    assert _imports_pathspec(repo, "--no-cache", ".")
+
+
+def test_remembered_verdicts_follow_the_ignore_files_text(tmp_path):
+    repo = _project(tmp_path)
+    write(repo, ".gitignore", "wandb/\ngenerated/\n")
+    first = advisor("check", "--format", "concise", ".", cwd=repo)
+    assert "wandb/run-1/files/train.py" not in checked_files(first)
+    write(repo, ".gitignore", "generated/\n")
+    second = advisor("check", "--format", "concise", ".", cwd=repo)
+    assert "wandb/run-1/files/train.py" in checked_files(second)
+    assert "generated/model.py" not in checked_files(second)
 
 
 # -- 4. --force-exclude ----------------------------------------------------------------------------
