@@ -13,9 +13,14 @@ if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a w
     from typing import List, TextIO
 
 
+def severity_tag(finding: Finding) -> str:
+    """`[info] ` or `[error] ` before the message; nothing for a warning."""
+    return "" if finding.severity is Severity.WARNING else f"[{finding.severity.value}] "
+
+
 def write_concise(out: TextIO, findings: List[Finding], problems: List[FileProblem]) -> None:
     for problem in problems:
         out.write(f"{location(problem.filename, problem.cell, problem.row, problem.column)}: error: {problem.reason}\n")
     for f in findings:
-        tag = "" if f.severity is Severity.WARNING else f"[{f.severity.value}] "
-        out.write(f"{location(f.filename, f.cell, f.start.row, f.start.column)}: {f.code} {tag}{f.message}\n")
+        out.write(f"{location(f.filename, f.cell, f.start.row, f.start.column)}: {f.code} {severity_tag(f)}"
+                  f"{f.message}\n")
