@@ -283,8 +283,9 @@ def _check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
 
     from advisor import ignore_files
+    from advisor.cache import open_cache_folder
 
-    ignore_files.start_run(not args.no_cache)
+    ignore_files.start_run(None if args.no_cache else open_cache_folder)
     try:
         found_all = _discover_all(args, paths, config_for, missing)
     finally:

@@ -24,7 +24,7 @@ import stat as stat_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import Any, Dict, Iterable, List, Optional, Tuple
+    from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 IGNORE_FILE_NAMES = (".ignore", ".gitignore")  # in order of precedence within one folder
 GIT = ".git"
@@ -117,43 +117,44 @@ class VerdictMemo:
 
 
 _memo: Optional[VerdictMemo] = None
-_memo_wanted = False  # between start_run(True) and end_run(); the memo opens on its first use
+# Between start_run and end_run: what opens the cache folder (None: no memo, --no-cache). The
+# memo is opened on its first use, so a run that asks pathspec nothing reads nothing.
+_opener: Optional[Callable[[], Any]] = None
 
 
 def _open_memo() -> Optional[VerdictMemo]:
-    global _memo, _memo_wanted
-    if _memo_wanted:
-        _memo_wanted = False
-        from advisor.cache import open_cache_folder
-
-        folder = open_cache_folder()
+    global _memo, _opener
+    if _opener is not None:
+        folder = _opener()
+        _opener = None
         if folder is not None:
             _memo = VerdictMemo(folder, folder.path(f"ignore-verdicts-v{MEMO_FORMAT}.json"))
     return _memo
 
 
-def start_run(use_cache: bool) -> None:
+def start_run(open_cache_folder: Optional[Callable[[], Any]]) -> None:
     """At the start of a run: forget what an earlier run in this process found (ignore files
-    may have changed since), and use the memo unless the cache is off (--no-cache)."""
-    global _memo, _memo_wanted
+    may have changed since), and remember pathspec's verdicts in the folder
+    ``open_cache_folder()`` gives, unless it is None (--no-cache)."""
+    global _memo, _opener
     _SPECS.clear()
     _REPO_LEVELS.clear()
     _FOLDERS.clear()
     _memo = None
-    _memo_wanted = use_cache
+    _opener = open_cache_folder
 
 
 def end_run() -> None:
     """Writes what pathspec answered in this run (best effort: a memo not written only costs
     the next run time)."""
-    global _memo, _memo_wanted
+    global _memo, _opener
     if _memo is not None:
         try:
             _memo.save()
         except (OSError, ValueError):
             pass
     _memo = None
-    _memo_wanted = False
+    _opener = None
 
 
 def pattern_spec(patterns: Tuple[str, ...]) -> PatternSpec:
