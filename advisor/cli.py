@@ -10,9 +10,9 @@ from pathlib import Path
 
 from advisor import __version__
 from advisor.collector import collector_paused
-from advisor.config import (Config, ConfigError, ConfigFinder, load_config_file, parse_codes_option,
-                            parse_torch_version)
-from advisor.discovery import discover_root, display_name, is_notebook, stat_or_none
+from advisor.config import (Config, ConfigError, ConfigFinder, load_config_file, parse_budget_option,
+                            parse_codes_option, parse_file_size_option, parse_select_option, parse_torch_version)
+from advisor.discovery import discover_root, display_name, is_notebook, path_problem, stat_or_none
 from advisor.findings import FileProblem, FileResult, Finding
 from advisor.runner import Job, Options, check_files, default_jobs
 from advisor.source import DecodeError, decode_source, split_lines
@@ -39,8 +39,9 @@ exit codes: 0 no findings, 1 findings (or files that could not be parsed),
 
 configuration: [tool.advisor] in the nearest pyproject.toml above each path (or the file
 --config names), with keys select, extend-select, ignore, extend-ignore, per-file-ignores,
-exclude, extend-exclude, respect-gitignore, show-info, torch-version, docs-url. --select and
---ignore replace the file's lists; the --extend-* options add to them.
+exclude, extend-exclude, respect-gitignore, show-info, torch-version, docs-url,
+analysis-budget, max-file-size. Command-line options win: --select and --ignore replace the
+file's lists; the --extend-* options add to them.
 
 colour: --color auto colours a terminal only; NO_COLOR (set, not empty) turns it off and
 FORCE_COLOR (set, not empty) on; --color always|never overrides both.
@@ -132,6 +133,11 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--torch-version", metavar="X.Y",
                        help="oldest torch version the code must support (default: 2.4); version-dependent "
                        "rules and fixes follow it")
+    check.add_argument("--analysis-budget", metavar="SECONDS",
+                       help="CPU time one file's analysis may take before it is reported and skipped "
+                       "(default: 60)")
+    check.add_argument("--max-file-size", metavar="BYTES",
+                       help="larger files are reported and skipped without being read (default: 5000000)")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     check.add_argument("-j", "--jobs", type=_jobs, metavar="N", default=None,
@@ -220,7 +226,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"advisor: error: {message}\n")
+    from advisor.output.names import printable  # file names may hold newlines and stray bytes
+
+    sys.stderr.write(f"advisor: error: {printable(message)}\n")
 
 
 # -- check ---------------------------------------------------------------------------------------
@@ -236,10 +244,12 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         overrides = {
-            "select": parse_codes_option(args.select, "--select") if args.select else None,
+            "select": parse_select_option(args.select) if args.select is not None else None,
             "ignore": parse_codes_option(args.ignore, "--ignore") if args.ignore else None,
             "show_info": args.show_info,
             "torch_version": parse_torch_version(args.torch_version) if args.torch_version else None,
+            "analysis_budget": parse_budget_option(args.analysis_budget) if args.analysis_budget is not None else None,
+            "max_file_size": parse_file_size_option(args.max_file_size) if args.max_file_size is not None else None,
         }
         extend_select = parse_codes_option(args.extend_select, "--extend-select") if args.extend_select else ()
         extend_ignore = parse_codes_option(args.extend_ignore, "--extend-ignore") if args.extend_ignore else ()
@@ -255,9 +265,9 @@ def _check(args: argparse.Namespace) -> int:
     status = EXIT_CLEAN
     results: List[FileResult] = []
 
-    def missing(path: str) -> None:
+    def unusable(path: str, reason: str) -> None:
         nonlocal status
-        _error(f"{path}: no such file or folder")
+        _error(f"{path}: {reason}")
         status = EXIT_ERROR
 
     # The files of one folder share one Config object: (the finder's config, with the overrides).
@@ -287,7 +297,7 @@ def _check(args: argparse.Namespace) -> int:
 
     ignore_files.start_run(None if args.no_cache else open_cache_folder)
     try:
-        found_all = _discover_all(args, paths, config_for, missing)
+        found_all = _discover_all(args, paths, config_for, unusable)
     finally:
         ignore_files.end_run()
     if found_all is None:
@@ -315,9 +325,10 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _discover_all(args: argparse.Namespace, paths: List[str], config_for: Any,
-                  missing: Any) -> Optional[Tuple[List[Job], List[Tuple[Path, Config]]]]:
+                  unusable: Any) -> Optional[Tuple[List[Job], List[Tuple[Path, Config]]]]:
     """The Python files and notebooks under the paths, each with its configuration; None after
-    a configuration error (printed)."""
+    a configuration error (printed). ``unusable(path, reason)`` reports a path that cannot be
+    checked (missing, a symlink loop, a pipe or a device)."""
     jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
     notebooks: List[Tuple[Path, Config]] = []
     seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
@@ -333,8 +344,9 @@ def _discover_all(args: argparse.Namespace, paths: List[str], config_for: Any,
                 return None
             if getattr(args, "docs_url", None) is None:
                 args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
-            if root_stat is None:
-                missing(root)
+            problem = path_problem(root, root_stat)
+            if problem is not None:
+                unusable(root, problem)
                 continue
             if args.force_exclude and force_excluded(root, is_dir, config):
                 continue
@@ -394,13 +406,18 @@ def _finish(results: List[FileResult], status: int, args: argparse.Namespace, ou
     return EXIT_CLEAN
 
 
+def _warn(message: str) -> None:
+    from advisor.output.names import printable  # file names may hold newlines and stray bytes
+
+    sys.stderr.write(f"advisor: warning: {printable(message)}\n")
+
+
 def _print_warnings(results: List[FileResult]) -> None:
     from advisor.findings import location
 
     for result in results:
         for warning in result.warnings:
-            where = location(warning.filename, warning.cell, warning.row, warning.column)
-            sys.stderr.write(f"advisor: warning: {where}: {warning.reason}\n")
+            _warn(f"{location(warning.filename, warning.cell, warning.row, warning.column)}: {warning.reason}")
 
 
 def force_excluded(path: str, is_dir: bool, config: Config) -> bool:
@@ -515,7 +532,7 @@ def _add_noqa(results: List[FileResult], status: int) -> int:
     added = 0
     for result in results:
         if result.problem is not None:
-            sys.stderr.write(f"advisor: warning: {result.filename}: {result.problem.reason}; no noqa added\n")
+            _warn(f"{result.filename}: {result.problem.reason}; no noqa added")
             continue
         if not result.findings or result.source is None:
             continue
@@ -524,16 +541,15 @@ def _add_noqa(results: List[FileResult], status: int) -> int:
 
             new_text, count = notebook_with_noqa(result)
             if new_text is None:
-                sys.stderr.write(f"advisor: warning: {result.filename}: the noqa comments could not be mapped "
-                                 "back to the notebook's cells; not changed\n")
+                _warn(f"{result.filename}: the noqa comments could not be mapped back to the notebook's cells; "
+                      "not changed")
                 continue
         else:
             new_text, count = with_noqa(result.source.text, result.findings)
             try:
                 ast.parse(new_text)
             except (SyntaxError, ValueError):  # never expected: the comments go where Python allows one
-                sys.stderr.write(f"advisor: warning: {result.filename}: the noqa comments would break the file; "
-                                 "not changed\n")
+                _warn(f"{result.filename}: the noqa comments would break the file; not changed")
                 continue
             except RecursionError:
                 pass
@@ -688,7 +704,10 @@ def _write_fixes(display: str, result: FileResult, what: str = "fixes") -> Optio
             raise WriteRefused(f"the fixed text cannot be encoded as {source.encoding}") from None
         write_fixed(display, unchanged, data)
     except WriteRefused as exc:
-        sys.stderr.write(f"advisor: warning: {display}: {exc}; not {'changed' if what == 'noqa' else 'fixed'}\n")
+        from advisor.output.names import printable
+
+        what_not = "changed" if what == "noqa" else "fixed"
+        sys.stderr.write(f"advisor: warning: {printable(f'{display}: {exc}')}; not {what_not}\n")
         return result.unfixed
     except FileChangedOnDisk:
         _error(f"{display}: changed on disk while it was being checked; not {'changed' if what == 'noqa' else 'fixed'}")

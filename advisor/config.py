@@ -21,10 +21,18 @@ if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a w
 
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")
 KNOWN_KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude",
-              "respect-gitignore", "show-info", "torch-version", "docs-url")
+              "respect-gitignore", "show-info", "torch-version", "docs-url", "analysis-budget", "max-file-size")
 # The oldest torch release line the default advice assumes; version-dependent rules read it.
 DEFAULT_TORCH_VERSION = (2, 4)
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
+# A handful of digits per part: a longer number is no torch release (and Python refuses to turn
+# one of over 4,300 digits into an int).
+_VERSION = re.compile(r"^(\d{1,6})\.(\d{1,6})(?:\.\d{1,6})?$")
+# What one file may cost (see advisor/limits.py): seconds of CPU time for its analysis, and
+# bytes on disk, checked before it is read.
+DEFAULT_ANALYSIS_BUDGET = 60.0
+DEFAULT_MAX_FILE_SIZE = 5_000_000
+# A budget longer than a week is as good as none, and keeps timeouts within what threads accept.
+MAX_ANALYSIS_BUDGET = 7 * 24 * 3600.0
 
 
 class ConfigError(Exception):
@@ -35,7 +43,8 @@ class Config(Value):
     """One folder's settings. Immutable: derive another with replace() or with_overrides()."""
 
     __slots__ = ("select", "ignore", "per_file_ignores", "exclude", "show_info", "torch_version", "docs_url",
-                 "root", "source", "extend_select", "extend_ignore", "extend_exclude", "respect_gitignore")
+                 "root", "source", "analysis_budget", "max_file_size", "extend_select", "extend_ignore", "extend_exclude",
+                 "respect_gitignore")
     _fields = __slots__
     __hash__ = Value.value_hash
 
@@ -43,6 +52,7 @@ class Config(Value):
                  per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = (), exclude: Tuple[str, ...] = (),
                  show_info: bool = False, torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION,
                  docs_url: Optional[str] = None, root: Optional[Path] = None, source: Optional[Path] = None,
+                 analysis_budget: float = DEFAULT_ANALYSIS_BUDGET, max_file_size: int = DEFAULT_MAX_FILE_SIZE,
                  extend_select: Tuple[str, ...] = (), extend_ignore: Tuple[str, ...] = (),
                  extend_exclude: Tuple[str, ...] = (), respect_gitignore: bool = True) -> None:
         self.select = select
@@ -54,6 +64,8 @@ class Config(Value):
         self.docs_url = docs_url  # where the rule pages are hosted: "https://host/rules/{code}"
         self.root = root  # folder of the pyproject.toml it came from
         self.source = source
+        self.analysis_budget = analysis_budget  # CPU seconds one file's analysis may take
+        self.max_file_size = max_file_size  # bytes: a larger file is refused before it is read
         # extend-*: added to select, ignore and exclude whichever of those wins (the file's or
         # the command line's)
         self.extend_select = extend_select
@@ -159,11 +171,74 @@ def warn_on_stderr(message: str) -> None:
     sys.stderr.write(f"advisor: warning: {message}\n")
 
 
+def parse_select_option(text: str, option: str = "--select") -> Tuple[str, ...]:
+    """`--select`: like parse_codes_option, but a selection of nothing is refused."""
+    codes = parse_codes_option(text, option)
+    if not codes:
+        raise ConfigError(f"--select {text!r} enables no rule; name codes or prefixes such as GPU1")
+    return codes
+
+
+def _number(value: Any) -> Optional[float]:
+    """An int or float that is finite; None for anything else (booleans included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        return float("inf")
+    return number if number == number else None  # NaN is no number of seconds
+
+
+def check_budget(value: Any) -> float:
+    """Seconds of CPU time for one file's analysis: more than 0, at most a week."""
+    seconds = _number(value)
+    if seconds is None or not 0 < seconds <= MAX_ANALYSIS_BUDGET:
+        raise ConfigError(f"{_shown(value)} is not a number of seconds between 0 and {MAX_ANALYSIS_BUDGET:.0f}")
+    return seconds
+
+
+def check_file_size(value: Any) -> int:
+    """A file size limit in bytes: a whole number, 1 or more."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{_shown(value)} is not a number of bytes (a whole number, 1 or more)")
+    return value
+
+
+def parse_budget_option(text: str) -> float:
+    """`--analysis-budget 30`."""
+    try:
+        value: Any = float(text)
+    except ValueError:
+        value = text
+    try:
+        return check_budget(value)
+    except ConfigError as exc:
+        raise ConfigError(f"--analysis-budget: {exc}") from None
+
+
+def parse_file_size_option(text: str) -> int:
+    """`--max-file-size 10000000`; underscores are allowed, as in TOML and Python."""
+    value: Any = text
+    if isinstance(text, str) and re.match(r"^\s*\d[\d_]{0,30}\s*$", text):
+        value = int(text.replace("_", ""))
+    try:
+        return check_file_size(value)
+    except ConfigError as exc:
+        raise ConfigError(f"--max-file-size: {exc}") from None
+
+
+def _shown(value: Any) -> str:
+    """A value as a message quotes it: its repr, cut short when long."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else "a number of 30 digits or more"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def parse_torch_version(text: str) -> Tuple[int, int]:
     """"2.3" or "2.3.1" -> (2, 3)."""
     match = _VERSION.match(text.strip()) if isinstance(text, str) else None
     if match is None:
-        raise ConfigError(f"{text!r} is not a torch version such as \"2.4\"")
+        raise ConfigError(f"{_shown(text)} is not a torch version such as \"2.4\"")
     return int(match.group(1)), int(match.group(2))
 
 
@@ -176,7 +251,11 @@ def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path], w
     config = Config(root=root)
     for key in ("select", "extend-select", "ignore", "extend-ignore"):
         if key in table:
-            config = config.replace(**{key.replace("-", "_"): _codes(table[key], key, where, warn)})
+            codes = _codes(table[key], key, where, warn)
+            if key == "select" and not codes:
+                raise ConfigError(f"{where}: `select` is empty, so the selection enables no rule "
+                                  "(leave it out to enable every rule)")
+            config = config.replace(**{key.replace("-", "_"): codes})
     for key in ("exclude", "extend-exclude"):
         if key in table:
             value = table[key]
@@ -205,6 +284,16 @@ def config_from_table(table: Dict[str, Any], where: str, root: Optional[Path], w
         if not isinstance(value, str) or not re.match(r"^(https?|file)://", value):
             raise ConfigError(f"{where}: `docs-url` must be an absolute http(s) or file URL")
         config = config.replace(docs_url=value)
+    if "analysis-budget" in table:
+        try:
+            config = config.replace(analysis_budget=check_budget(table["analysis-budget"]))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: `analysis-budget`: {exc}") from None
+    if "max-file-size" in table:
+        try:
+            config = config.replace(max_file_size=check_file_size(table["max-file-size"]))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: `max-file-size`: {exc}") from None
     if "show-info" in table:
         if not isinstance(table["show-info"], bool):
             raise ConfigError(f"{where}: `show-info` must be true or false")
@@ -220,11 +309,19 @@ def load_pyproject(path: Path, warn: Optional[Warn] = None) -> Optional[Config]:
         import tomli as tomllib
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: a byte order mark, which some Windows editors write, is read past, as pip
+        # and setuptools do.
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ConfigError(f"{path}: invalid TOML: {str(exc).split(';')[0]}") from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     tool = data.get("tool")
     if not isinstance(tool, dict) or "advisor" not in tool:
         return None

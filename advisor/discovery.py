@@ -3,6 +3,7 @@ is never user code."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as stat_module
 from pathlib import Path
@@ -69,10 +70,10 @@ def discover(
     seen: Set[Any] = set()
     for path in paths:
         st = stat_or_none(path)
-        if st is None:
+        if path_problem(path, st) is not None:
             on_missing(path)
             continue
-        yield from discover_root(path, st, excluded, seen)
+        yield from discover_root(path, st, excluded, seen)  # type: ignore[arg-type]
 
 
 def display_name(path: PathLike) -> str:
@@ -92,6 +93,31 @@ def stat_or_none(path: PathLike) -> Optional[os.stat_result]:
         return os.stat(path)
     except (OSError, ValueError):  # ValueError: a NUL in the name
         return None
+
+
+def path_problem(path: PathLike, st: Optional[os.stat_result]) -> Optional[str]:
+    """Why a path named on the command line cannot be checked ("no such file or folder",
+    "symlink loop", "not a regular file (a named pipe)"), or None for a file or a folder.
+    ``st``: its stat, None when it could not be taken."""
+    if st is not None:
+        if stat_module.S_ISREG(st.st_mode) or stat_module.S_ISDIR(st.st_mode):
+            return None
+        from advisor.limits import kind_of
+
+        return f"not a regular file ({kind_of(st.st_mode)})"  # reading it could block, or never end
+    try:
+        os.stat(path)
+    except ValueError:
+        return "not a valid file name (it holds a NUL character)"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop"
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            if os.path.islink(path):
+                return "broken symlink (what it points to does not exist)"
+            return "no such file or folder"
+        return f"cannot open: {exc.strerror or exc}"
+    return "no such file or folder"  # it appeared meanwhile: reported as it was
 
 
 def discover_root(path: PathLike, st: os.stat_result, excluded: Optional[Excluded],

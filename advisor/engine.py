@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
+from advisor.budget import BudgetExceeded, checkpoint, run_bounded
 from advisor.chunked import ChunkCache, ChunkedModule, parse_chunked
 from advisor.collector import collector_paused
 from advisor.config import DEFAULT_CONFIG, Config
-from advisor.guards import nesting_problem, run_with_deep_stack
+from advisor.guards import nesting_problem
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
+from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
 from advisor.model import FileModel
 from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
@@ -117,22 +119,35 @@ def check_source(
     rules: Optional[Sequence[Rule]] = None,
     path: Optional[Path] = None,
     chunks: Optional[ChunkCache] = None,
+    cancelled: Optional[Callable[[], bool]] = None,
 ) -> FileResult:
     """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``.
 
     ``chunks`` keeps parsed top-level statements between calls for one document (the language
-    server passes one per open file), so that only changed statements are parsed again."""
+    server passes one per open file), so that only changed statements are parsed again.
+    The analysis stops once it has used ``config.analysis_budget`` seconds of CPU time (a
+    ``LimitProblem`` then says so), or raises ``budget.Cancelled`` once ``cancelled()`` is true;
+    ``chunks`` must then be dropped: the statements it holds may be half updated."""
     result = FileResult(filename)
     candidates = [r for r in (rules if rules is not None else active_rules(config, path)) if r.applies_to(text)]
     if not candidates:
         return result  # no rule can fire: the file is not even parsed
+    size = text_too_large(text, config.max_file_size)
+    if size:
+        result.problem = too_large(filename, size, config.max_file_size)
+        return result
     refused = nesting_problem(text)
     if refused is not None:
         result.problem = FileProblem(filename, *refused)
         return result
     # Syntax trees hold no cycles (nodes have no parent links): they go by reference counting.
-    with collector_paused():
-        outcome = run_with_deep_stack(lambda: _analyse(text, filename, candidates, config, chunks))
+    try:
+        with collector_paused():
+            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks),
+                                  config.analysis_budget, cancelled)
+    except BudgetExceeded:
+        result.problem = over_budget(filename, config.analysis_budget)
+        return result
     if isinstance(outcome, FileProblem):
         result.problem = outcome
     else:
@@ -152,13 +167,16 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
     except (cst.CSTValidationError, ValueError) as exc:
         # libcst's tokenizer accepts some characters its own node validation then refuses.
         return _syntax_problem(text, filename, exc)
+    checkpoint()
     try:
         model = FileModel.build(module, filename, config.torch_version)
         reports: List[Report] = []
         for rule in rules:
+            checkpoint()
             reports.extend(rule.check(model))
         if not reports:
             return []
+        checkpoint()
         positions = _Positions(model, text, chunked)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
@@ -196,7 +214,11 @@ def _visible(findings: List[Finding], text: str, config: Config) -> List[Finding
 def check_file(path: Path, config: Config = DEFAULT_CONFIG, display: Optional[str] = None) -> FileResult:
     filename = display if display is not None else str(path)
     try:
-        data = path.read_bytes()
+        data, _ = read_regular(str(path), config.max_file_size)
+    except NotRegularFile as exc:
+        return FileResult(filename, problem=FileProblem(filename, str(exc.strerror)))
+    except FileTooLarge as exc:
+        return FileResult(filename, problem=too_large(filename, exc.size, config.max_file_size))
     except OSError as exc:
         return FileResult(filename, problem=FileProblem(filename, f"cannot read: {exc.strerror or exc}"))
     try:

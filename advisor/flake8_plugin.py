@@ -40,6 +40,12 @@ class Flake8Plugin:
                     _warned.add(str(exc))
                     sys.stderr.write(f"torch-advisor: {exc}; using the default configuration\n")
         result = check_source("".join(self.lines), self.filename, config, path=path)
+        if result.problem is not None and not result.problem.reason.startswith("syntax error"):
+            # flake8 reports syntax errors itself (E999); a file the engine refused for its
+            # depth, size or budget would otherwise pass in silence.
+            from advisor.output.names import printable
+
+            sys.stderr.write(f"torch-advisor: {printable(self.filename)}: {result.problem.reason}\n")
         for finding in result.findings:
             # flake8 columns are 0-based here and printed 1-based, like ours. The message reads
             # as in `--format concise`, severity tag included.

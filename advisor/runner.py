@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from advisor.cache import ResultCache, config_fingerprint, content_digest, entry_key, open_result_cache
 from advisor.collector import LARGE_FILE_BYTES, collector_paused, release_free_memory
 from advisor.config import Config
 from advisor.findings import Applicability, FileProblem, FileResult
+from advisor.limits import FileTooLarge, LimitProblem, NotRegularFile, over_budget, read_regular, too_large
 from advisor.source import DecodeError, decode_source
 from advisor.stat_index import StatIndex, open_stat_index
 from advisor.values import Value
@@ -31,7 +33,7 @@ MAX_FILES_PER_CHUNK = 32
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import Callable, List, Optional, Sequence, Tuple
+    from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
     # (path, first result, config, unsafe) -> the result after fixing, with fixed_text set
     Fixer = Callable[[Path, FileResult, Config, bool], FileResult]
@@ -165,7 +167,7 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
         return FileResult(job.display)  # unchanged since it was found clean: not even opened
     try:
         data, read_stat = _read(job)
-    except OSError:
+    except (OSError, FileTooLarge):
         return 0  # the analysis reports it
     content = content_digest(data)
     entry = cache.get(entry_key(content, job.display, config))
@@ -192,14 +194,14 @@ def _read(job: Job) -> Tuple[bytes, os.stat_result]:
     reading: what the stat index records. The discovery stat will not do: the name may lead to
     another file by now (a link re-pointed in between), and the index's margin is measured from
     the index's creation, which this stat follows."""
-    with open(job.display, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        return handle.read(), st
+    return read_regular(job.display, job.config.max_file_size)
 
 
 # -- analysis of one file (in the parent or a worker) ------------------------------------------
-def _check_bytes(data: bytes, job: Job) -> FileResult:
-    """engine.check_file on bytes already read."""
+def _check_bytes(data: bytes, job: Job, unless_risky: bool = False) -> Optional[FileResult]:
+    """engine.check_file (through suppression.check_text) on bytes already read; None, with
+    ``unless_risky``, for a text that could crash or stall the parser (guards.looks_risky), which
+    the caller checks elsewhere."""
     from advisor.suppression import check_text  # on the first miss: an all-cached run never imports it
 
     filename = job.display
@@ -207,28 +209,48 @@ def _check_bytes(data: bytes, job: Job) -> FileResult:
         source = decode_source(data)
     except DecodeError as exc:
         return FileResult(filename, problem=FileProblem(filename, f"cannot decode: {exc}"))
+    if unless_risky:
+        from advisor.guards import looks_risky
+
+        if looks_risky(source.text):
+            return None
     result = check_text(source.text, filename, job.config, path=job.path)
     result.source = source
     return result
 
 
-def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool) -> Tuple[Outcome, Recorded]:
+# What _analyse returns, when asked to, for a file to be checked in a process of its own.
+_RISKY = "risky"
+
+
+def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool,
+             unless_risky: bool = False) -> Tuple[Outcome, Recorded]:
+    name = job.display
     try:
         try:
             data, read_stat = _read(job)
+        except NotRegularFile as exc:
+            return (FileResult(name, problem=FileProblem(name, str(exc.strerror))), None), None
+        except FileTooLarge as exc:
+            return (FileResult(name, problem=too_large(name, exc.size, job.config.max_file_size)), None), None
         except OSError as exc:
-            name = job.display
             return (FileResult(name, problem=FileProblem(name, f"cannot read: {exc.strerror or exc}")), None), None
         large = len(data) >= LARGE_FILE_BYTES
         if large:
             release_free_memory()  # what earlier files left: the large tree grows from a lean heap
-        result = _check_bytes(data, job)
+        result = _check_bytes(data, job, unless_risky)
+        if result is None:
+            return _RISKY  # type: ignore[return-value]
         first_findings, first_problem, first_warnings = result.findings, result.problem, result.warnings
         if options.fix and fixer is not None and result.source is not None and result.problem is None:
             result = fixer(job.path, result, job.config, options.unsafe)
         recorded: Recorded = None
-        cache = open_result_cache(options.cache_root) if use_cache and result.fixed_text is None else None
-        if cache is not None:  # a file about to be rewritten is not cached
+        # A file about to be rewritten is not cached, nor one the limits stopped: that says
+        # nothing about its content.
+        stopped = isinstance(first_problem, LimitProblem) or isinstance(result.problem, LimitProblem)
+        cache = open_result_cache(options.cache_root) if use_cache and result.fixed_text is None and not stopped \
+            else None
+        if cache is not None:
             content = content_digest(data)
             if cache.put(entry_key(content, job.display, config_fingerprint(job.config, job.path)),
                          first_findings, first_problem, first_warnings):
@@ -244,17 +266,18 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
 
 def _in_process(todo: List[Job], options: Options, fixer: Optional[Fixer],
                 use_cache: bool) -> List[Tuple[Outcome, Recorded]]:
+    """Each file in this process, except those that could crash or stall the parser: each of
+    those in a child process, so that it costs itself and nothing more."""
     with _Progress(options.progress and len(todo) >= MIN_FILES_FOR_PROGRESS, len(todo)) as progress:
         outcomes = []
         for job in todo:
-            outcomes.append(_analyse(job, options, fixer, use_cache))
+            outcome = _analyse(job, options, fixer, use_cache, unless_risky=True)
+            if outcome is _RISKY:
+                with progress.paused():
+                    outcome = _isolated([job], [[0]], 1, options, fixer, use_cache, lambda count: None)[0]
+            outcomes.append(outcome)
             progress.advance(1)
         return outcomes
-
-
-def _run_chunk(chunk: List[Job], options: Options, fixer: Optional[Fixer],
-               use_cache: bool) -> List[Tuple[Outcome, Recorded]]:
-    return [_analyse(job, options, fixer, use_cache) for job in chunk]
 
 
 def _chunks(todo: List[Job], sizes: List[int], workers: int) -> List[List[int]]:
@@ -287,9 +310,6 @@ def _context():
 
 def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optional[Fixer],
              use_cache: bool) -> List[Tuple[Outcome, Recorded]]:
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-
     import advisor.engine  # noqa: F401 - imported once here, inherited by forked workers
 
     if use_cache:
@@ -297,32 +317,57 @@ def _in_pool(todo: List[Job], sizes: List[int], options: Options, fixer: Optiona
 
         tool_fingerprint()  # once, inherited by forked workers
     chunks = _chunks(todo, sizes, options.jobs)
-    outcomes: List[Optional[Tuple[Outcome, Recorded]]] = [None] * len(todo)
     workers = min(options.jobs, len(chunks))
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=_context())
-    try:
-        # Every chunk is submitted (and the workers started) before the progress bar's thread.
-        pending = {executor.submit(_run_chunk, [todo[i] for i in chunk], options, fixer, use_cache): chunk
-                   for chunk in chunks}
-        with _Progress(options.progress and len(todo) >= MIN_FILES_FOR_PROGRESS, len(todo)) as progress:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    chunk = pending.pop(future)
-                    try:
-                        results = future.result()
-                    except BrokenProcessPool:
-                        results = [((None, "the worker process died (out of memory?)"), None)] * len(chunk)
-                    except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be pickled
-                        results = [((None, f"{type(exc).__name__}: {exc}"), None)] * len(chunk)
-                    for i, outcome in zip(chunk, results):
-                        outcomes[i] = outcome
-                    progress.advance(len(chunk))
-    except BaseException:
-        executor.shutdown(wait=False, cancel_futures=True)
-        raise
-    executor.shutdown(wait=True)
-    return [o if o is not None else ((None, "not checked"), None) for o in outcomes]
+    with _Progress(options.progress and len(todo) >= MIN_FILES_FOR_PROGRESS, len(todo)) as progress:
+        return _isolated(todo, chunks, workers, options, fixer, use_cache, progress.advance, progress.paused)
+
+
+# CPU seconds a worker may use on one file beyond the analysis budget before the system ends
+# it: the budget stops Python code on time, this only catches a native call that runs on.
+CPU_GRACE_SECONDS = 10
+# --fix checks a file again after each round of fixes (fixes.fix_until_stable: 10 at most).
+FIX_CHECKS = 11
+
+
+class _CpuAllowance:
+    """The CPU seconds a worker may spend on one job (a class: it goes to spawned workers)."""
+
+    def __init__(self, fix: bool) -> None:
+        self.checks = FIX_CHECKS if fix else 1
+
+    def __call__(self, job: Job) -> float:
+        return job.config.analysis_budget * self.checks + CPU_GRACE_SECONDS
+
+
+def _isolated(todo: List[Job], chunks: List[List[int]], workers: int, options: Options, fixer: Optional[Fixer],
+              use_cache: bool, advance: Callable[[int], None],
+              paused: Optional[Callable] = None) -> List[Tuple[Outcome, Recorded]]:
+    """The jobs on worker processes (workers.py): one that dies costs the file it was on."""
+    import signal
+
+    from advisor.workers import failure, map_isolated
+
+    allowance = _CpuAllowance(options.fix)
+    over_cpu = -getattr(signal, "SIGXCPU", 0)
+
+    def died(job: Job, why) -> Tuple[Outcome, Recorded]:
+        if over_cpu and why.exitcode == over_cpu:
+            name = job.display
+            return (FileResult(name, problem=over_budget(name, job.config.analysis_budget)), None), None
+        return (None, why.describe()), None
+
+    def wall_limit(job: Job) -> float:
+        # Only for a worker that hangs without using CPU: far beyond what a busy machine explains.
+        return 10 * allowance(job) + 60
+
+    results = map_isolated(_analyse, (options, fixer, use_cache), todo, chunks, workers, _context(), died,
+                           advance, cpu_seconds=allowance, wall_limit=wall_limit, before_start=paused)
+    out: List[Tuple[Outcome, Recorded]] = []
+    for result in results:
+        message = failure(result)
+        out.append(((None, message), None) if message is not None else
+                   result if result is not None else ((None, "not checked"), None))
+    return out
 
 
 class _Progress:
@@ -346,6 +391,19 @@ class _Progress:
     def advance(self, count: int) -> None:
         if self._bar is not None:
             self._bar.advance(self._task, count)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The bar's refresh thread stopped meanwhile: a process forked while that thread holds
+        a lock (stderr's, say) could hang on it."""
+        if self._bar is None:
+            yield
+            return
+        self._bar.stop()
+        try:
+            yield
+        finally:
+            self._bar.start()
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:

@@ -3,31 +3,47 @@
 The engine is CPU-bound Python. It runs on one worker thread so that the event loop keeps
 reading messages (cancellations, hovers, newer changes) while a file is analysed; one worker,
 because on a small machine two analyses at once only make both late. A job queued for a
-version the client has since replaced is dropped before it starts.
+version the client has since replaced is dropped before it starts, and one already running is
+stopped (budget.Cancelled).
+
+A file whose analysis ran past its budget (at most SERVER_BUDGET_SECONDS here, less if the
+project's `analysis-budget` says so) is checked from then on by a second worker of its own, so
+that no keystroke in another file waits behind it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from lsprotocol import types
 
+from advisor.budget import Cancelled
 from advisor.config import Config
 from advisor.chunked import ChunkCache
 from advisor.suppression import check_text
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
+from advisor.limits import LimitProblem
 from advisor.lsp import convert
 
 log = logging.getLogger("advisor.lsp")
 
 KEEP_PARSED_FILES = 8
+# The most CPU time one analysis may take in the editor, whatever the project allows the CLI.
+SERVER_BUDGET_SECONDS = 10.0
+
+
+def _interactive(config: Config) -> Config:
+    if config.analysis_budget <= SERVER_BUDGET_SECONDS:
+        return config
+    return config.replace(analysis_budget=SERVER_BUDGET_SECONDS)
 
 
 class Superseded(Exception):
@@ -70,6 +86,10 @@ class Job:
 class Analyzer:
     def __init__(self) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="advisor-analysis")
+        # Files whose last analysis hit a limit, and the worker they go to instead.
+        self._slow: Set[str] = set()
+        self._slow_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="advisor-slow")
+        self._chunks_lock = threading.Lock()  # both workers take and put chunk caches
         self._cache: Dict[str, Analysis] = {}
         self._last_good: Dict[str, Analysis] = {}
         self._running: Dict[Tuple[str, Tuple], asyncio.Future] = {}
@@ -85,10 +105,16 @@ class Analyzer:
     def forget(self, uri: str) -> None:
         self._cache.pop(uri, None)
         self._last_good.pop(uri, None)
-        self._chunks.pop(uri, None)
+        self._slow.discard(uri)
+        with self._chunks_lock:
+            self._chunks.pop(uri, None)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._slow_executor.shutdown(wait=False, cancel_futures=True)
+
+    def executor_for(self, uri: str) -> ThreadPoolExecutor:
+        return self._slow_executor if uri in self._slow else self._executor
 
     async def analyse(self, job: Job) -> Analysis:
         cached = self._cache.get(job.uri)
@@ -98,7 +124,7 @@ class Analyzer:
         future = self._running.get(running_key)
         if future is None:
             loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(self._executor, self._run, job, self._last_good.get(job.uri))
+            future = loop.run_in_executor(self.executor_for(job.uri), self._run, job, self._last_good.get(job.uri))
             self._running[running_key] = future
             future.add_done_callback(lambda _f: self._running.pop(running_key, None))
         # Shielded: a cancelled request ($/cancelRequest, a newer keystroke) stops waiting,
@@ -109,6 +135,10 @@ class Analyzer:
             self._cache[job.uri] = analysis
             if analysis.problem is None:
                 self._last_good[job.uri] = analysis
+            if isinstance(analysis.problem, LimitProblem):
+                self._slow.add(job.uri)
+            else:
+                self._slow.discard(job.uri)
         return analysis
 
     def _run(self, job: Job, last_good: Optional[Analysis]) -> Analysis:
@@ -117,11 +147,19 @@ class Analyzer:
         lines = convert.lines_of(job.text)
         if job.excluded:
             return Analysis(job.uri, job.version, job.key, [], None)
-        chunks = self._chunks.pop(job.uri, None) or ChunkCache()
-        self._chunks[job.uri] = chunks
-        while len(self._chunks) > KEEP_PARSED_FILES:
-            self._chunks.popitem(last=False)
-        result = check_text(job.text, job.filename, job.config, path=job.path, chunks=chunks)
+        with self._chunks_lock:
+            chunks = self._chunks.pop(job.uri, None) or ChunkCache()
+            self._chunks[job.uri] = chunks
+            while len(self._chunks) > KEEP_PARSED_FILES:
+                self._chunks.popitem(last=False)
+        try:
+            result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
+                                cancelled=lambda: not job.wanted())
+        except Cancelled:
+            self._drop_chunks(job.uri, chunks)  # stopped midway: its statements may be half updated
+            raise Superseded() from None
+        if isinstance(result.problem, LimitProblem):
+            self._drop_chunks(job.uri, chunks)
         analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem)
         locate = (lambda _related: (job.uri, lines)) if job.related_information else None
         if result.problem is None:
@@ -143,6 +181,11 @@ class Analyzer:
         analysis.diagnostics = kept + [convert.problem_diagnostic(result.problem, lines, job.encoding)]
         return analysis
 
+    def _drop_chunks(self, uri: str, chunks: ChunkCache) -> None:
+        with self._chunks_lock:
+            if self._chunks.get(uri) is chunks:
+                del self._chunks[uri]
+
     async def fix_all(self, job: Job) -> Optional[Tuple[str, int]]:
         """The text with every safe fix applied (re-checked until stable, as `advisor check
         --fix` does), and how many fixes that took; None when nothing applies."""
@@ -153,14 +196,18 @@ class Analyzer:
             if job.excluded:
                 return None
 
-            def check(text: str):
-                return check_text(text, job.filename, job.config, path=job.path)
+            config = _interactive(job.config)
 
-            new_text, applied, _ = fix_until_stable(job.text, check, unsafe=False)
+            def check(text: str):
+                return check_text(text, job.filename, config, path=job.path)
+
+            new_text, applied, final = fix_until_stable(job.text, check, unsafe=False)
+            if isinstance(final.problem, LimitProblem):
+                return None  # a round ran out of time: offer nothing rather than half the fixes
             return (new_text, applied) if applied else None
 
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, work)
+        return await loop.run_in_executor(self.executor_for(job.uri), work)
 
 
 def _newer(analysis: Analysis, current: Analysis) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 from advisor.findings import FileProblem, Finding, Severity, location
+from advisor.output.names import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
@@ -20,7 +21,8 @@ def severity_tag(finding: Finding) -> str:
 
 def write_concise(out: TextIO, findings: List[Finding], problems: List[FileProblem]) -> None:
     for problem in problems:
-        out.write(f"{location(problem.filename, problem.cell, problem.row, problem.column)}: error: {problem.reason}\n")
+        where = location(printable(problem.filename), problem.cell, problem.row, problem.column)
+        out.write(f"{where}: error: {printable(problem.reason)}\n")
     for f in findings:
-        out.write(f"{location(f.filename, f.cell, f.start.row, f.start.column)}: {f.code} {severity_tag(f)}"
-                  f"{f.message}\n")
+        out.write(f"{location(printable(f.filename), f.cell, f.start.row, f.start.column)}: {f.code} "
+                  f"{severity_tag(f)}{f.message}\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 
 from advisor.findings import FileProblem, Finding, Severity
+from advisor.output.names import encodable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
@@ -34,12 +35,12 @@ def _command(kind: str, properties: List[tuple], message: str) -> str:
 def write_github(out: TextIO, findings: List[Finding], problems: List[FileProblem]) -> None:
     for p in problems:
         message = p.reason if p.cell is None else f"cell {p.cell}: {p.reason}"
-        out.write(_command("error", [("file", p.filename), ("line", p.row), ("col", p.column),
+        out.write(_command("error", [("file", encodable(p.filename)), ("line", p.row), ("col", p.column),
                                      ("title", "torch-advisor")], message))
     for f in findings:
         message = f.message if f.cell is None else f"cell {f.cell}: {f.message}"
         if f.hint:
             message += f"\nhint: {f.hint}"
-        properties = [("file", f.filename), ("line", f.start.row), ("col", f.start.column),
+        properties = [("file", encodable(f.filename)), ("line", f.start.row), ("col", f.start.column),
                       ("endLine", f.end.row), ("endColumn", f.end.column), ("title", f.code)]
         out.write(_command(_COMMAND[f.severity], properties, message))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from advisor.findings import FileProblem, Finding, Fix, Position, Related
+from advisor.output.names import encodable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
@@ -54,7 +55,7 @@ def _finding_fields(f: Finding) -> Dict[str, Any]:
         "name": f.name,
         "message": f.message,
         "severity": f.severity.value,
-        "filename": f.filename,
+        "filename": encodable(f.filename),
         "cell": f.cell,
         "location": _location(f.start),
         "end_location": _location(f.end),
@@ -73,7 +74,7 @@ def problem_to_dict(p: FileProblem) -> Dict[str, Any]:
         "name": None,
         "message": p.reason,
         "severity": "error",
-        "filename": p.filename,
+        "filename": encodable(p.filename),
         "cell": p.cell,
         "location": {"row": p.row, "column": p.column},
         "end_location": {"row": p.row, "column": p.column},

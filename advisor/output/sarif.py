@@ -13,6 +13,7 @@ formatted from are in the result's `properties` as `data`.
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 from urllib.parse import quote
@@ -29,14 +30,15 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _uri(filename: str) -> Dict[str, str]:
-    """A relative URI under %SRCROOT% where the file is below the working directory."""
+    """A relative URI under %SRCROOT% where the file is below the working directory. The name's
+    bytes are percent-encoded as they are, those that are not UTF-8 included."""
     path = Path(filename)
     if path.is_absolute():
         try:
             path = path.resolve().relative_to(Path.cwd().resolve())
         except (ValueError, OSError):
             return {"uri": path.as_uri()}
-    return {"uri": quote(path.as_posix()), "uriBaseId": "%SRCROOT%"}
+    return {"uri": quote(os.fsencode(path.as_posix())), "uriBaseId": "%SRCROOT%"}
 
 
 def _region(start: Position, end: Position) -> Dict[str, int]:

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from advisor.findings import Applicability, FileProblem, Finding, Severity, location
 from advisor.output.advice import shown_hint
+from advisor.output.names import printable
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
 
@@ -33,14 +34,14 @@ def write_text(
 ) -> None:
     for problem in problems:
         console.print(
-            f"[bold]{escape(location(problem.filename, problem.cell, problem.row, problem.column))}:[/] [bold red]error[/]: "
-            f"{escape(problem.reason)}",
+            f"[bold]{escape(location(printable(problem.filename), problem.cell, problem.row, problem.column))}:[/] "
+            f"[bold red]error[/]: {escape(printable(problem.reason))}",
             soft_wrap=True,
         )
     for f in findings:
         style = _STYLE[f.severity]
         console.print(
-            f"[bold]{escape(location(f.filename, f.cell, f.start.row, f.start.column))}:[/] [{style}]{f.code}[/] "
+            f"[bold]{escape(location(printable(f.filename), f.cell, f.start.row, f.start.column))}:[/] [{style}]{f.code}[/] "
             f"{escape(f.message)} [dim]({f.severity.value})[/]",
             soft_wrap=True,
         )
@@ -178,7 +179,7 @@ def write_measurements(console: Console, findings: List[Finding]) -> None:
         m = f.measurement
         verdict = str(m.get("verdict"))
         style = _VERDICT_STYLE.get(verdict, "dim")
-        table.add_row(f.code, location(f.filename, f.cell, f.start.row, f.start.column),
+        table.add_row(f.code, escape(location(printable(f.filename), f.cell, f.start.row, f.start.column)),
                       f"[{style}]{escape(verdict)}[/]", _num(m.get("baseline")), _num(m.get("fixed")),
                       escape(str(m.get("unit") or "")), _num(m.get("ratio")), _num(m.get("saving_per_step")))
     console.print()
