@@ -292,14 +292,7 @@ def _check(args: argparse.Namespace) -> int:
             _error(str(exc))
             return EXIT_ERROR
 
-    from advisor import ignore_files
-    from advisor.cache import open_cache_folder
-
-    ignore_files.start_run(None if args.no_cache else open_cache_folder)
-    try:
-        found_all = _discover_all(args, paths, config_for, unusable)
-    finally:
-        ignore_files.end_run()
+    found_all = _discover_all(args, paths, config_for, unusable)
     if found_all is None:
         return EXIT_ERROR
     jobs, notebooks = found_all
@@ -332,35 +325,45 @@ def _discover_all(args: argparse.Namespace, paths: List[str], config_for: Any,
     jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
     notebooks: List[Tuple[Path, Config]] = []
     seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
-    with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
-        for root in paths:
-            root = display_name(root)
-            root_stat = stat_or_none(root)
-            is_dir = root_stat is not None and stat_module.S_ISDIR(root_stat.st_mode)
-            try:
-                config = config_for(root, root_stat is not None and not is_dir)
-            except ConfigError as exc:
-                _error(str(exc))
-                return None
-            if getattr(args, "docs_url", None) is None:
-                args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
-            problem = path_problem(root, root_stat)
-            if problem is not None:
-                unusable(root, problem)
-                continue
-            if args.force_exclude and force_excluded(root, is_dir, config):
-                continue
-            excluded = config.is_excluded if config.excludes else None
-            for found in discover_root(root, root_stat, excluded, seen, config.respect_gitignore):
+    ignore_files = None  # imported once a folder is walked or --force-exclude asks; named files need neither
+    try:
+        with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
+            for root in paths:
+                root = display_name(root)
+                root_stat = stat_or_none(root)
+                is_dir = root_stat is not None and stat_module.S_ISDIR(root_stat.st_mode)
                 try:
-                    config_for_file = config if found.explicit else config_for(found.name, True)
+                    config = config_for(root, root_stat is not None and not is_dir)
                 except ConfigError as exc:
                     _error(str(exc))
                     return None
-                if is_notebook(found.name):
-                    notebooks.append((found.path, config_for_file))
-                else:
-                    jobs.append(Job(found.name, config_for_file, found.stat))
+                if getattr(args, "docs_url", None) is None:
+                    args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
+                problem = path_problem(root, root_stat)
+                if problem is not None:
+                    unusable(root, problem)
+                    continue
+                if ignore_files is None and (is_dir or args.force_exclude):
+                    from advisor import ignore_files
+                    from advisor.cache import open_cache_folder
+
+                    ignore_files.start_run(None if args.no_cache else open_cache_folder)
+                if args.force_exclude and force_excluded(root, is_dir, config):
+                    continue
+                excluded = config.is_excluded if config.excludes else None
+                for found in discover_root(root, root_stat, excluded, seen, config.respect_gitignore):
+                    try:
+                        config_for_file = config if found.explicit else config_for(found.name, True)
+                    except ConfigError as exc:
+                        _error(str(exc))
+                        return None
+                    if is_notebook(found.name):
+                        notebooks.append((found.path, config_for_file))
+                    else:
+                        jobs.append(Job(found.name, config_for_file, found.stat))
+    finally:
+        if ignore_files is not None:
+            ignore_files.end_run()  # pathspec's new verdicts, remembered for the next run
     return jobs, notebooks
 
 

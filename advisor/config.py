@@ -7,7 +7,6 @@ import re
 import sys
 from pathlib import Path, PurePath
 
-from advisor.rule_codes import enables
 from advisor.values import Value
 
 TYPE_CHECKING = False
@@ -88,6 +87,8 @@ class Config(Value):
     def is_enabled(self, code: str, path: Optional[Path] = None) -> bool:
         """flake8's rule: the longest matching prefix wins between select and ignore. A
         meta-rule needs a selector longer than the tool's prefix (rule_codes.enables)."""
+        from advisor.rule_codes import enables  # here: a warm run asks no configuration about codes
+
         ignore = list(self.ignore + self.extend_ignore)
         if path is not None and self.per_file_ignores:
             relative = self.relative(path)
