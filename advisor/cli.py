@@ -92,8 +92,9 @@ def _parser() -> argparse.ArgumentParser:
     # Strings, not Paths: a run can be given thousands of file names (pre-commit, xargs).
     check.add_argument("paths", nargs="*", metavar="PATH",
                        help="files or folders (default: .); - reads the source from standard input")
-    check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. GPU1,GPU201), "
-                       "replacing the configured `select`")
+    check.add_argument("--select", metavar="CODES",
+                       help="comma-separated codes or prefixes to enable (e.g. GPU1,GPU201), replacing the configured "
+                       "`select`")
     check.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to enable on top of `select` "
                        "(e.g. GPU001, the opt-in unused-noqa check)")
     check.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable, replacing the "

@@ -42,8 +42,8 @@ class Config(Value):
     """One folder's settings. Immutable: derive another with replace() or with_overrides()."""
 
     __slots__ = ("select", "ignore", "per_file_ignores", "exclude", "show_info", "torch_version", "docs_url",
-                 "root", "source", "analysis_budget", "max_file_size", "extend_select", "extend_ignore", "extend_exclude",
-                 "respect_gitignore")
+                 "root", "source", "analysis_budget", "max_file_size", "extend_select", "extend_ignore",
+                 "extend_exclude", "respect_gitignore")
     _fields = __slots__
     __hash__ = Value.value_hash
 

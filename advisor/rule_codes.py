@@ -69,7 +69,7 @@ def known_codes() -> Iterable[str]:
 
 def selects_something(selector: str) -> bool:
     """Whether ``selector`` (upper case) is a code or a prefix of one, rules and meta-rules."""
-    return any(code.startswith(selector) for code in RULE_CODES) or any(code.startswith(selector) for code in META_CODES)
+    return any(code.startswith(selector) for code in RULE_CODES + tuple(META_CODES))
 
 
 def enables(selector: str, code: str) -> bool:
