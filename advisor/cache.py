@@ -36,9 +36,9 @@ from advisor.stat_index import RACY_MARGIN_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-FORMAT = 3  # bump when the entry layout changes
+FORMAT = 4  # bump when the entry layout changes
 MAX_ENTRIES = 50_000
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # read no more of one entry (a file of 10,000 findings is ~5 MB)
@@ -232,22 +232,31 @@ def _decode_finding(d: Dict[str, Any]) -> Finding:
     return Finding(**values)
 
 
-def encode(findings: List[Finding], problem: Optional[FileProblem], warnings: Sequence[FileProblem] = ()) -> str:
+def encode(findings: List[Finding], problem: Optional[FileProblem], deps: Optional[Dict[str, str]] = None,
+           warnings: Sequence[FileProblem] = ()) -> str:
     body = {
         "format": FORMAT,
         "findings": [_encode_finding(f) for f in findings],
         "problem": None if problem is None else problem.as_dict(),
+        "deps": deps or {},
         "warnings": [w.as_dict() for w in warnings],
     }
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
-def decode(text: Union[str, bytes]) -> Optional[Tuple[List[Finding], Optional[FileProblem], List[FileProblem]]]:
-    """The entry's findings, problem and warnings, or None when it is corrupt or of another
-    format."""
+def decode(text: Union[str, bytes], deps_valid: Optional[Callable[[Dict[str, str]], bool]] = None
+           ) -> Optional[Tuple[List[Finding], Optional[FileProblem], List[FileProblem]]]:
+    """The entry's findings, problem and warnings, or None when it is corrupt, of another
+    format, or made with project files that have changed since (``deps_valid`` says whether they
+    are as they were)."""
     try:
         body = load_json(text)
         if not isinstance(body, dict) or body.get("format") != FORMAT:
+            return None
+        deps = body.get("deps") or {}
+        if not isinstance(deps, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in deps.items()):
+            return None
+        if deps and (deps_valid is None or not deps_valid(deps)):
             return None
         findings = [_decode_finding(d) for d in body["findings"]]
         raw = body["problem"]
@@ -284,9 +293,11 @@ class ResultCache:
     def _path(self, key: str) -> str:
         return os.path.join(self.folder, f"{key}.json")
 
-    def get(self, key: str) -> Optional[Tuple[List[Finding], Optional[FileProblem], List[FileProblem]]]:
+    def get(self, key: str, deps_valid: Optional[Callable[[Dict[str, str]], bool]] = None
+            ) -> Optional[Tuple[List[Finding], Optional[FileProblem], List[FileProblem]]]:
+        """The stored result; an entry made with project files that changed since is a miss."""
         payload = self.cache_folder.read_sealed(b"entry", self._path(key), MAX_ENTRY_BYTES)
-        entry = decode(payload) if payload is not None else None
+        entry = decode(payload, deps_valid) if payload is not None else None
         if entry is None:
             self.misses += 1
         else:
@@ -294,9 +305,10 @@ class ResultCache:
         return entry
 
     def put(self, key: str, findings: List[Finding], problem: Optional[FileProblem],
-            warnings: Sequence[FileProblem] = ()) -> bool:
-        """Best effort: a cache that cannot be written only costs time. True when written."""
-        payload = encode(findings, problem, warnings).encode("utf-8", "surrogatepass")
+            deps: Optional[Dict[str, str]] = None, warnings: Sequence[FileProblem] = ()) -> bool:
+        """Best effort: a cache that cannot be written only costs time. True when written.
+        ``deps``: the content digests of the project files the result depends on."""
+        payload = encode(findings, problem, deps, warnings).encode("utf-8", "surrogatepass")
         if not self.cache_folder.write_sealed(b"entry", self._path(key), payload):
             return False
         self.written += 1

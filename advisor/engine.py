@@ -18,6 +18,7 @@ from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regul
 from advisor.model import FileModel
 from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
+from advisor.project.view import project_view
 from advisor.rules import ALL_RULES
 from advisor.rules.base import NodeEdit, Report, Rule
 from advisor.source import DecodeError, decode_source, split_lines
@@ -124,12 +125,18 @@ def check_source(
     """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``.
 
     ``chunks`` keeps parsed top-level statements between calls for one document (the language
-    server passes one per open file), so that only changed statements are parsed again.
-    The analysis stops once it has used ``config.analysis_budget`` seconds of CPU time (a
-    ``LimitProblem`` then says so), or raises ``budget.Cancelled`` once ``cancelled()`` is true;
-    ``chunks`` must then be dropped: the statements it holds may be half updated."""
+    server passes one per open file), so that only changed statements are parsed again. With a
+    ``path``, the file is checked in its project (advisor/project): its imports and importers
+    are read as needed. The analysis stops once it has used ``config.analysis_budget`` seconds
+    of CPU time (a ``LimitProblem`` then says so), or raises ``budget.Cancelled`` once
+    ``cancelled()`` is true; ``chunks`` must then be dropped: the statements it holds may be
+    half updated."""
     result = FileResult(filename)
-    candidates = [r for r in (rules if rules is not None else active_rules(config, path)) if r.applies_to(text)]
+    view = project_view(str(path), _neighbour_builder(config)) if path is not None else None
+    if view is not None:
+        result.dependencies = view.dependencies(str(path))
+    chosen = rules if rules is not None else active_rules(config, path)
+    candidates = [r for r in chosen if _applies(r, text, view, path)]
     if not candidates:
         return result  # no rule can fire: the file is not even parsed
     size = text_too_large(text, config.max_file_size)
@@ -143,7 +150,7 @@ def check_source(
     # Syntax trees hold no cycles (nodes have no parent links): they go by reference counting.
     try:
         with collector_paused():
-            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks),
+            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks, view, path),
                                   config.analysis_budget, cancelled)
     except BudgetExceeded:
         result.problem = over_budget(filename, config.analysis_budget)
@@ -155,8 +162,21 @@ def check_source(
     return result
 
 
-def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, chunks: Optional[ChunkCache]):
-    """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
+def _applies(rule: Rule, text: str, view, path: Optional[Path]) -> bool:
+    """The rule's required text is in the file; in a project, every group but the first (the
+    rule's own pattern) may be in a file it imports or that imports it (the training loop, the
+    CUDA device)."""
+    groups = rule.requires
+    if not groups or all(any(s in text for s in group) for group in groups):
+        return True
+    if view is None or not any(s in text for s in groups[0]):
+        return False
+    related = view.related_texts(str(path))
+    return all(any(s in text or any(s in other for other in related) for s in group) for group in groups[1:])
+
+
+def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache]):
+    """The file's model (with its chunks, for positions), or the FileProblem that stopped it."""
     try:
         chunked = parse_chunked(text, chunks)
         module = chunked.module if chunked is not None else cst.parse_module(text)
@@ -170,6 +190,48 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
     checkpoint()
     try:
         model = FileModel.build(module, filename, config.torch_version)
+    except RecursionError:
+        return FileProblem(filename, "skipped: too deeply nested to analyse")
+    model.text, model.chunked = text, chunked
+    return model
+
+
+def _neighbour_builder(config: Config):
+    """How a project view reads another file of the project: decoded and screened like a
+    checked file; anything odd leaves it out (None), never an error."""
+
+    def build(real_path: str):
+        try:
+            data = read_regular(real_path, _NEIGHBOUR_LIMIT)[0]
+        except (OSError, ValueError, FileTooLarge):
+            return None  # a named pipe, a device, too large, gone
+        try:
+            text = decode_source(data).text
+        except DecodeError:
+            return None
+        if nesting_problem(text) is not None:
+            return None
+        outcome = _parse(text, real_path, config, None)
+        return outcome if isinstance(outcome, FileModel) else None
+
+    return build
+
+
+# A neighbour larger than this is left out of the project view (a generated table, a vendored file).
+_NEIGHBOUR_LIMIT = 2 << 20
+
+
+def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, chunks: Optional[ChunkCache],
+             view=None, path: Optional[Path] = None):
+    """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
+    model = view.known(str(path), text) if view is not None else None
+    if model is None:
+        model = _parse(text, filename, config, chunks)
+        if isinstance(model, FileProblem):
+            return model
+        if view is not None:
+            view.register(str(path), model)
+    try:
         reports: List[Report] = []
         for rule in rules:
             checkpoint()
@@ -177,7 +239,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
         if not reports:
             return []
         checkpoint()
-        positions = _Positions(model, text, chunked)
+        positions = _Positions(model, text, model.chunked)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")

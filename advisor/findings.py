@@ -191,13 +191,16 @@ def location(filename: str, cell: Optional[int], row: int, column: int) -> str:
 class FileResult(Value):
     """What checking one file gave: its findings, or the problem that stopped it."""
 
-    __slots__ = ("filename", "findings", "problem", "source", "fixed_text", "fixes_applied", "warnings", "fixed")
-    _fields = __slots__
+    _fields = ("filename", "findings", "problem", "source", "fixed_text", "fixes_applied", "warnings", "fixed")
+    __slots__ = _fields + ("dependencies",)
 
     def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
                  source: Optional[SourceText] = None, fixed_text: Optional[str] = None, fixes_applied: int = 0,
                  warnings: Optional[List[FileProblem]] = None) -> None:
         self.filename = filename
+        # The project files the findings may depend on (absolute paths; advisor/project): a
+        # cached result holds only while they are unchanged.
+        self.dependencies: Tuple[str, ...] = ()
         self.findings = [] if findings is None else findings
         self.problem = problem
         self.source = source

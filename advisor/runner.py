@@ -170,7 +170,7 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     except (OSError, FileTooLarge):
         return 0  # the analysis reports it
     content = content_digest(data)
-    entry = cache.get(entry_key(content, job.display, config))
+    entry = cache.get(entry_key(content, job.display, config), _DIGESTS.unchanged)
     if entry is None:
         return len(data)
     findings, problem, warnings = entry
@@ -187,6 +187,40 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
         except DecodeError:
             source = None
     return FileResult(job.display, findings, problem, source, warnings=warnings)
+
+
+class _Digests:
+    """The content digests of project files a result depends on, each file hashed once per
+    process (per run: the files do not change under a run)."""
+
+    def __init__(self) -> None:
+        self._known: dict = {}
+
+    def digest(self, path: str) -> Optional[str]:
+        if path not in self._known:
+            try:
+                with open(path, "rb") as handle:
+                    self._known[path] = content_digest(handle.read())
+            except OSError:
+                self._known[path] = None
+        return self._known[path]
+
+    def of(self, paths) -> Optional[dict]:
+        """{path: digest} for a result's dependencies; None when one cannot be read (the
+        result is then not stored: nothing could tell when it goes stale)."""
+        out = {}
+        for path in paths:
+            digest = self.digest(path)
+            if digest is None:
+                return None
+            out[path] = digest
+        return out
+
+    def unchanged(self, deps: dict) -> bool:
+        return all(self.digest(path) == digest for path, digest in deps.items())
+
+
+_DIGESTS = _Digests()
 
 
 def _read(job: Job) -> Tuple[bytes, os.stat_result]:
@@ -252,8 +286,13 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
             else None
         if cache is not None:
             content = content_digest(data)
-            if cache.put(entry_key(content, job.display, config_fingerprint(job.config, job.path)),
-                         first_findings, first_problem, first_warnings):
+            deps = _DIGESTS.of(result.dependencies)
+            if deps is not None and cache.put(
+                entry_key(content, job.display, config_fingerprint(job.config, job.path)),
+                first_findings, first_problem, deps, first_warnings,
+            ) and not deps:
+                # A result that other project files may change is never answered from the
+                # stat index: the file's own stat says nothing about them.
                 recorded = (not first_findings and first_problem is None and not first_warnings, read_stat, content)
         if not result.findings and result.problem is None and result.fixed_text is None and not result.warnings:
             result.source = None  # nothing will show it: do not carry the text around

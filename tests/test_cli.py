@@ -317,7 +317,7 @@ def test_readme_rule_table_matches_the_rules():
         assert row in readme, f"README rule table is stale for {r.code}"
 
 
-HOT_LOOP = "import torch\nfor x in loader:\n    loss = model(x.cuda())\n    loss.backward()\n    y = loss.item()\n"
+HOT_LOOP = "import torch\nfor x in loader:\n    loss = model(x.cuda())\n    loss.backward()\n    y = loss.item()\n    optimizer.step()\n"
 
 
 @pytest.mark.parametrize(

@@ -59,7 +59,7 @@ def test_jobs_in_a_subprocess_match_in_process(corpus_copy, cache_dir):
 def test_second_run_is_served_from_the_cache_with_identical_json(capsys, corpus_copy, cache_dir, monkeypatch):
     first = run(capsys, "check", "--format", "json", "--show-info", corpus_copy)
     stored = entries(cache_dir)
-    assert len(stored) == len(list(corpus_copy.glob("*.py")))
+    assert len(stored) == len(list(corpus_copy.rglob("*.py")))
 
     import advisor.engine as engine
 
@@ -214,7 +214,7 @@ def test_concurrent_runs_share_one_cache(corpus_copy, cache_dir):
     assert outs[0][0] == outs[1][0] and json.loads(outs[0][0])
     assert outs[0][1] == outs[1][1] == b""
     stored = entries(cache_dir)
-    assert len(stored) == len(list(corpus_copy.glob("*.py")))
+    assert len(stored) == len(list(corpus_copy.rglob("*.py")))
     assert not list((cache_dir / f"v{cache_module.FORMAT}").glob(".tmp-*"))
     warm = subprocess.run(command, capture_output=True, env=env)
     assert warm.stdout == outs[0][0]

@@ -17,6 +17,7 @@ from advisor.model.facts import (
     Facts,
     FormattedValue,
     FunctionInfo,
+    Guard,
     LoopInfo,
     ReturnSite,
 )
@@ -109,6 +110,16 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
     return modulo, rank
 
 
+def _exits_only(body: cst.BaseSuite) -> bool:
+    """The block only leaves: `continue`, `return` (with or without a value) or `raise`."""
+    statements = body.body
+    if len(statements) != 1:
+        return False
+    first = statements[0]
+    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
+    return len(small) == 1 and isinstance(small[0], (cst.Continue, cst.Return, cst.Raise))
+
+
 def _is_continue_only(body: cst.BaseSuite) -> bool:
     statements = body.body
     if len(statements) != 1:
@@ -142,6 +153,8 @@ class ModelBuilder(Walker):
         self._pending_loops: Dict[int, LoopInfo] = {}
         self._pending_functions: Dict[int, FunctionInfo] = {}
         self._if_gates: Dict[int, Tuple[bool, bool]] = {}
+        self._if_ctx: Dict[int, Tuple[Context, int]] = {}
+        self._engines: Set[Tuple[str, str]] = set()  # receivers of `x.backward(loss)`: their `.step()` steps
         self._with_flags: Dict[int, bool] = {}
         self._with_items: Dict[int, bool] = {}  # autocast-like call id -> the with also disables grad
         self._with_of_call: Dict[int, int] = {}
@@ -424,17 +437,20 @@ class ModelBuilder(Walker):
     def visit_If(self, node: cst.If) -> None:
         self._enter_statement(node)
         self._if_gates[id(node)] = gate_kinds(node.test)
+        self._if_ctx[id(node)] = (self.ctx, self._order)
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
 
     def visit_If_body(self, node: cst.If) -> None:
         modulo, rank = self._if_gates[id(node)]
         ctx = self.ctx
+        where, order = self._if_ctx[id(node)]
         self._push(
             ctx.derive(
                 gated=ctx.gated or modulo or rank,
                 rank_gated=ctx.rank_gated or rank,
                 gate_test=node.test if modulo else ctx.gate_test,
                 conditional=True,
+                guard=Guard(node.test, True, where, order),
             )
         )
 
@@ -442,19 +458,21 @@ class ModelBuilder(Walker):
         self._pop()
 
     def visit_If_orelse(self, node: cst.If) -> None:
-        self._push(self.ctx.derive(conditional=True))
+        where, order = self._if_ctx[id(node)]
+        self._push(self.ctx.derive(conditional=True, guard=Guard(node.test, False, where, order)))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._pop()
 
     def leave_If(self, original_node: cst.If) -> None:
-        # `if step % k != 0: continue` gates every later statement of the loop body.
-        if (
-            any(self._if_gates.pop(id(original_node), (False, False)))
-            and original_node.orelse is None
-            and _is_continue_only(original_node.body)
-        ):
-            self.ctx = self.ctx.derive(gated=True)
+        where, order = self._if_ctx.pop(id(original_node))
+        gates = any(self._if_gates.pop(id(original_node), (False, False)))
+        if original_node.orelse is None and _exits_only(original_node.body):
+            # `if step % k != 0: continue` (or `return` at the top of a helper) gates every
+            # later statement of the block: they run only when the test is false.
+            guard = Guard(original_node.test, False, where, order, exits=True)
+            gated = gates and _is_continue_only(original_node.body)
+            self.ctx = self.ctx.derive(gated=self.ctx.gated or gated, guard=guard)
 
     # -- with blocks -------------------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -624,6 +642,12 @@ class ModelBuilder(Walker):
         self._calls.append(site)
         facts = self.facts
         facts.calls.append(site)
+        if ctx.function is not None:
+            ctx.function.sites.append(site)
+        loop = ctx.loop
+        while loop is not None:
+            loop.sites.append(site)
+            loop = loop.parent
         if method is not None:
             facts.calls_by_method.setdefault(method, []).append(site)
         if qualname is not None:
@@ -661,12 +685,20 @@ class ModelBuilder(Walker):
         if method == "backward":
             self._mark_training(ctx)
             self._record_backward_value(ctx, receiver, node)
+            if node.args and receiver_name is not None:
+                self._engines.add((ctx.scope, receiver_name))
         elif method == "step" and receiver_name is not None:
             last = receiver_name.rsplit(".", 1)[-1]
             if "sched" not in last.lower() and (_OPTIMIZER_NAME.search(last) or _SCALER_NAME.search(last)):
                 self._mark_training(ctx, step=True)
+            elif (ctx.scope, receiver_name) in self._engines:
+                self._mark_training(ctx, step=True)  # `engine.backward(loss)` ... `engine.step()` (DeepSpeed)
             elif _ENV_NAME.search(last) and ctx.loop is not None:
                 ctx.loop.env_step = True
+            elif "sched" not in last.lower():
+                self._mark_loose_step(ctx)
+        elif (method or (func.value if isinstance(func, cst.Name) else "")).endswith("_step"):
+            self._mark_loose_step(ctx)
         elif method == "set_epoch":
             if ctx.function is not None:
                 ctx.function.set_epoch = True
@@ -692,14 +724,31 @@ class ModelBuilder(Walker):
         if isinstance(value, cst.Name):
             self.facts.backward_receivers.add((ctx.scope, value.value))
 
+    def _mark_loose_step(self, ctx: Context) -> None:
+        """`engine.step()`, `self.optimizer_step(...)`: maybe an update, through code not seen."""
+        if ctx.function is not None:
+            ctx.function.loose_step = True
+        loop = ctx.loop
+        while loop is not None:
+            loop.loose_step = True
+            loop = loop.parent
+
     def _mark_training(self, ctx: Context, step: bool = False) -> None:
         for site in self._autocast_stack:
             site.body_trains = True
+        if step:
+            current: Optional[Context] = ctx
+            while current is not None:
+                if current.guard is not None:
+                    current.guard.steps = True
+                current = current.outer
         if step and ctx.loop is not None:
             ctx.loop.own_step = True
         if ctx.function is not None:
             ctx.function.direct_marker = True
+            ctx.function.direct_step = ctx.function.direct_step or step
         loop = ctx.loop
         while loop is not None:
             loop.direct_marker = True
+            loop.has_step = loop.has_step or step
             loop = loop.parent

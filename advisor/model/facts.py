@@ -26,7 +26,10 @@ class FunctionInfo:
     class_scope: Optional[str] = None  # the defining class's scope, for methods
     body_ctx: Optional["Context"] = None  # the context of its body's top-level statements
     direct_marker: bool = False  # runs backward / optimizer.step itself
+    direct_step: bool = False  # steps an optimizer itself
+    loose_step: bool = False  # calls some other `.step()` or `*_step(...)` (an engine, a trainer)
     callees: Set[str] = field(default_factory=set)
+    sites: List["CallSite"] = field(default_factory=list)  # the calls of its own body (not of nested defs)
     loops: List["LoopInfo"] = field(default_factory=list)  # every loop in its body
     returns: List[cst.BaseExpression] = field(default_factory=list)
     return_sites: List["ReturnSite"] = field(default_factory=list)  # the same values, with where they are read
@@ -45,10 +48,13 @@ class LoopInfo:
     over_loader: bool = False  # iterates something that looks like a DataLoader
     direct_marker: bool = False  # body runs backward / optimizer.step (nested loops included)
     callees: Set[str] = field(default_factory=set)  # same-module functions called in the body
+    sites: List["CallSite"] = field(default_factory=list)  # every call in the body, nested loops included
     children: List["LoopInfo"] = field(default_factory=list)
     batch_names: Set[str] = field(default_factory=set)  # loop targets and names derived from them
     set_epoch: bool = False  # body calls .set_epoch(...)
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
+    has_step: bool = False  # its body (nested loops included) runs an optimizer step
+    loose_step: bool = False  # its body calls some other `.step()` or `*_step(...)`
     env_step: bool = False  # steps an RL environment: host values are needed every iteration
     start: int = 0  # source order when the loop statement starts (before its targets are bound)
     end: int = 0  # source order when it ends: every event of its body lies in (start, end]
@@ -61,6 +67,20 @@ class LoopInfo:
                 return True
             loop = loop.parent
         return False
+
+
+@dataclass(eq=False)
+class Guard:
+    """An `if` test a block runs under: in its body (``positive``), in its `else`, or after
+    `if test: continue` / `return` (``exits``: the rest of the block runs when the test is
+    false)."""
+
+    test: cst.BaseExpression
+    positive: bool
+    ctx: "Context"  # where the test is evaluated
+    order: int
+    exits: bool = False
+    steps: bool = False  # an optimizer steps under it: the accumulation boundary, not a periodic gate
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +99,7 @@ class Context:
     # The context of the enclosing block of the same scope: a binding made in a context on a
     # read's chain of outer contexts has run before the read (structured code dominates).
     outer: Optional["Context"] = None
+    guard: Optional[Guard] = None  # the `if` this block adds (the others are on the outer chain)
 
     def derive(self, **changes) -> "Context":
         return replace(self, outer=self, **changes)

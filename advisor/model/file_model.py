@@ -6,6 +6,7 @@ Answers are computed on first use and memoised, so a rule that never asks costs 
 from __future__ import annotations
 
 import enum
+import os
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -23,11 +24,14 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
+from advisor.model.calls import CallGraph, class_kinds
+from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow
 from advisor.model.names import (
     DATALOADER,
+    GRAD_SCALER,
     ImportTable,
     dotted_name,
 )
@@ -66,17 +70,28 @@ class FileModel:
         self.imports = imports
         self.path = path
         self.torch_version = torch_version  # the oldest torch the project supports (configuration)
-        self._trains: Dict[str, bool] = {}
-        self._has_training_loop: Dict[str, bool] = {}
-        self._loop_training: Dict[int, bool] = {}
-        self._loop_hot: Dict[int, bool] = {}
-        self._function_heat: Dict[str, Optional[Heat]] = {}
         self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
-        self._shared: Dict[str, object] = {}
         self._may_use_gpu: Optional[bool] = None
         self._module_names: Optional[Set[str]] = None
         self.bindings = Bindings(facts)
+        self.project = None  # the ProjectView the file is checked in, if any (advisor/project)
+        self.real_path: Optional[str] = None
+        self.text: Optional[str] = None  # the text it was built from (set by the engine)
+        self.chunked = None  # its ChunkedModule, for positions (set by the engine)
+        self.forget_answers()
+
+    def forget_answers(self) -> None:
+        """Drops every memoised answer that may depend on other files (one of them changed)."""
+        self._trains: Dict[int, bool] = {}
+        self._steps: Dict[int, bool] = {}
+        self._has_training_loop: Dict[int, bool] = {}
+        self._loop_training: Dict[int, bool] = {}
+        self._loop_hot: Dict[int, bool] = {}
+        self._function_heat: Dict[int, Optional[Heat]] = {}
+        self._shared: Dict[str, object] = {}
         self.values = ValueFlow(self)
+        self.calls = CallGraph(self)
+        self.guards = GuardKinds(self)
 
     @classmethod
     def build(
@@ -132,7 +147,8 @@ class FileModel:
     @property
     def may_use_gpu(self) -> bool:
         """False for a whole script (it imports torch) with no sign that tensors leave the CPU: no
-        CUDA, no `.to(...)` move, no `device` name, no framework that places tensors. There a
+        CUDA, no `.to(...)` move, no `device` name, no framework that places tensors, in the file
+        or in the project files around it (a loss module gets its tensors from train.py). There a
         sync costs next to nothing. Fragments that do not import torch get the benefit of the
         doubt."""
         if self._may_use_gpu is None:
@@ -145,8 +161,49 @@ class FileModel:
                 or any("device" in name.lower() for _, name in facts.assignments)
                 or self.imports.imports_any("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
                 or any("device" in (s.receiver_name or "") for s in facts.calls)
+                or self._project_uses_gpu()
             )
         return self._may_use_gpu
+
+    def _project_uses_gpu(self) -> bool:
+        if self.project is None or self.real_path is None:
+            return False
+        return any("cuda" in text or ".to(device" in text for text in self.project.related_texts(self.real_path))
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """The 1-based line a node starts on (for messages that point into another file)."""
+        if self.chunked is not None:
+            try:
+                return self.chunked.span(node, None, self.statement_of, self.top_of)[0][0]
+            except KeyError:
+                pass
+        from advisor.positions import node_spans  # rare: a file parsed whole
+
+        return node_spans(self.module).get(id(node), ((1, 0), (1, 0)))[0][0]
+
+    def display_name(self) -> str:
+        """The file's path relative to its project's root (as messages name another file)."""
+        if self.project is not None and self.real_path is not None:
+            return os.path.relpath(self.real_path, self.project.layout.root)
+        return self.path
+
+    def builds_scaler(self) -> bool:
+        """Some call of the file builds a GradScaler, or an instance of a class (this file's or
+        the project's) that derives from one or builds one to scale with."""
+        known = self._shared.get("builds-scaler")
+        if known is None:
+            known = bool(self.calls_to(GRAD_SCALER))
+            for site in self.facts.calls:
+                if known:
+                    break
+                func = site.node.func
+                if site.qualname is not None:
+                    symbol = self.symbol(site.qualname)
+                    known = symbol is not None and symbol.kind == "class" and "scaler" in class_kinds(symbol.model, symbol.info)
+                elif isinstance(func, cst.Name) and func.value in self.facts.classes:
+                    known = "scaler" in class_kinds(self, self.facts.classes[func.value])
+            self._shared["builds-scaler"] = known
+        return known
 
     def module_names(self) -> Set[str]:
         """Names used as modules somewhere in the file (`.parameters()`, `.eval()`, ...):
@@ -186,45 +243,96 @@ class FileModel:
         return found[0] if len(found) == 1 else None
 
     def call_sites(self, info: FunctionInfo) -> List[CallSite]:
-        sites = self.bindings.callers(info)
-        if info.class_name is not None and self.resolve("." + info.node.name.value) is info:
-            for site in self.facts.calls_by_method.get(info.node.name.value, ()):
-                if site.receiver_name not in ("self", "cls") and site.qualname is None:
-                    sites.append(site)
-        return sites
+        """The calls in this file that run ``info`` (see `callers` for the project's)."""
+        return [site for model, site in self.calls.callers(info) if model is self]
+
+    def callers(self, info: FunctionInfo) -> List[Tuple["FileModel", CallSite]]:
+        """The calls that run ``info``, in this file and in the project files that import it."""
+        return self.calls.callers(info)
+
+    def symbol(self, qualname: str):
+        """What an imported dotted name is in the project (None: a library, or no project)."""
+        project = self.project
+        if project is None or qualname.startswith(("torch.", "numpy.", "os.", "math.")):
+            return None
+        return project.symbol(self, qualname)
 
     def function_trains(self, key: str) -> bool:
         """The function runs backward or an optimizer step, itself or through functions it calls."""
-        known = self._trains.get(key)
+        info = self.resolve(key)
+        return info is not None and self.trains(info)
+
+    def trains(self, info: FunctionInfo) -> bool:
+        known = self._trains.get(id(info))
         if known is not None:
             return known
-        self._trains[key] = False  # recursion guard
-        info = self.resolve(key)
-        result = info is not None and (
-            info.direct_marker or any(self.function_trains(c) for c in info.callees)
-        )
-        self._trains[key] = result
+        self._trains[id(info)] = False  # recursion guard
+        result = info.direct_marker or self._calls_train(info.sites)
+        self._trains[id(info)] = result
         return result
 
-    def function_has_training_loop(self, key: str) -> bool:
-        known = self._has_training_loop.get(key)
+    def steps(self, info: FunctionInfo) -> bool:
+        """The function steps an optimizer, itself or through functions it calls."""
+        known = self._steps.get(id(info))
         if known is not None:
             return known
-        self._has_training_loop[key] = False
+        self._steps[id(info)] = False
+        result = info.direct_step or info.loose_step or self._calls_step(info.sites)
+        self._steps[id(info)] = result
+        return result
+
+    def _calls_step(self, sites) -> bool:
+        return any(owner.steps(target) for site in sites for owner, target in self.calls.targets(site))
+
+    def _updates_parameters(self, loop: LoopInfo) -> bool:
+        """An optimizer steps in the loop, around it in its function, or where its function is
+        called from a loop: backward alone (Grad-CAM, input gradients) trains nothing."""
+        current: Optional[LoopInfo] = loop
+        while current is not None:
+            if current.has_step or current.loose_step or self._calls_step(current.sites):
+                return True
+            current = current.parent
+        function = loop.function
+        if function is None:
+            return False
+        if function.loose_step or self.steps(function):
+            return True
+        for model, site in self.callers(function):
+            outer = site.ctx.loop
+            if outer is not None and (outer.has_step or model._calls_step(outer.sites)):
+                return True
+        return False
+
+    def _calls_train(self, sites) -> bool:
+        return any(owner.trains(target) for site in sites for owner, target in self.calls.targets(site))
+
+    def function_has_training_loop(self, key: str) -> bool:
         info = self.resolve(key)
-        result = info is not None and (
-            any(self.is_training_loop(loop) for loop in info.loops)
-            or any(self.function_has_training_loop(c) for c in info.callees)
+        return info is not None and self.has_training_loop(info)
+
+    def has_training_loop(self, info: FunctionInfo) -> bool:
+        known = self._has_training_loop.get(id(info))
+        if known is not None:
+            return known
+        self._has_training_loop[id(info)] = False
+        result = any(self.is_training_loop(loop) for loop in info.loops) or any(
+            owner.has_training_loop(target) for site in info.sites for owner, target in self.calls.targets(site)
         )
-        self._has_training_loop[key] = result
+        self._has_training_loop[id(info)] = result
         return result
 
     def is_training_loop(self, loop: LoopInfo) -> bool:
         known = self._loop_training.get(id(loop))
         if known is None:
-            known = loop.direct_marker or any(self.function_trains(c) for c in loop.callees)
+            self._loop_training[id(loop)] = False
+            known = (loop.direct_marker or self._calls_train(loop.sites)) and self._updates_parameters(loop)
             self._loop_training[id(loop)] = known
         return known
+
+    def backpropagates(self, loop: LoopInfo) -> bool:
+        """The loop runs backward (or steps), itself or through what it calls: autograd is in use,
+        whether or not an optimizer updates anything (a timing benchmark, Grad-CAM)."""
+        return loop.direct_marker or self._calls_train(loop.sites)
 
     def is_hot_loop(self, loop: LoopInfo) -> bool:
         """The innermost training loop: one iteration per optimizer step."""
@@ -236,7 +344,11 @@ class FileModel:
                 loop.own_step
                 or (
                     not any(self._has_nested_training_loop(child) for child in loop.children)
-                    and not any(self.function_has_training_loop(c) for c in loop.callees)
+                    and not any(
+                        owner.has_training_loop(target)
+                        for site in loop.sites
+                        for owner, target in self.calls.targets(site)
+                    )
                 )
             )
             self._loop_hot[id(loop)] = known
@@ -269,30 +381,34 @@ class FileModel:
         if loop is not None:
             if not self.is_hot_loop(loop):
                 return None
-            if ctx.gated or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
+            if self.guards.gated(ctx) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
                 return Heat.GATED  # RL loops need host values per environment step anyway
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
             return Heat.HOT
         if ctx.function is None:
             return None
-        heat = self.function_heat(ctx.function.key)
+        heat = self.heat_of(ctx.function)
         if heat is None:
             return None
-        return Heat.GATED if (ctx.gated or heat is Heat.GATED) else Heat.HOT
+        return Heat.GATED if (self.guards.gated(ctx) or heat is Heat.GATED) else Heat.HOT
 
     def function_heat(self, key: str) -> Optional[Heat]:
         """A function runs every step when a hot loop (or another hot function) calls it."""
+        info = self.facts.functions.get(key)
+        return self.heat_of(info) if info is not None else None
+
+    def heat_of(self, info: FunctionInfo) -> Optional[Heat]:
+        key = id(info)
         if key in self._function_heat:
             return self._function_heat[key]
         self._function_heat[key] = None  # recursion guard
-        info = self.facts.functions.get(key)
         result: Optional[Heat] = None
-        if info is not None and not info.no_grad and not self.function_has_training_loop(key):
-            for site in self.call_sites(info):
+        if not info.no_grad and not self.has_training_loop(info):
+            for model, site in self.callers(info):
                 if site.ctx.no_grad:
                     continue
-                heat = self.heat(site.ctx)
+                heat = model.heat(site.ctx)
                 if heat is Heat.HOT:
                     result = Heat.HOT
                     break
@@ -314,7 +430,7 @@ class FileModel:
             return True
         if ctx.function is None:
             return False
-        return self.function_trains(ctx.function.key) or self.function_heat(ctx.function.key) is not None
+        return self.trains(ctx.function) or self.heat_of(ctx.function) is not None
 
     # -- what names hold -----------------------------------------------------------------------
     def _scopes(self, name: str, ctx: Context) -> Tuple[str, ...]:

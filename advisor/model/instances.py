@@ -2,7 +2,8 @@
 keep the module (`torch.compile(model)`, DDP, `.to(device)`), containers built from the file's
 classes (`nn.Sequential(Block(), ...)`), helpers and parameters.
 
-An answer is the class names and whether they are all the value can be.
+An answer is the classes, as (model of the file that defines it, ClassInfo) pairs, and whether
+they are all the value can be. A class of another project module counts as much as the file's own.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import SAME_OBJECT_METHODS
 from advisor.model.walk import children
 
-Classes = Tuple[FrozenSet[str], bool]
+Classes = Tuple[FrozenSet[tuple], bool]
 _UNKNOWN: Classes = (frozenset(), False)
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
 JIT = frozenset({"torch.jit.script", "torch.jit.trace"})
@@ -38,6 +39,10 @@ def constructed_classes(model, call: cst.Call) -> FrozenSet[str]:
     return frozenset(out)
 
 
+def _local(model, names) -> FrozenSet[tuple]:
+    return frozenset((model, model.facts.classes[n]) for n in names)
+
+
 class InstanceClasses(Question[Classes]):
     key = "instances"
     unknown = _UNKNOWN
@@ -49,14 +54,17 @@ class InstanceClasses(Question[Classes]):
         func = expr.func
         qual = model.imports.qualify(func)
         if qual is None and isinstance(func, cst.Name) and func.value in model.facts.classes:
-            return frozenset({func.value}), True
+            return _local(model, (func.value,)), True
+        symbol = model.symbol(qual) if qual is not None else None
+        if symbol is not None and symbol.kind == "class":
+            return frozenset({(symbol.model, symbol.info)}), True
         if qual in COMPILE or qual in JIT or qual in DDP_WRAPPERS:
             inner = argument(expr, "model" if qual in COMPILE else "module", 0)
             return _UNKNOWN if inner is None else flow.ask(self, inner.value, ctx, order)
         if qual is None and isinstance(func, cst.Attribute) and func.attr.value in _SAME_MODULE_METHODS:
             return flow.ask(self, func.value, ctx, order)
         if qual in CONTAINERS:
-            return constructed_classes(model, expr), True
+            return _local(model, constructed_classes(model, expr)), True
         if qual is not None and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper():
             return frozenset(), True  # a torch.nn layer: holds none of this file's classes
         if qual is None and isinstance(func, cst.Name) and flow.function_called(expr, ctx, order) is not None:
@@ -78,4 +86,12 @@ def instance_classes(model, expr: cst.BaseExpression, ctx: Context, order: float
     """The classes of this file the expression holds an instance of; None when some path is
     not known (or a helper returns none of them)."""
     found, known = model.values.ask(INSTANCES, expr, ctx, order)
-    return found if known else None
+    if not known or any(owner is not model for owner, _ in found):
+        return None
+    return frozenset(info.name for _, info in found)
+
+
+def instances_of(model, expr: cst.BaseExpression, ctx: Context, order: float) -> FrozenSet[tuple]:
+    """The classes (this file's or another project module's) some path of the value is an
+    instance of, as (model, ClassInfo) pairs."""
+    return model.values.ask(INSTANCES, expr, ctx, order)[0]

@@ -11,6 +11,7 @@ from typing import Dict, Optional, Sequence
 
 import libcst as cst
 
+from advisor.model.calls import class_kinds
 from advisor.model.facts import Context
 from advisor.model.names import DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER
 from advisor.model.value_flow import Question, ValueFlow, argument
@@ -33,10 +34,18 @@ class Kinds(Question[KindMap]):
             return {} if _unwraps(expr) else None
         if not isinstance(expr, cst.Call):
             return None
-        qual = flow.model.imports.qualify(expr.func)
+        model = flow.model
+        qual = model.imports.qualify(expr.func)
+        symbol = model.symbol(qual) if qual is not None else None
+        if symbol is not None and symbol.kind == "class":
+            return {kind: True for kind in class_kinds(symbol.model, symbol.info)}
         if qual is not None:
             return self._constructed(flow, expr, qual, ctx, order)
         func = expr.func
+        if isinstance(func, cst.Name) and func.value in model.facts.classes and not model.bindings.function(
+            func.value, ctx, order
+        ):
+            return {kind: True for kind in class_kinds(model, model.facts.classes[func.value])}
         if isinstance(func, cst.Attribute):
             if func.attr.value in SAME_OBJECT_METHODS:
                 return flow.ask(self, func.value, ctx, order)
@@ -74,3 +83,22 @@ class Kinds(Question[KindMap]):
 
 
 KINDS = Kinds()
+
+
+class BuiltBy(Question[frozenset]):
+    """The calls of one constructor (`DistributedSampler(...)`) a value may hold, by node id:
+    for "is this loader built on that sampler"."""
+
+    unknown: frozenset = frozenset()
+
+    def __init__(self, qualname: str) -> None:
+        self.qualname = qualname
+        self.key = f"built-by:{qualname}"
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[frozenset]:
+        if isinstance(expr, cst.Call) and flow.model.imports.qualify(expr.func) == self.qualname:
+            return frozenset({id(expr)})
+        return None
+
+    def combine(self, answers: Sequence[frozenset]) -> frozenset:
+        return frozenset().union(*answers)

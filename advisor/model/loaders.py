@@ -88,3 +88,23 @@ def loaders_iterated(model, loop, question: LoaderSites = LOADERS) -> Sites:
     if not isinstance(node, cst.For):
         return _NONE
     return model.values.ask(question, node.iter, loop.ctx, model.order_of(node.iter))
+
+
+def loader_consumers(model, site: CallSite) -> List[tuple]:
+    """The `for` loops, in this file and in the project files around it, that iterate a
+    DataLoader site of this file: (model, LoopInfo) pairs."""
+    consumers = model._shared.get("loader-consumers")
+    if consumers is None:
+        consumers = {}
+        mine = {id(s) for s in model.calls_to(DATALOADER)}
+        project = model.project
+        models = [model]
+        if project is not None and model.real_path is not None and mine:
+            models += project.related_models(model.real_path)
+        for other in models:
+            for loop in other.facts.loops:
+                for found in loaders_iterated(other, loop)[0]:
+                    if id(found) in mine:
+                        consumers.setdefault(id(found), []).append((other, loop))
+        model._shared["loader-consumers"] = consumers
+    return consumers.get(id(site), [])

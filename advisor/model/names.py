@@ -102,7 +102,10 @@ class ImportTable:
                 self.aliases[top] = top
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None:
+        if node.relative:
+            self._add_relative(node)
+            return
+        if node.module is None:
             return
         module = dotted_name(node.module)
         if module is None:
@@ -117,6 +120,24 @@ class ImportTable:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
             self.aliases[local] = f"{module}.{alias.name.value}"
+
+    def _add_relative(self, node: cst.ImportFrom) -> None:
+        """`from .losses import BoxLoss` binds `BoxLoss` to ".losses.BoxLoss": the leading dots
+        say how many package levels up the project's own module is (see advisor/project)."""
+        if isinstance(node.names, cst.ImportStar):
+            return
+        dots = "." * len(node.relative)
+        module = dotted_name(node.module) if node.module is not None else ""
+        if module is None:
+            return
+        prefix = f"{dots}{module}." if module else dots
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{prefix}{alias.name.value}"
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The canonical qualified name of an expression that names an imported object."""

@@ -91,8 +91,8 @@ class ValueFlow:
                     return question.unknown
                 return self.ask(question, elements[index].value, ctx, order)
             if isinstance(expr, cst.Call):
-                info = self.function_called(expr, ctx, order)
-                return self.returned(question, info, index) if info is not None else question.unknown
+                found = self.callee(expr, ctx, order)
+                return self.returned(question, found[1], index, found[0]) if found is not None else question.unknown
             name = dotted_name(expr)
             if name is not None:
                 return self.name(question, name, ctx, order, index)  # `x, y = pair`
@@ -105,8 +105,8 @@ class ValueFlow:
                 [self.ask(question, expr.body, ctx, order), self.ask(question, expr.orelse, ctx, order)]
             )
         if isinstance(expr, cst.Call):
-            info = self.function_called(expr, ctx, order)
-            return self.returned(question, info, None) if info is not None else question.unknown
+            found = self.callee(expr, ctx, order)
+            return self.returned(question, found[1], None, found[0]) if found is not None else question.unknown
         name = dotted_name(expr)
         if name is None:
             return question.unknown
@@ -147,12 +147,17 @@ class ValueFlow:
 
     def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
         """A parameter's value: the arguments of every call of the function, or its default."""
-        sites = question.callers(self, info, self.model.call_sites(info))
-        if not sites:
+        local = question.callers(self, info, self.model.call_sites(info))
+        callers = [(self.model, s) for s in local]
+        if question.callers(self, info, local) is local or not local:
+            # Calls from the project files that import this one count too (a filter on callers
+            # names this file's own calls only).
+            callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
+        if not callers:
             return question.unknown
         position = info.params.index(name) - (1 if info.class_name is not None else 0)
         answers: List[A] = []
-        for site in sites:
+        for model, site in callers:
             arg = argument(site.node, name, position)
             if arg is None and any(a.star for a in site.node.args):
                 answers.append(question.unknown)  # `f(*args, **kwargs)`: it may be in there
@@ -160,16 +165,32 @@ class ValueFlow:
                 default = parameter_default(info, name)
                 answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
             else:
-                answers.append(self.ask(question, arg.value, site.ctx, site.order))
+                answers.append(model.values.ask(question, arg.value, site.ctx, site.order))
         return question.combine_callers(answers)
 
-    def returned(self, question: Question[A], info: FunctionInfo, index: Optional[int]) -> A:
-        """What calling ``info`` gives (element ``index`` of it)."""
+    def returned(self, question: Question[A], info: FunctionInfo, index: Optional[int], owner=None) -> A:
+        """What calling ``info`` gives (element ``index`` of it); ``owner`` is the model of the
+        file that defines it (another project module's), when not this one."""
         sites = info.return_sites
         if not sites:
             return question.unknown
-        answers = [self.ask(question, s.value, s.ctx, s.order, index) for s in sites]
+        flow = self if owner is None or owner is self.model else owner.values
+        answers = [flow.ask(question, s.value, s.ctx, s.order, index) for s in sites]
         return answers[0] if len(answers) == 1 else question.combine(answers)
+
+    def callee(self, call: cst.Call, ctx: Context, order: int):
+        """(model, FunctionInfo) of the function a call runs, in this file (`function_called`)
+        or imported from another module of the project; None when neither."""
+        info = self.function_called(call, ctx, order)
+        if info is not None:
+            return self.model, info
+        qual = self.model.imports.qualify(call.func)
+        if qual is None:
+            return None
+        symbol = self.model.symbol(qual)
+        if symbol is not None and symbol.kind == "function" and symbol.info is not None:
+            return symbol.model, symbol.info
+        return None
 
     def function_called(self, call: cst.Call, ctx: Context, order: int) -> Optional[FunctionInfo]:
         """The function of this file a call runs: `helper(...)`, `self.method(...)`, or

@@ -109,7 +109,7 @@ def main():
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
                 opt_step += 1
-                gn = grad_norm.item()  # expect: GPU101 info
+                gn = grad_norm.item()  # expect: GPU101
                 if rank == 0:
                     print(f"opt step {opt_step} grad_norm {gn:.3f} avg loss {running / accum:.4f}")  # trap: GPU102
                 running = 0.0

@@ -7,7 +7,9 @@ from advisor.findings import Fixable
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.names import DISTRIBUTED_SAMPLER
+from advisor.model.kinds import BuiltBy
+from advisor.model.loaders import loader_consumers
+from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.distributed.ddp_script import framework_runs_epochs
 
@@ -80,6 +82,7 @@ class SamplerWithoutSetEpoch(Rule):
             return
         epoch_loops = model.epoch_loops()
         if not epoch_loops:
+            yield from self._consumed_elsewhere(model, samplers)
             return
         memo: Dict[str, bool] = {}
         if any(self._sets_epoch(model, loop, memo) for loop in epoch_loops):
@@ -95,6 +98,39 @@ class SamplerWithoutSetEpoch(Rule):
                 related=[(loop.node, "epoch loop")],
                 hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
             )
+
+    def _consumed_elsewhere(self, model: FileModel, samplers: List[CallSite]) -> Iterator[Report]:
+        """Samplers of a file with no epoch loop (a data module): the epoch loops of other
+        project files that iterate a loader built on them."""
+        built_on = BuiltBy(DISTRIBUTED_SAMPLER)
+        for site in samplers:
+            for loader in model.calls_to(DATALOADER):
+                arg = call_argument(loader.node, "sampler", 3)
+                if arg is None or id(site.node) not in model.values.ask(built_on, arg.value, loader.ctx, loader.order):
+                    continue
+                epochs = [
+                    (other, parent)
+                    for other, loop in loader_consumers(model, loader)
+                    if other is not model
+                    for parent in _enclosing(loop)
+                    if other.is_training_loop(parent) and not other.is_hot_loop(parent)
+                ]
+                if not epochs or any(self._sets_epoch(other, loop, {}) for other, loop in epochs):
+                    continue
+                other, loop = epochs[0]
+                target = loop.node.target if isinstance(loop.node, cst.For) else None
+                yield self.report(
+                    site.node,
+                    "DistributedSampler is reused by the epoch loop at {where} but `set_epoch` is never "
+                    "called: every epoch sees the same order",
+                    data={
+                        "where": f"{other.display_name()}:{other.line_of(loop.node)}",
+                        "sampler": self._own_name(site) or "sampler",
+                        "epoch": target.value if isinstance(target, cst.Name) and target.value != "_" else "epoch",
+                    },
+                    hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
+                )
+                break
 
     def _names(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Dict[str, str]:
         """The names the finding's hint uses, the fix's where it has one: the variable to call
@@ -117,7 +153,8 @@ class SamplerWithoutSetEpoch(Rule):
             return own
         return self._receiver_in_scope(model, loop)
 
-    def _shuffles(self, site: CallSite) -> bool:
+    @staticmethod
+    def _shuffles(site: CallSite) -> bool:
         arg = call_argument(site.node, "shuffle", 3)
         return arg is None or literal_bool(arg.value) is not False
 
@@ -181,3 +218,10 @@ class SamplerWithoutSetEpoch(Rule):
                 if "dist_loader" in kinds:
                     loaders.append(name)
         return f"{loaders[0]}.sampler" if loaders else None
+
+
+def _enclosing(loop: LoopInfo) -> Iterator[LoopInfo]:
+    parent = loop.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent

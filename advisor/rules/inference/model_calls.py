@@ -166,6 +166,8 @@ def feeds_training(model: FileModel, site: CallSite, markers: List[CallSite]) ->
                 return True
             if loop is site.ctx.loop:
                 return True
+        elif loop is site.ctx.loop and model.backpropagates(loop):
+            return True  # gradients without an update (a benchmark of the backward pass)
         loop = loop.parent
     info = site.ctx.function
     if info is not None:

@@ -8,7 +8,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
-from advisor.rules.pipeline.loader_flow import dataset_on_device, moves_batches_to_device
+from advisor.rules.pipeline.loader_flow import dataset_on_device, batches_go_to_device
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.containers import kwargs_value
 
@@ -71,12 +71,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
     requires = (("DataLoader",), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        if not model.uses_cuda:
-            return
-        sites = model.calls_to(DATALOADER)
-        if not sites or not moves_batches_to_device(model):
-            return
-        for site in sites:
+        for site in model.calls_to(DATALOADER):
+            if not batches_go_to_device(model, site):
+                continue
             report = self._check_call(model, site)
             if report is not None:
                 yield report

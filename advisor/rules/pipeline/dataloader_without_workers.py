@@ -10,8 +10,8 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name
 from advisor.rules.base import Report, Rule
 from advisor.rules.pipeline.loader_literals import loader_options
-from advisor.model.loaders import loaders_iterated
-from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, literal_int, loader_option, moves_batches_to_device
+from advisor.model.loaders import loader_consumers, loaders_iterated
+from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, literal_int, loader_option, batches_go_to_device
 
 
 _EVAL_NAME = re.compile(
@@ -89,6 +89,13 @@ def _loader_uses(model: FileModel) -> dict:
         for site in sites if exhaustive else ():
             if training or uses.get(id(site.node)) != "train":
                 uses[id(site.node)] = "train" if training else "eval"
+    for site in model.calls_to(DATALOADER):
+        for other, loop in loader_consumers(model, site):
+            if other is model:
+                continue
+            training = other.is_training_loop(loop) or other.in_training_code(loop.ctx)
+            if training or uses.get(id(site.node)) != "train":
+                uses[id(site.node)] = "train" if training else "eval"
     return uses
 
 
@@ -141,10 +148,8 @@ class DataLoaderWithoutWorkers(Rule):
     requires = (("DataLoader",), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        if not model.uses_cuda:
-            return
-        sites = model.calls_to(DATALOADER)
-        if not sites or not moves_batches_to_device(model):
+        sites = [s for s in model.calls_to(DATALOADER) if batches_go_to_device(model, s)]
+        if not sites:
             return
         uses = _loader_uses(model)
         for site in sites:

@@ -6,6 +6,7 @@ import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.containers import kwargs_value
+from advisor.model.loaders import loader_consumers
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -22,6 +23,10 @@ DTYPES = frozenset(
 def is_device_move(model: FileModel, site: CallSite) -> bool:
     if site.method == "cuda":
         return True
+    if site.method == "type":
+        # `x.type(torch.cuda.FloatTensor)`: a CUDA tensor type moves the data too.
+        first = site.node.args[0].value if site.node.args else None
+        return first is not None and ".cuda." in (model.imports.qualify(first) or dotted_name(first) or "")
     if site.method != "to" or not site.node.args:
         return False
     first = site.node.args[0]
@@ -69,6 +74,40 @@ def moves_batches_to_device(model: FileModel) -> bool:
             if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
     return False
+
+
+def loop_moves_batches(model: FileModel, loop) -> bool:
+    """This loop copies its batches (or values derived from them) to a device, itself or by
+    passing them to a function of its file that does."""
+    movers = set()
+    for site in model.method_calls("to", "cuda", "type"):
+        if not is_device_move(model, site):
+            continue
+        if site.ctx.function is not None:
+            movers.add(site.ctx.function.key)
+        if site.ctx.loop is None or not site.ctx.loop.within(loop):
+            continue
+        if root_name(site.receiver) in derived_batch_names(site):
+            return True
+    for key in movers:
+        for site in model.facts.calls_by_callee.get(key, ()):
+            if site.ctx.loop is None or not site.ctx.loop.within(loop):
+                continue
+            names = derived_batch_names(site)
+            if any(root_name(arg.value) in names for arg in site.node.args):
+                return True
+    return False
+
+
+def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
+    """The loader's batches are copied to a CUDA device: by a loop of this file (the file moves
+    batches and uses CUDA), or by a loop of another project file that iterates this loader."""
+    if model.uses_cuda and moves_batches_to_device(model):
+        return True
+    return any(
+        other is not model and other.uses_cuda and loop_moves_batches(other, loop)
+        for other, loop in loader_consumers(model, site)
+    )
 
 
 def built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:

@@ -6,7 +6,6 @@ from advisor.findings import Severity
 from advisor.model import FileModel
 from advisor.model.facts import AutocastSite
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.names import GRAD_SCALER
 from advisor.rules.base import Report, Rule
 from advisor.rules.precision.dtypes import autocast_device, autocast_dtype
 
@@ -82,7 +81,7 @@ class Fp16AutocastWithoutGradScaler(Rule):
                 yield report
 
     def _has_scaler(self, model: FileModel) -> bool:
-        if model.calls_to(GRAD_SCALER) or model.uses_framework(*_LIGHTNING):
+        if model.builds_scaler() or model.uses_framework(*_LIGHTNING):
             return True
         if any(q.split(".")[0] in _SCALING_FRAMEWORKS for q in model.facts.calls_by_qualname):
             return True

@@ -1,0 +1,189 @@
+"""Which functions a call runs, in this file or in another module of the project, and who calls
+a function: the edges that training markers and heat travel along.
+
+A call runs:
+- a function of the file (`helper(...)`: the `def` bound where it is called), or a method
+  (`self.step(...)`; `obj.step(...)` when only one class of the file defines `step`);
+- a function imported from the project (`from utils import accuracy`);
+- the `forward` (or `__call__`) of a module instance it is called on (`criterion(pred, y)` after
+  `criterion = BoxLoss()`), or a method of that instance (`trainer.train_step(...)`).
+
+Targets and callers are (FileModel, FunctionInfo) and (FileModel, CallSite) pairs: a function of
+another file is asked about in that file's own model.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
+from advisor.model.instances import instances_of
+from advisor.model.names import dotted_name
+
+Target = Tuple[object, FunctionInfo]
+Caller = Tuple[object, CallSite]
+_INSTANCE_CALL = ("forward", "__call__")
+
+
+def class_method(model, info: ClassInfo, name: str, depth: int = 0) -> Optional[Target]:
+    """The method ``name`` of a class, found in the class or in its bases (the file's own, or
+    the project's)."""
+    found = model.bindings.method(info.scope, name)
+    if found is not None:
+        return model, found
+    if depth > 4:
+        return None
+    for base in info.bases:
+        local = model.facts.classes.get(base)
+        if local is not None and local is not info:
+            hit = class_method(model, local, name, depth + 1)
+        else:
+            symbol = model.symbol(base)
+            hit = class_method(symbol.model, symbol.info, name, depth + 1) if symbol is not None and symbol.kind == "class" else None
+        if hit is not None:
+            return hit
+    return None
+
+
+class CallGraph:
+    def __init__(self, model) -> None:
+        self.model = model
+        self._targets: Dict[int, List[Target]] = {}
+        self._incoming: Optional[Dict[int, List[Caller]]] = None
+        self._by_name: Optional[Dict[str, List[CallSite]]] = None
+        self._sites: Optional[Dict[int, CallSite]] = None
+        self._instance_calls: List[CallSite] = []
+
+    def targets_of_expression(self, call: cst.Call, ctx, order) -> List[Target]:
+        """`targets` for a call node (every call the walk saw is a site)."""
+        if self._sites is None:
+            self._sites = {id(s.node): s for s in self.model.facts.calls}
+        site = self._sites.get(id(call))
+        return self.targets(site) if site is not None else []
+
+    def targets(self, site: CallSite) -> List[Target]:
+        known = self._targets.get(id(site))
+        if known is None:
+            known = self._targets[id(site)] = self._find(site)
+        return known
+
+    def _find(self, site: CallSite) -> List[Target]:
+        model = self.model
+        func = site.node.func
+        if site.qualname is not None:
+            symbol = model.symbol(site.qualname)
+            if symbol is not None and symbol.kind == "function" and symbol.info is not None:
+                return [(symbol.model, symbol.info)]
+            return []
+        if isinstance(func, cst.Name):
+            local = model.bindings.function(func.value, site.ctx, site.order)
+            if local is not None:
+                return [(model, local)]
+            if func.value in model.facts.classes:
+                return []  # building an instance
+        elif isinstance(func, cst.Attribute) and site.receiver_name in ("self", "cls"):
+            local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
+            if local is None and site.ctx.class_name:
+                local = model.resolve(f"{site.ctx.class_name}.{site.method}")
+            if local is not None:
+                return [(model, local)]
+            info = model.facts.classes.get(site.ctx.class_name or "")
+            hit = class_method(model, info, site.method) if info is not None else None
+            if hit is not None:
+                return [hit]
+        # A module instance called (`criterion(...)`, `self.loss_fn(...)`), or a method of an instance.
+        if dotted_name(func) is None:
+            return []
+        if isinstance(func, cst.Attribute) and site.receiver is not None and dotted_name(site.receiver) is not None:
+            owners = instances_of(model, site.receiver, site.ctx, site.order)
+            found = [class_method(m, c, site.method) for m, c in owners]
+            hits = [f for f in found if f is not None]
+            if hits:
+                return hits
+            local = model.resolve(f".{site.method}")
+            return [(model, local)] if local is not None else []
+        out: List[Target] = []
+        for owner, info in instances_of(model, func, site.ctx, site.order):
+            for name in _INSTANCE_CALL:
+                hit = class_method(owner, info, name)
+                if hit is not None:
+                    out.append(hit)
+                    break
+        return out
+
+    def callers(self, info: FunctionInfo) -> List[Caller]:
+        """The calls, in this file and in the project files that import it, that run ``info``."""
+        known = self._incoming.get(id(info)) if self._incoming is not None else None
+        if known is not None:
+            return known
+        if self._incoming is None:
+            self._incoming = {}
+        name = info.node.name.value
+        out: List[Caller] = []
+        models = [self.model]
+        if info.class_name is not None or info.ctx is None or info.ctx.function is None:
+            models.extend(self._importers())  # a nested function is called only where it is defined
+        for model in models:
+            graph = model.calls
+            for site in graph.candidates(name):
+                if any(owner is self.model and target is info for owner, target in graph.targets(site)):
+                    out.append((model, site))
+        self._incoming[id(info)] = out
+        return out
+
+    def candidates(self, name: str) -> List[CallSite]:
+        """The calls of this file that may run a function named ``name``: those that call that
+        name (`name(...)`, `x.name(...)`, `mod.name(...)`), and for `forward`/`__call__` every
+        call of a name that may hold a module instance."""
+        if self._by_name is None:
+            by_name: Dict[str, List[CallSite]] = {}
+            instance: List[CallSite] = []
+            for site in self.model.facts.calls:
+                dotted = site.qualname or dotted_name(site.node.func)
+                if dotted is None:
+                    continue
+                by_name.setdefault(dotted.rsplit(".", 1)[-1], []).append(site)
+                if site.qualname is None:
+                    instance.append(site)
+            self._by_name, self._instance_calls = by_name, instance
+        if name in _INSTANCE_CALL:
+            return self._instance_calls
+        return self._by_name.get(name, [])
+
+    def _importers(self) -> List[object]:
+        project = getattr(self.model, "project", None)
+        return project.importers(self.model) if project is not None else []
+
+
+_MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module")
+
+
+def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
+    """What an instance of a class (the file's or the project's) is, in the kinds of
+    `model/kinds.py`: a "module" when it derives from torch.nn.Module, a "scaler" when it derives
+    from GradScaler or builds one to scale with (a loss-scaling wrapper)."""
+    cache = model._shared.setdefault("class-kinds", {})
+    known = cache.get(id(info))
+    if known is not None:
+        return known
+    cache[id(info)] = frozenset()  # a class hierarchy that loops back on itself
+    kinds = set()
+    for base in info.bases:
+        if base in _MODULE_BASES or base.endswith(".nn.Module"):
+            kinds.add("module")
+        elif base.rsplit(".", 1)[-1] == "GradScaler":
+            kinds.add("scaler")
+        elif depth < 4:
+            local = model.facts.classes.get(base)
+            if local is not None and local is not info:
+                kinds |= class_kinds(model, local, depth + 1)
+            else:
+                symbol = model.symbol(base)
+                if symbol is not None and symbol.kind == "class":
+                    kinds |= class_kinds(symbol.model, symbol.info, depth + 1)
+    if any(s.qualname == "torch.amp.GradScaler" and s.ctx.class_scope == info.scope for s in model.facts.calls):
+        kinds.add("scaler")
+    cache[id(info)] = frozenset(kinds)
+    return cache[id(info)]

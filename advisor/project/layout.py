@@ -1,0 +1,143 @@
+"""Where a file's project is, and which file an import names, the way Python would find it
+when the project's scripts run.
+
+A project's root is the nearest folder, from the file up, that holds `pyproject.toml`,
+`setup.cfg` or `.git`; a file with none above it is a project of its own folder. Imports are
+looked up, in order, in the importing file's own folder (Python puts a script's folder first on
+`sys.path`), the root, `src/`, and the package folders `pyproject.toml` or `setup.cfg` name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, List, Optional, Tuple
+
+_MARKERS = ("pyproject.toml", "setup.cfg", ".git")
+# Folders that hold tools, dependencies or build output, never the project's own modules.
+_SKIPPED = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", "env", ".tox", ".nox", "site-packages", "build", "dist",
+        "node_modules", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs",
+        ".ipynb_checkpoints", "wandb",
+    }
+)
+# `where = ["src"]`, `package-dir = {"" = "lib"}` in pyproject.toml; `package_dir = =src` in setup.cfg.
+_WHERE = re.compile(r"""^\s*where\s*=\s*\[([^\]]*)\]""", re.MULTILINE)
+_PACKAGE_DIR_TOML = re.compile(r"""^\s*package-dir\s*=\s*\{[^}]*""\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+_PACKAGE_DIR_CFG = re.compile(r"""^\s*package_dir\s*=\s*(?:\n\s*)?=\s*(\S+)""", re.MULTILINE)
+_MAX_FILES = 20_000  # a project larger than this is looked at through its imports only
+
+
+def project_root(path: str) -> str:
+    """The folder of the file's project (see the module docstring)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    current = folder
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in _MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return folder
+        current = parent
+
+
+def _read(path: str) -> str:
+    from advisor.limits import FileTooLarge, read_regular
+
+    try:
+        return read_regular(path, 1 << 20)[0].decode("utf-8", "replace")
+    except (OSError, ValueError, FileTooLarge):
+        return ""
+
+
+def source_roots(root: str) -> List[str]:
+    """The folders absolute imports start from, besides the importing file's own."""
+    roots = [root]
+    src = os.path.join(root, "src")
+    if os.path.isdir(src):
+        roots.append(src)
+    for match in _WHERE.finditer(_read(os.path.join(root, "pyproject.toml"))):
+        for item in re.findall(r"""["']([^"']+)["']""", match.group(1)):
+            roots.append(os.path.normpath(os.path.join(root, item)))
+    for pattern, name in ((_PACKAGE_DIR_TOML, "pyproject.toml"), (_PACKAGE_DIR_CFG, "setup.cfg")):
+        match = pattern.search(_read(os.path.join(root, name)))
+        if match:
+            roots.append(os.path.normpath(os.path.join(root, match.group(1))))
+    out: List[str] = []
+    for folder in roots:
+        if os.path.isdir(folder) and folder not in out:
+            out.append(folder)
+    return out
+
+
+class Layout:
+    """One project: its root, where imports are looked up, and its Python files."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.roots = source_roots(root)
+        self._found: Dict[Tuple[str, str], Optional[str]] = {}
+        self._files: Optional[List[str]] = None
+
+    def module_file(self, module: str, importer: str) -> Optional[str]:
+        """The file an absolute import of ``module`` loads when ``importer`` runs, if it is one
+        of the project's (a module file or a package's `__init__.py`)."""
+        here = os.path.dirname(os.path.abspath(importer))
+        key = (module, here)
+        if key not in self._found:
+            self._found[key] = self._lookup(module, [here, *self.roots])
+        return self._found[key]
+
+    def relative_file(self, module: str, level: int, importer: str) -> Optional[str]:
+        """The file `from .module import ...` (``level`` dots) names, seen from ``importer``."""
+        base = os.path.dirname(os.path.abspath(importer))
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        if not module:
+            init = os.path.join(base, "__init__.py")
+            return init if os.path.isfile(init) else None
+        return self._lookup(module, [base])
+
+    @staticmethod
+    def _lookup(module: str, folders: List[str]) -> Optional[str]:
+        parts = module.split(".")
+        for folder in folders:
+            base = os.path.join(folder, *parts)
+            for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+                if os.path.isfile(candidate):
+                    return os.path.normpath(candidate)
+        return None
+
+    def module_name(self, path: str) -> Optional[str]:
+        """The dotted name the file is imported by from the nearest source root."""
+        path = os.path.abspath(path)
+        best: Optional[str] = None
+        for root in self.roots:
+            if path.startswith(root + os.sep):
+                relative = os.path.relpath(path, root)
+                if best is None or len(relative) < len(best):
+                    best = relative
+        if best is None:
+            return None
+        parts = best[: -len(".py")].split(os.sep) if best.endswith(".py") else best.split(os.sep)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+    def files(self) -> List[str]:
+        """The project's Python files (tools, dependencies and build output left out)."""
+        if self._files is None:
+            out: List[str] = []
+            for folder, dirs, names in os.walk(self.root):
+                dirs[:] = sorted(
+                    d for d in dirs
+                    if d not in _SKIPPED and not d.startswith(".")
+                    and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
+                )
+                out.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+                if len(out) > _MAX_FILES:
+                    out = []
+                    break
+            self._files = out
+        return self._files

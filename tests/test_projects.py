@@ -1,0 +1,72 @@
+"""Multi-file projects (tests/corpus/projects/<name>/): a training script split across modules.
+Every file's `# expect:` marks must match exactly, whether the project is checked as a whole or
+one file at a time (as pre-commit and flake8 hand files over), and whatever the order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from advisor.config import Config
+from advisor.engine import check_file
+from advisor.project.view import forget_views
+from tests.expectations import actual_findings, expected_findings
+
+ROOT = Path(__file__).resolve().parent / "corpus" / "projects"
+PROJECTS = sorted(p for p in ROOT.iterdir() if p.is_dir())
+SHOW_ALL = Config(show_info=True)
+
+
+def _findings(path: Path):
+    result = check_file(path, SHOW_ALL)
+    assert result.problem is None
+    return actual_findings(result.findings)
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+def test_project_findings_match_marks(project):
+    forget_views()
+    for path in sorted(project.rglob("*.py")):
+        expected = expected_findings(path.read_text())
+        assert sorted(_findings(path) ^ expected) == [], path.name
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+def test_each_file_alone_gives_the_same_findings(project):
+    files = sorted(project.rglob("*.py"))
+    together = {}
+    forget_views()
+    for path in reversed(files):
+        together[path] = _findings(path)
+    for path in files:
+        forget_views()
+        assert _findings(path) == together[path], path.name
+
+
+def test_editing_a_neighbour_rechecks_a_cached_file(tmp_path):
+    """data.py's GPU201 stands on train.py moving its batches to the GPU: once train.py stops
+    doing so, the cached result for the unchanged data.py must not be served."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "split_train"
+    shutil.copytree(ROOT / "split_train", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+
+    def codes():
+        run = subprocess.run(
+            [sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", str(project)],
+            capture_output=True, text=True, env=env,
+        )
+        import json
+
+        return {(os.path.basename(f["filename"]), f["code"]) for f in json.loads(run.stdout)}
+
+    assert ("data.py", "GPU201") in codes()
+    assert ("data.py", "GPU201") in codes()  # served from the cache
+    train = project / "train.py"
+    train.write_text(train.read_text().replace(".cuda(non_blocking=True)", ""))
+    assert ("data.py", "GPU201") not in codes()
