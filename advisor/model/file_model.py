@@ -196,14 +196,17 @@ class FileModel:
 
     @property
     def is_test_code(self) -> bool:
-        """A test module (pytest's or unittest's naming, or one that imports either): it runs
-        tiny workloads, and calls legacy or slow APIs on purpose to test them."""
+        """A test module: it imports pytest or unittest, or it is named and laid out as pytest
+        collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
+        classes; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
+        purpose to test them. An evaluation script named `test_net.py` defines no tests."""
         name = os.path.basename(self.path)
-        return (
-            (name.startswith("test_") and name.endswith(".py"))
-            or name.endswith("_test.py")
-            or name == "conftest.py"
-            or self.imports.imports_any("pytest", "unittest")
+        if name == "conftest.py" or self.imports.imports_any("pytest", "unittest"):
+            return True
+        if not ((name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")):
+            return False
+        return any(key.startswith("test_") for key in self.facts.functions) or any(
+            cls.startswith("Test") for cls in self.facts.classes
         )
 
     def builds_scaler(self) -> bool:
