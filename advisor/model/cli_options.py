@@ -46,7 +46,7 @@ class Parsers(Question[ParserSet]):
             func = expr.func
             if qual is None and isinstance(func, cst.Attribute) and func.attr.value in _GROUPS:
                 return flow.ask(self, func.value, ctx, order)
-            return _NONE if qual is not None else None
+            return None if qual is None or _project_function(flow, qual) else _NONE
         if isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp)):
             return None
         return _NONE
@@ -75,8 +75,9 @@ class ParsedArgs(Question[ParserSet]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[ParserSet]:
         if isinstance(expr, cst.Call):
-            if flow.model.imports.qualify(expr.func) is not None:
-                return _NONE
+            qual = flow.model.imports.qualify(expr.func)
+            if qual is not None:
+                return None if _project_function(flow, qual) else _NONE
             if _method(expr) == "parse_args":
                 return flow.ask(PARSERS, expr.func.value, ctx, order)
             return None  # a helper that returns the parse result
@@ -101,6 +102,13 @@ class ParsedArgs(Question[ParserSet]):
 
 
 PARSED_ARGS = ParsedArgs()
+
+
+def _project_function(flow: ValueFlow, qual: str) -> bool:
+    """``qual`` names a function of another module of the project: the follower reads what it
+    returns."""
+    symbol = flow.model.symbol(qual)
+    return symbol is not None and symbol.kind == "function"
 
 
 def _method(call: cst.Call) -> Optional[str]:

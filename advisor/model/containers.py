@@ -35,6 +35,7 @@ _DICT_BUILDERS = frozenset({"dict", "collections.OrderedDict", "easydict.EasyDic
 _COPIES = frozenset({"copy.copy", "copy.deepcopy"})
 _MUTATORS = ("update", "setdefault", "pop", "popitem", "clear")
 _MAX_VARIANTS = 8
+_MODULE_END = float("inf")  # the order of a read made once a module has run
 
 
 class Value:
@@ -190,9 +191,29 @@ class DictContents(Question[Contents]):
             built = self._extra_keywords(flow, ctx.function)
             answers.append(self._changed(flow, name, built, None, ctx.function, ctx, order))
         if not answers:
-            imported = flow.imported(self, name, None)
-            return imported if imported is not None else _UNKNOWN
+            imported = self._imported(flow, name)
+            if imported is None:
+                return _UNKNOWN
+            return self._changed(flow, name, imported, None, None, ctx, order)
         if not reach.closed and reach.assignments:
+            answers.append(_UNKNOWN)
+        return answers[0] if len(answers) == 1 else self.combine(answers)
+
+    def _imported(self, flow: ValueFlow, name: str) -> Optional[Contents]:
+        """A dict bound at the top of another module of the project (`from settings import
+        LOADER_KWARGS`): as that module leaves it, with the changes its top level makes."""
+        qual = flow.model.imports.qualify_dotted(name)
+        symbol = flow.model.symbol(qual) if qual is not None else None
+        if symbol is None or symbol.kind != "value":
+            return None
+        owner = symbol.model.values
+        reach = owner.bindings.module_end(symbol.name)
+        end = Context()
+        answers = [
+            self._changed(owner, symbol.name, owner.assigned(self, a), a, None, end, _MODULE_END)
+            for a in reach.assignments
+        ]
+        if not reach.closed or not answers:
             answers.append(_UNKNOWN)
         return answers[0] if len(answers) == 1 else self.combine(answers)
 
@@ -219,7 +240,8 @@ class DictContents(Question[Contents]):
         if not changes:
             return built
         variants = [v.copy() for v in built]
-        start = binding.ctx if binding is not None else parameter.body_ctx
+        # A dict imported from another module: its changes here are seen from the top.
+        start = binding.ctx if binding is not None else parameter.body_ctx if parameter is not None else None
         for change in changes:
             if not _changes_binding(flow, name, change, binding, parameter):
                 continue
@@ -247,7 +269,8 @@ def _merged(variant: Variant, other: Contents, when: str) -> Variant:
     single = len(other) == 1
     for source in other:
         if not source.complete:
-            out.complete = False
+            # Keys the analysis cannot read may replace any that were there.
+            out = _unsure(out)
         for key, entry in source.entries.items():
             entry_when = _when(when, entry.when if single else MAYBE)
             old = out.entries.get(key)
@@ -383,6 +406,8 @@ def _changes_binding(
     reach = flow.bindings.reaching(name, change.ctx, change.order)
     if binding is not None:
         return any(a is binding for a in reach.assignments)
+    if parameter is None:  # an imported dict: changed where nothing here rebinds the name
+        return not reach.assignments and reach.parameter is None
     return reach.parameter is parameter or (
         not reach.assignments and change.ctx.function is parameter
     )

@@ -69,3 +69,16 @@ for epoch in range(100):
         loss = model(x.cuda(), y.cuda(), u.cuda())
         loss.backward()
         optimizer.step()
+
+# %% invalid: the worker count is an option's default; the fix keeps runs without workers valid
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("-j", "--workers", default=8, type=int)
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers, persistent_workers=args.workers > 0)  # expect: GPU204
+for epoch in range(args.epochs):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
