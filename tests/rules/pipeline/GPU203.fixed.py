@@ -72,3 +72,12 @@ for x, y in a:
     x = x.cuda(non_blocking=True)  # expect: GPU203
 for x, y in b:
     y = y.to("cuda", non_blocking=True)  # expect: GPU203
+
+# %% invalid: a CUDA tensor type moves the batch too; a CPU type or a dtype does not
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+for imgs, labels in loader:
+    real = imgs.type(torch.cuda.FloatTensor, non_blocking=True)  # expect: GPU203
+    host = imgs.type(torch.FloatTensor)
+    half = labels.type(torch.float16)
