@@ -133,7 +133,7 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
     family = _family(model, parser)
     if family is None:
         return UNKNOWN
-    models = _models_around(reader, model)
+    models = models_around(reader, model)
     if any(may_set(m, attr) for m in models):
         return UNKNOWN
     answers: List[Literals] = []
@@ -198,7 +198,7 @@ def _ctx_of(model, node: cst.CSTNode) -> Context:
     return site.ctx if site is not None else Context()
 
 
-def _models_around(reader, model) -> List[object]:
+def models_around(reader, model) -> List[object]:
     """The files whose options, defaults and attribute stores count: the one that builds the
     parser, those it imports or is imported by, and the one that reads the value."""
     out = [model]

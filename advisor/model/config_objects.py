@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from advisor.model.cli_options import may_set
+from advisor.model.cli_options import may_set, models_around
 from advisor.model.constants import UNKNOWN, Literals, tag
 from advisor.model.containers import DICT_CONTENTS, PRESENT, is_dict_class, literals_of, lookup
 from advisor.model.facts import ClassInfo, Context
@@ -89,10 +89,19 @@ def setting_values(
     sources, exhaustive = flow.ask(SETTINGS, receiver, ctx, order)
     if not sources:
         return None
-    if not exhaustive:
-        return UNKNOWN
-    answers = [_value(source, attr, question) for source in sources]
+    if not exhaustive or may_set(flow.model, attr):
+        return UNKNOWN  # the file that reads it may also set it (`CFG.num_workers = 8` in a setup function)
+    answers = [
+        UNKNOWN if _set_around(flow.model, source, attr) else _value(source, attr, question) for source in sources
+    ]
     return answers[0] if len(answers) == 1 else question.combine(answers)
+
+
+def _set_around(reader, source: tuple, attr: str) -> bool:
+    """A file next to the one that builds the object (one that imports it: a shared settings
+    module's users) may set the attribute, at a time the analysis does not know."""
+    built_in = source[1] if source[0] == "class" else source[1].model
+    return any(may_set(m, attr) for m in models_around(reader, built_in))
 
 
 def _value(source: tuple, attr: str, question: Question[Literals]) -> Literals:

@@ -215,7 +215,10 @@ class DictContents(Question[Contents]):
         ]
         if not reach.closed or not answers:
             answers.append(_UNKNOWN)
-        return answers[0] if len(answers) == 1 else self.combine(answers)
+        found = answers[0] if len(answers) == 1 else self.combine(answers)
+        if _changed_around(flow.model, symbol.model, symbol.name):
+            found = tuple(_unsure(v) for v in found)
+        return found
 
     def _extra_keywords(self, flow: ValueFlow, info: FunctionInfo) -> Contents:
         """`def build(ds, **kwargs)`: the keywords its callers pass that no parameter takes."""
@@ -369,6 +372,20 @@ def _remove(flow: ValueFlow, variant: Variant, key_expr, when: str) -> Variant:
         else:
             variant.entries[key] = Entry(entry.values, MAYBE)
     return variant
+
+
+def _changed_around(reader, owner, name: str) -> bool:
+    """Another file next to the module that binds ``name`` (one that imports it) changes a
+    dict of that name, at a time the analysis does not know."""
+    from advisor.model.cli_options import models_around  # cli_options reads dicts too
+
+    for model in models_around(reader, owner):
+        if model is owner or model is reader:
+            continue
+        index = model.shared("dict-changes", _index_changes)
+        if any(key == name or key.endswith("." + name) for key in index):
+            return True
+    return False
 
 
 def _changes(model, name: str) -> List[_Change]:

@@ -61,8 +61,11 @@ class LiteralValues(Question[Literals]):
 
     def _attribute(self, flow: ValueFlow, expr: cst.Attribute, ctx: Context, order: int) -> Optional[Literals]:
         name = dotted_name(expr)
-        if name is not None and (flow.bindings.reaching(name, ctx, order) or flow.model.imports.qualify(expr)):
-            return None  # bound where it is read (`args.workers = 0`), or a module's name
+        if name is not None and flow.bindings.reaching(name, ctx, order):
+            return None  # bound where it is read (`args.workers = 0`)
+        qual = flow.model.imports.qualify(expr)
+        if qual is not None and (flow.model.symbol(qual) is not None or flow.model.symbol(qual.rpartition(".")[0]) is None):
+            return None  # a module's name (`config.NUM_WORKERS`), not an attribute of an imported object
         found = option_values(flow, self, expr.value, expr.attr.value, ctx, order)
         if found is None:
             found = setting_values(flow, self, expr.value, expr.attr.value, ctx, order)

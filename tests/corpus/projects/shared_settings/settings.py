@@ -33,3 +33,10 @@ def load_site(path):
 
     with open(path) as f:
         SITE_KWARGS.update(json.load(f))
+
+
+# One instance for the whole program; `tune.py` raises its worker count before loading.
+SHARED = DataConfig()
+
+# Sized by `tune.configure()` before any loader is built.
+SWEEP_KWARGS = {"batch_size": 64, "num_workers": 0, "pin_memory": True}

@@ -4,7 +4,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from options import get_parser
-from settings import EVAL_KWARGS, LOADER_KWARGS, CacheConfig, DataConfig
+from settings import EVAL_KWARGS, LOADER_KWARGS, SWEEP_KWARGS, CacheConfig, DataConfig
 
 
 def train_one_epoch(model, loader, optimizer, device):
@@ -28,9 +28,11 @@ def main(model, train_set, val_set, extra_set, cached_set):
     extra_loader = DataLoader(extra_set, batch_size=64, num_workers=data_cfg.num_workers, pin_memory=data_cfg.pin_memory)  # expect: GPU201, GPU204
     cached_loader = DataLoader(cached_set, batch_size=64, num_workers=cache_cfg.num_workers, pin_memory=cache_cfg.pin_memory)  # expect: GPU204
     args_loader = DataLoader(extra_set, batch_size=64, num_workers=args.workers, pin_memory=True)  # expect: GPU204
+    sweep_loader = DataLoader(extra_set, persistent_workers=True, **SWEEP_KWARGS)
     for epoch in range(args.epochs):
         train_one_epoch(model, train_loader, optimizer, device)
         train_one_epoch(model, val_loader, optimizer, device)
         train_one_epoch(model, extra_loader, optimizer, device)
         train_one_epoch(model, cached_loader, optimizer, device)
         train_one_epoch(model, args_loader, optimizer, device)
+        train_one_epoch(model, sweep_loader, optimizer, device)
