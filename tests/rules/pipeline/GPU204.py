@@ -214,3 +214,41 @@ for epoch in range(10):
         for x, y in loader:
             model(x.cuda()).sum().backward()
             optimizer.step()
+
+# %% invalid: options handed to each process by mp.spawn
+import argparse
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+def main_worker(gpu, ngpus_per_node, args):
+    torch.cuda.set_device(gpu)
+    loader = DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers)  # expect: GPU204
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(gpu), y.cuda(gpu))
+            loss.backward()
+            optimizer.step()
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-j", "--workers", default=4, type=int)
+    parser.add_argument("-b", "--batch-size", default=256, type=int)
+    parser.add_argument("--epochs", default=90, type=int)
+    args = parser.parse_args()
+    ngpus_per_node = torch.cuda.device_count()
+    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+
+# %% valid: mp.spawn hands over something other than the options
+import argparse
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+def worker(rank, cfg):
+    loader = DataLoader(ds, batch_size=64, num_workers=cfg.workers)
+    for epoch in range(10):
+        for x, y in loader:
+            model(x.cuda(rank)).sum().backward()
+            optimizer.step()
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workers", default=4, type=int)
+    args = parser.parse_args()
+    mp.spawn(worker, nprocs=2, args=(load_config(args.config),))
