@@ -69,8 +69,9 @@ class BlockingCopyFromPinnedLoader(Rule):
         `.to(device)`, `.cuda()` or `.type(torch.cuda.FloatTensor)` without `non_blocking=True`,
         applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`) of a loop
         over a DataLoader built with `pin_memory=True` (written in the call or a `**kwargs` dict,
-        or read from a constant, a settings object or the default of a command-line option). Only copies from the host to a device: `.cpu()`,
-        `.to("cpu")` and dtype conversions are never reported.
+        or read from a constant, a settings object or the default of a command-line option).
+        Only copies from the host to a device: `.cpu()`, `.to("cpu")` and dtype conversions are
+        never reported.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
