@@ -153,6 +153,53 @@ def test_gpu503_fix_is_unsafe_when_an_importer_resumes(tmp_path):
     assert fix["applicability"] == "unsafe" and "train.py:6" in fix["message"], fix
 
 
+# GPU303: the name called must still be torch's deprecated autocast where the call is.
+SHADOWED_AUTOCAST = """\
+import contextlib
+import torch
+from torch.cuda.amp import autocast
+
+def autocast(enabled=True):  # the script's own no-op, for machines without CUDA
+    return contextlib.nullcontext()
+
+with autocast():
+    print(torch.ones(2).sum().item())
+"""
+
+COMPAT_AUTOCAST = """\
+import torch
+try:
+    from torch.amp import autocast
+except ImportError:  # torch older than 2.3
+    from torch.cuda.amp import autocast
+
+with autocast("cpu", dtype=torch.bfloat16):
+    print(torch.ones(2).sum().item())
+"""
+
+
+@pytest.mark.parametrize("source", [SHADOWED_AUTOCAST, COMPAT_AUTOCAST], ids=["own-def", "compat-import"])
+def test_gpu303_leaves_a_rebound_autocast_alone(tmp_path, source):
+    script = tmp_path / "amp.py"
+    script.write_text(source)
+    result = _advisor("--select", "GPU303", "--show-info", str(script))
+    assert "GPU303" not in result.stdout, result.stdout
+    _advisor("--select", "GPU303", "--fix", "--unsafe-fixes", str(script))
+    assert script.read_text() == source
+
+
+def test_gpu303_still_fixes_the_plain_import(tmp_path):
+    """The same script without the shadowing def is reported and fixed."""
+    script = tmp_path / "amp.py"
+    source = SHADOWED_AUTOCAST.replace(
+        "def autocast(enabled=True):  # the script's own no-op, for machines without CUDA\n"
+        "    return contextlib.nullcontext()\n", "")
+    script.write_text(source)
+    assert "GPU303" in _advisor("--select", "GPU303", str(script)).stdout
+    _advisor("--select", "GPU303", "--fix", str(script))
+    assert 'with torch.amp.autocast("cuda"):' in script.read_text()
+
+
 # Wrapped on one path only: the fix writes `getattr(model, "module", model)`.
 SOMETIMES_WRAPPED = """\
 import sys
