@@ -24,6 +24,7 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
+from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
@@ -410,9 +411,11 @@ class FileModel:
             return self._function_heat[key]
         self._function_heat[key] = None  # recursion guard
         result: Optional[Heat] = None
-        if not info.no_grad and not self.has_training_loop(info):
+        if not info.no_grad and not self.has_training_loop(info) and is_framework_step(self, info):
+            result = Heat.HOT
+        elif not self.has_training_loop(info) and not (info.no_grad and self._evaluates(info)):
             for model, site in self.callers(info):
-                if site.ctx.no_grad:
+                if site.ctx.no_grad and self._evaluates(info):
                     continue
                 heat = model.heat(site.ctx)
                 if heat is Heat.HOT:
@@ -422,6 +425,13 @@ class FileModel:
                     result = Heat.GATED
         self._function_heat[key] = result
         return result
+
+    @staticmethod
+    def _evaluates(info: FunctionInfo) -> bool:
+        """The function runs an evaluation pass: a loop over a loader. Under no_grad that is
+        what it is, wherever it is called from. A no_grad helper without one (an EMA update, a
+        MoCo queue, an accuracy) runs as often as its caller does."""
+        return any(loop.over_loader for loop in info.loops)
 
     @property
     def trains_anywhere(self) -> bool:
