@@ -112,13 +112,14 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
 
 
 def _exits_only(body: cst.BaseSuite) -> bool:
-    """The block only leaves: `continue`, `return` (with or without a value) or `raise`."""
+    """The block always leaves: it ends with `continue`, `return` (with or without a value) or
+    `raise` (`if isinstance(model, DDP): save(model.module); return`)."""
     statements = body.body
-    if len(statements) != 1:
+    if not statements:
         return False
-    first = statements[0]
-    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
-    return len(small) == 1 and isinstance(small[0], (cst.Continue, cst.Return, cst.Raise))
+    last = statements[-1]
+    small = last.body if isinstance(last, cst.SimpleStatementLine) else (last,)
+    return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Raise))
 
 
 def _is_continue_only(body: cst.BaseSuite) -> bool:
@@ -364,6 +365,7 @@ class ModelBuilder(Walker):
 
     def visit_For_orelse(self, node: cst.For) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_For_orelse(self, node: cst.For) -> None:
         self._pop()
@@ -391,6 +393,7 @@ class ModelBuilder(Walker):
 
     def visit_While_orelse(self, node: cst.While) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_While_orelse(self, node: cst.While) -> None:
         self._pop()
@@ -405,12 +408,14 @@ class ModelBuilder(Walker):
 
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._pop()
 
     def visit_Try_orelse(self, node: cst.Try) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_Try_orelse(self, node: cst.Try) -> None:
         self._pop()

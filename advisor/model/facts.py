@@ -213,4 +213,7 @@ class Facts:
     subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops only
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name
     module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
+    # Blocks that may not run although nothing tests a condition: `except` handlers, the `else`
+    # of a `try` or of a loop (by context id).
+    optional_blocks: Set[int] = field(default_factory=set)
     uses_cuda: bool = False

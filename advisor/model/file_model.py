@@ -491,6 +491,23 @@ class FileModel:
         earlier = [a for a in self.reaching(name, ctx, order) if a.order < order]
         return earlier[-1] if earlier else None
 
+    def holds_its_import(self, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+        """The name ``expr`` is read through (`autocast`, `amp` in `amp.autocast`) refers to
+        what the file imports under it where it is read: one import target only (not a `try:`
+        / `except ImportError:` fallback), and no `def`, class, assignment or parameter of the
+        same name that may reach the read."""
+        dotted = dotted_name(expr)
+        if dotted is None:
+            return False
+        head = dotted.partition(".")[0]
+        if not self.imports.imported_once(head):
+            return False
+        if self.bindings.function(head, ctx, order) is not None:
+            return False
+        if head in self.facts.classes:
+            return False
+        return not self.bindings.reaching(head, ctx, order)
+
     def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",
         "scaler", "optimizer", "module"} mapped to whether it holds it on every path."""
