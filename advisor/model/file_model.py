@@ -25,6 +25,7 @@ from advisor.model.facts import (
 
 from advisor.model.bindings import Bindings
 from advisor.model.calls import CallGraph, class_kinds
+from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
 from advisor.model.tensors import is_tensor
@@ -137,6 +138,13 @@ class FileModel:
             sites = self._shared["loader-sites"] = {id(s.node): s for s in self.calls_to(DATALOADER)}
         return sites.get(id(call))
 
+    def site_of(self, call: cst.Call) -> Optional[CallSite]:
+        """The recorded site of a call node (None inside a lambda, which the walk skips)."""
+        sites = self._shared.get("call-sites")
+        if sites is None:
+            sites = self._shared["call-sites"] = {id(s.node): s for s in self.facts.calls}
+        return sites.get(id(call))
+
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
@@ -164,6 +172,19 @@ class FileModel:
                 or self._project_uses_gpu()
             )
         return self._may_use_gpu
+
+    def cuda_nearby(self) -> bool:
+        """The file, or a project file within two imports of it, names CUDA (a data module whose
+        batches the training script moves to the GPU)."""
+        known = self._shared.get("cuda-nearby")
+        if known is None:
+            known = self.facts.uses_cuda or (
+                self.project is not None
+                and self.real_path is not None
+                and any("cuda" in text for text in self.project.related_texts(self.real_path))
+            )
+            self._shared["cuda-nearby"] = known
+        return known
 
     def _project_uses_gpu(self) -> bool:
         if self.project is None or self.real_path is None:
@@ -405,10 +426,14 @@ class FileModel:
         self._function_heat[key] = None  # recursion guard
         result: Optional[Heat] = None
         if not info.no_grad and not self.has_training_loop(info):
-            for model, site in self.callers(info):
-                if site.ctx.no_grad:
+            places = [(model, site.ctx) for model, site in self.callers(info)]
+            if info.generator:
+                # Its body runs where its iterator is advanced, not where it is called.
+                places += advanced_at(self, info)
+            for model, ctx in places:
+                if ctx.no_grad:
                     continue
-                heat = model.heat(site.ctx)
+                heat = model.heat(ctx)
                 if heat is Heat.HOT:
                     result = Heat.HOT
                     break
