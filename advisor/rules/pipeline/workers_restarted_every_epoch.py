@@ -9,6 +9,7 @@ from advisor.model.names import DATALOADER
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
+from advisor.model.passes import describe, passes_over
 from advisor.rules.pipeline.loader_flow import literal_int, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 
@@ -89,7 +90,11 @@ class WorkersRestartedEveryEpoch(Rule):
         A `DataLoader(...)` with a literal `num_workers` above 0 (in the call or in a `**kwargs`
         dict of the file) and no `persistent_workers`, iterated inside an epoch loop (a loop
         that runs a whole training loop per iteration), directly or through a helper that the
-        epoch loop calls; or built inside the epoch loop. One-epoch scripts are left alone.
+        epoch loop calls; or built inside the epoch loop. Passes that start again without an
+        epoch loop count too: an endless generator that goes over the loader in its `while True:`
+        loop, and an `iter(loader)` made again in a training loop (each step, each epoch, or when
+        `next(...)` raised `StopIteration`). One-epoch scripts, `itertools.cycle(loader)` (one
+        pass, replayed) and a single `next(iter(loader))` to look at a batch are left alone.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -140,8 +145,46 @@ class WorkersRestartedEveryEpoch(Rule):
     requires = (("DataLoader",), ("backward", ".step("), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        if not model.uses_cuda:
-            return  # like every input-pipeline rule: only where a GPU waits for the batches
+        # Like every input-pipeline rule: only where a GPU waits for the batches.
+        reported = set()
+        if model.uses_cuda:
+            for report in self._epoch_loops(model):
+                reported.add(id(report.node))
+                yield report
+        if model.cuda_nearby():
+            yield from self._hidden_passes(model, reported)
+
+    def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
+        """Loaders a generator or a re-created iterator goes over again and again (`model/passes.py`),
+        when the epoch-loop check above did not report them."""
+        for site in model.calls_to(DATALOADER):
+            if id(site.node) in reported:
+                continue
+            found = [p for p in passes_over(model, site) if p.loaders[1]]
+            if not found:
+                continue
+            workers = _worker_count(model, site)
+            if workers is None or workers <= 0:
+                continue
+            state, _, _ = loader_option(model, site, "persistent_workers", None)
+            if state != "absent":
+                continue
+            fix = None
+            if site.node.args:
+                fix = FixSpec(
+                    "add `persistent_workers=True`",
+                    (NodeEdit(site.node.args[-1].value, ", persistent_workers=True", "after"),),
+                    Applicability.UNSAFE,
+                )
+            yield self.report(
+                site.node,
+                "DataLoader starts {workers} worker {processes} again {where}: no `persistent_workers=True`",
+                fix=fix,
+                data={"workers": workers, "processes": "process" if workers == 1 else "processes",
+                      "where": describe(model, found[0]), "loader_options": loader_options(site.node)},
+            )
+
+    def _epoch_loops(self, model: FileModel) -> Iterator[Report]:
         epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
         if not epochs:
             return
