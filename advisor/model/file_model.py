@@ -24,6 +24,7 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
+from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds
@@ -173,18 +174,11 @@ class FileModel:
             )
         return self._may_use_gpu
 
-    def cuda_nearby(self) -> bool:
-        """The file, or a project file within two imports of it, names CUDA (a data module whose
-        batches the training script moves to the GPU)."""
-        known = self._shared.get("cuda-nearby")
-        if known is None:
-            known = self.facts.uses_cuda or (
-                self.project is not None
-                and self.real_path is not None
-                and any("cuda" in text for text in self.project.related_texts(self.real_path))
-            )
-            self._shared["cuda-nearby"] = known
-        return known
+    @property
+    def cuda_in_project(self) -> bool:
+        """CUDA is named in the file, or in the project files around it (a model module gets
+        its device from the training script)."""
+        return self.facts.uses_cuda or self._project_uses_gpu()
 
     def _project_uses_gpu(self) -> bool:
         if self.project is None or self.real_path is None:
@@ -425,7 +419,9 @@ class FileModel:
             return self._function_heat[key]
         self._function_heat[key] = None  # recursion guard
         result: Optional[Heat] = None
-        if not info.no_grad and not self.has_training_loop(info):
+        if not info.no_grad and not self.has_training_loop(info) and is_framework_step(self, info):
+            result = Heat.HOT
+        elif not info.no_grad and not self.has_training_loop(info):
             places = [(model, site.ctx) for model, site in self.callers(info)]
             if info.generator:
                 # Its body runs where its iterator is advanced, not where it is called.

@@ -151,7 +151,7 @@ class WorkersRestartedEveryEpoch(Rule):
             for report in self._epoch_loops(model):
                 reported.add(id(report.node))
                 yield report
-        if model.cuda_nearby():
+        if model.cuda_in_project:
             yield from self._hidden_passes(model, reported)
 
     def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
