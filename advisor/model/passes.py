@@ -28,7 +28,7 @@ Not repeated passes (the traps):
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -249,17 +249,19 @@ def passes_over(model, site: CallSite) -> List[Pass]:
     return found.get(id(site), [])
 
 
-def describe(model, item: Pass) -> str:
-    """When a pass starts again, in words, for a message read in ``model``'s file."""
+def describe(model, item: Pass) -> Tuple[str, dict, list]:
+    """When a pass starts again, for a message read in ``model``'s file: a template part, its
+    fields, and the related place (when it is in this file, the message names its line)."""
     if item.how == "generator" and item.function is not None:
-        return (
-            f"each time the generator `{item.function.node.name.value}` goes round its loop at "
-            f"{_place(model, item.model, item.loop.node)}"
-        )
-    return f"each time `iter(...)` at {_place(model, item.model, item.node)} makes a new iterator"
+        where, related = _place(model, item.model, item.loop.node, "generator loop")
+        return ("each time the generator `{generator}` goes round its loop at " + where,
+                {"generator": item.function.node.name.value}, related)
+    where, related = _place(model, item.model, item.node, "new iterator")
+    return "each time `iter(...)` at " + where + " makes a new iterator", {}, related
 
 
-def _place(model, owner, node) -> str:
-    line = owner.line_of(node)
-    return f"line {line}" if owner is model else f"{owner.display_name()}:{line}"
-
+def _place(model, owner, node, label: str) -> Tuple[str, list]:
+    if owner is model:
+        return "line {line[" + label + "]}", [(node, label)]
+    name = owner.display_name().replace("{", "{{").replace("}", "}}")
+    return f"{name}:{owner.line_of(node)}", []

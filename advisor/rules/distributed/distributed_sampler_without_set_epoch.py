@@ -103,11 +103,13 @@ class SamplerWithoutSetEpoch(Rule):
             passes = passes_over(model, loader)
             if not passes or any(self._pass_sets_epoch(p) for p in passes):
                 continue
+            where, fields, related = describe(model, passes[0])
             yield self.report(
                 site.node,
-                "DistributedSampler is read again {where} but `set_epoch` is never called between "
-                "passes: every pass sees the same order",
-                data={"where": describe(model, passes[0]), "sampler": self._own_name(site) or "sampler"},
+                "DistributedSampler is read again " + where + " but `set_epoch` is never called "
+                "between passes: every pass sees the same order",
+                data={"sampler": self._own_name(site) or "sampler", **fields},
+                related=related,
                 hint="call `{sampler}.set_epoch(n)` before each new pass, with a count of the passes",
             )
             return

@@ -176,12 +176,14 @@ class WorkersRestartedEveryEpoch(Rule):
                     (NodeEdit(site.node.args[-1].value, ", persistent_workers=True", "after"),),
                     Applicability.UNSAFE,
                 )
+            where, fields, related = describe(model, found[0])
             yield self.report(
                 site.node,
-                "DataLoader starts {workers} worker {processes} again {where}: no `persistent_workers=True`",
+                "DataLoader starts {workers} worker {processes} again " + where + ": no `persistent_workers=True`",
                 fix=fix,
                 data={"workers": workers, "processes": "process" if workers == 1 else "processes",
-                      "where": describe(model, found[0]), "loader_options": loader_options(site.node)},
+                      "loader_options": loader_options(site.node), **fields},
+                related=related,
             )
 
     def _epoch_loops(self, model: FileModel) -> Iterator[Report]:
