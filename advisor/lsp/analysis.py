@@ -27,7 +27,7 @@ from lsprotocol import types
 from advisor.budget import Cancelled
 from advisor.config import Config
 from advisor.chunked import ChunkCache
-from advisor.engine import check_source
+from advisor.suppression import check_text
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
 from advisor.limits import LimitProblem
@@ -153,8 +153,8 @@ class Analyzer:
             while len(self._chunks) > KEEP_PARSED_FILES:
                 self._chunks.popitem(last=False)
         try:
-            result = check_source(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
-                                  cancelled=lambda: not job.wanted())
+            result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
+                                cancelled=lambda: not job.wanted())
         except Cancelled:
             self._drop_chunks(job.uri, chunks)  # stopped midway: its statements may be half updated
             raise Superseded() from None
@@ -199,7 +199,7 @@ class Analyzer:
             config = _interactive(job.config)
 
             def check(text: str):
-                return check_source(text, job.filename, config, path=job.path)
+                return check_text(text, job.filename, config, path=job.path)
 
             new_text, applied, final = fix_until_stable(job.text, check, unsafe=False)
             if isinstance(final.problem, LimitProblem):

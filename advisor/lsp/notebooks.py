@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
 
-from advisor.engine import check_source
+from advisor.suppression import check_text
 from advisor.findings import Finding
 from advisor.lsp import convert
 from advisor.lsp.documents import Document
@@ -93,7 +93,7 @@ class Notebooks:
             if path is not None and config.is_excluded(path):
                 return NotebookAnalysis(key, out, found)
             program = build_program([(number, text) for number, _, text, _ in cells])
-            result = check_source(program.text, filename, config, path=path)
+            result = check_text(program.text, filename, config, path=path)
             lines_of_cell = {number: convert.lines_of(text) for number, _, text, _ in cells}
 
             def locate(related):  # a related place sits in its own cell's document
