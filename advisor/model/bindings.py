@@ -72,7 +72,7 @@ class Bindings:
                 return Reach(found, None, False)
             if name in function.params:
                 return Reach([], function, True)
-            return self._module_end(name)
+            return self.module_end(name)
         key = (MODULE_SCOPE, name)
         if key not in facts.assignments:
             return _NOWHERE
@@ -96,7 +96,7 @@ class Bindings:
         others = [a for a in every if a.ctx.function is not function]
         return Reach(others + found, None, bool(others))
 
-    def _module_end(self, name: str) -> Reach:
+    def module_end(self, name: str) -> Reach:
         """A module-level name read inside a function: what it holds once the module has run
         (functions are called after their module's top level, as a rule)."""
         found = self.facts.assignments.get((MODULE_SCOPE, name))

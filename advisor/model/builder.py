@@ -18,6 +18,7 @@ from advisor.model.facts import (
     FormattedValue,
     FunctionInfo,
     Guard,
+    ItemStore,
     LoopInfo,
     ReturnSite,
 )
@@ -583,6 +584,8 @@ class ModelBuilder(Walker):
             base = dotted_name(target.value)
             if base is not None:
                 self.facts.subscript_stores.add((self.ctx.scope, base))
+                # `d[k] += v`: what the item then holds is not `v`.
+                self._record_item_store(base, target, cst.Ellipsis() if isinstance(statement, cst.AugAssign) else value)
             return base
         names = _target_names(target)
         for name, index in names:
@@ -613,6 +616,20 @@ class ModelBuilder(Walker):
                     return loop.drawn[source]
             loop = loop.parent
         return None
+
+    def _record_item_store(self, base: str, target: cst.Subscript, value: Optional[cst.BaseExpression]) -> None:
+        key = target.slice[0].slice if len(target.slice) == 1 else None
+        key = key.value if isinstance(key, cst.Index) and key.star is None else cst.Ellipsis()  # `...`: a key not known
+        store = ItemStore(key, value, self.ctx, self._next_order())
+        self.facts.item_stores.setdefault(base, []).append(store)
+
+    def leave_Del(self, original_node: cst.Del) -> None:
+        targets = original_node.target.elements if isinstance(original_node.target, cst.Tuple) else ()
+        for target in [e.value for e in targets] or [original_node.target]:
+            if isinstance(target, cst.Subscript):
+                base = dotted_name(target.value)
+                if base is not None:
+                    self._record_item_store(base, target, None)
 
     # Assignments are recorded when they are left, numbered after the calls of their value:
     # `x = f(x)` reads the `x` bound before it, not itself.

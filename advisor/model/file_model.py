@@ -202,6 +202,21 @@ class FileModel:
             return os.path.relpath(self.real_path, self.project.layout.root)
         return self.path
 
+    @property
+    def is_test_code(self) -> bool:
+        """A test module: it imports pytest or unittest, or it is named and laid out as pytest
+        collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
+        classes; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
+        purpose to test them. An evaluation script named `test_net.py` defines no tests."""
+        name = os.path.basename(self.path)
+        if name == "conftest.py" or self.imports.imports_any("pytest", "unittest"):
+            return True
+        if not ((name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")):
+            return False
+        return any(key.startswith("test_") for key in self.facts.functions) or any(
+            cls.startswith("Test") for cls in self.facts.classes
+        )
+
     def builds_scaler(self) -> bool:
         """Some call of the file builds a GradScaler, or an instance of a class (this file's or
         the project's) that derives from one or builds one to scale with."""

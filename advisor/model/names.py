@@ -142,8 +142,10 @@ class ImportTable:
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The canonical qualified name of an expression that names an imported object."""
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
+        return None if dotted is None else self.qualify_dotted(dotted)
+
+    def qualify_dotted(self, dotted: str) -> Optional[str]:
+        """`qualify` for a dotted name given as text."""
         head, _, rest = dotted.partition(".")
         target = self.aliases.get(head)
         if target is None:
