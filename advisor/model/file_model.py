@@ -165,6 +165,12 @@ class FileModel:
             )
         return self._may_use_gpu
 
+    @property
+    def cuda_in_project(self) -> bool:
+        """CUDA is named in the file, or in the project files around it (a model module gets
+        its device from the training script)."""
+        return self.facts.uses_cuda or self._project_uses_gpu()
+
     def _project_uses_gpu(self) -> bool:
         if self.project is None or self.real_path is None:
             return False

@@ -74,7 +74,8 @@ class GraphCarrying(Question[bool]):
             head, _, last = qual.rpartition(".")
             if qual.startswith("torch.nn.functional.") or (head == "torch" and last in _TORCH_GRAPH_FUNCTIONS):
                 return any(self._argument(flow, a.value, ctx, order) for a in call.args)
-            return False
+            found = flow.callee(call, ctx, order)  # a function of another project module
+            return None if found is not None and not found[1].no_grad else False
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in _DROPS_GRAPH:
@@ -83,9 +84,9 @@ class GraphCarrying(Question[bool]):
                 return flow.ask(self, func.value, ctx, order)
         elif isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS:
             return False
-        info = flow.function_called(call, ctx, order)
-        if info is not None:
-            return False if info.no_grad else None  # what the function returns
+        found = flow.callee(call, ctx, order)
+        if found is not None:
+            return False if found[1].no_grad else None  # what the function returns
         name = dotted_name(func)
         if name is None:
             return False

@@ -67,8 +67,8 @@ class InstanceClasses(Question[Classes]):
             return _local(model, constructed_classes(model, expr)), True
         if qual is not None and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper():
             return frozenset(), True  # a torch.nn layer: holds none of this file's classes
-        if qual is None and isinstance(func, cst.Name) and flow.function_called(expr, ctx, order) is not None:
-            return None  # what the helper returns
+        if flow.callee(expr, ctx, order) is not None:
+            return None  # what the helper returns (this file's, or another project module's)
         return _UNKNOWN
 
     def combine(self, answers: Sequence[Classes]) -> Classes:

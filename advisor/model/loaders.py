@@ -54,7 +54,7 @@ class LoaderSites(Question[Sites]):
             # `Prefetcher(loader)`: a class of the file that wraps a loader hands on its batches.
             found = [flow.ask(self, a.value, ctx, order) for a in expr.args if not a.star]
             return (tuple(s for sites, _ in found for s in sites), False)
-        return None if flow.function_called(expr, ctx, order) is not None else _NONE
+        return None if flow.callee(expr, ctx, order) is not None else _NONE
 
     def combine(self, answers: Sequence[Sites]) -> Sites:
         sites: List[CallSite] = []

@@ -119,7 +119,9 @@ class Tensor(Question[str]):
             if qual.startswith("torch.nn.functional.") or qual in _TENSOR_FUNCTIONS:
                 return TENSOR
             head, _, last = qual.rpartition(".")
-            return TENSOR if head == "torch" and last in _TORCH_TENSOR_FUNCTIONS else UNKNOWN
+            if head == "torch" and last in _TORCH_TENSOR_FUNCTIONS:
+                return TENSOR
+            return None if flow.callee(call, ctx, order) is not None else UNKNOWN  # another project module's
         if isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS and not flow.function_called(call, ctx, order):
             return PYTHON
         if isinstance(func, cst.Attribute):
@@ -310,3 +312,61 @@ def is_numpy(model, expr: cst.BaseExpression, ctx: Context, order: Optional[floa
 
 def is_raw_batch(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
     return model.values.ask(RAW_BATCH, expr, ctx, _at(model, expr, order))
+
+
+# Factories that build a tensor in host memory unless given `device=`.
+HOST_BUILDERS = frozenset("zeros ones empty full arange linspace logspace eye tensor as_tensor rand randn randint randperm".split())
+_MOVES = frozenset({"cuda", "to", "type", "pin_memory"})
+
+
+class HostBuilt(Question[str]):
+    """The torch factory (`arange`, `ones`, ...) a value is built from in host memory: the
+    factory itself, torch functions, methods and arithmetic on it (`torch.exp(c *
+    torch.arange(n) / n)`), names bound to such values. "" when some path is not, or is moved."""
+
+    key = "host-built"
+    unknown = ""
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
+        if isinstance(expr, cst.Call):
+            model = flow.model
+            func = expr.func
+            qual = model.imports.qualify(func) or ""
+            head, _, last = qual.rpartition(".")
+            if head == "torch" and last in HOST_BUILDERS:
+                placed = any(a.keyword is not None and a.keyword.value in ("device", "out") for a in expr.args)
+                return "" if placed or any(a.star for a in expr.args) else last
+            if qual.startswith("torch."):
+                for arg in expr.args:
+                    if arg.keyword is not None and arg.keyword.value == "device":
+                        return ""
+                found = [flow.ask(self, a.value, ctx, order) for a in expr.args if a.keyword is None and not a.star]
+                return next((f for f in found if f), "")
+            if isinstance(func, cst.Attribute) and not qual:
+                if func.attr.value in _MOVES:
+                    return ""
+                return flow.ask(self, func.value, ctx, order)
+            return ""
+        if isinstance(expr, cst.BinaryOperation):
+            return flow.ask(self, expr.left, ctx, order) or flow.ask(self, expr.right, ctx, order)
+        if isinstance(expr, cst.UnaryOperation):
+            return flow.ask(self, expr.expression, ctx, order)
+        if isinstance(expr, cst.Subscript):
+            return flow.ask(self, expr.value, ctx, order)
+        if isinstance(expr, (cst.Name, cst.IfExp)):
+            return None
+        return ""
+
+    def combine(self, answers: Sequence[str]) -> str:
+        return answers[0] if answers and all(answers) else ""
+
+    def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
+        return before if before and (value or assignment.value is not None) else ""
+
+
+HOST_BUILT = HostBuilt()
+
+
+def host_built_from(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> str:
+    """The factory a value is built from in host memory ("" when not known to be)."""
+    return model.values.ask(HOST_BUILT, expr, ctx, _at(model, expr, order))

@@ -6,6 +6,7 @@ import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.model.tensors import host_built_from
 from advisor.model.devices import device_kind, is_dtype
 
 
@@ -124,15 +125,18 @@ class TensorCreatedOnHostThenMoved(Rule):
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        if not model.uses_cuda:
+        if not model.cuda_in_project:
             return
         for site in model.method_calls("cuda", "to"):
             factory = site.receiver
-            if not isinstance(factory, cst.Call):
+            if factory is None:
                 continue
-            qual = model.imports.qualify(factory.func) or ""
-            head, _, kind = qual.rpartition(".")
+            qual = model.imports.qualify(factory.func) if isinstance(factory, cst.Call) else None
+            head, _, kind = (qual or "").rpartition(".")
             if head != "torch" or (kind not in _PLAIN_FACTORIES and kind not in _RANDOM_FACTORIES):
+                report = self._built_before(model, site)
+                if report is not None:
+                    yield report
                 continue
             if any(a.star for a in factory.args) or any(
                 a.keyword is not None and a.keyword.value in ("device", "out", "pin_memory") for a in factory.args
@@ -148,6 +152,19 @@ class TensorCreatedOnHostThenMoved(Rule):
                 fix=self._fix(model, factory, kind, move, site),
                 data={"factory": kind},
             )
+
+    def _built_before(self, model: FileModel, site: CallSite) -> Optional[Report]:
+        """`emb = torch.exp(torch.arange(n) * -c)` then `emb.to(t.device)`: the factory is not the
+        receiver itself, so no fix is offered; the copy is the same."""
+        kind = host_built_from(model, site.receiver, site.ctx, site.order)
+        if not kind or _parse_move(model, site) is None:
+            return None
+        return self.report(
+            site.node,
+            "`torch.{factory}(...)` is built in host memory and then copied to the GPU",
+            severity=self._severity(model, site),
+            data={"factory": kind},
+        )
 
     def _severity(self, model: FileModel, site: CallSite) -> Severity:
         heat = model.sync_heat(site.ctx)
