@@ -24,6 +24,7 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
+from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
@@ -410,7 +411,9 @@ class FileModel:
             return self._function_heat[key]
         self._function_heat[key] = None  # recursion guard
         result: Optional[Heat] = None
-        if not info.no_grad and not self.has_training_loop(info):
+        if not info.no_grad and not self.has_training_loop(info) and is_framework_step(self, info):
+            result = Heat.HOT
+        elif not info.no_grad and not self.has_training_loop(info):
             for model, site in self.callers(info):
                 if site.ctx.no_grad:
                     continue

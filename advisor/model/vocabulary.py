@@ -7,8 +7,24 @@ from __future__ import annotations
 
 import re
 
-# Text a file must hold for a per-step rule to fire: something runs backward or steps.
-TRAINING_TEXT = ("backward", ".step(")
+# Text a file must hold for a per-step rule to fire: something runs backward or steps, or a
+# framework's training step is defined (Lightning and the Hugging Face Trainer run backward and
+# step themselves).
+TRAINING_TEXT = ("backward", ".step(", "training_step", "compute_loss")
+
+# Methods a framework calls once per training step, by the base classes that call them
+# (matched on the base's last dotted segment, however it was imported).
+FRAMEWORK_STEP_METHODS = {
+    "LightningModule": frozenset({"training_step"}),
+    "Trainer": frozenset({"training_step", "compute_loss"}),  # transformers, trl
+    "Seq2SeqTrainer": frozenset({"training_step", "compute_loss"}),
+    "SFTTrainer": frozenset({"training_step", "compute_loss"}),
+}
+FRAMEWORK_STEP_PACKAGES = ("lightning", "pytorch_lightning", "transformers", "trl")
+
+# Engines that call the function they are built with once per iteration (PyTorch Ignite).
+ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine", "ignite.engine.DeterministicEngine",
+                     "ignite.engine.deterministic.DeterministicEngine"})
 
 # The packages whose trainers run the loop (and its epochs) themselves.
 LIGHTNING = ("lightning", "pytorch_lightning")

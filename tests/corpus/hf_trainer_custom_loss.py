@@ -37,8 +37,8 @@ class WeightedLossTrainer(Trainer):
         loss = F.cross_entropy(logits, labels, weight=weight, label_smoothing=self.label_smoothing)
         if model.training and self.state.global_step % self.args.logging_steps == 0:
             entropy = torch.distributions.Categorical(logits=logits.float()).entropy().mean()
-            self.log({"pred_entropy": entropy.item()})  # trap: GPU101
-            logger.debug(f"step {self.state.global_step} loss {loss}")  # trap: GPU102
+            self.log({"pred_entropy": entropy.item()})  # expect: GPU101 info
+            logger.debug(f"step {self.state.global_step} loss {loss}")  # expect: GPU102 info
         return (loss, outputs) if return_outputs else loss
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 import re
 from advisor.model import FileModel
+from advisor.model.vocabulary import LIGHTNING
 
 
 # Lightning calls `sampler.set_epoch` for the loaders it manages; Accelerate and Fabric do it for
 # prepared loaders, and the HF Trainer for its own. Importing a helper from them is not enough.
-LIGHTNING = ("lightning", "pytorch_lightning")
 
 
 def framework_runs_epochs(model: FileModel) -> bool:

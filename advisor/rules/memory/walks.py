@@ -3,10 +3,8 @@
 from __future__ import annotations
 from typing import Iterator, List
 import libcst as cst
+from advisor.model.vocabulary import TRAINING_TEXT  # noqa: F401  (re-exported for the memory rules)
 from advisor.model.walk import children
-
-
-TRAINING_TEXT = ("backward", ".step(")
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -6,15 +6,13 @@ from advisor.findings import Severity
 from advisor.model import FileModel
 from advisor.model.facts import AutocastSite
 from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.vocabulary import LIGHTNING
 from advisor.rules.base import Report, Rule
 from advisor.rules.precision.dtypes import autocast_device, autocast_dtype
 
 
 # Frameworks that scale the loss themselves when asked for fp16: used (called), not just imported.
 _SCALING_FRAMEWORKS = ("deepspeed", "accelerate", "apex", "colossalai")
-
-
-_LIGHTNING = ("lightning", "pytorch_lightning")
 
 
 class Fp16AutocastWithoutGradScaler(Rule):
@@ -81,7 +79,7 @@ class Fp16AutocastWithoutGradScaler(Rule):
                 yield report
 
     def _has_scaler(self, model: FileModel) -> bool:
-        if model.builds_scaler() or model.uses_framework(*_LIGHTNING):
+        if model.builds_scaler() or model.uses_framework(*LIGHTNING):
             return True
         if any(q.split(".")[0] in _SCALING_FRAMEWORKS for q in model.facts.calls_by_qualname):
             return True

@@ -126,6 +126,55 @@ class Child(Base):
         self.optimizer.step()
         return loss
 
+# %% invalid: Lightning runs training_step every step
+import lightning as L
+
+class LitClassifier(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("train_loss", loss.item())  # expect: GPU101
+        return loss
+
+# %% invalid: a helper the training_step calls
+import pytorch_lightning as pl
+
+def accuracy(logits, y):
+    return (logits.argmax(1) == y).float().mean().item()  # expect: GPU101
+
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        self.log("acc", accuracy(logits, y))
+        return F.cross_entropy(logits, y)
+
+# %% invalid: the process function an Ignite Engine runs every iteration
+from ignite.engine import Engine
+
+def main(model, optimizer, criterion, train_loader, device="cuda"):
+    def train_step(engine, batch):
+        model.train()
+        x, y = batch[0].to(device), batch[1].to(device)
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()  # expect: GPU101
+
+    trainer = Engine(train_step)
+    trainer.run(train_loader, max_epochs=10)
+
+# %% invalid: a Hugging Face Trainer subclass's compute_loss
+from transformers import Trainer
+
+class WeightedTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False):
+        outputs = model(**inputs)
+        loss = outputs.loss * self.weight
+        self.running.append(loss.item())  # expect: GPU101
+        return (loss, outputs) if return_outputs else loss
+
 # %% valid: per-epoch read
 for epoch in range(10):
     for x, y in loader:
@@ -178,6 +227,36 @@ class Model(pl.LightningModule):
         loss = self.compute(batch)
         self.log("loss", loss)
         return loss
+
+# %% valid: Lightning validation_step is an evaluation
+import lightning as L
+
+class LitClassifier(L.LightningModule):
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.scores.append(F.cross_entropy(self(x), y).item())
+
+# %% valid: an Ignite evaluator's step trains nothing
+from ignite.engine import Engine
+
+def evaluate(model, val_loader, device="cuda"):
+    def eval_step(engine, batch):
+        model.eval()
+        with torch.no_grad():
+            x, y = batch[0].to(device), batch[1].to(device)
+            return (model(x).argmax(1) == y).float().mean().item()
+
+    evaluator = Engine(eval_step)
+    evaluator.run(val_loader)
+
+# %% valid: a class of our own named Trainer
+class Trainer:
+    def compute_loss(self, batch):
+        return self.model(batch).loss.item()
+
+class MyTrainer(Trainer):
+    def compute_loss(self, batch):
+        return self.model(batch).loss.item()
 
 # %% valid: no backward, no step
 total = 0.0

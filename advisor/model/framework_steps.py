@@ -1,0 +1,56 @@
+"""Functions a training framework runs once per training step, though no loop of the file
+calls them: a LightningModule's `training_step`, a Hugging Face `Trainer` subclass's
+`compute_loss`, the process function an Ignite `Engine` is built with. The loop lives in the
+framework, so the file shows no loop; what such a function does, it does on every step.
+"""
+
+from __future__ import annotations
+
+from typing import Set
+
+import libcst as cst
+
+from advisor.model.facts import FunctionInfo
+from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from advisor.model.file_model import FileModel
+
+
+def is_framework_step(model: "FileModel", info: FunctionInfo) -> bool:
+    if info.no_grad:
+        return False
+    if info.class_name is not None:
+        return _step_method(model, info)
+    return id(info) in _engine_functions(model)
+
+
+def _step_method(model: "FileModel", info: FunctionInfo) -> bool:
+    if not model.uses_framework(*FRAMEWORK_STEP_PACKAGES):
+        return False
+    cls = model.facts.classes.get(info.class_name or "")
+    if cls is None:
+        return False
+    name = info.node.name.value
+    return any(name in FRAMEWORK_STEP_METHODS.get(base.rsplit(".", 1)[-1], ()) for base in cls.bases)
+
+
+def _engine_functions(model: "FileModel") -> Set[int]:
+    """The functions the file builds an engine with, when they train: an evaluator's step
+    runs every iteration too, but of an evaluation, not of training."""
+    def compute(model: "FileModel") -> Set[int]:
+        out: Set[int] = set()
+        for site in model.calls_to(*ENGINES):
+            args = site.node.args
+            arg = next((a for a in args if a.keyword is not None and a.keyword.value == "process_function"), None)
+            if arg is None and args and args[0].keyword is None and not args[0].star:
+                arg = args[0]
+            if arg is None or not isinstance(arg.value, cst.Name):
+                continue
+            info = model.bindings.function(arg.value.value, site.ctx, site.order)
+            if info is not None and model.trains(info):
+                out.add(id(info))
+        return out
+
+    return model.shared("engine-step-functions", compute)
