@@ -36,9 +36,9 @@ from advisor.stat_index import RACY_MARGIN_NS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-FORMAT = 3  # bump when the entry layout changes
+FORMAT = 4  # bump when the entry layout changes
 MAX_ENTRIES = 50_000
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ENTRY_BYTES = 64 * 1024 * 1024  # read no more of one entry (a file of 10,000 findings is ~5 MB)
@@ -164,6 +164,8 @@ def config_fingerprint(config: Config, path: Path) -> str:
         list(config.select), list(config.ignore), config.show_info, list(config.torch_version),
         config.docs_url,  # finding links are part of the cached result
     ]
+    if config.extend_select or config.extend_ignore:
+        parts.append([list(config.extend_select), list(config.extend_ignore)])
     if config.per_file_ignores:
         parts.append([[pattern, list(codes)] for pattern, codes in config.per_file_ignores])
         parts.append(config.relative(path))
@@ -230,20 +232,23 @@ def _decode_finding(d: Dict[str, Any]) -> Finding:
     return Finding(**values)
 
 
-def encode(findings: List[Finding], problem: Optional[FileProblem], deps: Optional[Dict[str, str]] = None) -> str:
+def encode(findings: List[Finding], problem: Optional[FileProblem], deps: Optional[Dict[str, str]] = None,
+           warnings: Sequence[FileProblem] = ()) -> str:
     body = {
         "format": FORMAT,
         "findings": [_encode_finding(f) for f in findings],
         "problem": None if problem is None else problem.as_dict(),
         "deps": deps or {},
+        "warnings": [w.as_dict() for w in warnings],
     }
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(text: Union[str, bytes], deps_valid: Optional[Callable[[Dict[str, str]], bool]] = None
-           ) -> Optional[Tuple[List[Finding], Optional[FileProblem]]]:
-    """The entry's findings and problem, or None when it is corrupt, of another format, or made
-    with project files that have changed since (``deps_valid`` says whether they are as they were)."""
+           ) -> Optional[Tuple[List[Finding], Optional[FileProblem], List[FileProblem]]]:
+    """The entry's findings, problem and warnings, or None when it is corrupt, of another
+    format, or made with project files that have changed since (``deps_valid`` says whether they
+    are as they were)."""
     try:
         body = load_json(text)
         if not isinstance(body, dict) or body.get("format") != FORMAT:
@@ -256,7 +261,8 @@ def decode(text: Union[str, bytes], deps_valid: Optional[Callable[[Dict[str, str
         findings = [_decode_finding(d) for d in body["findings"]]
         raw = body["problem"]
         problem = None if raw is None else FileProblem(**raw)
-        return findings, problem
+        warnings = [FileProblem(**w) for w in body["warnings"]]
+        return findings, problem, warnings
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError):
         return None
 
@@ -288,7 +294,7 @@ class ResultCache:
         return os.path.join(self.folder, f"{key}.json")
 
     def get(self, key: str, deps_valid: Optional[Callable[[Dict[str, str]], bool]] = None
-            ) -> Optional[Tuple[List[Finding], Optional[FileProblem]]]:
+            ) -> Optional[Tuple[List[Finding], Optional[FileProblem], List[FileProblem]]]:
         """The stored result; an entry made with project files that changed since is a miss."""
         payload = self.cache_folder.read_sealed(b"entry", self._path(key), MAX_ENTRY_BYTES)
         entry = decode(payload, deps_valid) if payload is not None else None
@@ -299,10 +305,10 @@ class ResultCache:
         return entry
 
     def put(self, key: str, findings: List[Finding], problem: Optional[FileProblem],
-            deps: Optional[Dict[str, str]] = None) -> bool:
+            deps: Optional[Dict[str, str]] = None, warnings: Sequence[FileProblem] = ()) -> bool:
         """Best effort: a cache that cannot be written only costs time. True when written.
         ``deps``: the content digests of the project files the result depends on."""
-        payload = encode(findings, problem, deps).encode("utf-8", "surrogatepass")
+        payload = encode(findings, problem, deps, warnings).encode("utf-8", "surrogatepass")
         if not self.cache_folder.write_sealed(b"entry", self._path(key), payload):
             return False
         self.written += 1

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from advisor import __version__
 from advisor.collector import collector_paused
-from advisor.config import (Config, ConfigError, ConfigFinder, parse_budget_option, parse_codes_option,
-                            parse_file_size_option, parse_select_option, parse_torch_version)
+from advisor.config import (Config, ConfigError, ConfigFinder, load_config_file, parse_budget_option,
+                            parse_codes_option, parse_file_size_option, parse_select_option, parse_torch_version)
 from advisor.discovery import discover_root, display_name, is_notebook, path_problem, stat_or_none
 from advisor.findings import FileProblem, FileResult, Finding
 from advisor.runner import Job, Options, check_files, default_jobs
@@ -37,9 +37,14 @@ CHECK_EPILOG = """\
 exit codes: 0 no findings, 1 findings (or files that could not be parsed),
 2 usage error, missing path, broken configuration or internal error.
 
-configuration: [tool.advisor] in the nearest pyproject.toml above each path, with keys
-select, ignore, per-file-ignores, exclude, show-info, torch-version, docs-url,
-analysis-budget, max-file-size. Command-line options win.
+configuration: [tool.advisor] in the nearest pyproject.toml above each path (or the file
+--config names), with keys select, extend-select, ignore, extend-ignore, per-file-ignores,
+exclude, extend-exclude, respect-gitignore, show-info, torch-version, docs-url,
+analysis-budget, max-file-size. Command-line options win: --select and --ignore replace the
+file's lists; the --extend-* options add to them.
+
+colour: --color auto colours a terminal only; NO_COLOR (set, not empty) turns it off and
+FORCE_COLOR (set, not empty) on; --color always|never overrides both.
 """
 
 
@@ -85,15 +90,46 @@ def _parser() -> argparse.ArgumentParser:
                            "costly PyTorch patterns.", epilog=CHECK_EPILOG,
                            formatter_class=_RawFormatter)
     # Strings, not Paths: a run can be given thousands of file names (pre-commit, xargs).
-    check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
-    check.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. GPU1,GPU201)")
-    check.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable")
-    check.add_argument("--format", choices=("text", "concise", "json", "sarif", "github"), default="text",
+    check.add_argument("paths", nargs="*", metavar="PATH",
+                       help="files or folders (default: .); - reads the source from standard input")
+    check.add_argument("--select", metavar="CODES",
+                       help="comma-separated codes or prefixes to enable (e.g. GPU1,GPU201), replacing the configured "
+                       "`select`")
+    check.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to enable on top of `select` "
+                       "(e.g. GPU001, the opt-in unused-noqa check)")
+    check.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable, replacing the "
+                       "configured `ignore`")
+    check.add_argument("--extend-ignore", metavar="CODES", help="codes or prefixes to disable on top of `ignore`")
+    check.add_argument("--extend-exclude", metavar="PATTERNS",
+                       help="comma-separated gitignore-style patterns to leave out, on top of `exclude`")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="leave out paths named on the command line (and --stdin-filename) that exclusions or "
+                       "ignore files name, as a folder walk does; for pre-commit, which names every file")
+    check.add_argument("--config", metavar="PATH",
+                       help="take [tool.advisor] from this TOML file for every path, instead of the nearest "
+                       "pyproject.toml")
+    check.add_argument("--format", "--output-format", dest="format",
+                       choices=("text", "concise", "json", "sarif", "github"), default="text",
                        help="output format (default: text); sarif for code scanning, github for workflow annotations")
     check.add_argument("--output-file", type=Path, metavar="PATH", help="write the report to PATH instead of stdout")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text report: auto (a terminal; NO_COLOR and FORCE_COLOR apply), always, never")
     check.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     check.add_argument("--unsafe-fixes", action="store_true", help="with --fix or --diff, apply unsafe fixes too")
+    check.add_argument("--fix-only", action="store_true",
+                       help="apply fixes and report only what was fixed, not what remains (implies --fix; exit 0 "
+                       "unless --exit-non-zero-on-fix)")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 when --fix changed a file, even if no finding remains")
+    check.add_argument("--show-fixes", action="store_true", help="after --fix, list what was fixed in each file")
     check.add_argument("--diff", action="store_true", help="print the fixes as a diff instead of writing them")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: GPUxxx` comment for every finding, merged with any existing one")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="the name of the file read from standard input: its configuration, exclusions and "
+                       "the name findings carry follow it")
+    check.add_argument("--statistics", action="store_true",
+                       help="print a count per rule instead of each finding")
     check.add_argument("--show-info", action="store_true", default=None, help="show info-level findings too")
     check.add_argument("--torch-version", metavar="X.Y",
                        help="oldest torch version the code must support (default: 2.4); version-dependent "
@@ -170,21 +206,24 @@ def _jobs(text: str) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    commands = {"check": _check, "rules": _rules, "explain": lambda a: _explain(a, parser), "lsp": _lsp,
+                "trace": _trace}
+    command = commands.get(args.command)
+    if command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    # A reader that goes away (`advisor rules | head -1`) ends the output quietly, as grep's
+    # does: no traceback, no error line. `check` keeps the exit code of its findings.
+    status = EXIT_CLEAN if args.command in ("rules", "explain") else EXIT_ERROR
     try:
-        if args.command == "check":
-            return _check(args)
-        if args.command == "rules":
-            return _rules(args)
-        if args.command == "explain":
-            return _explain(args, parser)
-        if args.command == "lsp":
-            return _lsp(args)
-        if args.command == "trace":
-            return _trace(args)
+        status = command(args)
+        if args.command != "lsp":
+            sys.stdout.flush()  # here, not in the interpreter's exit, where a failure is a traceback
     except KeyboardInterrupt:
         return EXIT_ERROR
-    parser.print_help(sys.stderr)
-    return EXIT_ERROR
+    except BrokenPipeError:
+        _quiet_stdout()
+    return status
 
 
 def _error(message: str) -> None:
@@ -195,33 +234,43 @@ def _error(message: str) -> None:
 
 # -- check ---------------------------------------------------------------------------------------
 def _check(args: argparse.Namespace) -> int:
+    if args.fix_only:
+        args.fix = True
+    if args.add_noqa and (args.fix or args.diff):
+        _error("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+        return EXIT_ERROR
+    paths = args.paths or (["-"] if args.stdin_filename else ["."])
+    if "-" in paths and len(paths) > 1:
+        _error("`-` (standard input) cannot be combined with other paths")
+        return EXIT_ERROR
     try:
         overrides = {
             "select": parse_select_option(args.select) if args.select is not None else None,
-            "ignore": parse_codes_option(args.ignore) if args.ignore else None,
+            "ignore": parse_codes_option(args.ignore, "--ignore") if args.ignore else None,
             "show_info": args.show_info,
             "torch_version": parse_torch_version(args.torch_version) if args.torch_version else None,
             "analysis_budget": parse_budget_option(args.analysis_budget) if args.analysis_budget is not None else None,
             "max_file_size": parse_file_size_option(args.max_file_size) if args.max_file_size is not None else None,
         }
+        extend_select = parse_codes_option(args.extend_select, "--extend-select") if args.extend_select else ()
+        extend_ignore = parse_codes_option(args.extend_ignore, "--extend-ignore") if args.extend_ignore else ()
+        extend_exclude = tuple(p.strip() for p in (args.extend_exclude or "").split(",") if p.strip())
+        fixed_config = load_config_file(Path(args.config)) if args.config else None
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_ERROR
     if getattr(args, "measure", False) and not _torch_importable():
         _error("--measure needs torch: pip install 'torch-advisor[measure]'")
         return EXIT_ERROR
-    finder = ConfigFinder()
+    finder = ConfigFinder(fixed=fixed_config)
     status = EXIT_CLEAN
     results: List[FileResult] = []
-    paths = args.paths or ["."]
 
     def unusable(path: str, reason: str) -> None:
         nonlocal status
         _error(f"{path}: {reason}")
         status = EXIT_ERROR
 
-    jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
-    notebooks: List[Tuple[Path, Config]] = []
     # The files of one folder share one Config object: (the finder's config, with the overrides).
     overridden: Dict[int, Tuple[Config, Config]] = {}
 
@@ -229,35 +278,25 @@ def _check(args: argparse.Namespace) -> int:
         found = finder.for_file(path) if is_file else finder.for_path(Path(path))
         known = overridden.get(id(found))
         if known is None or known[0] is not found:  # kept alive by the entry: no id is reused
-            known = overridden[id(found)] = (found, found.with_overrides(**overrides))
+            config = found.with_overrides(**overrides)
+            if extend_select or extend_ignore or extend_exclude:
+                config = config.replace(extend_select=config.extend_select + extend_select,
+                                        extend_ignore=config.extend_ignore + extend_ignore,
+                                        extend_exclude=config.extend_exclude + extend_exclude)
+            known = overridden[id(found)] = (found, config)
         return known[1]
 
-    seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
-    with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
-        for root in paths:
-            root = display_name(root)
-            root_stat = stat_or_none(root)
-            try:
-                config = config_for(root, root_stat is not None and not stat_module.S_ISDIR(root_stat.st_mode))
-            except ConfigError as exc:
-                _error(str(exc))
-                return EXIT_ERROR
-            if getattr(args, "docs_url", None) is None:
-                args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
-            problem = path_problem(root, root_stat)
-            if problem is not None:  # missing, a symlink loop, a pipe or a device
-                unusable(root, problem)
-                continue
-            for found in discover_root(root, root_stat, config.is_excluded if config.exclude else None, seen):
-                try:
-                    config_for_file = config if found.explicit else config_for(found.name, True)
-                except ConfigError as exc:
-                    _error(str(exc))
-                    return EXIT_ERROR
-                if is_notebook(found.name):
-                    notebooks.append((found.path, config_for_file))
-                else:
-                    jobs.append(Job(found.name, config_for_file, found.stat))
+    if paths == ["-"]:
+        try:
+            return _check_stdin(args, config_for)
+        except ConfigError as exc:
+            _error(str(exc))
+            return EXIT_ERROR
+
+    found_all = _discover_all(args, paths, config_for, unusable)
+    if found_all is None:
+        return EXIT_ERROR
+    jobs, notebooks = found_all
 
     # Notebooks after the walk, with the collector back on: their analysis leaves garbage.
     for path, config_for_file in notebooks:
@@ -274,27 +313,266 @@ def _check(args: argparse.Namespace) -> int:
         results.append(result)
 
     results.sort(key=lambda r: r.filename)
+    if args.add_noqa:
+        return _add_noqa(results, status)
+    return _finish(results, status, args)
+
+
+def _discover_all(args: argparse.Namespace, paths: List[str], config_for: Any,
+                  unusable: Any) -> Optional[Tuple[List[Job], List[Tuple[Path, Config]]]]:
+    """The Python files and notebooks under the paths, each with its configuration; None after
+    a configuration error (printed). ``unusable(path, reason)`` reports a path that cannot be
+    checked (missing, a symlink loop, a pipe or a device)."""
+    jobs: List[Job] = []  # Python files: the cache, then in-process or on a process pool
+    notebooks: List[Tuple[Path, Config]] = []
+    seen: Set[Any] = set()  # files already found (one check per file, however often it is named)
+    ignore_files = None  # imported once a folder is walked or --force-exclude asks; named files need neither
+    try:
+        with collector_paused():  # a warm run over thousands of files allocates much, frees nothing
+            for root in paths:
+                root = display_name(root)
+                root_stat = stat_or_none(root)
+                is_dir = root_stat is not None and stat_module.S_ISDIR(root_stat.st_mode)
+                try:
+                    config = config_for(root, root_stat is not None and not is_dir)
+                except ConfigError as exc:
+                    _error(str(exc))
+                    return None
+                if getattr(args, "docs_url", None) is None:
+                    args.docs_url = config.docs_url  # the report-wide rule links (SARIF) follow the first path
+                problem = path_problem(root, root_stat)
+                if problem is not None:
+                    unusable(root, problem)
+                    continue
+                if ignore_files is None and (is_dir or args.force_exclude):
+                    from advisor import ignore_files
+                    from advisor.cache import open_cache_folder
+
+                    ignore_files.start_run(None if args.no_cache else open_cache_folder)
+                if args.force_exclude and force_excluded(root, is_dir, config):
+                    continue
+                excluded = config.is_excluded if config.excludes else None
+                for found in discover_root(root, root_stat, excluded, seen, config.respect_gitignore):
+                    try:
+                        config_for_file = config if found.explicit else config_for(found.name, True)
+                    except ConfigError as exc:
+                        _error(str(exc))
+                        return None
+                    if is_notebook(found.name):
+                        notebooks.append((found.path, config_for_file))
+                    else:
+                        jobs.append(Job(found.name, config_for_file, found.stat))
+    finally:
+        if ignore_files is not None:
+            ignore_files.end_run()  # pathspec's new verdicts, remembered for the next run
+    return jobs, notebooks
+
+
+def _finish(results: List[FileResult], status: int, args: argparse.Namespace, out: Any = None) -> int:
+    """Warnings, the report and the exit code of a run whose results are in. ``out``: where the
+    report goes when not stdout or --output-file (stderr, when stdout carries fixed source)."""
+    _print_warnings(results)
     findings: List[Finding] = [f for r in results for f in r.findings]
     problems: List[FileProblem] = [r.problem for r in results if r.problem is not None]
     if getattr(args, "measure", False) and not args.diff:
         _measure(findings, results, args)
 
     if args.diff:
-        changed = _print_diffs(results, args.unsafe_fixes)
+        try:
+            changed = _print_diffs(results, args.unsafe_fixes)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
+            changed = any(r.fixed_text is not None for r in results)
         if status == EXIT_ERROR:
             return status
         return EXIT_FINDINGS if changed and not args.exit_zero else EXIT_CLEAN
 
+    fixed = sum(r.fixes_applied for r in results)
     try:
-        _report(findings, problems, results, args)
+        _report(findings, problems, results, args, status == EXIT_ERROR, out)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()  # the reader went away (`| head`): as grep does, say nothing
     except OSError as exc:
         _error(f"{args.output_file}: cannot write the report ({exc.strerror or exc})")
         return EXIT_ERROR
     if status == EXIT_ERROR:
         return status
-    if (findings or problems) and not args.exit_zero:
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if args.exit_non_zero_on_fix and fixed:
+        return EXIT_FINDINGS
+    if args.fix_only:
+        return EXIT_CLEAN
+    if findings or problems:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _warn(message: str) -> None:
+    from advisor.output.names import printable  # file names may hold newlines and stray bytes
+
+    sys.stderr.write(f"advisor: warning: {printable(message)}\n")
+
+
+def _print_warnings(results: List[FileResult]) -> None:
+    from advisor.findings import location
+
+    for result in results:
+        for warning in result.warnings:
+            _warn(f"{location(warning.filename, warning.cell, warning.row, warning.column)}: {warning.reason}")
+
+
+def force_excluded(path: str, is_dir: bool, config: Config) -> bool:
+    """`--force-exclude`: whether a folder walk would leave out this named path: a skipped
+    folder (build, .venv, ...) on its way from the configuration's folder (or the working
+    folder), an `exclude` or `extend-exclude` pattern, or an ignore file."""
+    from advisor.discovery import SKIPPED_DIRS
+
+    relative = None
+    for base in ([config.root] if config.root is not None else []) + [Path.cwd()]:
+        try:
+            relative = Path(path).resolve().relative_to(base.resolve())
+            break
+        except (ValueError, OSError):
+            continue
+    if relative is not None:
+        parts = relative.parts if is_dir else relative.parts[:-1]
+        if any(part in SKIPPED_DIRS or part.endswith(".egg-info") for part in parts):
+            return True
+    if config.excludes and config.is_excluded(path, is_dir):
+        return True
+    if config.respect_gitignore:
+        from advisor.ignore_files import path_is_ignored
+
+        return path_is_ignored(os.path.abspath(path), is_dir)
+    return False
+
+
+def _quiet_stdout() -> None:
+    """Points stdout at /dev/null after its reader closed the pipe, so that the flush at exit
+    does not fail again with a traceback."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _check_stdin(args: argparse.Namespace, config_for: Any) -> int:
+    """`advisor check -` (with --stdin-filename for the configuration and name): the source
+    comes from standard input; with --fix the fixed source goes to stdout and the report to
+    stderr, as ruff does, so that editors can pipe a buffer through it."""
+    from advisor.suppression import check_text
+
+    name = args.stdin_filename or "-"
+    named = args.stdin_filename is not None
+    config = config_for(name, True) if named else config_for(".", False)
+    args.docs_url = config.docs_url
+    data = sys.stdin.buffer.read()
+    if named and args.force_exclude and force_excluded(name, False, config):
+        if args.fix:
+            _write_stdout_bytes(data)  # an excluded file goes through unchanged
+        return EXIT_CLEAN
+    if args.add_noqa:
+        _error("--add-noqa writes files; it does not take standard input")
+        return EXIT_ERROR
+    path = Path(name) if named else None
+    if is_notebook(name):
+        if args.fix or args.diff:
+            _error("fixing a notebook from standard input is not supported; name the file instead")
+            return EXIT_ERROR
+        from advisor.notebook import check_notebook_text
+
+        try:
+            raw = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            result: FileResult = FileResult(name, problem=FileProblem(name, f"cannot decode: not UTF-8 ({exc.reason})"))
+        else:
+            result, _ = check_notebook_text(raw, name, config, path)
+        return _finish([result], EXIT_CLEAN, args)
+    try:
+        source = decode_source(data)
+    except DecodeError as exc:
+        result = FileResult(name, problem=FileProblem(name, f"cannot decode: {exc}"))
+        if args.fix:
+            _write_stdout_bytes(data)
+        return _finish([result], EXIT_CLEAN, args, sys.stderr if args.fix else None)
+    result = check_text(source.text, name, config, path=path)
+    result.source = source
+    if (args.fix or args.diff) and result.problem is None:
+        result = _fixed(path or Path(name), result, config, args.unsafe_fixes)
+    if args.diff:
+        return _finish([result], EXIT_CLEAN, args)
+    if args.fix:
+        text = result.fixed_text if result.fixed_text is not None else source.text
+        try:
+            _write_stdout_bytes(text.encode(source.encoding))
+        except UnicodeEncodeError:
+            _write_stdout_bytes(data)
+            result = getattr(result, "unfixed", None) or result
+        return _finish([result], EXIT_CLEAN, args, sys.stderr)
+    return _finish([result], EXIT_CLEAN, args)
+
+
+def _write_stdout_bytes(data: bytes) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+
+
+def _add_noqa(results: List[FileResult], status: int) -> int:
+    """`--add-noqa`: writes a `# noqa` code for each finding into its file."""
+    import ast
+
+    from advisor.add_noqa import with_noqa
+
+    _print_warnings(results)
+    added = 0
+    for result in results:
+        if result.problem is not None:
+            _warn(f"{result.filename}: {result.problem.reason}; no noqa added")
+            continue
+        if not result.findings or result.source is None:
+            continue
+        if _is_notebook_result(result):
+            from advisor.notebook import notebook_with_noqa
+
+            new_text, count = notebook_with_noqa(result)
+            if new_text is None:
+                _warn(f"{result.filename}: the noqa comments could not be mapped back to the notebook's cells; "
+                      "not changed")
+                continue
+        else:
+            new_text, count = with_noqa(result.source.text, result.findings)
+            try:
+                ast.parse(new_text)
+            except (SyntaxError, ValueError):  # never expected: the comments go where Python allows one
+                _warn(f"{result.filename}: the noqa comments would break the file; not changed")
+                continue
+            except RecursionError:
+                pass
+        if not count:
+            continue
+        if _is_notebook_result(result):
+            from advisor.notebook import NotebookResult
+
+            candidate: FileResult = NotebookResult(result.filename, result.findings, None, result.source, new_text,
+                                                   notebook=result.notebook, unfixed=result)
+        else:
+            candidate = _FixedResult(result.filename, result.findings, None, result.source, new_text, 0, result)
+        written = _write_fixes(result.filename, candidate, "noqa")
+        if written is None:
+            status = EXIT_ERROR
+        elif written is candidate:
+            added += count
+    sys.stderr.write(f"Added {added} noqa code{'s' if added != 1 else ''}.\n")
+    return status
 
 
 def _torch_importable() -> bool:
@@ -364,19 +642,23 @@ class _FixedResult(FileResult):
 def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> FileResult:
     """The fixes of one file, applied until stable, without writing (runs in a worker).
     ``result`` is the file's first analysis: fixing starts from it, not from a second one."""
-    from advisor.engine import check_source
     from advisor.fixes import fix_until_stable
+    from advisor.suppression import check_text
 
     source = result.source
 
     def check(text: str) -> FileResult:
-        return check_source(text, result.filename, config, path=path)
+        return check_text(text, result.filename, config, path=path)
 
-    unfixed = FileResult(result.filename, result.findings, result.problem, source)
-    new_text, applied, final = fix_until_stable(source.text, check, unsafe=unsafe, checked=result)
+    unfixed = FileResult(result.filename, result.findings, result.problem, source, warnings=result.warnings)
+    done: List[Finding] = []
+    new_text, applied, final = fix_until_stable(source.text, check, unsafe=unsafe, checked=result, applied=done)
     if not applied:
         return result
-    return _FixedResult(final.filename, final.findings, final.problem, source, new_text, applied, unfixed)
+    fixed = _FixedResult(final.filename, final.findings, final.problem, source, new_text, applied, unfixed)
+    fixed.warnings = final.warnings
+    fixed.fixed = done
+    return fixed
 
 
 def _check_one(path: Path, config: Config, args: argparse.Namespace) -> Optional[FileResult]:
@@ -401,11 +683,11 @@ def _is_notebook_result(result: FileResult) -> bool:
     return notebook is not None and isinstance(result, notebook.NotebookResult)
 
 
-def _write_fixes(display: str, result: FileResult) -> Optional[FileResult]:
-    """Writes a fixed file with `--fix`. Returns the result to report: the fixed one; the file
-    as it was read when the write is refused (one line says why; its findings are still there,
-    so the run exits 1 as for any finding); None when the write failed or the file changed
-    during the run (one line, and the run exits 2)."""
+def _write_fixes(display: str, result: FileResult, what: str = "fixes") -> Optional[FileResult]:
+    """Writes a fixed file with `--fix` (``what``: "noqa" for `--add-noqa`). Returns the result
+    to report: the fixed one; the file as it was read when the write is refused (one line says
+    why; its findings are still there, so the run exits 1 as for any finding); None when the
+    write failed or the file changed during the run (one line, and the run exits 2)."""
     from advisor.file_writes import FileChangedOnDisk, WriteRefused, write_fixed
 
     source = result.source
@@ -428,13 +710,14 @@ def _write_fixes(display: str, result: FileResult) -> Optional[FileResult]:
     except WriteRefused as exc:
         from advisor.output.names import printable
 
-        sys.stderr.write(f"advisor: warning: {printable(f'{display}: {exc}')}; not fixed\n")
+        what_not = "changed" if what == "noqa" else "fixed"
+        sys.stderr.write(f"advisor: warning: {printable(f'{display}: {exc}')}; not {what_not}\n")
         return result.unfixed
     except FileChangedOnDisk:
-        _error(f"{display}: changed on disk while it was being checked; not fixed")
+        _error(f"{display}: changed on disk while it was being checked; not {'changed' if what == 'noqa' else 'fixed'}")
         return None
     except OSError as exc:
-        _error(f"{display}: cannot write the fixes ({exc.strerror or exc})")
+        _error(f"{display}: cannot write the {what} ({exc.strerror or exc})")
         return None
     return result
 
@@ -467,17 +750,25 @@ def _print_diffs(results: List[FileResult], unsafe: bool) -> bool:
     return changed > 0
 
 
-def _report(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args) -> None:
+def _report(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args,
+            errors: bool = False, out: Any = None) -> None:
     if args.output_file is None:
-        _print(findings, problems, results, args, sys.stdout)
+        _print(findings, problems, results, args, out if out is not None else sys.stdout, errors)
         return
-    with open(args.output_file, "w", encoding="utf-8", newline="\n") as out:
-        _print(findings, problems, results, args, out)
+    with open(args.output_file, "w", encoding="utf-8", newline="\n") as handle:
+        _print(findings, problems, results, args, handle, errors)
 
 
-def _print(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args, out) -> None:
+def _print(findings: List[Finding], problems: List[FileProblem], results: List[FileResult], args, out,
+           errors: bool = False) -> None:
     fixed = sum(r.fixes_applied for r in results)
-    if args.format == "concise":
+    if args.fix_only:
+        findings = []  # what is left is not reported (--fix-only), only what was fixed
+    if args.statistics and args.format == "json":
+        from advisor.output.json_output import write_statistics_json
+
+        write_statistics_json(out, findings)
+    elif args.format == "concise" and not args.statistics:
         from advisor.output.concise import write_concise
 
         write_concise(out, findings, problems)
@@ -485,40 +776,46 @@ def _print(findings: List[Finding], problems: List[FileProblem], results: List[F
         from advisor.output.json_output import write_json
 
         write_json(out, findings, problems)
-    elif args.format == "sarif":
+    elif args.format == "sarif" and not args.statistics:
         from advisor.output.sarif import write_sarif
 
         write_sarif(out, findings, problems, getattr(args, "docs_url", None))
-    elif args.format == "github":
+    elif args.format == "github" and not args.statistics:
         from advisor.output.github import write_github
 
         write_github(out, findings, problems)
     else:
-        from rich.console import Console
+        from advisor.output.console import report_console
+        from advisor.output.text import write_fixes, write_statistics, write_summary, write_text
 
-        from advisor.output.text import write_summary, write_text
-
-        console = Console(highlight=False, soft_wrap=False)
-        if out is not sys.stdout:
-            console = Console(file=out, highlight=False, soft_wrap=False, no_color=True, width=200)
-        elif not console.is_terminal:
-            console = Console(highlight=False, soft_wrap=False, width=200)  # piped: tables stay one line a row
-        sources: Dict = {}
-        for r in results:
-            if _is_notebook_result(r):
-                sources.update(r.cell_lines())
-            elif r.findings and r.source is not None:
-                sources[r.filename] = split_lines(_checked_text(r))
-        write_text(console, findings, problems, sources)
-        if fixed:
-            console.print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
-        if not args.quiet:
-            write_summary(console, findings, problems, args.unsafe_fixes)
+        console = report_console(out, args.color)
+        if args.statistics:
+            write_statistics(console, findings)
+        else:
+            sources: Dict = {}
+            for r in results:
+                if _is_notebook_result(r):
+                    sources.update(r.cell_lines())
+                elif r.findings and r.source is not None:
+                    sources[r.filename] = split_lines(_checked_text(r))
+            write_text(console, findings, problems, sources)
+        if args.show_fixes:
+            write_fixes(console, results)
+        if args.fix_only:
+            if not args.quiet:
+                console.print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}." if fixed else "No fixes applied.")
+        elif not args.quiet:
+            write_summary(console, findings, problems, args.unsafe_fixes, fixed, errors)
         if getattr(args, "measure", False):
             from advisor.output.text import write_measurements
 
             write_measurements(console, findings)
         return
+    if args.show_fixes:
+        from advisor.output.console import report_console
+        from advisor.output.text import write_fixes
+
+        write_fixes(report_console(sys.stderr, args.color), results)
     if fixed and not args.quiet:
         sys.stderr.write(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.\n")
 

@@ -15,6 +15,8 @@ if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a w
     from typing import Any, Callable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
     PathLike = Union[str, Path]
+    # (path as found, is it a folder) -> whether `exclude` names it
+    Excluded = Callable[[str, bool], bool]
 
 # Folders that hold tools, dependencies or build output rather than the project's own code.
 SKIPPED_DIRS = frozenset(
@@ -61,7 +63,7 @@ def _is_virtualenv(folder: str) -> bool:
 
 def discover(
     paths: Sequence[PathLike],
-    excluded: Optional[Callable[[Path], bool]],
+    excluded: Optional[Excluded],
     on_missing: Callable[[PathLike], None],
 ) -> Iterator[Discovered]:
     """Yields files in a stable order; a missing path is reported and the others still run."""
@@ -118,10 +120,12 @@ def path_problem(path: PathLike, st: Optional[os.stat_result]) -> Optional[str]:
     return "no such file or folder"  # it appeared meanwhile: reported as it was
 
 
-def discover_root(path: PathLike, st: os.stat_result, excluded: Optional[Callable[[Path], bool]],
-                  seen: Set[Any]) -> Iterator[Discovered]:
+def discover_root(path: PathLike, st: os.stat_result, excluded: Optional[Excluded],
+                  seen: Set[Any], ignore_files: bool = False) -> Iterator[Discovered]:
     """The files of one path the user gave, ``st`` being its stat; ``excluded`` (None: nothing
-    is) is asked about what a folder walk meets.
+    is) is asked about what a folder walk meets, with whether it is a folder. With
+    ``ignore_files``, the walk also leaves out what .gitignore, .ignore and git's excludes name
+    (advisor.ignore_files).
 
     A file reached twice (named twice, through a symbolic link, or both named and under a named
     folder) is checked once: ``seen`` holds what identifies every file yielded so far.
@@ -135,7 +139,7 @@ def discover_root(path: PathLike, st: os.stat_result, excluded: Optional[Callabl
         return
     if not stat_module.S_ISDIR(st.st_mode):
         return  # a device or a pipe: reading it could block, and it is no source file
-    for found, found_st in _walk(name, excluded):
+    for found, found_st in _walk(name, excluded, ignore_files):
         key = _identity(found, found_st) if found_st is not None else found
         if key not in seen:
             seen.add(key)
@@ -151,12 +155,23 @@ def _identity(name: str, st: os.stat_result) -> Any:
     return (st.st_dev, st.st_ino)
 
 
-def _walk(root: str, excluded: Optional[Callable[[Path], bool]]) -> Iterator[Tuple[str, Optional[os.stat_result]]]:
+def _walk(root: str, excluded: Optional[Excluded],
+          ignore_files: bool = False) -> Iterator[Tuple[str, Optional[os.stat_result]]]:
     """(path as found, its stat or None when it cannot be taken)."""
-    stack: List[str] = [root]
+    ignores = None
+    if ignore_files:
+        from advisor.ignore_files import IgnoreFiles
+
+        absolute_root = os.path.abspath(root)
+        cut = 0 if root == "." else len(root) + (0 if root.endswith("/") else 1)
+        ignores = IgnoreFiles.above(absolute_root)
+
+        def absolute(found: str) -> str:  # the walk's names are relative to where it started
+            return os.path.join(absolute_root, found[cut:]) if found != root else absolute_root
+    stack: List[Tuple[str, Any]] = [(root, ignores)]
     visited_dirs = set()
     while stack:
-        folder = stack.pop()
+        folder, ignores = stack.pop()
         try:
             real = os.path.realpath(folder)
         except (OSError, ValueError):
@@ -168,6 +183,14 @@ def _walk(root: str, excluded: Optional[Callable[[Path], bool]]) -> Iterator[Tup
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
             continue
+        if ignores is not None:
+            ignores = ignores.entering(absolute(folder), [e.name for e in entries])
+            if ignores.empty:
+                ignored = None
+            else:
+                ignored = ignores.ignored
+        else:
+            ignored = None
         subfolders: List[str] = []
         for entry in entries:
             path = entry.name if folder == "." else entry.path  # "a.py", not "./a.py"
@@ -178,10 +201,14 @@ def _walk(root: str, excluded: Optional[Callable[[Path], bool]]) -> Iterator[Tup
             if is_dir:
                 if entry.name in SKIPPED_DIRS or entry.name.endswith(".egg-info") or _is_virtualenv(path):
                     continue
-                if excluded is not None and excluded(Path(path)):
+                if excluded is not None and excluded(path, True):
+                    continue
+                if ignored is not None and ignored(absolute(path), True):
                     continue
                 subfolders.append(path)
-            elif entry.name.endswith(CHECKED_SUFFIXES) and not (excluded is not None and excluded(Path(path))):
+            elif entry.name.endswith(CHECKED_SUFFIXES) and not (excluded is not None and excluded(path, False)):
+                if ignored is not None and ignored(absolute(path), False):
+                    continue
                 try:
                     st: Optional[os.stat_result] = entry.stat()
                 except OSError:
@@ -189,4 +216,4 @@ def _walk(root: str, excluded: Optional[Callable[[Path], bool]]) -> Iterator[Tup
                 if st is not None and not stat_module.S_ISREG(st.st_mode):
                     continue  # a pipe or a device named *.py
                 yield path, st
-        stack.extend(reversed(subfolders))
+        stack.extend((sub, ignores) for sub in reversed(subfolders))

@@ -191,11 +191,12 @@ def location(filename: str, cell: Optional[int], row: int, column: int) -> str:
 class FileResult(Value):
     """What checking one file gave: its findings, or the problem that stopped it."""
 
-    _fields = ("filename", "findings", "problem", "source", "fixed_text", "fixes_applied")
+    _fields = ("filename", "findings", "problem", "source", "fixed_text", "fixes_applied", "warnings", "fixed")
     __slots__ = _fields + ("dependencies",)
 
     def __init__(self, filename: str, findings: Optional[List[Finding]] = None, problem: Optional[FileProblem] = None,
-                 source: Optional[SourceText] = None, fixed_text: Optional[str] = None, fixes_applied: int = 0) -> None:
+                 source: Optional[SourceText] = None, fixed_text: Optional[str] = None, fixes_applied: int = 0,
+                 warnings: Optional[List[FileProblem]] = None) -> None:
         self.filename = filename
         # The project files the findings may depend on (absolute paths; advisor/project): a
         # cached result holds only while they are unchanged.
@@ -205,3 +206,7 @@ class FileResult(Value):
         self.source = source
         self.fixed_text = fixed_text  # set by --fix/--diff when fixes were applied
         self.fixes_applied = fixes_applied
+        # What the file gets wrong about the tool without stopping its check (a `# noqa` code
+        # no rule has): one warning line each, not findings, so they do not change the exit code.
+        self.warnings = [] if warnings is None else warnings
+        self.fixed: List[Finding] = []  # --fix and --diff: the findings whose fixes were applied

@@ -17,8 +17,10 @@ def eligible(finding: Finding, unsafe: bool) -> bool:
     return finding.fix is not None and (unsafe or finding.fix.applicability is Applicability.SAFE)
 
 
-def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool = False) -> Tuple[str, int]:
+def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool = False,
+                applied: Optional[List[Finding]] = None) -> Tuple[str, int]:
     """Applies the fixes whose edits do not overlap an earlier fix's; returns (text, count).
+    ``applied``, when given, receives the findings whose fixes went in.
 
     Overlapping fixes are left for the next round (the caller re-checks and calls again).
     A round whose result no longer parses is dropped as a whole: a fix never breaks a file.
@@ -27,6 +29,7 @@ def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool = False) ->
     taken: List[Tuple[int, int]] = []
     chosen: List[Tuple[int, int, str]] = []
     count = 0
+    fixed: List[Finding] = []
     for finding in findings:
         if not eligible(finding, unsafe):
             continue
@@ -35,6 +38,7 @@ def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool = False) ->
             continue
         taken.extend((s, e) for s, e, _ in spans)
         chosen.extend(spans)
+        fixed.append(finding)
         count += 1
     if not chosen:
         return text, 0
@@ -47,6 +51,8 @@ def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool = False) ->
         cst.parse_module(out)
     except Exception:  # noqa: BLE001 - any failure means we keep the original text
         return text, 0
+    if applied is not None:
+        applied.extend(fixed)
     return out, count
 
 
@@ -71,21 +77,22 @@ def unified_diff(old: str, new: str, filename: str) -> str:
 
 
 def fix_until_stable(
-    text: str, check, unsafe: bool = False, max_rounds: int = 10, checked: Optional[object] = None
+    text: str, check, unsafe: bool = False, max_rounds: int = 10, checked: Optional[object] = None,
+    applied: Optional[List[Finding]] = None,
 ) -> Tuple[str, int, Optional[object]]:
     """Re-checks and re-applies until no eligible fix is left. ``check(text)`` returns a
     FileResult; the last one (describing the final text) is returned with the count.
     ``checked``: the result of ``check(text)`` where the caller already has it, so that the
-    text is not analysed a second time."""
+    text is not analysed a second time. ``applied`` receives the findings fixed, round by round."""
     total = 0
     result = checked if checked is not None else check(text)
     for _ in range(max_rounds):
         if result.problem is not None:
             break
-        new_text, applied = apply_fixes(text, result.findings, unsafe)
-        if not applied:
+        new_text, count = apply_fixes(text, result.findings, unsafe, applied)
+        if not count:
             break
-        total += applied
+        total += count
         text = new_text
         result = check(text)
     return text, total, result

@@ -14,6 +14,7 @@ from typing import Any, Iterator, List, Tuple
 from advisor import __version__
 from advisor.config import DEFAULT_CONFIG, ConfigError, ConfigFinder
 from advisor.engine import check_source
+from advisor.output.concise import severity_tag
 
 _finder = ConfigFinder()
 _warned = set()
@@ -46,5 +47,7 @@ class Flake8Plugin:
 
             sys.stderr.write(f"torch-advisor: {printable(self.filename)}: {result.problem.reason}\n")
         for finding in result.findings:
-            # flake8 columns are 0-based here and printed 1-based, like ours.
-            yield finding.start.row, finding.start.column - 1, f"{finding.code} {finding.message}", type(self)
+            # flake8 columns are 0-based here and printed 1-based, like ours. The message reads
+            # as in `--format concise`, severity tag included.
+            yield (finding.start.row, finding.start.column - 1,
+                   f"{finding.code} {severity_tag(finding)}{finding.message}", type(self))

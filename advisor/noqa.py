@@ -12,7 +12,7 @@ import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: start-up is most of a warm run
-    from typing import List, Optional, Tuple
+    from typing import List, Optional, Sequence, Tuple
 
 NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _CODE = re.compile(r"[A-Z]+[0-9]+", re.IGNORECASE)
@@ -89,3 +89,50 @@ def add_code(line: str, code: str) -> Optional[Tuple[int, int, str]]:
     if not body or body.endswith("\\"):
         return None
     return len(body), len(line), f"  # noqa: {code}"
+
+
+def remove_codes(line: str, codes: Sequence[str]) -> Optional[Tuple[int, int, str]]:
+    """The change that takes ``codes`` out of the line's `# noqa: ...` list, as (start, end,
+    text) in 0-based code points; None when the line lists none of them. The other codes stay
+    as written. When nothing is left the directive goes: with the whitespace before it when it
+    ends the line, and leaving `#` where more comment text follows it (that text must stay a
+    comment)."""
+    match = NOQA.search(line)
+    if match is None or not match.group("codes"):
+        return None
+    drop = {code.upper() for code in codes}
+    listed = match.group("codes")
+    kept = [found for found in _CODE.findall(listed) if found.upper() not in drop]
+    if len(kept) == len(_CODE.findall(listed)):
+        return None
+    if kept:
+        # The whitespace between the list and what follows it (a comment, the line's end)
+        trailing = listed[len(listed.rstrip(", \t\r\n\f\v")):].replace(",", "")
+        start, end = match.span("codes")
+        return start, end, ", ".join(kept) + trailing
+    start, end = match.span()
+    rest = line[end:].rstrip("\r\n")
+    if not rest.strip():
+        before = line[:start]
+        return len(before.rstrip()), len(line.rstrip("\r\n")), ""
+    if rest.lstrip().startswith("#"):
+        return start, end + (len(rest) - len(rest.lstrip())), ""
+    return start, end, "# "
+
+
+_WORD = re.compile("noqa", re.IGNORECASE)
+
+
+def may_hold_noqa(text: str) -> bool:
+    """A quick test before reading a text line by line: False means no `# noqa` anywhere."""
+    return _WORD.search(text) is not None
+
+
+def blanked(line: str) -> str:
+    """The line with its `# noqa` directive made unreadable (same length, so that positions
+    hold), for a check that must see the findings the comment silences."""
+    match = NOQA.search(line)
+    if match is None:
+        return line
+    word = _WORD.search(line, match.start())
+    return line[:word.start()] + "n_qa" + line[word.end():]

@@ -380,13 +380,14 @@ def _check_text(
     result.notebook = notebook
     if not notebook.is_python:
         return result, None, None
-    from advisor.engine import check_source  # imported on use: see cli.py
+    from advisor.suppression import check_text  # imported on use: see cli.py
 
     program = build_program(notebook.code_cells())
-    checked = check_source(program.text, filename, config, path=path)
+    checked = check_text(program.text, filename, config, path=path)
     result.findings = [to_cells(program, f) for f in checked.findings]
     if checked.problem is not None:
         result.problem = problem_to_cells(program, checked.problem)
+    result.warnings = [problem_to_cells(program, w) for w in checked.warnings]
     return result, program, checked
 
 
@@ -412,13 +413,14 @@ def check_notebook(
     if not fix or program is None or result.problem is not None:
         return result
 
-    from advisor.engine import check_source
     from advisor.notebook_json import LayoutError
+    from advisor.suppression import check_text
 
     def check(text: str) -> FileResult:
-        return check_source(text, filename, config, path=path)
+        return check_text(text, filename, config, path=path)
 
-    new_program, applied, final = fix_until_stable(program.text, check, unsafe=unsafe, checked=checked)
+    done: List[Finding] = []
+    new_program, applied, final = fix_until_stable(program.text, check, unsafe=unsafe, checked=checked, applied=done)
     if not applied:
         return result
     sources = split_program(program, new_program)
@@ -440,4 +442,34 @@ def check_notebook(
     fixed.findings = [to_cells(after, f) for f in final.findings]
     if final.problem is not None:
         fixed.problem = problem_to_cells(after, final.problem)
+    fixed.warnings = [problem_to_cells(after, w) for w in final.warnings]
+    fixed.fixed = done
     return fixed
+
+
+def notebook_with_noqa(result: NotebookResult) -> Tuple[Optional[str], int]:
+    """`--add-noqa` for a notebook: the new JSON text with a `# noqa` code for each finding in
+    its cell, and how many were added; (None, 0) when the cells could not be mapped back. The
+    comments are placed on the joined program, where a backslash or a string can span rows as
+    in a file, then split into the cells as fixes are."""
+    from advisor.add_noqa import with_noqa
+    from advisor.notebook_json import LayoutError
+
+    notebook = result.notebook
+    if notebook is None:
+        return None, 0
+    program = build_program(notebook.code_cells())
+    program_row = {cell_row: row for row, cell_row in enumerate(program.rows, 1) if cell_row[0]}
+    findings = [f.replace(start=Position(program_row[(f.cell, f.start.row)], f.start.column), cell=None)
+                for f in result.findings if (f.cell, f.start.row) in program_row]
+    text, count = with_noqa(program.text, findings)
+    if not count:
+        return result.source.text if result.source is not None else None, 0
+    sources = split_program(program, text)
+    if sources is None:
+        return None, 0
+    changed = {i: t for i, t in sources.items() if t != notebook.cell_text(i)}
+    try:
+        return notebook.with_sources(changed), count
+    except LayoutError:
+        return None, 0

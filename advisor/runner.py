@@ -173,9 +173,9 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     entry = cache.get(entry_key(content, job.display, config), _DIGESTS.unchanged)
     if entry is None:
         return len(data)
-    findings, problem = entry
+    findings, problem, warnings = entry
     if index is not None:
-        index.record(job.display, read_stat, config, not findings and problem is None, content)
+        index.record(job.display, read_stat, config, not findings and problem is None and not warnings, content)
     if options.fix and any(
         f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
     ):
@@ -186,7 +186,7 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
             source = decode_source(data)
         except DecodeError:
             source = None
-    return FileResult(job.display, findings, problem, source)
+    return FileResult(job.display, findings, problem, source, warnings=warnings)
 
 
 class _Digests:
@@ -233,9 +233,10 @@ def _read(job: Job) -> Tuple[bytes, os.stat_result]:
 
 # -- analysis of one file (in the parent or a worker) ------------------------------------------
 def _check_bytes(data: bytes, job: Job, unless_risky: bool = False) -> Optional[FileResult]:
-    """engine.check_file on bytes already read; None, with ``unless_risky``, for a text that
-    could crash or stall the parser (guards.looks_risky), which the caller checks elsewhere."""
-    from advisor.engine import check_source  # on the first miss: an all-cached run never imports it
+    """engine.check_file (through suppression.check_text) on bytes already read; None, with
+    ``unless_risky``, for a text that could crash or stall the parser (guards.looks_risky), which
+    the caller checks elsewhere."""
+    from advisor.suppression import check_text  # on the first miss: an all-cached run never imports it
 
     filename = job.display
     try:
@@ -247,7 +248,7 @@ def _check_bytes(data: bytes, job: Job, unless_risky: bool = False) -> Optional[
 
         if looks_risky(source.text):
             return None
-    result = check_source(source.text, filename, job.config, path=job.path)
+    result = check_text(source.text, filename, job.config, path=job.path)
     result.source = source
     return result
 
@@ -274,7 +275,7 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         result = _check_bytes(data, job, unless_risky)
         if result is None:
             return _RISKY  # type: ignore[return-value]
-        first_findings, first_problem = result.findings, result.problem
+        first_findings, first_problem, first_warnings = result.findings, result.problem, result.warnings
         if options.fix and fixer is not None and result.source is not None and result.problem is None:
             result = fixer(job.path, result, job.config, options.unsafe)
         recorded: Recorded = None
@@ -288,12 +289,12 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
             deps = _DIGESTS.of(result.dependencies)
             if deps is not None and cache.put(
                 entry_key(content, job.display, config_fingerprint(job.config, job.path)),
-                first_findings, first_problem, deps,
+                first_findings, first_problem, deps, first_warnings,
             ) and not deps:
                 # A result that other project files may change is never answered from the
                 # stat index: the file's own stat says nothing about them.
-                recorded = (not first_findings and first_problem is None, read_stat, content)
-        if not result.findings and result.problem is None and result.fixed_text is None:
+                recorded = (not first_findings and first_problem is None and not first_warnings, read_stat, content)
+        if not result.findings and result.problem is None and result.fixed_text is None and not result.warnings:
             result.source = None  # nothing will show it: do not carry the text around
         if large:
             release_free_memory()

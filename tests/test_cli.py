@@ -142,7 +142,7 @@ def test_fix_rewrites_file_and_reports_what_is_left(tmp_path, capsys):
     assert "DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True)" in text
     # Pinning the loader makes the blocking copy a GPU203 finding, fixed in the next round.
     assert "x = x.cuda(non_blocking=True)" in text
-    assert "Fixed 2 findings." in out
+    assert "Found 3 findings (2 fixed, 1 remaining)." in out
     assert "GPU201" not in out.split("Fixed")[0]
     assert (path.stat().st_mode & 0o777) == 0o640
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind

@@ -68,3 +68,23 @@ def test_flake8_honours_noqa(tmp_path):
         "    b = loss.item()\n"
     )
     assert [line.split(":")[1:3] for line in _flake8([path]).splitlines()] == [["6", "9"]]
+
+
+def test_flake8_lines_read_as_concise_lines_severity_included(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[tool.advisor]\nshow-info = true\n")
+    path = tmp_path / "periodic.py"
+    path.write_text(
+        "import torch\n"
+        "for step, (x, y) in enumerate(loader):\n"
+        "    x = x.cuda()\n"
+        "    loss = model(x)\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n"
+        "    if step % 100 == 0:\n"
+        "        print(loss.item())\n"
+    )
+    flake8 = _flake8([path]).splitlines()
+    main(["check", "--format", "concise", "--exit-zero", str(path)])
+    concise = capsys.readouterr().out.splitlines()
+    assert flake8 == concise
+    assert any(" GPU101 [info] " in line for line in flake8)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
 from advisor.cli import main
+from advisor.rules import ALL_RULES
 
 HOT = (
     "import torch\n"
@@ -127,17 +126,18 @@ def test_non_ascii_identifiers_and_strings_have_code_point_columns(tmp_path, cap
     )
     code, out, _ = concise(capsys, path)
     assert code == 1
-    assert out.startswith(f"{path}:6:33: GPU101 `pérte.item()`")
+    assert out.startswith(f"{path}:6:33: GPU101 [info] `pérte.item()`")
 
 
 def test_large_file_is_checked_in_bounded_time(tmp_path, capsys):
     filler = "".join(f"value_{i} = compute({i}, 'text')\n" for i in range(100_000))
     path = tmp_path / "big.py"
     path.write_text(HOT + filler)
-    started = time.monotonic()
     code, out, _ = concise(capsys, path)
+    # Within the default analysis budget (CPU time, not wall time: a loaded machine does not
+    # change it): the finding is reported, not the over-budget line.
     assert code == 1 and ":6:14: GPU101" in out
-    assert time.monotonic() - started < 240
+    assert "budget" not in out
 
 
 def test_unreadable_file_is_named_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
@@ -218,7 +218,8 @@ def test_hostile_pyproject(tmp_path, capsys, body, message):
 
 
 def test_huge_but_valid_config_values(tmp_path, capsys):
-    codes = ", ".join(f'"GPU{i % 1000:03d}"' for i in range(20_000))
+    known = [rule.code for rule in ALL_RULES]  # an unknown code would be an error of its own
+    codes = ", ".join(f'"{known[i % len(known)]}"' for i in range(20_000))
     (tmp_path / "pyproject.toml").write_text(f"[tool.advisor]\nignore = [{codes}]\n")
     (tmp_path / "t.py").write_text(HOT)
     code, out, _ = run(capsys, "check", "--format", "concise", tmp_path)

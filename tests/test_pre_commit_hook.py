@@ -37,6 +37,10 @@ def test_hook_reports_findings_and_passes_clean_files(tmp_path):
         "    total += loss.item()\n"
     )
     (repo / "clean.py").write_text("print('hello')\n")
+    # pre-commit names this file too: the hook's --force-exclude must leave it out.
+    (repo / "legacy").mkdir()
+    (repo / "legacy" / "old_train.py").write_text((repo / "train.py").read_text())
+    (repo / "pyproject.toml").write_text('[tool.advisor]\nexclude = ["legacy/"]\n')
     _git(repo, "add", ".")
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t",
            "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
@@ -49,6 +53,7 @@ def test_hook_reports_findings_and_passes_clean_files(tmp_path):
     assert run.returncode == 1, output
     assert "train.py:5:14: GPU101" in output
     assert "clean.py" not in output.split("Failed")[-1]
+    assert "old_train.py" not in output
 
     (repo / "train.py").write_text("print('fixed')\n")
     run = subprocess.run(

@@ -202,7 +202,7 @@ def test_hint_restated_by_fix():
 
 def test_cached_findings_keep_data_and_related(tmp_path):
     findings = check_source(DDP, "ddp.py", Config(show_info=True)).findings
-    decoded, problem = decode(encode(findings, None))
+    decoded, problem, _ = decode(encode(findings, None))
     assert decoded == findings and problem is None
     assert any(f.related for f in decoded) and all(isinstance(f.data, dict) for f in decoded)
     # End to end: a second run served from the cache prints the same fields.

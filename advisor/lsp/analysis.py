@@ -32,7 +32,7 @@ from lsprotocol import types
 from advisor.budget import Cancelled
 from advisor.config import Config
 from advisor.chunked import ChunkCache
-from advisor.engine import check_source
+from advisor.suppression import check_text
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
 from advisor.limits import LimitProblem
@@ -205,8 +205,8 @@ class Analyzer:
             while len(self._chunks) > KEEP_PARSED_FILES:
                 self._chunks.popitem(last=False)
         try:
-            result = check_source(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
-                                  cancelled=lambda: not job.wanted(), views=views)
+            result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
+                                cancelled=lambda: not job.wanted(), views=views)
         except Cancelled:
             self._drop_chunks(job.uri, chunks)  # stopped midway: its statements may be half updated
             raise Superseded() from None
@@ -255,7 +255,7 @@ class Analyzer:
             views = self.views(executor, self._stand_ins(job))
 
             def check(text: str):
-                return check_source(text, job.filename, config, path=job.path, views=views)
+                return check_text(text, job.filename, config, path=job.path, views=views)
 
             try:
                 new_text, applied, final = fix_until_stable(job.text, check, unsafe=False)

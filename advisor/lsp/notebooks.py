@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
 
-from advisor.engine import check_source
+from advisor.suppression import check_text
 from advisor.findings import Finding
 from advisor.lsp import convert
 from advisor.lsp.documents import Document
@@ -102,7 +102,7 @@ class Notebooks:
                 return NotebookAnalysis(key, out, found)
             program = build_program([(number, text) for number, _, text, _ in cells])
             views = ls.analyzer.views(ls.analyzer._executor, stand_ins)
-            result = check_source(program.text, filename, config, path=path, views=views)
+            result = check_text(program.text, filename, config, path=path, views=views)
             lines_of_cell = {number: convert.lines_of(text) for number, _, text, _ in cells}
 
             def locate(related):  # a related place sits in its own cell's document

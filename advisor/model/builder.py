@@ -527,6 +527,17 @@ class ModelBuilder(Walker):
         )
         self.facts.assignments.setdefault((scope, target), []).append(assignment)
 
+    def _record_buffer(self, node: cst.Call) -> None:
+        """`self.register_buffer("ptr", torch.zeros(1))` binds `self.ptr` as an assignment
+        would: a module's buffers are tensors that live where the module does."""
+        args = node.args
+        if len(args) < 2 or args[0].keyword is not None or not isinstance(args[0].value, cst.SimpleString):
+            return
+        name = args[0].value.evaluated_value
+        value = args[1].value if args[1].keyword is None or args[1].keyword.value == "tensor" else None
+        if isinstance(name, str) and name.isidentifier() and value is not None:
+            self._record_assignment(f"self.{name}", value)
+
     def _record_targets(
         self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode
     ) -> Optional[str]:
@@ -650,6 +661,8 @@ class ModelBuilder(Walker):
             loop = loop.parent
         if method is not None:
             facts.calls_by_method.setdefault(method, []).append(site)
+            if method == "register_buffer" and receiver_name == "self":
+                self._record_buffer(node)
         if qualname is not None:
             facts.calls_by_qualname.setdefault(qualname, []).append(site)
             if qualname in TIMING_FUNCTIONS:

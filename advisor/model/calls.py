@@ -51,7 +51,8 @@ class CallGraph:
     def __init__(self, model) -> None:
         self.model = model
         self._targets: Dict[int, List[Target]] = {}
-        self._incoming: Optional[Dict[int, List[Caller]]] = None
+        self._incoming: Dict[int, List[Caller]] = {}
+        self._scans: Dict[Tuple[str, bool], _CallerScan] = {}
         self._by_name: Optional[Dict[str, List[CallSite]]] = None
         self._sites: Optional[Dict[int, CallSite]] = None
         self._instance_calls: List[CallSite] = []
@@ -115,21 +116,24 @@ class CallGraph:
 
     def callers(self, info: FunctionInfo) -> List[Caller]:
         """The calls, in this file and in the project files that import it, that run ``info``."""
-        known = self._incoming.get(id(info)) if self._incoming is not None else None
+        known = self._incoming.get(id(info))
         if known is not None:
             return known
-        if self._incoming is None:
-            self._incoming = {}
         name = info.node.name.value
-        out: List[Caller] = []
-        models = [self.model]
-        if info.class_name is not None or info.ctx is None or info.ctx.function is None:
-            models.extend(self._importers())  # a nested function is called only where it is defined
-        for model in models:
-            graph = model.calls
-            for site in graph.candidates(name):
-                if any(owner is self.model and target is info for owner, target in graph.targets(site)):
-                    out.append((model, site))
+        # A nested function is called only where it is defined.
+        wide = info.class_name is not None or info.ctx is None or info.ctx.function is None
+        scan = self._scans.get((name, wide))
+        if scan is None:
+            models = [self.model] + (self._importers() if wide else [])
+            scan = self._scans[(name, wide)] = _CallerScan(
+                self.model, [(m, site) for m in models for site in m.calls.candidates(name)])
+        try:
+            out = scan.callers_of(info)
+        except BaseException:
+            # Stopped half way (a budget ran out): a later question starts again. A question
+            # nested in this one may have dropped the scan already.
+            self._scans.pop((name, wide), None)
+            raise
         self._incoming[id(info)] = out
         return out
 
@@ -155,6 +159,68 @@ class CallGraph:
     def _importers(self) -> List[object]:
         project = getattr(self.model, "project", None)
         return project.importers(self.model) if project is not None else []
+
+
+class _CallerScan:
+    """The calls that may run a function of a given name, and which function of the file each
+    one runs, found once for every function of that name: a name defined N times
+    (concatenated scripts) costs N calls' targets, not N times N.
+
+    Finding a call's targets may ask for the callers of another function of the same name (the
+    instances a `forward`'s parameter holds come from the calls of `forward`). That question
+    sees what a scan of its own would see: the calls already done as they came out, the calls
+    in progress further up asked again (their answer is cut where the value model meets a
+    question it is already answering), and the rest done now, in order."""
+
+    def __init__(self, model, sites: List[Caller]) -> None:
+        self._model = model
+        self._sites = sites
+        self._next = 0
+        self._done: Dict[int, List[int]] = {}  # id(function) -> positions of calls that run it
+        self._running: set = set()  # positions of calls whose targets are being found
+        self._unasked: List[int] = []  # of those, the ones not yet asked again, in order
+        self._cut: Dict[int, set] = {}  # id(function) -> running positions whose cut answer runs it
+        self._cut_of: Dict[int, List[int]] = {}
+
+    def callers_of(self, info: FunctionInfo) -> List[Caller]:
+        while self._unasked:
+            position = self._unasked[0]
+            ids = self._target_ids(position)
+            if position in self._unasked:
+                self._unasked.remove(position)
+            if position in self._running:
+                self._forget_cut(position)
+                self._cut_of[position] = ids
+                for key in ids:
+                    self._cut.setdefault(key, set()).add(position)
+        while self._next < len(self._sites):
+            position = self._next
+            self._next += 1
+            self._running.add(position)
+            self._unasked.append(position)
+            try:
+                ids = self._target_ids(position)
+            finally:
+                self._running.discard(position)
+                if position in self._unasked:
+                    self._unasked.remove(position)
+                self._forget_cut(position)
+            for key in ids:
+                self._done.setdefault(key, []).append(position)
+        positions = sorted(self._done.get(id(info), []) + list(self._cut.get(id(info), ())))
+        return [self._sites[i] for i in positions]
+
+    def _forget_cut(self, position: int) -> None:
+        for key in self._cut_of.pop(position, ()):
+            self._cut[key].discard(position)
+
+    def _target_ids(self, position: int) -> List[int]:
+        model, site = self._sites[position]
+        ids: List[int] = []
+        for owner, target in model.calls.targets(site):
+            if owner is self._model and id(target) not in ids:
+                ids.append(id(target))
+        return ids
 
 
 _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module")

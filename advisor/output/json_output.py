@@ -91,3 +91,15 @@ def write_json(out: TextIO, findings: List[Finding], problems: List[FileProblem]
     items = [problem_to_dict(p) for p in problems] + [finding_to_dict(f) for f in findings]
     json.dump(items, out, indent=2, ensure_ascii=False)
     out.write("\n")
+
+
+def write_statistics_json(out: TextIO, findings: List[Finding]) -> None:
+    """`--statistics --format json`: one object per rule, most frequent first."""
+    counts: Dict[str, Dict[str, Any]] = {}
+    for f in findings:
+        entry = counts.setdefault(f.code, {"code": f.code, "name": f.name, "count": 0, "fixable": False})
+        entry["count"] += 1
+        entry["fixable"] = entry["fixable"] or (f.fix is not None and f.fix.applicability.value == "safe")
+    rows = sorted(counts.values(), key=lambda e: (-e["count"], e["code"]))
+    json.dump(rows, out, indent=2)
+    out.write("\n")

@@ -76,20 +76,24 @@ def write_text(
         console.print()
 
 
-def write_summary(console: Console, findings: List[Finding], problems: List[FileProblem], unsafe: bool) -> None:
-    if not findings and not problems:
-        console.print("[bold green]All checks passed.[/]")
-        return
-    counts = Counter(f.code for f in findings)
-    names = {f.code: f.name for f in findings}
-    for code in sorted(counts):
-        console.print(f"  {counts[code]:>4}  [bold]{code}[/]  {names[code]}")
-    files = len({f.filename for f in findings})
+def write_summary(console: Console, findings: List[Finding], problems: List[FileProblem], unsafe: bool,
+                  fixed: int = 0, errors: bool = False) -> None:
+    """The closing line: "All checks passed.", "Found 5 findings in 2 files.", or after fixes
+    "Found 8 findings (3 fixed, 5 remaining)." (ruff's wording). Nothing when nothing was
+    checked because of errors: "All checks passed." would be a lie."""
     total = len(findings)
+    if not findings and not problems and not fixed:
+        if not errors:
+            console.print("[bold green]All checks passed.[/]")
+        return
+    files = len({f.filename for f in findings})
     safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
     unsafe_count = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
     parts = []
-    if total:
+    if fixed:
+        found = total + fixed
+        parts.append(f"Found {found} finding{'s' if found != 1 else ''} ({fixed} fixed, {total} remaining).")
+    elif total:
         parts.append(f"Found {total} finding{'s' if total != 1 else ''} in {files} file{'s' if files != 1 else ''}.")
     if safe:
         parts.append(f"{safe} fixable with `--fix`.")
@@ -98,6 +102,42 @@ def write_summary(console: Console, findings: List[Finding], problems: List[File
     if problems:
         parts.append(f"{len(problems)} file{'s' if len(problems) != 1 else ''} could not be checked.")
     console.print(" ".join(p for p in parts if p))
+
+
+def write_statistics(console: Console, findings: List[Finding]) -> None:
+    """`--statistics`: one row per rule, most frequent first: count, code, a `[*]` where some
+    of its findings have a fix `--fix` applies, name."""
+    counts = Counter(f.code for f in findings)
+    names = {f.code: f.name for f in findings}
+    fixable = {f.code for f in findings if f.fix and f.fix.applicability is Applicability.SAFE}
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        mark = "[*]" if code in fixable else "   "
+        console.print(f"{count:>5}  [bold]{code}[/]  {escape(mark)} {names[code]}", soft_wrap=True)
+
+
+def fixed_by_file(results: Sequence[Any]) -> List[Tuple[str, List[Tuple[str, str, int]]]]:
+    """`--show-fixes`: per fixed file, (code, name, how many of its findings were fixed),
+    counting the rounds a first fix made possible (a pinned loader's copies, then)."""
+    out = []
+    for result in results:
+        if not result.fixes_applied or not result.fixed:
+            continue
+        counts = Counter(f.code for f in result.fixed)
+        names = {f.code: f.name for f in result.fixed}
+        out.append((result.filename, [(code, names[code], count) for code, count in sorted(counts.items())]))
+    return out
+
+
+def write_fixes(console: Console, results: Sequence[Any]) -> None:
+    listing = fixed_by_file(results)
+    if not listing:
+        return
+    total = sum(count for _, rows in listing for _, _, count in rows)
+    console.print(f"Fixed {total} finding{'s' if total != 1 else ''}:")
+    for filename, rows in listing:
+        console.print(f"- {escape(filename)}:", soft_wrap=True)
+        for code, name, count in rows:
+            console.print(f"    {count:>3} × [bold]{code}[/] ({name})")
 
 
 # -- `check --measure` ---------------------------------------------------------------------------

@@ -175,6 +175,43 @@ class WeightedTrainer(Trainer):
         self.running.append(loss.item())  # expect: GPU101
         return (loss, outputs) if return_outputs else loss
 
+# %% invalid: a no_grad helper the model's forward calls on every step (a MoCo queue)
+import torch
+import torch.nn as nn
+
+class MoCo(nn.Module):
+    def __init__(self, dim=128, size=4096):
+        super().__init__()
+        self.register_buffer("queue", torch.randn(dim, size))
+        self.register_buffer("queue_ptr", torch.zeros(1, dtype=torch.long))
+
+    @torch.no_grad()
+    def _enqueue(self, keys):
+        ptr = int(self.queue_ptr)  # expect: GPU101
+        self.queue[:, ptr:ptr + keys.shape[0]] = keys.T
+
+    def forward(self, q, k):
+        self._enqueue(k)
+        return q @ self.queue
+
+model = MoCo().cuda()
+for q, k in loader:
+    loss = model(q, k).sum()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a helper called under no_grad on every step
+def accuracy(logits, y):
+    return (logits.argmax(1) == y).float().mean().item()  # expect: GPU101
+
+for x, y in loader:
+    logits = model(x.cuda())
+    loss = criterion(logits, y.cuda())
+    loss.backward()
+    optimizer.step()
+    with torch.no_grad():
+        acc = accuracy(logits, y)
+
 # %% valid: per-epoch read
 for epoch in range(10):
     for x, y in loader:
@@ -257,6 +294,23 @@ class Trainer:
 class MyTrainer(Trainer):
     def compute_loss(self, batch):
         return self.model(batch).loss.item()
+
+# %% valid: an evaluation pass under no_grad, called from the epoch loop
+import torch
+
+@torch.no_grad()
+def validate(model, val_loader):
+    hits = 0
+    for x, y in val_loader:
+        hits += (model(x.cuda()).argmax(1) == y.cuda()).sum().item()
+    return hits
+
+for epoch in range(epochs):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+        optimizer.step()
+    validate(model, val_loader)
 
 # %% valid: no backward, no step
 total = 0.0

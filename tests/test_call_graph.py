@@ -1,0 +1,85 @@
+"""Callers of functions whose name is defined many times in one file (a script pasted again
+and again, generated code): each function gets exactly the calls that run it, and the calls of
+a name are resolved once for all functions of that name, not once per function."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from advisor.model import FileModel
+from advisor.model.calls import CallGraph
+
+SCRIPT = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def step(model, batch):
+    return model(batch).sum()
+
+
+def train(loader):
+    model = Net()
+    for batch in loader:
+        loss = step(model, batch)
+        loss.backward()
+
+
+train([torch.ones(2)])
+"""
+
+
+def _model(copies: int) -> FileModel:
+    return FileModel.build(cst.parse_module(SCRIPT * copies), "f.py")
+
+
+def _functions(model, name):
+    return [info for defs in model.facts.function_defs.values() for info in defs if info.node.name.value == name]
+
+
+def _expected_callers(model, info):
+    """Every call of the file whose targets include ``info``, asked one call at a time."""
+    name = info.node.name.value
+    return [site for site in model.calls.candidates(name)
+            if any(owner is model and target is info for owner, target in model.calls.targets(site))]
+
+
+def test_each_copy_of_a_repeated_function_gets_the_calls_that_run_it():
+    model = _model(4)
+    for name in ("step", "train", "forward"):
+        functions = _functions(model, name)
+        assert len(functions) == 4
+        answers = [model.callers(info) for info in functions]
+        for info, answer in zip(functions, answers):
+            assert [site for _, site in answer] == _expected_callers(model, info)
+        # The copies' calls are told apart: no call is given to two functions of the name.
+        sites = [id(site) for answer in answers for _, site in answer]
+        assert len(sites) == len(set(sites))
+    # A module-level call runs the copy defined just above it; a call in a function's body runs
+    # the definition bound when the script has run to its end: the last copy.
+    assert [len(model.callers(info)) for info in _functions(model, "train")] == [1, 1, 1, 1]
+    assert [len(model.callers(info)) for info in _functions(model, "step")] == [0, 0, 0, 4]
+
+
+def test_the_calls_of_a_name_are_resolved_once_for_all_its_functions(monkeypatch):
+    asked = []
+    original = CallGraph.targets
+
+    def counting(self, site):
+        asked.append(id(site))
+        return original(self, site)
+
+    monkeypatch.setattr(CallGraph, "targets", counting)
+    copies = 12
+    model = _model(copies)
+    for info in _functions(model, "train"):
+        model.callers(info)
+    candidates = len(model.calls.candidates("train"))
+    assert candidates == copies
+    # Asking for each function's callers one after another would ask copies * copies times.
+    assert len(asked) <= 2 * candidates, len(asked)
