@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -247,6 +248,9 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
             reports.extend(rule.check(model))
         if not reports:
             return []
+        if model.is_test_code:
+            # What a test costs is not what training costs: report, but below the default view.
+            reports = [replace(r, severity=Severity.INFO) for r in reports]
         checkpoint()
         positions = _Positions(model, text, model.chunked)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]

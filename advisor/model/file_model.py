@@ -194,6 +194,18 @@ class FileModel:
             return os.path.relpath(self.real_path, self.project.layout.root)
         return self.path
 
+    @property
+    def is_test_code(self) -> bool:
+        """A test module (pytest's or unittest's naming, or one that imports either): it runs
+        tiny workloads, and calls legacy or slow APIs on purpose to test them."""
+        name = os.path.basename(self.path)
+        return (
+            (name.startswith("test_") and name.endswith(".py"))
+            or name.endswith("_test.py")
+            or name == "conftest.py"
+            or self.imports.imports_any("pytest", "unittest")
+        )
+
     def builds_scaler(self) -> bool:
         """Some call of the file builds a GradScaler, or an instance of a class (this file's or
         the project's) that derives from one or builds one to scale with."""

@@ -1,0 +1,51 @@
+"""Findings in test modules are info: a test's tiny workload is not a training run's cost, and
+tests call legacy APIs on purpose. They stay visible with --show-info."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+LOOP = (
+    "import torch\n"
+    "model = model.cuda()\n"
+    "for x, y in loader:\n"
+    "    loss = criterion(model(x.cuda()), y.cuda())\n"
+    "    loss.backward()\n"
+    "    optimizer.step()\n"
+    "    print(loss.item())\n"
+)
+
+
+def check(*args):
+    return subprocess.run([sys.executable, "-m", "advisor", "check", "--no-cache", "--format", "concise", *args],
+                          capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("name, header", [
+    ("test_training.py", ""),
+    ("training_test.py", ""),
+    ("conftest.py", ""),
+    ("helpers.py", "import pytest\n"),
+    ("cases.py", "import unittest\n"),
+])
+def test_findings_in_a_test_module_are_info(tmp_path, name, header):
+    path = tmp_path / name
+    path.write_text(header + LOOP)
+    hidden = check(str(path))
+    assert hidden.returncode == 0 and "GPU101" not in hidden.stdout, hidden.stdout
+    shown = check("--show-info", str(path))
+    assert f"{path}:{7 + header.count(chr(10))}:11: GPU101 [info]" in shown.stdout, shown.stdout
+
+
+def test_a_training_script_that_tests_nothing_keeps_its_severity(tmp_path):
+    # "testing" in a name, or a folder called tests, does not make a module a test.
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    path = folder / "testing_loop.py"
+    path.write_text(LOOP)
+    out = check(str(path))
+    assert out.returncode == 1
+    assert f"{path}:7:11: GPU101 `loss.item()`" in out.stdout, out.stdout
