@@ -102,7 +102,7 @@ def main():
         num_workers=args.workers,
         drop_last=True,
     )
-    val_loader = DataLoader(val_set, batch_size=512, num_workers=args.workers, pin_memory=True)
+    val_loader = DataLoader(val_set, batch_size=512, num_workers=args.workers, pin_memory=True, persistent_workers=True)
 
     model = SmallCNN().to(device)
     model = DDP(model, device_ids=[local_rank])

@@ -103,9 +103,10 @@ def main():
         sampler=sampler,
         num_workers=args.workers,
         pin_memory=True,
+        persistent_workers=True,
         drop_last=True,
     )
-    val_loader = DataLoader(val_set, batch_size=512, num_workers=args.workers, pin_memory=True)
+    val_loader = DataLoader(val_set, batch_size=512, num_workers=args.workers, pin_memory=True, persistent_workers=True)
 
     model = SmallCNN().to(device)
     model = DDP(model, device_ids=[local_rank])

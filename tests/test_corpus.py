@@ -41,6 +41,7 @@ def test_example_reports_every_headline_rule_once():
         (41, "GPU704", "info"),
         (97, "GPU501", "warning"),
         (98, "GPU201", "warning"),
+        (98, "GPU204", "warning"),
         (123, "GPU301", "warning"),
         (128, "GPU105", "warning"),
         (130, "GPU101", "warning"),

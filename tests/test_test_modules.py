@@ -25,8 +25,8 @@ def check(*args):
 
 
 @pytest.mark.parametrize("name, header", [
-    ("test_training.py", ""),
-    ("training_test.py", ""),
+    ("test_training.py", "def test_loss_is_finite():\n    pass\n"),
+    ("training_test.py", "class TestTraining:\n    pass\n"),
     ("conftest.py", ""),
     ("helpers.py", "import pytest\n"),
     ("cases.py", "import unittest\n"),
@@ -40,12 +40,14 @@ def test_findings_in_a_test_module_are_info(tmp_path, name, header):
     assert f"{path}:{7 + header.count(chr(10))}:11: GPU101 [info]" in shown.stdout, shown.stdout
 
 
-def test_a_training_script_that_tests_nothing_keeps_its_severity(tmp_path):
-    # "testing" in a name, or a folder called tests, does not make a module a test.
+@pytest.mark.parametrize("name", ["testing_loop.py", "test_net.py"])
+def test_a_script_that_defines_no_tests_keeps_its_severity(tmp_path, name):
+    # "test" in a name (an evaluation script called test_net.py with a `def test(cfg)`), or a
+    # folder called tests, does not make a module a test.
     folder = tmp_path / "tests"
     folder.mkdir()
-    path = folder / "testing_loop.py"
-    path.write_text(LOOP)
+    path = folder / name
+    path.write_text("def test(cfg):\n    pass\n" + LOOP)
     out = check(str(path))
     assert out.returncode == 1
-    assert f"{path}:7:11: GPU101 `loss.item()`" in out.stdout, out.stdout
+    assert f"{path}:9:11: GPU101 `loss.item()`" in out.stdout, out.stdout

@@ -5,7 +5,9 @@ blocks (the same block, or one it is nested in) has always run before the read: 
 the read, and nothing older can reach past it. A binding in a sibling block (an `if` body, a
 loop body, an `except` handler) may or may not have run, so the search goes on past it. Inside
 a loop, the bindings later in the loop body reach the read through the back edge, unless one
-inside the loop already dominates the read.
+inside the loop already dominates the read. The `if` tests on the read's path then rule some of
+them out (`paths.py`): the other arm of the same `if`, or a block whose test was found false,
+or a binding replaced on every path where the read's tests hold.
 
 Every read is answered by walking back from the read over the bindings of that one name in that
 one scope, and stops at the first dominating binding: cost does not grow with how often a name is
@@ -21,6 +23,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from advisor.model.facts import MODULE_SCOPE, Assignment, CallSite, Context, Facts, FunctionInfo
+from advisor.model.paths import PathFilter
 
 
 class Reach:
@@ -53,6 +56,7 @@ class Bindings:
         self._callers: Optional[Dict[int, List[CallSite]]] = None
         self._defs: Dict[str, tuple] = {}
         self._method_index: Optional[Dict[Tuple[str, str], FunctionInfo]] = None
+        self.paths = PathFilter(facts)
 
     # -- reads of names --------------------------------------------------------------------
     def reaching(self, name: str, ctx: Context, order: int) -> Reach:
@@ -72,7 +76,7 @@ class Bindings:
                 return Reach(found, None, False)
             if name in function.params:
                 return Reach([], function, True)
-            return self._module_end(name)
+            return self.module_end(name)
         key = (MODULE_SCOPE, name)
         if key not in facts.assignments:
             return _NOWHERE
@@ -96,7 +100,7 @@ class Bindings:
         others = [a for a in every if a.ctx.function is not function]
         return Reach(others + found, None, bool(others))
 
-    def _module_end(self, name: str) -> Reach:
+    def module_end(self, name: str) -> Reach:
         """A module-level name read inside a function: what it holds once the module has run
         (functions are called after their module's top level, as a rule)."""
         found = self.facts.assignments.get((MODULE_SCOPE, name))
@@ -145,6 +149,8 @@ class Bindings:
             while j < len(found) and found[j].order <= widest.end:
                 out.append(found[j])
                 j += 1
+        if len(out) > 1 or (out and dominating is None):
+            out = self.paths.feasible(out, ctx, order, chain)
         return out, dominating is not None
 
     def _chain(self, ctx: Context) -> Set[int]:

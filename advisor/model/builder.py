@@ -18,6 +18,7 @@ from advisor.model.facts import (
     FormattedValue,
     FunctionInfo,
     Guard,
+    ItemStore,
     LoopInfo,
     ReturnSite,
 )
@@ -111,13 +112,14 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
 
 
 def _exits_only(body: cst.BaseSuite) -> bool:
-    """The block only leaves: `continue`, `return` (with or without a value) or `raise`."""
+    """The block always leaves: it ends with `continue`, `return` (with or without a value) or
+    `raise` (`if isinstance(model, DDP): save(model.module); return`)."""
     statements = body.body
-    if len(statements) != 1:
+    if not statements:
         return False
-    first = statements[0]
-    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
-    return len(small) == 1 and isinstance(small[0], (cst.Continue, cst.Return, cst.Raise))
+    last = statements[-1]
+    small = last.body if isinstance(last, cst.SimpleStatementLine) else (last,)
+    return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Raise))
 
 
 def _is_continue_only(body: cst.BaseSuite) -> bool:
@@ -363,6 +365,7 @@ class ModelBuilder(Walker):
 
     def visit_For_orelse(self, node: cst.For) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_For_orelse(self, node: cst.For) -> None:
         self._pop()
@@ -390,6 +393,7 @@ class ModelBuilder(Walker):
 
     def visit_While_orelse(self, node: cst.While) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_While_orelse(self, node: cst.While) -> None:
         self._pop()
@@ -404,12 +408,14 @@ class ModelBuilder(Walker):
 
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._pop()
 
     def visit_Try_orelse(self, node: cst.Try) -> None:
         self._push(self.ctx.derive(conditional=True))
+        self.facts.optional_blocks.add(id(self.ctx))
 
     def leave_Try_orelse(self, node: cst.Try) -> None:
         self._pop()
@@ -546,6 +552,8 @@ class ModelBuilder(Walker):
             base = dotted_name(target.value)
             if base is not None:
                 self.facts.subscript_stores.add((self.ctx.scope, base))
+                # `d[k] += v`: what the item then holds is not `v`.
+                self._record_item_store(base, target, cst.Ellipsis() if isinstance(statement, cst.AugAssign) else value)
             return base
         names = _target_names(target)
         for name, index in names:
@@ -560,6 +568,20 @@ class ModelBuilder(Walker):
             if sources & self._batch_names():
                 loop.batch_names.update(name for name, _ in names)
         return names[0][0] if len(names) == 1 else None
+
+    def _record_item_store(self, base: str, target: cst.Subscript, value: Optional[cst.BaseExpression]) -> None:
+        key = target.slice[0].slice if len(target.slice) == 1 else None
+        key = key.value if isinstance(key, cst.Index) and key.star is None else cst.Ellipsis()  # `...`: a key not known
+        store = ItemStore(key, value, self.ctx, self._next_order())
+        self.facts.item_stores.setdefault(base, []).append(store)
+
+    def leave_Del(self, original_node: cst.Del) -> None:
+        targets = original_node.target.elements if isinstance(original_node.target, cst.Tuple) else ()
+        for target in [e.value for e in targets] or [original_node.target]:
+            if isinstance(target, cst.Subscript):
+                base = dotted_name(target.value)
+                if base is not None:
+                    self._record_item_store(base, target, None)
 
     # Assignments are recorded when they are left, numbered after the calls of their value:
     # `x = f(x)` reads the `x` bound before it, not itself.

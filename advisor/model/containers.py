@@ -1,44 +1,570 @@
-"""What a call receives through `**kwargs`: the keys of the dict it unpacks, when the dict is
-built where the file shows it (`{...}`, `dict(...)`, a name bound once to one of them)."""
+"""What a dict holds, key by key, and on which paths.
+
+A dict is read where it is built (`{...}`, `dict(...)`, `{**base, "k": v}`, `dict(base, k=v)`,
+`base.copy()`, a `**kwargs` parameter from its callers' extra keywords) and then changed in
+steps: `d.update(...)`, `d.setdefault(k, v)`, `d[k] = v`, `d.pop(k)`, `del d[k]`, `d.clear()`.
+A change counts for a read when the binding it changes reaches both; a change made under an
+`if` holds only on that `if`'s path, and a test that holds exactly on the GPU (`if use_cuda:`,
+`cuda_tests.py`) puts the key on the CUDA path, the one the input-pipeline rules judge. A change
+made in another function, or a dict handed to a function of the project (which may change it),
+makes the answer incomplete.
+
+An answer is a few variants (the dict as each reaching binding built it), each a map from key to
+entry (the value expressions, and on which path the key is there) and whether the map is
+complete (no key the analysis could not read).
+"""
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from advisor.model.facts import CallSite
+from advisor.model.constants import UNKNOWN as UNKNOWN_LITERALS, Literals, Tagged, constant, tag
+from advisor.model.cuda_tests import cuda_test
+from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow
 
-ABSENT, PRESENT, UNKNOWN = "absent", "present", "unknown"
+# When an entry is there.
+ALWAYS, ON_CUDA, ON_HOST, MAYBE = "always", "cuda", "host", "maybe"
+# What a lookup finds: on every path, on none, on some, or it cannot tell.
+PRESENT, ABSENT, SOMETIMES, UNKNOWN = "present", "absent", "sometimes", "unknown"
+
+_DICT_BUILDERS = frozenset({"dict", "collections.OrderedDict", "easydict.EasyDict", "addict.Dict"})
+_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
+_MUTATORS = ("update", "setdefault", "pop", "popitem", "clear")
+_MAX_VARIANTS = 8
+_MODULE_END = float("inf")  # the order of a read made once a module has run
 
 
-def kwargs_value(model, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:
-    """Looks ``key`` up in the call's `**kwargs`: (ABSENT | PRESENT | UNKNOWN, value)."""
+class Value:
+    """A value expression, and where (in which file's flow) to ask about it."""
+
+    __slots__ = ("expr", "ctx", "order", "flow")
+
+    def __init__(self, expr: cst.BaseExpression, ctx: Context, order: float, flow: ValueFlow) -> None:
+        self.expr, self.ctx, self.order, self.flow = expr, ctx, order, flow
+
+
+class Entry:
+    __slots__ = ("values", "when")
+
+    def __init__(self, values: Tuple[Value, ...], when: str) -> None:
+        self.values = values
+        self.when = when
+
+
+class Variant:
+    __slots__ = ("entries", "complete", "path")
+
+    def __init__(self, entries: Dict[Tagged, Entry], complete: bool, path: Optional[str] = None) -> None:
+        self.entries = entries
+        self.complete = complete
+        self.path = path  # ON_CUDA / ON_HOST: the dict is built this way on that path only
+
+    def copy(self) -> "Variant":
+        return Variant(dict(self.entries), self.complete, self.path)
+
+
+Contents = Tuple[Variant, ...]
+_UNKNOWN: Contents = (Variant({}, False),)
+
+
+def _when(outer: str, inner: str) -> str:
+    """An entry that is there on path ``inner`` of a change made on path ``outer``."""
+    if outer == ALWAYS:
+        return inner
+    if inner == ALWAYS or inner == outer:
+        return outer
+    return MAYBE
+
+
+class DictContents(Question[Contents]):
+    key = "dict-contents"
+    unknown = _UNKNOWN
+    follows_imports = True
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Contents]:
+        if isinstance(expr, cst.Dict):
+            return (self._literal(flow, expr, ctx, order),)
+        if isinstance(expr, cst.Call):
+            return self._call(flow, expr, ctx, order)
+        if isinstance(expr, cst.IfExp):
+            on_gpu = cuda_test(flow.model, expr.test)
+            if on_gpu is None:
+                return None
+            body, orelse = (ON_CUDA, ON_HOST) if on_gpu else (ON_HOST, ON_CUDA)
+            return _on_path(flow.ask(self, expr.body, ctx, order), body) + _on_path(
+                flow.ask(self, expr.orelse, ctx, order), orelse
+            )
+        name = dotted_name(expr)
+        if name is not None:
+            return self._name(flow, name, ctx, order)
+        return _UNKNOWN
+
+    def combine(self, answers: Sequence[Contents]) -> Contents:
+        variants = [v for answer in answers for v in answer]
+        if len(variants) <= _MAX_VARIANTS:
+            return tuple(variants)
+        merged = Variant({}, all(v.complete for v in variants))
+        for variant in variants:
+            for key, entry in variant.entries.items():
+                old = merged.entries.get(key)
+                values = entry.values if old is None else old.values + entry.values
+                merged.entries[key] = Entry(values, MAYBE)
+        return (merged,)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> Contents:
+        return _UNKNOWN
+
+    def augmented(self, flow: ValueFlow, assignment: Assignment, before: Contents, value: Contents) -> Contents:
+        return tuple(_merged(b, value, ALWAYS) for b in before)  # `d |= {...}`
+
+    # -- where a dict is built -------------------------------------------------------------
+    def _literal(self, flow: ValueFlow, node: cst.Dict, ctx: Context, order: int) -> Variant:
+        variant = Variant({}, True)
+        for element in node.elements:
+            if isinstance(element, cst.StarredDictElement):
+                variant = _merged(variant, flow.ask(self, element.value, ctx, order), ALWAYS)
+                continue
+            key = constant(flow.model, element.key)
+            if key is None:
+                variant.complete = False
+                continue
+            variant.entries[key] = Entry((Value(element.value, ctx, order, flow),), ALWAYS)
+        return variant
+
+    def _call(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> Optional[Contents]:
+        model = flow.model
+        func = call.func
+        qual = model.imports.qualify(func)
+        if qual in _COPIES and len(call.args) >= 1:
+            return flow.ask(self, call.args[0].value, ctx, order)
+        if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not call.args and qual is None:
+            return flow.ask(self, func.value, ctx, order)
+        if not self._builds_dict(flow, call, qual, ctx, order):
+            return None if qual is None else _UNKNOWN  # a helper's return; a library's result
+        return (self.arguments(flow, call.args, ctx, order),)
+
+    def arguments(self, flow: ValueFlow, args: Sequence[cst.Arg], ctx: Context, order: int) -> Variant:
+        """The dict `dict(*args)` builds (and `d.update(*args)` lays over `d`)."""
+        variant = Variant({}, True)
+        for arg in args:
+            if arg.star == "*":
+                variant.complete = False
+            elif arg.keyword is None:
+                variant = _merged(variant, flow.ask(self, arg.value, ctx, order), ALWAYS)
+            elif arg.star == "":
+                variant.entries[tag(arg.keyword.value)] = Entry((Value(arg.value, ctx, order, flow),), ALWAYS)
+        for arg in args:
+            if arg.star == "**":
+                variant = _merged(variant, flow.ask(self, arg.value, ctx, order), ALWAYS)
+        return variant
+
+    def _builds_dict(self, flow: ValueFlow, call: cst.Call, qual: Optional[str], ctx: Context, order: int) -> bool:
+        model = flow.model
+        func = call.func
+        if qual is not None:
+            if qual in _DICT_BUILDERS:
+                return True
+            symbol = model.symbol(qual)
+            return symbol is not None and symbol.kind == "class" and is_dict_class(symbol.model, symbol.info)
+        if isinstance(func, cst.Name):
+            if func.value == "dict":
+                return flow.bindings.function("dict", ctx, order) is None
+            info = model.facts.classes.get(func.value)
+            return info is not None and is_dict_class(model, info)
+        return False
+
+    # -- a name: its bindings, and the changes made to each since ----------------------------
+    def _name(self, flow: ValueFlow, name: str, ctx: Context, order: int) -> Contents:
+        reach = flow.bindings.reaching(name, ctx, order)
+        answers: List[Contents] = []
+        for assignment in reach.assignments:
+            built = flow.assigned(self, assignment)
+            answers.append(self._changed(flow, name, built, assignment, None, ctx, order))
+        if reach.parameter is not None:
+            built = flow.passed(self, reach.parameter, name)
+            answers.append(self._changed(flow, name, built, None, reach.parameter, ctx, order))
+        elif not reach.assignments and ctx.function is not None and _star_kwargs(ctx.function) == name:
+            built = self._extra_keywords(flow, ctx.function)
+            answers.append(self._changed(flow, name, built, None, ctx.function, ctx, order))
+        if not answers:
+            imported = self._imported(flow, name)
+            if imported is None:
+                return _UNKNOWN
+            return self._changed(flow, name, imported, None, None, ctx, order)
+        if not reach.closed and reach.assignments:
+            answers.append(_UNKNOWN)
+        return answers[0] if len(answers) == 1 else self.combine(answers)
+
+    def _imported(self, flow: ValueFlow, name: str) -> Optional[Contents]:
+        """A dict bound at the top of another module of the project (`from settings import
+        LOADER_KWARGS`): as that module leaves it, with the changes its top level makes."""
+        qual = flow.model.imports.qualify_dotted(name)
+        symbol = flow.model.symbol(qual) if qual is not None else None
+        if symbol is None or symbol.kind != "value":
+            return None
+        owner = symbol.model.values
+        reach = owner.bindings.module_end(symbol.name)
+        end = Context()
+        answers = [
+            self._changed(owner, symbol.name, owner.assigned(self, a), a, None, end, _MODULE_END)
+            for a in reach.assignments
+        ]
+        if not reach.closed or not answers:
+            answers.append(_UNKNOWN)
+        found = answers[0] if len(answers) == 1 else self.combine(answers)
+        if _changed_around(flow.model, symbol.model, symbol.name):
+            found = tuple(_unsure(v) for v in found)
+        return found
+
+    def _extra_keywords(self, flow: ValueFlow, info: FunctionInfo) -> Contents:
+        """`def build(ds, **kwargs)`: the keywords its callers pass that no parameter takes."""
+        answers: List[Contents] = []
+        for model, site in flow.model.callers(info):
+            variant = Variant({}, True)
+            for arg in site.node.args:
+                if arg.star == "**":
+                    variant = _merged(variant, model.values.ask(self, arg.value, site.ctx, site.order), ALWAYS)
+                elif arg.keyword is not None and arg.keyword.value not in info.params:
+                    key = tag(arg.keyword.value)
+                    variant.entries[key] = Entry((Value(arg.value, site.ctx, site.order, model.values),), ALWAYS)
+            answers.append((variant,))
+        return self.combine(answers) if answers else _UNKNOWN
+
+    def _changed(
+        self, flow: ValueFlow, name: str, built: Contents, binding: Optional[Assignment],
+        parameter: Optional[FunctionInfo], ctx: Context, order: int,
+    ) -> Contents:
+        """``built`` after the changes that the read at ``order`` sees made to that binding."""
+        changes = _changes(flow.model, name)
+        if not changes:
+            return built
+        variants = [v.copy() for v in built]
+        # A dict imported from another module: its changes here are seen from the top.
+        start = binding.ctx if binding is not None else parameter.body_ctx if parameter is not None else None
+        for change in changes:
+            if not _changes_binding(flow, name, change, binding, parameter):
+                continue
+            if change.kind == "escape" and not flow.model.calls.targets(change.node):
+                continue  # handed to a library function or a builtin: left as it is
+            if change.ctx.scope != ctx.scope or change.order >= order:
+                if change.ctx.scope != ctx.scope:
+                    variants = [_unsure(v) for v in variants]  # run at a time the analysis does not know
+                continue
+            when = _path_between(flow.model, start, change.ctx)
+            variants = [change.apply(self, flow, v, when) for v in variants]
+        return tuple(variants)
+
+
+DICT_CONTENTS = DictContents()
+
+
+def _on_path(contents: Contents, path: str) -> Contents:
+    return tuple(Variant(v.entries, v.complete, path if v.path is None else v.path) for v in contents)
+
+
+def _merged(variant: Variant, other: Contents, when: str) -> Variant:
+    """``variant`` with the entries of ``other`` laid over it, on path ``when``."""
+    out = variant.copy()
+    single = len(other) == 1
+    for source in other:
+        if not source.complete:
+            # Keys the analysis cannot read may replace any that were there.
+            out = _unsure(out)
+        for key, entry in source.entries.items():
+            entry_when = _when(when, entry.when if single else MAYBE)
+            old = out.entries.get(key)
+            if old is None:
+                out.entries[key] = Entry(entry.values, entry_when)
+            elif entry_when == ALWAYS:
+                out.entries[key] = Entry(entry.values, ALWAYS)
+            else:
+                kept = old.when if old.when == ALWAYS or old.when == entry_when else MAYBE
+                out.entries[key] = Entry(old.values + entry.values, kept)
+    return out
+
+
+def is_dict_class(model, info, depth: int = 0) -> bool:
+    """A class of the project that derives from dict (an attribute-access dict: `EasyDict`)."""
+    for base in info.bases:
+        if base in ("dict", "collections.OrderedDict") or base in _DICT_BUILDERS:
+            return True
+        if depth < 3:
+            local = model.facts.classes.get(base)
+            if local is not None and local is not info and is_dict_class(model, local, depth + 1):
+                return True
+    return False
+
+
+def _star_kwargs(info: FunctionInfo) -> Optional[str]:
+    star = info.node.params.star_kwarg
+    return star.name.value if star is not None else None
+
+
+# -- the changes made to a dict after it is built -----------------------------------------------
+class _Change:
+    __slots__ = ("ctx", "order", "kind", "node")
+
+    def __init__(self, ctx: Context, order: int, kind: str, node) -> None:
+        self.ctx, self.order, self.kind, self.node = ctx, order, kind, node
+
+    def apply(self, question: DictContents, flow: ValueFlow, variant: Variant, when: str) -> Variant:
+        kind, node, ctx, order = self.kind, self.node, self.ctx, self.order
+        if kind == "escape":
+            return _unsure(variant)  # a function of the project may change it
+        if kind == "store":
+            return _store(flow, variant, node.key, node.value, when, ctx, order)
+        call: cst.Call = node.node
+        method = node.method
+        if method == "update":
+            if any(a.star == "*" for a in call.args):
+                variant.complete = False
+                return variant
+            return _merged(variant, (question.arguments(flow, call.args, ctx, order),), when)
+        if method == "setdefault" and call.args and call.args[0].keyword is None:
+            key = constant(flow.model, call.args[0].value)
+            if key is None:
+                variant.complete = False
+            elif key not in variant.entries or variant.entries[key].when != ALWAYS:
+                value = call.args[1].value if len(call.args) > 1 else cst.Name("None")
+                return _merged(variant, (Variant({key: Entry((Value(value, ctx, order, flow),), ALWAYS)}, True),), when)
+            return variant
+        if method == "pop" and call.args and call.args[0].keyword is None:
+            return _remove(flow, variant, call.args[0].value, when)
+        if method in ("clear", "popitem"):
+            if when == ALWAYS and method == "clear":
+                return Variant({}, variant.complete, variant.path)
+            for key, entry in list(variant.entries.items()):
+                variant.entries[key] = Entry(entry.values, MAYBE)
+            return variant
+        variant.complete = False
+        return variant
+
+
+def _unsure(variant: Variant) -> Variant:
+    """The dict after a change nobody can read: any key may be there, with any value."""
+    return Variant({k: Entry(e.values, MAYBE) for k, e in variant.entries.items()}, False, variant.path)
+
+
+def _store(flow: ValueFlow, variant: Variant, key_expr, value, when: str, ctx: Context, order: int) -> Variant:
+    if value is None:
+        return _remove(flow, variant, key_expr, when)
+    key = constant(flow.model, key_expr)
+    if key is None:
+        variant.complete = False
+        return variant
+    return _merged(variant, (Variant({key: Entry((Value(value, ctx, order, flow),), ALWAYS)}, True),), when)
+
+
+def _remove(flow: ValueFlow, variant: Variant, key_expr, when: str) -> Variant:
+    key = constant(flow.model, key_expr)
+    if key is None:
+        for name, entry in list(variant.entries.items()):
+            variant.entries[name] = Entry(entry.values, MAYBE)
+        return variant
+    entry = variant.entries.get(key)
+    if entry is not None:
+        if when == ALWAYS:
+            del variant.entries[key]
+        else:
+            variant.entries[key] = Entry(entry.values, MAYBE)
+    return variant
+
+
+def _changed_around(reader, owner, name: str) -> bool:
+    """Another file next to the module that binds ``name`` (one that imports it) changes a
+    dict of that name, at a time the analysis does not know."""
+    from advisor.model.cli_options import models_around  # cli_options reads dicts too
+
+    for model in models_around(reader, owner):
+        if model is owner or model is reader:
+            continue
+        index = model.shared("dict-changes", _index_changes)
+        if any(key == name or key.endswith("." + name) for key in index):
+            return True
+    return False
+
+
+def _changes(model, name: str) -> List[_Change]:
+    """Every change of the file made to a dict held by ``name``, in source order."""
+    index = model.shared("dict-changes", _index_changes)
+    return index.get(name, [])
+
+
+def _index_changes(model) -> Dict[str, List[_Change]]:
+    out: Dict[str, List[_Change]] = {}
+    for method in _MUTATORS:
+        for site in model.method_calls(method):
+            if site.receiver_name is not None:
+                out.setdefault(site.receiver_name, []).append(_Change(site.ctx, site.order, "call", site))
+    for name, stores in model.facts.item_stores.items():
+        for store in stores:
+            out.setdefault(name, []).append(_Change(store.ctx, store.order, "store", store))
+    for site in model.facts.calls:
+        if site.qualname is not None or site.method in _MUTATORS:
+            continue  # a library call does not change the user's dict
+        for arg in site.node.args:
+            if arg.star != "**":
+                name = dotted_name(arg.value)
+                if name is not None:
+                    out.setdefault(name, []).append(_Change(site.ctx, site.order, "escape", site))
+    for changes in out.values():
+        changes.sort(key=lambda c: c.order)
+    return out
+
+
+def _changes_binding(
+    flow: ValueFlow, name: str, change: _Change, binding: Optional[Assignment], parameter: Optional[FunctionInfo]
+) -> bool:
+    """The change is made to the dict this binding (or this parameter) holds."""
+    reach = flow.bindings.reaching(name, change.ctx, change.order)
+    if binding is not None:
+        return any(a is binding for a in reach.assignments)
+    if parameter is None:  # an imported dict: changed where nothing here rebinds the name
+        return not reach.assignments and reach.parameter is None
+    return reach.parameter is parameter or (
+        not reach.assignments and change.ctx.function is parameter
+    )
+
+
+def _path_between(model, start: Optional[Context], ctx: Context) -> str:
+    """On which path a statement in ``ctx`` runs, seen from a binding made in ``start``: always,
+    on the GPU path, on the host path, or maybe (another `if`, a loop that may not run)."""
+    chain = set()
+    current = start
+    while current is not None:
+        chain.add(id(current))
+        current = current.outer
+    seen = set()
+    when = ALWAYS
+    current = ctx
+    while current is not None and id(current) not in chain:
+        outer = current.outer
+        if current.loop is not None and (outer is None or outer.loop is not current.loop):
+            return MAYBE
+        guard = current.guard
+        if guard is not None and id(guard) not in seen and (outer is None or outer.guard is not guard):
+            seen.add(id(guard))
+            on_gpu = cuda_test(model, guard.test)
+            if on_gpu is None:
+                return MAYBE
+            path = ON_CUDA if on_gpu == guard.positive else ON_HOST
+            if when not in (ALWAYS, path):
+                return MAYBE
+            when = path
+        current = outer
+    return when
+
+
+# -- lookups -----------------------------------------------------------------------------------
+def lookup(contents: Contents, key: Tagged, path: Optional[str] = None) -> Tuple[str, Tuple[Value, ...]]:
+    """Whether ``key`` is in the dict on ``path`` (None: on any path), and the values it may hold."""
+    variants = [v for v in contents if path is None or v.path in (None, path)] or list(contents)
+    states = set()
+    values: Tuple[Value, ...] = ()
+    for variant in variants:
+        entry = variant.entries.get(key)
+        if entry is None:
+            states.add(ABSENT if variant.complete else UNKNOWN)
+            continue
+        values += entry.values
+        if entry.when == ALWAYS or (path is not None and entry.when == path):
+            states.add(PRESENT)
+        elif path is not None and entry.when in (ON_CUDA, ON_HOST):
+            states.add(ABSENT)  # there on the other path only
+        else:
+            states.add(SOMETIMES)
+    if UNKNOWN in states:
+        return UNKNOWN, values
+    if len(states) == 1:
+        return states.pop(), values
+    return SOMETIMES, values
+
+
+def contents_of(model, expr: cst.BaseExpression, ctx: Context, order: float) -> Contents:
+    return model.values.ask(DICT_CONTENTS, expr, ctx, order)
+
+
+def every_value(contents: Contents) -> Tuple[Tuple[Value, ...], bool]:
+    """Every value the dict may hold under any key, and whether those are all."""
+    values: Tuple[Value, ...] = ()
+    for variant in contents:
+        for entry in variant.entries.values():
+            values += entry.values
+    return values, all(v.complete for v in contents)
+
+
+def literals_of(question: Question[Literals], values: Sequence[Value]) -> Literals:
+    if not values:
+        return UNKNOWN_LITERALS
+    answers = [v.flow.ask(question, v.expr, v.ctx, v.order) for v in values]
+    return answers[0] if len(answers) == 1 else question.combine(answers)
+
+
+def item_values(
+    flow: ValueFlow, question: Question[Literals], container: cst.BaseExpression, key: cst.BaseExpression,
+    default: Optional[cst.BaseExpression], ctx: Context, order: int,
+) -> Literals:
+    """The literals `container[key]` (or `container.get(key, default)`) can be: those under the
+    keys ``key`` can be, or, when the key is not known, any value of the dict."""
+    contents = flow.ask(DICT_CONTENTS, container, ctx, order)
+    keys = flow.ask(question, key, ctx, order)
+    answers: List[Literals] = []
+    if keys.complete and keys.values:
+        for tagged in keys.values:
+            state, values = lookup(contents, tagged)
+            if state == UNKNOWN:
+                return UNKNOWN_LITERALS
+            if values:
+                answers.append(literals_of(question, values))
+            if state != PRESENT:
+                if default is None:
+                    return UNKNOWN_LITERALS  # a KeyError, or a value the analysis cannot see
+                answers.append(flow.ask(question, default, ctx, order))
+    else:
+        values, complete = every_value(contents)
+        if not values:
+            return UNKNOWN_LITERALS
+        answers.append(literals_of(question, values))
+        if default is not None:
+            answers.append(flow.ask(question, default, ctx, order))
+        if not complete:
+            answers.append(UNKNOWN_LITERALS)
+    if not answers:
+        return UNKNOWN_LITERALS
+    found = answers[0] if len(answers) == 1 else question.combine(answers)
+    if keys.option is not None and found.option is None:
+        found = Literals(found.values, found.complete, keys.option)
+    return found
+
+
+# -- what a call receives through `**kwargs` ----------------------------------------------------
+def kwargs_entry(model, site: CallSite, key: str, path: Optional[str] = None) -> Tuple[str, Tuple[Value, ...]]:
+    """Looks ``key`` up in the dicts a call unpacks with `**`: (PRESENT | ABSENT | SOMETIMES |
+    UNKNOWN, the values it may hold). ABSENT when the call unpacks none."""
+    states = []
+    values: Tuple[Value, ...] = ()
     for arg in site.node.args:
         if arg.star != "**":
             continue
-        value: Optional[cst.BaseExpression] = arg.value
-        if not isinstance(value, (cst.Dict, cst.Call)):
-            name = dotted_name(arg.value)
-            found = model.assignments(name, site.ctx) if name else []
-            if len(found) != 1 or (site.ctx.scope, name) in model.facts.subscript_stores:
-                return UNKNOWN, None
-            if any(s.receiver_name == name for s in model.method_calls("update", "setdefault")):
-                return UNKNOWN, None
-            value = found[0].value
-        if isinstance(value, cst.Dict):
-            for element in value.elements:
-                if not isinstance(element, cst.DictElement):
-                    return UNKNOWN, None  # `{**base, ...}`
-                if isinstance(element.key, cst.SimpleString) and element.key.evaluated_value == key:
-                    return PRESENT, element.value
-        elif isinstance(value, cst.Call) and dotted_name(value.func) == "dict":
-            for a in value.args:
-                if a.keyword is None:
-                    return UNKNOWN, None
-                if a.keyword.value == key:
-                    return PRESENT, a.value
-        else:
-            return UNKNOWN, None
-    return ABSENT, None
+        state, found = lookup(contents_of(model, arg.value, site.ctx, site.order), tag(key), path)
+        states.append(state)
+        values += found
+    if not states:
+        return ABSENT, ()
+    for state in (PRESENT, UNKNOWN, SOMETIMES):
+        if state in states:
+            return state, values
+    return ABSENT, values
+
+
+def kwargs_value(model, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:
+    """``kwargs_entry`` on any path, for rules that want one value: (ABSENT | PRESENT | UNKNOWN,
+    the value when it is the only one). A key there on some paths only is UNKNOWN here."""
+    state, values = kwargs_entry(model, site, key)
+    if state == SOMETIMES:
+        return UNKNOWN, None
+    return state, values[0].expr if state == PRESENT and len(values) == 1 else None

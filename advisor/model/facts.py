@@ -147,6 +147,16 @@ class Assignment:
 
 
 @dataclass(eq=False)
+class ItemStore:
+    """`d[key] = value` (or `del d[key]`: no value), for what a dict holds after it."""
+
+    key: cst.BaseExpression
+    value: Optional[cst.BaseExpression]
+    ctx: Context
+    order: int
+
+
+@dataclass(eq=False)
 class AutocastSite:
     call: CallSite
     with_ctx: Context  # context of the `with` statement
@@ -194,6 +204,7 @@ class Facts:
     calls_by_callee: Dict[str, List[CallSite]] = field(default_factory=dict)  # same-module callee key
     assignments: Dict[Tuple[str, str], List[Assignment]] = field(default_factory=dict)
     subscript_stores: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name) of `x[k] = v`
+    item_stores: Dict[str, List[ItemStore]] = field(default_factory=dict)  # dotted name of `x` -> its `x[k] = v`
     formatted: List[FormattedValue] = field(default_factory=list)
     autocasts: List[AutocastSite] = field(default_factory=list)
     backward_receivers: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name)
@@ -202,4 +213,7 @@ class Facts:
     subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops only
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name
     module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
+    # Blocks that may not run although nothing tests a condition: `except` handlers, the `else`
+    # of a `try` or of a loop (by context id).
+    optional_blocks: Set[int] = field(default_factory=set)
     uses_cuda: bool = False

@@ -196,14 +196,17 @@ class FileModel:
 
     @property
     def is_test_code(self) -> bool:
-        """A test module (pytest's or unittest's naming, or one that imports either): it runs
-        tiny workloads, and calls legacy or slow APIs on purpose to test them."""
+        """A test module: it imports pytest or unittest, or it is named and laid out as pytest
+        collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
+        classes; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
+        purpose to test them. An evaluation script named `test_net.py` defines no tests."""
         name = os.path.basename(self.path)
-        return (
-            (name.startswith("test_") and name.endswith(".py"))
-            or name.endswith("_test.py")
-            or name == "conftest.py"
-            or self.imports.imports_any("pytest", "unittest")
+        if name == "conftest.py" or self.imports.imports_any("pytest", "unittest"):
+            return True
+        if not ((name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")):
+            return False
+        return any(key.startswith("test_") for key in self.facts.functions) or any(
+            cls.startswith("Test") for cls in self.facts.classes
         )
 
     def builds_scaler(self) -> bool:
@@ -487,6 +490,23 @@ class FileModel:
         dominates it, or the last one made before it."""
         earlier = [a for a in self.reaching(name, ctx, order) if a.order < order]
         return earlier[-1] if earlier else None
+
+    def holds_its_import(self, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+        """The name ``expr`` is read through (`autocast`, `amp` in `amp.autocast`) refers to
+        what the file imports under it where it is read: one import target only (not a `try:`
+        / `except ImportError:` fallback), and no `def`, class, assignment or parameter of the
+        same name that may reach the read."""
+        dotted = dotted_name(expr)
+        if dotted is None:
+            return False
+        head = dotted.partition(".")[0]
+        if not self.imports.imported_once(head):
+            return False
+        if self.bindings.function(head, ctx, order) is not None:
+            return False
+        if head in self.facts.classes:
+            return False
+        return not self.bindings.reaching(head, ctx, order)
 
     def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",

@@ -13,12 +13,8 @@ import libcst as cst
 from advisor.model.facts import FunctionInfo
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from advisor.model.file_model import FileModel
 
-
-def is_framework_step(model: "FileModel", info: FunctionInfo) -> bool:
+def is_framework_step(model, info: FunctionInfo) -> bool:
     if info.no_grad:
         return False
     if info.class_name is not None:
@@ -26,7 +22,7 @@ def is_framework_step(model: "FileModel", info: FunctionInfo) -> bool:
     return id(info) in _engine_functions(model)
 
 
-def _step_method(model: "FileModel", info: FunctionInfo) -> bool:
+def _step_method(model, info: FunctionInfo) -> bool:
     if not model.uses_framework(*FRAMEWORK_STEP_PACKAGES):
         return False
     cls = model.facts.classes.get(info.class_name or "")
@@ -36,10 +32,10 @@ def _step_method(model: "FileModel", info: FunctionInfo) -> bool:
     return any(name in FRAMEWORK_STEP_METHODS.get(base.rsplit(".", 1)[-1], ()) for base in cls.bases)
 
 
-def _engine_functions(model: "FileModel") -> Set[int]:
+def _engine_functions(model) -> Set[int]:
     """The functions the file builds an engine with, when they train: an evaluator's step
     runs every iteration too, but of an evaluation, not of training."""
-    def compute(model: "FileModel") -> Set[int]:
+    def compute(model) -> Set[int]:
         out: Set[int] = set()
         for site in model.calls_to(*ENGINES):
             args = site.node.args

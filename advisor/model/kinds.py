@@ -13,7 +13,7 @@ import libcst as cst
 
 from advisor.model.calls import class_kinds
 from advisor.model.facts import Context
-from advisor.model.names import DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER
+from advisor.model.names import DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER, dotted_name
 from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import SAME_OBJECT_METHODS
 
@@ -72,6 +72,22 @@ class Kinds(Question[KindMap]):
             return {"module": True}
         return {}
 
+    def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: KindMap) -> KindMap:
+        """A wrapper tested on the read's path: `isinstance(model, DDP)`, `hasattr(model, "module")`."""
+        wrapped = wrapped_on_path(flow, dotted_name(expr), ctx, order)
+        if wrapped is None or (wrapped and answer.get("ddp")):
+            return answer
+        if wrapped == _HAS_MODULE and "ddp" not in answer:
+            return answer  # some object with a `.module`: not known to be a wrapper
+        if not wrapped and "ddp" not in answer:
+            return answer
+        out = dict(answer)
+        if wrapped:
+            out["ddp"] = True
+        else:
+            del out["ddp"]
+        return out
+
     def combine(self, answers: Sequence[KindMap]) -> KindMap:
         out: KindMap = {}
         for answer in answers:
@@ -83,6 +99,93 @@ class Kinds(Question[KindMap]):
 
 
 KINDS = Kinds()
+
+
+# `hasattr(model, "module")` holds: the value has a `.module`, whatever it is.
+_HAS_MODULE = "module"
+
+
+def wrapped_on_path(flow: ValueFlow, name: Optional[str], ctx: Context, order: float):
+    """Whether the `if` tests around a read say that ``name`` is wrapped in DDP/DataParallel
+    there (True: `isinstance(model, DDP)`), that it has a `.module` (`_HAS_MODULE`), that it is
+    not wrapped (False), or say nothing (None). A test counts only while no binding of the name
+    made after it can reach the read."""
+    if name is None:
+        return None
+    for condition in flow.bindings.paths.of(ctx):
+        guard = condition.guard
+        found = _narrows(flow.model, guard.test, name, guard.positive, guard.ctx, guard.order, 0)
+        if found is None:
+            continue
+        later = [a for a in flow.model.bindings.reaching(name, ctx, order).assignments
+                 if guard.order < a.order < order and a.ctx.function is ctx.function]
+        if not later:
+            return found
+    return None
+
+
+def _wrapper_classes(model, node: cst.BaseExpression) -> Optional[bool]:
+    """True when ``node`` names DDP/DataParallel or a tuple of them only, False for a tuple
+    that holds one of them among other classes, None when it names neither."""
+    elements = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else [node]
+    wrappers = [model.imports.qualify(e) in DDP_WRAPPERS for e in elements]
+    if not any(wrappers):
+        return None
+    return all(wrappers)
+
+
+def _narrows(model, test: cst.BaseExpression, name: str, holds: bool, ctx: Context, order: int, depth: int):
+    """What ``test`` being ``holds`` says about whether ``name`` is a DDP/DataParallel wrapper."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _narrows(model, test.expression, name, not holds, ctx, order, depth)
+    if isinstance(test, cst.BooleanOperation):
+        # Both sides of a true `and`, and of a false `or`, hold as the whole does.
+        if holds == isinstance(test.operator, cst.And):
+            for side in (test.left, test.right):
+                found = _narrows(model, side, name, holds, ctx, order, depth)
+                if found is not None:
+                    return found
+        return None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        # `type(model) in (DP, DDP)`, `type(model) is DDP`
+        left, target = test.left, test.comparisons[0]
+        if not (isinstance(left, cst.Call) and dotted_name(left.func) == "type" and len(left.args) == 1
+                and dotted_name(left.args[0].value) == name):
+            return None
+        if isinstance(target.operator, (cst.NotIn, cst.IsNot, cst.NotEqual)):
+            holds = not holds
+        elif not isinstance(target.operator, (cst.In, cst.Is, cst.Equal)):
+            return None
+        exact = _wrapper_classes(model, target.comparator)
+        if exact is None:
+            return None
+        return (True if exact else None) if holds else False
+    if not isinstance(test, cst.Call) or not test.args:
+        return None
+    func = dotted_name(test.func)
+    first = dotted_name(test.args[0].value)
+    if func == "isinstance" and len(test.args) == 2 and first == name:
+        exact = _wrapper_classes(model, test.args[1].value)
+        if exact is None:
+            return None
+        return (True if exact else None) if holds else False
+    if func == "hasattr" and len(test.args) == 2 and first == name:
+        attribute = test.args[1].value
+        if isinstance(attribute, cst.SimpleString) and attribute.evaluated_value == "module":
+            return _HAS_MODULE if holds else False
+        return None
+    if depth >= 2 or first != name:
+        return None
+    # A helper that answers the same question: `def is_parallel(m): return type(m) in (DP, DDP)`.
+    found = model.values.callee(test, ctx, order)
+    if found is None:
+        return None
+    owner, info = found
+    params = info.params[1:] if info.class_name is not None else info.params
+    if not params or len(info.return_sites) != 1:
+        return None
+    site = info.return_sites[0]
+    return _narrows(owner, site.value, params[0], holds, site.ctx, site.order, depth + 1)
 
 
 class BuiltBy(Question[frozenset]):

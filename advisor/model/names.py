@@ -6,7 +6,7 @@ several times a bare parse; a table filled while walking the tree gives the answ
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Set
 
 import libcst as cst
 
@@ -88,6 +88,14 @@ class ImportTable:
     def __init__(self) -> None:
         self.aliases: Dict[str, str] = {}
         self.modules: set = set()  # top-level packages imported anywhere (torch, lightning, ...)
+        # Every target each local name is imported as: `aliases` keeps the last one, and a
+        # `try: from torch.amp import autocast / except ImportError: from torch.cuda.amp import
+        # autocast` fallback binds one name to two.
+        self.targets: Dict[str, Set[str]] = {}
+
+    def _bind(self, local: str, target: str) -> None:
+        self.aliases[local] = target
+        self.targets.setdefault(local, set()).add(target)
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -96,10 +104,10 @@ class ImportTable:
                 continue
             self.modules.add(full.split(".")[0])
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.aliases[alias.asname.name.value] = full
+                self._bind(alias.asname.name.value, full)
             else:
                 top = full.split(".")[0]
-                self.aliases[top] = top
+                self._bind(top, top)
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
         if node.relative:
@@ -119,7 +127,7 @@ class ImportTable:
             local = alias.name.value
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.aliases[local] = f"{module}.{alias.name.value}"
+            self._bind(local, f"{module}.{alias.name.value}")
 
     def _add_relative(self, node: cst.ImportFrom) -> None:
         """`from .losses import BoxLoss` binds `BoxLoss` to ".losses.BoxLoss": the leading dots
@@ -137,19 +145,25 @@ class ImportTable:
             local = alias.name.value
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self.aliases[local] = f"{prefix}{alias.name.value}"
+            self._bind(local, f"{prefix}{alias.name.value}")
 
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The canonical qualified name of an expression that names an imported object."""
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
+        return None if dotted is None else self.qualify_dotted(dotted)
+
+    def qualify_dotted(self, dotted: str) -> Optional[str]:
+        """`qualify` for a dotted name given as text."""
         head, _, rest = dotted.partition(".")
         target = self.aliases.get(head)
         if target is None:
             return None
         full = f"{target}.{rest}" if rest else target
         return _CANONICAL.get(full, full)
+
+    def imported_once(self, name: str) -> bool:
+        """Every import of ``name`` in the file binds it to the same object."""
+        return len(self.targets.get(name, ())) == 1
 
     def imports_any(self, *packages: str) -> bool:
         return any(p in self.modules for p in packages)

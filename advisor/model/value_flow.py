@@ -27,6 +27,8 @@ from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.names import dotted_name
 
 A = TypeVar("A")
+# Start processes that run a function with the process index, then the `args` tuple.
+SPAWNERS = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
 _PENDING = object()
 
 
@@ -35,6 +37,9 @@ class Question(Generic[A]):
 
     key: str
     unknown: A
+    # A name imported from another module of the project (`from config import LOADER_KWARGS`) is
+    # followed to its module-level bindings there, for questions that set this.
+    follows_imports = False
 
     def terminal(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int) -> Optional[A]:
         """An answer for what this question recognises, or None to let the follower go on."""
@@ -51,6 +56,13 @@ class Question(Generic[A]):
     def unbound(self, flow: "ValueFlow", assignment: Assignment) -> A:
         """A binding with no value expression (a loop target)."""
         return self.unknown
+
+    def element(
+        self, flow: "ValueFlow", expr: cst.BaseExpression, index: int, ctx: Context, order: int
+    ) -> Optional[A]:
+        """An answer for element ``index`` of what ``expr`` gives (`a, b = expr`), or None to let
+        the follower go on."""
+        return None
 
     def refine(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int, answer: A) -> A:
         """A last look at a followed expression, with what its paths answered."""
@@ -85,6 +97,9 @@ class ValueFlow:
 
     def _answer(self, question: Question[A], expr, ctx: Context, order: int, index: Optional[int]) -> A:
         if index is not None:
+            answer = question.element(self, expr, index, ctx, order)
+            if answer is not None:
+                return answer
             if isinstance(expr, (cst.Tuple, cst.List)):
                 elements = expr.elements
                 if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[: index + 1]):
@@ -118,6 +133,26 @@ class ValueFlow:
         answers: List[A] = [self.assigned(question, a, index) for a in reach.assignments]
         if reach.parameter is not None:
             answers.append(self.passed(question, reach.parameter, name) if index is None else question.unknown)
+        if not answers and question.follows_imports:
+            imported = self.imported(question, name, index)
+            if imported is not None:
+                return imported
+        if not reach.closed or not answers:
+            answers.append(question.unknown)
+        return answers[0] if len(answers) == 1 else question.combine(answers)
+
+    def imported(self, question: Question[A], name: str, index: Optional[int]) -> Optional[A]:
+        """A name bound in another module of the project (`from config import CFG`, `config.CFG`):
+        what it holds once that module has run; None when it is not such a name."""
+        qual = self.model.imports.qualify_dotted(name)
+        if qual is None:
+            return None
+        symbol = self.model.symbol(qual)
+        if symbol is None or symbol.kind != "value":
+            return None
+        owner = symbol.model
+        reach = owner.bindings.module_end(symbol.name)
+        answers: List[A] = [owner.values.assigned(question, a, index) for a in reach.assignments]
         if not reach.closed or not answers:
             answers.append(question.unknown)
         return answers[0] if len(answers) == 1 else question.combine(answers)
@@ -153,10 +188,12 @@ class ValueFlow:
             # Calls from the project files that import this one count too (a filter on callers
             # names this file's own calls only).
             callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
-        if not callers:
-            return question.unknown
         position = info.params.index(name) - (1 if info.class_name is not None else 0)
         answers: List[A] = []
+        if question.callers(self, info, local) is local:
+            answers.extend(self._spawned(question, info, position))
+        if not callers:
+            return question.combine_callers(answers) if answers else question.unknown
         for model, site in callers:
             arg = argument(site.node, name, position)
             if arg is None and any(a.star for a in site.node.args):
@@ -167,6 +204,28 @@ class ValueFlow:
             else:
                 answers.append(model.values.ask(question, arg.value, site.ctx, site.order))
         return question.combine_callers(answers)
+
+    def _spawned(self, question: Question[A], info: FunctionInfo, position: int) -> List[A]:
+        """`mp.spawn(main_worker, args=(cfg,))` runs `main_worker(rank, cfg)` in each process: a
+        parameter after the first takes its value from the `args` tuple."""
+        answers: List[A] = []
+        if info.class_name is not None:
+            return answers
+        for site in self.model.calls_to(*SPAWNERS):
+            target = argument(site.node, "fn", 0)
+            if target is None or not isinstance(target.value, cst.Name):
+                continue
+            if self.bindings.function(target.value.value, site.ctx, site.order) is not info:
+                continue
+            passed = argument(site.node, "args", 1)
+            elements = passed.value.elements if passed is not None and isinstance(passed.value, cst.Tuple) else None
+            if position < 1 or elements is None or any(isinstance(e, cst.StarredElement) for e in elements):
+                answers.append(question.unknown)
+            elif position - 1 < len(elements):
+                answers.append(self.ask(question, elements[position - 1].value, site.ctx, site.order))
+            else:
+                answers.append(question.unknown)
+        return answers
 
     def returned(self, question: Question[A], info: FunctionInfo, index: Optional[int], owner=None) -> A:
         """What calling ``info`` gives (element ``index`` of it); ``owner`` is the model of the

@@ -120,11 +120,11 @@ def main():
     val_set = RandomImageNet(50_000)
     train_sampler = DistributedSampler(train_set)  # trap: GPU501
     val_sampler = DistributedSampler(val_set, shuffle=False)  # trap: GPU501
-    train_loader = DataLoader(  # trap: GPU201
+    train_loader = DataLoader(  # trap: GPU201  # expect: GPU204
         train_set, batch_size=args.batch_size, sampler=train_sampler,
         num_workers=args.workers, pin_memory=True, drop_last=True,
     )
-    val_loader = DataLoader(val_set, batch_size=256, sampler=val_sampler, num_workers=args.workers, pin_memory=True)  # trap: GPU201
+    val_loader = DataLoader(val_set, batch_size=256, sampler=val_sampler, num_workers=args.workers, pin_memory=True)  # trap: GPU201  # expect: GPU204
 
     model = DDP(build_model(1000).cuda(args.gpu), device_ids=[args.gpu])
     criterion = nn.CrossEntropyLoss().cuda(args.gpu)

@@ -143,7 +143,7 @@ def main():
     val_set = RandomImages(50_000, args.num_classes)
     train_sampler = DistributedSampler(train_set, num_replicas=world_size, rank=rank)  # expect: GPU501
     val_sampler = DistributedSampler(val_set, shuffle=False)  # trap: GPU501
-    train_loader = DataLoader(  # trap: GPU201
+    train_loader = DataLoader(  # trap: GPU201  # expect: GPU201 info
         train_set,
         batch_size=args.batch_size,
         sampler=train_sampler,
@@ -151,7 +151,7 @@ def main():
         pin_memory=args.pin_memory,
         persistent_workers=True,
     )
-    val_loader = DataLoader(val_set, batch_size=args.batch_size, sampler=val_sampler, num_workers=args.workers)  # expect: GPU201
+    val_loader = DataLoader(val_set, batch_size=args.batch_size, sampler=val_sampler, num_workers=args.workers)  # expect: GPU201, GPU204
 
     model = TinyResNet(num_classes=args.num_classes).to(device)
     if rank == 0:

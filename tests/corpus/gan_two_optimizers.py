@@ -92,7 +92,7 @@ def main():
     device = torch.device("cuda:0" if torch.cuda.is_available() and args.ngpu > 0 else "cpu")
 
     dataset = BlobImages()
-    loader = tud.DataLoader(dataset, batch_size=args.batch_size, shuffle=True, num_workers=args.workers, drop_last=True)  # expect: GPU201
+    loader = tud.DataLoader(dataset, batch_size=args.batch_size, shuffle=True, num_workers=args.workers, drop_last=True)  # expect: GPU201, GPU204
 
     netG = Generator(args.nz).to(device)
     netD = Discriminator().to(device)

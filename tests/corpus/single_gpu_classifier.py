@@ -90,14 +90,14 @@ def main():
 
     train_set = NpzImageDataset(args.data, train=True)
     val_set = NpzImageDataset(args.data, train=False)
-    train_loader = DataLoader(  # expect: GPU201
+    train_loader = DataLoader(  # expect: GPU201, GPU204
         train_set,
         batch_size=args.batch_size,
         shuffle=True,
         num_workers=args.workers,
         drop_last=True,
     )
-    val_loader = DataLoader(val_set, batch_size=256, shuffle=False, num_workers=args.workers)  # expect: GPU201
+    val_loader = DataLoader(val_set, batch_size=256, shuffle=False, num_workers=args.workers)  # expect: GPU201, GPU204
     print(len(train_loader))  # trap: GPU102
     print(f"{len(train_set)} train / {len(val_set)} val images")  # trap: GPU102
 

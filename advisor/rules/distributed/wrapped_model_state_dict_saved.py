@@ -1,9 +1,9 @@
 """GPU503 `wrapped-model-state-dict-saved`: saving a DDP/DataParallel model's `state_dict()` instead of `.module`'s."""
 
 from __future__ import annotations
-from typing import Iterator, Optional, Set
+from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
-from advisor.findings import Fixable
+from advisor.findings import Applicability, Fixable
 from advisor.model import CallSite, FileModel
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
@@ -28,6 +28,25 @@ def _names_and_dotted(node: cst.CSTNode) -> Iterator[str]:
     if name is not None:
         yield name
     yield from iter_names(node)
+
+
+def wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
+    """`load_state_dict(...)` calls on a value that may be a DDP/DataParallel wrapper, in this
+    file and in the project files within two imports of it: code that expects checkpoints with
+    `module.` keys (a resume into the wrapped model)."""
+    return model.shared("distributed.wrapped-loads", _find_wrapped_loads)
+
+
+def _find_wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
+    found = []
+    models = [model]
+    if model.project is not None and model.real_path is not None:
+        models += model.project.related_models(model.real_path)
+    for other in models:
+        for site in other.method_calls("load_state_dict"):
+            if site.receiver is not None and "ddp" in other.kinds(site.receiver, site.ctx, site.order):
+                found.append((other, site))
+    return found
 
 
 class WrappedStateDictSaved(Rule):
@@ -57,15 +76,27 @@ class WrappedStateDictSaved(Rule):
             torch.save(model.module.state_dict(), "checkpoint.pt")
     """
     hint = "save `model.module.state_dict()` so that the keys match the unwrapped model"
-    fixable = Fixable.SAFE
+    fixable = Fixable.SAFE_OR_UNSAFE
     fix_safety = """
-        The fix saves `model.module.state_dict()`, or `getattr(model, "module", model).state_dict()`
-        where the model is only sometimes wrapped, so the keys lose their `module.` prefix and
-        load into the plain model. It assumes every reader of the checkpoint loads it into an
-        unwrapped model. That is not checked today: a script that resumes with
-        `model.load_state_dict(checkpoint[...])` into the wrapped model fails after the fix with
-        missing `module.` keys, and checkpoints written before the fix keep their prefix. Check
-        the loading code before applying it.
+        Where the model is wrapped on every path to the call (built by `DDP(...)` or
+        `DataParallel(...)`, or read under `if isinstance(model, DDP):`, `if
+        hasattr(model, "module"):` or the same `if args.distributed:` that wrapped it), the fix
+        saves `model.module.state_dict()`; where it is wrapped on some paths only, it saves
+        `getattr(model, "module", model).state_dict()`, which is the wrapped module under DDP
+        and DataParallel and the model itself otherwise. Either way the checkpoint loses its
+        `module.` prefix. It assumes:
+
+        - every reader of the checkpoint loads it into an unwrapped model. The fix is offered
+          as unsafe, with the line named in its title, when a `load_state_dict(...)` call on
+          a value that may be wrapped sits in this file or in a project file within two
+          imports of it: a resume into the wrapped model would then fail with missing
+          `module.` keys. Scripts of the project that this file neither imports nor is
+          imported by are not read, and checkpoints written before the fix keep their prefix;
+        - a model that is not wrapped has no attribute of its own named `module` (with one,
+          the `getattr` form would save that submodule instead).
+
+        No fix writes `.module` where the tests on the path say the model is not wrapped: the
+        `else` of `isinstance(model, DDP)` or of `hasattr(model, "module")` is not reported.
     """
     references = (
         (
@@ -96,21 +127,34 @@ class WrappedStateDictSaved(Rule):
             if not self._is_saved(model, site, savers):
                 continue
             receiver = model.code(site.receiver)
-            if kinds["ddp"]:
-                fix = FixSpec("save `.module.state_dict()`", (NodeEdit(site.receiver, ".module", "after"),))
-            else:
-                fix = FixSpec(
-                    "unwrap the model when it is wrapped",
-                    (NodeEdit(site.receiver, f'getattr({receiver}, "module", {receiver})'),),
-                )
             verb = "is" if kinds["ddp"] else "may be"
             yield self.report(
                 site.node,
                 "`{model}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
                 "`module.` and will not load into the plain model",
-                fix=fix,
+                fix=self._fix(model, site, receiver, kinds["ddp"]),
                 data={"model": receiver, "verb": verb},
             )
+
+    def _fix(self, model: FileModel, site: CallSite, receiver: str, wrapped: bool) -> FixSpec:
+        if wrapped:
+            title, edit = "save `.module.state_dict()`", NodeEdit(site.receiver, ".module", "after")
+        else:
+            title = "unwrap the model when it is wrapped"
+            edit = NodeEdit(site.receiver, f'getattr({receiver}, "module", {receiver})')
+        loads = wrapped_loads(model)
+        if not loads:
+            return FixSpec(title, (edit,))
+        other, load = loads[0]
+        where = f"line {other.line_of(load.node)}"
+        if other is not model:
+            where = f"{other.display_name()}:{other.line_of(load.node)}"
+        return FixSpec(
+            f"{title} ({where} loads a checkpoint into the wrapped model, which would then miss "
+            "its `module.` keys)",
+            (edit,),
+            Applicability.UNSAFE,
+        )
 
     def _is_save_call(self, site: CallSite, savers: Set[str]) -> bool:
         if site.qualname == "torch.save":

@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable
 from advisor.model import CallSite, FileModel
-from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.file_model import call_argument
 from advisor.model.names import root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -15,9 +15,9 @@ from advisor.rules.pipeline.loader_flow import is_device_move, loader_option
 
 
 def _pinned(model: FileModel, site: CallSite) -> bool:
-    """Built with a literal `pin_memory=True` (in the call or a `**kwargs` dict of this file)."""
-    state, value, _ = loader_option(model, site, "pin_memory", 7)
-    return state == "present" and value is not None and literal_bool(value) is True
+    """Built with `pin_memory=True` on the GPU path: written in the call or a `**kwargs` dict of
+    this file, or read from a constant, a settings object or an option's default."""
+    return loader_option(model, site, "pin_memory", 7).literals.only(True)
 
 
 def _has_keyword(call: cst.Call, keyword: str) -> bool:
@@ -66,10 +66,12 @@ class BlockingCopyFromPinnedLoader(Rule):
     name = "blocking-copy-from-pinned-loader"
     summary = "batch from a pinned DataLoader copied to the GPU without `non_blocking=True`"
     what = """
-        `.to(device)` or `.cuda()` without `non_blocking=True`, applied to a loop variable (or a
-        piece of one: `batch["x"]`, `x, y = batch`) of a loop over a DataLoader built with a
-        literal `pin_memory=True`. Only copies from the host to a device: `.cpu()`,
-        `.to("cpu")` and dtype conversions are never reported.
+        `.to(device)`, `.cuda()` or `.type(torch.cuda.FloatTensor)` without `non_blocking=True`,
+        applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`) of a loop
+        over a DataLoader built with `pin_memory=True` (written in the call or a `**kwargs` dict,
+        or read from a constant, a settings object or the default of a command-line option).
+        Only copies from the host to a device: `.cpu()`, `.to("cpu")` and dtype conversions are
+        never reported.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -114,11 +116,11 @@ class BlockingCopyFromPinnedLoader(Rule):
         ),
         ("torch.Tensor.to", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.to.html"),
     )
-    requires = (("DataLoader",), ("True",), (".to(", ".cuda("))  # pin_memory may be positional
+    requires = (("DataLoader",), ("True", "pin_mem"), (".to(", ".cuda(", ".type("))  # pin_memory may be positional
 
     def check(self, model: FileModel) -> Iterator[Report]:
         pinned_loops: dict = {}
-        for site in model.method_calls("to", "cuda"):
+        for site in model.method_calls("to", "cuda", "type"):
             call = site.node
             if not is_device_move(model, site) or _has_keyword(call, "non_blocking"):
                 continue
@@ -130,7 +132,7 @@ class BlockingCopyFromPinnedLoader(Rule):
                 continue
             positional = [a for a in call.args if a.keyword is None]
             if len(positional) >= (3 if site.method == "to" else 2):
-                continue  # non_blocking given by position
+                continue  # non_blocking given by position (`.type(t, non_blocking)` too)
             root = root_name(site.receiver) if site.receiver is not None else None
             if root is None:
                 continue

@@ -4,13 +4,13 @@ from __future__ import annotations
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.file_model import literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
-from advisor.rules.pipeline.loader_flow import dataset_on_device, batches_go_to_device
+from advisor.rules.pipeline.loader_flow import batches_go_to_device, dataset_on_device, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
-from advisor.model.containers import kwargs_value
+from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
 
 
 class DataLoaderWithoutPinnedMemory(Rule):
@@ -19,9 +19,12 @@ class DataLoaderWithoutPinnedMemory(Rule):
     summary = "DataLoader without `pin_memory=True` feeding a CUDA model"
     what = """
         A `DataLoader(...)` with no `pin_memory=True` in a file that copies its batches to a
-        CUDA device. A `pin_memory` given as a variable or expression is trusted; a `**kwargs`
-        dict defined in the file is looked into; one that cannot be resolved lowers the
-        finding to info.
+        CUDA device. A `**kwargs` dict built in the file is looked into, with the keys it gets
+        on the CUDA path (`if use_cuda: kwargs.update(pin_memory=True)` counts as set); one that
+        cannot be resolved lowers the finding to info. A `pin_memory` given as a variable or
+        expression is trusted unless the analysis can read that it is False (a constant, a
+        settings object). The False default of a command-line switch (`action="store_true"`) is
+        reported as info only, naming the switch: the author left pinning to the run.
     """
     why = """
         The GPU can only read host memory that is page-locked. Batches in ordinary (pageable)
@@ -51,7 +54,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
 
         Offered as unsafe where the call says `pin_memory=False`: the author chose it, perhaps
         for the memory above. Not offered when the options come from a `**kwargs` dict the
-        analysis cannot read, or when the call has no argument to follow.
+        analysis cannot read, when the call has no argument to follow, or when the False comes
+        from elsewhere (a variable, a settings object, an option's default): the change belongs
+        there, and a command-line switch is the user's to flip.
     """
     references = (
         (
@@ -82,34 +87,46 @@ class DataLoaderWithoutPinnedMemory(Rule):
         call = site.node
         if dataset_on_device(model, site):
             return None
-        arg = call_argument(call, "pin_memory", 7)
-        if arg is not None:
-            if literal_bool(arg.value) is False:
-                return self.report(
-                    call,
-                    "DataLoader sets `pin_memory=False` while its batches go to the GPU: each copy "
-                    "is staged through pageable memory and blocks the host",
-                    fix=FixSpec(
-                        "set `pin_memory=True`",
-                        (NodeEdit(arg.value, "True"),),
-                        Applicability.UNSAFE,  # the author chose False explicitly
-                    ),
-                    data={"loader_options": loader_options(call)},
+        data = {"loader_options": loader_options(call)}
+        option = loader_option(model, site, "pin_memory", 7)
+        if option.state == PRESENT:
+            if not option.literals.only(False):
+                return None  # True, or a value the analysis cannot read: trusted
+            default_of = option.literals.option
+            arg = option.arg
+            fix = None
+            if arg is not None and literal_bool(arg.value) is False:
+                fix = FixSpec(
+                    "set `pin_memory=True`",
+                    (NodeEdit(arg.value, "True"),),
+                    Applicability.UNSAFE,  # the author chose False explicitly
                 )
-            return None
-        if any(a.star == "*" for a in call.args):
-            return self.report(call, "cannot tell whether this DataLoader pins memory", severity=Severity.INFO,
-                               data={"loader_options": loader_options(call)})
-        state, value = kwargs_value(model, site, "pin_memory")
-        if state == "present":
-            return None
-        if state == "unknown":
+            message = (
+                "DataLoader sets `pin_memory=False` while its batches go to the GPU: each copy "
+                "is staged through pageable memory and blocks the host"
+            )
+            if default_of is not None:
+                data["default_of"] = default_of
+                message = (
+                    "DataLoader does not pin memory unless the run passes `{default_of}` (its default is "
+                    "False) while its batches go to the GPU: each copy is staged through pageable memory "
+                    "and blocks the host"
+                )
+                # A switch for pinning is the author's considered choice to leave it to the run.
+                return self.report(call, message, severity=Severity.INFO, data=data)
+            return self.report(call, message, fix=fix, data=data)
+        if option.state == SOMETIMES:
+            return None  # set on some paths: trusted, as a variable is
+        if option.state == UNKNOWN:
+            if any(a.star == "*" for a in call.args):
+                return self.report(call, "cannot tell whether this DataLoader pins memory", severity=Severity.INFO,
+                                   data=data)
             return self.report(
                 call,
                 "DataLoader options come from `**kwargs` that may not set `pin_memory=True`; "
                 "its batches go to the GPU",
                 severity=Severity.INFO,
-                data={"loader_options": loader_options(call)},
+                data=data,
             )
         fix = None
         if call.args:
@@ -119,5 +136,5 @@ class DataLoaderWithoutPinnedMemory(Rule):
             "DataLoader without `pin_memory=True` while its batches go to the GPU: each copy is "
             "staged through pageable memory and blocks the host",
             fix=fix,
-            data={"loader_options": loader_options(call)},
+            data=data,
         )

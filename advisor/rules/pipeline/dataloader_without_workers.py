@@ -11,7 +11,8 @@ from advisor.model.names import DATALOADER, dotted_name
 from advisor.rules.base import Report, Rule
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.loaders import loader_consumers, loaders_iterated
-from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, literal_int, loader_option, batches_go_to_device
+from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
+from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, loader_option, batches_go_to_device
 
 
 _EVAL_NAME = re.compile(
@@ -40,7 +41,7 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
             keys.add(name.rsplit(".", 1)[-1] if name.startswith("self.") else name)
     if not keys:
         return False
-    for move in model.method_calls("cuda", "to"):
+    for move in model.method_calls("cuda", "to", "type"):
         function = move.ctx.function
         if function is not None and (function.key in keys or function.node.name.value in keys):
             if is_device_move(model, move):
@@ -109,8 +110,11 @@ class DataLoaderWithoutWorkers(Rule):
         device. Loaders named for validation or testing, in-memory `TensorDataset`s, datasets
         derived from `IterableDataset` (which shard their own streams), and frameworks that
         move batches themselves (Lightning, Accelerate, the Hugging Face `Trainer`) are left
-        alone. A `**kwargs` dict that cannot be resolved lowers the finding to info; a
-        `num_workers` given as a variable is trusted.
+        alone. A `**kwargs` dict that cannot be resolved lowers the finding to info. A
+        `num_workers` given as a variable counts when the analysis can read what it holds (a
+        constant, a settings object, the default of a command-line option: the message then
+        names the option) and is trusted otherwise; so is one a `**kwargs` dict gets on some
+        paths only.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training
@@ -160,19 +164,23 @@ class DataLoaderWithoutWorkers(Rule):
                 continue
             if dataset_on_device(model, site) or _cuda_in_loading(model, site):
                 continue
-            state, value, _ = loader_option(model, site, "num_workers", 5)
-            if state == "unknown":
+            option = loader_option(model, site, "num_workers", 5)
+            data = {"loader_options": loader_options(site.node)}
+            if option.state == UNKNOWN and option.arg is None:
                 yield self.report(
                     site.node,
                     "DataLoader options come from `**kwargs` that may not set `num_workers`: batches "
                     "may be loaded in the training process",
                     severity=Severity.INFO,
-                    data={"loader_options": loader_options(site.node)},
+                    data=data,
                 )
-            elif state == "absent" or literal_int(value) == 0:
-                yield self.report(
-                    site.node,
-                    "DataLoader loads every batch in the training process (no worker processes) while "
-                    "the GPU waits",
-                    data={"loader_options": loader_options(site.node)},
-                )
+            elif option.state == ABSENT or (option.state == PRESENT and option.literals.ints() == (0,)):
+                default_of = option.literals.option if option.state == PRESENT else None
+                message = "DataLoader loads every batch in the training process (no worker processes) while the GPU waits"
+                if default_of is not None:
+                    data["default_of"] = default_of
+                    message = (
+                        "DataLoader loads every batch in the training process (`{default_of}` defaults to "
+                        "no worker processes) while the GPU waits"
+                    )
+                yield self.report(site.node, message, data=data)

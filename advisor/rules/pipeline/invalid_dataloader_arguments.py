@@ -8,7 +8,8 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name, is_none
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.rules.pipeline.loader_flow import iterable_dataset, literal_int, loader_option
+from advisor.model.call_options import ABSENT, PRESENT, call_option
+from advisor.rules.pipeline.loader_flow import iterable_dataset, literal_int
 from advisor.rules.pipeline.loader_literals import loader_options
 
 
@@ -80,8 +81,12 @@ class InvalidDataLoaderArguments(Rule):
         or `persistent_workers=True` without worker processes (`num_workers` absent or 0);
         `shuffle=True` together with a `sampler`; `batch_sampler` together with `batch_size`
         (other than 1), `shuffle=True`, `sampler` or `drop_last=True`; `shuffle=True` for a
-        dataset derived from `IterableDataset`; a negative `num_workers`. Values given as
-        variables, and samplers that may be `None`, are not judged.
+        dataset derived from `IterableDataset`; a negative `num_workers`. A worker count the
+        analysis can read (a constant, a settings object, a `**kwargs` dict) counts as written;
+        one that is the default of a command-line option and is 0 makes `prefetch_factor` and
+        `persistent_workers=True` a warning without a fix (the run raises unless it asks for
+        workers). Other values given as variables, and samplers that may be `None`, are not
+        judged.
     """
     why = """
         These raise as soon as the script builds the loader, often only on the path that was
@@ -127,12 +132,15 @@ class InvalidDataLoaderArguments(Rule):
 
     def _check_call(self, model: FileModel, site: CallSite) -> Iterator[Report]:
         call = site.node
-        state, workers_value, workers_arg = loader_option(model, site, "num_workers", 5)
-        workers = 0 if state == "absent" else (literal_int(workers_value) if state == "present" else None)
-        if workers is not None and workers < 0 and workers_arg is not None:
-            yield self.report(workers_arg, "`{argument}` must not be negative: DataLoader raises `ValueError`",
+        option = call_option(model, site, "num_workers", 5)
+        counts = (0,) if option.state == ABSENT else (option.literals.ints() if option.state == PRESENT else None)
+        workers = counts[0] if counts is not None and len(counts) == 1 else None
+        if workers is not None and workers < 0 and option.arg is not None and option.literals.option is None:
+            yield self.report(option.arg, "`{argument}` must not be negative: DataLoader raises `ValueError`",
                               data={"argument": "num_workers", "loader_options": loader_options(call)})
-        if workers == 0:
+        if workers == 0 and option.state == PRESENT and option.literals.option is not None:
+            yield from self._needs_workers_by_default(call, option.literals.option)
+        elif workers == 0:
             prefetch = call_argument(call, "prefetch_factor", None)
             value = literal_int(prefetch.value) if prefetch is not None else None
             if value is not None and not (model.torch_version < (2, 0) and value == 2):
@@ -174,6 +182,25 @@ class InvalidDataLoaderArguments(Rule):
         elif shuffles and iterable_dataset(model, site):
             yield self._drop(call, shuffle, "`{argument}` for an `IterableDataset`: DataLoader raises `ValueError`",
                              {"argument": "shuffle=True"})
+
+    def _needs_workers_by_default(self, call: cst.Call, default_of: str) -> Iterator[Report]:
+        """`num_workers` is an option whose default is 0: the run raises unless the user asks for
+        workers. The fix would break the runs that do, so none is offered."""
+        prefetch = call_argument(call, "prefetch_factor", None)
+        persistent = call_argument(call, "persistent_workers", None)
+        conflicts = []
+        if prefetch is not None and literal_int(prefetch.value) is not None:
+            conflicts.append((prefetch, "prefetch_factor"))
+        if persistent is not None and literal_bool(persistent.value) is True:
+            conflicts.append((persistent, "persistent_workers=True"))
+        for arg, argument in conflicts:
+            yield self.report(
+                arg,
+                "`{argument}` needs worker processes, and `{default_of}` defaults to 0: DataLoader raises "
+                "`ValueError` unless the run asks for workers",
+                severity=Severity.WARNING,
+                data={"argument": argument, "default_of": default_of, "loader_options": loader_options(call)},
+            )
 
     def _drop(self, call: cst.Call, arg: cst.Arg, message: str, data: Dict[str, Any]) -> Report:
         if arg.keyword is not None:

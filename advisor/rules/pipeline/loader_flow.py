@@ -1,11 +1,11 @@
 """Helpers shared by the pipeline rules."""
 
 from __future__ import annotations
-from typing import Optional, Tuple
+from typing import Optional
 import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
-from advisor.model.containers import kwargs_value
+from advisor.model.call_options import Option, call_option
 from advisor.model.loaders import loader_consumers
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
@@ -162,18 +162,10 @@ def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
     return None
 
 
-def loader_option(
-    model: FileModel, site: CallSite, keyword: str, position: Optional[int]
-) -> Tuple[str, Optional[cst.BaseExpression], Optional[cst.Arg]]:
-    """A DataLoader argument given in the call or in a `**kwargs` dict of this file:
-    ("present", value, arg-or-None) | ("absent", None, None) | ("unknown", None, None)."""
-    arg = call_argument(site.node, keyword, position)
-    if arg is not None:
-        return "present", arg.value, arg
-    if any(a.star == "*" for a in site.node.args):
-        return "unknown", None, None
-    state, value = kwargs_value(model, site, keyword)
-    return state, value, None
+def loader_option(model: FileModel, site: CallSite, keyword: str, position: Optional[int]) -> Option:
+    """A DataLoader argument as the loader receives it where its batches go to the GPU: given in
+    the call, or in a `**kwargs` dict (a key added under `if use_cuda:` counts as there)."""
+    return call_option(model, site, keyword, position, path="cuda")
 
 
 def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpression]:

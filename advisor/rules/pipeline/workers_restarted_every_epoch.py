@@ -9,16 +9,25 @@ from advisor.model.names import DATALOADER
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
+from advisor.model.call_options import ABSENT, PRESENT
 from advisor.rules.pipeline.loader_flow import literal_int, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 
 
-def _worker_count(model: FileModel, site: CallSite) -> Optional[int]:
-    """`num_workers` as a literal (absent means 0); None when not known."""
-    state, value, _ = loader_option(model, site, "num_workers", 5)
-    if state == "absent":
-        return 0
-    return literal_int(value) if state == "present" else None
+def _worker_counts(model: FileModel, site: CallSite):
+    """`num_workers` as the loader gets it on the GPU path (absent means 0): (the ints it may be,
+    the option whose default gives them, the argument in the call); None when not known."""
+    option = loader_option(model, site, "num_workers", 5)
+    if option.state == ABSENT:
+        return (0,), None, None
+    if option.state != PRESENT:
+        return None
+    counts = option.literals.ints()
+    return (counts, option.literals.option, option.arg) if counts else None
+
+
+def _count_text(counts) -> str:
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
 
 
 def _loop_is_one_epoch(loop) -> bool:
@@ -86,10 +95,15 @@ class WorkersRestartedEveryEpoch(Rule):
     name = "workers-restarted-every-epoch"
     summary = "DataLoader with workers iterated every epoch without `persistent_workers=True`"
     what = """
-        A `DataLoader(...)` with a literal `num_workers` above 0 (in the call or in a `**kwargs`
-        dict of the file) and no `persistent_workers`, iterated inside an epoch loop (a loop
-        that runs a whole training loop per iteration), directly or through a helper that the
-        epoch loop calls; or built inside the epoch loop. One-epoch scripts are left alone.
+        A `DataLoader(...)` whose `num_workers` is known to be above 0 and that gets no
+        `persistent_workers`, iterated inside an epoch loop (a loop that runs a whole training
+        loop per iteration), directly or through a helper that the epoch loop calls; or built
+        inside the epoch loop. One-epoch scripts are left alone. The worker count may be written
+        in the call, in a `**kwargs` dict built in steps (a key added under `if use_cuda:`
+        counts), in a variable, a parameter's callers or default, a settings object
+        (`SimpleNamespace`, a dataclass, a dict of settings), or be the default of a
+        command-line option (`parser.add_argument("--workers", default=8)`): what runs unless the
+        user passes another value, and the message names the option.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -123,6 +137,11 @@ class WorkersRestartedEveryEpoch(Rule):
           epochs (curriculum, resampling, a new augmentation setting) is not seen by them;
         - a `worker_init_fn` runs once per worker instead of once per epoch;
         - the workers and their memory stay alive between passes, during evaluation too.
+
+        When the worker count is the default of a command-line option, the run may ask for
+        none, and `persistent_workers=True` without workers raises `ValueError`: the fix then
+        writes `persistent_workers=<the count> > 0`, and is not offered when the count comes
+        through a `**kwargs` dict.
 
         Not offered for a loader built inside the epoch loop: it has to move out of the loop
         first, which is a change of structure the author should make.
@@ -166,36 +185,48 @@ class WorkersRestartedEveryEpoch(Rule):
             )
             if id(site.node) not in iterated and not rebuilt:
                 continue
-            workers = _worker_count(model, site)
-            if workers is None or workers <= 0:
+            found = _worker_counts(model, site)
+            if found is None or found[0][0] <= 0:
                 continue
-            state, _, _ = loader_option(model, site, "persistent_workers", None)
-            if state != "absent":
+            counts, default_of, workers_arg = found
+            if loader_option(model, site, "persistent_workers", None).state != ABSENT:
                 continue
+            data = {"workers": counts[0], "loader_options": loader_options(site.node)}
+            if default_of is not None:
+                data["default_of"] = default_of
             if rebuilt:
                 yield self.report(
                     site.node,
                     "DataLoader with worker processes is built anew every epoch: its workers start "
                     "over each time",
                     fix=None,
-                    data={"workers": workers, "loader_options": loader_options(site.node)},
+                    data=data,
                 )
                 continue
-            fix = None
-            if site.node.args:
-                fix = FixSpec(
-                    "add `persistent_workers=True`",
-                    (NodeEdit(site.node.args[-1].value, ", persistent_workers=True", "after"),),
-                    Applicability.UNSAFE,
+            data.update(count=_count_text(counts), processes="process" if counts == (1,) else "processes")
+            message = "DataLoader starts {count} worker {processes} again for every epoch: no `persistent_workers=True`"
+            if default_of is not None:
+                message = (
+                    "DataLoader starts {count} worker {processes} (the default of `{default_of}`) again for "
+                    "every epoch: no `persistent_workers=True`"
                 )
-            yield self.report(
-                site.node,
-                "DataLoader starts {workers} worker {processes} again for every "
-                "epoch: no `persistent_workers=True`",
-                fix=fix,
-                data={"workers": workers, "processes": "process" if workers == 1 else "processes",
-                      "loader_options": loader_options(site.node)},
-            )
+            yield self.report(site.node, message, fix=self._fix(model, site, default_of, workers_arg), data=data)
+
+    def _fix(self, model: FileModel, site: CallSite, default_of, workers_arg) -> Optional[FixSpec]:
+        if not site.node.args:
+            return None
+        added = "persistent_workers=True"
+        if default_of is not None:
+            # The run may ask for no workers, and persistent workers without any raise: keep
+            # them persistent only when there are some.
+            if workers_arg is None or not isinstance(workers_arg.value, (cst.Name, cst.Attribute)):
+                return None
+            added = f"persistent_workers={model.code(workers_arg.value)} > 0"
+        return FixSpec(
+            f"add `{added}`",
+            (NodeEdit(site.node.args[-1].value, f", {added}", "after"),),
+            Applicability.UNSAFE,
+        )
 
     def _generator_passes(self, model: FileModel, epochs) -> Iterator[CallSite]:
         """Comprehensions over a loader in a function the epoch loop calls (`sum(... for x in loader)`):

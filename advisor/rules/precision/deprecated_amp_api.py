@@ -82,9 +82,11 @@ class DeprecatedAmpApi(Rule):
         - the code runs on torch 2.3 or later (the configured `torch-version`): older releases
           have no `torch.amp.GradScaler`;
         - the called name still refers to the imported `torch.cuda.amp` or `torch.cpu.amp` object.
-          Today the rule follows the import, not later rebindings: a local function or variable
-          that shadows the name (a no-op `autocast()` helper of the script's own) would be
-          rewritten into a real autocast. Check such files by hand;
+          The rule reports nothing where a `def`, class, assignment or parameter of the same
+          name may reach the call (a no-op `autocast()` helper of the script's own), or where
+          the file imports the name from two places (`try: from torch.amp import autocast`
+          with a `torch.cuda.amp` fallback under `except ImportError:`, which only runs on old
+          torch). A name rebound in another module and imported from there is not followed;
         - the `torch` name it writes refers to the torch package where the call is.
 
         Not offered below torch-version 2.3, when no name for the `torch` package is imported, or
@@ -111,7 +113,7 @@ class DeprecatedAmpApi(Rule):
         for site in sites:
             spelled = spelled_name(model, site.node.func)
             entry = _DEPRECATED_AMP.get(spelled or "")
-            if entry is None:
+            if entry is None or not model.holds_its_import(site.node.func, site.ctx, site.order):
                 continue
             kind, device = entry
             replacement = f'torch.amp.{kind}("{device}", ...)'

@@ -5,6 +5,7 @@ import re
 from typing import Iterator
 import libcst as cst
 from advisor.model import CallSite, FileModel
+from advisor.model.timing import near_timing
 from advisor.rules.base import Report, Rule
 from advisor.model.vocabulary import TRAINING_TEXT
 
@@ -21,9 +22,11 @@ class SynchronizeInTrainingLoop(Rule):
     summary = "`torch.cuda.synchronize()` on every training step"
     what = """
         `torch.cuda.synchronize()`, `torch.accelerator.synchronize()` and `Stream`/`Event`
-        `.synchronize()` inside the innermost training loop. Calls next to timing code (a
-        `time.perf_counter()` call or `elapsed_time` within a few statements) are left alone:
-        timing GPU work needs them.
+        `.synchronize()` inside the innermost training loop. Calls next to timing code are left
+        alone, since timing GPU work needs them: a `time.perf_counter()` call or `elapsed_time`
+        within a few statements, a call there of a project function that reads the clock (`t0 =
+        timer()`, `timer.toc()`), or a synchronize inside such a helper
+        (`def time_synchronized(): torch.cuda.synchronize(); return time.time()`).
     """
     why = """
         An explicit synchronize blocks the host until every queued kernel has finished, so the
@@ -86,11 +89,6 @@ class SynchronizeInTrainingLoop(Rule):
                 return True
         return False
 
-    def _near_timing(self, model: FileModel, site: CallSite) -> bool:
-        block, index = site.stmt
-        timing = model.facts.timing_statements.get(block, ())
-        return any(abs(i - index) <= 3 for i in timing)
-
     def check(self, model: FileModel) -> Iterator[Report]:
         sites = model.calls_to("torch.cuda.synchronize", "torch.accelerator.synchronize")
         sites += [s for s in model.method_calls("synchronize") if s.qualname is None]
@@ -98,7 +96,7 @@ class SynchronizeInTrainingLoop(Rule):
             if not self._is_sync(model, site):
                 continue
             heat = model.sync_heat(site.ctx)
-            if heat is None or self._near_timing(model, site):
+            if heat is None or near_timing(model, site):
                 continue
             yield self.report(
                 site.node,

@@ -51,3 +51,51 @@ def save(model, path):
     torch.save(model.module.state_dict(), path)  # expect: GPU503
 ddp_model = DDP(net)
 save(ddp_model, "a.pt")
+
+# %% invalid: the isinstance arm saves the wrapper itself
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def save(model, path):
+    if isinstance(model, DDP):
+        torch.save(model.module.state_dict(), path)  # expect: GPU503
+
+# %% invalid: under the same test that wrapped it
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args):
+    model = Net()
+    if args.distributed:
+        model = DDP(model)
+    train(model)
+    if args.distributed:
+        torch.save(model.module.state_dict(), "last.pt")  # expect: GPU503
+
+# %% invalid: under another test: may be wrapped
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args):
+    model = Net()
+    if args.distributed:
+        model = DDP(model)
+    if args.rank == 0:
+        torch.save(getattr(model, "module", model).state_dict(), "last.pt")  # expect: GPU503
+
+# %% invalid: the tested flag changes in between
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args):
+    model = Net()
+    if args.distributed:
+        model = DDP(model)
+    args.distributed = False
+    if not args.distributed:
+        torch.save(getattr(model, "module", model).state_dict(), "last.pt")  # expect: GPU503
+
+# %% invalid: resumed into the wrapped model: the fix is unsafe
+import torch
+import torch.nn as nn
+model = nn.DataParallel(Net())
+if args.resume:
+    checkpoint = torch.load(args.resume)
+    model.load_state_dict(checkpoint["state_dict"])
+torch.save({"state_dict": model.module.state_dict()}, "ckpt.pt")  # expect: GPU503

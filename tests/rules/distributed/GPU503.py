@@ -105,3 +105,146 @@ import torch.nn as nn
 model = nn.parallel.DistributedDataParallel(model, device_ids=[rank])
 to_save = model.module if hasattr(model, "module") else model
 torch.save(to_save.state_dict(), "m.pt")
+
+# %% valid: the else of an isinstance test holds the plain model
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def save(model, path):
+    if isinstance(model, DDP):
+        torch.save(model.module.state_dict(), path)
+    else:
+        torch.save(model.state_dict(), path)
+save(DDP(net), "a.pt")
+
+# %% valid: the else of a hasattr test
+import torch
+import torch.nn as nn
+def save(model, path):
+    if hasattr(model, "module"):
+        state = model.module.state_dict()
+    else:
+        state = model.state_dict()
+    torch.save(state, path)
+save(nn.DataParallel(net), "a.pt")
+
+# %% valid: not an instance of either wrapper
+import torch
+import torch.nn as nn
+def save(model, path):
+    if not isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel)):
+        torch.save(model.state_dict(), path)
+save(nn.DataParallel(net), "a.pt")
+
+# %% valid: early return for the plain model
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def save(model, path):
+    if isinstance(model, DDP):
+        torch.save(model.module.state_dict(), path)
+        return
+    torch.save(model.state_dict(), path)
+save(DDP(net), "a.pt")
+
+# %% valid: the else of the test the wrap ran under
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args):
+    model = Net()
+    if args.distributed:
+        model = DDP(model)
+    train(model)
+    if args.distributed:
+        torch.save(model.module.state_dict(), "last.pt")
+    else:
+        torch.save(model.state_dict(), "last.pt")
+
+# %% valid: the negated test the wrap ran under
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(local_rank):
+    model = Net()
+    if local_rank != -1:
+        model = DDP(model, device_ids=[local_rank])
+    train(model)
+    if local_rank == -1:
+        torch.save({"model": model.state_dict()}, "last.pt")
+
+# %% valid: the other arm of the if that wrapped it
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args, model):
+    if args.distributed:
+        model = DDP(model)
+        train(model)
+    else:
+        train(model)
+        torch.save(model.state_dict(), "single.pt")
+
+# %% valid: alias of the unwrapped module, by a conditional expression
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args, generator):
+    if args.distributed:
+        generator = DDP(generator, device_ids=[args.local_rank])
+    g_module = generator.module if args.distributed else generator
+    torch.save({"g": g_module.state_dict()}, "g.pt")
+
+# %% valid: a helper tests the wrapper
+import torch
+import torch.nn as nn
+def is_parallel(model):
+    return type(model) in (nn.parallel.DataParallel, nn.parallel.DistributedDataParallel)
+def save(model, path):
+    if is_parallel(model):
+        torch.save(model.module.state_dict(), path)
+    else:
+        torch.save(model.state_dict(), path)
+save(nn.DataParallel(net), "a.pt")
+
+# %% invalid: the isinstance arm saves the wrapper itself
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def save(model, path):
+    if isinstance(model, DDP):
+        torch.save(model.state_dict(), path)  # expect: GPU503
+
+# %% invalid: under the same test that wrapped it
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args):
+    model = Net()
+    if args.distributed:
+        model = DDP(model)
+    train(model)
+    if args.distributed:
+        torch.save(model.state_dict(), "last.pt")  # expect: GPU503
+
+# %% invalid: under another test: may be wrapped
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args):
+    model = Net()
+    if args.distributed:
+        model = DDP(model)
+    if args.rank == 0:
+        torch.save(model.state_dict(), "last.pt")  # expect: GPU503
+
+# %% invalid: the tested flag changes in between
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(args):
+    model = Net()
+    if args.distributed:
+        model = DDP(model)
+    args.distributed = False
+    if not args.distributed:
+        torch.save(model.state_dict(), "last.pt")  # expect: GPU503
+
+# %% invalid: resumed into the wrapped model: the fix is unsafe
+import torch
+import torch.nn as nn
+model = nn.DataParallel(Net())
+if args.resume:
+    checkpoint = torch.load(args.resume)
+    model.load_state_dict(checkpoint["state_dict"])
+torch.save({"state_dict": model.state_dict()}, "ckpt.pt")  # expect: GPU503

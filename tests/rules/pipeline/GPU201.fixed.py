@@ -132,3 +132,15 @@ def to_device(batch, device):
 loader = DataLoader(ds, batch_size=16, num_workers=4, pin_memory=True)  # expect: GPU201
 for batch in loader:
     batch = to_device(batch, torch.device("cuda"))
+
+# %% invalid: kwargs that get workers on the CUDA path, but never pinning
+import torch
+from torch.utils.data import DataLoader
+use_cuda = torch.cuda.is_available()
+device = torch.device("cuda" if use_cuda else "cpu")
+kwargs = {"batch_size": 64}
+if use_cuda:
+    kwargs.update({"num_workers": 1})
+loader = DataLoader(ds, **kwargs, pin_memory=True)  # expect: GPU201
+for x, y in loader:
+    x = x.to(device)

@@ -196,3 +196,79 @@ Y = torch.randn(1000, 1).cuda()
 loader = DataLoader(TensorDataset(X, Y), batch_size=32, shuffle=True)
 for x, y in loader:
     x = x.to("cuda")
+
+# %% invalid: pinning left to a command-line switch that is off by default
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--pin-mem", action="store_true")
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=args.pin_mem)  # expect: GPU201 info
+for x, y in loader:
+    x = x.cuda()
+
+# %% invalid: False read from a module constant and from a settings object
+from types import SimpleNamespace
+from torch.utils.data import DataLoader
+PIN_MEMORY = False
+cfg = SimpleNamespace(batch_size=64, pin_memory=False)
+a = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=PIN_MEMORY)  # expect: GPU201
+b = DataLoader(ds, batch_size=cfg.batch_size, num_workers=4, pin_memory=cfg.pin_memory)  # expect: GPU201
+for loader in (a, b):
+    for x, y in loader:
+        x = x.to("cuda")
+
+# %% invalid: kwargs that get workers on the CUDA path, but never pinning
+import torch
+from torch.utils.data import DataLoader
+use_cuda = torch.cuda.is_available()
+device = torch.device("cuda" if use_cuda else "cpu")
+kwargs = {"batch_size": 64}
+if use_cuda:
+    kwargs.update({"num_workers": 1})
+loader = DataLoader(ds, **kwargs)  # expect: GPU201
+for x, y in loader:
+    x = x.to(device)
+
+# %% valid: pinning added on the CUDA path
+import torch
+from torch.utils.data import DataLoader
+use_cuda = not args.no_cuda and torch.cuda.is_available()
+device = torch.device("cuda" if use_cuda else "cpu")
+train_kwargs = {"batch_size": args.batch_size}
+if use_cuda:
+    cuda_kwargs = {"num_workers": 1, "pin_memory": True, "shuffle": True}
+    train_kwargs.update(cuda_kwargs)
+loader = DataLoader(ds, **train_kwargs)
+for x, y in loader:
+    x = x.to(device)
+
+# %% valid: a dict chosen by the device, a spread, a switch on by default
+import argparse
+import torch
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--no-pin", dest="pin_memory", action="store_false")
+args = parser.parse_args()
+extra = {"num_workers": 4, "pin_memory": True} if torch.cuda.is_available() else {}
+common = {**extra, "batch_size": 32}
+a = DataLoader(ds, **extra)
+b = DataLoader(ds, shuffle=True, **common)
+c = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=args.pin_memory)
+for loader in (a, b, c):
+    for x, y in loader:
+        x = x.cuda()
+
+# %% valid: a False the analysis cannot be sure of
+import torch
+from torch.utils.data import DataLoader
+PIN = False
+if torch.cuda.is_available():
+    PIN = True
+settings = {"pin_memory": False}
+settings.update(load_overrides())
+a = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=PIN)
+b = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=settings["pin_memory"])
+for loader in (a, b):
+    for x, y in loader:
+        x = x.cuda()

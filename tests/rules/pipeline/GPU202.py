@@ -172,3 +172,142 @@ loader = DataLoader(images, batch_size=256)
 with torch.inference_mode():
     for x in loader:
         preds.append(model(x.cuda()).argmax(1))
+
+# %% invalid: worker count from a command-line option whose default is 0
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0, help="loader processes")
+parser.add_argument("--epochs", type=int, default=90)
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=args.workers)  # expect: GPU202
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the parser is built in a helper; the option in an argument group
+import argparse
+from torch.utils.data import DataLoader
+def get_parser():
+    parser = argparse.ArgumentParser("train")
+    data = parser.add_argument_group("data")
+    data.add_argument("-j", "--num-workers", type=int, default=0)
+    return parser
+def main():
+    args = get_parser().parse_args()
+    loader = DataLoader(ds, batch_size=32, num_workers=args.num_workers)  # expect: GPU202
+    for x, y in loader:
+        loss = criterion(model(x.to("cuda")), y.to("cuda"))
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: worker count from a settings dict, a dataclass and a module constant
+from dataclasses import dataclass
+from torch.utils.data import DataLoader
+NUM_WORKERS = 0
+CONFIG = {"batch_size": 64, "num_workers": 0}
+@dataclass
+class TrainConfig:
+    lr: float = 0.1
+    num_workers: int = 0
+cfg = TrainConfig()
+a = DataLoader(ds, batch_size=CONFIG["batch_size"], num_workers=CONFIG["num_workers"])  # expect: GPU202
+b = DataLoader(ds, batch_size=64, num_workers=cfg.num_workers)  # expect: GPU202
+c = DataLoader(ds, batch_size=64, num_workers=NUM_WORKERS)  # expect: GPU202
+for loader in (a, b, c):
+    for x, y in loader:
+        model(x.cuda()).sum().backward()
+        optimizer.step()
+
+# %% invalid: kwargs built in steps, none of them with workers
+from torch.utils.data import DataLoader
+base = {"batch_size": 64, "drop_last": True}
+kwargs = {**base, "shuffle": True}
+kwargs.update(pin_memory=True)
+loader = DataLoader(ds, **kwargs)  # expect: GPU202
+for x, y in loader:
+    model(x.cuda(non_blocking=True)).sum().backward()
+    optimizer.step()
+
+# %% valid: the option's default asks for workers
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=8)
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers)
+for x, y in loader:
+    model(x.cuda()).sum().backward()
+    optimizer.step()
+
+# %% valid: no default to read, a default the run replaces, a value set after parsing
+import argparse
+import yaml
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int)
+parser.add_argument("--threads", type=int, default=0)
+parser.add_argument("--procs", type=int, default=0)
+parser.set_defaults(**yaml.safe_load(open("defaults.yaml")))
+args = parser.parse_args()
+a = DataLoader(ds, batch_size=32, num_workers=args.workers)
+b = DataLoader(ds, batch_size=32, num_workers=args.threads)
+for loader in (a, b):
+    for x, y in loader:
+        model(x.cuda()).sum().backward()
+        optimizer.step()
+
+# %% valid: an option of a parser the analysis cannot see
+from torch.utils.data import DataLoader
+from somewhere import parse_options
+args = parse_options()
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers)
+for x, y in loader:
+    model(x.cuda()).sum().backward()
+    optimizer.step()
+
+# %% valid: the attribute is set after parsing
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0)
+args = parser.parse_args()
+if args.distributed:
+    args.workers = int((args.workers + ngpus - 1) / ngpus)
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers)
+for x, y in loader:
+    model(x.cuda()).sum().backward()
+    optimizer.step()
+
+# %% valid: workers added on the CUDA path, through a spread, or a dict the config file replaces
+import torch
+import yaml
+from torch.utils.data import DataLoader
+use_cuda = torch.cuda.is_available()
+kwargs = {"batch_size": 64}
+if use_cuda:
+    kwargs.update({"num_workers": 4, "pin_memory": True})
+common = dict(num_workers=8, pin_memory=True)
+train_kwargs = {**common, "shuffle": True}
+settings = {"num_workers": 0}
+settings.update(yaml.safe_load(open("config.yaml")))
+a = DataLoader(ds, **kwargs)
+b = DataLoader(ds, **train_kwargs)
+c = DataLoader(ds, batch_size=64, num_workers=settings["num_workers"])
+for loader in (a, b, c):
+    for x, y in loader:
+        model(x.cuda()).sum().backward()
+        optimizer.step()
+
+# %% valid: a settings object built with the value from elsewhere
+from dataclasses import dataclass
+from torch.utils.data import DataLoader
+@dataclass
+class DataConfig:
+    num_workers: int = 0
+cfg = DataConfig(num_workers=args.workers)
+loader = DataLoader(ds, batch_size=64, num_workers=cfg.num_workers)
+for x, y in loader:
+    model(x.cuda()).sum().backward()
+    optimizer.step()

@@ -59,3 +59,25 @@ labeled = DataLoader(a, batch_size=32, num_workers=4, pin_memory=True)
 unlabeled = DataLoader(b, batch_size=96, num_workers=4, pin_memory=True)
 for (x, y), u in zip(labeled, unlabeled):
     u = u.to(device, non_blocking=True)  # expect: GPU203
+
+# %% invalid: pinning read from a module constant and from a kwargs dict chosen by the device
+import torch
+from torch.utils.data import DataLoader
+PIN_MEMORY = True
+use_cuda = torch.cuda.is_available()
+kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}
+a = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=PIN_MEMORY)
+b = DataLoader(ds, batch_size=32, **kwargs)
+for x, y in a:
+    x = x.cuda(non_blocking=True)  # expect: GPU203
+for x, y in b:
+    y = y.to("cuda", non_blocking=True)  # expect: GPU203
+
+# %% invalid: a CUDA tensor type moves the batch too; a CPU type or a dtype does not
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+for imgs, labels in loader:
+    real = imgs.type(torch.cuda.FloatTensor, non_blocking=True)  # expect: GPU203
+    host = imgs.type(torch.FloatTensor)
+    half = labels.type(torch.float16)

@@ -134,3 +134,42 @@ for batch in loader:
     x = batch["x"].to(dtype)
     y = batch["y"].float().to("cuda")
     z = batch["z"].to(x)
+
+# %% invalid: pinning read from a module constant and from a kwargs dict chosen by the device
+import torch
+from torch.utils.data import DataLoader
+PIN_MEMORY = True
+use_cuda = torch.cuda.is_available()
+kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}
+a = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=PIN_MEMORY)
+b = DataLoader(ds, batch_size=32, **kwargs)
+for x, y in a:
+    x = x.cuda()  # expect: GPU203
+for x, y in b:
+    y = y.to("cuda")  # expect: GPU203
+
+# %% valid: pinning left to a switch that is off by default, or set on some paths only
+import argparse
+import torch
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--pin-mem", action="store_true")
+args = parser.parse_args()
+kwargs = {"num_workers": 4}
+if args.fast:
+    kwargs["pin_memory"] = True
+a = DataLoader(ds, batch_size=32, pin_memory=args.pin_mem)
+b = DataLoader(ds, batch_size=32, **kwargs)
+for x, y in a:
+    x = x.cuda()
+for x, y in b:
+    x = x.cuda()
+
+# %% invalid: a CUDA tensor type moves the batch too; a CPU type or a dtype does not
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+for imgs, labels in loader:
+    real = imgs.type(torch.cuda.FloatTensor)  # expect: GPU203
+    host = imgs.type(torch.FloatTensor)
+    half = labels.type(torch.float16)

@@ -69,3 +69,38 @@ for epoch in range(100):
         loss = model(x.cuda(), y.cuda(), u.cuda())
         loss.backward()
         optimizer.step()
+
+# %% invalid: the worker count is an option's default; the fix keeps runs without workers valid
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("-j", "--workers", default=8, type=int)
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers, persistent_workers=args.workers > 0)  # expect: GPU204
+for epoch in range(args.epochs):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: options handed to each process by mp.spawn
+import argparse
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+def main_worker(gpu, ngpus_per_node, args):
+    torch.cuda.set_device(gpu)
+    loader = DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers, persistent_workers=args.workers > 0)  # expect: GPU204
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(gpu), y.cuda(gpu))
+            loss.backward()
+            optimizer.step()
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-j", "--workers", default=4, type=int)
+    parser.add_argument("-b", "--batch-size", default=256, type=int)
+    parser.add_argument("--epochs", default=90, type=int)
+    args = parser.parse_args()
+    ngpus_per_node = torch.cuda.device_count()
+    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))

@@ -166,3 +166,89 @@ for epoch in range(10):
         loss = model(x.cuda(), y.cuda())
         loss.backward()
         optimizer.step()
+
+# %% invalid: the worker count is an option's default; the fix keeps runs without workers valid
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("-j", "--workers", default=8, type=int)
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers)  # expect: GPU204
+for epoch in range(args.epochs):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: workers from an option through a kwargs dict, added on the CUDA path
+import argparse
+import torch
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--num-workers", type=int, default=4)
+args = parser.parse_args()
+use_cuda = torch.cuda.is_available()
+loader_kwargs = dict(batch_size=64, shuffle=True)
+if use_cuda:
+    loader_kwargs.update(num_workers=args.num_workers, pin_memory=True)
+loader = DataLoader(ds, **loader_kwargs)  # expect: GPU204
+for epoch in range(20):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: an option's default of no workers; one the run replaces from a file
+import argparse
+import json
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0)
+parser.add_argument("--threads", type=int, default=8)
+args = parser.parse_args()
+vars(args).update(json.load(open(args.config)))
+a = DataLoader(ds, batch_size=32, num_workers=args.workers)
+b = DataLoader(ds, batch_size=32, num_workers=args.threads)
+for epoch in range(10):
+    for loader in (a, b):
+        for x, y in loader:
+            model(x.cuda()).sum().backward()
+            optimizer.step()
+
+# %% invalid: options handed to each process by mp.spawn
+import argparse
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+def main_worker(gpu, ngpus_per_node, args):
+    torch.cuda.set_device(gpu)
+    loader = DataLoader(ds, batch_size=args.batch_size, num_workers=args.workers)  # expect: GPU204
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(gpu), y.cuda(gpu))
+            loss.backward()
+            optimizer.step()
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-j", "--workers", default=4, type=int)
+    parser.add_argument("-b", "--batch-size", default=256, type=int)
+    parser.add_argument("--epochs", default=90, type=int)
+    args = parser.parse_args()
+    ngpus_per_node = torch.cuda.device_count()
+    mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+
+# %% valid: mp.spawn hands over something other than the options
+import argparse
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+def worker(rank, cfg):
+    loader = DataLoader(ds, batch_size=64, num_workers=cfg.workers)
+    for epoch in range(10):
+        for x, y in loader:
+            model(x.cuda(rank)).sum().backward()
+            optimizer.step()
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workers", default=4, type=int)
+    args = parser.parse_args()
+    mp.spawn(worker, nprocs=2, args=(load_config(args.config),))

@@ -47,3 +47,8 @@ workers = DataLoader(Shards(), batch_size=8, num_workers=-1)  # expect: GPU205
 from torch.utils.data import DataLoader, RandomSampler
 from torch.utils.data.distributed import DistributedSampler
 loader = DataLoader(ds, 64, False, DistributedSampler(ds))  # expect: GPU205
+
+# %% invalid: no workers read from a settings dict
+from torch.utils.data import DataLoader
+CFG = {"num_workers": 0, "prefetch": 4}
+loader = DataLoader(ds, batch_size=32, num_workers=CFG["num_workers"])  # expect: GPU205

@@ -92,3 +92,27 @@ class Data(L.LightningDataModule):
     def train_dataloader(self):
         sampler = self.sampler
         return DataLoader(self.ds, batch_size=64, shuffle=sampler is None, sampler=sampler)
+
+# %% invalid: persistent workers while the worker option defaults to none: no automatic fix
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0)
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers, persistent_workers=True)  # expect: GPU205
+
+# %% invalid: no workers read from a settings dict
+from torch.utils.data import DataLoader
+CFG = {"num_workers": 0, "prefetch": 4}
+loader = DataLoader(ds, batch_size=32, num_workers=CFG["num_workers"], prefetch_factor=4)  # expect: GPU205
+
+# %% valid: an option's default with workers; a negative default means "all cores" to the script
+import argparse
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=4)
+parser.add_argument("--cores", type=int, default=-1)
+args = parser.parse_args()
+loader = DataLoader(ds, batch_size=32, num_workers=args.workers, persistent_workers=True, prefetch_factor=4)
+cores = os.cpu_count() if args.cores < 0 else args.cores
+other = DataLoader(ds, batch_size=32, num_workers=cores)

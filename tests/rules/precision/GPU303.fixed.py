@@ -40,3 +40,23 @@ class Trainer:
     def step(self, batch):
         with torch.amp.autocast("cuda", enabled=self.cfg.fp16):  # expect: GPU303
             return self.model(batch)
+
+# %% invalid: a method of the same name does not shadow the import
+import torch
+from torch.cuda.amp import autocast
+
+class Runner:
+    def autocast(self):
+        return torch.amp.autocast("cuda", dtype=torch.bfloat16)  # expect: GPU303
+
+with torch.amp.autocast("cuda"):  # expect: GPU303
+    loss = criterion(model(x), y)
+
+# %% invalid: the same import twice, in a try and its fallback
+import torch
+try:
+    from torch.cuda.amp import autocast
+except ImportError:
+    from torch.cuda.amp import autocast
+with torch.amp.autocast("cuda"):  # expect: GPU303
+    loss = criterion(model(x), y)

@@ -93,3 +93,73 @@ import torch
 device = "cuda" if torch.cuda.is_available() else "cpu"
 with torch.autocast(device_type=device, dtype=torch.bfloat16):
     out = model(x)
+
+# %% valid: a compat import that prefers torch.amp and falls back on old torch
+import torch
+try:
+    from torch.amp import GradScaler, autocast
+except ImportError:
+    from torch.cuda.amp import GradScaler, autocast
+scaler = GradScaler()
+with autocast("cuda", dtype=torch.float16):
+    loss = criterion(model(x), y)
+
+# %% valid: the script's own autocast shadows the import
+import contextlib
+import torch
+from torch.cuda.amp import autocast
+
+def autocast(enabled=True):
+    return contextlib.nullcontext()
+
+def train_step(model, batch):
+    with autocast():
+        return model(batch).mean()
+
+# %% valid: rebound to a no-op when amp is off
+import contextlib
+import torch
+from torch.cuda.amp import autocast
+if not args.amp:
+    autocast = contextlib.nullcontext
+with autocast():
+    loss = criterion(model(x), y)
+
+# %% valid: a parameter of the same name
+import contextlib
+import torch
+from torch.cuda.amp import autocast
+
+def evaluate(model, batch, autocast=contextlib.nullcontext):
+    with autocast():
+        return model(batch)
+
+# %% valid: the module alias comes from either place
+import torch
+try:
+    from torch import amp
+    amp.autocast("cuda")
+except ImportError:
+    from torch.cuda import amp
+with amp.autocast(enabled=True):
+    out = model(x)
+
+# %% invalid: a method of the same name does not shadow the import
+import torch
+from torch.cuda.amp import autocast
+
+class Runner:
+    def autocast(self):
+        return autocast(dtype=torch.bfloat16)  # expect: GPU303
+
+with autocast():  # expect: GPU303
+    loss = criterion(model(x), y)
+
+# %% invalid: the same import twice, in a try and its fallback
+import torch
+try:
+    from torch.cuda.amp import autocast
+except ImportError:
+    from torch.cuda.amp import autocast
+with autocast():  # expect: GPU303
+    loss = criterion(model(x), y)

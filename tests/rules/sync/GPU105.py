@@ -101,3 +101,88 @@ for x, y in loader:
 import torch
 torch.cuda.synchronize()
 main()
+
+# %% valid: a timing helper of the file around the step
+import time
+import torch
+
+def timer():
+    return time.perf_counter()
+
+for x, y in loader:
+    t0 = timer()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    step_times.append(timer() - t0)
+
+# %% valid: the synchronize sits in the timing helper, under a test
+import time
+import torch
+
+def time_synchronized():
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.time()
+
+for x, y in loader:
+    t0 = time_synchronized()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    print(time_synchronized() - t0)
+
+# %% valid: a timer object of the file's own class
+import time
+import torch
+
+class Timer:
+    def tic(self):
+        self.start = time.time()
+
+    def toc(self):
+        return time.time() - self.start
+
+timer = Timer()
+for x, y in loader:
+    timer.tic()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    timer.toc()
+
+# %% invalid: a helper that does not time anything
+import torch
+
+def log_step(loss):
+    print(loss)
+
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()  # expect: GPU105
+    log_step(loss)
+
+# %% invalid: the timing helper runs far from the synchronize
+import time
+import torch
+
+def timer():
+    return time.perf_counter()
+
+for x, y in loader:
+    t0 = timer()
+    x = x.cuda(non_blocking=True)
+    y = y.cuda(non_blocking=True)
+    out = model(x)
+    loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()  # expect: GPU105
+    scheduler.step()
+    optimizer.zero_grad()
+    meter.update(out, y)
+    history.append(t0)

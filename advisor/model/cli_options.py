@@ -1,0 +1,334 @@
+"""Command-line options: which `argparse` parser a parse result comes from, which
+`add_argument` defines one of its attributes, and the value that attribute has when the option
+is not given (its default).
+
+`args.workers` after `parser.add_argument("--workers", type=int, default=8)` and
+`args = parser.parse_args()` is 8 unless the run says otherwise: the answer names the option, so
+that a rule can say the value is a default. The parser may be built in a helper or in another
+file of the project (`parser = get_args_parser()`, `ArgumentParser(parents=[base_parser()])`),
+its options added through argument groups and helpers that receive it. Anything that may set the
+attribute elsewhere (`args.workers = ...` out of the read's sight, `setattr`, `vars(args)`,
+`parser.set_defaults(**cfg)`) makes the answer unknown.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from advisor.model.constants import UNKNOWN, Literals, Tagged, tag
+from advisor.model.facts import Context
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow
+
+PARSER = "argparse.ArgumentParser"
+_GROUPS = ("add_argument_group", "add_mutually_exclusive_group")
+# (model, `ArgumentParser(...)` call) pairs, and whether they are all the value can be.
+ParserSet = Tuple[Tuple[Tuple[object, cst.Call], ...], bool]
+_NONE: ParserSet = ((), False)
+# Actions whose option holds None unless given (or a count, a list, a constant: never a default).
+_NONE_DEFAULT_ACTIONS = (None, "store", "append", "extend", "count", "store_const", "append_const")
+
+
+class Parsers(Question[ParserSet]):
+    """The `argparse.ArgumentParser(...)` calls a value may be (or an argument group of)."""
+
+    key = "parsers"
+    unknown = _NONE
+    follows_imports = True
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[ParserSet]:
+        if isinstance(expr, cst.Call):
+            qual = flow.model.imports.qualify(expr.func)
+            if qual == PARSER:
+                return ((flow.model, expr),), True
+            func = expr.func
+            if qual is None and isinstance(func, cst.Attribute) and func.attr.value in _GROUPS:
+                return flow.ask(self, func.value, ctx, order)
+            return None if qual is None or _project_function(flow, qual) else _NONE
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp)):
+            return None
+        return _NONE
+
+    def combine(self, answers: Sequence[ParserSet]) -> ParserSet:
+        found: List[Tuple[object, cst.Call]] = []
+        seen: Set[int] = set()
+        for parsers, _ in answers:
+            for pair in parsers:
+                if id(pair[1]) not in seen:
+                    seen.add(id(pair[1]))
+                    found.append(pair)
+        return tuple(found), all(exhaustive for _, exhaustive in answers)
+
+
+PARSERS = Parsers()
+
+
+class ParsedArgs(Question[ParserSet]):
+    """The parsers whose parse result a value may be: `parser.parse_args()`, or element 0 of
+    `parser.parse_known_args()`."""
+
+    key = "parsed-args"
+    unknown = _NONE
+    follows_imports = True
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[ParserSet]:
+        if isinstance(expr, cst.Call):
+            qual = flow.model.imports.qualify(expr.func)
+            if qual is not None:
+                return None if _project_function(flow, qual) else _NONE
+            if _method(expr) == "parse_args":
+                return flow.ask(PARSERS, expr.func.value, ctx, order)
+            return None  # a helper that returns the parse result
+        if isinstance(expr, cst.Subscript):
+            index = expr.slice[0].slice if len(expr.slice) == 1 else None
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0":
+                return self.element(flow, expr.value, 0, ctx, order) or _NONE
+            return _NONE
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp)):
+            return None
+        return _NONE
+
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[ParserSet]:
+        if isinstance(expr, cst.Call) and _method(expr) == "parse_known_args":
+            if index != 0 or flow.model.imports.qualify(expr.func) is not None:
+                return _NONE
+            return flow.ask(PARSERS, expr.func.value, ctx, order)
+        return None
+
+    def combine(self, answers: Sequence[ParserSet]) -> ParserSet:
+        return PARSERS.combine(answers)
+
+
+PARSED_ARGS = ParsedArgs()
+
+
+def _project_function(flow: ValueFlow, qual: str) -> bool:
+    """``qual`` names a function of another module of the project: the follower reads what it
+    returns."""
+    symbol = flow.model.symbol(qual)
+    return symbol is not None and symbol.kind == "function"
+
+
+def _method(call: cst.Call) -> Optional[str]:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def option_values(
+    flow: ValueFlow, question: Question[Literals], receiver: cst.BaseExpression, attr: str, ctx: Context, order: int
+) -> Optional[Literals]:
+    """What `receiver.attr` holds when ``receiver`` is an argparse parse result: the default of
+    the option that defines ``attr``. None when ``receiver`` is no parse result."""
+    parsers, exhaustive = flow.ask(PARSED_ARGS, receiver, ctx, order)
+    if not parsers:
+        return None
+    if not exhaustive:
+        return UNKNOWN
+    answers = [_default(flow.model, model, call, attr, question) for model, call in parsers]
+    return answers[0] if len(answers) == 1 else question.combine(answers)
+
+
+def _default(reader, model, parser: cst.Call, attr: str, question: Question[Literals]) -> Literals:
+    family = _family(model, parser)
+    if family is None:
+        return UNKNOWN
+    models = models_around(reader, model)
+    if any(may_set(m, attr) for m in models):
+        return UNKNOWN
+    answers: List[Literals] = []
+    override: Optional[Literals] = None
+    for other in models:
+        for site in other.method_calls("add_argument"):
+            dest = _dest(site.node)
+            if dest is not None and dest != attr:
+                continue
+            owners, known = other.values.ask(PARSERS, site.receiver, site.ctx, site.order)
+            mine = any(id(call) in family for _, call in owners)
+            if not known:
+                return UNKNOWN  # an option of some parser the analysis cannot tell
+            if mine and dest is None:
+                return UNKNOWN  # options named by expressions
+            if mine:
+                answers.append(_option_default(other, site, question))
+        for site in other.method_calls("set_defaults"):
+            owners, known = other.values.ask(PARSERS, site.receiver, site.ctx, site.order)
+            if owners and not any(id(call) in family for _, call in owners):
+                continue
+            for arg in site.node.args:
+                if arg.star or arg.keyword is None:
+                    return UNKNOWN  # `set_defaults(**config)`
+                if arg.keyword.value == attr:
+                    override = other.values.ask(question, arg.value, site.ctx, site.order)
+    if override is not None:
+        option = next((a.option for a in answers if a.option is not None), None)
+        return Literals(override.values, override.complete, option)
+    if not answers:
+        return UNKNOWN
+    return answers[0] if len(answers) == 1 else question.combine(answers)
+
+
+def _family(model, parser: cst.Call, depth: int = 0) -> Optional[Set[int]]:
+    """The parser and those it takes options from (`parents=[...]`), by node id; None when a
+    parent cannot be followed."""
+    family = {id(parser)}
+    for arg in parser.args:
+        if arg.keyword is None or arg.keyword.value != "parents":
+            continue
+        if not isinstance(arg.value, (cst.List, cst.Tuple)) or depth > 3:
+            return None
+        for element in arg.value.elements:
+            if isinstance(element, cst.StarredElement):
+                return None
+            owners, known = model.values.ask(PARSERS, element.value, _ctx_of(model, parser), model.order_of(parser))
+            if not known or not owners:
+                return None
+            for owner_model, call in owners:
+                inner = _family(owner_model, call, depth + 1)
+                if inner is None:
+                    return None
+                family |= inner
+    return family
+
+
+def _ctx_of(model, node: cst.CSTNode) -> Context:
+    """The context of the call ``node`` (recorded by the walk)."""
+    sites: Dict[int, object] = model.shared("call-sites-by-node", lambda m: {id(s.node): s for s in m.facts.calls})
+    site = sites.get(id(node))
+    return site.ctx if site is not None else Context()
+
+
+def models_around(reader, model) -> List[object]:
+    """The files whose options, defaults and attribute stores count: the one that builds the
+    parser, those it imports or is imported by, and the one that reads the value."""
+    out = [model]
+    if reader is not model:
+        out.append(reader)
+    project = getattr(model, "project", None)
+    path = getattr(model, "real_path", None)
+    if project is not None and path is not None:
+        for other in project.related_models(path, hops=1):
+            if all(other is not m for m in out):
+                out.append(other)
+    return out
+
+
+def may_set(model, attr: str) -> bool:
+    """The file may set ``attr`` on some namespace: `x.attr = ...` (other than `self.attr`),
+    `setattr(x, name, ...)` with that or an unknown name, `x.__dict__.update(...)`, `vars(x)`."""
+    cache = model.shared("namespace-stores", _namespace_stores)
+    stored, anything = cache
+    return anything or attr in stored
+
+
+def _namespace_stores(model) -> Tuple[Set[str], bool]:
+    stored: Set[str] = set()
+    anything = False
+    for _, target in model.facts.assignments:
+        parts = target.split(".")
+        if len(parts) >= 2 and not (len(parts) == 2 and parts[0] in ("self", "cls")):
+            stored.add(parts[-1])
+    for site in model.facts.calls_by_callee.get("setattr", ()):
+        args = site.node.args
+        if len(args) >= 2 and isinstance(args[1].value, cst.SimpleString):
+            value = args[1].value.evaluated_value
+            if isinstance(value, str):
+                stored.add(value)
+                continue
+        anything = anything or not _on_self(site)
+    for site in model.method_calls("update"):
+        receiver = site.receiver
+        if (site.receiver_name or "").endswith("__dict__") and not (site.receiver_name or "").startswith("self."):
+            anything = True  # `args.__dict__.update(config)`
+        elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "vars":
+            anything = True  # `vars(args).update(config)`
+    if any(name.endswith("__dict__") for name in model.facts.item_stores):
+        anything = True
+    return stored, anything
+
+
+def _on_self(site) -> bool:
+    args = site.node.args
+    return bool(args) and dotted_name(args[0].value) in ("self", "cls")
+
+
+def _dest(call: cst.Call) -> Optional[str]:
+    """The attribute an `add_argument` call defines: `dest=`, else the first long option, else
+    the first short one, dashes turned to underscores; None when it cannot be read."""
+    names: List[str] = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == "dest":
+                return _text(arg.value)
+            continue
+        if arg.star:
+            return None
+        text = _text(arg.value)
+        if text is None:
+            return None
+        names.append(text)
+    if not names:
+        return None
+    longs = [n for n in names if n.startswith("--")]
+    if longs:
+        return longs[0][2:].replace("-", "_")
+    if names[0].startswith("-"):
+        return names[0][1:].replace("-", "_")
+    return names[0]
+
+
+def _text(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _option_default(model, site, question: Question[Literals]) -> Literals:
+    call: cst.Call = site.node
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    strings = [_text(a.value) or "" for a in call.args if a.keyword is None]
+    option = next((s for s in strings if s.startswith("--")), strings[0] if strings else "")
+    if not option.startswith("-") and _text(keywords.get("nargs", cst.Name("None"))) not in ("?", "*"):
+        return UNKNOWN  # a positional argument: always given on the command line
+    required = keywords.get("required")
+    if required is not None and not (isinstance(required, cst.Name) and required.value == "False"):
+        return UNKNOWN
+    action = keywords.get("action")
+    action_text = _text(action) if action is not None else None
+    if action is not None and action_text is None and "default" not in keywords:
+        return UNKNOWN  # a custom action decides
+    default = keywords.get("default")
+    if default is not None:
+        if model.imports.qualify(default) == "argparse.SUPPRESS":
+            return UNKNOWN
+        found = model.values.ask(question, default, site.ctx, site.order)
+        found = _converted(found, keywords.get("type"))
+    elif action_text == "store_true":
+        found = Literals(frozenset({tag(False)}), True)
+    elif action_text == "store_false":
+        found = Literals(frozenset({tag(True)}), True)
+    elif action_text in _NONE_DEFAULT_ACTIONS:
+        found = Literals(frozenset({tag(None)}), True)
+    else:
+        return UNKNOWN
+    return Literals(found.values, found.complete, option or None)
+
+
+def _converted(found: Literals, kind: Optional[cst.BaseExpression]) -> Literals:
+    """argparse passes a string default through `type` (`default="8", type=int` is 8)."""
+    if not any(k == "str" for k, _ in found.values):
+        return found
+    convert = {"int": int, "float": float, "str": str}.get(dotted_name(kind) or "str") if kind is not None else str
+    if convert is None:
+        return UNKNOWN
+    values: Set[Tagged] = set()
+    for k, value in found.values:
+        if k != "str":
+            values.add((k, value))
+            continue
+        try:
+            values.add(tag(convert(value)))
+        except ValueError:
+            return UNKNOWN
+    return Literals(frozenset(values), found.complete, found.option)

@@ -1,0 +1,94 @@
+"""Literal values as the value model tags them, and the answer of "which literals can this be"
+(`Literals`): shared by the questions that read values out of settings (`literals.py`,
+`containers.py`, `cli_options.py`, `config_objects.py`)."""
+
+from __future__ import annotations
+
+from typing import Any, FrozenSet, Iterable, Optional, Tuple
+
+import libcst as cst
+
+from advisor.model.vocabulary import TORCH_DTYPES
+
+# A value, tagged with its kind: 1, 1.0 and True are equal in Python and must stay apart here.
+Tagged = Tuple[str, Any]
+
+# torch's dtype aliases, under the name torch prints for them.
+_DTYPE_ALIASES = {
+    "half": "float16", "float": "float32", "double": "float64", "long": "int64", "int": "int32",
+    "short": "int16", "cfloat": "complex64", "cdouble": "complex128",
+}
+
+
+class Literals:
+    __slots__ = ("values", "complete", "option")
+
+    def __init__(self, values: FrozenSet[Tagged] = frozenset(), complete: bool = False, option: Optional[str] = None) -> None:
+        self.values = values
+        self.complete = complete  # every path gave one of ``values``
+        self.option = option  # a command-line option whose default gives a value, if any
+
+    def __repr__(self) -> str:
+        return f"Literals({sorted(map(repr, self.values))}, complete={self.complete}, option={self.option})"
+
+    @property
+    def plain(self) -> Tuple[Any, ...]:
+        """The values as Python objects (a dtype as its qualified name, `"torch.float16"`)."""
+        return tuple(value for _, value in self.values)
+
+    def ints(self) -> Optional[Tuple[int, ...]]:
+        """Every value, when all paths give a known int (bools are not ints here); else None."""
+        if not self.complete or not self.values or any(kind != "int" for kind, _ in self.values):
+            return None
+        return tuple(sorted(value for _, value in self.values))
+
+    def only(self, value: Any) -> bool:
+        """Every path gives exactly this value (compared with its kind: True is not 1)."""
+        return self.complete and self.values == frozenset({tag(value)})
+
+    def may_be(self, value: Any) -> bool:
+        return tag(value) in self.values
+
+    def dtypes(self) -> FrozenSet[str]:
+        """The torch dtypes among the values, by name (`"float16"`)."""
+        return frozenset(value[len("torch."):] for kind, value in self.values if kind == "dtype")
+
+
+UNKNOWN = Literals()
+
+
+def tag(value: Any) -> Tagged:
+    if value is None:
+        return ("none", None)
+    return (type(value).__name__, value)
+
+
+def constant(model, expr: cst.BaseExpression) -> Optional[Tagged]:
+    """The tagged value of a literal written in place, or of a torch dtype (`torch.half` is
+    `("dtype", "torch.float16")`); None for anything else."""
+    if isinstance(expr, cst.Name):
+        if expr.value in ("True", "False"):
+            return tag(expr.value == "True")
+        if expr.value == "None":
+            return tag(None)
+    elif isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        try:
+            value = expr.evaluated_value
+        except (ValueError, SyntaxError, MemoryError):  # an int past the digit limit, a bad escape
+            return None
+        return tag(value) if isinstance(value, (int, float, str)) else None
+    elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        inner = constant(model, expr.expression)
+        if inner is not None and inner[0] in ("int", "float"):
+            return tag(-inner[1] if isinstance(expr.operator, cst.Minus) else inner[1])
+        return None
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        qual = model.imports.qualify(expr) or ""
+        head, _, last = qual.rpartition(".")
+        if head == "torch" and last in TORCH_DTYPES:
+            return ("dtype", f"torch.{_DTYPE_ALIASES.get(last, last)}")
+    return None
+
+
+def known(values: Iterable[Tagged], option: Optional[str] = None) -> Literals:
+    return Literals(frozenset(values), True, option)

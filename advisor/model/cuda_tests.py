@@ -1,0 +1,85 @@
+"""Whether an `if` test holds exactly when the program runs on a GPU: `use_cuda`,
+`torch.cuda.is_available()`, `args.device == "cuda"`, `device.type != "cpu"`, `not args.no_cuda`.
+
+Settings added under such a test (`if use_cuda: kwargs.update(pin_memory=True)`) are those of
+the CUDA path, which is the path the input-pipeline rules judge.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from advisor.model.names import dotted_name
+
+# Names that say "on the GPU" (True) or "on the CPU" (False) when they are true.
+# A bare `gpu` is usually a device index (0 is false): not a flag.
+_GPU_FLAG = re.compile(
+    r"^((use_|with_|on_|has_|is_|enable_)?cuda(_available|_enabled)?|(use_|with_|on_|has_|enable_)gpus?)$", re.IGNORECASE
+)
+_CPU_FLAG = re.compile(r"^(no_(cuda|gpu)|use_cpu|cpu|cpu_only|force_cpu)$", re.IGNORECASE)
+_AVAILABILITY = ("torch.cuda.is_available",)
+
+
+def cuda_test(model, test: cst.BaseExpression) -> Optional[bool]:
+    """True when the test holds exactly on the GPU path, False when exactly on the CPU path,
+    None when it says nothing about it (or more than it: `use_cuda and args.pin`)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = cuda_test(model, test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation):
+        left, right = cuda_test(model, test.left), cuda_test(model, test.right)
+        # `args.cuda and torch.cuda.is_available()`: both say the same, so the whole does.
+        return left if left is not None and left == right else None
+    if isinstance(test, cst.Call):
+        return True if model.imports.qualify(test.func) in _AVAILABILITY else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        return _device_comparison(test)
+    name = dotted_name(test)
+    if name is None:
+        return None
+    last = name.rsplit(".", 1)[-1]
+    if _GPU_FLAG.match(last):
+        return True
+    if _CPU_FLAG.match(last):
+        return False
+    return None
+
+
+def _device_comparison(test: cst.Comparison) -> Optional[bool]:
+    """`device == "cuda"`, `args.device != "cpu"`, `device.type == "cuda"`, `"cuda" in device`."""
+    target = test.comparisons[0]
+    operator = target.operator
+    left, right = test.left, target.comparator
+    if isinstance(operator, (cst.In, cst.NotIn)):
+        text, other, negated = _text(left), right, isinstance(operator, cst.NotIn)
+    elif isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+        negated = isinstance(operator, (cst.NotEqual, cst.IsNot))
+        text, other = (_text(right), left) if _text(right) is not None else (_text(left), right)
+    else:
+        return None
+    if text is None or not _names_a_device(other):
+        return None
+    if text.startswith("cuda"):
+        holds = True
+    elif text == "cpu":
+        holds = False
+    else:
+        return None
+    return (not holds) if negated else holds
+
+
+def _text(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _names_a_device(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "str" and expr.args:
+        expr = expr.args[0].value  # `"cuda" in str(device)`
+    name = dotted_name(expr)
+    return name is not None and "device" in name.lower()

@@ -1,0 +1,100 @@
+"""Which literal an expression can be: an int, a float, a bool, a str, None, or a torch dtype.
+
+The follower goes back through names, parameters (callers and defaults), helper returns and
+both branches of `x if c else y`, as for every question; on the way it reads values out of the
+containers a program keeps its settings in:
+
+- a dict, indexed with a key it can resolve (`{"fp16": torch.float16, ...}[dtype]`, `cfg["k"]`,
+  `cfg.get("k", 4)`), or with any key (every value of the table);
+- a command-line option (`args.workers` after `parser.add_argument("--workers", default=8)`,
+  see `cli_options.py`);
+- a settings object whose value is written where it is built (`SimpleNamespace(k=4)`, an
+  instance of a dataclass or of a class with class-level defaults, see `config_objects.py`).
+
+An answer is the set of values seen and whether every path gave one (``complete``). A value a
+run may change without editing the code (a command-line default) names the option in
+``option``: rules say so in their message.
+"""
+
+from __future__ import annotations
+
+from typing import FrozenSet, Optional, Sequence
+
+import libcst as cst
+
+from advisor.model.cli_options import option_values
+from advisor.model.config_objects import setting_values
+from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known
+from advisor.model.containers import item_values
+from advisor.model.facts import Assignment, Context
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow
+
+class LiteralValues(Question[Literals]):
+    key = "literals"
+    unknown = UNKNOWN
+    follows_imports = True
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Literals]:
+        model = flow.model
+        value = constant(model, expr)
+        if value is not None:
+            return known((value,))
+        if isinstance(expr, cst.Name):
+            return None
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(flow, expr, ctx, order)
+        if isinstance(expr, cst.Subscript):
+            key = _single_index(expr)
+            return UNKNOWN if key is None else item_values(flow, self, expr.value, key, None, ctx, order)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "get" and 1 <= len(expr.args) <= 2:
+                if any(a.keyword is not None or a.star for a in expr.args):
+                    return UNKNOWN
+                default = expr.args[1].value if len(expr.args) == 2 else cst.Name("None")
+                return item_values(flow, self, func.value, expr.args[0].value, default, ctx, order)
+            return None  # a helper of the project: what it returns
+        if isinstance(expr, cst.IfExp):
+            return None
+        return UNKNOWN
+
+    def _attribute(self, flow: ValueFlow, expr: cst.Attribute, ctx: Context, order: int) -> Optional[Literals]:
+        name = dotted_name(expr)
+        if name is not None and flow.bindings.reaching(name, ctx, order):
+            return None  # bound where it is read (`args.workers = 0`)
+        qual = flow.model.imports.qualify(expr)
+        if qual is not None and (flow.model.symbol(qual) is not None or flow.model.symbol(qual.rpartition(".")[0]) is None):
+            return None  # a module's name (`config.NUM_WORKERS`), not an attribute of an imported object
+        found = option_values(flow, self, expr.value, expr.attr.value, ctx, order)
+        if found is None:
+            found = setting_values(flow, self, expr.value, expr.attr.value, ctx, order)
+        if found is not None:
+            return found
+        return None if name is not None else UNKNOWN
+
+    def combine(self, answers: Sequence[Literals]) -> Literals:
+        values: FrozenSet[Tagged] = frozenset().union(*(a.values for a in answers))
+        option = next((a.option for a in answers if a.option is not None), None)
+        return Literals(values, all(a.complete for a in answers), option)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> Literals:
+        return UNKNOWN
+
+    def augmented(self, flow: ValueFlow, assignment: Assignment, before: Literals, value: Literals) -> Literals:
+        return UNKNOWN
+
+
+LITERALS = LiteralValues()
+
+
+def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    index = expr.slice[0].slice
+    return None if index.star is not None else index.value
+
+
+def literal_values(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> Literals:
+    """The literals ``expr`` can be where it is read (see the module's docstring)."""
+    return model.values.ask(LITERALS, expr, ctx, model.order_of(expr) if order is None else order)

@@ -1,0 +1,54 @@
+"""Whether a statement is part of a measurement: for "this synchronize is there to time GPU
+work" (GPU105).
+
+A statement times something when it reads a clock itself (`time.perf_counter()`,
+`event.elapsed_time(...)`: `Facts.timing_statements`), or calls a function of the project that
+does (`t0 = timer()`, `timer.toc()` on an instance of the file's own `Timer`). A synchronize
+inside such a clock-reading helper, outside any loop of it, is the helper's own measurement
+(`def time_synchronized(): torch.cuda.synchronize(); return time.time()`).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+from advisor.model.builder import TIMING_FUNCTIONS
+from advisor.model.facts import CallSite, FunctionInfo
+
+# How many statements apart a synchronize and the clock read it serves may be.
+NEAR = 3
+
+
+def reads_clock(info: FunctionInfo) -> bool:
+    """The function's own body reads a clock."""
+    return any(s.qualname in TIMING_FUNCTIONS or s.method == "elapsed_time" for s in info.sites)
+
+
+def _calls_by_statement(model) -> Dict[Tuple[int, int], List[CallSite]]:
+    out: Dict[Tuple[int, int], List[CallSite]] = {}
+    for site in model.facts.calls:
+        out.setdefault(site.stmt, []).append(site)
+    return out
+
+
+def _calls_clock_helper(model, site: CallSite) -> bool:
+    if site.qualname in TIMING_FUNCTIONS:
+        return False  # a direct read: already in `timing_statements`
+    return any(reads_clock(info) for _, info in model.calls.targets(site))
+
+
+def near_timing(model, site: CallSite) -> bool:
+    """``site`` sits within `NEAR` statements of a clock read in its block, or inside a
+    clock-reading helper that does not train, outside the helper's loops."""
+    block, index = site.stmt
+    if any(abs(i - index) <= NEAR for i in model.facts.timing_statements.get(block, ())):
+        return True
+    function = site.ctx.function
+    if function is not None and site.ctx.loop is None and reads_clock(function) and not model.trains(function):
+        return True
+    by_statement = model.shared("timing.calls-by-statement", _calls_by_statement)
+    for i in range(index - NEAR, index + NEAR + 1):
+        if any(_calls_clock_helper(model, other) for other in by_statement.get((block, i), ())):
+            return True
+    return False
+

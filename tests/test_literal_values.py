@@ -1,0 +1,88 @@
+"""The value model reads the literals a setting holds where it comes from elsewhere: command-line
+defaults, tables and settings dicts, settings objects. `probe(expr)` marks the expression asked
+about in each snippet."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from advisor.model.file_model import FileModel
+from advisor.model.literals import literal_values
+
+
+def probed(source: str):
+    model = FileModel.build(cst.parse_module(textwrap.dedent(source)))
+    (site,) = model.facts.calls_by_callee["probe"]
+    return literal_values(model, site.node.args[0].value, site.ctx, site.order)
+
+
+PARSER = """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", "-j", type=int, default=8)
+parser.add_argument("--precision", choices=["fp16", "bf16"], default="bf16")
+parser.add_argument("--limit", type=int)
+"""
+
+
+def test_an_option_holds_its_default_and_says_so():
+    found = probed(PARSER + "args = parser.parse_args()\nprobe(args.workers)\n")
+    assert found.ints() == (8,)
+    assert found.option == "--workers"
+
+
+def test_parse_known_args_and_a_parent_parser():
+    source = """
+    import argparse
+    base = argparse.ArgumentParser(add_help=False)
+    base.add_argument("--num_workers", type=int, default=3)
+    parser = argparse.ArgumentParser(parents=[base])
+    args, rest = parser.parse_known_args()
+    probe(args.num_workers)
+    """
+    assert probed(source).ints() == (3,)
+
+
+def test_set_defaults_replaces_the_default_and_unknown_defaults_stay_unknown():
+    assert probed(PARSER + "parser.set_defaults(workers=2)\nargs = parser.parse_args()\nprobe(args.workers)\n").ints() == (2,)
+    assert probed(PARSER + "parser.set_defaults(**cfg)\nargs = parser.parse_args()\nprobe(args.workers)\n").ints() is None
+    assert probed(PARSER + "args = parser.parse_args()\nprobe(args.limit)\n").ints() is None
+
+
+def test_an_attribute_set_after_parsing_is_not_the_default():
+    source = PARSER + "args = parser.parse_args()\nargs.workers = min(args.workers, 4)\nprobe(args.workers)\n"
+    assert probed(source).ints() is None
+
+
+def test_a_dtype_table_indexed_by_an_option():
+    table = 'DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float}\n'
+    by_option = probed(PARSER + table + "args = parser.parse_args()\nprobe(DTYPES[args.precision])\n")
+    assert by_option.dtypes() == {"bfloat16"} and by_option.complete
+    assert by_option.option == "--precision"
+    by_anything = probed("import torch\n" + table + "probe(DTYPES[name])\n")
+    assert by_anything.dtypes() == {"float16", "bfloat16", "float32"} and by_anything.complete
+
+
+@pytest.mark.parametrize(
+    "source, ints",
+    [
+        ('cfg = {"num_workers": 4}\nprobe(cfg["num_workers"])\n', (4,)),
+        ('cfg = {"batch_size": 4}\nprobe(cfg.get("num_workers", 2))\n', (2,)),
+        ('cfg = {"num_workers": 4}\ncfg.update(load())\nprobe(cfg["num_workers"])\n', None),
+        ('cfg = dict(num_workers=4)\ncfg["num_workers"] = 6\nprobe(cfg["num_workers"])\n', (6,)),
+        ('cfg = {"num_workers": 4}\nif fast:\n    cfg["num_workers"] = 8\nprobe(cfg["num_workers"])\n', (4, 8)),
+        ("from types import SimpleNamespace\ncfg = SimpleNamespace(num_workers=5)\nprobe(cfg.num_workers)\n", (5,)),
+        (
+            "from dataclasses import dataclass\n@dataclass\nclass C:\n    lr: float = 0.1\n    num_workers: int = 7\n"
+            "probe(C().num_workers)\n",
+            (7,),
+        ),
+        ("from dataclasses import dataclass\n@dataclass\nclass C:\n    num_workers: int = 7\nprobe(C(2).num_workers)\n", (2,)),
+    ],
+)
+def test_settings_dicts_and_objects(source, ints):
+    assert probed(source).ints() == ints
