@@ -69,6 +69,15 @@ def _target_names(node: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
     return [(name, None)] if name is not None else []
 
 
+def _next_call(value: cst.Call) -> Optional[cst.Call]:
+    """`next(it)` or `next(it, default)`: the call itself (whether `next` is the builtin is for
+    the model to say: the walk cannot see every binding yet)."""
+    func = value.func
+    if isinstance(func, cst.Name) and func.value == "next" and value.args and value.args[0].keyword is None:
+        return value
+    return None
+
+
 def _has_enumerate(iterable: cst.BaseExpression) -> bool:
     """`enumerate(loader)`, also inside `tqdm(...)` or `iter(...)`, and around them."""
     while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.args:
@@ -281,9 +290,15 @@ class ModelBuilder(Walker):
             self.ctx.function.return_sites.append(ReturnSite(original_node.value, self.ctx, self._next_order()))
 
     def leave_Yield(self, original_node: cst.Yield) -> None:
+        function = self.ctx.function
+        if function is None:
+            return
+        function.generator = True
         value = original_node.value
-        if self.ctx.function is not None and isinstance(value, cst.BaseExpression):
-            self.ctx.function.yields.append(ReturnSite(value, self.ctx, self._next_order()))
+        if isinstance(value, cst.From):
+            function.yields_from.append(ReturnSite(value.item, self.ctx, self._next_order()))
+        elif isinstance(value, cst.BaseExpression):
+            function.yields.append(ReturnSite(value, self.ctx, self._next_order()))
 
     # -- loops ---------------------------------------------------------------------------
     def _new_loop(self, node: cst.CSTNode, targets: Tuple[str, ...], over_loader: bool) -> LoopInfo:
@@ -345,16 +360,23 @@ class ModelBuilder(Walker):
                 batch_target = node.target.elements[1].value
             else:
                 batch_target = None
+        # A loop the walk cannot tell is over a loader keeps, for each target, the hint it would
+        # have over one: the model decides (`loaders.loop_target_hint`).
+        followable = not loop.over_loader and bool(loop.batch_names)
         for name, index in _target_names(node.target):
             hint = "loop-target"
-            if loop.over_loader and batch_target is not None:
+            loader_hint = None
+            if batch_target is not None:
                 unpacked = isinstance(batch_target, (cst.Tuple, cst.List))
                 inside = any(name == n for n, _ in _target_names(batch_target))
                 if inside:
-                    hint = "batch" if unpacked else "loader-batch"
+                    loader_hint = "batch" if unpacked else "loader-batch"
                 else:
-                    hint = "index"
-            self._record_assignment(name, None, index, hint, iterable=node.iter)
+                    loader_hint = "index"
+            if loop.over_loader and loader_hint is not None:
+                hint = loader_hint
+            self._record_assignment(name, None, index, hint, iterable=node.iter,
+                                    batch_hint=loader_hint if followable else None)
         self._push(self.ctx.derive(loop=loop))
 
     def leave_For_body(self, node: cst.For) -> None:
@@ -409,6 +431,12 @@ class ModelBuilder(Walker):
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._push(self.ctx.derive(conditional=True))
         self.facts.optional_blocks.add(id(self.ctx))
+        caught = node.type
+        names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+        if any(n is not None and dotted_name(n) == "StopIteration" for n in names):
+            self.facts.handlers[id(self.ctx)] = True  # an iterator ran out: its loader's pass ended
+        else:
+            self.facts.handlers[id(self.ctx)] = False
 
     def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._pop()
@@ -428,8 +456,15 @@ class ModelBuilder(Walker):
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         loop = self.ctx.loop
-        if loop is not None and root_name(node.iter) in self._batch_names():
+        if loop is None:
+            return
+        root = root_name(node.iter)
+        if root in self._batch_names():
             loop.batch_names.update(name for name, _ in _target_names(node.target))
+        draw = self._drawn_source({root})
+        if draw is not None:
+            for name, _ in _target_names(node.target):
+                loop.drawn[name] = draw
 
     def _batch_names(self) -> Set[str]:
         names: Set[str] = set()
@@ -523,6 +558,7 @@ class ModelBuilder(Walker):
         kind_hint: Optional[str] = None,
         statement: Optional[cst.CSTNode] = None,
         iterable: Optional[cst.BaseExpression] = None,
+        batch_hint: Optional[str] = None,
     ) -> None:
         scope = self.ctx.scope
         if target.startswith("self.") and self.ctx.class_scope:
@@ -530,6 +566,7 @@ class ModelBuilder(Walker):
         assignment = Assignment(
             target, value, self.ctx, self._next_order(), index, kind_hint,
             augmented=isinstance(statement, cst.AugAssign), statement=statement, iterable=iterable,
+            batch_hint=batch_hint,
         )
         self.facts.assignments.setdefault((scope, target), []).append(assignment)
 
@@ -567,7 +604,23 @@ class ModelBuilder(Walker):
                 sources.update(root_name(el.value) for el in value.elements)
             if sources & self._batch_names():
                 loop.batch_names.update(name for name, _ in names)
+            draw = _next_call(value) if isinstance(value, cst.Call) else None
+            if draw is None:
+                draw = self._drawn_source(sources)
+            if draw is not None:
+                for name, _ in names:
+                    loop.drawn[name] = draw
         return names[0][0] if len(names) == 1 else None
+
+    def _drawn_source(self, sources: Set[Optional[str]]) -> Optional[cst.Call]:
+        """The `next(...)` call that one of these names was bound from, in the loops around."""
+        loop = self.ctx.loop
+        while loop is not None:
+            for source in sources:
+                if source is not None and source in loop.drawn:
+                    return loop.drawn[source]
+            loop = loop.parent
+        return None
 
     def _record_item_store(self, base: str, target: cst.Subscript, value: Optional[cst.BaseExpression]) -> None:
         key = target.slice[0].slice if len(target.slice) == 1 else None

@@ -34,6 +34,8 @@ class FunctionInfo:
     returns: List[cst.BaseExpression] = field(default_factory=list)
     return_sites: List["ReturnSite"] = field(default_factory=list)  # the same values, with where they are read
     yields: List["ReturnSite"] = field(default_factory=list)  # `yield value`: what iterating its result gives
+    yields_from: List["ReturnSite"] = field(default_factory=list)  # `yield from iterable`: it hands those items on
+    generator: bool = False  # some `yield` in its own body: calling it runs nothing until it is iterated
     calls_save: bool = False  # calls torch.save itself
     set_epoch: bool = False  # calls .set_epoch(...) itself
 
@@ -51,6 +53,9 @@ class LoopInfo:
     sites: List["CallSite"] = field(default_factory=list)  # every call in the body, nested loops included
     children: List["LoopInfo"] = field(default_factory=list)
     batch_names: Set[str] = field(default_factory=set)  # loop targets and names derived from them
+    # Names bound in its body from `next(iterator)` (or derived from such a name), each with that
+    # `next(...)` call: batches when the iterator draws from a DataLoader (`model/loaders.py`).
+    drawn: Dict[str, cst.Call] = field(default_factory=dict)
     set_epoch: bool = False  # body calls .set_epoch(...)
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
     has_step: bool = False  # its body (nested loops included) runs an optimizer step
@@ -144,6 +149,9 @@ class Assignment:
     augmented: bool = False  # `total += loss`
     statement: Optional[cst.CSTNode] = None  # the Assign/AugAssign/AnnAssign node
     iterable: Optional[cst.BaseExpression] = None  # for loop targets: what the `for` iterates
+    # For a "loop-target": the hint it gets if the iterable turns out to be a loader
+    # (`loaders.loop_target_hint`), when the walk could not tell by its name.
+    batch_hint: Optional[str] = None
 
 
 @dataclass(eq=False)
@@ -216,4 +224,6 @@ class Facts:
     # Blocks that may not run although nothing tests a condition: `except` handlers, the `else`
     # of a `try` or of a loop (by context id).
     optional_blocks: Set[int] = field(default_factory=set)
+    # The contexts of `except` bodies (by id), and whether the handler catches StopIteration.
+    handlers: Dict[int, bool] = field(default_factory=dict)
     uses_cuda: bool = False

@@ -26,6 +26,7 @@ from advisor.model.facts import (
 from advisor.model.bindings import Bindings
 from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
+from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
 from advisor.model.tensors import is_tensor
@@ -136,6 +137,13 @@ class FileModel:
         sites = self._shared.get("loader-sites")
         if sites is None:
             sites = self._shared["loader-sites"] = {id(s.node): s for s in self.calls_to(DATALOADER)}
+        return sites.get(id(call))
+
+    def site_of(self, call: cst.Call) -> Optional[CallSite]:
+        """The recorded site of a call node (None inside a lambda, which the walk skips)."""
+        sites = self._shared.get("call-sites")
+        if sites is None:
+            sites = self._shared["call-sites"] = {id(s.node): s for s in self.facts.calls}
         return sites.get(id(call))
 
     def code(self, node: cst.CSTNode) -> str:
@@ -429,10 +437,14 @@ class FileModel:
         if not info.no_grad and not self.has_training_loop(info) and is_framework_step(self, info):
             result = Heat.HOT
         elif not self.has_training_loop(info) and not (info.no_grad and self._evaluates(info)):
-            for model, site in self.callers(info):
-                if site.ctx.no_grad and self._evaluates(info):
+            places = [(model, site.ctx) for model, site in self.callers(info)]
+            if info.generator:
+                # Its body runs where its iterator is advanced, not where it is called.
+                places += advanced_at(self, info)
+            for model, ctx in places:
+                if ctx.no_grad and self._evaluates(info):
                     continue
-                heat = model.heat(site.ctx)
+                heat = model.heat(ctx)
                 if heat is Heat.HOT:
                     result = Heat.HOT
                     break

@@ -1,20 +1,26 @@
-"""Which `DataLoader(...)` calls of the file a value may hold: through names, helper returns and
-parameters, iteration wrappers (`enumerate(tqdm(loader))`, both loaders of a `zip`) and wrapper
-classes of the file (`Prefetcher(loader)`).
+"""Which `DataLoader(...)` calls of the project a value may hold or hand on: through names, helper
+returns and parameters, iteration wrappers (`enumerate(tqdm(loader))`, `iter(loader)`,
+`itertools.cycle(loader)`, both loaders of a `zip`), generators of the project that iterate a
+loader and yield its batches (`def sample_data(loader): while True: yield from loader`), and
+wrapper classes of the file (`Prefetcher(loader)`).
 
 An answer is the loader sites found and whether they are all it can be: a path nobody can see
 (`accelerator.prepare(...)`, an argument from elsewhere, a wrapper class) makes it not
 exhaustive.
+
+Batches are the items drawn from such a value: the targets of a `for` loop over it, and the
+values bound from `next(it)` where `it` draws from a loader (`x, y = next(it)`), with the names
+derived from them in the same loop.
 """
 
 from __future__ import annotations
 
-from typing import Collection, Dict, List, Optional, Sequence, Tuple
+from typing import Collection, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
-from advisor.model.names import DATALOADER, dotted_name, last_segment
+from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
+from advisor.model.names import DATALOADER, dotted_name, last_segment, root_name
 from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import ITERATION_WRAPPERS, MULTI_ITERABLE_WRAPPERS
 
@@ -26,12 +32,17 @@ class LoaderSites(Question[Sites]):
     key = "loaders"
     unknown = _NONE
 
-    def __init__(self, callers: Optional[Dict[int, Collection[CallSite]]] = None) -> None:
+    def __init__(self, callers: Optional[Dict[int, Collection[CallSite]]] = None, raw: bool = False) -> None:
         # With ``callers``, a parameter of one of those functions (by id) takes its value from
-        # those calls only: "the loaders this epoch loop hands to the function".
+        # those calls only: "the loaders this epoch loop hands to the function". With ``raw``, a
+        # generator hands a loader on only when it yields the batches as they come (`yield x, y`,
+        # not `yield x.cuda(), y.cuda()`): its items are then still the loader's host batches.
         self._callers = callers
+        self._raw = raw
         if callers is not None:
             self.key = f"loaders@{id(self)}"
+        elif raw:
+            self.key = "raw-loaders"
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Sites]:
         if not isinstance(expr, cst.Call):
@@ -41,8 +52,14 @@ class LoaderSites(Question[Sites]):
         if qual == DATALOADER:
             site = model.loader_site(expr)
             return ((site,), True) if site is not None else _NONE
+        # A function of the project runs before a wrapper's name is trusted: a project's own
+        # `cycle(loader)` generator is not itertools' (see `repeated_passes`).
+        targets = model.calls.targets_of_expression(expr, ctx, order)
+        generators = [(owner, info) for owner, info in targets if info.generator]
+        if generators:
+            return self.combine([self.generated(owner, info) for owner, info in generators])
         wrapper = last_segment(qual or dotted_name(expr.func))
-        if wrapper in ITERATION_WRAPPERS:
+        if not targets and wrapper in ITERATION_WRAPPERS:
             positional = [a.value for a in expr.args if a.keyword is None and not a.star]
             if not positional or len(positional) != sum(a.keyword is None for a in expr.args):
                 return _NONE
@@ -51,10 +68,42 @@ class LoaderSites(Question[Sites]):
             return self.combine([flow.ask(self, p, ctx, order) for p in positional])
         func = expr.func
         if qual is None and isinstance(func, cst.Name) and func.value in model.facts.classes:
-            # `Prefetcher(loader)`: a class of the file that wraps a loader hands on its batches.
+            # `Prefetcher(loader)`: a class of the file that wraps a loader hands on its batches
+            # (moved or changed, perhaps: not raw ones).
+            if self._raw:
+                return _NONE
             found = [flow.ask(self, a.value, ctx, order) for a in expr.args if not a.star]
             return (tuple(s for sites, _ in found for s in sites), False)
         return None if flow.callee(expr, ctx, order) is not None else _NONE
+
+    def generated(self, owner, info: FunctionInfo) -> Sites:
+        """What iterating a generator of the project hands on: the loaders its `yield from`s
+        delegate to, and those whose batches its `yield`s give."""
+        answers = [owner.values.ask(self, s.value, s.ctx, s.order) for s in info.yields_from]
+        answers += [self._yielded(owner, s) for s in info.yields]
+        return self.combine(answers) if answers else _NONE
+
+    def _yielded(self, owner, site: ReturnSite) -> Sites:
+        """`yield batch` in a loop over a loader, `yield x.cuda(), y.cuda()` for its parts, or
+        `yield next(it)`."""
+        value = site.value
+        if isinstance(value, cst.Call) and owner.values.builtin_next(value, site.ctx, site.order):
+            return owner.values.ask(self, value.args[0].value, site.ctx, site.order)
+        roots = _roots(value, self._raw)
+        if roots is None:
+            return _NONE
+        loop = site.ctx.loop
+        while loop is not None:
+            if roots & loop.batch_names and isinstance(loop.node, cst.For):
+                return owner.values.ask(self, loop.node.iter, loop.ctx, owner.order_of(loop.node.iter))
+            for root in roots:
+                call = loop.drawn.get(root)
+                if call is not None:
+                    site_ = owner.site_of(call)
+                    if site_ is not None and owner.values.builtin_next(call, site_.ctx, site_.order):
+                        return owner.values.ask(self, call.args[0].value, site_.ctx, site_.order)
+            loop = loop.parent
+        return _NONE
 
     def combine(self, answers: Sequence[Sites]) -> Sites:
         sites: List[CallSite] = []
@@ -75,7 +124,29 @@ class LoaderSites(Question[Sites]):
         return list(self._callers[id(info)])
 
 
+def _roots(value: cst.BaseExpression, raw: bool) -> Optional[Set[str]]:
+    """The names a yielded value is built from: `batch`, `(x, y)`, `{"x": x.cuda()}`. With
+    ``raw``, None when some part is computed (a call) rather than selected (`batch["x"]`)."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        parts = [e.value for e in value.elements]
+    elif isinstance(value, cst.Dict):
+        parts = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    else:
+        parts = [value]
+    if raw and not all(_selected(p) for p in parts):
+        return None
+    return {name for name in map(root_name, parts) if name is not None}
+
+
+def _selected(expr: cst.BaseExpression) -> bool:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
 LOADERS = LoaderSites()
+# The loaders whose host batches a value's items still are (see ``raw``).
+RAW_LOADERS = LoaderSites(raw=True)
 
 
 def loaders_held(model, expr: cst.BaseExpression, ctx: Context, order: float, question: LoaderSites = LOADERS) -> Sites:
@@ -90,9 +161,58 @@ def loaders_iterated(model, loop, question: LoaderSites = LOADERS) -> Sites:
     return model.values.ask(question, node.iter, loop.ctx, model.order_of(node.iter))
 
 
+def loaders_drawn(model, call: cst.Call, question: LoaderSites = LOADERS) -> Sites:
+    """The loaders a `next(iterator)` call of the file draws a batch from."""
+    site = model.site_of(call)
+    if site is None or not model.values.builtin_next(call, site.ctx, site.order):
+        return _NONE
+    return model.values.ask(question, call.args[0].value, site.ctx, site.order)
+
+
+def drawn_batches(model, loop: LoopInfo) -> Dict[str, cst.Call]:
+    """The names of a loop's body bound from `next(it)` where `it` draws a loader's batches as
+    they come (or derived from such a name), each with its `next(...)` call."""
+    memo = model._shared.setdefault("drawn-batches", {})
+    known = memo.get(id(loop))
+    if known is None:
+        known = {}
+        if loop.drawn:
+            draws = {}
+            for name, call in loop.drawn.items():
+                if id(call) not in draws:
+                    draws[id(call)] = bool(loaders_drawn(model, call, RAW_LOADERS)[0])
+                if draws[id(call)]:
+                    known[name] = call
+        memo[id(loop)] = known
+    return known
+
+
+def batch_names(model, loop: Optional[LoopInfo]) -> Set[str]:
+    """Every name that holds a batch (or something derived from one) in this loop's body: the
+    targets of the loops around it, and values drawn with `next(...)` from a loader there."""
+    names: Set[str] = set()
+    while loop is not None:
+        names |= loop.batch_names
+        names.update(drawn_batches(model, loop))
+        loop = loop.parent
+    return names
+
+
+def loop_target_hint(model, assignment: Assignment) -> Optional[str]:
+    """A `for` target's kind hint ("batch", "loader-batch", "index"), also when what the loop
+    iterates is a loader only the value model can see (`for x, y in sample_data(loader)`)."""
+    hint = assignment.kind_hint
+    if hint != "loop-target" or assignment.batch_hint is None or assignment.iterable is None:
+        return hint
+    iterable = assignment.iterable
+    found = model.values.ask(RAW_LOADERS, iterable, assignment.ctx, model.order_of(iterable))
+    return assignment.batch_hint if found[0] else hint
+
+
 def loader_consumers(model, site: CallSite) -> List[tuple]:
-    """The `for` loops, in this file and in the project files around it, that iterate a
-    DataLoader site of this file: (model, LoopInfo) pairs."""
+    """The loops, in this file and in the project files around it, that take batches from a
+    DataLoader site of this file: those that iterate it with `for`, and those that draw from it
+    with `next(...)` in their body. (model, LoopInfo) pairs."""
     consumers = model._shared.get("loader-consumers")
     if consumers is None:
         consumers = {}
@@ -106,5 +226,15 @@ def loader_consumers(model, site: CallSite) -> List[tuple]:
                 for found in loaders_iterated(other, loop)[0]:
                     if id(found) in mine:
                         consumers.setdefault(id(found), []).append((other, loop))
+            for draw in other.facts.calls_by_callee.get("next", ()):
+                loop = draw.ctx.loop
+                if loop is None:
+                    continue
+                for found in loaders_drawn(other, draw.node)[0]:
+                    if id(found) not in mine:
+                        continue
+                    listed = consumers.setdefault(id(found), [])
+                    if not any(o is other and known is loop for o, known in listed):
+                        listed.append((other, loop))
         model._shared["loader-consumers"] = consumers
     return consumers.get(id(site), [])

@@ -12,6 +12,7 @@ import libcst as cst
 from advisor.model.devices import HOST, device_kind, is_dtype
 from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
+from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
@@ -155,7 +156,13 @@ class Tensor(Question[str]):
         return TENSOR if all(a == TENSOR for a in answers) else UNKNOWN
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> str:
-        return TENSOR if assignment.kind_hint == "batch" else UNKNOWN
+        return TENSOR if loop_target_hint(flow.model, assignment) == "batch" else UNKNOWN
+
+    def drawn(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int, index: Optional[int]) -> Optional[str]:
+        # `x, y = next(it)` over a loader: unpacked like `for x, y in loader`, the parts are tensors.
+        if index is not None and loaders_drawn(flow.model, call, RAW_LOADERS)[0]:
+            return TENSOR
+        return None
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
         return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
@@ -292,7 +299,10 @@ class RawBatch(Question[bool]):
         return any(answers)
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
-        return assignment.kind_hint in ("batch", "loader-batch", "index")
+        return loop_target_hint(flow.model, assignment) in ("batch", "loader-batch", "index")
+
+    def drawn(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int, index: Optional[int]) -> Optional[bool]:
+        return True if loaders_drawn(flow.model, call, RAW_LOADERS)[0] else None
 
 
 RAW_BATCH = RawBatch()

@@ -76,6 +76,11 @@ class Question(Generic[A]):
         """`x += value`: what x held before, combined with the value."""
         return self.combine([before, value])
 
+    def drawn(self, flow: "ValueFlow", call: cst.Call, ctx: Context, order: int, index: Optional[int]) -> Optional[A]:
+        """`next(iterator)` (element ``index`` of it, for `x, y = next(it)`): an item drawn from
+        the iterator. None lets the follower go on (it knows nothing of builtins)."""
+        return None
+
 
 class ValueFlow:
     def __init__(self, model) -> None:
@@ -96,6 +101,10 @@ class ValueFlow:
         return answer
 
     def _answer(self, question: Question[A], expr, ctx: Context, order: int, index: Optional[int]) -> A:
+        if type(expr) is cst.Call and self.builtin_next(expr, ctx, order):
+            drawn = question.drawn(self, expr, ctx, order, index)
+            if drawn is not None:
+                return drawn
         if index is not None:
             answer = question.element(self, expr, index, ctx, order)
             if answer is not None:
@@ -250,6 +259,19 @@ class ValueFlow:
         if symbol is not None and symbol.kind == "function" and symbol.info is not None:
             return symbol.model, symbol.info
         return None
+
+    def builtin_next(self, call: cst.Call, ctx: Context, order: int) -> bool:
+        """`next(iterator)` or `next(iterator, default)`, with Python's own `next`."""
+        func = call.func
+        return (
+            type(func) is cst.Name
+            and func.value == "next"
+            and bool(call.args)
+            and call.args[0].keyword is None
+            and not call.args[0].star
+            and self.model.imports.qualify(func) is None
+            and self.bindings.function("next", ctx, order) is None
+        )
 
     def function_called(self, call: cst.Call, ctx: Context, order: int) -> Optional[FunctionInfo]:
         """The function of this file a call runs: `helper(...)`, `self.method(...)`, or

@@ -10,6 +10,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.kinds import BuiltBy
 from advisor.model.loaders import loader_consumers
 from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER
+from advisor.model.passes import describe, passes_over
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.distributed.ddp_script import framework_runs_epochs
 
@@ -21,7 +22,9 @@ class SamplerWithoutSetEpoch(Rule):
     what = """
         A shuffling `DistributedSampler` in a script with an epoch loop (a loop around the
         training loop) in which no `.set_epoch(...)` call runs, directly or through a function
-        it calls. Reported at the sampler, naming the epoch loop. Samplers with
+        it calls; or whose loader an endless generator or a re-created `iter(loader)` goes over
+        again and again with no `set_epoch` between the passes. Reported at the sampler, naming
+        the epoch loop (or where the passes start again). Samplers with
         `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
         (which set the epoch themselves) are left alone.
     """
@@ -80,6 +83,49 @@ class SamplerWithoutSetEpoch(Rule):
         samplers = [s for s in model.calls_to(DISTRIBUTED_SAMPLER) if self._shuffles(s)]
         if not samplers:
             return
+        reported = set()
+        for report in self._by_epoch_loops(model, samplers):
+            reported.add(id(report.node))
+            yield report
+        for site in samplers:
+            if id(site.node) not in reported:
+                yield from self._by_hidden_passes(model, site)
+
+    def _by_hidden_passes(self, model: FileModel, site: CallSite) -> Iterator[Report]:
+        """A loader built on the sampler that a generator or a re-created iterator goes over
+        again and again (`model/passes.py`), with no `set_epoch` in the loop that repeats the
+        passes, nor in the loops around it."""
+        built_on = BuiltBy(DISTRIBUTED_SAMPLER)
+        for loader in model.calls_to(DATALOADER):
+            arg = call_argument(loader.node, "sampler", 3)
+            if arg is None or id(site.node) not in model.values.ask(built_on, arg.value, loader.ctx, loader.order):
+                continue
+            passes = passes_over(model, loader)
+            if not passes or any(self._pass_sets_epoch(p) for p in passes):
+                continue
+            where, fields, related = describe(model, passes[0])
+            yield self.report(
+                site.node,
+                "DistributedSampler is read again " + where + " but `set_epoch` is never called "
+                "between passes: every pass sees the same order",
+                data={"sampler": self._own_name(site) or "sampler", **fields},
+                related=related,
+                hint="call `{sampler}.set_epoch(n)` before each new pass, with a count of the passes",
+            )
+            return
+
+    def _pass_sets_epoch(self, item) -> bool:
+        """`set_epoch` runs in the loop that repeats the pass or in one around it (through the
+        functions of its file it calls, too), or in the generator or function that makes it."""
+        loop = item.loop
+        while loop is not None:
+            if self._sets_epoch(item.loop_model, loop, {}):
+                return True
+            loop = loop.parent
+        function = item.function
+        return function is not None and self._function_sets_epoch(item.model, function.key, {})
+
+    def _by_epoch_loops(self, model: FileModel, samplers: List[CallSite]) -> Iterator[Report]:
         epoch_loops = model.epoch_loops()
         if not epoch_loops:
             yield from self._consumed_elsewhere(model, samplers)

@@ -1,7 +1,7 @@
 """GPU203 `blocking-copy-from-pinned-loader`: batch from a pinned DataLoader copied to the GPU without `non_blocking=True`."""
 
 from __future__ import annotations
-from typing import Iterator, Optional
+from typing import Dict, Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable
 from advisor.model import CallSite, FileModel
@@ -10,7 +10,7 @@ from advisor.model.names import root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.devices import device_kind as _device_kind
-from advisor.model.loaders import loaders_iterated
+from advisor.model.loaders import RAW_LOADERS, drawn_batches, loaders_drawn, loaders_iterated
 from advisor.rules.pipeline.loader_flow import is_device_move, loader_option
 
 
@@ -24,12 +24,13 @@ def _has_keyword(call: cst.Call, keyword: str) -> bool:
     return any(a.keyword is not None and a.keyword.value == keyword for a in call.args)
 
 
-def _batch_part(model: FileModel, name: str, loop, site: CallSite) -> bool:
+def _batch_part(model: FileModel, name: str, loop, site: CallSite, drawn: Dict[str, cst.Call]) -> bool:
     """``name`` holds, where ``site`` reads it, a loop variable of ``loop`` or a piece of one
-    (`x, y = batch`, `batch["x"]`), or a comprehension variable over one (`for k, v in batch.items()`)."""
+    (`x, y = batch`, `batch["x"]`), or a comprehension variable over one (`for k, v in batch.items()`);
+    or a value drawn in the loop with `next()` from a loader (``drawn``), or a piece of one."""
     found = model.assignments(name, site.ctx)
     if not found:
-        return name in loop.batch_names  # bound by a comprehension over the batch
+        return name in loop.batch_names or name in drawn  # bound by a comprehension over the batch
     earlier = [a for a in found if a.order < site.order and a.ctx.scope == site.ctx.scope]
     # `x = x.to(device)` reads the previous `x`: skip the statement that holds the call.
     while earlier and earlier[-1].statement is not None and contains(earlier[-1].statement, site.node):
@@ -40,13 +41,15 @@ def _batch_part(model: FileModel, name: str, loop, site: CallSite) -> bool:
     if reaching.value is None:
         return reaching.ctx.loop is loop.ctx.loop and name in loop.targets
     value = reaching.value
+    if any(value is call for call in drawn.values()):
+        return True  # `x, y = next(it)`
     if reaching.index is not None and isinstance(value, (cst.Tuple, cst.List)):
         if reaching.index >= len(value.elements):
             return False
         value = value.elements[reaching.index].value
     while isinstance(value, (cst.Attribute, cst.Subscript)):
         value = value.value
-    return isinstance(value, cst.Name) and value.value in loop.targets
+    return isinstance(value, cst.Name) and (value.value in loop.targets or value.value in drawn)
 
 
 def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -69,9 +72,11 @@ class BlockingCopyFromPinnedLoader(Rule):
         `.to(device)`, `.cuda()` or `.type(torch.cuda.FloatTensor)` without `non_blocking=True`,
         applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`) of a loop
         over a DataLoader built with `pin_memory=True` (written in the call or a `**kwargs` dict,
-        or read from a constant, a settings object or the default of a command-line option).
-        Only copies from the host to a device: `.cpu()`, `.to("cpu")` and dtype conversions are
-        never reported.
+        or read from a constant, a settings object or the default of a command-line option), or
+        to a batch drawn from one with `next(it)` (through `iter(loader)`,
+        `itertools.cycle(loader)` or a generator that yields the batches as they come; not one
+        that moves or changes them first). Only copies from the host to a device: `.cpu()`,
+        `.to("cpu")` and dtype conversions are never reported.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -136,17 +141,27 @@ class BlockingCopyFromPinnedLoader(Rule):
             root = root_name(site.receiver) if site.receiver is not None else None
             if root is None:
                 continue
-            loop = site.ctx.loop
+            loop, drawn = site.ctx.loop, {}
             while loop is not None:
                 if root in loop.batch_names and isinstance(loop.node, cst.For):
+                    drawn = {}
+                    break
+                drawn = drawn_batches(model, loop)
+                if root in drawn:
                     break
                 loop = loop.parent
-            if loop is None or not _batch_part(model, root, loop, site):
+            if loop is None or not _batch_part(model, root, loop, site, drawn):
                 continue
-            if id(loop) not in pinned_loops:
-                loaders, exhaustive = loaders_iterated(model, loop)
-                pinned_loops[id(loop)] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
-            if not pinned_loops[id(loop)]:
+            # The batch's source: the loop's iterable, or the `next(...)` it was drawn with.
+            source = drawn.get(root) or loop.node
+            if id(source) not in pinned_loops:
+                if root in drawn:
+                    found = loaders_drawn(model, source, RAW_LOADERS)
+                else:
+                    found = loaders_iterated(model, loop, RAW_LOADERS)
+                loaders, exhaustive = found
+                pinned_loops[id(source)] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
+            if not pinned_loops[id(source)]:
                 continue
             if call.args:
                 edit = NodeEdit(call.args[-1].value, ", non_blocking=True", "after")

@@ -79,8 +79,8 @@ def _eval_only(model: FileModel, site: CallSite) -> bool:
 
 
 def _loader_uses(model: FileModel) -> dict:
-    """For each DataLoader call that some `for` loop of the file iterates: "train" when a
-    training loop does, else "eval"."""
+    """For each DataLoader call that some loop iterates or draws batches from with `next()` (in
+    this file or in the project files around it): "train" when a training loop does, else "eval"."""
     uses: dict = {}
     for loop in model.facts.loops:
         if not isinstance(loop.node, cst.For):
@@ -92,8 +92,8 @@ def _loader_uses(model: FileModel) -> dict:
                 uses[id(site.node)] = "train" if training else "eval"
     for site in model.calls_to(DATALOADER):
         for other, loop in loader_consumers(model, site):
-            if other is model:
-                continue
+            if other is model and any(found is site for found in loaders_iterated(model, loop)[0]):
+                continue  # this file's `for` loops: seen above
             training = other.is_training_loop(loop) or other.in_training_code(loop.ctx)
             if training or uses.get(id(site.node)) != "train":
                 uses[id(site.node)] = "train" if training else "eval"

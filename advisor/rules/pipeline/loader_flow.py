@@ -6,7 +6,7 @@ import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
-from advisor.model.loaders import loader_consumers
+from advisor.model.loaders import batch_names, loader_consumers
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -39,17 +39,14 @@ def is_device_move(model: FileModel, site: CallSite) -> bool:
     return not (qual.startswith(DTYPE_PREFIX) and qual[len(DTYPE_PREFIX):] in DTYPES)
 
 
-def derived_batch_names(site: CallSite) -> set:
-    names: set = set()
-    loop = site.ctx.loop
-    while loop is not None:
-        names |= loop.batch_names
-        loop = loop.parent
-    return names
+def derived_batch_names(model: FileModel, site: CallSite) -> set:
+    """The names holding batches where ``site`` runs: loop targets, values drawn with `next()`
+    from a loader, and what derives from them."""
+    return batch_names(model, site.ctx.loop)
 
 
 def moves_batches_to_device(model: FileModel) -> bool:
-    """Some loop copies its loop variables (or values derived from them) to a device,
+    """Some loop copies its batches (or values derived from them) to a device,
     itself or by passing them to a function of the file that does (`to_device(batch, dev)`)."""
     movers = set()
     for site in model.method_calls("to", "cuda"):
@@ -64,13 +61,13 @@ def moves_batches_to_device(model: FileModel) -> bool:
             root = root.func if isinstance(root, cst.Call) else root.value
         if not isinstance(root, cst.Name):
             continue
-        if root.value in derived_batch_names(site):
+        if root.value in derived_batch_names(model, site):
             return True
     for key in movers:
         for site in model.facts.calls_by_callee.get(key, ()):
             if site.ctx.loop is None:
                 continue
-            names = derived_batch_names(site)
+            names = derived_batch_names(model, site)
             if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
     return False
@@ -87,13 +84,13 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
             movers.add(site.ctx.function.key)
         if site.ctx.loop is None or not site.ctx.loop.within(loop):
             continue
-        if root_name(site.receiver) in derived_batch_names(site):
+        if root_name(site.receiver) in derived_batch_names(model, site):
             return True
     for key in movers:
         for site in model.facts.calls_by_callee.get(key, ()):
             if site.ctx.loop is None or not site.ctx.loop.within(loop):
                 continue
-            names = derived_batch_names(site)
+            names = derived_batch_names(model, site)
             if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
     return False

@@ -10,6 +10,7 @@ from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT
+from advisor.model.passes import describe, passes_over
 from advisor.rules.pipeline.loader_flow import literal_int, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 
@@ -104,6 +105,11 @@ class WorkersRestartedEveryEpoch(Rule):
         (`SimpleNamespace`, a dataclass, a dict of settings), or be the default of a
         command-line option (`parser.add_argument("--workers", default=8)`): what runs unless the
         user passes another value, and the message names the option.
+        Passes that start again without an epoch loop count too: an endless generator that goes
+        over the loader in its `while True:` loop, and an `iter(loader)` made again in a
+        training loop (each step, each epoch, or when `next(...)` raised `StopIteration`).
+        `itertools.cycle(loader)` (one pass, replayed) and a single `next(iter(loader))` to look
+        at a batch are left alone.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -159,8 +165,47 @@ class WorkersRestartedEveryEpoch(Rule):
     requires = (("DataLoader",), ("backward", ".step("), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        if not model.uses_cuda:
-            return  # like every input-pipeline rule: only where a GPU waits for the batches
+        # Like every input-pipeline rule: only where a GPU waits for the batches.
+        reported = set()
+        if model.uses_cuda:
+            for report in self._epoch_loops(model):
+                reported.add(id(report.node))
+                yield report
+        if model.cuda_in_project:
+            yield from self._hidden_passes(model, reported)
+
+    def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
+        """Loaders a generator or a re-created iterator goes over again and again (`model/passes.py`),
+        when the epoch-loop check above did not report them."""
+        for site in model.calls_to(DATALOADER):
+            if id(site.node) in reported:
+                continue
+            found = [p for p in passes_over(model, site) if p.loaders[1]]
+            if not found:
+                continue
+            counts_found = _worker_counts(model, site)
+            if counts_found is None or counts_found[0][0] <= 0:
+                continue
+            counts, default_of, workers_arg = counts_found
+            if loader_option(model, site, "persistent_workers", None).state != ABSENT:
+                continue
+            where, fields, related = describe(model, found[0])
+            data = {"workers": counts[0], "count": _count_text(counts),
+                    "processes": "process" if counts == (1,) else "processes",
+                    "loader_options": loader_options(site.node), **fields}
+            count = "{count} worker {processes}"
+            if default_of is not None:
+                data["default_of"] = default_of
+                count += " (the default of `{default_of}`)"
+            yield self.report(
+                site.node,
+                "DataLoader starts " + count + " again " + where + ": no `persistent_workers=True`",
+                fix=self._fix(model, site, default_of, workers_arg),
+                data=data,
+                related=related,
+            )
+
+    def _epoch_loops(self, model: FileModel) -> Iterator[Report]:
         epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
         if not epochs:
             return

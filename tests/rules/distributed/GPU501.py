@@ -147,3 +147,33 @@ for step in range(max_steps):
         x, y = next(batches)
         (model(x, y) / accum).backward()
     optimizer.step()
+
+# %% invalid: an endless generator reads the sampler again on every round
+from torch.utils.data import DataLoader, DistributedSampler
+def forever(loader):
+    while True:
+        yield from loader
+sampler = DistributedSampler(ds, shuffle=True)  # expect: GPU501
+loader = DataLoader(ds, sampler=sampler)
+batches = forever(loader)
+for step in range(max_steps):
+    x, y = next(batches)
+    model(x, y).backward()
+    optimizer.step()
+
+# %% valid: a new iterator when the last ran out, the epoch set first
+from torch.utils.data import DataLoader, DistributedSampler
+sampler = DistributedSampler(ds)
+loader = DataLoader(ds, sampler=sampler)
+epoch = 0
+it = iter(loader)
+for step in range(max_steps):
+    try:
+        x, y = next(it)
+    except StopIteration:
+        epoch += 1
+        sampler.set_epoch(epoch)
+        it = iter(loader)
+        x, y = next(it)
+    model(x, y).backward()
+    optimizer.step()

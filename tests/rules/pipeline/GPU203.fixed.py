@@ -60,6 +60,21 @@ unlabeled = DataLoader(b, batch_size=96, num_workers=4, pin_memory=True)
 for (x, y), u in zip(labeled, unlabeled):
     u = u.to(device, non_blocking=True)  # expect: GPU203
 
+# %% invalid: batches drawn with next() from an iterator and from a generator over the loader
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+def endless(loader):
+    while True:
+        for batch in loader:
+            yield batch
+it = iter(loader)
+batches = endless(loader)
+for step in range(max_steps):
+    x, y = next(it)
+    x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)  # expect: GPU203, GPU203
+    u, v = next(batches)
+    u = u.to(device, non_blocking=True)  # expect: GPU203
+
 # %% invalid: pinning read from a module constant and from a kwargs dict chosen by the device
 import torch
 from torch.utils.data import DataLoader

@@ -61,6 +61,21 @@ unlabeled = DataLoader(b, batch_size=96, num_workers=4, pin_memory=True)
 for (x, y), u in zip(labeled, unlabeled):
     u = u.to(device)  # expect: GPU203
 
+# %% invalid: batches drawn with next() from an iterator and from a generator over the loader
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+def endless(loader):
+    while True:
+        for batch in loader:
+            yield batch
+it = iter(loader)
+batches = endless(loader)
+for step in range(max_steps):
+    x, y = next(it)
+    x, y = x.cuda(), y.cuda()  # expect: GPU203, GPU203
+    u, v = next(batches)
+    u = u.to(device)  # expect: GPU203
+
 # %% valid: pageable loader: little to gain
 from torch.utils.data import DataLoader
 loader = DataLoader(ds, batch_size=32, num_workers=4)
@@ -134,6 +149,21 @@ for batch in loader:
     x = batch["x"].to(dtype)
     y = batch["y"].float().to("cuda")
     z = batch["z"].to(x)
+
+
+# %% valid: next() on an iterator over a list, and on a generator that moves the batches itself
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+def on_device(loader):
+    for x, y in loader:
+        yield x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+cached = iter(list_of_batches)
+moved = on_device(loader)
+for step in range(max_steps):
+    x, y = next(cached)
+    x = x.cuda()
+    u, v = next(moved)
+    u = u.cuda()
 
 # %% invalid: pinning read from a module constant and from a kwargs dict chosen by the device
 import torch

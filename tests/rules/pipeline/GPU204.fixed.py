@@ -70,6 +70,36 @@ for epoch in range(100):
         loss.backward()
         optimizer.step()
 
+# %% invalid: an endless generator goes over the loader again and again
+from torch.utils.data import DataLoader
+
+def endless(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)  # expect: GPU204
+batches = endless(loader)
+for step in range(max_steps):
+    x, y = next(batches)
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a new iterator when the last one runs out
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)  # expect: GPU204
+it = iter(loader)
+for step in range(max_steps):
+    try:
+        x, y = next(it)
+    except StopIteration:
+        it = iter(loader)
+        x, y = next(it)
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
 # %% invalid: the worker count is an option's default; the fix keeps runs without workers valid
 import argparse
 from torch.utils.data import DataLoader

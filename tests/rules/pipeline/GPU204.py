@@ -167,6 +167,73 @@ for epoch in range(10):
         loss.backward()
         optimizer.step()
 
+# %% invalid: an endless generator goes over the loader again and again
+from torch.utils.data import DataLoader
+
+def endless(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4)  # expect: GPU204
+batches = endless(loader)
+for step in range(max_steps):
+    x, y = next(batches)
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a new iterator when the last one runs out
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4)  # expect: GPU204
+it = iter(loader)
+for step in range(max_steps):
+    try:
+        x, y = next(it)
+    except StopIteration:
+        it = iter(loader)
+        x, y = next(it)
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: itertools.cycle goes over the loader once and replays the batches it kept
+import itertools
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4)
+batches = itertools.cycle(loader)
+for step in range(max_steps):
+    x, y = next(batches)
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: one iterator for the whole run, and a peek at one batch for the shapes
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, num_workers=4)
+sample, _ = next(iter(loader))
+print(model(sample.cuda()).shape)
+it = iter(loader)
+for step in range(len(loader)):
+    x, y = next(it)
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a generator that visits each loader of a list once
+from torch.utils.data import DataLoader
+
+def chained(loaders):
+    while True:
+        for loader in loaders:
+            yield next(iter(loader))
+
+loaders = [DataLoader(d, batch_size=32, num_workers=4) for d in parts]
+for x, y in chained(loaders):
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
 # %% invalid: the worker count is an option's default; the fix keeps runs without workers valid
 import argparse
 from torch.utils.data import DataLoader
