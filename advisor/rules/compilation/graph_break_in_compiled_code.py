@@ -8,7 +8,8 @@ from advisor.findings import Severity
 from advisor.model import FileModel
 from advisor.model.facts import Context
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.compilation.compile_facts import BodyScan, traced_functions, compile_facts, scan_body
+from advisor.rules.compilation.body_scan import BodyScan, scan_body
+from advisor.rules.compilation.compile_facts import traced_functions, compile_facts
 
 
 _BREAK_METHODS = ("item", "tolist", "numpy")

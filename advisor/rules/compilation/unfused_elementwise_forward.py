@@ -5,7 +5,8 @@ from typing import Iterator, Set
 from advisor.findings import Severity
 from advisor.model import FileModel
 from advisor.rules.base import Report, Rule
-from advisor.rules.compilation.compile_facts import JIT, disabled, compile_facts, scan_body
+from advisor.rules.compilation.body_scan import scan_body
+from advisor.rules.compilation.compile_facts import JIT, disabled, compile_facts
 
 
 _NN_MODULE = "torch.nn.Module"
