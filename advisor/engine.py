@@ -19,7 +19,7 @@ from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regul
 from advisor.model import FileModel
 from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
-from advisor.project.view import project_view
+from advisor.project.view import Views, project_view
 from advisor.rules import ALL_RULES
 from advisor.rules.base import NodeEdit, Report, Rule
 from advisor.source import DecodeError, decode_source, split_lines
@@ -122,6 +122,7 @@ def check_source(
     path: Optional[Path] = None,
     chunks: Optional[ChunkCache] = None,
     cancelled: Optional[Callable[[], bool]] = None,
+    views: Optional[Views] = None,
 ) -> FileResult:
     """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``.
 
@@ -131,9 +132,13 @@ def check_source(
     are read as needed. The analysis stops once it has used ``config.analysis_budget`` seconds
     of CPU time (a ``LimitProblem`` then says so), or raises ``budget.Cancelled`` once
     ``cancelled()`` is true; ``chunks`` must then be dropped: the statements it holds may be
-    half updated."""
+    half updated. ``views`` holds the project views to check it in (the language server keeps
+    its own, with the editor's unsaved texts); by default, this process's."""
     result = FileResult(filename)
-    view = project_view(str(path), _neighbour_builder(config)) if path is not None else None
+    view = None
+    if path is not None:
+        build = _neighbour_builder(config)
+        view = views.view(str(path), build) if views is not None else project_view(str(path), build)
     if view is not None:
         result.dependencies = view.dependencies(str(path))
     chosen = rules if rules is not None else active_rules(config, path)
@@ -198,17 +203,21 @@ def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache
 
 
 def _neighbour_builder(config: Config):
-    """How a project view reads another file of the project: decoded and screened like a
-    checked file; anything odd leaves it out (None), never an error."""
+    """How a project view reads another file of the project (from disk, or the text an editor
+    holds for it): decoded and screened like a checked file; anything odd leaves it out (None),
+    never an error."""
 
-    def build(real_path: str):
-        try:
-            data = read_regular(real_path, _NEIGHBOUR_LIMIT)[0]
-        except (OSError, ValueError, FileTooLarge):
-            return None  # a named pipe, a device, too large, gone
-        try:
-            text = decode_source(data).text
-        except DecodeError:
+    def build(real_path: str, text: Optional[str] = None):
+        if text is None:
+            try:
+                data = read_regular(real_path, _NEIGHBOUR_LIMIT)[0]
+            except (OSError, ValueError, FileTooLarge):
+                return None  # a named pipe, a device, too large, gone
+            try:
+                text = decode_source(data).text
+            except DecodeError:
+                return None
+        elif len(text) > _NEIGHBOUR_LIMIT:
             return None
         if nesting_problem(text) is not None:
             return None

@@ -542,7 +542,7 @@ def test_report_after_fix_shows_the_fixed_text_and_ruffs_summary(tmp_path):
         gutter, _, code = line.partition(" │ ")
         row = int(gutter.strip())
         assert fixed_lines[row - 1].expandtabs(1) == code.split("  ← ")[0], line
-    assert "Found 8 findings (3 fixed, 5 remaining)." in run.stdout
+    assert "Found 9 findings (3 fixed, 6 remaining)." in run.stdout
 
 
 # -- 11. a closed pipe ---------------------------------------------------------------------------

@@ -9,6 +9,11 @@ stopped (budget.Cancelled).
 A file whose analysis ran past its budget (at most SERVER_BUDGET_SECONDS here, less if the
 project's `analysis-budget` says so) is checked from then on by a second worker of its own, so
 that no keystroke in another file waits behind it.
+
+Each file is checked in its project (advisor/project). Each worker keeps its own project views
+(they are never shared between threads), and before each analysis gives them the texts of the
+open documents, which stand in for the files on disk: a neighbour is read as the editor holds
+it, saved or not. A view forgets what it read from a text that changed.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
 from advisor.limits import LimitProblem
 from advisor.lsp import convert
+from advisor.project.view import Views
 
 log = logging.getLogger("advisor.lsp")
 
@@ -58,6 +64,9 @@ class Analysis:
     findings: List[Finding]
     problem: Optional[FileProblem]
     diagnostics: List[types.Diagnostic] = field(default_factory=list)
+    # The project files its findings may depend on (absolute paths): an edit of one of them
+    # re-checks it.
+    dependencies: Tuple[str, ...] = ()
 
     @property
     def result_id(self) -> str:
@@ -81,6 +90,12 @@ class Job:
     href: Callable[[str], Optional[str]]
     wanted: Callable[[], bool]
     related_information: bool = False  # the client takes diagnostics' related places
+    # The open documents' texts by path, taken when the job was made: they stand in for the
+    # files on disk in the project view.
+    stand_ins: Callable[[], Dict[str, str]] = dict
+    # A re-check because a dependency changed: it shares no run with a check the client asked
+    # for, whose `wanted` is not tied to edits of other files.
+    background: bool = False
 
 
 class Analyzer:
@@ -98,6 +113,11 @@ class Analyzer:
         # the most recently analysed few keep theirs. Filled by the worker thread; the event
         # loop only drops entries (one dict operation each).
         self._chunks: "OrderedDict[str, ChunkCache]" = OrderedDict()
+        # Project views, one set per worker thread; files changed on disk (path, created or
+        # deleted), appended on the event loop and applied by each worker before its next job.
+        self._views: Dict[int, Views] = {id(self._executor): Views(), id(self._slow_executor): Views()}
+        self._disk_changes: List[Tuple[str, bool]] = []
+        self._applied: Dict[int, int] = {}
 
     def latest(self, uri: str) -> Optional[Analysis]:
         return self._cache.get(uri)
@@ -116,15 +136,40 @@ class Analyzer:
     def executor_for(self, uri: str) -> ThreadPoolExecutor:
         return self._slow_executor if uri in self._slow else self._executor
 
+    def disk_changed(self, path: str, created_or_deleted: bool) -> None:
+        """A project file changed on disk (the editor's file watcher): the views read it again."""
+        self._disk_changes.append((path, created_or_deleted))
+
+    def forget_views(self) -> None:
+        """The configuration changed (a pyproject.toml: how neighbours are read, where a project
+        starts): every worker's views start over."""
+        self._disk_changes.append(("", True))
+
+    def views(self, executor: ThreadPoolExecutor, stand_ins: Dict[str, str]) -> Views:
+        """The project views of ``executor``'s worker, brought up to date: files changed on
+        disk, and the texts of the open documents. Call on that worker only."""
+        views = self._views[id(executor)]
+        done = self._applied.get(id(executor), 0)
+        pending = self._disk_changes[done:]
+        self._applied[id(executor)] = done + len(pending)
+        for path, structural in pending:
+            if path:
+                views.changed(path, structural)
+            else:
+                views.forget()
+        views.set_texts(stand_ins)
+        return views
+
     async def analyse(self, job: Job) -> Analysis:
         cached = self._cache.get(job.uri)
         if cached is not None and cached.key == job.key:
             return cached
-        running_key = (job.uri, job.key)
+        running_key = (job.uri, job.key, job.background)
         future = self._running.get(running_key)
         if future is None:
             loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(self.executor_for(job.uri), self._run, job, self._last_good.get(job.uri))
+            executor = self.executor_for(job.uri)
+            future = loop.run_in_executor(executor, self._run, job, self._last_good.get(job.uri), executor)
             self._running[running_key] = future
             future.add_done_callback(lambda _f: self._running.pop(running_key, None))
         # Shielded: a cancelled request ($/cancelRequest, a newer keystroke) stops waiting,
@@ -141,12 +186,19 @@ class Analyzer:
                 self._slow.discard(job.uri)
         return analysis
 
-    def _run(self, job: Job, last_good: Optional[Analysis]) -> Analysis:
+    def _stand_ins(self, job: Job) -> Dict[str, str]:
+        texts = job.stand_ins()
+        if job.path is not None:
+            texts[str(job.path)] = job.text  # the version being checked, whatever came since
+        return texts
+
+    def _run(self, job: Job, last_good: Optional[Analysis], executor: Optional[ThreadPoolExecutor] = None) -> Analysis:
         if not job.wanted():
             raise Superseded()
         lines = convert.lines_of(job.text)
         if job.excluded:
             return Analysis(job.uri, job.version, job.key, [], None)
+        views = self.views(executor or self.executor_for(job.uri), self._stand_ins(job))
         with self._chunks_lock:
             chunks = self._chunks.pop(job.uri, None) or ChunkCache()
             self._chunks[job.uri] = chunks
@@ -154,13 +206,14 @@ class Analyzer:
                 self._chunks.popitem(last=False)
         try:
             result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
-                                cancelled=lambda: not job.wanted())
+                                cancelled=lambda: not job.wanted(), views=views)
         except Cancelled:
             self._drop_chunks(job.uri, chunks)  # stopped midway: its statements may be half updated
             raise Superseded() from None
         if isinstance(result.problem, LimitProblem):
             self._drop_chunks(job.uri, chunks)
-        analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem)
+        analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem,
+                            dependencies=tuple(result.dependencies or ()))
         locate = (lambda _related: (job.uri, lines)) if job.related_information else None
         if result.problem is None:
             analysis.diagnostics = [
@@ -190,6 +243,8 @@ class Analyzer:
         """The text with every safe fix applied (re-checked until stable, as `advisor check
         --fix` does), and how many fixes that took; None when nothing applies."""
 
+        executor = self.executor_for(job.uri)
+
         def work() -> Optional[Tuple[str, int]]:
             if not job.wanted():
                 raise Superseded()
@@ -197,21 +252,27 @@ class Analyzer:
                 return None
 
             config = _interactive(job.config)
+            views = self.views(executor, self._stand_ins(job))
 
             def check(text: str):
-                return check_text(text, job.filename, config, path=job.path)
+                return check_text(text, job.filename, config, path=job.path, views=views)
 
-            new_text, applied, final = fix_until_stable(job.text, check, unsafe=False)
+            try:
+                new_text, applied, final = fix_until_stable(job.text, check, unsafe=False)
+            finally:
+                if job.path is not None:
+                    views.changed(str(job.path))  # the fixed texts were registered, not the buffer
             if isinstance(final.problem, LimitProblem):
                 return None  # a round ran out of time: offer nothing rather than half the fixes
             return (new_text, applied) if applied else None
 
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor_for(job.uri), work)
+        return await loop.run_in_executor(executor, work)
 
 
 def _newer(analysis: Analysis, current: Analysis) -> bool:
-    """Results can finish out of order across configuration changes; keep the newest."""
+    """Results can finish out of order across configuration changes and re-checks; keep the
+    newest (keys are the version, then generations that only grow)."""
     if analysis.version is None or current.version is None:
         return True
-    return analysis.version >= current.version
+    return (analysis.version, *analysis.key[1:]) >= (current.version, *current.key[1:])

@@ -7,13 +7,14 @@ and \\n. Keeping our own copy makes every position agree with the engine's rows.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
 
 from lsprotocol import types
 
-from advisor.lsp.convert import from_units, lines_of
+from advisor.lsp.convert import from_units, lines_of, uri_path
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -28,6 +29,12 @@ class Document:
     saved_text: str = ""
     saved_version: Optional[int] = None
     _lines: Optional[List[str]] = field(default=None, repr=False)
+    # The file it is, as the project view names files (None for an untitled buffer).
+    path: Optional[str] = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        fs_path = uri_path(self.uri)
+        self.path = os.path.normpath(os.path.abspath(fs_path)) if fs_path is not None else None
 
     @property
     def lines(self) -> List[str]:

@@ -7,6 +7,10 @@ checked once on the analysis thread, and each cell gets the diagnostics that fal
 per cell URI, or returned when a pull client asks for a cell. A finding whose fix stays in its
 own cell carries it, so the cell gets the same quick fix, noqa action and hover as a file
 (fix-all stays with files: the CLI's `--fix` rewrites a notebook whole).
+
+A notebook is checked in its folder's project, on the same worker and project views as files,
+so it reads the open documents' buffers; it is checked again when a file it depends on is
+edited (see server.py).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class NotebookAnalysis:
     key: Tuple
     diagnostics: Dict[str, List[types.Diagnostic]]  # cell URI -> its diagnostics
     findings: Dict[str, List[Finding]]  # cell URI -> its findings, in cell rows (for hover)
+    dependencies: Tuple[str, ...] = ()  # the project files its findings may depend on
 
 
 def code_cells(ls, notebook: types.NotebookDocument) -> List[Tuple[int, str, str, Optional[int]]]:
@@ -70,7 +75,8 @@ class Notebooks:
         if notebook is None:
             return None
         cells = code_cells(ls, notebook)
-        key = (notebook.version, tuple((c[1], c[3]) for c in cells), ls.resolver.generation, ls._settings_generation)
+        key = (notebook.version, tuple((c[1], c[3]) for c in cells), ls.resolver.generation, ls._settings_generation,
+               ls._dependency_generation.get(uri, 0))
         cached = self._latest.get(uri)
         if cached is not None and cached.key == key:
             return cached
@@ -86,6 +92,8 @@ class Notebooks:
                 hrefs[code] = ls.links.href(code, docs_url)
             return hrefs[code]
 
+        stand_ins = ls.stand_ins()
+
         def work() -> NotebookAnalysis:
             by_number = {number: (cell_uri, text, version) for number, cell_uri, text, version in cells}
             out: Dict[str, List[types.Diagnostic]] = {cell_uri: [] for _, cell_uri, _, _ in cells}
@@ -93,7 +101,8 @@ class Notebooks:
             if path is not None and config.is_excluded(path):
                 return NotebookAnalysis(key, out, found)
             program = build_program([(number, text) for number, _, text, _ in cells])
-            result = check_text(program.text, filename, config, path=path)
+            views = ls.analyzer.views(ls.analyzer._executor, stand_ins)
+            result = check_text(program.text, filename, config, path=path, views=views)
             lines_of_cell = {number: convert.lines_of(text) for number, _, text, _ in cells}
 
             def locate(related):  # a related place sits in its own cell's document
@@ -115,7 +124,7 @@ class Notebooks:
                 if problem.cell in by_number:
                     cell_uri, text, _ = by_number[problem.cell]
                     out[cell_uri].append(convert.problem_diagnostic(problem, convert.lines_of(text), encoding))
-            return NotebookAnalysis(key, out, found)
+            return NotebookAnalysis(key, out, found, tuple(result.dependencies or ()))
 
         loop = asyncio.get_running_loop()
         analysis = await loop.run_in_executor(ls.analyzer._executor, work)
@@ -168,6 +177,16 @@ class Notebooks:
         analysis = self._latest.get(notebook.uri)
         findings = analysis.findings.get(cell_uri, []) if analysis is not None else []
         return Document(cell_uri, text_document.source, text_document.version), findings
+
+    def depending_on(self, path: str, dependencies: Tuple[str, ...]) -> List[str]:
+        """The open notebooks whose last analysis may depend on the file ``path`` (whose own
+        dependencies are ``dependencies``)."""
+        out = []
+        for uri, analysis in self._latest.items():
+            own = convert.uri_path(uri)
+            if path in analysis.dependencies or (own is not None and str(own) in dependencies):
+                out.append(uri)
+        return out
 
     def changed(self, ls, uri: str, delay_ms: int) -> None:
         if ls.pull:

@@ -3,6 +3,13 @@
 Diagnostics are pulled (textDocument/diagnostic) by clients that advertise it and pushed
 (textDocument/publishDiagnostics, with the document version) to the others. A push waits for
 `debounceMs` after the last change and is dropped if the document moved on meanwhile.
+
+Files are checked in their project, so an edit of one file can change the findings of another
+(a helper becomes hot because of a loop in train.py). Once an edited file's own diagnostics are
+out, the open files that depend on it (`Analysis.dependencies`, either way) are checked again
+after `debounceMs`, one at a time, and their diagnostics re-published (pull clients are asked to
+refresh). Any further edit drops what is left of that round, so the edited file never waits
+behind its dependents; they are taken up again after its next analysis.
 """
 
 from __future__ import annotations
@@ -10,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from advisor import __version__
 from advisor.findings import Applicability, Finding, Position
+from advisor.limits import FileTooLarge, read_regular
 from advisor.lsp import convert
 from advisor.lsp.actions import (
     KIND_FIX_ALL, contains, fix_title, noqa_code_at, noqa_edit, noqa_title, unique,
@@ -28,6 +36,7 @@ from advisor.lsp.notebooks import SYNC_OPTIONS as NOTEBOOK_SYNC
 from advisor.lsp.notebooks import Notebooks
 from advisor.lsp.protocol import AdvisorProtocol
 from advisor.lsp.settings import RUN_ON_SAVE, ConfigResolver, Settings, parse_settings
+from advisor.source import DecodeError, decode_source
 
 log = logging.getLogger("advisor.lsp")
 
@@ -46,6 +55,12 @@ class AdvisorServer(LanguageServer):
         self._settings_generation = 0
         self._pushes: Dict[str, asyncio.Task] = {}
         self._shown_errors: Set[str] = set()
+        # Re-checking the open files that depend on an edited one (see the module docstring).
+        self._edits = 0  # changes of any document so far
+        self._edited: Set[str] = set()  # documents changed since their dependents were re-checked
+        self._stale: Set[str] = set()  # documents and notebooks to check again: a dependency changed
+        self._dependency_generation: Dict[str, int] = {}
+        self._recheck: Optional[asyncio.Task] = None
 
     # -- client facts ------------------------------------------------------------------------------
     @property
@@ -87,7 +102,7 @@ class AdvisorServer(LanguageServer):
         config, error = self.resolver.for_path(path, self.settings)
         if error:
             self.show_once(f"torch-advisor: {error} (using the defaults)", types.MessageType.Error)
-        key = (version, self.resolver.generation, self._settings_generation)
+        key = (version, self.resolver.generation, self._settings_generation, self._dependency_generation.get(doc.uri, 0))
         docs_url = self.settings.docs_url
 
         def wanted() -> bool:
@@ -101,8 +116,18 @@ class AdvisorServer(LanguageServer):
             filename=str(path) if path is not None else doc.uri, path=path, config=config,
             excluded=path is not None and config.is_excluded(path), encoding=self.encoding,
             href=lambda code: self.links.href(code, docs_url), wanted=wanted,
-            related_information=self.related_information,
+            related_information=self.related_information, stand_ins=_frozen(self.stand_ins()),
         )
+
+    def stand_ins(self) -> Dict[str, str]:
+        """The open Python documents' texts by path, as analysed (the saved ones in run-on-save
+        mode). Taken on the event loop when a job is made, so that a worker never reads a
+        document while an edit changes it."""
+        out: Dict[str, str] = {}
+        for doc in self.documents:
+            if doc.path is not None and doc.language_id == "python":
+                out[doc.path] = self.snapshot(doc)[0]
+        return out
 
     def snapshot(self, doc: Document):
         if self.settings.run == RUN_ON_SAVE:
@@ -146,12 +171,95 @@ class AdvisorServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=analysis.diagnostics, version=doc.version)
         )
+        self.analysed(doc, analysis)
 
     def prestart(self, doc: Document) -> None:
         """Pull clients ask right after a change; starting now saves the wait."""
         text, version = self.snapshot(doc)
-        future = asyncio.ensure_future(self.analyzer.analyse(self.job(doc, text, version)))
+        future = asyncio.ensure_future(self._prestarted(doc, text, version))
         future.add_done_callback(_swallow)
+
+    async def _prestarted(self, doc: Document, text: str, version: Optional[int]) -> None:
+        analysis = await self.analyzer.analyse(self.job(doc, text, version))
+        self.analysed(doc, analysis)
+
+    # -- files that depend on an edited one ------------------------------------------------------
+    def edited(self, doc: Document) -> None:
+        self._edits += 1
+        self._edited.add(doc.uri)
+
+    def analysed(self, doc: Document, analysis: Analysis) -> None:
+        """``doc``'s analysis for its current version is done: if it was edited, the open files
+        that depend on it are due for another check."""
+        if doc.uri not in self._edited or self.documents.get(doc.uri) is not doc:
+            return
+        if self.snapshot(doc)[1] != analysis.version:
+            return
+        self._edited.discard(doc.uri)
+        if doc.path is not None:
+            self.dependents_changed(doc.path, analysis.dependencies, exclude=doc.uri)
+
+    def dependents_changed(self, path: str, dependencies: Tuple[str, ...] = (), exclude: str = "") -> None:
+        """The text of ``path`` changed: the open files and notebooks whose findings may depend
+        on it (they name it among their dependencies, or it names them) are checked again."""
+        due = []
+        for other in self.documents:
+            if other.uri == exclude or other.path is None:
+                continue
+            latest = self.analyzer.latest(other.uri)
+            if latest is not None and (path in latest.dependencies or other.path in dependencies):
+                due.append(other.uri)
+        due += self.notebooks.depending_on(path, dependencies)
+        if not due:
+            return
+        for uri in due:
+            self._dependency_generation[uri] = self._dependency_generation.get(uri, 0) + 1
+            self._stale.add(uri)
+        if self._recheck is not None:
+            self._recheck.cancel()
+        self._recheck = asyncio.ensure_future(self._recheck_stale(self._edits))
+
+    async def _recheck_stale(self, edits_at: int) -> None:
+        """Checks the stale documents again, one at a time, while no document changes."""
+        try:
+            await asyncio.sleep(self.settings.debounce_ms / 1000)
+        except asyncio.CancelledError:
+            return
+        refresh = False
+        for uri in sorted(self._stale):
+            if self._edits != edits_at:
+                return
+            doc = self.documents.get(uri)
+            if doc is None:
+                self._stale.discard(uri)
+                if uri in self.workspace.notebook_documents:
+                    if self.pull:
+                        refresh = True
+                    else:
+                        self.notebooks.schedule_push(self, uri, 0)
+                continue
+            text, version = self.snapshot(doc)
+            job = self.job(doc, text, version)
+            job = replace(job, background=True, wanted=lambda job=job: job.wanted() and self._edits == edits_at)
+            try:
+                analysis = await self.analyzer.analyse(job)
+            except (asyncio.CancelledError, Superseded):
+                return
+            except Exception:  # noqa: BLE001 - one failed analysis must not stop the server
+                log.exception("analysis of %s failed", uri)
+                self._stale.discard(uri)
+                continue
+            if self.documents.get(uri) is not doc or self.snapshot(doc)[1] != version:
+                continue  # its own change brings its own diagnostics
+            self._stale.discard(uri)
+            if self.pull:
+                refresh = True
+            else:
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=analysis.diagnostics, version=doc.version)
+                )
+        if refresh and self._capability("workspace", "diagnostics", "refresh_support"):
+            self.workspace_diagnostic_refresh(None)
 
     async def pulled(self, uri: str) -> Optional[Analysis]:
         analysis = None
@@ -165,8 +273,23 @@ class AdvisorServer(LanguageServer):
             except Superseded:
                 continue
             if self.snapshot(doc)[1] == version:
+                self.analysed(doc, analysis)
                 return analysis
         return analysis
+
+
+def _same_as_disk(path: str, text: str) -> bool:
+    """The file on disk holds ``text`` (decoded as the engine decodes it); False when it cannot
+    be read."""
+    try:
+        data = read_regular(path, 4 * len(text) + 4096)[0]
+        return decode_source(data).text == text
+    except (OSError, ValueError, FileTooLarge, DecodeError):
+        return False
+
+
+def _frozen(texts: Dict[str, str]):
+    return lambda: dict(texts)  # each analysis adds its own text to a copy
 
 
 def _swallow(future: asyncio.Future) -> None:
@@ -187,11 +310,14 @@ def build_server() -> AdvisorServer:
     @server.feature(types.INITIALIZED)
     async def initialized(ls: AdvisorServer, params: types.InitializedParams) -> None:
         if ls._capability("workspace", "did_change_watched_files", "dynamic_registration"):
+            # pyproject.toml for the configuration; Python files for the project views (a
+            # neighbour changed by git or another program is read again).
             registration = types.Registration(
                 id="advisor-pyproject",
                 method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                              types.FileSystemWatcher(glob_pattern="**/*.py")]
                 ),
             )
             try:
@@ -205,6 +331,8 @@ def build_server() -> AdvisorServer:
     def did_open(ls: AdvisorServer, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
         doc = ls.documents.open(item.uri, item.text, item.version, item.language_id)
+        if doc.path is not None and not _same_as_disk(doc.path, doc.text):
+            ls.edited(doc)  # an unsaved buffer restored: its dependents read it from now on
         if ls.pull:
             ls.prestart(doc)
         else:
@@ -218,6 +346,7 @@ def build_server() -> AdvisorServer:
         doc.apply(params.content_changes, params.text_document.version, ls.encoding)
         if ls.settings.run == RUN_ON_SAVE:
             return
+        ls.edited(doc)
         if ls.pull:
             ls.prestart(doc)
         else:
@@ -234,6 +363,8 @@ def build_server() -> AdvisorServer:
             return
         if params.text is not None:
             doc.text, doc._lines = params.text, None
+        if ls.settings.run == RUN_ON_SAVE and doc.saved_text != doc.text:
+            ls.edited(doc)
         doc.mark_saved()
         if ls.pull:
             if ls.settings.run == RUN_ON_SAVE and ls._capability("workspace", "diagnostics", "refresh_support"):
@@ -247,9 +378,16 @@ def build_server() -> AdvisorServer:
         task = ls._pushes.pop(uri, None)
         if task is not None:
             task.cancel()
-        ls.documents.close(uri)
+        doc = ls.documents.close(uri)
+        latest = ls.analyzer.latest(uri)
         ls.analyzer.forget(uri)
+        ls._edited.discard(uri)
+        ls._stale.discard(uri)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        if doc is not None and doc.path is not None and not _same_as_disk(doc.path, ls.snapshot(doc)[0]):
+            # Unsaved changes were dropped: the files that read them read the disk again.
+            ls._edits += 1
+            ls.dependents_changed(doc.path, latest.dependencies if latest is not None else ())
 
     @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
     def notebook_open(ls: AdvisorServer, params: types.DidOpenNotebookDocumentParams) -> None:
@@ -270,7 +408,7 @@ def build_server() -> AdvisorServer:
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier="advisor", inter_file_dependencies=False, workspace_diagnostics=False),
+        types.DiagnosticOptions(identifier="advisor", inter_file_dependencies=True, workspace_diagnostics=False),
     )
     async def diagnostic(ls: AdvisorServer, params: types.DocumentDiagnosticParams):
         if ls.documents.get(params.text_document.uri) is None:
@@ -313,7 +451,20 @@ def build_server() -> AdvisorServer:
         if any(change.uri.endswith("pyproject.toml") for change in params.changes):
             log.info("pyproject.toml changed; reloading configuration")
             ls.resolver.reload()
+            ls.analyzer.forget_views()
             ls.invalidate()
+        open_paths = {doc.path for doc in ls.documents}
+        for change in params.changes:
+            path = convert.uri_path(change.uri)
+            if path is None or path.suffix != ".py":
+                continue
+            structural = change.type != types.FileChangeType.Changed
+            if not structural and str(path) in open_paths:
+                continue  # an open file is read from its buffer, whatever the disk holds
+            # A file created or deleted changes where imports lead, open or not.
+            ls.analyzer.disk_changed(str(path), structural)
+            ls._edits += 1
+            ls.dependents_changed(str(path))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def changed_configuration(ls: AdvisorServer, params: types.DidChangeConfigurationParams) -> None:

@@ -73,7 +73,6 @@ class FileModel:
         self.path = path
         self.torch_version = torch_version  # the oldest torch the project supports (configuration)
         self._methods: Optional[Dict[str, List[FunctionInfo]]] = None
-        self._may_use_gpu: Optional[bool] = None
         self._module_names: Optional[Set[str]] = None
         self.bindings = Bindings(facts)
         self.project = None  # the ProjectView the file is checked in, if any (advisor/project)
@@ -90,6 +89,7 @@ class FileModel:
         self._loop_training: Dict[int, bool] = {}
         self._loop_hot: Dict[int, bool] = {}
         self._function_heat: Dict[int, Optional[Heat]] = {}
+        self._may_use_gpu: Optional[bool] = None  # it reads the texts of the project files around it
         self._shared: Dict[str, object] = {}
         self.values = ValueFlow(self)
         self.calls = CallGraph(self)

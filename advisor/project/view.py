@@ -6,6 +6,12 @@ registered as it is), resolves the names a file imports from the project to the 
 classes and module-level values of the file that defines them, and finds the project files that
 import a given module (its importers: a helper is hot because of its callers). Every file it
 consulted for a check is recorded, so that a cached result can be checked against them.
+
+The views of one line of work (a command-line process, a language server's worker thread) are
+held by a `Views`. It may also hold texts that stand in for files on disk: the language server
+gives it the editor's open buffers, so that a neighbour is read as the user sees it, saved or
+not. When such a text changes, every view forgets what it read from the old one (the model,
+its import lines, and every answer built on them).
 """
 
 from __future__ import annotations
@@ -54,10 +60,20 @@ class Symbol:
         self.name = name  # the name inside that module ("BoxLoss", "Trainer.step", "device")
 
 
+def _key(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
+
+
+# How a view builds a neighbour's model: (path, text) -> FileModel or None (unreadable, not
+# Python, refused); ``text`` is None when the file is to be read from disk.
+Build = Callable[[str, Optional[str]], Optional[object]]
+
+
 class ProjectView:
-    def __init__(self, root: str, build: Callable[[str], Optional[object]]) -> None:
+    def __init__(self, root: str, build: Build, stand_ins: Optional["Views"] = None) -> None:
         self.layout = Layout(root)
-        self._build = build  # path -> FileModel or None (unreadable, not Python, refused)
+        self._build = build
+        self._stand_ins = stand_ins  # texts that stand in for files on disk (an editor's buffers)
         self._models: Dict[str, Optional[object]] = {}
         self._texts: Dict[str, str] = {}
         self._importers: Dict[str, List[object]] = {}
@@ -67,13 +83,16 @@ class ProjectView:
         self.consulted: Set[str] = set()
 
     @classmethod
-    def for_file(cls, path: str, build: Callable[[str], Optional[object]]) -> "ProjectView":
+    def for_file(cls, path: str, build: Build) -> "ProjectView":
         return cls(project_root(path), build)
+
+    def _stand_in(self, key: str) -> Optional[str]:
+        return self._stand_ins.stand_in(key) if self._stand_ins is not None else None
 
     # -- models ----------------------------------------------------------------------------
     def register(self, path: str, model) -> None:
         """The file being checked: its own model stands for it in every cross-file answer."""
-        key = os.path.normpath(os.path.abspath(path))
+        key = _key(path)
         old = self._models.get(key)
         self._models[key] = model
         model.project = self
@@ -84,7 +103,7 @@ class ProjectView:
 
     def known(self, path: str, text: str):
         """The model already built for this path from this same text, if any."""
-        model = self._models.get(os.path.normpath(os.path.abspath(path)))
+        model = self._models.get(_key(path))
         return model if model is not None and getattr(model, "text", None) == text else None
 
     def _reset(self) -> None:
@@ -94,12 +113,39 @@ class ProjectView:
         for model in models.values():
             model.forget_answers()
 
+    def changed(self, path: str) -> None:
+        """The text of ``path`` changed (an editor's buffer, a write on disk): its model, its
+        import lines and every answer that may have read them are dropped, and read again from
+        the new text when next needed."""
+        key = _key(path)
+        self._models.pop(key, None)
+        self._texts.pop(key, None)
+        old_targets = self._imported.pop(key, None)
+        if self._index is not None:
+            for target in old_targets or ():
+                importers = self._index.get(target)
+                if importers is not None:
+                    importers.discard(key)
+            if key.startswith(self.layout.root + os.sep) and key.endswith(".py"):
+                for target in self._imports_of(key):
+                    self._index.setdefault(target, set()).add(key)
+        self._reset()
+
+    def files_changed(self) -> None:
+        """Files were created or deleted on disk: the file list, where imports lead and who
+        imports whom are worked out again."""
+        self.layout = Layout(self.layout.root)
+        self._index = None
+        self._imported.clear()
+        self._models = {k: m for k, m in self._models.items() if m is not None}  # "absent" may no longer hold
+        self._reset()
+
     def model(self, path: str):
-        key = os.path.normpath(os.path.abspath(path))
+        key = _key(path)
         if key not in self._models:
             self._models[key] = None  # while it builds: an import cycle reads it as absent
             try:
-                model = self._build(key)
+                model = self._build(key, self._stand_in(key))
             except BaseException:
                 del self._models[key]  # stopped (a budget, a cancelled edit): not known absent
                 raise
@@ -189,7 +235,7 @@ class ProjectView:
     def related_texts(self, path: str, hops: int = 2) -> List[str]:
         """The texts of the project files within ``hops`` imports of a file, either way: where
         the context of its code (a training loop, a CUDA device) may be."""
-        path = os.path.normpath(os.path.abspath(path))
+        path = _key(path)
         index = self._import_index()
         seen, frontier = {path}, {path}
         for _ in range(hops):
@@ -200,7 +246,7 @@ class ProjectView:
     def related_models(self, path: str, hops: int = 2, limit: int = 32) -> List[object]:
         """The project files within ``hops`` imports of a file, either way, read (nearest
         first, at most ``limit``): where the loops that consume its values may be."""
-        path = os.path.normpath(os.path.abspath(path))
+        path = _key(path)
         index = self._import_index()
         seen, frontier, order = {path}, [path], []
         for _ in range(hops):
@@ -222,7 +268,7 @@ class ProjectView:
     def dependencies(self, path: str, hops: int = 3, limit: int = 512) -> Tuple[str, ...]:
         """The project files a file's findings may depend on: those within ``hops`` imports of
         it, either way (what it imports, what imports it, their neighbours)."""
-        path = os.path.normpath(os.path.abspath(path))
+        path = _key(path)
         index = self._import_index()
         seen, frontier = {path}, {path}
         for _ in range(hops):
@@ -240,6 +286,8 @@ class ProjectView:
                 for target in self._imports_of(path):
                     index.setdefault(target, set()).add(path)
             self._index = index
+            for path in self._overlaid_files():
+                self.changed(path)  # an unsaved new file is indexed too
         return self._index
 
     def _imports_of(self, path: str) -> List[str]:
@@ -257,8 +305,17 @@ class ProjectView:
             self._imported[path] = known
         return known
 
+    def _overlaid_files(self) -> List[str]:
+        """Files that exist only as texts standing in for them (a new buffer not saved yet)."""
+        if self._stand_ins is None:
+            return []
+        root = self.layout.root + os.sep
+        return [p for p in self._stand_ins.paths() if p.startswith(root) and p.endswith(".py") and not os.path.exists(p)]
+
     def _text(self, path: str) -> str:
         text = self._texts.get(path)
+        if text is None:
+            text = self._stand_in(path)
         if text is None:
             try:
                 text = read_regular(path, _TEXT_LIMIT)[0].decode("utf-8", "replace")
@@ -268,24 +325,70 @@ class ProjectView:
         return text
 
 
-# -- the views of this process ----------------------------------------------------------------
-_VIEWS: Dict[str, ProjectView] = {}
-# Past this many parsed files in one process, the views start over: a large tree is checked
+# -- the views of a line of work ------------------------------------------------------------------
+# Past this many parsed files in one registry, its views start over: a large tree is checked
 # with bounded memory, at the price of parsing a neighbour again.
 MAX_MODELS = 256
 
 
-def project_view(path: str, build: Callable[[str], Optional[object]]) -> ProjectView:
+class Views:
+    """The project views of one line of work, by project root, and the texts that stand in for
+    files on disk (an editor's open buffers). Not shared between threads: the language server
+    keeps one per worker thread."""
+
+    def __init__(self) -> None:
+        self._views: Dict[str, ProjectView] = {}
+        self._texts: Dict[str, str] = {}
+
+    def stand_in(self, path: str) -> Optional[str]:
+        return self._texts.get(path)
+
+    def paths(self) -> List[str]:
+        return list(self._texts)
+
+    def view(self, path: str, build: Build) -> ProjectView:
+        """The view of ``path``'s project (made on first use)."""
+        root = project_root(path)
+        view = self._views.get(root)
+        if view is None:
+            if sum(len(v._models) for v in self._views.values()) > MAX_MODELS:
+                self._views.clear()
+            view = self._views[root] = ProjectView(root, build, self)
+        return view
+
+    def set_texts(self, texts: Dict[str, str]) -> List[str]:
+        """Makes ``texts`` (path -> text) the ones that stand in for files on disk; a path no
+        longer among them is read from disk again. Returns the paths whose text changed."""
+        new = {_key(path): text for path, text in texts.items()}
+        old = self._texts
+        changed = [p for p in new if old.get(p) is not new[p] and old.get(p) != new[p]]
+        changed += [p for p in old if p not in new]
+        self._texts = new
+        for path in changed:
+            self.changed(path)
+        return changed
+
+    def changed(self, path: str, created_or_deleted: bool = False) -> None:
+        """A file changed (its stand-in text, or on disk): every view forgets what it read."""
+        key = _key(path)
+        for root, view in self._views.items():
+            if key.startswith(root + os.sep):
+                if created_or_deleted:
+                    view.files_changed()
+                view.changed(key)
+
+    def forget(self) -> None:
+        self._views.clear()
+
+
+_VIEWS = Views()  # the command line's and the flake8 plugin's: one line of work per process
+
+
+def project_view(path: str, build: Build) -> ProjectView:
     """The view of ``path``'s project in this process (made on first use)."""
-    root = project_root(path)
-    view = _VIEWS.get(root)
-    if view is None:
-        if sum(len(v._models) for v in _VIEWS.values()) > MAX_MODELS:
-            _VIEWS.clear()
-        view = _VIEWS[root] = ProjectView(root, build)
-    return view
+    return _VIEWS.view(path, build)
 
 
 def forget_views() -> None:
-    """Drops every view (a file changed under them: the language server, tests)."""
-    _VIEWS.clear()
+    """Drops every view of this process (a file changed under them: tests)."""
+    _VIEWS.forget()

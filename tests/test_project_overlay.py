@@ -1,0 +1,133 @@
+"""Texts that stand in for files on disk (an editor's unsaved buffers, advisor/project/view.py
+`Views`): a file is checked against its neighbours as they are held, saved or not, and what a
+view worked out from a neighbour's old text is dropped when that text changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from advisor.config import Config
+from advisor.engine import check_source
+from advisor.project.view import Views
+
+DATA = '''\
+from torch.utils.data import DataLoader
+
+
+def build_loaders(train_set, val_set):
+    train_loader = DataLoader(train_set, batch_size=32, num_workers=4, persistent_workers=True)
+    val_loader = DataLoader(val_set, batch_size=32, num_workers=4, pin_memory=True)
+    return train_loader, val_loader
+'''
+
+TRAIN = '''\
+import torch
+
+from data import build_loaders
+
+
+def main(train_set, val_set):
+    model = torch.nn.Linear(4, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader, val_loader = build_loaders(train_set, val_set)
+    for x, y in train_loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+'''
+# The batches stay on the host: pinning them buys nothing.
+TRAIN_CPU = TRAIN.replace("x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)", "pass")
+
+
+def project(tmp_path: Path, files: dict) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def codes(views: Views, path: Path, text: str = None) -> list:
+    text = path.read_text(encoding="utf-8") if text is None else text
+    result = check_source(text, str(path), Config(), path=path, views=views)
+    assert result.problem is None
+    return sorted(f.code for f in result.findings)
+
+
+def test_a_stand_in_text_is_read_instead_of_the_disk(tmp_path):
+    root = project(tmp_path, {"data.py": DATA, "train.py": TRAIN})
+    views = Views()
+    assert "GPU201" in codes(views, root / "data.py")  # train.py on disk moves batches to the GPU
+
+    assert views.set_texts({str(root / "train.py"): TRAIN_CPU}) == [str(root / "train.py")]
+    assert "GPU201" not in codes(views, root / "data.py")
+    assert (root / "train.py").read_text(encoding="utf-8") == TRAIN
+
+    views.set_texts({})  # the buffer is closed unsaved: the disk counts again
+    assert "GPU201" in codes(views, root / "data.py")
+
+
+def test_views_with_different_stand_ins_do_not_see_each_other(tmp_path):
+    root = project(tmp_path, {"data.py": DATA, "train.py": TRAIN})
+    edited, plain = Views(), Views()
+    edited.set_texts({str(root / "train.py"): TRAIN_CPU})
+    assert "GPU201" not in codes(edited, root / "data.py")
+    assert "GPU201" in codes(plain, root / "data.py")
+
+
+MODELS = '''\
+import torch
+
+
+def build_model():
+    return torch.nn.Linear(4, 2)
+'''
+
+TRAIN_MODELS = '''\
+import torch
+
+from models import build_model
+
+model = build_model()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in zip(torch.randn(10, 8, 4), torch.randint(0, 2, (10, 8))):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    print("loss", loss.item())
+'''
+
+
+def test_answers_about_a_neighbour_are_dropped_when_its_text_changes(tmp_path):
+    """train.py's own text stays the same, so its model is reused; whether the project may use
+    a GPU was worked out from models.py's old text and must be asked again."""
+    root = project(tmp_path, {"models.py": MODELS, "train.py": TRAIN_MODELS})
+    views = Views()
+    assert "GPU101" not in codes(views, root / "train.py")
+    views.set_texts({str(root / "models.py"): MODELS.replace("Linear(4, 2)", "Linear(4, 2).cuda()")})
+    assert "GPU101" in codes(views, root / "train.py")
+
+
+def test_a_file_changed_on_disk_is_read_again_once_reported(tmp_path):
+    root = project(tmp_path, {"models.py": MODELS, "train.py": TRAIN_MODELS})
+    views = Views()
+    assert "GPU101" not in codes(views, root / "train.py")
+    (root / "models.py").write_text(MODELS.replace("Linear(4, 2)", "Linear(4, 2).cuda()"), encoding="utf-8")
+    views.changed(str(root / "models.py"))
+    assert "GPU101" in codes(views, root / "train.py")
+
+
+def test_an_unsaved_new_file_that_imports_a_module_is_read_with_it(tmp_path):
+    """A buffer for a file not on disk yet (nothing imports it, but it imports data.py) is one
+    of data.py's neighbours: its loop is where data.py's loaders are consumed."""
+    root = project(tmp_path, {"data.py": DATA})
+    views = Views()
+    assert "GPU201" not in codes(views, root / "data.py")
+    views.set_texts({str(root / "train.py"): TRAIN})
+    result = check_source(DATA, str(root / "data.py"), Config(), path=root / "data.py", views=views)
+    assert str(root / "train.py") in result.dependencies
+    assert "GPU201" in sorted(f.code for f in result.findings)
