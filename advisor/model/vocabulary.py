@@ -25,6 +25,9 @@ FRAMEWORK_STEP_PACKAGES = ("lightning", "pytorch_lightning", "transformers", "tr
 # Engines that call the function they are built with once per iteration (PyTorch Ignite).
 ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine", "ignite.engine.DeterministicEngine",
                      "ignite.engine.deterministic.DeterministicEngine"})
+# Ignite's ready-made engines: a trainer and an evaluator that copy each batch to their `device`.
+ENGINE_TRAINERS = frozenset({"ignite.engine.create_supervised_trainer"})
+ENGINE_EVALUATORS = frozenset({"ignite.engine.create_supervised_evaluator"})
 
 # The packages whose trainers run the loop (and its epochs) themselves.
 LIGHTNING = ("lightning", "pytorch_lightning")

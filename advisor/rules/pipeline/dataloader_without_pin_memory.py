@@ -25,6 +25,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         expression is trusted unless the analysis can read that it is False (a constant, a
         settings object). The False default of a command-line switch (`action="store_true"`) is
         reported as info only, naming the switch: the author left pinning to the run.
+        Batches a PyTorch Ignite engine copies count too (`engine.run(loader, ...)`): those of
+        `create_supervised_trainer`/`create_supervised_evaluator` given a `device` that is not
+        the CPU, and those an `Engine(process_function)` hands to a function that moves them.
     """
     why = """
         The GPU can only read host memory that is page-locked. Batches in ordinary (pageable)

@@ -10,6 +10,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name
 from advisor.rules.base import Report, Rule
 from advisor.rules.pipeline.loader_literals import loader_options
+from advisor.model.engine_runs import engine_runs_over
 from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, loader_option, batches_go_to_device
@@ -97,6 +98,10 @@ def _loader_uses(model: FileModel) -> dict:
             training = other.is_training_loop(loop) or other.in_training_code(loop.ctx)
             if training or uses.get(id(site.node)) != "train":
                 uses[id(site.node)] = "train" if training else "eval"
+        for run in engine_runs_over(model, site):
+            training = run.build.trains()
+            if training or uses.get(id(site.node)) != "train":
+                uses[id(site.node)] = "train" if training else "eval"
     return uses
 
 
@@ -114,7 +119,10 @@ class DataLoaderWithoutWorkers(Rule):
         `num_workers` given as a variable counts when the analysis can read what it holds (a
         constant, a settings object, the default of a command-line option: the message then
         names the option) and is trusted otherwise; so is one a `**kwargs` dict gets on some
-        paths only.
+        paths only. A loader a PyTorch Ignite trainer runs (`create_supervised_trainer`, or an
+        `Engine` whose process function trains) is a training loader whatever its name; one only
+        an evaluator runs (`create_supervised_evaluator`, a process function under `no_grad`)
+        is not.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training

@@ -6,6 +6,8 @@ import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
+from advisor.model.devices import CUDA, device_kind
+from advisor.model.engine_runs import EngineRun, engine_runs_over
 from advisor.model.loaders import batch_names, loader_consumers
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
@@ -101,10 +103,93 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     batches and uses CUDA), or by a loop of another project file that iterates this loader."""
     if model.uses_cuda and moves_batches_to_device(model):
         return True
-    return any(
+    if any(
         other is not model and other.uses_cuda and loop_moves_batches(other, loop)
         for other, loop in loader_consumers(model, site)
-    )
+    ):
+        return True
+    return any(engine_moves_batches(run) for run in engine_runs_over(model, site))
+
+
+# Ignite's helpers that copy a batch (or a tensor of it) to the device they are given.
+_BATCH_COPIERS = frozenset({"convert_tensor", "_prepare_batch", "prepare_batch"})
+
+
+def engine_moves_batches(run: EngineRun) -> bool:
+    """Each batch an Ignite engine run draws goes to a CUDA device: a supervised trainer or
+    evaluator given a device that is not the CPU, or a process function that moves its batch."""
+    build = run.build
+    model = build.model
+    if not model.uses_cuda:
+        return False  # a device named nowhere as CUDA: an XLA device, say
+    device = build.device()
+    if device is not None:
+        site = model.site_of(build.call)
+        return site is not None and device_kind(model, device.value, site.ctx, site.order) == CUDA
+    info = build.process()
+    if info is None or len(info.params) < 2:
+        return False
+    derived = _derived_names(info, info.params[1])
+    for call in info.sites:
+        if call.method in ("to", "cuda", "type"):
+            if root_name(call.receiver) in derived and is_device_move(model, call):
+                return True
+        elif (call.qualname or dotted_name(call.node.func) or "").rsplit(".", 1)[-1] in _BATCH_COPIERS:
+            if any(a.keyword is None and root_name(a.value) in derived for a in call.node.args):
+                return True
+    return False
+
+
+def _derived_names(info, name: str) -> set:
+    """``name`` and the names a function's own assignments derive from it (`x, y = batch`,
+    `images = batch["image"]`), up to a fixed point."""
+    assigns = []
+    stack = list(children(info.node.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Assign):
+            assigns.append(node)
+        stack.extend(children(node))
+    derived = {name}
+    grown = True
+    while grown:
+        grown = False
+        for node in assigns:
+            if not (_read_roots(node.value) & derived):
+                continue
+            for target in node.targets:
+                new = _target_names(target.target) - derived
+                if new:
+                    derived |= new
+                    grown = True
+    return derived
+
+
+def _read_roots(expr: cst.CSTNode) -> set:
+    out = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            out.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            stack.append(node.value)  # `batch.x` reads `batch`, not a name `x`
+        else:
+            stack.extend(children(node))
+    return out
+
+
+def _target_names(target: cst.BaseExpression) -> set:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = set()
+        for element in target.elements:
+            out |= _target_names(element.value)
+        return out
+    return set()
 
 
 def built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, depth: int = 0) -> bool:

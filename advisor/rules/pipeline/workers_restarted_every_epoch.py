@@ -11,6 +11,7 @@ from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
+from advisor.model.engine_runs import engine_runs_over
 from advisor.rules.pipeline.loader_flow import literal_int, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 
@@ -109,7 +110,9 @@ class WorkersRestartedEveryEpoch(Rule):
         over the loader in its `while True:` loop, and an `iter(loader)` made again in a
         training loop (each step, each epoch, or when `next(...)` raised `StopIteration`).
         `itertools.cycle(loader)` (one pass, replayed) and a single `next(iter(loader))` to look
-        at a batch are left alone.
+        at a batch are left alone. A PyTorch Ignite `engine.run(loader, max_epochs=N)` with N
+        above 1 goes over the loader once per epoch; without `max_epochs` it runs one epoch, and
+        with a literal `epoch_length` it draws on from the same iterator: both are left alone.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -162,7 +165,7 @@ class WorkersRestartedEveryEpoch(Rule):
             "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py",
         ),
     )
-    requires = (("DataLoader",), ("backward", ".step("), ("cuda",))
+    requires = (("DataLoader",), ("backward", ".step(", "create_supervised_trainer"), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:
         # Like every input-pipeline rule: only where a GPU waits for the batches.
@@ -172,7 +175,46 @@ class WorkersRestartedEveryEpoch(Rule):
                 reported.add(id(report.node))
                 yield report
         if model.cuda_in_project:
-            yield from self._hidden_passes(model, reported)
+            for report in self._hidden_passes(model, reported):
+                reported.add(id(report.node))
+                yield report
+            yield from self._engine_runs(model, reported)
+
+    def _engine_runs(self, model: FileModel, reported: set) -> Iterator[Report]:
+        """Loaders an Ignite engine goes over once per epoch (`trainer.run(loader, max_epochs=N)`)."""
+        for site in model.calls_to(DATALOADER):
+            if id(site.node) in reported:
+                continue
+            runs = [r for r in engine_runs_over(model, site) if r.epochs and r.loaders[1]]
+            if not runs:
+                continue
+            counts_found = _worker_counts(model, site)
+            if counts_found is None or counts_found[0][0] <= 0:
+                continue
+            counts, default_of, workers_arg = counts_found
+            if loader_option(model, site, "persistent_workers", None).state != ABSENT:
+                continue
+            run = runs[0]
+            if run.model is model:
+                where, related = "line {line[engine run]}", [(run.site.node, "engine run")]
+            else:
+                name = run.model.display_name().replace("{", "{{").replace("}", "}}")
+                where, related = f"{name}:{run.model.line_of(run.site.node)}", []
+            data = {"workers": counts[0], "count": _count_text(counts),
+                    "processes": "process" if counts == (1,) else "processes",
+                    "loader_options": loader_options(site.node)}
+            count = "{count} worker {processes}"
+            if default_of is not None:
+                data["default_of"] = default_of
+                count += " (the default of `{default_of}`)"
+            yield self.report(
+                site.node,
+                "DataLoader starts " + count + " again for every epoch of the engine run at " + where
+                + ": no `persistent_workers=True`",
+                fix=self._fix(model, site, default_of, workers_arg),
+                data=data,
+                related=related,
+            )
 
     def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
         """Loaders a generator or a re-created iterator goes over again and again (`model/passes.py`),

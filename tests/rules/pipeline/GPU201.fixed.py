@@ -144,3 +144,36 @@ if use_cuda:
 loader = DataLoader(ds, **kwargs, pin_memory=True)  # expect: GPU201
 for x, y in loader:
     x = x.to(device)
+
+# %% invalid: an Ignite trainer copies every batch to the device it is given
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+def get_loaders(train_set, val_set):
+    train_loader = DataLoader(train_set, batch_size=64, shuffle=True, pin_memory=True)  # expect: GPU201
+    val_loader = DataLoader(val_set, batch_size=256, pin_memory=True)
+    return train_loader, val_loader
+def run(epochs):
+    train_loader, val_loader = get_loaders(train_set, val_set)
+    device = "cpu"
+    if torch.cuda.is_available():
+        device = "cuda"
+    trainer = create_supervised_trainer(model.to(device), optimizer, criterion, device=device)
+    trainer.run(train_loader, max_epochs=epochs)
+
+# %% invalid: an Ignite engine whose process function moves its batch
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Engine
+device = torch.device("cuda")
+loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)  # expect: GPU201
+def train_step(engine, batch):
+    images, _ = batch
+    images = images.to(device)
+    optimizer.zero_grad()
+    loss = model(images).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+trainer = Engine(train_step)
+trainer.run(loader, max_epochs=3)

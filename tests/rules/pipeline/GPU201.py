@@ -272,3 +272,70 @@ b = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=settings["pin_memory
 for loader in (a, b):
     for x, y in loader:
         x = x.cuda()
+
+# %% invalid: an Ignite trainer copies every batch to the device it is given
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+def get_loaders(train_set, val_set):
+    train_loader = DataLoader(train_set, batch_size=64, shuffle=True)  # expect: GPU201
+    val_loader = DataLoader(val_set, batch_size=256, pin_memory=True)
+    return train_loader, val_loader
+def run(epochs):
+    train_loader, val_loader = get_loaders(train_set, val_set)
+    device = "cpu"
+    if torch.cuda.is_available():
+        device = "cuda"
+    trainer = create_supervised_trainer(model.to(device), optimizer, criterion, device=device)
+    trainer.run(train_loader, max_epochs=epochs)
+
+# %% invalid: an Ignite engine whose process function moves its batch
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Engine
+device = torch.device("cuda")
+loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4)  # expect: GPU201
+def train_step(engine, batch):
+    images, _ = batch
+    images = images.to(device)
+    optimizer.zero_grad()
+    loss = model(images).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+trainer = Engine(train_step)
+trainer.run(loader, max_epochs=3)
+
+# %% valid: an Ignite trainer on the CPU, or given no device
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_evaluator, create_supervised_trainer
+print(torch.cuda.is_available())
+loader = DataLoader(ds, batch_size=64, shuffle=True)
+other = DataLoader(ds2, batch_size=64)
+trainer = create_supervised_trainer(model, optimizer, criterion, device="cpu")
+trainer.run(loader, max_epochs=10)
+evaluator = create_supervised_evaluator(model, metrics=metrics)
+evaluator.run(other)
+
+# %% valid: an Ignite engine whose process function leaves the batch where it is
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Engine
+noise = torch.randn(64, 100).to("cuda")
+loader = DataLoader(ds, batch_size=64, shuffle=True)
+def train_step(engine, batch):
+    loss = model(batch, noise).mean()
+    loss.backward()
+    optimizer.step()
+trainer = Engine(train_step)
+trainer.run(loader, max_epochs=3)
+
+# %% valid: the XLA device of a TPU run
+import torch_xla.core.xla_model as xm
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+loader = DataLoader(ds, batch_size=64, shuffle=True)  # no cuda in this file
+device = xm.xla_device()
+trainer = create_supervised_trainer(model, optimizer, criterion, device=device)
+trainer.run(loader, max_epochs=10)

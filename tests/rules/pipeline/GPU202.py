@@ -311,3 +311,53 @@ loader = DataLoader(ds, batch_size=64, num_workers=cfg.num_workers)
 for x, y in loader:
     model(x.cuda()).sum().backward()
     optimizer.step()
+
+# %% invalid: an Ignite trainer runs it on the GPU, whatever its name
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_evaluator, create_supervised_trainer
+device = "cuda" if torch.cuda.is_available() else "cpu"
+loader = DataLoader(images, batch_size=64, shuffle=True)  # expect: GPU202
+trainer = create_supervised_trainer(model, optimizer, criterion, device=device)
+evaluator = create_supervised_evaluator(model, metrics=metrics, device=device)
+evaluator.run(loader)
+trainer.run(loader, max_epochs=10)
+
+# %% invalid: an Ignite engine whose process function trains
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Engine
+from ignite.utils import convert_tensor
+device = torch.device("cuda")
+loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=0)  # expect: GPU202
+def update(engine, batch):
+    x = convert_tensor(batch[0], device, non_blocking=True)
+    loss = model(x).mean()
+    loss.backward()
+    optimizer.step()
+trainer = Engine(update)
+trainer.run(loader, 20)
+
+# %% valid: only an Ignite evaluator runs it
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Engine, create_supervised_evaluator
+device = "cuda" if torch.cuda.is_available() else "cpu"
+holdout = DataLoader(holdout_set, batch_size=256)
+extra = DataLoader(extra_set, batch_size=256)
+evaluator = create_supervised_evaluator(model, metrics=metrics, device=device)
+evaluator.run(holdout)
+@torch.no_grad()
+def score(engine, batch):
+    x, y = batch
+    return model(x.to(device)), y.to(device)
+scorer = Engine(score)
+scorer.run(extra)
+
+# %% valid: an Ignite trainer over a loader that has workers
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
+trainer = create_supervised_trainer(model, optimizer, criterion, device=torch.device("cuda"))
+trainer.run(loader, max_epochs=10)

@@ -134,3 +134,26 @@ def main():
     args = parser.parse_args()
     ngpus_per_node = torch.cuda.device_count()
     mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+
+# %% invalid: an Ignite trainer goes over the loader once per epoch
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+def get_loader():
+    return DataLoader(images, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)  # expect: GPU204
+def main(epochs=10):
+    trainer = create_supervised_trainer(model, optimizer, criterion, device="cuda")
+    trainer.run(get_loader(), max_epochs=epochs)
+
+# %% invalid: an Ignite engine with the epochs as the second argument
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Engine
+loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=2, persistent_workers=True)  # expect: GPU204
+def step(engine, batch):
+    x, _ = batch
+    loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+trainer = Engine(step)
+trainer.run(loader, 25)

@@ -319,3 +319,49 @@ def main():
     parser.add_argument("--workers", default=4, type=int)
     args = parser.parse_args()
     mp.spawn(worker, nprocs=2, args=(load_config(args.config),))
+
+# %% invalid: an Ignite trainer goes over the loader once per epoch
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+def get_loader():
+    return DataLoader(images, batch_size=64, shuffle=True, num_workers=4)  # expect: GPU204
+def main(epochs=10):
+    trainer = create_supervised_trainer(model, optimizer, criterion, device="cuda")
+    trainer.run(get_loader(), max_epochs=epochs)
+
+# %% invalid: an Ignite engine with the epochs as the second argument
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Engine
+loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=2)  # expect: GPU204
+def step(engine, batch):
+    x, _ = batch
+    loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+trainer = Engine(step)
+trainer.run(loader, 25)
+
+# %% valid: an Ignite run of one epoch, of a fixed length, or over persistent workers
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+first = DataLoader(images, batch_size=64, shuffle=True, num_workers=4)
+second = DataLoader(images, batch_size=64, shuffle=True, num_workers=4)
+third = DataLoader(images, batch_size=64, shuffle=True, num_workers=4)
+fourth = DataLoader(images, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
+trainer = create_supervised_trainer(model, optimizer, criterion, device="cuda")
+trainer.run(first)
+trainer.run(second, max_epochs=1)
+trainer.run(third, max_epochs=50, epoch_length=100)
+trainer.run(fourth, max_epochs=50)
+
+# %% valid: `.run(loader, max_epochs=...)` of something that is not an Ignite engine
+import torch
+from torch.utils.data import DataLoader
+from fancy_trainers import Runner
+loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=4)
+runner = Runner(model, optimizer, device="cuda")
+runner.run(loader, max_epochs=10)
+loss.backward()
