@@ -231,12 +231,22 @@ def to_cells(program: Program, finding: Finding) -> Finding:
             edits.append(Edit(s, t, e.content))
         fix = Fix(fix.message, tuple(edits), fix.applicability)
     related = []
+    places: Dict[str, str] = {}
     for r in finding.related:
         r_cell, r_start = program.locate(r.start)
         r_end_cell, r_end = program.locate(r.end)
         if r_cell is not None:  # a related place on a cell marker or outside every cell is left out
             related.append(Related(r.label, r_start, r_end if r_end_cell == r_cell else r_start, r_cell))
-    return finding.replace(start=start, end=end, fix=fix, cell=cell, related=tuple(related))
+            places[str(r.start.row)] = (f"line {r_start.row}" if r_cell == cell
+                                        else f"line {r_start.row} of cell {r_cell}")
+    # Messages name a related place by its row in the joined program ("the epoch loop at line
+    # 180"): in a notebook that row means nothing to the reader. One pass, so that a row already
+    # rewritten is never rewritten again.
+    message = _ROW.sub(lambda m: places.get(m.group(1), m.group(0)), finding.message) if places else finding.message
+    return finding.replace(start=start, end=end, fix=fix, cell=cell, related=tuple(related), message=message)
+
+
+_ROW = re.compile(r"\bline (\d+)\b")
 
 
 def cell_fix(program: Program, finding: Finding) -> Optional[Fix]:

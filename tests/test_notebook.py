@@ -219,3 +219,22 @@ def test_a_fix_is_offered_in_a_cell_only_when_it_stays_there():
     assert cell_fix(program, finding_with(inside, other_cell)) is None
     on_marker = Edit(Position(6, 1), Position(6, 1), "w")  # row 6: cell 3's marker line
     assert cell_fix(program, finding_with(on_marker)) is None
+
+
+def test_a_message_names_a_related_place_by_its_cell(tmp_path, capsys):
+    # The epoch loop is in another cell: "line 180" of the joined program would mean nothing.
+    path = write_nb(tmp_path / "ddp.ipynb", notebook(
+        code("import torch\nfrom torch.utils.data import DataLoader\n"
+             "from torch.utils.data.distributed import DistributedSampler\n"
+             "sampler = DistributedSampler(train_set)\n"
+             "loader = DataLoader(train_set, batch_size=32, sampler=sampler)\n", 1),
+        code("model = torch.nn.parallel.DistributedDataParallel(net.cuda())\n"
+             "for epoch in range(10):\n"
+             "    for x, y in loader:\n"
+             "        loss = model(x.cuda()).sum()\n"
+             "        loss.backward()\n"
+             "        optimizer.step()\n", 2),
+    ))
+    status, out, err = run(capsys, "check", "--format", "concise", "--select", "GPU501", path)
+    assert status == 1, err
+    assert "epoch loop at line 2 of cell 2" in out, out
