@@ -76,7 +76,7 @@ class Bindings:
                 return Reach(found, None, False)
             if name in function.params:
                 return Reach([], function, True)
-            return self.module_end(name)
+            return self._free(name, function)
         key = (MODULE_SCOPE, name)
         if key not in facts.assignments:
             return _NOWHERE
@@ -99,6 +99,28 @@ class Bindings:
             found = []
         others = [a for a in every if a.ctx.function is not function]
         return Reach(others + found, None, bool(others))
+
+    def _free(self, name: str, function: FunctionInfo) -> Reach:
+        """A name a function reads but does not bind: a nested function's closure (what the
+        enclosing function binds, once its top level has run: a nested function is called, as a
+        rule, after the names it reads are made), else a module-level name."""
+        outer = function.ctx.function if function.ctx is not None and function.class_name is None else None
+        while outer is not None:
+            found = self.facts.assignments.get((outer.scope, name))
+            if found:
+                out: List[Assignment] = []
+                for assignment in reversed(found):
+                    out.append(assignment)
+                    ctx = assignment.ctx
+                    if ctx.function is outer and ctx.loop is None and not ctx.conditional:
+                        out.reverse()
+                        return Reach(out, None, True)
+                out.reverse()
+                return Reach(out, outer if name in outer.params else None, name in outer.params)
+            if name in outer.params:
+                return Reach([], outer, True)
+            outer = outer.ctx.function if outer.ctx is not None and outer.class_name is None else None
+        return self.module_end(name)
 
     def module_end(self, name: str) -> Reach:
         """A module-level name read inside a function: what it holds once the module has run

@@ -2,6 +2,20 @@
 # stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
 # section is checked on its own, with this rule alone.
 
+# %% invalid: a nested save helper reads the wrapped model from the enclosing function
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, optimizer):
+    net = DDP(net.cuda())
+
+    def save_checkpoint(epoch):
+        torch.save({"model": net.state_dict(), "epoch": epoch}, "last.pth")  # expect: GPU503
+
+    for epoch in range(10):
+        train_one_epoch(net, loader, optimizer)
+        save_checkpoint(epoch)
+
 # %% invalid: case
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -52,6 +66,21 @@ def save(model, path):
     torch.save(model.state_dict(), path)  # expect: GPU503
 ddp_model = DDP(net)
 save(ddp_model, "a.pt")
+
+# %% valid: the enclosing function unwraps before the nested helper saves
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def main(net, loader, optimizer):
+    ddp = DDP(net.cuda())
+    model = ddp.module
+
+    def save_checkpoint(epoch):
+        torch.save({"model": model.state_dict(), "epoch": epoch}, "last.pth")
+
+    for epoch in range(10):
+        train_one_epoch(ddp, loader, optimizer)
+        save_checkpoint(epoch)
 
 # %% valid: already unwrapped
 import torch
