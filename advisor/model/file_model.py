@@ -202,6 +202,18 @@ class FileModel:
             return os.path.relpath(self.real_path, self.project.layout.root)
         return self.path
 
+    def binds_module_at_top(self, module: str) -> bool:
+        """A plain `import module` at the top level of the file: the name exists wherever
+        module-level code (a decorator, a default) reads it. An import inside a function, or
+        under `if`/`try`, does not count."""
+        for statement in self.facts.module_imports:
+            for small in statement.body:
+                if isinstance(small, cst.Import) and any(
+                    alias.asname is None and dotted_name(alias.name) == module for alias in small.names
+                ):
+                    return True
+        return False
+
     @property
     def is_test_code(self) -> bool:
         """A test module: it imports pytest or unittest, or it is named and laid out as pytest

@@ -64,8 +64,10 @@ class InferenceWithoutNoGrad(Rule):
         gradients) stops working, and tensors it returns carry no graph.
 
         Not offered for a loop at module level (there is no function to decorate), in an `async`
-        function (`no_grad` does not follow its awaits), when torch is imported under another name,
-        or for a second finding in a function that already got the decorator.
+        function (`no_grad` does not follow its awaits), when torch is imported under another name
+        or only inside a function or under `if`/`try` (the decorator is evaluated at module level,
+        where `torch` must already exist), or for a second finding in a function that already got
+        the decorator.
     """
     references = (
         (
@@ -103,6 +105,7 @@ class InferenceWithoutNoGrad(Rule):
                 and id(info) not in fixed
                 and info.node.asynchronous is None  # no_grad does not follow a coroutine's awaits
                 and model.imports.aliases.get("torch") == "torch"
+                and model.binds_module_at_top("torch")  # the decorator runs at module level
                 and not model.function_trains(info.key)  # no_grad over its training loop would stop training
             ):
                 fixed.add(id(info))

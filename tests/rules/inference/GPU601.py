@@ -2,6 +2,14 @@
 # stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
 # section is checked on its own, with this rule alone.
 
+# %% invalid: torch imported inside the function: no decorator fix (it would run before the import)
+def predict(loader):
+    import torch
+    model = torch.jit.load("model.pt").cuda().eval()
+    preds = []
+    for images in loader:
+        preds.append(model(images.cuda()).argmax(dim=1))  # expect: GPU601 info
+
 # %% invalid: case
 import torch
 def evaluate(model, loader):
