@@ -26,8 +26,7 @@ import libcst as cst
 
 from advisor.model.facts import CallSite, Context, FunctionInfo
 from advisor.model.literals import literal_values
-from advisor.model.loaders import LOADERS, Sites
-from advisor.model.names import DATALOADER
+from advisor.model.loaders import LOADERS, Sites, by_loader_site
 from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import ENGINE_EVALUATORS, ENGINE_TRAINERS, ENGINES
 
@@ -167,17 +166,5 @@ def engine_runs(model) -> List[EngineRun]:
 def engine_runs_over(model, site: CallSite) -> List[EngineRun]:
     """The engine runs, in this file and in the project files around it, that may iterate a
     DataLoader site of this file."""
-    found = model._shared.get("engine-runs-over")
-    if found is None:
-        found = {}
-        mine = {id(s) for s in model.calls_to(DATALOADER)}
-        models = [model]
-        if model.project is not None and model.real_path is not None and mine:
-            models += model.project.related_models(model.real_path)
-        for other in models:
-            for run in engine_runs(other):
-                for loader in run.loaders[0]:
-                    if id(loader) in mine:
-                        found.setdefault(id(loader), []).append(run)
-        model._shared["engine-runs-over"] = found
-    return found.get(id(site), [])
+    index = by_loader_site(model, "engine-runs-over", lambda other: ((run, run.loaders[0]) for run in engine_runs(other)))
+    return index.get(id(site), [])

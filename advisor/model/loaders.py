@@ -209,32 +209,52 @@ def loop_target_hint(model, assignment: Assignment) -> Optional[str]:
     return assignment.batch_hint if found[0] else hint
 
 
+def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:
+    """{id(DataLoader site of this file): [consumer, ...]}, over this file and the project files
+    around it, computed once per file under ``key``. ``consumers_of(other)`` yields (consumer,
+    loader sites) pairs for one file; a consumer is listed once per site."""
+    index = model._shared.get(key)
+    if index is None:
+        index = {}
+        mine = {id(s) for s in model.calls_to(DATALOADER)}
+        models = [model]
+        if model.project is not None and model.real_path is not None and mine:
+            models += model.project.related_models(model.real_path)
+        for other in models:
+            for consumer, sites in consumers_of(other):
+                for found in sites:
+                    if id(found) in mine:
+                        listed = index.setdefault(id(found), [])
+                        if not any(known == consumer for known in listed):
+                            listed.append(consumer)
+        model._shared[key] = index
+    return index
+
+
 def loader_consumers(model, site: CallSite) -> List[tuple]:
     """The loops, in this file and in the project files around it, that take batches from a
     DataLoader site of this file: those that iterate it with `for`, and those that draw from it
     with `next(...)` in their body. (model, LoopInfo) pairs."""
-    consumers = model._shared.get("loader-consumers")
-    if consumers is None:
-        consumers = {}
-        mine = {id(s) for s in model.calls_to(DATALOADER)}
-        project = model.project
-        models = [model]
-        if project is not None and model.real_path is not None and mine:
-            models += project.related_models(model.real_path)
-        for other in models:
-            for loop in other.facts.loops:
-                for found in loaders_iterated(other, loop)[0]:
-                    if id(found) in mine:
-                        consumers.setdefault(id(found), []).append((other, loop))
-            for draw in other.facts.calls_by_callee.get("next", ()):
-                loop = draw.ctx.loop
-                if loop is None:
-                    continue
-                for found in loaders_drawn(other, draw.node)[0]:
-                    if id(found) not in mine:
-                        continue
-                    listed = consumers.setdefault(id(found), [])
-                    if not any(o is other and known is loop for o, known in listed):
-                        listed.append((other, loop))
-        model._shared["loader-consumers"] = consumers
-    return consumers.get(id(site), [])
+    def consumers_of(other):
+        for loop in other.facts.loops:
+            yield _Consumer(other, loop), loaders_iterated(other, loop)[0]
+        for draw in other.facts.calls_by_callee.get("next", ()):
+            if draw.ctx.loop is not None:
+                yield _Consumer(other, draw.ctx.loop), loaders_drawn(other, draw.node)[0]
+
+    return [c.pair for c in by_loader_site(model, "loader-consumers", consumers_of).get(id(site), [])]
+
+
+class _Consumer:
+    """A (model, loop) pair compared by identity: a loop that both iterates and draws from a
+    loader is one consumer."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self, model, loop) -> None:
+        self.pair = (model, loop)
+
+    def __eq__(self, other) -> bool:
+        return self.pair[0] is other.pair[0] and self.pair[1] is other.pair[1]
+
+    __hash__ = None  # type: ignore[assignment]

@@ -33,8 +33,8 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from advisor.model.facts import CallSite, Context, FunctionInfo, LoopInfo
-from advisor.model.loaders import LOADERS, Sites, loaders_iterated
-from advisor.model.names import DATALOADER, dotted_name
+from advisor.model.loaders import LOADERS, Sites, by_loader_site, loaders_iterated
+from advisor.model.names import dotted_name
 from advisor.model.walk import children
 
 
@@ -233,20 +233,8 @@ def _names_read(test: cst.BaseExpression) -> Set[str]:
 def passes_over(model, site: CallSite) -> List[Pass]:
     """The repeated passes, in this file and in the project files around it, over a DataLoader
     site of this file (whether or not every path of their iterable is that loader)."""
-    found = model._shared.get("passes-over")
-    if found is None:
-        found = {}
-        mine = {id(s) for s in model.calls_to(DATALOADER)}
-        models = [model]
-        if model.project is not None and model.real_path is not None and mine:
-            models += model.project.related_models(model.real_path)
-        for other in models:
-            for item in repeated_passes(other):
-                for loader in item.loaders[0]:
-                    if id(loader) in mine:
-                        found.setdefault(id(loader), []).append(item)
-        model._shared["passes-over"] = found
-    return found.get(id(site), [])
+    index = by_loader_site(model, "passes-over", lambda other: ((item, item.loaders[0]) for item in repeated_passes(other)))
+    return index.get(id(site), [])
 
 
 def describe(model, item: Pass) -> Tuple[str, dict, list]:
