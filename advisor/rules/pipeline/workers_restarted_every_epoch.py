@@ -188,33 +188,13 @@ class WorkersRestartedEveryEpoch(Rule):
             runs = [r for r in engine_runs_over(model, site) if r.epochs and r.loaders[1]]
             if not runs:
                 continue
-            counts_found = _worker_counts(model, site)
-            if counts_found is None or counts_found[0][0] <= 0:
-                continue
-            counts, default_of, workers_arg = counts_found
-            if loader_option(model, site, "persistent_workers", None).state != ABSENT:
-                continue
             run = runs[0]
             if run.model is model:
                 where, related = "line {line[engine run]}", [(run.site.node, "engine run")]
             else:
                 name = run.model.display_name().replace("{", "{{").replace("}", "}}")
                 where, related = f"{name}:{run.model.line_of(run.site.node)}", []
-            data = {"workers": counts[0], "count": _count_text(counts),
-                    "processes": "process" if counts == (1,) else "processes",
-                    "loader_options": loader_options(site.node)}
-            count = "{count} worker {processes}"
-            if default_of is not None:
-                data["default_of"] = default_of
-                count += " (the default of `{default_of}`)"
-            yield self.report(
-                site.node,
-                "DataLoader starts " + count + " again for every epoch of the engine run at " + where
-                + ": no `persistent_workers=True`",
-                fix=self._fix(model, site, default_of, workers_arg),
-                data=data,
-                related=related,
-            )
+            yield from self._restart(model, site, "for every epoch of the engine run at " + where, {}, related)
 
     def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
         """Loaders a generator or a re-created iterator goes over again and again (`model/passes.py`),
@@ -225,27 +205,32 @@ class WorkersRestartedEveryEpoch(Rule):
             found = [p for p in passes_over(model, site) if p.loaders[1]]
             if not found:
                 continue
-            counts_found = _worker_counts(model, site)
-            if counts_found is None or counts_found[0][0] <= 0:
-                continue
-            counts, default_of, workers_arg = counts_found
-            if loader_option(model, site, "persistent_workers", None).state != ABSENT:
-                continue
             where, fields, related = describe(model, found[0])
-            data = {"workers": counts[0], "count": _count_text(counts),
-                    "processes": "process" if counts == (1,) else "processes",
-                    "loader_options": loader_options(site.node), **fields}
-            count = "{count} worker {processes}"
-            if default_of is not None:
-                data["default_of"] = default_of
-                count += " (the default of `{default_of}`)"
-            yield self.report(
-                site.node,
-                "DataLoader starts " + count + " again " + where + ": no `persistent_workers=True`",
-                fix=self._fix(model, site, default_of, workers_arg),
-                data=data,
-                related=related,
-            )
+            yield from self._restart(model, site, where, fields, related)
+
+    def _restart(self, model: FileModel, site, where: str, fields: dict, related) -> Iterator[Report]:
+        """The finding for a loader whose workers start again ``where`` (a message fragment),
+        unless it has no workers or keeps them."""
+        counts_found = _worker_counts(model, site)
+        if counts_found is None or counts_found[0][0] <= 0:
+            return
+        counts, default_of, workers_arg = counts_found
+        if loader_option(model, site, "persistent_workers", None).state != ABSENT:
+            return
+        data = {"workers": counts[0], "count": _count_text(counts),
+                "processes": "process" if counts == (1,) else "processes",
+                "loader_options": loader_options(site.node), **fields}
+        count = "{count} worker {processes}"
+        if default_of is not None:
+            data["default_of"] = default_of
+            count += " (the default of `{default_of}`)"
+        yield self.report(
+            site.node,
+            "DataLoader starts " + count + " again " + where + ": no `persistent_workers=True`",
+            fix=self._fix(model, site, default_of, workers_arg),
+            data=data,
+            related=related,
+        )
 
     def _epoch_loops(self, model: FileModel) -> Iterator[Report]:
         epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
