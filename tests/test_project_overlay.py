@@ -10,35 +10,8 @@ from advisor.config import Config
 from advisor.engine import check_source
 from advisor.project.view import Views
 
-DATA = '''\
-from torch.utils.data import DataLoader
-
-
-def build_loaders(train_set, val_set):
-    train_loader = DataLoader(train_set, batch_size=32, num_workers=4, persistent_workers=True)
-    val_loader = DataLoader(val_set, batch_size=32, num_workers=4, pin_memory=True)
-    return train_loader, val_loader
-'''
-
-TRAIN = '''\
-import torch
-
-from data import build_loaders
-
-
-def main(train_set, val_set):
-    model = torch.nn.Linear(4, 2).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    train_loader, val_loader = build_loaders(train_set, val_set)
-    for x, y in train_loader:
-        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-'''
-# The batches stay on the host: pinning them buys nothing.
-TRAIN_CPU = TRAIN.replace("x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)", "pass")
+# The same two-file project the language-server test edits (tests/test_lsp_project.py).
+from tests.test_lsp_project import DATA, TRAIN_DATA as TRAIN, TRAIN_DATA_CPU as TRAIN_CPU
 
 
 def project(tmp_path: Path, files: dict) -> Path:
