@@ -40,6 +40,9 @@ TIMING_FUNCTIONS = frozenset(
 )
 # Receivers of `.step()` that are optimizers (`optimizer`, `opt_g`, `self.optim`), and
 # not schedulers or RL environments.
+# A stopwatch's start and stop by the tic/toc convention (`timer.tic()`, `meter.iter_toc()`):
+# the statement reads a clock through an object this file cannot see into.
+TIMER_METHOD = re.compile(r"(^|_)(tic|toc)$")
 _OPTIMIZER_NAME = re.compile(r"(^|_)(optim\w*|opt|optimi[sz]er\w*)($|_)|optimi[sz]er", re.IGNORECASE)
 _SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 _ENV_NAME = re.compile(r"env", re.IGNORECASE)
@@ -794,7 +797,7 @@ class ModelBuilder(Walker):
             while loop is not None:
                 loop.set_epoch = True
                 loop = loop.parent
-        elif method == "elapsed_time":
+        elif method == "elapsed_time" or (method is not None and TIMER_METHOD.search(method)):
             facts.timing_statements.setdefault(self._stmt[0], set()).add(self._stmt[1])
 
     def leave_Call(self, original_node: cst.Call) -> None:

@@ -78,7 +78,10 @@ class Tensor(Question[str]):
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
         if isinstance(expr, cst.Name):
             if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
-                return TENSOR  # backpropagated through: a tensor whatever else it is assigned
+                # Backpropagated through: a tensor whatever else it is assigned, unless every
+                # binding the read sees made it a Python value (`loss = loss.item()` after the
+                # backward).
+                return PYTHON if self._rebound_to_python(flow, expr.value, ctx, order) else TENSOR
             return None
         if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
             return PYTHON
@@ -105,6 +108,12 @@ class Tensor(Question[str]):
         if isinstance(expr, cst.IfExp):
             return None
         return UNKNOWN
+
+    def _rebound_to_python(self, flow: ValueFlow, name: str, ctx: Context, order: int) -> bool:
+        reach = flow.bindings.reaching(name, ctx, order)
+        if not reach.closed or reach.parameter is not None or not reach.assignments:
+            return False
+        return all(flow.assigned(self, a, None) == PYTHON for a in reach.assignments)
 
     def _tensor_of(self, flow: ValueFlow, expr, ctx: Context, order: int) -> str:
         return TENSOR if flow.ask(self, expr, ctx, order) == TENSOR else UNKNOWN

@@ -128,3 +128,30 @@ for batch in train_loader:
     loss.backward()
     optimizer.step()
     logger.debug(f"files {names}")
+
+# %% valid: the loss rebound to a Python number after backward, then logged in both branches
+def train_one_epoch(loader, model, optimizer, writer, cfg, epoch):
+    for it, (clips, labels) in enumerate(loader):
+        loss = loss_fun(model(clips.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if cfg.detection:
+            loss = loss.item()
+            if writer is not None:
+                writer.add_scalars({"train/loss": loss}, global_step=it)
+        else:
+            loss, top1 = (loss.item(), 0.0)
+            if writer is not None:
+                writer.add_scalars({"train/loss": loss, "train/top1": top1}, global_step=it)
+
+# %% invalid: rebound to a number on one branch only: the other still formats the tensor
+def train_one_epoch(loader, model, optimizer, writer, cfg):
+    for it, (clips, labels) in enumerate(loader):
+        loss = loss_fun(model(clips.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if cfg.multi_label:
+            loss = loss.item()
+        writer.add_scalars({"train/loss": loss}, global_step=it)  # expect: GPU102

@@ -186,3 +186,35 @@ for x, y in loader:
     optimizer.zero_grad()
     meter.update(out, y)
     history.append(t0)
+
+# %% valid: a meter from another module, stopped and restarted around the synchronize
+import torch
+from utils.meters import TrainMeter
+
+def train_epoch(loader, model, optimizer, meter: TrainMeter):
+    meter.iter_tic()
+    for inputs, labels in loader:
+        meter.data_toc()
+        loss = loss_fn(model(inputs.cuda()), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        meter.update_stats(loss.detach())
+        meter.iter_toc()
+        meter.log_iter_stats()
+        torch.cuda.synchronize()
+        meter.iter_tic()
+
+# %% invalid: the stopwatch starts far from the synchronize
+import torch
+
+for inputs, labels in loader:
+    progress.iter_tic()
+    inputs = inputs.cuda(non_blocking=True)
+    labels = labels.cuda(non_blocking=True)
+    out = model(inputs)
+    loss = criterion(out, labels)
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()  # expect: GPU105
+    scheduler.step()
