@@ -9,6 +9,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
+from advisor.model.subtree import iter_names
 
 
 _DATA_PARALLEL = "torch.nn.parallel.DataParallel"
@@ -24,7 +25,8 @@ class DataParallelOrFindUnused(Rule):
     what = """
         Two costly data-parallel settings. `nn.DataParallel(...)` (any spelling, and the
         functional `data_parallel`) is a warning; it is information when the script only
-        runs inference or pins it to a single device (`device_ids=[0]`).
+        runs inference (or the function that wraps the model keeps it and never trains, as a
+        sampling method beside a training one) or pins it to a single device (`device_ids=[0]`).
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
         Accelerate's `DistributedDataParallelKwargs` or Lightning's `DDPStrategy` (also
         through a kwargs dict) is information: sometimes the model needs it.
@@ -86,7 +88,7 @@ class DataParallelOrFindUnused(Rule):
                     "DataParallel over a single device only adds overhead: call the model directly",
                     severity=Severity.INFO,
                 )
-            elif inference_only:
+            elif inference_only or self._inference_function(model, site):
                 yield self.report(
                     site.node,
                     "DataParallel replicates the model on every forward call and gathers outputs on one "
@@ -119,6 +121,18 @@ class DataParallelOrFindUnused(Rule):
                         "forward pass; keep it only if some parameters really get no gradient",
                         severity=Severity.INFO,
                     )
+
+    def _inference_function(self, model: FileModel, site: CallSite) -> bool:
+        """The wrapper is made for a function that never trains and keeps it to itself: bound
+        to a local name, not returned (`def sample(self): model = DataParallel(model); ...`),
+        while another function of the file trains another model."""
+        info = site.ctx.function
+        target = site.assigned_to
+        if info is None or info.node.name.value == "__init__" or target is None or "." in target:
+            return False
+        if model.trains(info) or model.has_training_loop(info) or model.heat_of(info) is not None:
+            return False
+        return not any(target in iter_names(value) for value in info.returns)
 
     def _dict_element(self, model: FileModel, site: CallSite, value: cst.BaseExpression) -> cst.CSTNode:
         """The `"find_unused_parameters": True` entry (or `find_unused_parameters=True` keyword) holding ``value``."""

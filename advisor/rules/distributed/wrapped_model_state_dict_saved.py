@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
-from advisor.findings import Applicability, Fixable
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
@@ -56,7 +56,11 @@ class WrappedStateDictSaved(Rule):
     what = """
         `state_dict()` called on a model wrapped in `DistributedDataParallel` or
         `DataParallel` when the result is saved: passed to `torch.save` directly, inside a
-        checkpoint dict, or through a function of the module that saves.
+        checkpoint dict, or through a function of the module that saves. It is information
+        when this file, or a project file within two imports of it, loads a checkpoint into a
+        model that may be wrapped (a resume, a sampler that wraps before loading): the project
+        reads its checkpoints back with their `module.` prefix, and only a reader that unwraps
+        would trip on it.
     """
     why = """
         A wrapper stores the real model as `.module`, so every key of its state dict starts
@@ -128,10 +132,13 @@ class WrappedStateDictSaved(Rule):
                 continue
             receiver = model.code(site.receiver)
             verb = "is" if kinds["ddp"] else "may be"
+            # The project reads its checkpoints back into the wrapper (a resume): the prefix is
+            # its convention, and only a reader that unwraps would trip on it.
             yield self.report(
                 site.node,
                 "`{model}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
                 "`module.` and will not load into the plain model",
+                severity=Severity.INFO if wrapped_loads(model) else None,
                 fix=self._fix(model, site, receiver, kinds["ddp"]),
                 data={"model": receiver, "verb": verb},
             )

@@ -112,4 +112,27 @@ model = nn.DataParallel(Net())
 if args.resume:
     checkpoint = torch.load(args.resume)
     model.load_state_dict(checkpoint["state_dict"])
-torch.save({"state_dict": model.module.state_dict()}, "ckpt.pt")  # expect: GPU503
+torch.save({"state_dict": model.module.state_dict()}, "ckpt.pt")  # expect: GPU503 info
+
+# %% invalid: the sampling method wraps the model before loading what training saved
+import torch
+from models import UNet
+
+
+class Diffusion:
+    def train(self, loader):
+        model = torch.nn.DataParallel(UNet().cuda())
+        optimizer = torch.optim.Adam(model.parameters())
+        for step, x in enumerate(loader):
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if step % 1000 == 0:
+                torch.save([model.module.state_dict(), optimizer.state_dict()], "ckpt.pth")  # expect: GPU503 info
+
+    def sample(self):
+        states = torch.load("ckpt.pth")
+        model = torch.nn.DataParallel(UNet().cuda())
+        model.load_state_dict(states[0], strict=True)
+        return model

@@ -32,6 +32,51 @@ model = nn.DataParallel(load_model(args.ckpt)).cuda().eval()  # expect: GPU505 i
 with torch.no_grad():
     preds = [model(x.cuda()).argmax(1) for x, _ in loader]
 
+# %% invalid: a runner that trains in one method and samples in another
+import torch
+from models import UNet
+
+
+class Runner:
+    def __init__(self, config, device):
+        self.config, self.device = config, device
+
+    def train(self, loader):
+        model = UNet(self.config).to(self.device)
+        model = torch.nn.DataParallel(model)  # expect: GPU505
+        optimizer = torch.optim.Adam(model.parameters())
+        for x, _ in loader:
+            loss = model(x.to(self.device)).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    def sample(self, states):
+        model = UNet(self.config).to(self.device)
+        model = torch.nn.DataParallel(model)  # expect: GPU505 info
+        model.load_state_dict(states[0], strict=True)
+        model.eval()
+        self.sample_images(model)
+
+    def sample_images(self, model):
+        with torch.no_grad():
+            return model(torch.randn(16, 3, 32, 32, device=self.device))
+
+# %% invalid: a helper returns the wrapper to the function that trains with it
+import torch
+
+
+def wrap(model):
+    model = torch.nn.DataParallel(model)  # expect: GPU505
+    return model
+
+
+def main(loader, optimizer):
+    model = wrap(build_model())
+    for x, y in loader:
+        criterion(model(x), y).backward()
+        optimizer.step()
+
 # %% invalid: find_unused_parameters on its own line
 from torch.nn.parallel import DistributedDataParallel as DDP
 model = DDP(
