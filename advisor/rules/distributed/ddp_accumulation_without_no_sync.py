@@ -38,8 +38,9 @@ class AccumulationWithoutNoSync(Rule):
         In a file that builds a `DistributedDataParallel` model, a training loop that runs
         `backward()` on every iteration but steps the optimizer only under a periodic test
         (`if (i + 1) % accum == 0`, or a flag computed from one), or steps it once after an
-        inner loop of micro-batches, when the file never enters `model.no_sync()` and never
-        sets `require_backward_grad_sync`. Reported at the `backward()` call. FSDP, Accelerate
+        inner loop of micro-batches, when the file never enters `model.no_sync()` (itself, or
+        through a project function used as a `with` item, such as a `ddp_sync(ddp, is_last)`
+        context manager in a utilities module) and never sets `require_backward_grad_sync`. Reported at the `backward()` call. FSDP, Accelerate
         (`accelerator.accumulate`), Lightning and the Hugging Face Trainer, which handle
         accumulation themselves, are left alone.
     """
@@ -88,7 +89,7 @@ class AccumulationWithoutNoSync(Rule):
     def check(self, model: FileModel) -> Iterator[Report]:
         if not model.calls_to(DDP) or framework_runs_epochs(model):
             return
-        if model.method_calls("no_sync", "accumulate"):
+        if model.method_calls("no_sync", "accumulate") or self._enters_no_sync_helper(model):
             return
         if any(target.endswith("require_backward_grad_sync") for _, target in model.facts.assignments):
             return
@@ -111,6 +112,16 @@ class AccumulationWithoutNoSync(Rule):
                 "line {line[optimizer step]}: the accumulation micro-batches pay for an all-reduce they do not need",
                 related=[(step.node, "optimizer step")],
             )
+
+    def _enters_no_sync_helper(self, model: FileModel) -> bool:
+        """A `with` item calls a project function that enters `no_sync()` itself
+        (`with ddp_sync(ddp, is_last_round):`, a context manager in a utilities module)."""
+        for site in model.facts.calls:
+            if site.with_item and any(
+                any(inner.method == "no_sync" for inner in info.sites) for _, info in model.calls.targets(site)
+            ):
+                return True
+        return False
 
     def _steps_optimizer(self, site: CallSite) -> bool:
         last = last_segment(site.receiver_name)

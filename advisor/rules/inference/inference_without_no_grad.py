@@ -1,11 +1,12 @@
 """GPU601 `inference-without-no-grad`: model called in an evaluation or inference loop with autograd on."""
 
 from __future__ import annotations
-from typing import Iterator, Set
+from typing import Iterator, Optional, Set
+import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
-from advisor.model import FileModel
+from advisor.model import FileModel, LoopInfo
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
-from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file
+from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file, unpickled
 
 
 def _input_grads(model: FileModel) -> bool:
@@ -14,6 +15,25 @@ def _input_grads(model: FileModel) -> bool:
     if model.method_calls("requires_grad_") or model.calls_to("torch.autograd.grad"):
         return True
     return any(target.endswith(".requires_grad") for _, target in model.facts.assignments)
+
+
+# A loop over `range(k)` with k at most this: a handful of calls, whose graphs are dropped as
+# the next iteration rebinds their outputs (a visual check of a few samples).
+FEW = 16
+
+
+def _few_iterations(loop: Optional[LoopInfo]) -> bool:
+    node = loop.node if loop is not None else None
+    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+        return False
+    call = node.iter
+    if not (isinstance(call.func, cst.Name) and call.func.value == "range") or not 1 <= len(call.args) <= 2:
+        return False
+    bounds = [a.value for a in call.args]
+    if not all(isinstance(b, cst.Integer) for b in bounds):
+        return False
+    values = [int(b.evaluated_value) for b in bounds]
+    return (values[-1] - (values[0] if len(values) == 2 else 0)) <= FEW
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -30,7 +50,10 @@ class InferenceWithoutNoGrad(Rule):
         same function), code that asks for input gradients (`torch.autograd.grad`,
         `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own
         `forward`, and Lightning or Hugging Face Trainer hooks are left alone. Information when
-        the function has no caller in the file.
+        the function has no caller in the file, when the model was unpickled whole
+        (`pickle.load(f)`: its parameters keep the `requires_grad` they were saved with, often
+        off), or when the loop runs a handful of times (`range(10)`: each graph is dropped as
+        the next iteration rebinds the output).
     """
     why = """
         With autograd on, every forward pass records the graph and keeps each layer's
@@ -114,11 +137,12 @@ class InferenceWithoutNoGrad(Rule):
                     (NodeEdit(info.node, "@torch.no_grad()", "line_before"),),
                     Applicability.UNSAFE,
                 )
+            unsure = disabled is None or unpickled(model, site.node.func, site.ctx) or _few_iterations(site.ctx.loop)
             yield self.report(
                 site.node,
                 "`{expression}` runs in a loop that never trains, with autograd on: every "
                 "call records a graph and keeps its activations",
-                severity=Severity.INFO if disabled is None else None,
+                severity=Severity.INFO if unsure else None,
                 fix=fix,
                 data={"expression": snippet(model, site.node)},
             )

@@ -85,6 +85,33 @@ def built_as_model(model: FileModel, value: cst.BaseExpression) -> bool:
     return info is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in info.bases)
 
 
+# Where a whole pickled module comes from: its parameters keep the `requires_grad` they were
+# saved with (frozen EMA copies, feature extractors), which the file cannot see.
+UNPICKLERS = frozenset({"pickle.load", "pickle.loads", "dill.load", "cloudpickle.load"})
+
+
+def unpickled(model: FileModel, func: cst.BaseExpression, ctx: Context) -> bool:
+    """Every binding of the model's name is an unpickled object (`pickle.load(f)["ema"].to(device)`)."""
+    name = dotted_name(func)
+    found = model.assignments(name, ctx) if name is not None else []
+    if not found:
+        return False
+    for assignment in found:
+        value = assignment.value
+        while isinstance(value, (cst.Call, cst.Subscript)) and not (
+            isinstance(value, cst.Call) and model.imports.qualify(value.func) in UNPICKLERS
+        ):
+            if isinstance(value, cst.Subscript):
+                value = value.value
+            elif isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda", "eval", "half", "float"):
+                value = value.func.value
+            else:
+                return False
+        if not isinstance(value, cst.Call):
+            return False
+    return True
+
+
 def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: int) -> bool:
     """The callee of a call is a model: named like one, a DDP/nn module, or built as one."""
     name = dotted_name(func)

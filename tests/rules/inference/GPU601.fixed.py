@@ -56,3 +56,36 @@ def embed_all(text_encoder, batches):
     for b in batches:
         vectors.append(text_encoder(b).cpu())  # expect: GPU601 info
     return vectors
+
+# %% invalid: a network unpickled whole keeps the requires_grad it was saved with
+import pickle
+import torch
+
+
+@torch.no_grad()
+def generate(network_pkl, steps, device):
+    with open(network_pkl, "rb") as f:
+        net = pickle.load(f)["ema"].to(device)
+    x = torch.randn([8, 3, 64, 64], device=device)
+    for t in steps:
+        x = x - net(x, t)  # expect: GPU601 info
+    return x
+
+
+generate("snapshot.pkl", range(18), "cuda")
+
+# %% invalid: a loaded state dict does not freeze anything
+import torch
+
+
+@torch.no_grad()
+def generate(ckpt, steps, device):
+    net = UNet().to(device)
+    net.load_state_dict(torch.load(ckpt))
+    x = torch.randn([8, 3, 64, 64], device=device)
+    for t in steps:
+        x = x - net(x, t)  # expect: GPU601
+    return x
+
+
+generate("snapshot.pt", range(18), "cuda")

@@ -176,3 +176,52 @@ torch.set_grad_enabled(False)
 model = load_model()
 for x in batches:
     print(model(x).argmax())
+
+# %% invalid: a network unpickled whole keeps the requires_grad it was saved with
+import pickle
+import torch
+
+
+def generate(network_pkl, steps, device):
+    with open(network_pkl, "rb") as f:
+        net = pickle.load(f)["ema"].to(device)
+    x = torch.randn([8, 3, 64, 64], device=device)
+    for t in steps:
+        x = x - net(x, t)  # expect: GPU601 info
+    return x
+
+
+generate("snapshot.pkl", range(18), "cuda")
+
+# %% invalid: a loaded state dict does not freeze anything
+import torch
+
+
+def generate(ckpt, steps, device):
+    net = UNet().to(device)
+    net.load_state_dict(torch.load(ckpt))
+    x = torch.randn([8, 3, 64, 64], device=device)
+    for t in steps:
+        x = x - net(x, t)  # expect: GPU601
+    return x
+
+
+generate("snapshot.pt", range(18), "cuda")
+
+# %% invalid: a quick look at ten predictions
+import torch
+
+images, labels = next(iter(val_loader))
+model.to("cpu")
+predictions = []
+for i in range(0, 10):
+    scores = torch.exp(model(images[i].unsqueeze(0)))  # expect: GPU601 info
+    predictions.append(scores.data.numpy().argmax())
+
+# %% invalid: a hundred batches is an evaluation
+import torch
+
+it = iter(val_loader)
+for i in range(100):
+    x, y = next(it)
+    correct = (model(x.cuda()).argmax(1) == y.cuda()).sum()  # expect: GPU601
