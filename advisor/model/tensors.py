@@ -14,6 +14,7 @@ from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
+from advisor.model.paths import conditions
 from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
 
@@ -389,3 +390,20 @@ HOST_BUILT = HostBuilt()
 def host_built_from(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> str:
     """The factory a value is built from in host memory ("" when not known to be)."""
     return model.values.ask(HOST_BUILT, expr, ctx, _at(model, expr, order))
+
+
+def type_fallback(model, expr: cst.BaseExpression, ctx: Context) -> bool:
+    """The read runs under `if isinstance(name, torch.Tensor):`: code that takes tensors and
+    numbers alike and converts only the tensors (a metric logger's `update(**values)`), whose
+    callers decide what it gets."""
+    name = dotted_name(expr)
+    if name is None:
+        return False
+    for condition in conditions(ctx):
+        test = condition.guard.test
+        if not condition.holds or not isinstance(test, cst.Call) or len(test.args) != 2:
+            continue
+        if dotted_name(test.func) == "isinstance" and dotted_name(test.args[0].value) == name:
+            if model.imports.qualify(test.args[1].value) == "torch.Tensor":
+                return True
+    return False

@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Iterator
 from advisor.model import FileModel
 from advisor.rules.base import Report, Rule, snippet
-from advisor.model.tensors import is_numpy, is_raw_batch
+from advisor.findings import Severity
+from advisor.model.tensors import is_numpy, is_raw_batch, type_fallback
 from advisor.model.vocabulary import TRAINING_TEXT
 
 
@@ -16,7 +17,9 @@ class ItemInTrainingLoop(Rule):
         Calls to `.item()`, and `float()`, `int()` or `bool()` applied to a tensor, inside the
         innermost training loop (the loop that runs `backward()` or `optimizer.step()`, directly
         or through a function it calls). Under a periodic condition such as
-        `if step % 100 == 0` or a rank-0 check the finding is only informational.
+        `if step % 100 == 0` or a rank-0 check the finding is only informational, and so it is
+        for an `.item()` under `if isinstance(v, torch.Tensor):` on a value not known to be a
+        tensor (a metric logger converting whatever its callers hand it).
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -70,10 +73,11 @@ class ItemInTrainingLoop(Rule):
             heat = model.sync_heat(site.ctx)
             if heat is None or is_numpy(model, site.receiver, site.ctx, site.order) or is_raw_batch(model, site.receiver, site.ctx, site.order):
                 continue
+            fallback = type_fallback(model, site.receiver, site.ctx) and not model.is_tensor(site.receiver, site.ctx, site.order)
             yield self.report(
                 site.node,
                 "`{expression}` waits for the GPU on every training step",
-                severity=self.severity_for(heat),
+                severity=Severity.INFO if fallback else self.severity_for(heat),
                 data={"expression": snippet(model, site.node)},
             )
         for builtin in ("float", "int", "bool"):

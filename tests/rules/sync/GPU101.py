@@ -342,3 +342,37 @@ for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
     optimizer.step()
+
+# %% invalid: a metric logger converts whatever tensors its callers hand it
+import torch
+
+
+class MetricLogger:
+    def __init__(self):
+        self.meters = {}
+
+    def update(self, **values):
+        for name, v in values.items():
+            if isinstance(v, torch.Tensor):
+                v = v.item()  # expect: GPU101 info
+            self.meters.setdefault(name, []).append(v)
+
+
+logger = MetricLogger()
+for images, captions in loader:
+    loss = model(images.cuda(non_blocking=True), captions)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    logger.update(loss=loss.item(), lr=optimizer.param_groups[0]["lr"])  # expect: GPU101
+
+# %% invalid: the isinstance test does not make a known tensor any cheaper
+import torch
+
+for images, labels in loader:
+    loss = criterion(model(images.cuda()), labels.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if isinstance(loss, torch.Tensor):
+        history.append(loss.item())  # expect: GPU101
