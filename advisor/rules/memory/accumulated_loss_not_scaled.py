@@ -22,6 +22,24 @@ _ACCUMULATION_NAME = re.compile(r"accum|grad_acc|gradient_acc", re.IGNORECASE)
 _NOT_ACCUMULATION = re.compile(r"log|print|eval|save|ckpt|checkpoint|report|sample|display", re.IGNORECASE)
 
 
+# The batch size, by name (`bs`, `batch_size`, `n_samples`) or by what it is bound to.
+_BATCH_SIZE = re.compile(r"^(bs|batch_size|batchsize|n_samples|num_samples)$", re.IGNORECASE)
+
+
+def _counts_batch(value: cst.BaseExpression) -> bool:
+    """`x.shape[0]`, `x.size(0)` or `len(x)`."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "shape":
+        index = value.slice[0].slice if len(value.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
+    if isinstance(value, cst.Call) and value.args:
+        func = value.func
+        first = value.args[0].value
+        if isinstance(func, cst.Attribute) and func.attr.value == "size":
+            return isinstance(first, cst.Integer) and first.value == "0"
+        return isinstance(func, cst.Name) and func.value == "len"
+    return False
+
+
 def _modulus(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     for node in walk(test):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
@@ -38,7 +56,9 @@ class AccumulatedLossNotScaled(Rule):
         `if (i + 1) % k == 0` (or `step % k == 0`), where the loss is never divided by `k`: no
         `loss / k` in the backward expression, no `loss = loss / k` or `loss /= k`, no division
         by that name in the assignments leading to the loss or in a same-module helper that
-        computes it. Reported at the backward call. Criteria with `reduction="sum"`, Accelerate
+        computes it. Reported at the backward call. Criteria with `reduction="sum"`, loss
+        functions or loss objects of the project that return the loss multiplied by the batch
+        size (`return loss * bs` with `bs = x.shape[0]`: a sum over samples), Accelerate
         (which divides inside `accelerator.backward`), DeepSpeed and Lightning are left alone.
     """
     why = """
@@ -221,6 +241,8 @@ class AccumulatedLossNotScaled(Rule):
                         return True
                 if self._divides(assigned, names, k) or self._helper_divides(model, assigned, ctx, names, k):
                     return True
+                if self._summed_over_batch(model, assigned, assignment.ctx, assignment.order):
+                    return True
                 pending.extend((n, depth + 1) for n in iter_names(assigned))
         return False
 
@@ -243,6 +265,36 @@ class AccumulatedLossNotScaled(Rule):
                         return True
                 if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
                     return True
+        return False
+
+    def _summed_over_batch(self, model: FileModel, value: cst.BaseExpression, ctx: Context, order: int) -> bool:
+        """The loss comes from a project function (or loss object's `__call__`) that returns it
+        multiplied by the batch size (`return loss * bs, ...` with `bs = x.shape[0]`): a sum
+        over samples, like `reduction="sum"`, whose scale the author sets on purpose."""
+        for current in walk(value):
+            if not isinstance(current, cst.Call):
+                continue
+            for _, info in model.calls.targets_of_expression(current, ctx, order):
+                for returned in info.returns:
+                    first = returned.elements[0].value if isinstance(returned, cst.Tuple) and returned.elements else returned
+                    if self._times_batch_size(info, first):
+                        return True
+        return False
+
+    @staticmethod
+    def _times_batch_size(info: FunctionInfo, value: cst.BaseExpression) -> bool:
+        if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Multiply):
+            return False
+        for side in (value.left, value.right):
+            name = dotted_name(side)
+            if name is None:
+                continue
+            if _BATCH_SIZE.search(name.rsplit(".", 1)[-1]):
+                return True
+            for node in walk(info.node.body):
+                if isinstance(node, cst.Assign) and any(dotted_name(t.target) == name for t in node.targets):
+                    if _counts_batch(node.value):
+                        return True
         return False
 
     @staticmethod

@@ -154,3 +154,50 @@ for i, (real, _) in enumerate(loader):
         g_loss.backward()
         opt_g.step()
         opt_g.zero_grad()
+
+# %% valid: the loss object sums over the images of the batch, on purpose
+import torch
+
+
+class DetectionLoss:
+    def __init__(self, model, hyp):
+        self.model, self.hyp = model, hyp
+
+    def __call__(self, preds, targets):
+        lbox, lobj, lcls = self.parts(preds, targets)
+        bs = preds[0].shape[0]  # batch size
+        loss = lbox + lobj + lcls
+        return loss * bs, torch.cat((lbox, lobj, lcls, loss)).detach()
+
+
+compute_loss = DetectionLoss(model, hyp)
+accumulate = max(round(64 / batch_size), 1)
+for i, (imgs, targets) in enumerate(train_loader):
+    loss, loss_items = compute_loss(model(imgs.cuda()), targets.cuda())
+    scaler.scale(loss).backward()
+    if i % accumulate == 0:
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+
+# %% invalid: the loss object weights the loss, which is not a sum over the batch
+import torch
+
+
+class WeightedLoss:
+    def __init__(self, weight):
+        self.weight = weight
+
+    def __call__(self, preds, targets):
+        loss = torch.nn.functional.mse_loss(preds, targets)
+        return loss * self.weight, loss.detach()
+
+
+compute_loss = WeightedLoss(2.0)
+for i, (x, y) in enumerate(train_loader):
+    loss, logged = compute_loss(model(x.cuda()), y.cuda())
+    scaler.scale(loss).backward()  # expect: GPU406
+    if i % 4 == 0:
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
