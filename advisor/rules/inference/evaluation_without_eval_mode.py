@@ -9,7 +9,7 @@ from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, model_calls, torch_file
+from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, model_calls, results_feed_training, torch_file
 
 
 _EVAL_NAME = re.compile(
@@ -52,7 +52,9 @@ class EvaluationWithoutEvalMode(Rule):
         train (a training loop, or a `.train()` call) or that construct dropout or batch-norm
         layers (`nn.Dropout`, `nn.BatchNorm*`, `nn.Transformer*`, torchvision or timm models).
         Information when the file calls `.eval()` elsewhere. Per-step code of the training loop
-        (EMA teachers, target networks), models from `from_pretrained` (already in eval mode)
+        (EMA teachers, target networks), passes whose results a caller hands to a function that
+        trains (a memory bank or centroids filled before training), models from
+        `from_pretrained` (already in eval mode)
         in files that never call `.train()`, Lightning and the Hugging Face Trainer are left
         alone.
     """
@@ -126,6 +128,8 @@ class EvaluationWithoutEvalMode(Rule):
             if framework_owned(model, info) or self._in_step(model, site):
                 continue
             if info is not None and (info.direct_marker or model.function_trains(info.key)):
+                continue
+            if info is not None and results_feed_training(model, info):
                 continue
             candidates.append(site)
         key = lambda s: (s.ctx.scope, dotted_name(s.node.func) or "")

@@ -213,6 +213,42 @@ def feeds_training(model: FileModel, site: CallSite, markers: List[CallSite]) ->
     return any(m.ctx.function is None and m.ctx.loop is None for m in markers)
 
 
+def _bound_by_value(model: FileModel):
+    out = {}
+    for found in model.facts.assignments.values():
+        for assignment in found:
+            if assignment.value is not None:
+                out.setdefault(id(assignment.value), []).append(assignment.target)
+    return out
+
+
+def results_feed_training(model: FileModel, info: FunctionInfo) -> bool:
+    """What the function returns is handed to a function that trains, by some caller
+    (`bank = init_memory(loader, model); train(loader, model, bank)`): a pass that fills a
+    memory bank or initialises centroids for training, not an evaluation."""
+    known = model.shared("inference.results-feed-training", lambda _: {})
+    if id(info) not in known:
+        known[id(info)] = _results_feed_training(model, info)
+    return known[id(info)]
+
+
+def _results_feed_training(model: FileModel, info: FunctionInfo) -> bool:
+    bound = model.shared("inference.bound-by-value", _bound_by_value)
+    for call in model.call_sites(info):
+        names = set(bound.get(id(call.node), ()))
+        if not names:
+            continue
+        later = call.ctx.function.sites if call.ctx.function is not None else model.facts.calls
+        for other in later:
+            if other.ctx.scope != call.ctx.scope or other.order <= call.order:
+                continue
+            if not any(name in names for arg in other.node.args for name in iter_names(arg.value)):
+                continue
+            if any(owner.trains(target) or owner.has_training_loop(target) for owner, target in model.calls.targets(other)):
+                return True
+    return False
+
+
 def first_per(sites: List[CallSite], key) -> List[CallSite]:
     seen: Set = set()
     out = []

@@ -182,3 +182,60 @@ def validate(model, loader):
     model.train(was_training)
     return out
 model.train()
+
+# %% valid: a memory bank filled in train mode and handed to the training epochs
+import torch
+import torch.nn as nn
+
+
+def fill_memory(loader, model):
+    bank = torch.zeros(len(loader.dataset), 128, device="cuda")
+    with torch.no_grad():
+        for index, images in loader:
+            bank[index.cuda()] = model(images.cuda(non_blocking=True))
+    return bank
+
+
+def train_epoch(loader, model, optimizer, bank):
+    model.train()
+    for index, images in loader:
+        loss = contrastive_loss(model(images.cuda(non_blocking=True)), bank[index.cuda()])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(loader, optimizer):
+    model = nn.Sequential(nn.Linear(512, 128), nn.BatchNorm1d(128)).cuda()
+    bank = fill_memory(loader, model)
+    for epoch in range(100):
+        train_epoch(loader, model, optimizer, bank)
+
+# %% invalid: the accuracy is only printed; nothing of it goes to training
+import torch
+import torch.nn as nn
+
+
+def accuracy(loader, model):
+    correct = 0
+    with torch.no_grad():
+        for images, labels in loader:
+            correct += (model(images.cuda()).argmax(1) == labels.cuda()).sum()  # expect: GPU602
+    return correct.item() / len(loader.dataset)
+
+
+def train_epoch(loader, model, optimizer):
+    model.train()
+    for images, labels in loader:
+        loss = nn.functional.cross_entropy(model(images.cuda()), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(loader, optimizer):
+    model = nn.Sequential(nn.Linear(512, 10), nn.Dropout(0.5)).cuda()
+    for epoch in range(10):
+        train_epoch(loader, model, optimizer)
+        acc = accuracy(loader, model)
+        print(epoch, acc)
