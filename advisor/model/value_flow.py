@@ -181,13 +181,30 @@ class ValueFlow:
             return question.unbound(self, assignment)
         if index is not None and assignment.index is not None:
             return question.unknown  # an element of an element: not followed
-        value = self.ask(question, assignment.value, assignment.ctx, assignment.order, assignment.index if index is None else index)
+        found = self._unpacked_call(question, assignment) if index is None else None
+        if found is not None:
+            # `loss, metrics = step(...)`: only the returns of two elements can reach it.
+            value = self.returned(question, found[1], assignment.index, found[0], found[2])
+        else:
+            value = self.ask(question, assignment.value, assignment.ctx, assignment.order, assignment.index if index is None else index)
         if not assignment.augmented:
             return value
         # The target is read just before the statement binds it (through the loop's back edge,
         # that may be this same binding, one iteration earlier).
         before = self.name(question, assignment.target, assignment.ctx, assignment.order - 0.5)
         return question.augmented(self, assignment, before, value)
+
+    def _unpacked_call(self, question: Question[A], assignment: Assignment):
+        """(model, FunctionInfo, N) when the binding is one of N names unpacked from a call of a
+        project function that neither `next` nor the question's `element` answers for."""
+        arity = _unpacked_into(assignment)
+        if arity is None:
+            return None
+        call, ctx, order = assignment.value, assignment.ctx, assignment.order
+        if self.builtin_next(call, ctx, order) or question.element(self, call, assignment.index, ctx, order) is not None:
+            return None
+        found = self.callee(call, ctx, order)
+        return None if found is None else (found[0], found[1], arity)
 
     def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
         """A parameter's value: the arguments of every call of the function, or its default."""
@@ -236,10 +253,15 @@ class ValueFlow:
                 answers.append(question.unknown)
         return answers
 
-    def returned(self, question: Question[A], info: FunctionInfo, index: Optional[int], owner=None) -> A:
+    def returned(
+        self, question: Question[A], info: FunctionInfo, index: Optional[int], owner=None, arity: Optional[int] = None
+    ) -> A:
         """What calling ``info`` gives (element ``index`` of it); ``owner`` is the model of the
-        file that defines it (another project module's), when not this one."""
+        file that defines it (another project module's), when not this one. With ``arity``, the
+        result is unpacked into that many names: a tuple of another length never gets there."""
         sites = info.return_sites
+        if arity is not None:
+            sites = [s for s in sites if _length(s.value) in (None, arity)] or sites
         if not sites:
             return question.unknown
         flow = self if owner is None or owner is self.model else owner.values
@@ -290,6 +312,23 @@ class ValueFlow:
             if receiver is not None:
                 return model.resolve(f".{func.attr.value}")
         return None
+
+
+def _length(value: cst.BaseExpression) -> Optional[int]:
+    """How many elements a tuple or list display has (None when not one, or starred)."""
+    if not isinstance(value, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    return len(value.elements)
+
+
+def _unpacked_into(assignment: Assignment) -> Optional[int]:
+    """N for `a, b, ... = call(...)` binding one of N plain targets from a call."""
+    statement = assignment.statement
+    if assignment.index is None or not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        return None
+    if not isinstance(assignment.value, cst.Call):
+        return None
+    return _length(statement.targets[0].target)
 
 
 def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

@@ -71,3 +71,23 @@ for i, batch in enumerate(loader):
     optimizer.step()
     if i % 10 == 0:
         losses.append(loss.detach())  # expect: GPU402 info
+
+# %% invalid: three names unpack the return that carries the logits
+import torch
+
+
+def forward_step(model, batch, return_logits=False):
+    outputs = model(batch)
+    loss = outputs.mean()
+    if return_logits:
+        return loss, outputs, {}
+    return loss, {}
+
+
+def train(model, loader, optimizer):
+    history = []
+    for batch in loader:
+        loss, logits, _ = forward_step(model, batch, return_logits=True)
+        loss.backward()
+        optimizer.step()
+        history.append(logits.detach())  # expect: GPU402

@@ -162,3 +162,46 @@ for x, y in loader:
     loss = F.mse_loss(model(x), y)
     loss.backward()
     optimizer.step()
+
+# %% valid: two names unpack only the two-element return, whose metrics are detached
+import torch
+
+
+def forward_step(model, batch, return_logits=False):
+    outputs = model(batch)
+    loss = outputs.mean()
+    metrics = {}
+    with torch.no_grad():
+        metrics["margin"] = loss.clone().detach().mean()
+    if return_logits:
+        return loss, outputs, metrics
+    return loss, metrics
+
+
+def train(model, loader, optimizer):
+    history = []
+    for batch in loader:
+        loss, metric_dict = forward_step(model, batch)
+        loss.backward()
+        optimizer.step()
+        history.append(metric_dict["margin"])
+
+# %% invalid: three names unpack the return that carries the logits
+import torch
+
+
+def forward_step(model, batch, return_logits=False):
+    outputs = model(batch)
+    loss = outputs.mean()
+    if return_logits:
+        return loss, outputs, {}
+    return loss, {}
+
+
+def train(model, loader, optimizer):
+    history = []
+    for batch in loader:
+        loss, logits, _ = forward_step(model, batch, return_logits=True)
+        loss.backward()
+        optimizer.step()
+        history.append(logits)  # expect: GPU402
