@@ -9,12 +9,16 @@ from advisor.model.tensors import is_numpy, is_raw_batch, type_fallback
 from advisor.model.vocabulary import TRAINING_TEXT
 
 
+_MATH_TESTS = ("math.isnan", "math.isinf", "math.isfinite")
+
+
 class ItemInTrainingLoop(Rule):
     code = "GPU101"
     name = "item-in-training-loop"
     summary = "`.item()` or `float(tensor)` on every training step"
     what = """
-        Calls to `.item()`, and `float()`, `int()` or `bool()` applied to a tensor, inside the
+        Calls to `.item()`, and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
+        `isfinite()` (which call `float()` first) applied to a tensor, inside the
         innermost training loop (the loop that runs `backward()` or `optimizer.step()`, directly
         or through a function it calls). Under a periodic condition such as
         `if step % 100 == 0` or a rank-0 check the finding is only informational, and so it is
@@ -64,7 +68,7 @@ class ItemInTrainingLoop(Rule):
             "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
         ),
     )
-    requires = ((".item(", "float(", "int(", "bool("), TRAINING_TEXT)
+    requires = ((".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite("), TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in model.method_calls("item"):
@@ -80,8 +84,11 @@ class ItemInTrainingLoop(Rule):
                 severity=Severity.INFO if fallback else self.severity_for(heat),
                 data={"expression": snippet(model, site.node)},
             )
-        for builtin in ("float", "int", "bool"):
-            for site in model.facts.calls_by_callee.get(builtin, ()):
+        conversions = [(b, model.facts.calls_by_callee.get(b, ())) for b in ("float", "int", "bool")]
+        # `math.isnan(loss)` converts its argument with `float()` first.
+        conversions += [(q, model.calls_to(q)) for q in _MATH_TESTS]
+        for builtin, sites in conversions:
+            for site in sites:
                 args = site.node.args
                 if len(args) != 1 or args[0].keyword is not None or args[0].star:
                     continue

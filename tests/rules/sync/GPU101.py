@@ -376,3 +376,31 @@ for images, labels in loader:
     optimizer.step()
     if isinstance(loss, torch.Tensor):
         history.append(loss.item())  # expect: GPU101
+
+# %% invalid: a NaN check on the loss tensor in a helper called every step
+import math
+
+
+def check_nan_losses(loss):
+    if math.isnan(loss):  # expect: GPU101
+        raise RuntimeError("NaN loss")
+
+
+for clips, labels in loader:
+    loss = loss_fun(model(clips.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
+    check_nan_losses(loss)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: NaN checks on Python numbers
+import math
+
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    lr = scheduler.get_last_lr()[0]
+    if math.isnan(lr) or not math.isfinite(args.clip):
+        raise ValueError("bad settings")
