@@ -50,3 +50,20 @@ def _engine_functions(model) -> Set[int]:
         return out
 
     return model.shared("engine-step-functions", compute)
+
+
+def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
+    """A module's `forward` (of an `nn.Module` subclass of the file), or a function of the file
+    that such code calls (up to three calls down): it runs on every batch the module sees, in
+    training and evaluation alike, however the module is built (from a registry, a config
+    name)."""
+    if depth > 3:
+        return False
+    if info.class_name is not None and info.node.name.value == "forward":
+        cls = model.facts.classes.get(info.class_name)
+        return cls is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases)
+    return any(
+        owner is model and site.ctx.function is not None and site.ctx.function is not info
+        and runs_per_batch(model, site.ctx.function, depth + 1)
+        for owner, site in model.callers(info)
+    )

@@ -5,7 +5,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.names import dotted_name
+from advisor.model.names import DDP_WRAPPERS, dotted_name
 from advisor.model.subtree import iter_names
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 
@@ -49,6 +49,15 @@ def _find_wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
     return found
 
 
+def _wraps_to_read(model: FileModel, load: CallSite) -> bool:
+    """The load sits in a function that never trains and builds a DDP/DataParallel wrapper
+    itself: it wraps the model to read checkpoints saved with the `module.` prefix."""
+    info = load.ctx.function
+    if info is None or model.trains(info) or model.has_training_loop(info):
+        return False
+    return any(site.ctx.function is info for qual in DDP_WRAPPERS for site in model.calls_to(qual))
+
+
 class WrappedStateDictSaved(Rule):
     code = "GPU503"
     name = "wrapped-model-state-dict-saved"
@@ -57,10 +66,10 @@ class WrappedStateDictSaved(Rule):
         `state_dict()` called on a model wrapped in `DistributedDataParallel` or
         `DataParallel` when the result is saved: passed to `torch.save` directly, inside a
         checkpoint dict, or through a function of the module that saves. It is information
-        when this file, or a project file within two imports of it, loads a checkpoint into a
-        model that may be wrapped (a resume, a sampler that wraps before loading): the project
-        reads its checkpoints back with their `module.` prefix, and only a reader that unwraps
-        would trip on it.
+        when this file, or a project file within two imports of it, has a function that never
+        trains wrap a model in DDP/DataParallel and load a checkpoint into it (a sampler that
+        wraps before loading): the project reads its checkpoints with their `module.` prefix
+        on purpose.
     """
     why = """
         A wrapper stores the real model as `.module`, so every key of its state dict starts
@@ -132,13 +141,14 @@ class WrappedStateDictSaved(Rule):
                 continue
             receiver = model.code(site.receiver)
             verb = "is" if kinds["ddp"] else "may be"
-            # The project reads its checkpoints back into the wrapper (a resume): the prefix is
-            # its convention, and only a reader that unwraps would trip on it.
+            # A function of the project that never trains wraps a model only to read these
+            # checkpoints (`def sample(): model = DataParallel(Net()); model.load_state_dict(...)`):
+            # the prefix is the project's convention.
             yield self.report(
                 site.node,
                 "`{model}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
                 "`module.` and will not load into the plain model",
-                severity=Severity.INFO if wrapped_loads(model) else None,
+                severity=Severity.INFO if any(_wraps_to_read(o, load) for o, load in wrapped_loads(model)) else None,
                 fix=self._fix(model, site, receiver, kinds["ddp"]),
                 data={"model": receiver, "verb": verb},
             )

@@ -6,6 +6,7 @@ import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.model.framework_steps import runs_per_batch
 from advisor.model.tensors import host_built_from
 from advisor.model.devices import device_kind, is_dtype
 
@@ -61,8 +62,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         `tensor`, `as_tensor`, and the random `rand`, `randn`, `randint`, `randperm`) whose
         result is immediately moved with `.cuda()` or `.to(<cuda device>)`. A `.to()` that only
         changes the dtype, or moves to the CPU, is not a move to the GPU. Inside the innermost
-        training loop, or a loop over a DataLoader, it is a warning; elsewhere (set-up code,
-        once per epoch) it is informational.
+        training loop, a loop over a DataLoader, or the `forward` of an `nn.Module` subclass
+        (and the functions of the file it calls), which runs on every batch however the model
+        is built, it is a warning; elsewhere (set-up code, once per epoch) it is informational.
     """
     why = """
         The tensor is first allocated and filled by the CPU in ordinary host memory, then copied
@@ -175,6 +177,9 @@ class TensorCreatedOnHostThenMoved(Rule):
             if loop.over_loader:
                 return self.severity  # an evaluation or preprocessing loop: once per batch
             loop = loop.parent
+        info = site.ctx.function
+        if site.ctx.loop is None and info is not None and runs_per_batch(model, info):
+            return self.severity  # a module's forward: once per batch, however the module is built
         return Severity.INFO
 
     def _fix(self, model: FileModel, factory: cst.Call, kind: str, move: _Move, site: CallSite) -> Optional[FixSpec]:

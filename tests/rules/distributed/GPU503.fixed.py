@@ -112,7 +112,7 @@ model = nn.DataParallel(Net())
 if args.resume:
     checkpoint = torch.load(args.resume)
     model.load_state_dict(checkpoint["state_dict"])
-torch.save({"state_dict": model.module.state_dict()}, "ckpt.pt")  # expect: GPU503 info
+torch.save({"state_dict": model.module.state_dict()}, "ckpt.pt")  # expect: GPU503
 
 # %% invalid: the sampling method wraps the model before loading what training saved
 import torch
@@ -136,3 +136,27 @@ class Diffusion:
         model = torch.nn.DataParallel(UNet().cuda())
         model.load_state_dict(states[0], strict=True)
         return model
+
+# %% invalid: a resume helper loads into the wrapped model, but only the training run wraps it
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def load_checkpoint(path, encoder, opt):
+    checkpoint = torch.load(path, map_location="cpu")
+    encoder.load_state_dict(checkpoint["encoder"])
+    opt.load_state_dict(checkpoint["opt"])
+
+
+def main(args, loader):
+    encoder = DDP(build_encoder().cuda())
+    opt = torch.optim.AdamW(encoder.parameters())
+    if args.resume:
+        load_checkpoint(args.resume, encoder, opt)
+    for epoch in range(args.epochs):
+        for x in loader:
+            loss = encoder(x.cuda()).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        torch.save({"encoder": encoder.module.state_dict(), "opt": opt.state_dict()}, "latest.pt")  # expect: GPU503

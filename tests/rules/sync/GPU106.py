@@ -115,3 +115,56 @@ class Net(L.LightningModule):
         x, y = batch
         w = torch.ones(x.size(0), device=self.device)
         return self.loss(self(x), y) * w.mean()
+
+# %% invalid: a module's forward and the helpers it calls run on every batch, however the model is built
+import math
+import torch
+import torch.nn as nn
+
+
+def timestep_embedding(timesteps, dim):
+    half = dim // 2
+    freqs = torch.exp(torch.arange(half, dtype=torch.float32) * -(math.log(10000) / (half - 1)))
+    freqs = freqs.to(device=timesteps.device)  # expect: GPU106
+    args = timesteps.float()[:, None] * freqs[None, :]
+    return torch.cat([torch.sin(args), torch.cos(args)], dim=1)
+
+
+@MODEL_REGISTRY.register()
+class Denoiser(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.proj = nn.Linear(cfg.dim, cfg.dim)
+        self.register_buffer("scale", torch.ones(cfg.dim).cuda())  # expect: GPU106 info
+        self.dim = cfg.dim
+
+    def forward(self, x, t):
+        return self.proj(x) + timestep_embedding(t, self.dim) + self._noise(x)
+
+    @torch.no_grad()
+    def _noise(self, x):
+        return torch.randn(x.shape).cuda() * 0.01  # expect: GPU106
+
+
+class ContrastiveLoss(nn.Module):
+    def forward(self, logits):
+        targets = torch.zeros(logits.shape[0], dtype=torch.long).cuda()  # expect: GPU106
+        return nn.functional.cross_entropy(logits, targets)
+
+# %% invalid: a plain class's forward and a helper only set-up code calls stay info
+import torch
+
+
+class Sampler:
+    def forward(self, n):
+        return torch.randperm(n).cuda()  # expect: GPU106 info
+
+
+def make_table(n):
+    return torch.arange(n).cuda()  # expect: GPU106 info
+
+
+class Net(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.table = make_table(n)
