@@ -335,6 +335,8 @@ def is_raw_batch(model, expr: cst.BaseExpression, ctx: Context, order: Optional[
 
 
 # Factories that build a tensor in host memory unless given `device=`.
+# Data that can only be in host memory: displays, comprehensions and number literals.
+_HOST_DATA = (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float, cst.UnaryOperation)
 HOST_BUILDERS = frozenset("zeros ones empty full arange linspace logspace eye tensor as_tensor rand randn randint randperm".split())
 _MOVES = frozenset({"cuda", "to", "type", "pin_memory"})
 
@@ -355,6 +357,8 @@ class HostBuilt(Question[str]):
             head, _, last = qual.rpartition(".")
             if head == "torch" and last in HOST_BUILDERS:
                 placed = any(a.keyword is not None and a.keyword.value in ("device", "out") for a in expr.args)
+                if last == "as_tensor" and expr.args and not isinstance(expr.args[0].value, _HOST_DATA):
+                    return ""  # `torch.as_tensor(sigma)` hands back a tensor argument as it is, wherever it lives
                 return "" if placed or any(a.star for a in expr.args) else last
             if qual.startswith("torch."):
                 for arg in expr.args:

@@ -1,7 +1,7 @@
 """GPU106 `tensor-created-on-host-then-moved`: tensor built in host memory and then copied to the GPU (`torch.zeros(n).cuda()`)."""
 
 from __future__ import annotations
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Set
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
@@ -19,6 +19,18 @@ _RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
 
 # Factories whose values do not depend on the dtype they are computed in: a `.to(dtype)` can move in.
 _DTYPE_MOVABLE = frozenset("zeros ones empty full eye tensor as_tensor".split())
+
+
+def _fills_cache(model: FileModel, site: CallSite) -> bool:
+    """The block stores something on the object (`self.cached_matrix = a`): a table built on a
+    cache miss, once, not on every call."""
+    return id(site.ctx) in model.shared("sync.attribute-store-blocks", _attribute_store_blocks)
+
+
+def _attribute_store_blocks(model: FileModel) -> Set[int]:
+    return {
+        id(a.ctx) for (_, name), found in model.facts.assignments.items() if name.startswith("self.") for a in found
+    }
 
 
 class _Move:
@@ -64,7 +76,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         changes the dtype, or moves to the CPU, is not a move to the GPU. Inside the innermost
         training loop, a loop over a DataLoader, or the `forward` of an `nn.Module` subclass
         (and the functions of the file it calls), which runs on every batch however the model
-        is built, it is a warning; elsewhere (set-up code, once per epoch) it is informational.
+        is built, it is a warning (not in a block that stores on the object, as a cache filled
+        on a miss does); elsewhere (set-up code, once per epoch) it is informational.
+        `torch.as_tensor(x)` counts only for literal data: given a tensor, it returns it.
     """
     why = """
         The tensor is first allocated and filled by the CPU in ordinary host memory, then copied
@@ -178,7 +192,7 @@ class TensorCreatedOnHostThenMoved(Rule):
                 return self.severity  # an evaluation or preprocessing loop: once per batch
             loop = loop.parent
         info = site.ctx.function
-        if site.ctx.loop is None and info is not None and runs_per_batch(model, info):
+        if site.ctx.loop is None and info is not None and runs_per_batch(model, info) and not _fills_cache(model, site):
             return self.severity  # a module's forward: once per batch, however the module is built
         return Severity.INFO
 

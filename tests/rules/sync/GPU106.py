@@ -168,3 +168,49 @@ class Net(torch.nn.Module):
     def __init__(self, n):
         super().__init__()
         self.table = make_table(n)
+
+# %% invalid: a table built in forward on a cache miss only, and stored on the module, is info
+import torch
+import torch.nn as nn
+
+
+class RelativeBias(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cached_len = None
+        self.cached = None
+
+    def forward(self, scores):
+        n = scores.shape[-1]
+        if self.cached_len is not None and self.cached_len >= n:
+            table = self.cached
+        else:
+            table = -torch.arange(n).view(n, 1).repeat(1, n).abs()
+            table = table.to(scores.device)  # expect: GPU106 info
+            self.cached_len = n
+            self.cached = table
+        return scores + table[:n, :n]
+
+
+bias = RelativeBias().cuda()
+
+# %% valid: as_tensor hands a tensor argument back as it is
+import torch
+import torch.nn as nn
+
+
+class Precond(nn.Module):
+    def __init__(self, levels):
+        super().__init__()
+        self.register_buffer("u", torch.linspace(0.0, 1.0, levels))
+
+    def round_sigma(self, sigma):
+        sigma = torch.as_tensor(sigma)
+        index = torch.cdist(sigma.to(self.u.device).reshape(1, -1, 1), self.u.reshape(1, -1, 1)).argmin(2)
+        return self.u[index.flatten()].reshape(sigma.shape)
+
+    def forward(self, x, sigma):
+        return x * self.round_sigma(sigma)
+
+
+net = Precond(1000).cuda()
