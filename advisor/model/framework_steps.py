@@ -11,6 +11,7 @@ from typing import Set
 import libcst as cst
 
 from advisor.model.facts import FunctionInfo
+from advisor.model.names import dotted_name
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
 
 
@@ -52,18 +53,35 @@ def _engine_functions(model) -> Set[int]:
     return model.shared("engine-step-functions", compute)
 
 
-def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
+def runs_per_batch(model, info: FunctionInfo, unreached: bool = False, depth: int = 0) -> bool:
     """A module's `forward` (of an `nn.Module` subclass of the file), or a function of the file
     that such code calls (up to three calls down): it runs on every batch the module sees, in
     training and evaluation alike, however the module is built (from a registry, a config
-    name)."""
+    name). With ``unreached``, only the forward of a class put in a registry
+    (`@MODEL_REGISTRY.register()`) that no call of the project is seen to run: the model is
+    built where the call graph cannot follow (`MODEL_REGISTRY.get(name)(cfg)`), and the
+    registry is how the training script gets its model."""
     if depth > 3:
         return False
     if info.class_name is not None and info.node.name.value == "forward":
         cls = model.facts.classes.get(info.class_name)
-        return cls is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases)
+        if cls is None or not any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases):
+            return False
+        return not unreached or (_registered(cls.node) and not model.callers(info))
     return any(
         owner is model and site.ctx.function is not None and site.ctx.function is not info
-        and runs_per_batch(model, site.ctx.function, depth + 1)
+        and runs_per_batch(model, site.ctx.function, unreached, depth + 1)
         for owner, site in model.callers(info)
     )
+
+
+def _registered(node: cst.ClassDef) -> bool:
+    """`@REGISTRY.register()`, `@register_model`, `@registry.register("name")` above the class."""
+    for decorator in node.decorators:
+        target = decorator.decorator
+        if isinstance(target, cst.Call):
+            target = target.func
+        name = dotted_name(target) or ""
+        if "register" in name.rsplit(".", 1)[-1].lower():
+            return True
+    return False

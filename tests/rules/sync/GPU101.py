@@ -404,3 +404,55 @@ for step, (x, y) in enumerate(loader):
     lr = scheduler.get_last_lr()[0]
     if math.isnan(lr) or not math.isfinite(args.clip):
         raise ValueError("bad settings")
+
+# %% invalid: a model put in a registry and built from the config's name: its forward runs every step
+import torch
+import torch.nn as nn
+
+
+@MODEL_REGISTRY.register()
+class MomentumQueue(nn.Module):
+    def __init__(self, dim, length):
+        super().__init__()
+        self.encoder = nn.Linear(dim, dim)
+        self.register_buffer("queue", torch.randn(length, dim))
+        self.register_buffer("ptr", torch.zeros(1, dtype=torch.long))
+
+    @torch.no_grad()
+    def _enqueue(self, keys):
+        ptr = int(self.ptr.item())  # expect: GPU101
+        self.queue[ptr : ptr + keys.shape[0]] = keys
+        self.ptr[0] = (ptr + keys.shape[0]) % self.queue.shape[0]
+
+    def forward(self, x):
+        q = self.encoder(x.cuda())
+        self._enqueue(q.detach())
+        return q @ self.queue.t()
+
+# %% valid: a layer nothing registers or calls, and a registered model's set-up code
+import torch
+import torch.nn as nn
+
+
+class ActNormLayer(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.register_buffer("initialized", torch.tensor(0, dtype=torch.uint8))
+        self.scale = nn.Parameter(torch.ones(1, channels, 1, 1))
+
+    def forward(self, x):
+        if self.initialized.item() == 0:
+            self.initialized.fill_(1)
+        return self.scale * x.cuda()
+
+
+@MODEL_REGISTRY.register()
+class Classifier(nn.Module):
+    def __init__(self, dim, classes):
+        super().__init__()
+        self.head = nn.Linear(dim, classes)
+        self.num_params = int(sum(p.numel() for p in self.parameters()))
+        self.scale = torch.tensor(2.0).item()
+
+    def forward(self, x):
+        return self.head(x.cuda()) * self.scale
