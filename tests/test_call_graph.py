@@ -83,3 +83,37 @@ def test_the_calls_of_a_name_are_resolved_once_for_all_its_functions(monkeypatch
     assert candidates == copies
     # Asking for each function's callers one after another would ask copies * copies times.
     assert len(asked) <= 2 * candidates, len(asked)
+
+
+HANDED = """\
+import threading
+
+
+def timed(closure):
+    return closure()
+
+
+def train(loader):
+    def report():
+        pass
+
+    for batch in loader:
+        def step():
+            return batch
+
+        def save():
+            pass
+
+        timed(step)
+        timed(report)
+        threading.Thread(target=save).start()
+"""
+
+
+def test_a_function_defined_in_a_loop_runs_where_the_loop_hands_it_over():
+    model = FileModel.build(cst.parse_module(HANDED), "f.py")
+    step, report, save = (_functions(model, name)[0] for name in ("step", "report", "save"))
+    callers = [site for _, site in model.callers(step)]
+    assert [model.code(site.node) for site in callers] == ["timed(step)"]
+    assert model.callers(report) == []  # defined before the loop: not rebuilt to be run there
+    assert model.callers(save) == []  # a keyword callback runs elsewhere (a thread)

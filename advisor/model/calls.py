@@ -56,6 +56,7 @@ class CallGraph:
         self._by_name: Optional[Dict[str, List[CallSite]]] = None
         self._sites: Optional[Dict[int, CallSite]] = None
         self._instance_calls: List[CallSite] = []
+        self._defined_in_loops: Optional[set] = None
 
     def targets_of_expression(self, call: cst.Call, ctx, order) -> List[Target]:
         """`targets` for a call node (every call the walk saw is a site)."""
@@ -67,8 +68,32 @@ class CallGraph:
     def targets(self, site: CallSite) -> List[Target]:
         known = self._targets.get(id(site))
         if known is None:
-            known = self._targets[id(site)] = self._find(site)
+            known = self._targets[id(site)] = self._find(site) + self._handed(site)
         return known
+
+    def _loop_functions(self) -> set:
+        """The names of the functions defined in a loop body."""
+        if self._defined_in_loops is None:
+            self._defined_in_loops = {
+                info.node.name.value for info in self.model.facts.functions.values() if info.ctx is not None and info.ctx.loop is not None
+            }
+        return self._defined_in_loops
+
+    def _handed(self, site: CallSite) -> List[Target]:
+        """A function defined in the body of the loop that hands it, positionally, to this call
+        (`def train_step(): ...` then `gpu_timer(train_step)`): built on every iteration to be
+        run there, by a helper the file cannot see into. Keyword callbacks (`Thread(target=f)`)
+        run elsewhere."""
+        loop = site.ctx.loop
+        if loop is None or not self._loop_functions():
+            return []
+        out: List[Target] = []
+        for arg in site.node.args:
+            if isinstance(arg.value, cst.Name) and not arg.star and arg.keyword is None and arg.value.value in self._loop_functions():
+                info = self.model.bindings.function(arg.value.value, site.ctx, site.order)
+                if info is not None and info.ctx is not None and info.ctx.loop is loop:
+                    out.append((self.model, info))
+        return out
 
     def _find(self, site: CallSite) -> List[Target]:
         model = self.model
@@ -146,9 +171,15 @@ class CallGraph:
             instance: List[CallSite] = []
             for site in self.model.facts.calls:
                 dotted = site.qualname or dotted_name(site.node.func)
-                if dotted is None:
+                called = dotted.rsplit(".", 1)[-1] if dotted is not None else None
+                if site.ctx.loop is not None and self._loop_functions():
+                    # A function handed over in the loop that defines it runs there (`_handed`).
+                    handed = {a.value.value for a in site.node.args if isinstance(a.value, cst.Name) and a.keyword is None}
+                    for argument in (handed & self._loop_functions()) - {called}:
+                        by_name.setdefault(argument, []).append(site)
+                if called is None:
                     continue
-                by_name.setdefault(dotted.rsplit(".", 1)[-1], []).append(site)
+                by_name.setdefault(called, []).append(site)
                 if site.qualname is None:
                     instance.append(site)
             self._by_name, self._instance_calls = by_name, instance
