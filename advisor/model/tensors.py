@@ -5,10 +5,11 @@ comes from NumPy.
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
+from advisor.model.containers import list_elements
 from advisor.model.devices import HOST, device_kind, is_dtype
 from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
@@ -183,13 +184,14 @@ def is_tensor(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 3
     return model.values.ask(TENSORS, expr, ctx, order) == TENSOR
 
 
-def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
-    """The start of a method chain (`x` in `x[m].float().mean()`), stopping at a call of an
-    imported function (`torch.rand(1)`)."""
+def value_chain(model, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The nodes from an expression back to the start of its method chain, both included: `x`
+    in `x[m].float().mean()`, stopping at a call of an imported function (`torch.rand(1)`)."""
     while True:
+        yield expr
         if isinstance(expr, cst.Call):
             if model.imports.qualify(expr.func) is not None or not isinstance(expr.func, cst.Attribute):
-                return expr
+                return
             expr = expr.func.value
         elif isinstance(expr, (cst.Attribute, cst.Subscript)):
             expr = expr.value
@@ -198,7 +200,23 @@ def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
         elif isinstance(expr, cst.UnaryOperation):
             expr = expr.expression
         else:
-            return expr
+            return
+
+
+def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The start of a method chain (`x` in `x[m].float().mean()`, `torch.rand(1)`)."""
+    for node in value_chain(model, expr):
+        pass
+    return node
+
+
+def _moved(model, expr: cst.BaseExpression) -> bool:
+    """The method chain moves the value (`torch.cat(parts).cuda()`, `(torch.ones(n) * i).to(d)`)."""
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
+        and model.imports.qualify(node.func) is None
+        for node in value_chain(model, expr)
+    )
 
 
 def host_factory(model, expr: cst.BaseExpression) -> bool:
@@ -213,13 +231,7 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
         return False
     if any(a.star for a in root.args) or argument(root, "device", None) is not None:
         return False
-    node = expr
-    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)) and node is not root:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value in ("cuda", "to"):
-                return False
-        node = node.func if isinstance(node, cst.Call) else node.value
-    return True
+    return not _moved(model, expr)
 
 
 class HostTensor(Question[bool]):
@@ -233,6 +245,8 @@ class HostTensor(Question[bool]):
         if host_factory(flow.model, expr):
             return True
         root = value_root(flow.model, expr)
+        if isinstance(root, cst.Call) and _joined_on_host(flow, root, ctx, order):
+            return not _moved(flow.model, expr)
         if not isinstance(root, cst.Name):
             return False
         return None if root is expr else flow.ask(self, root, ctx, order)
@@ -245,6 +259,33 @@ class HostTensor(Question[bool]):
 
 
 HOST_TENSOR = HostTensor()
+# Functions that join a sequence of tensors into one on the device the parts are on.
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+
+
+def _joined_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
+    """`torch.cat(parts)` where every part is a host tensor: a literal list or tuple of them, or a
+    list built in steps (`parts.append(torch.ones(n) * i)` in a loop, `containers.list_elements`)."""
+    if flow.model.imports.qualify(call.func) not in _JOINS:
+        return False
+    parts = argument(call, "tensors", 0)
+    if parts is None:
+        return False
+    if isinstance(parts.value, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in parts.value.elements):
+            return False
+        found = [(e.value, ctx, order) for e in parts.value.elements]
+    elif isinstance(parts.value, cst.Name):
+        values = list_elements(flow.model, parts.value.value, ctx, order)
+        if values is None:
+            return False
+        found = [(v.expr, v.ctx, v.order) for v in values if v.flow is flow]
+        if len(found) != len(values):
+            return False
+    else:
+        return False
+    return bool(found) and all(flow.ask(HOST_TENSOR, e, c, o) for e, c, o in found)
+
 
 
 class NumpyValue(Question[bool]):

@@ -82,6 +82,78 @@ for x, y in loader:
         loss.backward()
         optimizer.step()
 
+# %% invalid: masks moved to the device, and lists joined on the device
+import torch
+
+
+class MatchLoss:
+    def __init__(self, strides):
+        self.strides = strides
+
+    def __call__(self, preds, targets):
+        device = targets.device
+        layer_of, picked = [], []
+        for i, pred in enumerate(preds):
+            picked.append(pred.flatten(1))
+            layer_of.append((torch.ones(pred.shape[0]) * i).to(device))
+        layer_of = torch.cat(layer_of)
+        picked = torch.cat(picked)
+        chosen = (picked.sum(1) > 0).to(device)
+        picked = picked[chosen]  # expect: GPU104
+        layer_of = layer_of[chosen]  # expect: GPU104
+        total = 0
+        for i in range(len(preds)):
+            here = layer_of == i
+            total = total + picked[here].mean()  # expect: GPU104
+        return total
+
+
+compute_loss = MatchLoss([8, 16, 32])
+for images, targets in loader:
+    preds = model(images.cuda())
+    loss = compute_loss(preds, targets.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a list of host parts that a helper may add device tensors to
+import torch
+
+
+def add_offsets(parts, device):
+    parts.append(torch.zeros(3, device=device))
+
+
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    parts = [torch.ones(3)]
+    add_offsets(parts, x.device)
+    shift = torch.cat(parts)
+    loss = criterion(model(x), y) + x[shift > 0].sum()  # expect: GPU104
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: masks unpacked from a transposed mask and stacked again
+import torch
+
+
+def near_cells(targets, gain, offsets):
+    t = targets * gain
+    xy = t[:, 2:4]
+    left, up = ((xy % 1.0 < 0.5) & (xy > 1.0)).T
+    right, down = ((gain[[2, 3]] - xy) % 1.0 < 0.5).T
+    pick = torch.stack((torch.ones_like(left), left, up, right, down))
+    t = t.repeat((5, 1, 1))[pick]  # expect: GPU104
+    shift = (torch.zeros_like(xy)[None] + offsets[:, None])[pick]  # expect: GPU104
+    return t, shift
+
+
+for images, targets in loader:
+    targets = targets.cuda()
+    t, shift = near_cells(targets, torch.ones(7, device=targets.device), torch.zeros(5, 2, device=targets.device))
+    loss = criterion(model(images.cuda()), t) + shift.sum()
+    loss.backward()
+    optimizer.step()
+
 # %% valid: tests on Python values
 for step, (x, y) in enumerate(loader):
     x, y = x.cuda(), y.cuda()
@@ -165,6 +237,44 @@ for x, y in loader:
     out = torch.where(out > 0, out, torch.zeros_like(out))
     out[y == 0] = 0.0
     loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: masks on host tensors joined from lists built in a loop
+import torch
+
+
+class LayerSplit:
+    def __call__(self, preds, targets):
+        layer_of, picked = [], []
+        for i, pred in enumerate(preds):
+            picked.append(pred.flatten(1))
+            layer_of.append(torch.ones(size=(pred.shape[0],)) * i)
+        layer_of = torch.cat(layer_of, dim=0)
+        picked = torch.cat(picked, dim=0)
+        ids = torch.stack([torch.arange(4), torch.arange(4) * 2])
+        total = picked[ids[0] > 1].sum()
+        for i in range(len(preds)):
+            here = layer_of == i
+            total = total + picked[here].mean()
+        return total
+
+
+split = LayerSplit()
+for images, targets in loader:
+    preds = model(images.cuda())
+    loss = split(preds, targets.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: stacked values that are not masks index nothing by mask
+import torch
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    rows = torch.stack((torch.zeros_like(y), y))
+    low, high = (y.float() * 2).T
+    picked = x[rows[1]]
+    loss = criterion(model(picked), y) + x[low.long()].sum()
     loss.backward()
     optimizer.step()
 
