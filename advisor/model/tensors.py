@@ -45,6 +45,11 @@ _TENSOR_FUNCTIONS = frozenset(
         "torch.distributed.nn.all_reduce",
     }
 )
+# Functions and methods whose result unpacks into tensors.
+_SPLITTING_FUNCTIONS = frozenset(
+    "torch.chunk torch.split torch.tensor_split torch.unbind torch.sort torch.topk torch.meshgrid".split()
+)
+_SPLITTING_METHODS = frozenset("chunk split tensor_split unbind sort topk".split())
 # Callables whose result is a tensor by what they are called: losses and models.
 CRITERION_NAME = re.compile(
     r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
@@ -87,7 +92,7 @@ class Tensor(Question[str]):
             attr = expr.attr.value
             if attr in _TENSOR_ATTRIBUTES:
                 return TENSOR
-            if attr in ("grad", "data"):
+            if attr in ("grad", "data", "T", "mT"):
                 return self._tensor_of(flow, expr.value, ctx, order)
             name = dotted_name(expr)
             return None if name is not None and name.startswith("self.") else UNKNOWN
@@ -130,9 +135,10 @@ class Tensor(Question[str]):
             method = func.attr.value
             if method in SCALAR_METHODS:
                 return PYTHON
-            if method in ("cuda", "to") and isinstance(func.value, cst.Subscript):
-                # `batch["labels"].cuda()`: a field of a batch, moved to the device.
-                if moves_to_device(model, call, ctx, order) and _names_cuda(model, call, ctx, order):
+            if method in ("cuda", "to") and moves_to_device(model, call, ctx, order) and _names_cuda(model, call, ctx, order):
+                # `batch["labels"].cuda()`: a field of a batch, moved to the device; `targets.to(device)`
+                # where `for imgs, targets, paths in pbar` is the training loop around it.
+                if isinstance(func.value, cst.Subscript) or _training_batch_part(model, func.value, ctx, order):
                     return TENSOR
             if method in _TENSOR_RESULT_METHODS:
                 return self._tensor_of(flow, func.value, ctx, order)
@@ -145,6 +151,16 @@ class Tensor(Question[str]):
         if "module" in kinds or "ddp" in kinds or CRITERION_NAME.search(name.rsplit(".", 1)[-1]):
             return TENSOR
         return UNKNOWN
+
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[str]:
+        """`pos, neg = torch.chunk(mask, 2)`, `x0, y0 = boxes.T`, `values, idx = scores.topk(k)`:
+        the parts of a tensor split, unbound or sorted are tensors."""
+        whole = split_tensor(flow.model, expr)
+        if whole is None:
+            return None
+        if whole is expr:
+            return TENSOR  # `torch.chunk(...)`: tensors whatever it was given
+        return TENSOR if flow.ask(self, whole, ctx, order) == TENSOR else None
 
     def combine(self, answers: Sequence[str]) -> str:
         if PYTHON in answers:
@@ -169,11 +185,48 @@ class Tensor(Question[str]):
         return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
 
 
+def split_tensor(model, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """For an expression whose parts are tensors when what it splits is one: what it splits
+    (`boxes` in `boxes.T`, `scores.topk(k)`, `torch.chunk(mask, 2)`). The call itself for a torch
+    function (its parts are tensors whatever it was given); None for anything else."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+        return expr.value
+    if not isinstance(expr, cst.Call):
+        return None
+    qual = model.imports.qualify(expr.func)
+    if qual is not None:
+        return expr if qual in _SPLITTING_FUNCTIONS else None
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SPLITTING_METHODS:
+        return func.value
+    return None
+
+
 def _names_cuda(model, call: cst.Call, ctx: Context, order: int) -> bool:
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda":
         return True
     target = argument(call, "device", 0)
     return target is not None and device_kind(model, target.value, ctx, order) == "cuda"
+
+
+def _training_batch_part(model, expr: cst.BaseExpression, ctx: Context, order: int) -> bool:
+    """A name bound only as a part of the unpacked item of the training loop around ``ctx``
+    (`targets` in `for i, (imgs, targets, paths) in pbar`), even where the analysis cannot
+    tell that `pbar` holds a loader."""
+    if not isinstance(expr, cst.Name):
+        return False
+    loop = model.enclosing_training_loop(ctx)
+    if loop is None or not isinstance(loop.node, cst.For):
+        return False
+    reach = model.bindings.reaching(expr.value, ctx, order)
+    return (
+        reach.closed
+        and reach.parameter is None
+        and bool(reach.assignments)
+        and all(
+            a.value is None and a.batch_hint == "batch" and a.iterable is loop.node.iter for a in reach.assignments
+        )
+    )
 
 
 TENSORS = Tensor()
@@ -250,6 +303,13 @@ class HostTensor(Question[bool]):
         if not isinstance(root, cst.Name):
             return False
         return None if root is expr else flow.ask(self, root, ctx, order)
+
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[bool]:
+        """A part of a host tensor split (`head, tail = torch.chunk(torch.arange(8), 2)`)."""
+        whole = split_tensor(flow.model, expr)
+        if whole is expr:
+            whole = expr.args[0].value if expr.args and expr.args[0].keyword is None and not expr.args[0].star else None
+        return None if whole is None else flow.ask(self, whole, ctx, order)
 
     def combine(self, answers: Sequence[bool]) -> bool:
         return all(answers)

@@ -154,6 +154,52 @@ for images, targets in loader:
     loss.backward()
     optimizer.step()
 
+# %% invalid: targets of a loader the analysis cannot see, moved to the device for the loss
+import torch
+from data_utils import create_dataloader
+
+
+class TargetLoss:
+    def __call__(self, preds, targets):
+        total = 0
+        for image in range(preds.shape[0]):
+            mine = targets[:, 0] == image
+            boxes = targets[mine]  # expect: GPU104
+            total = total + (preds[image, : boxes.shape[0]] - boxes[:, 2:]).abs().sum()
+        return total
+
+
+loader, dataset = create_dataloader("train.txt", 640)
+compute_loss = TargetLoss()
+for epoch in range(10):
+    pbar = enumerate(loader)
+    for i, (imgs, targets, paths, _) in pbar:
+        imgs = imgs.to(device, non_blocking=True).float() / 255.0
+        loss = compute_loss(model(imgs), targets.to(device))
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: counting the parts of a mask split in two
+import torch
+
+
+def pair_loss(model, tokens, loss_mask):
+    scores = model(tokens)
+    pos, neg = torch.chunk(scores, 2, 0)
+    pos_mask, neg_mask = torch.chunk(loss_mask, 2, 0)
+    pos_at = pos_mask.nonzero()[:, 1]  # expect: GPU104
+    neg_at = neg_mask.nonzero()[:, 1]  # expect: GPU104
+    first, last = tokens.T[[0, -1]].unbind(0)
+    keep = first.unique()  # expect: GPU104
+    return (pos[:, pos_at] - neg[:, neg_at]).mean() + keep.numel() * 0
+
+
+for batch in loader:
+    tokens, loss_mask = batch["tokens"].cuda(), batch["loss_mask"].cuda()
+    loss = pair_loss(model, tokens, loss_mask)
+    loss.backward()
+    optimizer.step()
+
 # %% valid: tests on Python values
 for step, (x, y) in enumerate(loader):
     x, y = x.cuda(), y.cuda()
@@ -275,6 +321,38 @@ for x, y in loader:
     low, high = (y.float() * 2).T
     picked = x[rows[1]]
     loss = criterion(model(picked), y) + x[low.long()].sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: loop parts moved outside a training loop, or never moved
+import torch
+from data_utils import create_dataloader
+
+
+def count_boxes(targets):
+    return targets[targets[:, 0] == 0]
+
+
+for name, module in model.named_children():
+    module = module.cuda()
+    if module.training:
+        pass
+loader, dataset = create_dataloader("train.txt", 640)
+for i, (imgs, targets, paths, _) in enumerate(loader):
+    first = count_boxes(targets)
+    loss = model(imgs.to(device)).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: unpacked strings, NumPy splits and host tensors
+import numpy as np
+import torch
+for batch in loader:
+    prefix, suffix = batch["name"][0].split(".")
+    low, high = np.split(np.asarray(batch["ids"]), 2)
+    head, tail = torch.chunk(torch.arange(8), 2)
+    idx = head.nonzero()
+    loss = model(batch["x"].cuda()).mean()
     loss.backward()
     optimizer.step()
 
