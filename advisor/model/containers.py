@@ -574,6 +574,57 @@ def kwargs_value(model, site: CallSite, key: str) -> Tuple[str, Optional[cst.Bas
 _LIST_ADDERS = ("append", "insert", "extend")
 
 
+Items = Tuple[bool, Tuple[Value, ...]]
+_NO_ITEMS: Items = (False, ())
+
+
+class ListItems(Question[Items]):
+    """What a list may hold, wherever it was built: a literal, or a name bound to a list built
+    in steps (`list_elements`), followed through helper returns (`indices, anch =
+    self.find_positive(...)` returning the `indices` it appended to). (known, values)."""
+
+    key = "list-items"
+    unknown = _NO_ITEMS
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Items]:
+        if isinstance(expr, cst.List):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return _NO_ITEMS
+            return True, tuple(Value(e.value, ctx, order, flow) for e in expr.elements)
+        if isinstance(expr, cst.Name):
+            reach = flow.bindings.reaching(expr.value, ctx, order)
+            if reach.assignments and all(_built_list(a) is not None for a in reach.assignments):
+                values = list_elements(flow.model, expr.value, ctx, order)
+                return _NO_ITEMS if values is None else (True, values)
+            return None
+        return _NO_ITEMS if isinstance(expr, (cst.Attribute, cst.Subscript)) else None
+
+    def combine(self, answers: Sequence[Items]) -> Items:
+        if not all(known for known, _ in answers):
+            return _NO_ITEMS
+        return True, tuple(v for _, values in answers for v in values)
+
+
+LIST_ITEMS = ListItems()
+
+
+def _built_list(binding: Assignment) -> Optional[cst.List]:
+    """The list literal a binding gives its name (`parts = []`, `boxes, labels = [], []`)."""
+    built = binding.value
+    if binding.index is not None and isinstance(built, (cst.Tuple, cst.List)):
+        elements = built.elements
+        if binding.index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        built = elements[binding.index].value
+    elif binding.index is not None:
+        return None
+    if binding.augmented or not isinstance(built, cst.List):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in built.elements):
+        return None
+    return built
+
+
 def list_elements(model, name: str, ctx: Context, order: float) -> Optional[Tuple[Value, ...]]:
     """What the list a name holds at a read may hold: the elements of the list literals its
     reaching bindings build (`parts = []`), and what `append`, `insert` and `extend` (of a
@@ -586,17 +637,8 @@ def list_elements(model, name: str, ctx: Context, order: float) -> Optional[Tupl
         return None
     values: List[Value] = []
     for binding in reach.assignments:
-        built = binding.value
-        if binding.index is not None and isinstance(built, (cst.Tuple, cst.List)):
-            elements = built.elements  # `boxes, labels = [], []`
-            if binding.index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
-                return None
-            built = elements[binding.index].value
-        elif binding.index is not None:
-            return None
-        if binding.augmented or not isinstance(built, cst.List):
-            return None
-        if any(isinstance(e, cst.StarredElement) for e in built.elements):
+        built = _built_list(binding)
+        if built is None:
             return None
         values.extend(Value(e.value, binding.ctx, binding.order, model.values) for e in built.elements)
     bindings = {id(a) for a in reach.assignments}

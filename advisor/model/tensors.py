@@ -9,7 +9,7 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
-from advisor.model.containers import list_elements
+from advisor.model.containers import LIST_ITEMS, list_elements
 from advisor.model.devices import HOST, device_kind, is_dtype
 from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
@@ -32,7 +32,9 @@ _TORCH_TENSOR_FUNCTIONS = frozenset(
     sum mean max min where matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu
     argmax argmin clamp abs sqrt norm topk sort gather masked_select nonzero unique cdist
     zeros_like ones_like rand_like randn_like full_like empty_like isnan isinf isfinite any all eq ne
-    gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer""".split()
+    gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer
+    cartesian_prod cumsum cumprod flip roll tril triu diag diagonal bucketize searchsorted multinomial
+    repeat_interleave index_select masked_fill narrow take minimum maximum logsumexp rsqrt""".split()
 )
 # Qualified functions outside the `torch.` namespace root that return tensors.
 _TENSOR_FUNCTIONS = frozenset(
@@ -107,10 +109,17 @@ class Tensor(Question[str]):
         if isinstance(expr, cst.Comparison):
             return self._either(flow, (expr.left, *(c.comparator for c in expr.comparisons)), ctx, order)
         if isinstance(expr, cst.Subscript):
+            items = _list_item(flow, expr, ctx, order)
+            if items:
+                return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors
             return self._tensor_of(flow, expr.value, ctx, order)
         if isinstance(expr, cst.IfExp):
             return None
         return UNKNOWN
+
+    def _tensor_of_all(self, items, index: Optional[int]) -> str:
+        answers = [v.flow.ask(self, v.expr, v.ctx, v.order, index) for v in items]
+        return TENSOR if all(a == TENSOR for a in answers) else UNKNOWN
 
     def _tensor_of(self, flow: ValueFlow, expr, ctx: Context, order: int) -> str:
         return TENSOR if flow.ask(self, expr, ctx, order) == TENSOR else UNKNOWN
@@ -140,8 +149,8 @@ class Tensor(Question[str]):
                 # where `for imgs, targets, paths in pbar` is the training loop around it.
                 if isinstance(func.value, cst.Subscript) or _training_batch_part(model, func.value, ctx, order):
                     return TENSOR
-            if method in _TENSOR_RESULT_METHODS:
-                return self._tensor_of(flow, func.value, ctx, order)
+            if method in _TENSOR_RESULT_METHODS or (method.endswith("_") and method[:-1] in _TENSOR_RESULT_METHODS):
+                return self._tensor_of(flow, func.value, ctx, order)  # `x.clamp_(0, n)` too
         if flow.function_called(call, ctx, order) is not None:
             return None  # what the function of this file returns
         name = dotted_name(func)
@@ -155,6 +164,9 @@ class Tensor(Question[str]):
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[str]:
         """`pos, neg = torch.chunk(mask, 2)`, `x0, y0 = boxes.T`, `values, idx = scores.topk(k)`:
         the parts of a tensor split, unbound or sorted are tensors."""
+        if isinstance(expr, cst.Subscript):
+            items = _list_item(flow, expr, ctx, order)  # `b, a = indices[i]`, a list of tuples
+            return self._tensor_of_all(items, index) if items else None
         whole = split_tensor(flow.model, expr)
         if whole is None:
             return None
@@ -183,6 +195,15 @@ class Tensor(Question[str]):
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
         return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
+
+
+def _list_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> tuple:
+    """The values `parts[i]` may be, when `parts` is a list whose items are all known (one
+    plain index, not a slice); () otherwise."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return ()
+    known, values = flow.ask(LIST_ITEMS, expr.value, ctx, order)
+    return values if known else ()
 
 
 def split_tensor(model, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:

@@ -1,7 +1,7 @@
 """GPU104 `data-dependent-sync-in-training-loop`: tensor truthiness or data-dependent output sizes on every training step."""
 
 from __future__ import annotations
-from typing import Iterator, List, Tuple
+from typing import Iterator, List, Optional, Tuple
 import libcst as cst
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.builder import is_periodic_test
@@ -183,8 +183,9 @@ class DataDependentSyncInTrainingLoop(Rule):
         Inside the innermost training loop: an `if`, `while` or `assert` that tests a tensor
         (`if (x != 0).all():`, `if loss > 10:`, `while not torch.isfinite(loss):`), and the
         operations whose output size depends on the values: `nonzero()`, `argwhere`,
-        one-argument `torch.where(cond)`, `masked_select`, `unique()`, and indexing with a
-        boolean mask (`logits[labels != -100]`, or a name bound to such a comparison). Tests
+        one-argument `torch.where(cond)`, `masked_select`, `unique()`, indexing with a
+        boolean mask (`logits[labels != -100]`, or a name bound to such a comparison), and
+        slicing with a bound that is a tensor on the device (`ws[:, cutoff:]`). Tests
         on Python values, integer or slice indexes, masks in host memory (a factory without
         `device=`, or a `torch.cat` of a list of such parts), and batches still in host memory
         (before they are moved) are left alone. Under a periodic or rank-0 condition it is only
@@ -303,6 +304,18 @@ class DataDependentSyncInTrainingLoop(Rule):
     def _mask_indexing(self, model: FileModel) -> Iterator[Report]:
         stores = _StoreTargets()
         for subscript, ctx in _subscripts_in_hot_code(model):
+            bound = self._device_slice_bound(model, subscript, ctx)
+            if bound is not None:
+                heat = model.sync_heat(ctx)
+                if heat is not None:
+                    yield self.report(
+                        bound,
+                        "slice bound `{expression}` is a tensor: Python reads its value back from the "
+                        "GPU to slice, on every training step",
+                        severity=self.severity_for(heat),
+                        data={"expression": snippet(model, bound)},
+                    )
+                continue
             masks = [
                 element.slice.value
                 for element in subscript.slice
@@ -322,6 +335,16 @@ class DataDependentSyncInTrainingLoop(Rule):
                 severity=self.severity_for(heat),
                 data={"expression": snippet(model, subscript)},
             )
+
+    def _device_slice_bound(self, model: FileModel, subscript: cst.Subscript, ctx) -> Optional[cst.BaseExpression]:
+        """A bound of a slice (`ws[:, cutoff:]`) that is a tensor not known to be in host memory:
+        slicing calls its `__index__`, a copy to the host, whether the slice is read or stored."""
+        for element in subscript.slice:
+            if isinstance(element.slice, cst.Slice):
+                for bound in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if bound is not None and not isinstance(bound, cst.Integer) and self._device_tensor(model, bound, ctx):
+                        return bound
+        return None
 
     def _is_mask(self, model: FileModel, expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
         if depth > 6:

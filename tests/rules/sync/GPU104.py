@@ -200,6 +200,51 @@ for batch in loader:
     loss.backward()
     optimizer.step()
 
+# %% invalid: tensors kept in a list of tuples by a helper, then masked per image
+import torch
+
+
+class AnchorLoss:
+    def positives(self, preds, targets):
+        indices, scales = [], []
+        for level, pred in enumerate(preds):
+            t = targets * pred.shape[-1]
+            image, cls = t[:, :2].long().T
+            cells = t[:, 2:4].long().clamp_(0, pred.shape[-1] - 1)
+            indices.append((image, cls, cells))
+            scales.append(level)
+        return indices, scales
+
+    def __call__(self, preds, targets):
+        indices, scales = self.positives(preds, targets)
+        total = 0
+        for n in range(preds[0].shape[0]):
+            for level in range(len(preds)):
+                image, cls, cells = indices[level]
+                mine = image == n
+                total = total + cells[mine].float().mean() * scales[level]  # expect: GPU104
+        return total
+
+
+compute_loss = AnchorLoss()
+for images, targets in loader:
+    images, targets = images.cuda(), targets.cuda()
+    loss = compute_loss(model(images), targets)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a slice bound drawn on the device
+import torch
+for z, c in loader:
+    z, c = z.cuda(), c.cuda()
+    ws = mapping(z, c)
+    cutoff = torch.empty([], dtype=torch.int64, device=ws.device).random_(1, ws.shape[1])
+    cutoff = torch.where(torch.rand([], device=ws.device) < 0.9, cutoff, torch.full_like(cutoff, ws.shape[1]))
+    ws[:, cutoff:] = mapping(torch.randn_like(z), c)[:, cutoff:]  # expect: GPU104
+    loss = model(ws).mean()
+    loss.backward()
+    optimizer.step()
+
 # %% valid: tests on Python values
 for step, (x, y) in enumerate(loader):
     x, y = x.cuda(), y.cuda()
@@ -353,6 +398,37 @@ for batch in loader:
     head, tail = torch.chunk(torch.arange(8), 2)
     idx = head.nonzero()
     loss = model(batch["x"].cuda()).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: list items the analysis cannot vouch for
+import torch
+
+
+def fill(parts):
+    parts.append([1, 2, 3])
+
+
+for images, targets in loader:
+    images, targets = images.cuda(), targets.cuda()
+    mixed, handed = [targets, 0], [targets]
+    fill(handed)
+    first, second = mixed[1], handed[1]
+    loss = model(images).mean() + first[second > 0].sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: slice bounds read on the host
+import random
+import torch
+for z, c in loader:
+    z = z.cuda()
+    ws = mapping(z, c.cuda())
+    cut = torch.randint(1, ws.shape[1], ())
+    ws[:, cut:] = mapping(torch.randn_like(z), c.cuda())[:, cut:]
+    n = random.randint(1, 4)
+    lengths = c[:, 0]
+    loss = model(ws[:, :n]).mean() + ws[: lengths[0]].sum()
     loss.backward()
     optimizer.step()
 
