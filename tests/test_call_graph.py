@@ -117,3 +117,34 @@ def test_a_function_defined_in_a_loop_runs_where_the_loop_hands_it_over():
     assert [model.code(site.node) for site in callers] == ["timed(step)"]
     assert model.callers(report) == []  # defined before the loop: not rebuilt to be run there
     assert model.callers(save) == []  # a keyword callback runs elsewhere (a thread)
+
+
+TEMPLATE = """\
+class Epoch:
+    def batch_update(self, x):
+        raise NotImplementedError
+
+    def log(self, x):
+        print(x)
+
+    def run(self, loader):
+        for x in loader:
+            self.batch_update(x)
+            self.log(x)
+
+
+class TrainEpoch(Epoch):
+    def batch_update(self, x):
+        return x
+
+    def log(self, x):
+        pass
+"""
+
+
+def test_a_call_of_an_abstract_method_runs_the_subclasses_implementations():
+    model = FileModel.build(cst.parse_module(TEMPLATE), "f.py")
+    run = _functions(model, "run")[0]
+    targets = {site.method: [t.key for _, t in model.calls.targets(site)] for site in run.sites}
+    assert targets["batch_update"] == ["Epoch.batch_update", "TrainEpoch.batch_update"]
+    assert targets["log"] == ["Epoch.log"]  # a method with a body of its own runs that body

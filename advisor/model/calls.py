@@ -47,6 +47,23 @@ def class_method(model, info: ClassInfo, name: str, depth: int = 0) -> Optional[
     return None
 
 
+def _abstract(info: FunctionInfo) -> bool:
+    """The body only documents or refuses (`raise NotImplementedError`, `pass`, `...`)."""
+    for statement in info.node.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        for small in statement.body:
+            if isinstance(small, cst.Pass):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+                continue
+            if isinstance(small, cst.Raise) and small.exc is not None and "NotImplementedError" in (dotted_name(
+                small.exc.func if isinstance(small.exc, cst.Call) else small.exc) or ""):
+                continue
+            return False
+    return True
+
+
 class CallGraph:
     def __init__(self, model) -> None:
         self.model = model
@@ -70,6 +87,20 @@ class CallGraph:
         if known is None:
             known = self._targets[id(site)] = self._find(site) + self._handed(site)
         return known
+
+    def _overrides(self, class_name: Optional[str], method: Optional[str]) -> List[Target]:
+        """The methods of the file's direct subclasses of ``class_name`` that implement
+        ``method``: a template method's loop calls `self.batch_update(...)`, which only the
+        subclasses (`TrainEpoch`, `ValidEpoch`) define."""
+        model = self.model
+        out: List[Target] = []
+        for info in model.facts.classes.values():
+            if class_name is None or method is None or class_name not in info.bases:
+                continue
+            found = model.bindings.method(info.scope, method)
+            if found is not None:
+                out.append((model, found))
+        return out
 
     def _loop_functions(self) -> set:
         """The names of the functions defined in a loop body."""
@@ -113,6 +144,8 @@ class CallGraph:
             local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
             if local is None and site.ctx.class_name:
                 local = model.resolve(f"{site.ctx.class_name}.{site.method}")
+            if local is not None and _abstract(local):
+                return [(model, local)] + self._overrides(site.ctx.class_name, site.method)
             if local is not None:
                 return [(model, local)]
             info = model.facts.classes.get(site.ctx.class_name or "")

@@ -115,3 +115,61 @@ for batch_id, (x, _) in enumerate(loader):
         torch.save(transformer.state_dict(), path)
         transformer.to(device).train()
     grads = [p.grad for p in worker_model.cpu().parameters()]
+
+# %% invalid: the base class's loop calls a step that only the training subclass implements
+import torch
+
+
+class Epoch:
+    def __init__(self, model, loss, device):
+        self.model, self.loss, self.device = model, loss, device
+
+    def batch_update(self, x, y):
+        raise NotImplementedError
+
+    def run(self, loader):
+        total = 0.0
+        for x, y in loader:
+            x, y = x.to(self.device), y.to(self.device)
+            loss, _ = self.batch_update(x, y)
+            total += loss.cpu().detach().numpy()  # expect: GPU103
+        return total / len(loader)
+
+
+class TrainEpoch(Epoch):
+    def __init__(self, model, loss, optimizer, device="cuda"):
+        super().__init__(model, loss, device)
+        self.optimizer = optimizer
+
+    def batch_update(self, x, y):
+        self.optimizer.zero_grad()
+        prediction = self.model(x)
+        loss = self.loss(prediction, y)
+        loss.backward()
+        self.optimizer.step()
+        return loss, prediction
+
+# %% valid: the only implementations evaluate; the abstract step trains nothing
+import torch
+
+
+class Epoch:
+    def __init__(self, model, device):
+        self.model, self.device = model, device
+
+    def batch_update(self, x, y):
+        """Runs one batch; subclasses decide how."""
+        raise NotImplementedError()
+
+    def run(self, loader):
+        scores = []
+        for x, y in loader:
+            scores.append(self.batch_update(x.to(self.device), y.to(self.device)).cpu().numpy())
+        return scores
+
+
+class ValidEpoch(Epoch):
+    def batch_update(self, x, y):
+        # No backward here: the accuracy of one batch, for the log.
+        with torch.no_grad():
+            return (self.model(x).argmax(1) == y).float().mean()
