@@ -30,6 +30,9 @@ A = TypeVar("A")
 # Start processes that run a function with the process index, then the `args` tuple.
 SPAWNERS = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
 _PENDING = object()
+# What a lookup of a key finds (in a dict, in a call's `**` spreads): there on every path, on
+# none, on some, or it cannot tell.
+PRESENT, ABSENT, SOMETIMES, UNKNOWN = "present", "absent", "sometimes", "unknown"
 
 
 class Question(Generic[A]):
@@ -203,15 +206,23 @@ class ValueFlow:
             answers.extend(self._spawned(question, info, position))
         if not callers:
             return question.combine_callers(answers) if answers else question.unknown
+        default = parameter_default(info, name)
         for model, site in callers:
             arg = argument(site.node, name, position)
-            if arg is None and any(a.star for a in site.node.args):
-                answers.append(question.unknown)  # `f(*args, **kwargs)`: it may be in there
-            elif arg is None:
-                default = parameter_default(info, name)
-                answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
-            else:
+            if arg is not None:
                 answers.append(model.values.ask(question, arg.value, site.ctx, site.order))
+                continue
+            spread = (PRESENT, ()) if any(a.star == "*" for a in site.node.args) else (ABSENT, ())
+            if spread[0] == ABSENT and any(a.star == "**" for a in site.node.args):
+                # `training_loop(**c)`: the key of that name in the dicts it unpacks.
+                spread = model.spread_keyword(site, name)
+            state, values = spread
+            if state in (PRESENT, SOMETIMES) and values:
+                answers.extend(v.flow.ask(question, v.expr, v.ctx, v.order) for v in values)
+            if state == UNKNOWN or (state == PRESENT and not values):
+                answers.append(question.unknown)  # `f(*args)`: it may be in there
+            elif state in (ABSENT, SOMETIMES):
+                answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
         return question.combine_callers(answers)
 
     def _spawned(self, question: Question[A], info: FunctionInfo, position: int) -> List[A]:
