@@ -2,7 +2,9 @@
 returns and parameters, iteration wrappers (`enumerate(tqdm(loader))`, `iter(loader)`,
 `itertools.cycle(loader)`, both loaders of a `zip`), generators of the project that iterate a
 loader and yield its batches (`def sample_data(loader): while True: yield from loader`), and
-wrapper classes of the file (`Prefetcher(loader)`).
+wrapper classes of the file (`Prefetcher(loader)`). A call of a class picked at run time among
+`DataLoader` and project subclasses that take its arguments unchanged (`loader = DataLoader if
+weighted else InfiniteDataLoader; loader(ds, ...)`) is a loader site too.
 
 An answer is the loader sites found and whether they are all it can be: a path nobody can see
 (`accelerator.prepare(...)`, an argument from elsewhere, a wrapper class) makes it not
@@ -51,6 +53,10 @@ class LoaderSites(Question[Sites]):
         qual = model.imports.qualify(expr.func)
         if qual == DATALOADER:
             site = model.loader_site(expr)
+            return ((site,), True) if site is not None else _NONE
+        if qual is None and flow.ask(LOADER_CLASS, expr.func, ctx, order):
+            # `loader = DataLoader if weighted else InfiniteDataLoader; loader(ds, pin_memory=True)`
+            site = model.site_of(expr)
             return ((site,), True) if site is not None else _NONE
         # A function of the project runs before a wrapper's name is trusted: a project's own
         # `cycle(loader)` generator is not itertools' (see `repeated_passes`).
@@ -144,6 +150,67 @@ def _selected(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name)
 
 
+class LoaderClass(Question[bool]):
+    """The expression names `DataLoader`, or a subclass of it of the project that takes its
+    arguments as they are (no `__init__`, or one that hands `*args, **kwargs` to
+    `super().__init__`), on every path: calling it builds a DataLoader from those arguments."""
+
+    key = "loader-class"
+    unknown = False
+    follows_imports = True
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        model = flow.model
+        qual = model.imports.qualify(expr)
+        if qual == DATALOADER:
+            return True
+        if isinstance(expr, cst.IfExp):
+            return None
+        owner, info = None, None
+        if qual is not None:
+            symbol = model.symbol(qual)
+            if symbol is not None and symbol.kind == "class":
+                owner, info = symbol.model, symbol.info
+        elif isinstance(expr, cst.Name) and expr.value in model.facts.classes:
+            if not model.bindings.reaching(expr.value, ctx, order):
+                owner, info = model, model.facts.classes[expr.value]
+        if info is not None:
+            return _forwarding_subclass(owner, info)
+        return None if qual is None and isinstance(expr, cst.Name) else False
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return bool(answers) and all(answers)
+
+    def combine_callers(self, answers: Sequence[bool]) -> bool:
+        return False  # a class handed in as an argument: not followed
+
+
+_LOADER_BASES = frozenset({DATALOADER, "torch.utils.data.dataloader.DataLoader"})
+
+
+def _forwarding_subclass(owner, info) -> bool:
+    if not any(base in _LOADER_BASES for base in info.bases):
+        return False
+    init = owner.bindings.method(info.scope, "__init__")
+    if init is None:
+        return True
+    params = init.node.params
+    if params.star_arg is None or params.star_kwarg is None or len(params.params) != 1:
+        return False
+    star, kwargs = getattr(params.star_arg, "name", None), params.star_kwarg.name
+    for site in init.sites:
+        call = site.node
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute) and func.attr.value == "__init__"
+            and isinstance(func.value, cst.Call) and dotted_name(func.value.func) == "super"
+        ):
+            given = [(a.star, dotted_name(a.value)) for a in call.args]
+            return star is not None and given == [("*", star.value), ("**", kwargs.value)]
+    return False
+
+
+LOADER_CLASS = LoaderClass()
 LOADERS = LoaderSites()
 # The loaders whose host batches a value's items still are (see ``raw``).
 RAW_LOADERS = LoaderSites(raw=True)
