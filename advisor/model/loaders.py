@@ -272,8 +272,35 @@ def loop_target_hint(model, assignment: Assignment) -> Optional[str]:
     if hint != "loop-target" or assignment.batch_hint is None or assignment.iterable is None:
         return hint
     iterable = assignment.iterable
-    found = model.values.ask(RAW_LOADERS, iterable, assignment.ctx, model.order_of(iterable))
-    return assignment.batch_hint if found[0] else hint
+    order = model.order_of(iterable)
+    found = model.values.ask(RAW_LOADERS, iterable, assignment.ctx, order)
+    if not found[0] or model.values.ask(ENUMERATED, iterable, assignment.ctx, order):
+        return hint  # `pbar = enumerate(loader)`: its items start with an index, not a tensor
+    return assignment.batch_hint
+
+
+class Enumerated(Question[bool]):
+    """Some value of the expression is `enumerate(...)`, itself or wrapped (`tqdm(enumerate(x))`)."""
+
+    key = "enumerated"
+    unknown = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        if isinstance(expr, cst.Call):
+            model = flow.model
+            wrapper = last_segment(model.imports.qualify(expr.func) or dotted_name(expr.func))
+            if wrapper == "enumerate":
+                return True
+            if wrapper in ITERATION_WRAPPERS and expr.args and not model.calls.targets_of_expression(expr, ctx, order):
+                return flow.ask(self, expr.args[0].value, ctx, order)
+            return False
+        return None if isinstance(expr, (cst.Name, cst.IfExp)) else False
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return any(answers)
+
+
+ENUMERATED = Enumerated()
 
 
 def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:
