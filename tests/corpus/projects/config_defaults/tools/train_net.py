@@ -53,6 +53,17 @@ def train(cfg, model, train_set, val_set):
         flat_pass(flat_loader, model)
 
 
+@torch.no_grad()
+def test(cfg, model, test_set):
+    model.eval()
+    correct = 0
+    for inputs, labels in loader.construct_test_loader(cfg, test_set):
+        preds = model(inputs.cuda(non_blocking=True)).argmax(1)
+        correct += (preds == labels.cuda(non_blocking=True)).sum()
+    return correct
+
+
 def main(model, train_set, val_set):
     cfg = assert_and_infer_cfg(get_cfg())
     train(cfg, model.cuda(), train_set, val_set)
+    return test(cfg, model, val_set)

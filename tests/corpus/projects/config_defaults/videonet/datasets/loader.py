@@ -11,7 +11,7 @@ def construct_loader(cfg, dataset, split):
         shuffle, drop_last = False, False
     if cfg.NUM_GPUS > 1:
         sampler = DistributedSampler(dataset, shuffle=shuffle)
-        loader = DataLoader(
+        loader = DataLoader(  # expect: GPU204
             dataset,
             batch_size=cfg.TRAIN.BATCH_SIZE,
             sampler=sampler,
@@ -21,9 +21,9 @@ def construct_loader(cfg, dataset, split):
         )
     elif split == "train":
         workers = cfg.DATA_LOADER.NUM_WORKERS
-        loader = DataLoader(dataset, cfg.TRAIN.BATCH_SIZE, shuffle, None, None, workers, None, cfg.DATA_LOADER.PIN_MEMORY, drop_last)
+        loader = DataLoader(dataset, cfg.TRAIN.BATCH_SIZE, shuffle, None, None, workers, None, cfg.DATA_LOADER.PIN_MEMORY, drop_last)  # expect: GPU204
     else:
-        loader = DataLoader(
+        loader = DataLoader(  # expect: GPU204
             dataset,
             batch_size=cfg.TRAIN.BATCH_SIZE,
             num_workers=cfg.DATA_LOADER.NUM_WORKERS,
@@ -45,3 +45,8 @@ def construct_prefetch_loader(cfg, dataset):
 def construct_flat_loader(cfg, dataset):
     # A top-level setting is not read (too easily another object's attribute).
     return DataLoader(dataset, batch_size=cfg.TRAIN.BATCH_SIZE, num_workers=2, pin_memory=cfg.PIN_ALWAYS, persistent_workers=True)
+
+
+def construct_test_loader(cfg, dataset):
+    # Gone over once, after training: its workers start once.
+    return DataLoader(dataset, batch_size=cfg.TRAIN.BATCH_SIZE, num_workers=cfg.DATA_LOADER.NUM_WORKERS, pin_memory=True)
