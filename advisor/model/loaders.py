@@ -274,30 +274,40 @@ def loop_target_hint(model, assignment: Assignment) -> Optional[str]:
     iterable = assignment.iterable
     order = model.order_of(iterable)
     found = model.values.ask(RAW_LOADERS, iterable, assignment.ctx, order)
-    if not found[0] or model.values.ask(ENUMERATED, iterable, assignment.ctx, order):
-        return hint  # `pbar = enumerate(loader)`: its items start with an index, not a tensor
-    return assignment.batch_hint
+    if not found[0]:
+        return hint
+    enumerated = model.values.ask(ENUMERATED, iterable, assignment.ctx, order)
+    if enumerated == _ALWAYS_ENUMERATED:
+        # `pbar = enumerate(loader)`, then `for i, (x, y) in pbar`: an index, then the batch.
+        return assignment.enumerated_hint or hint
+    return hint if _ENUMERATE in enumerated else assignment.batch_hint
 
 
-class Enumerated(Question[bool]):
-    """Some value of the expression is `enumerate(...)`, itself or wrapped (`tqdm(enumerate(x))`)."""
+_ENUMERATE, _PLAIN = "enumerate", "plain"
+_ALWAYS_ENUMERATED = frozenset({_ENUMERATE})
+
+
+class Enumerated(Question[frozenset]):
+    """Whether the expression's values are `enumerate(...)`, themselves or wrapped
+    (`tqdm(enumerate(x))`): {"enumerate"} on every path, {"plain"} on none, both when it
+    depends on the path."""
 
     key = "enumerated"
-    unknown = False
+    unknown = frozenset({_PLAIN})
 
-    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[frozenset]:
         if isinstance(expr, cst.Call):
             model = flow.model
             wrapper = last_segment(model.imports.qualify(expr.func) or dotted_name(expr.func))
             if wrapper == "enumerate":
-                return True
+                return _ALWAYS_ENUMERATED
             if wrapper in ITERATION_WRAPPERS and expr.args and not model.calls.targets_of_expression(expr, ctx, order):
                 return flow.ask(self, expr.args[0].value, ctx, order)
-            return False
-        return None if isinstance(expr, (cst.Name, cst.IfExp)) else False
+            return self.unknown
+        return None if isinstance(expr, (cst.Name, cst.IfExp)) else self.unknown
 
-    def combine(self, answers: Sequence[bool]) -> bool:
-        return any(answers)
+    def combine(self, answers: Sequence[frozenset]) -> frozenset:
+        return frozenset().union(*answers)
 
 
 ENUMERATED = Enumerated()
