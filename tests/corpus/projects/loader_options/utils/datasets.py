@@ -35,3 +35,19 @@ def create_dataloader(dataset, batch_size, workers, weighted=False):
 
 def create_pageable_loader(dataset, batch_size):
     return PageableLoader(dataset, batch_size=batch_size, num_workers=2, pin_memory=True)
+
+
+def create_loaders(datasets, batch_sizes, workers):
+    loaders = []
+    for dataset, batch_size, n_worker in zip(datasets, batch_sizes, workers):
+        loader = DataLoader(dataset, batch_size=batch_size, num_workers=n_worker, pin_memory=True)
+        loaders.append(loader)
+    return loaders
+
+
+def create_mixed_loaders(datasets, extra):
+    loaders = []
+    for dataset in datasets:
+        loaders.append(DataLoader(dataset, batch_size=32, num_workers=2, pin_memory=True))
+    loaders.extend(extra)  # whatever the caller hands in: not followed
+    return loaders
