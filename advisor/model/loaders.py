@@ -21,6 +21,7 @@ from typing import Collection, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from advisor.model.containers import list_elements
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
 from advisor.model.names import DATALOADER, dotted_name, last_segment, root_name
 from advisor.model.value_flow import Question, ValueFlow
@@ -84,30 +85,13 @@ class LoaderSites(Question[Sites]):
 
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[Sites]:
         """`a, b = loaders` where `loaders = []` got its items from `loaders.append(loader)`: any
-        item may be any of those (a list changed in other ways is not followed)."""
-        name = dotted_name(expr)
-        if name is None:
+        item may be any of those (`containers.list_elements`)."""
+        if not isinstance(expr, cst.Name):
             return None
-        reach = flow.bindings.reaching(name, ctx, order)
-        if len(reach.assignments) != 1 or not reach.closed:
+        values = list_elements(flow.model, expr.value, ctx, order)
+        if not values:
             return None
-        binding = reach.assignments[0]
-        if not isinstance(binding.value, cst.List) or binding.value.elements or binding.index is not None:
-            return None
-        model = flow.model
-        appended = []
-        for site in model.facts.calls:
-            if site.receiver_name != name and not any(dotted_name(a.value) == name for a in site.node.args):
-                continue
-            seen = flow.bindings.reaching(name, site.ctx, site.order).assignments
-            if not any(a is binding for a in seen):
-                continue
-            if site.method != "append" or site.receiver_name != name or len(site.node.args) != 1:
-                return _NONE  # `extend`, `insert`, handed to a function: not followed
-            appended.append(flow.ask(self, site.node.args[0].value, site.ctx, site.order))
-        if model.facts.item_stores.get(name) or not appended:
-            return _NONE
-        return self.combine(appended)
+        return self.combine([v.flow.ask(self, v.expr, v.ctx, v.order) for v in values])
 
     def generated(self, owner, info: FunctionInfo) -> Sites:
         """What iterating a generator of the project hands on: the loaders its `yield from`s
