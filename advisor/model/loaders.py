@@ -1,7 +1,8 @@
 """Which `DataLoader(...)` calls of the project a value may hold or hand on: through names, helper
 returns and parameters, iteration wrappers (`enumerate(tqdm(loader))`, `iter(loader)`,
 `itertools.cycle(loader)`, both loaders of a `zip`), generators of the project that iterate a
-loader and yield its batches (`def sample_data(loader): while True: yield from loader`), and
+loader and yield its batches (`def sample_data(loader): while True: yield from loader`; read
+with the arguments of the call at hand), and
 wrapper classes of the file (`Prefetcher(loader)`). A call of a class picked at run time among
 `DataLoader` and project subclasses that take its arguments unchanged (`loader = DataLoader if
 weighted else InfiniteDataLoader; loader(ds, ...)`) is a loader site too.
@@ -35,17 +36,29 @@ class LoaderSites(Question[Sites]):
     key = "loaders"
     unknown = _NONE
 
-    def __init__(self, callers: Optional[Dict[int, Collection[CallSite]]] = None, raw: bool = False) -> None:
+    def __init__(
+        self, callers: Optional[Dict[int, Collection[CallSite]]] = None, raw: bool = False, call=None
+    ) -> None:
         # With ``callers``, a parameter of one of those functions (by id) takes its value from
         # those calls only: "the loaders this epoch loop hands to the function". With ``raw``, a
         # generator hands a loader on only when it yields the batches as they come (`yield x, y`,
         # not `yield x.cuda(), y.cuda()`): its items are then still the loader's host batches.
+        # With ``call`` ((function id, model, site)), that function's parameters take the
+        # arguments of that one call (a generator of the project, where it is called).
         self._callers = callers
         self._raw = raw
+        self._call = call
         if callers is not None:
             self.key = f"loaders@{id(self)}"
+        elif call is not None:
+            self.key = f"loaders@call{id(call[2].node)}{'-raw' if raw else ''}"
         elif raw:
             self.key = "raw-loaders"
+
+    def chosen_calls(self, info: FunctionInfo):
+        if self._call is not None and self._call[0] == id(info):
+            return [(self._call[1], self._call[2])]
+        return None
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Sites]:
         if not isinstance(expr, cst.Call):
@@ -64,7 +77,16 @@ class LoaderSites(Question[Sites]):
         targets = model.calls.targets_of_expression(expr, ctx, order)
         generators = [(owner, info) for owner, info in targets if info.generator]
         if generators:
-            return self.combine([self.generated(owner, info) for owner, info in generators])
+            # Its parameters are this call's arguments (`metric_logger.log_every(loader, 50)`),
+            # not those of every call of the generator.
+            site = model.site_of(expr)
+            answers = []
+            for owner, info in generators:
+                narrowed = self
+                if site is not None and self._callers is None and len(generators) == 1:
+                    narrowed = LoaderSites(raw=self._raw, call=(id(info), model, site))
+                answers.append(narrowed.generated(owner, info))
+            return self.combine(answers)
         wrapper = last_segment(qual or dotted_name(expr.func))
         if not targets and wrapper in ITERATION_WRAPPERS:
             positional = [a.value for a in expr.args if a.keyword is None and not a.star]

@@ -75,6 +75,12 @@ class Question(Generic[A]):
         """The calls whose arguments a parameter of ``info`` takes its value from."""
         return sites
 
+    def chosen_calls(self, info: FunctionInfo) -> Optional[List[Tuple[Any, CallSite]]]:
+        """The one call (model, site) whose arguments a parameter of ``info`` takes, when the
+        question is asked about that call only (a generator's items where it is called); None:
+        every call of the function."""
+        return None
+
     def augmented(self, flow: "ValueFlow", assignment: Assignment, before: A, value: A) -> A:
         """`x += value`: what x held before, combined with the value."""
         return self.combine([before, value])
@@ -194,18 +200,22 @@ class ValueFlow:
 
     def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
         """A parameter's value: the arguments of every call of the function, or its default."""
-        local = question.callers(self, info, self.model.call_sites(info))
-        callers = [(self.model, s) for s in local]
-        if question.callers(self, info, local) is local or not local:
-            # Calls from the project files that import this one count too (a filter on callers
-            # names this file's own calls only).
-            callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
-        if not callers and not local and question.callers(self, info, local) is local:
-            callers = self.model.calls.constructions(info)  # `__init__`: where instances are built
         position = info.params.index(name) - (1 if info.class_name is not None else 0)
         answers: List[A] = []
-        if question.callers(self, info, local) is local:
-            answers.extend(self._spawned(question, info, position))
+        chosen = question.chosen_calls(info)
+        if chosen is not None:
+            callers = list(chosen)
+        else:
+            local = question.callers(self, info, self.model.call_sites(info))
+            callers = [(self.model, s) for s in local]
+            if question.callers(self, info, local) is local or not local:
+                # Calls from the project files that import this one count too (a filter on
+                # callers names this file's own calls only).
+                callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
+            if not callers and not local and question.callers(self, info, local) is local:
+                callers = self.model.calls.constructions(info)  # `__init__`: where instances are built
+            if question.callers(self, info, local) is local:
+                answers.extend(self._spawned(question, info, position))
         if not callers:
             return question.combine_callers(answers) if answers else question.unknown
         default = parameter_default(info, name)
