@@ -12,6 +12,7 @@ default) is not known.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Dict, Optional, Tuple
 
@@ -80,9 +81,24 @@ def config_default(flow: ValueFlow, question: Question[Literals], expr: cst.Attr
 
 
 def _stored_elsewhere(model, path: str) -> bool:
-    """The project stores the setting more than once (its default is one store)."""
+    """The project stores the setting more than once (its default is one store). Only the files
+    this check depends on are searched (the cache re-checks it when one of them changes), so
+    that a cached answer and a fresh one always agree."""
     store = re.compile(r"\." + re.escape(path) + r"\s*(?:=(?!=)|[-+*/|&]=)")
+    nearby = model.shared("config-node-nearby", _nearby_files)
     count = 0
     for other in model.project.files_containing("." + path):
-        count += len(store.findall(model.project.text_of(other)))
+        if _normal(other) in nearby:
+            count += len(store.findall(model.project.text_of(other)))
     return count != 1
+
+
+def _nearby_files(model) -> frozenset:
+    if model.real_path is None:
+        return frozenset()
+    own = _normal(model.real_path)
+    return frozenset(map(_normal, model.project.dependencies(own))) | {own}
+
+
+def _normal(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
