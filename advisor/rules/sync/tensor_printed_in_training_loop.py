@@ -6,7 +6,7 @@ from typing import Iterator
 import libcst as cst
 from advisor.model import CallSite, FileModel, Heat
 from advisor.rules.base import Report, Rule, snippet
-from advisor.model.vocabulary import TRAINING_TEXT
+from advisor.model.vocabulary import BATCH_TEXT
 
 
 _LOGGER_NAME = re.compile(r"(^|_)(log|logger|logging|LOGGER|LOG)$")
@@ -24,6 +24,12 @@ class TensorFormattedInTrainingLoop(Rule):
         formatting, to `str()`, or to a progress bar or metrics writer (`set_postfix`,
         `add_scalar`, `wandb.log`) inside the innermost training loop. Values that are already
         Python numbers are left alone (the `.item()` that made them is GPU101's finding).
+        The same holds in the forward path of a model the call graph does not see trained (built
+        from a registry or a config name, handed to a `Trainer`): the `forward` of an
+        `nn.Module` or Hugging Face model class and the project functions it calls, with
+        gradients on and outside `if not self.training:`; a warning when that forward evidently
+        trains (a registered class, a forward that takes `labels`/`targets` or computes a loss),
+        informational for a plain layer.
     """
     why = """
         Rendering a tensor as text needs its values on the host: `print(loss)` and
@@ -66,7 +72,7 @@ class TensorFormattedInTrainingLoop(Rule):
     )
     requires = (
         ("print(", "log", "format", 'f"', "f'", "%", "str(", "set_postfix", "add_scalar", "set_description"),
-        TRAINING_TEXT,
+        BATCH_TEXT,
     )
 
     def _tensor_args(self, model: FileModel, site: CallSite) -> Iterator[cst.BaseExpression]:
@@ -116,13 +122,13 @@ class TensorFormattedInTrainingLoop(Rule):
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in self._sinks(model):
-            heat = model.sync_heat(site.ctx)
+            heat = model.batch_heat(site.ctx)
             if heat is None:
                 continue
             for value in self._tensor_args(model, site):
                 yield self._report(model, value, heat)
         for formatted in model.facts.formatted:
-            heat = model.sync_heat(formatted.ctx)
+            heat = model.batch_heat(formatted.ctx)
             if heat is not None and model.is_tensor(formatted.expr, formatted.ctx):
                 yield self._report(model, formatted.expr, heat)
 
