@@ -159,7 +159,8 @@ class AdvisorServer(LanguageServer):
             if delay_ms:
                 await asyncio.sleep(delay_ms / 1000)
             text, version = self.snapshot(doc)
-            analysis = await self.analyzer.analyse(self.job(doc, text, version))
+            job = self.job(doc, text, version)
+            analysis = await self.analyzer.analyse(job)
         except (asyncio.CancelledError, Superseded):
             return
         except Exception:  # noqa: BLE001 - one failed analysis must not stop the server
@@ -172,6 +173,28 @@ class AdvisorServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=analysis.diagnostics, version=doc.version)
         )
         self.analysed(doc, analysis)
+        await self._verify(doc, job, analysis)
+
+    async def _verify(self, doc: Document, job, published) -> None:
+        """After a result went out: the worker frees the previous model, and checks a reused
+        result (analysis.Analyzer.verify) in full; a differing one is published in its place
+        (push) or announced with a refresh (pull). A newer edit cancels it."""
+        try:
+            checked = await self.analyzer.verify(job, published)
+        except (asyncio.CancelledError, Superseded):
+            return
+        except Exception:  # noqa: BLE001 - one failed analysis must not stop the server
+            log.exception("analysis of %s failed", doc.uri)
+            return
+        if checked is None or self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != job.version:
+            return
+        if self.pull:
+            if self._capability("workspace", "diagnostics", "refresh_support"):
+                self.workspace_diagnostic_refresh(None)
+            return
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=checked.diagnostics, version=doc.version)
+        )
 
     def prestart(self, doc: Document) -> None:
         """Pull clients ask right after a change; starting now saves the wait."""
@@ -268,12 +291,15 @@ class AdvisorServer(LanguageServer):
             if doc is None:
                 return None
             text, version = self.snapshot(doc)
+            job = self.job(doc, text, version)
             try:
-                analysis = await self.analyzer.analyse(self.job(doc, text, version))
+                analysis = await self.analyzer.analyse(job)
             except Superseded:
                 continue
             if self.snapshot(doc)[1] == version:
                 self.analysed(doc, analysis)
+                future = asyncio.ensure_future(self._verify(doc, job, analysis))
+                future.add_done_callback(_swallow)
                 return analysis
         return analysis
 
