@@ -12,8 +12,9 @@ rule's verdict is too; only rows move. The edit qualifies only when nothing else
   index reads import lines from the text);
 - every string a rule requires in the text (``Rule.requires``, the engine's pre-filter) is
   present in both versions or in neither;
-- no finding's range, related place or fix edit touches the changed lines or the lines beside
-  them (a compound statement's end may take in a comment line after its block). A row named
+- no finding's range or related place is on the changed lines, or spans several rows and ends
+  just above them or starts just below them (a compound statement's end may take in a comment
+  line after its block); no fix edit touches them or the lines beside them. A row named
   in a message, hint or fix message ("the loop on line 12") is moved too.
 
 Anything else returns None, and the caller runs the analysis. The language server then checks
@@ -86,16 +87,21 @@ def _loose_lines(lines: Sequence[str], first: int, last: int, piece: Tuple[int, 
 
 
 def _apart(finding: Finding, a: int, b: int) -> bool:
-    """Nothing of ``finding`` touches old rows a+1..b (1-based; they are replaced) or, for a
-    range over several rows or a fix edit, the rows on either side (a and b+1)."""
-    ranges = [(finding.start, finding.end), *((r.start, r.end) for r in finding.related)]
-    edits = [(e.start, e.end) for e in finding.fix.edits] if finding.fix is not None else []
-    for start, end in ranges + edits:
-        if start.row <= b and end.row > a:
-            return False  # on a replaced row, or across them
-    for start, end in [r for r in ranges if r[0].row != r[1].row] + edits:
-        if start.row <= b + 1 and end.row >= a:
+    """Nothing of ``finding`` depends on old rows a+1..b (1-based; they are replaced): no place
+    on them; no place over several rows that ends just above them or starts just below them (a
+    block's end may take in comment lines after it); no fix edit on them, across them or beside
+    them (an edit that replaces a statement prints its comments). A place over several rows
+    around them only moves its end."""
+    places = [(finding.start, finding.end), *((r.start, r.end) for r in finding.related)]
+    for start, end in places:
+        if a < start.row <= b or a < end.row <= b:
             return False
+        if start.row != end.row and (end.row == a or start.row == b + 1):
+            return False
+    if finding.fix is not None:
+        for edit in finding.fix.edits:
+            if edit.start.row <= b + 1 and edit.end.row >= a:
+                return False
     return True
 
 

@@ -40,6 +40,10 @@ from advisor.source import DecodeError, decode_source
 
 log = logging.getLogger("advisor.lsp")
 
+# How long the document must stay unchanged after a result moved from the previous version
+# (lsp/comment_edits) before the server checks that version in full.
+VERIFY_AFTER_SECONDS = 0.3
+
 
 class AdvisorServer(LanguageServer):
     def __init__(self) -> None:
@@ -178,8 +182,14 @@ class AdvisorServer(LanguageServer):
     async def _verify(self, doc: Document, job, published) -> None:
         """After a result went out: the worker frees the previous model, and checks a reused
         result (analysis.Analyzer.verify) in full; a differing one is published in its place
-        (push) or announced with a refresh (pull). A newer edit cancels it."""
+        (push) or announced with a refresh (pull). A newer edit cancels it. The full check waits
+        for a pause in typing (VERIFY_AFTER_SECONDS): while keystrokes come, each would only
+        start it to be cancelled."""
         try:
+            if published.reused:
+                await asyncio.sleep(VERIFY_AFTER_SECONDS)
+                if self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != job.version:
+                    return
             checked = await self.analyzer.verify(job, published)
         except (asyncio.CancelledError, Superseded):
             return
