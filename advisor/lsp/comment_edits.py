@@ -12,10 +12,10 @@ rule's verdict is too; only rows move. The edit qualifies only when nothing else
   index reads import lines from the text);
 - every string a rule requires in the text (``Rule.requires``, the engine's pre-filter) is
   present in both versions or in neither;
-- no finding's range or related place is on the changed lines, or spans several rows and ends
-  just above them or starts just below them (a compound statement's end may take in a comment
-  line after its block); no fix edit touches them or the lines beside them. A row named
-  in a message, hint or fix message ("the loop on line 12") is moved too.
+- no finding's place is on the changed lines, and no fix edit reaches into them or the code
+  lines around them: a statement's printed code takes in the comments above it, a block's
+  those after it (``_apart``). A row named in a message, hint or fix message ("the loop on
+  line 12") is moved too.
 
 Anything else returns None, and the caller runs the analysis. The language server then checks
 the version again in full in the background and republishes if that differs (analysis.py).
@@ -86,21 +86,25 @@ def _loose_lines(lines: Sequence[str], first: int, last: int, piece: Tuple[int, 
     return True
 
 
-def _apart(finding: Finding, a: int, b: int) -> bool:
-    """Nothing of ``finding`` depends on old rows a+1..b (1-based; they are replaced): no place
-    on them; no place over several rows that ends just above them or starts just below them (a
-    block's end may take in comment lines after it); no fix edit on them, across them or beside
-    them (an edit that replaces a statement prints its comments). A place over several rows
-    around them only moves its end."""
+def _apart(finding: Finding, a: int, b: int, above: int, below: int) -> bool:
+    """Nothing of ``finding`` depends on old rows a+1..b (1-based; they are replaced). Rows
+    ``above`` and ``below`` are the nearest code rows around them (what lies between is comment
+    and blank lines, which a statement's printed code takes in: the leading lines of the
+    statement below, the footer of a block above). No place on the replaced rows; no place
+    over several rows that ends at ``above`` or starts at ``below``; no fix edit that reaches
+    into ``above``..``below``, but for one on row ``above`` alone (a one-row node has no
+    footer). A place over several rows around them only moves its end."""
     places = [(finding.start, finding.end), *((r.start, r.end) for r in finding.related)]
     for start, end in places:
         if a < start.row <= b or a < end.row <= b:
             return False
-        if start.row != end.row and (end.row == a or start.row == b + 1):
+        if start.row != end.row and (end.row == above or start.row == below):
             return False
     if finding.fix is not None:
         for edit in finding.fix.edits:
-            if edit.start.row <= b + 1 and edit.end.row >= a:
+            if edit.start.row == edit.end.row == above:
+                continue
+            if edit.start.row <= below and edit.end.row >= above:
                 return False
     return True
 
@@ -149,9 +153,15 @@ def reuse_findings(old_text: str, new_text: str, findings: Sequence[Finding], re
     def moved(row: int) -> int:
         return row if row <= a else row + delta
 
+    above = a  # 1-based rows of the nearest code lines around the replaced ones
+    while above > 0 and _comment_or_blank(old[above - 1]):
+        above -= 1
+    below = b + 1
+    while below <= len(old) and _comment_or_blank(old[below - 1]):
+        below += 1
     out = []
     for finding in findings:
-        if not _apart(finding, a, b):
+        if not _apart(finding, a, b, above, below):
             return None
         words = [finding.message, finding.hint or "", finding.fix.message if finding.fix is not None else ""]
         if any(moved(int(n)) != int(n) for text in words for n in _LINES.findall(text)):
