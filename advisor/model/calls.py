@@ -20,7 +20,7 @@ import libcst as cst
 
 from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
 from advisor.model.instances import instances_of
-from advisor.model.names import dotted_name
+from advisor.model.names import dotted_name, last_segment
 
 Target = Tuple[object, FunctionInfo]
 Caller = Tuple[object, CallSite]
@@ -135,6 +135,32 @@ class CallGraph:
             self._scans.pop((name, wide), None)
             raise
         self._incoming[id(info)] = out
+        return out
+
+    def constructions(self, info: FunctionInfo) -> List[Caller]:
+        """For a class's `__init__`: the calls that build an instance (`ComputeLoss(model)`), in
+        this file and the project files that import it. None are returned when the class may be
+        built where the analysis cannot see: a subclass (whose `super().__init__` passes what it
+        likes), or the class used other than by calling its name."""
+        name = info.class_name
+        owner = self.model.facts.classes.get(name or "")
+        if owner is None or info.node.name.value != "__init__" or info.ctx is None or info.ctx.function is not None:
+            return []
+        models = [self.model] + self._importers()
+        if any(last_segment(b) == name for m in models for c in m.facts.classes.values() for b in c.bases):
+            return []
+        out: List[Caller] = []
+        for model in models:
+            for site in model.calls.candidates(name):
+                if model is self.model and site.qualname is None and isinstance(site.node.func, cst.Name):
+                    if site.node.func.value == name and model.bindings.function(name, site.ctx, site.order) is None:
+                        out.append((model, site))
+                        continue
+                symbol = model.symbol(site.qualname) if site.qualname is not None else None
+                if symbol is not None and symbol.kind == "class" and symbol.info is owner:
+                    out.append((model, site))
+                elif model is self.model or symbol is not None:
+                    return []  # `obj.ComputeLoss(...)`, another class of that name: not sure
         return out
 
     def candidates(self, name: str) -> List[CallSite]:

@@ -568,3 +568,108 @@ def kwargs_value(model, site: CallSite, key: str) -> Tuple[str, Optional[cst.Bas
     if state == SOMETIMES:
         return UNKNOWN, None
     return state, values[0].expr if state == PRESENT and len(values) == 1 else None
+
+
+# -- lists -------------------------------------------------------------------------------------
+_LIST_ADDERS = ("append", "insert", "extend")
+
+
+Items = Tuple[bool, Tuple[Value, ...]]
+_NO_ITEMS: Items = (False, ())
+
+
+class ListItems(Question[Items]):
+    """What a list may hold, wherever it was built: a literal, or a name bound to a list built
+    in steps (`list_elements`), followed through helper returns (`indices, anch =
+    self.find_positive(...)` returning the `indices` it appended to). (known, values)."""
+
+    key = "list-items"
+    unknown = _NO_ITEMS
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Items]:
+        if isinstance(expr, cst.List):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return _NO_ITEMS
+            return True, tuple(Value(e.value, ctx, order, flow) for e in expr.elements)
+        if isinstance(expr, cst.Name):
+            reach = flow.bindings.reaching(expr.value, ctx, order)
+            if reach.assignments and all(_built_list(a) is not None for a in reach.assignments):
+                values = list_elements(flow.model, expr.value, ctx, order)
+                return _NO_ITEMS if values is None else (True, values)
+            return None
+        return _NO_ITEMS if isinstance(expr, (cst.Attribute, cst.Subscript)) else None
+
+    def combine(self, answers: Sequence[Items]) -> Items:
+        if not all(known for known, _ in answers):
+            return _NO_ITEMS
+        return True, tuple(v for _, values in answers for v in values)
+
+
+LIST_ITEMS = ListItems()
+
+
+def _built_list(binding: Assignment) -> Optional[cst.List]:
+    """The list literal a binding gives its name (`parts = []`, `boxes, labels = [], []`)."""
+    built = binding.value
+    if binding.index is not None and isinstance(built, (cst.Tuple, cst.List)):
+        elements = built.elements
+        if binding.index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+            return None
+        built = elements[binding.index].value
+    elif binding.index is not None:
+        return None
+    if binding.augmented or not isinstance(built, cst.List):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in built.elements):
+        return None
+    return built
+
+
+def list_elements(model, name: str, ctx: Context, order: float) -> Optional[Tuple[Value, ...]]:
+    """What the list a name holds at a read may hold: the elements of the list literals its
+    reaching bindings build (`parts = []`), and what `append`, `insert` and `extend` (of a
+    literal) add to those bindings in the same function, wherever they run (a loop may run them
+    after the read, too). None when that is not the whole story: a binding is something else (a
+    parameter, a call), an element is stored (`parts[i] = v`), or the list is handed to a
+    function of the project, which may add to it."""
+    reach = model.bindings.reaching(name, ctx, order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return None
+    values: List[Value] = []
+    for binding in reach.assignments:
+        built = _built_list(binding)
+        if built is None:
+            return None
+        values.extend(Value(e.value, binding.ctx, binding.order, model.values) for e in built.elements)
+    bindings = {id(a) for a in reach.assignments}
+
+    def same_list(at: Context, at_order: int) -> bool:
+        return at.scope == ctx.scope and any(id(a) in bindings for a in model.bindings.reaching(name, at, at_order).assignments)
+
+    for site in model.shared("list-adders", _index_adders).get(name, ()):
+        if not same_list(site.ctx, site.order):
+            continue
+        args = [a for a in site.node.args if a.keyword is None and not a.star]
+        if len(args) != len(site.node.args) or len(args) != (2 if site.method == "insert" else 1):
+            return None
+        added = args[-1].value
+        if site.method != "extend":
+            values.append(Value(added, site.ctx, site.order, model.values))
+        elif isinstance(added, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in added.elements):
+            values.extend(Value(e.value, site.ctx, site.order, model.values) for e in added.elements)
+        else:
+            return None
+    for change in _changes(model, name):
+        if change.kind == "call" or (change.kind == "escape" and not model.calls.targets(change.node)):
+            continue
+        if same_list(change.ctx, change.order):
+            return None  # `parts[i] = v`, or handed to a function of the project
+    return tuple(values)
+
+
+def _index_adders(model) -> Dict[str, List[CallSite]]:
+    out: Dict[str, List[CallSite]] = {}
+    for site in model.method_calls(*_LIST_ADDERS):
+        if site.receiver_name is not None:
+            out.setdefault(site.receiver_name, []).append(site)
+    return out

@@ -24,6 +24,7 @@ import libcst as cst
 
 from advisor.model.builder import gate_kinds
 from advisor.model.facts import Context, Guard
+from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 
 _MAX_DEPTH = 3
@@ -112,11 +113,21 @@ class GuardKinds:
         return modulo, rank
 
     def gates(self, guard: Guard) -> bool:
-        """The guard leaves its statements to some steps or to one rank."""
+        """The guard leaves its statements to some steps or to one rank, or to runs the project
+        never makes (`if self.autobalance:` where every construction leaves it False)."""
         if guard.steps or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
-        return modulo or rank
+        return modulo or rank or (guard.positive and self._never_true(guard))
+
+    def _never_true(self, guard: Guard) -> bool:
+        """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):
+        set from a parameter whose default is false and that no construction passes."""
+        name = dotted_name(guard.test)
+        if name is None or not name.startswith("self."):
+            return False
+        found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
+        return found.complete and bool(found.values) and not any(value for _, value in found.values)
 
     def gated(self, ctx: Context) -> bool:
         known = self._contexts.get(id(ctx))

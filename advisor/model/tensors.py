@@ -5,10 +5,11 @@ comes from NumPy.
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
+from advisor.model.containers import LIST_ITEMS, list_elements
 from advisor.model.devices import HOST, device_kind, is_dtype
 from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
@@ -31,7 +32,9 @@ _TORCH_TENSOR_FUNCTIONS = frozenset(
     sum mean max min where matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu
     argmax argmin clamp abs sqrt norm topk sort gather masked_select nonzero unique cdist
     zeros_like ones_like rand_like randn_like full_like empty_like isnan isinf isfinite any all eq ne
-    gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer""".split()
+    gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer
+    cartesian_prod cumsum cumprod flip roll tril triu diag diagonal bucketize searchsorted multinomial
+    repeat_interleave index_select masked_fill narrow take minimum maximum logsumexp rsqrt""".split()
 )
 # Qualified functions outside the `torch.` namespace root that return tensors.
 _TENSOR_FUNCTIONS = frozenset(
@@ -44,6 +47,11 @@ _TENSOR_FUNCTIONS = frozenset(
         "torch.distributed.nn.all_reduce",
     }
 )
+# Functions and methods whose result unpacks into tensors.
+_SPLITTING_FUNCTIONS = frozenset(
+    "torch.chunk torch.split torch.tensor_split torch.unbind torch.sort torch.topk torch.meshgrid".split()
+)
+_SPLITTING_METHODS = frozenset("chunk split tensor_split unbind sort topk".split())
 # Callables whose result is a tensor by what they are called: losses and models.
 CRITERION_NAME = re.compile(
     r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
@@ -86,7 +94,7 @@ class Tensor(Question[str]):
             attr = expr.attr.value
             if attr in _TENSOR_ATTRIBUTES:
                 return TENSOR
-            if attr in ("grad", "data"):
+            if attr in ("grad", "data", "T", "mT"):
                 return self._tensor_of(flow, expr.value, ctx, order)
             name = dotted_name(expr)
             return None if name is not None and name.startswith("self.") else UNKNOWN
@@ -101,10 +109,17 @@ class Tensor(Question[str]):
         if isinstance(expr, cst.Comparison):
             return self._either(flow, (expr.left, *(c.comparator for c in expr.comparisons)), ctx, order)
         if isinstance(expr, cst.Subscript):
+            items = _list_item(flow, expr, ctx, order)
+            if items:
+                return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors
             return self._tensor_of(flow, expr.value, ctx, order)
         if isinstance(expr, cst.IfExp):
             return None
         return UNKNOWN
+
+    def _tensor_of_all(self, items, index: Optional[int]) -> str:
+        answers = [v.flow.ask(self, v.expr, v.ctx, v.order, index) for v in items]
+        return TENSOR if all(a == TENSOR for a in answers) else UNKNOWN
 
     def _tensor_of(self, flow: ValueFlow, expr, ctx: Context, order: int) -> str:
         return TENSOR if flow.ask(self, expr, ctx, order) == TENSOR else UNKNOWN
@@ -129,12 +144,13 @@ class Tensor(Question[str]):
             method = func.attr.value
             if method in SCALAR_METHODS:
                 return PYTHON
-            if method in ("cuda", "to") and isinstance(func.value, cst.Subscript):
-                # `batch["labels"].cuda()`: a field of a batch, moved to the device.
-                if moves_to_device(model, call, ctx, order) and _names_cuda(model, call, ctx, order):
+            if method in ("cuda", "to") and moves_to_device(model, call, ctx, order) and _names_cuda(model, call, ctx, order):
+                # `batch["labels"].cuda()`: a field of a batch, moved to the device; `targets.to(device)`
+                # where `for imgs, targets, paths in pbar` is the training loop around it.
+                if isinstance(func.value, cst.Subscript) or _training_batch_part(model, func.value, ctx, order):
                     return TENSOR
-            if method in _TENSOR_RESULT_METHODS:
-                return self._tensor_of(flow, func.value, ctx, order)
+            if method in _TENSOR_RESULT_METHODS or (method.endswith("_") and method[:-1] in _TENSOR_RESULT_METHODS):
+                return self._tensor_of(flow, func.value, ctx, order)  # `x.clamp_(0, n)` too
         if flow.function_called(call, ctx, order) is not None:
             return None  # what the function of this file returns
         name = dotted_name(func)
@@ -144,6 +160,19 @@ class Tensor(Question[str]):
         if "module" in kinds or "ddp" in kinds or CRITERION_NAME.search(name.rsplit(".", 1)[-1]):
             return TENSOR
         return UNKNOWN
+
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[str]:
+        """`pos, neg = torch.chunk(mask, 2)`, `x0, y0 = boxes.T`, `values, idx = scores.topk(k)`:
+        the parts of a tensor split, unbound or sorted are tensors."""
+        if isinstance(expr, cst.Subscript):
+            items = _list_item(flow, expr, ctx, order)  # `b, a = indices[i]`, a list of tuples
+            return self._tensor_of_all(items, index) if items else None
+        whole = split_tensor(flow.model, expr)
+        if whole is None:
+            return None
+        if whole is expr:
+            return TENSOR  # `torch.chunk(...)`: tensors whatever it was given
+        return TENSOR if flow.ask(self, whole, ctx, order) == TENSOR else None
 
     def combine(self, answers: Sequence[str]) -> str:
         if PYTHON in answers:
@@ -168,11 +197,57 @@ class Tensor(Question[str]):
         return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
 
 
+def _list_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> tuple:
+    """The values `parts[i]` may be, when `parts` is a list whose items are all known (one
+    plain index, not a slice); () otherwise."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return ()
+    known, values = flow.ask(LIST_ITEMS, expr.value, ctx, order)
+    return values if known else ()
+
+
+def split_tensor(model, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """For an expression whose parts are tensors when what it splits is one: what it splits
+    (`boxes` in `boxes.T`, `scores.topk(k)`, `torch.chunk(mask, 2)`). The call itself for a torch
+    function (its parts are tensors whatever it was given); None for anything else."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+        return expr.value
+    if not isinstance(expr, cst.Call):
+        return None
+    qual = model.imports.qualify(expr.func)
+    if qual is not None:
+        return expr if qual in _SPLITTING_FUNCTIONS else None
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SPLITTING_METHODS:
+        return func.value
+    return None
+
+
 def _names_cuda(model, call: cst.Call, ctx: Context, order: int) -> bool:
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda":
         return True
     target = argument(call, "device", 0)
     return target is not None and device_kind(model, target.value, ctx, order) == "cuda"
+
+
+def _training_batch_part(model, expr: cst.BaseExpression, ctx: Context, order: int) -> bool:
+    """A name bound only as a part of the unpacked item of the training loop around ``ctx``
+    (`targets` in `for i, (imgs, targets, paths) in pbar`), even where the analysis cannot
+    tell that `pbar` holds a loader."""
+    if not isinstance(expr, cst.Name):
+        return False
+    loop = model.enclosing_training_loop(ctx)
+    if loop is None or not isinstance(loop.node, cst.For):
+        return False
+    reach = model.bindings.reaching(expr.value, ctx, order)
+    return (
+        reach.closed
+        and reach.parameter is None
+        and bool(reach.assignments)
+        and all(
+            a.value is None and a.batch_hint == "batch" and a.iterable is loop.node.iter for a in reach.assignments
+        )
+    )
 
 
 TENSORS = Tensor()
@@ -183,13 +258,14 @@ def is_tensor(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 3
     return model.values.ask(TENSORS, expr, ctx, order) == TENSOR
 
 
-def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
-    """The start of a method chain (`x` in `x[m].float().mean()`), stopping at a call of an
-    imported function (`torch.rand(1)`)."""
+def value_chain(model, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The nodes from an expression back to the start of its method chain, both included: `x`
+    in `x[m].float().mean()`, stopping at a call of an imported function (`torch.rand(1)`)."""
     while True:
+        yield expr
         if isinstance(expr, cst.Call):
             if model.imports.qualify(expr.func) is not None or not isinstance(expr.func, cst.Attribute):
-                return expr
+                return
             expr = expr.func.value
         elif isinstance(expr, (cst.Attribute, cst.Subscript)):
             expr = expr.value
@@ -198,7 +274,23 @@ def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
         elif isinstance(expr, cst.UnaryOperation):
             expr = expr.expression
         else:
-            return expr
+            return
+
+
+def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The start of a method chain (`x` in `x[m].float().mean()`, `torch.rand(1)`)."""
+    for node in value_chain(model, expr):
+        pass
+    return node
+
+
+def _moved(model, expr: cst.BaseExpression) -> bool:
+    """The method chain moves the value (`torch.cat(parts).cuda()`, `(torch.ones(n) * i).to(d)`)."""
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
+        and model.imports.qualify(node.func) is None
+        for node in value_chain(model, expr)
+    )
 
 
 def host_factory(model, expr: cst.BaseExpression) -> bool:
@@ -213,13 +305,7 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
         return False
     if any(a.star for a in root.args) or argument(root, "device", None) is not None:
         return False
-    node = expr
-    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)) and node is not root:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-            if node.func.attr.value in ("cuda", "to"):
-                return False
-        node = node.func if isinstance(node, cst.Call) else node.value
-    return True
+    return not _moved(model, expr)
 
 
 class HostTensor(Question[bool]):
@@ -233,9 +319,18 @@ class HostTensor(Question[bool]):
         if host_factory(flow.model, expr):
             return True
         root = value_root(flow.model, expr)
+        if isinstance(root, cst.Call) and _joined_on_host(flow, root, ctx, order):
+            return not _moved(flow.model, expr)
         if not isinstance(root, cst.Name):
             return False
         return None if root is expr else flow.ask(self, root, ctx, order)
+
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[bool]:
+        """A part of a host tensor split (`head, tail = torch.chunk(torch.arange(8), 2)`)."""
+        whole = split_tensor(flow.model, expr)
+        if whole is expr:
+            whole = expr.args[0].value if expr.args and expr.args[0].keyword is None and not expr.args[0].star else None
+        return None if whole is None else flow.ask(self, whole, ctx, order)
 
     def combine(self, answers: Sequence[bool]) -> bool:
         return all(answers)
@@ -245,6 +340,33 @@ class HostTensor(Question[bool]):
 
 
 HOST_TENSOR = HostTensor()
+# Functions that join a sequence of tensors into one on the device the parts are on.
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
+
+
+def _joined_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
+    """`torch.cat(parts)` where every part is a host tensor: a literal list or tuple of them, or a
+    list built in steps (`parts.append(torch.ones(n) * i)` in a loop, `containers.list_elements`)."""
+    if flow.model.imports.qualify(call.func) not in _JOINS:
+        return False
+    parts = argument(call, "tensors", 0)
+    if parts is None:
+        return False
+    if isinstance(parts.value, (cst.List, cst.Tuple)):
+        if any(isinstance(e, cst.StarredElement) for e in parts.value.elements):
+            return False
+        found = [(e.value, ctx, order) for e in parts.value.elements]
+    elif isinstance(parts.value, cst.Name):
+        values = list_elements(flow.model, parts.value.value, ctx, order)
+        if values is None:
+            return False
+        found = [(v.expr, v.ctx, v.order) for v in values if v.flow is flow]
+        if len(found) != len(values):
+            return False
+    else:
+        return False
+    return bool(found) and all(flow.ask(HOST_TENSOR, e, c, o) for e, c, o in found)
+
 
 
 class NumpyValue(Question[bool]):

@@ -197,6 +197,8 @@ class ValueFlow:
             # Calls from the project files that import this one count too (a filter on callers
             # names this file's own calls only).
             callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
+        if not callers and not local and question.callers(self, info, local) is local:
+            callers = self.model.calls.constructions(info)  # `__init__`: where instances are built
         position = info.params.index(name) - (1 if info.class_name is not None else 0)
         answers: List[A] = []
         if question.callers(self, info, local) is local:

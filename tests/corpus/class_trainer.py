@@ -92,7 +92,7 @@ class Trainer:
         val_set = SyntheticSegmentation(1_000, cfg.image_size, cfg.num_classes)
         self.sampler = DistributedSampler(train_set, seed=0)  # expect: GPU501
         self.val_sampler = DistributedSampler(val_set, shuffle=False)  # trap: GPU501
-        self.train_loader = DL(  # expect: GPU201
+        self.train_loader = DL(  # expect: GPU201, GPU204
             train_set, batch_size=cfg.batch_size, sampler=self.sampler, num_workers=cfg.num_workers, drop_last=True
         )
         self.val_loader = DL(val_set, batch_size=cfg.batch_size, sampler=self.val_sampler, pin_memory=True)  # trap: GPU201

@@ -1,20 +1,15 @@
 """GPU104 `data-dependent-sync-in-training-loop`: tensor truthiness or data-dependent output sizes on every training step."""
 
 from __future__ import annotations
-from typing import Iterator, List, Tuple
+from typing import Iterator, List, Optional, Tuple
 import libcst as cst
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.builder import is_periodic_test
+from advisor.model.devices import is_dtype
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, value_root
 from advisor.model.vocabulary import TRAINING_TEXT
-
-
-# Factories that, without `device=`, build a tensor in host memory: tests on them never wait for the GPU.
-_HOST_FACTORIES = frozenset(
-    "tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange linspace".split()
-)
 
 
 # Calls whose output size depends on the data: the host must read a count back from the GPU.
@@ -33,6 +28,26 @@ _MASK_FUNCTIONS = frozenset(
 
 
 _MASK_METHODS = _MASK_FUNCTIONS | {"bool"}
+
+
+_MASK_JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat"})
+_MASK_FILLERS = frozenset({"torch.ones_like", "torch.zeros_like"})
+
+
+def _bound_part(assignment) -> cst.BaseExpression:
+    """What a binding gives its name: the element of a literal tuple for `a, b = x, y`, or the
+    value itself (`j, k = mask.T` unpacks a mask into masks)."""
+    value = assignment.value
+    if assignment.index is not None and isinstance(value, (cst.Tuple, cst.List)):
+        elements = value.elements
+        if assignment.index < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
+            return elements[assignment.index].value
+        return cst.Name("None")  # not a mask
+    return value
+
+
+# Methods that keep a mask's values and dtype (unless given one): `(s > 0).to(device)`.
+_MASK_MOVES = frozenset({"to", "cuda", "detach", "clone", "contiguous"})
 
 
 _VALUE_COMPARISONS = (
@@ -168,10 +183,12 @@ class DataDependentSyncInTrainingLoop(Rule):
         Inside the innermost training loop: an `if`, `while` or `assert` that tests a tensor
         (`if (x != 0).all():`, `if loss > 10:`, `while not torch.isfinite(loss):`), and the
         operations whose output size depends on the values: `nonzero()`, `argwhere`,
-        one-argument `torch.where(cond)`, `masked_select`, `unique()`, and indexing with a
-        boolean mask (`logits[labels != -100]`, or a name bound to such a comparison). Tests
-        on Python values, integer or slice indexes, and batches still in host memory (before
-        they are moved) are left alone. Under a periodic or rank-0 condition it is only
+        one-argument `torch.where(cond)`, `masked_select`, `unique()`, indexing with a
+        boolean mask (`logits[labels != -100]`, or a name bound to such a comparison), and
+        slicing with a bound that is a tensor on the device (`ws[:, cutoff:]`). Tests
+        on Python values, integer or slice indexes, masks in host memory (a factory without
+        `device=`, or a `torch.cat` of a list of such parts), and batches still in host memory
+        (before they are moved) are left alone. Under a periodic or rank-0 condition it is only
         informational.
     """
     why = """
@@ -287,13 +304,25 @@ class DataDependentSyncInTrainingLoop(Rule):
     def _mask_indexing(self, model: FileModel) -> Iterator[Report]:
         stores = _StoreTargets()
         for subscript, ctx in _subscripts_in_hot_code(model):
+            bound = self._device_slice_bound(model, subscript, ctx)
+            if bound is not None:
+                heat = model.sync_heat(ctx)
+                if heat is not None:
+                    yield self.report(
+                        bound,
+                        "slice bound `{expression}` is a tensor: Python reads its value back from the "
+                        "GPU to slice, on every training step",
+                        severity=self.severity_for(heat),
+                        data={"expression": snippet(model, bound)},
+                    )
+                continue
             masks = [
                 element.slice.value
                 for element in subscript.slice
                 if isinstance(element.slice, cst.Index) and self._is_mask(model, element.slice.value, ctx)
             ]
-            if not masks:
-                continue
+            if not masks or any(is_host_tensor(model, m, ctx) for m in masks):
+                continue  # a mask in host memory is counted on the host: nothing is read back
             heat = model.sync_heat(ctx)
             if heat is None or not self._device_tensor(model, subscript.value, ctx):
                 continue
@@ -307,8 +336,18 @@ class DataDependentSyncInTrainingLoop(Rule):
                 data={"expression": snippet(model, subscript)},
             )
 
+    def _device_slice_bound(self, model: FileModel, subscript: cst.Subscript, ctx) -> Optional[cst.BaseExpression]:
+        """A bound of a slice (`ws[:, cutoff:]`) that is a tensor not known to be in host memory:
+        slicing calls its `__index__`, a copy to the host, whether the slice is read or stored."""
+        for element in subscript.slice:
+            if isinstance(element.slice, cst.Slice):
+                for bound in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if bound is not None and not isinstance(bound, cst.Integer) and self._device_tensor(model, bound, ctx):
+                        return bound
+        return None
+
     def _is_mask(self, model: FileModel, expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
-        if depth > 3:
+        if depth > 6:
             return False
         if isinstance(expr, cst.Comparison):
             return all(isinstance(c.operator, _VALUE_COMPARISONS) for c in expr.comparisons) and is_tensor(
@@ -318,26 +357,50 @@ class DataDependentSyncInTrainingLoop(Rule):
             return self._is_mask(model, expr.expression, ctx, depth + 1)
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
             return self._is_mask(model, expr.left, ctx, depth + 1) or self._is_mask(model, expr.right, ctx, depth + 1)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+            return self._is_mask(model, expr.value, ctx, depth + 1)
         if isinstance(expr, cst.Call):
             qual = model.imports.qualify(expr.func) or ""
             head, _, last = qual.rpartition(".")
             if head == "torch" and last in _MASK_FUNCTIONS:
                 return True
+            if qual in _MASK_JOINS:
+                return self._joined_masks(model, expr, ctx, depth)
             func = expr.func
-            return (
-                not qual
-                and isinstance(func, cst.Attribute)
-                and func.attr.value in _MASK_METHODS
-                and is_tensor(model, func.value, ctx)
-            )
+            if qual or not isinstance(func, cst.Attribute):
+                return False
+            if func.attr.value in _MASK_MOVES and not any(is_dtype(model, a.value) for a in expr.args):
+                return self._is_mask(model, func.value, ctx, depth + 1)  # `(s > 0).to(device)`: still a mask
+            return func.attr.value in _MASK_METHODS and is_tensor(model, func.value, ctx)
         if isinstance(expr, cst.Name):
             reach = model.bindings.reaching(expr.value, ctx, model.order_of(expr))
             found = reach.assignments
             return reach.closed and reach.parameter is None and bool(found) and all(
                 a.value is not None
-                and a.index is None
                 and not a.augmented
-                and self._is_mask(model, a.value, a.ctx, depth + 1)
+                and self._is_mask(model, _bound_part(a), a.ctx, depth + 1)
                 for a in found
             )
         return False
+
+    def _joined_masks(self, model: FileModel, call: cst.Call, ctx, depth: int) -> bool:
+        """`torch.stack((torch.ones_like(j), j, k))`: masks joined into one, with at most
+        all-true or all-false fillers shaped like them."""
+        parts = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        if not isinstance(parts, (cst.List, cst.Tuple)) or not parts.elements:
+            return False
+        masks = 0
+        for element in parts.elements:
+            value = element.value
+            if isinstance(element, cst.StarredElement):
+                return False
+            if self._is_mask(model, value, ctx, depth + 1):
+                masks += 1
+            elif not (
+                isinstance(value, cst.Call)
+                and model.imports.qualify(value.func) in _MASK_FILLERS
+                and _one_positional(value)
+                and self._is_mask(model, value.args[0].value, ctx, depth + 1)
+            ):
+                return False
+        return masks > 0

@@ -295,6 +295,49 @@ class MyTrainer(Trainer):
     def compute_loss(self, batch):
         return self.model(batch).loss.item()
 
+# %% invalid: a flag off by default: info where no construction turns it on, a warning where a subclass may
+import torch.nn as nn
+
+
+class BalancedLoss(nn.Module):
+    def __init__(self, autobalance=False):
+        super().__init__()
+        self.autobalance = autobalance
+        self.balance = 1.0
+
+    def forward(self, pred, target):
+        loss = ((pred - target) ** 2).mean()
+        if self.autobalance:
+            self.balance = 0.99 * self.balance + 0.01 / loss.detach().item()  # expect: GPU101 info
+        return loss
+
+
+class TrackedLoss(nn.Module):
+    def __init__(self, track=False):
+        super().__init__()
+        self.track = track
+        self.total = 0.0
+
+    def forward(self, pred, target):
+        loss = (pred - target).abs().mean()
+        if self.track:
+            self.total += loss.item()  # expect: GPU101
+        return loss
+
+
+class AlwaysTracked(TrackedLoss):
+    def __init__(self):
+        super().__init__(track=True)
+
+
+balanced, tracked = BalancedLoss(), TrackedLoss()
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    pred = model(x)
+    loss = balanced(pred, y) + tracked(pred, y)
+    loss.backward()
+    optimizer.step()
+
 # %% valid: an evaluation pass under no_grad, called from the epoch loop
 import torch
 

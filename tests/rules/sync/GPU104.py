@@ -82,6 +82,169 @@ for x, y in loader:
         loss.backward()
         optimizer.step()
 
+# %% invalid: masks moved to the device, and lists joined on the device
+import torch
+
+
+class MatchLoss:
+    def __init__(self, strides):
+        self.strides = strides
+
+    def __call__(self, preds, targets):
+        device = targets.device
+        layer_of, picked = [], []
+        for i, pred in enumerate(preds):
+            picked.append(pred.flatten(1))
+            layer_of.append((torch.ones(pred.shape[0]) * i).to(device))
+        layer_of = torch.cat(layer_of)
+        picked = torch.cat(picked)
+        chosen = (picked.sum(1) > 0).to(device)
+        picked = picked[chosen]  # expect: GPU104
+        layer_of = layer_of[chosen]  # expect: GPU104
+        total = 0
+        for i in range(len(preds)):
+            here = layer_of == i
+            total = total + picked[here].mean()  # expect: GPU104
+        return total
+
+
+compute_loss = MatchLoss([8, 16, 32])
+for images, targets in loader:
+    preds = model(images.cuda())
+    loss = compute_loss(preds, targets.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a list of host parts that a helper may add device tensors to
+import torch
+
+
+def add_offsets(parts, device):
+    parts.append(torch.zeros(3, device=device))
+
+
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    parts = [torch.ones(3)]
+    add_offsets(parts, x.device)
+    shift = torch.cat(parts)
+    loss = criterion(model(x), y) + x[shift > 0].sum()  # expect: GPU104
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: masks unpacked from a transposed mask and stacked again
+import torch
+
+
+def near_cells(targets, gain, offsets):
+    t = targets * gain
+    xy = t[:, 2:4]
+    left, up = ((xy % 1.0 < 0.5) & (xy > 1.0)).T
+    right, down = ((gain[[2, 3]] - xy) % 1.0 < 0.5).T
+    pick = torch.stack((torch.ones_like(left), left, up, right, down))
+    t = t.repeat((5, 1, 1))[pick]  # expect: GPU104
+    shift = (torch.zeros_like(xy)[None] + offsets[:, None])[pick]  # expect: GPU104
+    return t, shift
+
+
+for images, targets in loader:
+    targets = targets.cuda()
+    t, shift = near_cells(targets, torch.ones(7, device=targets.device), torch.zeros(5, 2, device=targets.device))
+    loss = criterion(model(images.cuda()), t) + shift.sum()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: targets of a loader the analysis cannot see, moved to the device for the loss
+import torch
+from data_utils import create_dataloader
+
+
+class TargetLoss:
+    def __call__(self, preds, targets):
+        total = 0
+        for image in range(preds.shape[0]):
+            mine = targets[:, 0] == image
+            boxes = targets[mine]  # expect: GPU104
+            total = total + (preds[image, : boxes.shape[0]] - boxes[:, 2:]).abs().sum()
+        return total
+
+
+loader, dataset = create_dataloader("train.txt", 640)
+compute_loss = TargetLoss()
+for epoch in range(10):
+    pbar = enumerate(loader)
+    for i, (imgs, targets, paths, _) in pbar:
+        imgs = imgs.to(device, non_blocking=True).float() / 255.0
+        loss = compute_loss(model(imgs), targets.to(device))
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: counting the parts of a mask split in two
+import torch
+
+
+def pair_loss(model, tokens, loss_mask):
+    scores = model(tokens)
+    pos, neg = torch.chunk(scores, 2, 0)
+    pos_mask, neg_mask = torch.chunk(loss_mask, 2, 0)
+    pos_at = pos_mask.nonzero()[:, 1]  # expect: GPU104
+    neg_at = neg_mask.nonzero()[:, 1]  # expect: GPU104
+    first, last = tokens.T[[0, -1]].unbind(0)
+    keep = first.unique()  # expect: GPU104
+    return (pos[:, pos_at] - neg[:, neg_at]).mean() + keep.numel() * 0
+
+
+for batch in loader:
+    tokens, loss_mask = batch["tokens"].cuda(), batch["loss_mask"].cuda()
+    loss = pair_loss(model, tokens, loss_mask)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: tensors kept in a list of tuples by a helper, then masked per image
+import torch
+
+
+class AnchorLoss:
+    def positives(self, preds, targets):
+        indices, scales = [], []
+        for level, pred in enumerate(preds):
+            t = targets * pred.shape[-1]
+            image, cls = t[:, :2].long().T
+            cells = t[:, 2:4].long().clamp_(0, pred.shape[-1] - 1)
+            indices.append((image, cls, cells))
+            scales.append(level)
+        return indices, scales
+
+    def __call__(self, preds, targets):
+        indices, scales = self.positives(preds, targets)
+        total = 0
+        for n in range(preds[0].shape[0]):
+            for level in range(len(preds)):
+                image, cls, cells = indices[level]
+                mine = image == n
+                total = total + cells[mine].float().mean() * scales[level]  # expect: GPU104
+        return total
+
+
+compute_loss = AnchorLoss()
+for images, targets in loader:
+    images, targets = images.cuda(), targets.cuda()
+    loss = compute_loss(model(images), targets)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a slice bound drawn on the device
+import torch
+for z, c in loader:
+    z, c = z.cuda(), c.cuda()
+    ws = mapping(z, c)
+    cutoff = torch.empty([], dtype=torch.int64, device=ws.device).random_(1, ws.shape[1])
+    cutoff = torch.where(torch.rand([], device=ws.device) < 0.9, cutoff, torch.full_like(cutoff, ws.shape[1]))
+    ws[:, cutoff:] = mapping(torch.randn_like(z), c)[:, cutoff:]  # expect: GPU104
+    loss = model(ws).mean()
+    loss.backward()
+    optimizer.step()
+
 # %% valid: tests on Python values
 for step, (x, y) in enumerate(loader):
     x, y = x.cuda(), y.cuda()
@@ -165,6 +328,107 @@ for x, y in loader:
     out = torch.where(out > 0, out, torch.zeros_like(out))
     out[y == 0] = 0.0
     loss = criterion(out, y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: masks on host tensors joined from lists built in a loop
+import torch
+
+
+class LayerSplit:
+    def __call__(self, preds, targets):
+        layer_of, picked = [], []
+        for i, pred in enumerate(preds):
+            picked.append(pred.flatten(1))
+            layer_of.append(torch.ones(size=(pred.shape[0],)) * i)
+        layer_of = torch.cat(layer_of, dim=0)
+        picked = torch.cat(picked, dim=0)
+        ids = torch.stack([torch.arange(4), torch.arange(4) * 2])
+        total = picked[ids[0] > 1].sum()
+        for i in range(len(preds)):
+            here = layer_of == i
+            total = total + picked[here].mean()
+        return total
+
+
+split = LayerSplit()
+for images, targets in loader:
+    preds = model(images.cuda())
+    loss = split(preds, targets.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: stacked values that are not masks index nothing by mask
+import torch
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    rows = torch.stack((torch.zeros_like(y), y))
+    low, high = (y.float() * 2).T
+    picked = x[rows[1]]
+    loss = criterion(model(picked), y) + x[low.long()].sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: loop parts moved outside a training loop, or never moved
+import torch
+from data_utils import create_dataloader
+
+
+def count_boxes(targets):
+    return targets[targets[:, 0] == 0]
+
+
+for name, module in model.named_children():
+    module = module.cuda()
+    if module.training:
+        pass
+loader, dataset = create_dataloader("train.txt", 640)
+for i, (imgs, targets, paths, _) in enumerate(loader):
+    first = count_boxes(targets)
+    loss = model(imgs.to(device)).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: unpacked strings, NumPy splits and host tensors
+import numpy as np
+import torch
+for batch in loader:
+    prefix, suffix = batch["name"][0].split(".")
+    low, high = np.split(np.asarray(batch["ids"]), 2)
+    head, tail = torch.chunk(torch.arange(8), 2)
+    idx = head.nonzero()
+    loss = model(batch["x"].cuda()).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: list items the analysis cannot vouch for
+import torch
+
+
+def fill(parts):
+    parts.append([1, 2, 3])
+
+
+for images, targets in loader:
+    images, targets = images.cuda(), targets.cuda()
+    mixed, handed = [targets, 0], [targets]
+    fill(handed)
+    first, second = mixed[1], handed[1]
+    loss = model(images).mean() + first[second > 0].sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: slice bounds read on the host
+import random
+import torch
+for z, c in loader:
+    z = z.cuda()
+    ws = mapping(z, c.cuda())
+    cut = torch.randint(1, ws.shape[1], ())
+    ws[:, cut:] = mapping(torch.randn_like(z), c.cuda())[:, cut:]
+    n = random.randint(1, 4)
+    lengths = c[:, 0]
+    loss = model(ws[:, :n]).mean() + ws[: lengths[0]].sum()
     loss.backward()
     optimizer.step()
 

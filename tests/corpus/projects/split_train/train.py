@@ -7,7 +7,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from data import build_loaders
-from losses import BoxLoss
+from losses import BoxLoss, ScoreLoss
 from utils import NativeScaler, accuracy, is_main_process, log_metrics, save_checkpoint
 
 
@@ -19,6 +19,7 @@ def main(cfg):
     model = DDP(model, device_ids=[rank])
     train_loader, val_loader, sampler = build_loaders(cfg, rank, dist.get_world_size())
     criterion = BoxLoss()
+    score_loss = ScoreLoss(track=True)
     optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
     # trap: GPU301 (NativeScaler scales the loss)
     scaler = NativeScaler()
@@ -30,7 +31,7 @@ def main(cfg):
             optimizer.zero_grad(set_to_none=True)
             with torch.autocast("cuda", dtype=torch.float16):
                 pred = model(images)
-                loss = criterion(pred, boxes)
+                loss = criterion(pred, boxes) + score_loss(pred, boxes)
             scaler(loss, optimizer)
             acc = accuracy(pred, boxes[..., 0].long())
             log_metrics(step, loss)
