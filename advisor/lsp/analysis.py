@@ -310,7 +310,10 @@ class Analyzer:
         executor = self.executor_for(job.uri)
         if not published.reused:
             if self._collector_held or self._retired:
-                await loop.run_in_executor(executor, self.release)
+                try:
+                    await loop.run_in_executor(executor, self.release)
+                except RuntimeError:  # shutting down: the worker takes no more jobs
+                    pass
             return None
         running_key = (job.uri, job.key, "verify")
         future = self._running.get(running_key)

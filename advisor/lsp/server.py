@@ -213,8 +213,10 @@ class AdvisorServer(LanguageServer):
         future.add_done_callback(_swallow)
 
     async def _prestarted(self, doc: Document, text: str, version: Optional[int]) -> None:
-        analysis = await self.analyzer.analyse(self.job(doc, text, version))
+        job = self.job(doc, text, version)
+        analysis = await self.analyzer.analyse(job)
         self.analysed(doc, analysis)
+        await self._verify(doc, job, analysis)  # the client pulls it now: free the model after
 
     # -- files that depend on an edited one ------------------------------------------------------
     def edited(self, doc: Document) -> None:
