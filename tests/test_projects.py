@@ -44,6 +44,37 @@ def test_each_file_alone_gives_the_same_findings(project):
         assert _findings(path) == together[path], path.name
 
 
+def test_a_config_setting_stored_in_an_unrelated_file_gives_the_same_answer_cached_or_fresh(tmp_path):
+    """Config-node defaults are read across the project, and a second store of a setting makes it
+    unknown. A cached result must not differ from a fresh one when a file outside the checked
+    file's dependencies starts storing the setting: the store is looked for only in the files
+    the cache re-checks against."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "config_defaults"
+    shutil.copytree(ROOT / "config_defaults", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+
+    def findings(*extra):
+        run = subprocess.run(
+            [sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", *extra, str(project)],
+            capture_output=True, text=True, env=env,
+        )
+        return sorted((os.path.basename(f["filename"]), f["location"]["row"], f["code"]) for f in json.loads(run.stdout))
+
+    first = findings()
+    assert ("loader.py", 14, "GPU204") in first
+    (project / "tools" / "sweep.py").write_text(
+        '"""A sweep that lowers the worker count; it imports nothing of the project."""\n\n\n'
+        "def lower(cfg):\n    cfg.DATA_LOADER.NUM_WORKERS = 0\n    return cfg\n"
+    )
+    assert findings() == findings("--no-cache") == first
+
+
 def test_editing_a_neighbour_rechecks_a_cached_file(tmp_path):
     """data.py's GPU201 stands on train.py moving its batches to the GPU: once train.py stops
     doing so, the cached result for the unchanged data.py must not be served."""

@@ -160,6 +160,7 @@ class Bindings:
                 break
             i -= 1
         out.reverse()
+        covered = dominating is not None or _covered(out, chain)
         # Back edges: the outermost enclosing loop that no binding inside it already dominates
         # the read in brings the bindings made after the read in its body.
         loop, widest = ctx.loop, None
@@ -173,7 +174,7 @@ class Bindings:
                 j += 1
         if len(out) > 1 or (out and dominating is None):
             out = self.paths.feasible(out, ctx, order, chain)
-        return out, dominating is not None
+        return out, covered
 
     def _chain(self, ctx: Context) -> Set[int]:
         chain = self._chains.get(id(ctx))
@@ -255,3 +256,36 @@ class Bindings:
         if len(defs) < 2:
             return list(self.facts.calls_by_callee.get(info.key, ()))
         return list(self._callers.get(id(info), ()))
+
+
+def _covered(before: Sequence[Assignment], chain: Set[int]) -> bool:
+    """Bindings made before the read in every arm of an `if`/`else` (its `elif`s included, and
+    nested ones) that the read follows: together they dominate it. An arm left by `if bad:
+    return` counts as bound when the binding comes after that exit."""
+    if len(before) < 2:
+        return False
+    arms: Dict[Tuple[int, int], Set[bool]] = {}
+    seen: Set[int] = set()
+    stack = [a.ctx for a in before]
+    while stack:
+        ctx = _past_exits(stack.pop(), chain)
+        if ctx is None or id(ctx) in seen:
+            continue
+        if id(ctx) in chain:
+            return True
+        seen.add(id(ctx))
+        guard, outer = ctx.guard, ctx.outer
+        if guard is None or guard.exits or outer is None or ctx.loop is not outer.loop or ctx.function is not outer.function:
+            continue  # a loop body, a `try` block, a handler: it may not run to the end
+        found = arms.setdefault((id(outer), id(guard.test)), set())
+        found.add(guard.positive)
+        if len(found) == 2:
+            stack.append(outer)
+    return False
+
+
+def _past_exits(ctx: Optional[Context], chain: Set[int]) -> Optional[Context]:
+    """The block a context continues after `if bad: return` exits (the same block, read on)."""
+    while ctx is not None and id(ctx) not in chain and ctx.guard is not None and ctx.guard.exits:
+        ctx = ctx.outer
+    return ctx

@@ -363,6 +363,8 @@ class ModelBuilder(Walker):
         # A loop the walk cannot tell is over a loader keeps, for each target, the hint it would
         # have over one: the model decides (`loaders.loop_target_hint`).
         followable = not loop.over_loader and bool(loop.batch_names)
+        pair = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else ()
+        enumerable = followable and len(pair) == 2 and not _has_enumerate(node.iter)
         for name, index in _target_names(node.target):
             hint = "loop-target"
             loader_hint = None
@@ -375,8 +377,15 @@ class ModelBuilder(Walker):
                     loader_hint = "index"
             if loop.over_loader and loader_hint is not None:
                 hint = loader_hint
+            enumerated_hint = None
+            if enumerable:
+                second = pair[1].value
+                enumerated_hint = "index" if index == 0 else (
+                    "batch" if isinstance(second, (cst.Tuple, cst.List)) else "loader-batch"
+                )
             self._record_assignment(name, None, index, hint, iterable=node.iter,
-                                    batch_hint=loader_hint if followable else None)
+                                    batch_hint=loader_hint if followable else None,
+                                    enumerated_hint=enumerated_hint)
         self._push(self.ctx.derive(loop=loop))
 
     def leave_For_body(self, node: cst.For) -> None:
@@ -559,6 +568,7 @@ class ModelBuilder(Walker):
         statement: Optional[cst.CSTNode] = None,
         iterable: Optional[cst.BaseExpression] = None,
         batch_hint: Optional[str] = None,
+        enumerated_hint: Optional[str] = None,
     ) -> None:
         scope = self.ctx.scope
         if target.startswith("self.") and self.ctx.class_scope:
@@ -566,7 +576,7 @@ class ModelBuilder(Walker):
         assignment = Assignment(
             target, value, self.ctx, self._next_order(), index, kind_hint,
             augmented=isinstance(statement, cst.AugAssign), statement=statement, iterable=iterable,
-            batch_hint=batch_hint,
+            batch_hint=batch_hint, enumerated_hint=enumerated_hint,
         )
         self.facts.assignments.setdefault((scope, target), []).append(assignment)
 

@@ -24,12 +24,10 @@ from advisor.model.constants import UNKNOWN as UNKNOWN_LITERALS, Literals, Tagge
 from advisor.model.cuda_tests import cuda_test
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.names import dotted_name
-from advisor.model.value_flow import Question, ValueFlow
+from advisor.model.value_flow import ABSENT, PRESENT, SOMETIMES, UNKNOWN, Question, ValueFlow
 
 # When an entry is there.
 ALWAYS, ON_CUDA, ON_HOST, MAYBE = "always", "cuda", "host", "maybe"
-# What a lookup finds: on every path, on none, on some, or it cannot tell.
-PRESENT, ABSENT, SOMETIMES, UNKNOWN = "present", "absent", "sometimes", "unknown"
 
 _DICT_BUILDERS = frozenset({"dict", "collections.OrderedDict", "easydict.EasyDict", "addict.Dict"})
 _COPIES = frozenset({"copy.copy", "copy.deepcopy"})
@@ -254,8 +252,8 @@ class DictContents(Question[Contents]):
                 if change.ctx.scope != ctx.scope:
                     variants = [_unsure(v) for v in variants]  # run at a time the analysis does not know
                 continue
-            when = _path_between(flow.model, start, change.ctx)
-            variants = [change.apply(self, flow, v, when) for v in variants]
+            when = _path_between(flow.model, start, change.ctx, ctx)
+            variants = [change.apply(self, flow, v, when, ctx, order) for v in variants]
         return tuple(variants)
 
 
@@ -311,10 +309,19 @@ class _Change:
     def __init__(self, ctx: Context, order: int, kind: str, node) -> None:
         self.ctx, self.order, self.kind, self.node = ctx, order, kind, node
 
-    def apply(self, question: DictContents, flow: ValueFlow, variant: Variant, when: str) -> Variant:
+    def apply(
+        self, question: DictContents, flow: ValueFlow, variant: Variant, when: str, read_ctx: Context, read_order: float
+    ) -> Variant:
         kind, node, ctx, order = self.kind, self.node, self.ctx, self.order
         if kind == "escape":
             return _unsure(variant)  # a function of the project may change it
+        if kind == "attribute":
+            # `c.key = value` on an attribute-access dict (`EasyDict`): the key holds what `c.key`
+            # holds where the dict is read, with the changes made to that value since
+            # (`c.key.workers = 4`).
+            key, target = node
+            value = Value(target, read_ctx, read_order, flow)
+            return _merged(variant, (Variant({tag(key): Entry((value,), ALWAYS)}, True),), when)
         if kind == "store":
             return _store(flow, variant, node.key, node.value, when, ctx, order)
         call: cst.Call = node.node
@@ -411,9 +418,32 @@ def _index_changes(model) -> Dict[str, List[_Change]]:
                 name = dotted_name(arg.value)
                 if name is not None:
                     out.setdefault(name, []).append(_Change(site.ctx, site.order, "escape", site))
+    for (_, target), assignments in model.facts.assignments.items():
+        base, dot, key = target.rpartition(".")
+        if not dot or base == "self":
+            continue
+        for assignment in assignments:
+            node = _attribute_target(assignment)
+            if node is not None:
+                out.setdefault(base, []).append(_Change(assignment.ctx, assignment.order, "attribute", (key, node)))
     for changes in out.values():
         changes.sort(key=lambda c: c.order)
     return out
+
+
+def _attribute_target(assignment: Assignment) -> Optional[cst.Attribute]:
+    """The `c.key` node a plain assignment binds (`c.key = value`, `c.a, c.b = pair`)."""
+    statement = assignment.statement
+    if assignment.value is None or assignment.augmented or not isinstance(statement, (cst.Assign, cst.AnnAssign)):
+        return None
+    targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.Attribute) and dotted_name(target) == assignment.target:
+            return target
+    return None
 
 
 def _changes_binding(
@@ -430,14 +460,15 @@ def _changes_binding(
     )
 
 
-def _path_between(model, start: Optional[Context], ctx: Context) -> str:
-    """On which path a statement in ``ctx`` runs, seen from a binding made in ``start``: always,
-    on the GPU path, on the host path, or maybe (another `if`, a loop that may not run)."""
+def _path_between(model, start: Optional[Context], ctx: Context, read: Optional[Context] = None) -> str:
+    """On which path a statement in ``ctx`` runs, seen from a binding made in ``start`` and read
+    in ``read``: always, on the GPU path, on the host path, or maybe (another `if`, a loop that
+    may not run). An `if` the read runs under too (`if bad: raise` before both) rules nothing out."""
     chain = set()
-    current = start
-    while current is not None:
-        chain.add(id(current))
-        current = current.outer
+    for current in (start, read):
+        while current is not None:
+            chain.add(id(current))
+            current = current.outer
     seen = set()
     when = ALWAYS
     current = ctx

@@ -152,6 +152,8 @@ class Assignment:
     # For a "loop-target": the hint it gets if the iterable turns out to be a loader
     # (`loaders.loop_target_hint`), when the walk could not tell by its name.
     batch_hint: Optional[str] = None
+    # The same when the iterable turns out to be `enumerate(loader)` held in a name (`pbar`).
+    enumerated_hint: Optional[str] = None
 
 
 @dataclass(eq=False)

@@ -24,6 +24,7 @@ from advisor.model.facts import (
 )
 
 from advisor.model.bindings import Bindings
+from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
@@ -291,6 +292,11 @@ class FileModel:
     def callers(self, info: FunctionInfo) -> List[Tuple["FileModel", CallSite]]:
         """The calls that run ``info``, in this file and in the project files that import it."""
         return self.calls.callers(info)
+
+    def spread_keyword(self, site: CallSite, keyword: str):
+        """What a call of this file passes for ``keyword`` through the dicts it unpacks with `**`:
+        (PRESENT | ABSENT | SOMETIMES | UNKNOWN, the Values it may hold)."""
+        return kwargs_entry(self, site, keyword)
 
     def symbol(self, qualname: str):
         """What an imported dotted name is in the project (None: a library, or no project)."""

@@ -23,6 +23,7 @@ from typing import FrozenSet, Optional, Sequence
 import libcst as cst
 
 from advisor.model.cli_options import option_values
+from advisor.model.config_nodes import config_default
 from advisor.model.config_objects import setting_values
 from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known
 from advisor.model.containers import item_values
@@ -64,11 +65,15 @@ class LiteralValues(Question[Literals]):
         if name is not None and flow.bindings.reaching(name, ctx, order):
             return None  # bound where it is read (`args.workers = 0`)
         qual = flow.model.imports.qualify(expr)
-        if qual is not None and (flow.model.symbol(qual) is not None or flow.model.symbol(qual.rpartition(".")[0]) is None):
+        if qual is not None and flow.model.symbol(qual) is not None:
             return None  # a module's name (`config.NUM_WORKERS`), not an attribute of an imported object
+        if qual is not None and flow.model.symbol(qual.rpartition(".")[0]) is None:
+            return config_default(flow, self, expr)  # `cfg.DATA_LOADER.NUM_WORKERS` of an imported node
         found = option_values(flow, self, expr.value, expr.attr.value, ctx, order)
         if found is None:
             found = setting_values(flow, self, expr.value, expr.attr.value, ctx, order)
+        if found is None:
+            found = config_default(flow, self, expr)
         if found is not None:
             return found
         return None if name is not None else UNKNOWN

@@ -1,8 +1,11 @@
 """Which `DataLoader(...)` calls of the project a value may hold or hand on: through names, helper
 returns and parameters, iteration wrappers (`enumerate(tqdm(loader))`, `iter(loader)`,
 `itertools.cycle(loader)`, both loaders of a `zip`), generators of the project that iterate a
-loader and yield its batches (`def sample_data(loader): while True: yield from loader`), and
-wrapper classes of the file (`Prefetcher(loader)`).
+loader and yield its batches (`def sample_data(loader): while True: yield from loader`; read
+with the arguments of the call at hand), and
+wrapper classes of the file (`Prefetcher(loader)`). A call of a class picked at run time among
+`DataLoader` and project subclasses that take its arguments unchanged (`loader = DataLoader if
+weighted else InfiniteDataLoader; loader(ds, ...)`) is a loader site too.
 
 An answer is the loader sites found and whether they are all it can be: a path nobody can see
 (`accelerator.prepare(...)`, an argument from elsewhere, a wrapper class) makes it not
@@ -19,6 +22,7 @@ from typing import Collection, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from advisor.model.containers import list_elements
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
 from advisor.model.names import DATALOADER, dotted_name, last_segment, root_name
 from advisor.model.value_flow import Question, ValueFlow
@@ -32,17 +36,29 @@ class LoaderSites(Question[Sites]):
     key = "loaders"
     unknown = _NONE
 
-    def __init__(self, callers: Optional[Dict[int, Collection[CallSite]]] = None, raw: bool = False) -> None:
+    def __init__(
+        self, callers: Optional[Dict[int, Collection[CallSite]]] = None, raw: bool = False, call=None
+    ) -> None:
         # With ``callers``, a parameter of one of those functions (by id) takes its value from
         # those calls only: "the loaders this epoch loop hands to the function". With ``raw``, a
         # generator hands a loader on only when it yields the batches as they come (`yield x, y`,
         # not `yield x.cuda(), y.cuda()`): its items are then still the loader's host batches.
+        # With ``call`` ((function id, model, site)), that function's parameters take the
+        # arguments of that one call (a generator of the project, where it is called).
         self._callers = callers
         self._raw = raw
+        self._call = call
         if callers is not None:
             self.key = f"loaders@{id(self)}"
+        elif call is not None:
+            self.key = f"loaders@call{id(call[2].node)}{'-raw' if raw else ''}"
         elif raw:
             self.key = "raw-loaders"
+
+    def chosen_calls(self, info: FunctionInfo):
+        if self._call is not None and self._call[0] == id(info):
+            return [(self._call[1], self._call[2])]
+        return None
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Sites]:
         if not isinstance(expr, cst.Call):
@@ -52,12 +68,25 @@ class LoaderSites(Question[Sites]):
         if qual == DATALOADER:
             site = model.loader_site(expr)
             return ((site,), True) if site is not None else _NONE
+        if qual is None and flow.ask(LOADER_CLASS, expr.func, ctx, order):
+            # `loader = DataLoader if weighted else InfiniteDataLoader; loader(ds, pin_memory=True)`
+            site = model.site_of(expr)
+            return ((site,), True) if site is not None else _NONE
         # A function of the project runs before a wrapper's name is trusted: a project's own
         # `cycle(loader)` generator is not itertools' (see `repeated_passes`).
         targets = model.calls.targets_of_expression(expr, ctx, order)
         generators = [(owner, info) for owner, info in targets if info.generator]
         if generators:
-            return self.combine([self.generated(owner, info) for owner, info in generators])
+            # Its parameters are this call's arguments (`metric_logger.log_every(loader, 50)`),
+            # not those of every call of the generator.
+            site = model.site_of(expr)
+            answers = []
+            for owner, info in generators:
+                narrowed = self
+                if site is not None and self._callers is None and len(generators) == 1:
+                    narrowed = LoaderSites(raw=self._raw, call=(id(info), model, site))
+                answers.append(narrowed.generated(owner, info))
+            return self.combine(answers)
         wrapper = last_segment(qual or dotted_name(expr.func))
         if not targets and wrapper in ITERATION_WRAPPERS:
             positional = [a.value for a in expr.args if a.keyword is None and not a.star]
@@ -75,6 +104,16 @@ class LoaderSites(Question[Sites]):
             found = [flow.ask(self, a.value, ctx, order) for a in expr.args if not a.star]
             return (tuple(s for sites, _ in found for s in sites), False)
         return None if flow.callee(expr, ctx, order) is not None else _NONE
+
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[Sites]:
+        """`a, b = loaders` where `loaders = []` got its items from `loaders.append(loader)`: any
+        item may be any of those (`containers.list_elements`)."""
+        if not isinstance(expr, cst.Name):
+            return None
+        values = list_elements(flow.model, expr.value, ctx, order)
+        if not values:
+            return None
+        return self.combine([v.flow.ask(self, v.expr, v.ctx, v.order) for v in values])
 
     def generated(self, owner, info: FunctionInfo) -> Sites:
         """What iterating a generator of the project hands on: the loaders its `yield from`s
@@ -144,6 +183,67 @@ def _selected(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name)
 
 
+class LoaderClass(Question[bool]):
+    """The expression names `DataLoader`, or a subclass of it of the project that takes its
+    arguments as they are (no `__init__`, or one that hands `*args, **kwargs` to
+    `super().__init__`), on every path: calling it builds a DataLoader from those arguments."""
+
+    key = "loader-class"
+    unknown = False
+    follows_imports = True
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        model = flow.model
+        qual = model.imports.qualify(expr)
+        if qual == DATALOADER:
+            return True
+        if isinstance(expr, cst.IfExp):
+            return None
+        owner, info = None, None
+        if qual is not None:
+            symbol = model.symbol(qual)
+            if symbol is not None and symbol.kind == "class":
+                owner, info = symbol.model, symbol.info
+        elif isinstance(expr, cst.Name) and expr.value in model.facts.classes:
+            if not model.bindings.reaching(expr.value, ctx, order):
+                owner, info = model, model.facts.classes[expr.value]
+        if info is not None:
+            return _forwarding_subclass(owner, info)
+        return None if qual is None and isinstance(expr, cst.Name) else False
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return bool(answers) and all(answers)
+
+    def combine_callers(self, answers: Sequence[bool]) -> bool:
+        return False  # a class handed in as an argument: not followed
+
+
+_LOADER_BASES = frozenset({DATALOADER, "torch.utils.data.dataloader.DataLoader"})
+
+
+def _forwarding_subclass(owner, info) -> bool:
+    if not any(base in _LOADER_BASES for base in info.bases):
+        return False
+    init = owner.bindings.method(info.scope, "__init__")
+    if init is None:
+        return True
+    params = init.node.params
+    if params.star_arg is None or params.star_kwarg is None or len(params.params) != 1:
+        return False
+    star, kwargs = getattr(params.star_arg, "name", None), params.star_kwarg.name
+    for site in init.sites:
+        call = site.node
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute) and func.attr.value == "__init__"
+            and isinstance(func.value, cst.Call) and dotted_name(func.value.func) == "super"
+        ):
+            given = [(a.star, dotted_name(a.value)) for a in call.args]
+            return star is not None and given == [("*", star.value), ("**", kwargs.value)]
+    return False
+
+
+LOADER_CLASS = LoaderClass()
 LOADERS = LoaderSites()
 # The loaders whose host batches a value's items still are (see ``raw``).
 RAW_LOADERS = LoaderSites(raw=True)
@@ -205,8 +305,45 @@ def loop_target_hint(model, assignment: Assignment) -> Optional[str]:
     if hint != "loop-target" or assignment.batch_hint is None or assignment.iterable is None:
         return hint
     iterable = assignment.iterable
-    found = model.values.ask(RAW_LOADERS, iterable, assignment.ctx, model.order_of(iterable))
-    return assignment.batch_hint if found[0] else hint
+    order = model.order_of(iterable)
+    found = model.values.ask(RAW_LOADERS, iterable, assignment.ctx, order)
+    if not found[0]:
+        return hint
+    enumerated = model.values.ask(ENUMERATED, iterable, assignment.ctx, order)
+    if enumerated == _ALWAYS_ENUMERATED:
+        # `pbar = enumerate(loader)`, then `for i, (x, y) in pbar`: an index, then the batch.
+        return assignment.enumerated_hint or hint
+    return hint if _ENUMERATE in enumerated else assignment.batch_hint
+
+
+_ENUMERATE, _PLAIN = "enumerate", "plain"
+_ALWAYS_ENUMERATED = frozenset({_ENUMERATE})
+
+
+class Enumerated(Question[frozenset]):
+    """Whether the expression's values are `enumerate(...)`, themselves or wrapped
+    (`tqdm(enumerate(x))`): {"enumerate"} on every path, {"plain"} on none, both when it
+    depends on the path."""
+
+    key = "enumerated"
+    unknown = frozenset({_PLAIN})
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[frozenset]:
+        if isinstance(expr, cst.Call):
+            model = flow.model
+            wrapper = last_segment(model.imports.qualify(expr.func) or dotted_name(expr.func))
+            if wrapper == "enumerate":
+                return _ALWAYS_ENUMERATED
+            if wrapper in ITERATION_WRAPPERS and expr.args and not model.calls.targets_of_expression(expr, ctx, order):
+                return flow.ask(self, expr.args[0].value, ctx, order)
+            return self.unknown
+        return None if isinstance(expr, (cst.Name, cst.IfExp)) else self.unknown
+
+    def combine(self, answers: Sequence[frozenset]) -> frozenset:
+        return frozenset().union(*answers)
+
+
+ENUMERATED = Enumerated()
 
 
 def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:

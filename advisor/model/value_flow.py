@@ -30,6 +30,9 @@ A = TypeVar("A")
 # Start processes that run a function with the process index, then the `args` tuple.
 SPAWNERS = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
 _PENDING = object()
+# What a lookup of a key finds (in a dict, in a call's `**` spreads): there on every path, on
+# none, on some, or it cannot tell.
+PRESENT, ABSENT, SOMETIMES, UNKNOWN = "present", "absent", "sometimes", "unknown"
 
 
 class Question(Generic[A]):
@@ -71,6 +74,12 @@ class Question(Generic[A]):
     def callers(self, flow: "ValueFlow", info: FunctionInfo, sites: List[CallSite]) -> List[CallSite]:
         """The calls whose arguments a parameter of ``info`` takes its value from."""
         return sites
+
+    def chosen_calls(self, info: FunctionInfo) -> Optional[List[Tuple[Any, CallSite]]]:
+        """The one call (model, site) whose arguments a parameter of ``info`` takes, when the
+        question is asked about that call only (a generator's items where it is called); None:
+        every call of the function."""
+        return None
 
     def augmented(self, flow: "ValueFlow", assignment: Assignment, before: A, value: A) -> A:
         """`x += value`: what x held before, combined with the value."""
@@ -191,29 +200,41 @@ class ValueFlow:
 
     def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
         """A parameter's value: the arguments of every call of the function, or its default."""
-        local = question.callers(self, info, self.model.call_sites(info))
-        callers = [(self.model, s) for s in local]
-        if question.callers(self, info, local) is local or not local:
-            # Calls from the project files that import this one count too (a filter on callers
-            # names this file's own calls only).
-            callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
-        if not callers and not local and question.callers(self, info, local) is local:
-            callers = self.model.calls.constructions(info)  # `__init__`: where instances are built
         position = info.params.index(name) - (1 if info.class_name is not None else 0)
         answers: List[A] = []
-        if question.callers(self, info, local) is local:
-            answers.extend(self._spawned(question, info, position))
+        chosen = question.chosen_calls(info)
+        if chosen is not None:
+            callers = list(chosen)
+        else:
+            local = question.callers(self, info, self.model.call_sites(info))
+            callers = [(self.model, s) for s in local]
+            if question.callers(self, info, local) is local or not local:
+                # Calls from the project files that import this one count too (a filter on
+                # callers names this file's own calls only).
+                callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
+            if not callers and not local and question.callers(self, info, local) is local:
+                callers = self.model.calls.constructions(info)  # `__init__`: where instances are built
+            if question.callers(self, info, local) is local:
+                answers.extend(self._spawned(question, info, position))
         if not callers:
             return question.combine_callers(answers) if answers else question.unknown
+        default = parameter_default(info, name)
         for model, site in callers:
             arg = argument(site.node, name, position)
-            if arg is None and any(a.star for a in site.node.args):
-                answers.append(question.unknown)  # `f(*args, **kwargs)`: it may be in there
-            elif arg is None:
-                default = parameter_default(info, name)
-                answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
-            else:
+            if arg is not None:
                 answers.append(model.values.ask(question, arg.value, site.ctx, site.order))
+                continue
+            spread = (PRESENT, ()) if any(a.star == "*" for a in site.node.args) else (ABSENT, ())
+            if spread[0] == ABSENT and any(a.star == "**" for a in site.node.args):
+                # `training_loop(**c)`: the key of that name in the dicts it unpacks.
+                spread = model.spread_keyword(site, name)
+            state, values = spread
+            if state in (PRESENT, SOMETIMES) and values:
+                answers.extend(v.flow.ask(question, v.expr, v.ctx, v.order) for v in values)
+            if state == UNKNOWN or (state == PRESENT and not values):
+                answers.append(question.unknown)  # `f(*args)`: it may be in there
+            elif state in (ABSENT, SOMETIMES):
+                answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
         return question.combine_callers(answers)
 
     def _spawned(self, question: Question[A], info: FunctionInfo, position: int) -> List[A]:

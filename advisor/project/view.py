@@ -25,6 +25,10 @@ from advisor.project.layout import Layout, project_root
 
 _TEXT_LIMIT = 4 << 20
 
+# Text that marks a module building yacs-style config nodes: their top-level defaults are read
+# wherever a setting is (advisor/model/config_nodes.py), so every check depends on them.
+CONFIG_NODE_MARK = "CfgNode("
+
 # How many importers of one module are read: a module imported by hundreds of files is a
 # library's core, and the callers that make it hot are not to be found by reading them all.
 MAX_IMPORTERS = 48
@@ -80,6 +84,7 @@ class ProjectView:
         self._symbols: Dict[Tuple[int, str], Optional[Symbol]] = {}
         self._index: Optional[Dict[str, Set[str]]] = None
         self._imported: Dict[str, List[str]] = {}
+        self._found: Dict[str, List[str]] = {}
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -109,6 +114,7 @@ class ProjectView:
     def _reset(self) -> None:
         models = {k: m for k, m in self._models.items() if m is not None}
         self._symbols.clear()
+        self._found.clear()
         self._importers.clear()
         for model in models.values():
             model.forget_answers()
@@ -267,7 +273,9 @@ class ProjectView:
 
     def dependencies(self, path: str, hops: int = 3, limit: int = 512) -> Tuple[str, ...]:
         """The project files a file's findings may depend on: those within ``hops`` imports of
-        it, either way (what it imports, what imports it, their neighbours)."""
+        it, either way (what it imports, what imports it, their neighbours), and the modules
+        that hold the project's config defaults (read wherever a setting is, see
+        `model/config_nodes.py`)."""
         path = _key(path)
         index = self._import_index()
         seen, frontier = {path}, {path}
@@ -276,7 +284,22 @@ class ProjectView:
             seen |= frontier
             if len(seen) > limit:
                 break
+        seen.update(self.files_containing(CONFIG_NODE_MARK))
         return tuple(sorted(seen - {path}))
+
+    def files_containing(self, needle: str) -> List[str]:
+        """The project's files whose text holds ``needle`` (its own file list, read once)."""
+        found = self._found.get(needle)
+        if found is None:
+            found = self._found[needle] = [p for p in self.layout.files() if needle in self._text(p)]
+        return found
+
+    def text_of(self, path: str) -> str:
+        return self._text(_key(path))
+
+    def config_modules(self) -> List[object]:
+        """The project's modules that build config nodes, read."""
+        return [m for m in map(self.model, self.files_containing(CONFIG_NODE_MARK)) if m is not None]
 
     def _import_index(self) -> Dict[str, Set[str]]:
         """Module file -> the project files whose import lines name it (read from the text)."""

@@ -72,7 +72,8 @@ class BlockingCopyFromPinnedLoader(Rule):
         `.to(device)`, `.cuda()` or `.type(torch.cuda.FloatTensor)` without `non_blocking=True`,
         applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`) of a loop
         over a DataLoader built with `pin_memory=True` (written in the call or a `**kwargs` dict,
-        or read from a constant, a settings object or the default of a command-line option), or
+        also one handed from module to module as a keyword, or read from a constant, a settings
+        object, the default of a command-line option or of a yacs config node), or
         to a batch drawn from one with `next(it)` (through `iter(loader)`,
         `itertools.cycle(loader)` or a generator that yields the batches as they come; not one
         that moves or changes them first). Only copies from the host to a device: `.cpu()`,
@@ -121,7 +122,9 @@ class BlockingCopyFromPinnedLoader(Rule):
         ),
         ("torch.Tensor.to", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.to.html"),
     )
-    requires = (("DataLoader",), ("True", "pin_mem"), (".to(", ".cuda(", ".type("))  # pin_memory may be positional
+    # The copy is the rule's own pattern; the loader (and its `pin_memory`, which may be
+    # positional) may be built in a module next to it.
+    requires = ((".to(", ".cuda(", ".type("), ("DataLoader",), ("True", "pin_mem"))
 
     def check(self, model: FileModel) -> Iterator[Report]:
         pinned_loops: dict = {}

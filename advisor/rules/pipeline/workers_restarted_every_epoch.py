@@ -8,7 +8,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.names import DATALOADER
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.model.loaders import LoaderSites, loaders_held, loaders_iterated
+from advisor.model.loaders import LoaderSites, loader_consumers, loaders_held, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
@@ -81,6 +81,22 @@ def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optiona
     return chains
 
 
+def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
+    """``loop`` of ``model`` goes over the loader ``site`` (and nothing else) once per epoch of an
+    epoch loop of that file."""
+    epochs = model.shared("gpu204-epochs", lambda m: {id(e) for e in m.epoch_loops() if not _loop_is_one_epoch(e)})
+    if not epochs or not isinstance(loop.node, cst.For):
+        return False
+    if _inside(loop.parent, epochs):
+        return any(found is site for found in _all_loaders(loaders_iterated(model, loop)))
+    if loop.parent is not None or loop.function is None:
+        return False
+    callers = _epoch_callers(model, loop.function, epochs)
+    if not callers:
+        return False
+    return any(found is site for found in _all_loaders(loaders_iterated(model, loop, LoaderSites(callers))))
+
+
 def _comprehension_iters(body: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     stack = [body]
     while stack:
@@ -99,13 +115,15 @@ class WorkersRestartedEveryEpoch(Rule):
     what = """
         A `DataLoader(...)` whose `num_workers` is known to be above 0 and that gets no
         `persistent_workers`, iterated inside an epoch loop (a loop that runs a whole training
-        loop per iteration), directly or through a helper that the epoch loop calls; or built
-        inside the epoch loop. One-epoch scripts are left alone. The worker count may be written
+        loop per iteration), directly or through a helper that the epoch loop calls (also when
+        the loader is built by a helper in another module of the project); or built inside the
+        epoch loop. One-epoch scripts are left alone. The worker count may be written
         in the call, in a `**kwargs` dict built in steps (a key added under `if use_cuda:`
         counts), in a variable, a parameter's callers or default, a settings object
         (`SimpleNamespace`, a dataclass, a dict of settings), or be the default of a
-        command-line option (`parser.add_argument("--workers", default=8)`): what runs unless the
-        user passes another value, and the message names the option.
+        command-line option (`parser.add_argument("--workers", default=8)`) or of a yacs config
+        node (`_C.DATA_LOADER.NUM_WORKERS = 8`): what runs unless the user passes another value,
+        and the message names the option.
         Passes that start again without an epoch loop count too: an endless generator that goes
         over the loader in its `while True:` loop, and an `iter(loader)` made again in a
         training loop (each step, each epoch, or when `next(...)` raised `StopIteration`).
@@ -175,6 +193,9 @@ class WorkersRestartedEveryEpoch(Rule):
                 reported.add(id(report.node))
                 yield report
         if model.cuda_in_project:
+            for report in self._epoch_loops_elsewhere(model, reported):
+                reported.add(id(report.node))
+                yield report
             for report in self._hidden_passes(model, reported):
                 reported.add(id(report.node))
                 yield report
@@ -195,6 +216,20 @@ class WorkersRestartedEveryEpoch(Rule):
                 name = run.model.display_name().replace("{", "{{").replace("}", "}}")
                 where, related = f"{name}:{run.model.line_of(run.site.node)}", []
             yield from self._restart(model, site, "for every epoch of the engine run at " + where, {}, related)
+
+    def _epoch_loops_elsewhere(self, model: FileModel, reported: set) -> Iterator[Report]:
+        """Loaders of this file (a `construct_loader(cfg, split)` helper) that a loop of another
+        project file goes over once per epoch: in its epoch loop, or in a function that loop
+        calls (`train_epoch(train_loader, ...)`)."""
+        for site in model.calls_to(DATALOADER):
+            if id(site.node) in reported:
+                continue
+            for other, loop in loader_consumers(model, site):
+                if other is model or not other.uses_cuda or not _per_epoch(other, loop, site):
+                    continue
+                name = other.display_name().replace("{", "{{").replace("}", "}}")
+                yield from self._restart(model, site, f"for every epoch (each goes over it at {name}:{other.line_of(loop.node)})", {}, [])
+                break
 
     def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
         """Loaders a generator or a re-created iterator goes over again and again (`model/passes.py`),

@@ -157,3 +157,22 @@ def step(engine, batch):
     optimizer.step()
 trainer = Engine(step)
 trainer.run(loader, 25)
+
+# %% invalid: a loader bound on both arms of an `if`, gone over again by an endless generator
+import torch
+from torch.utils.data import DataLoader
+def load_data(dataset, batch_size, deterministic=False):
+    if deterministic:
+        loader = DataLoader(dataset, batch_size=batch_size, shuffle=False, num_workers=1, persistent_workers=True)  # expect: GPU204
+    elif batch_size > 1:
+        loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=2, drop_last=True, persistent_workers=True)  # expect: GPU204
+    else:
+        loader = DataLoader(dataset, batch_size=1, shuffle=True, num_workers=4, persistent_workers=True)  # expect: GPU204
+    while True:
+        yield from loader
+data = load_data(images, 64)
+for step in range(10000):
+    x, y = next(data)
+    loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()

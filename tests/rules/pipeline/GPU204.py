@@ -365,3 +365,35 @@ loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=4)
 runner = Runner(model, optimizer, device="cuda")
 runner.run(loader, max_epochs=10)
 loss.backward()
+
+# %% invalid: a loader bound on both arms of an `if`, gone over again by an endless generator
+import torch
+from torch.utils.data import DataLoader
+def load_data(dataset, batch_size, deterministic=False):
+    if deterministic:
+        loader = DataLoader(dataset, batch_size=batch_size, shuffle=False, num_workers=1)  # expect: GPU204
+    elif batch_size > 1:
+        loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=2, drop_last=True)  # expect: GPU204
+    else:
+        loader = DataLoader(dataset, batch_size=1, shuffle=True, num_workers=4)  # expect: GPU204
+    while True:
+        yield from loader
+data = load_data(images, 64)
+for step in range(10000):
+    x, y = next(data)
+    loss = model(x.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a loader bound on one arm only: the generator may be handed something else
+import torch
+from torch.utils.data import DataLoader
+def load_data(dataset, batch_size, deterministic=False):
+    loader = dataset
+    if deterministic:
+        loader = DataLoader(dataset, batch_size=batch_size, shuffle=False, num_workers=1)
+    while True:
+        yield from loader
+for step, (x, y) in zip(range(10000), load_data(images, 64, deterministic=True)):
+    model(x.cuda()).mean().backward()
+    optimizer.step()

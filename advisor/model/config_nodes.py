@@ -1,0 +1,104 @@
+"""Defaults of yacs-style config nodes. A module of the project builds the node and fills it at
+its top level (`_C = CfgNode()`, `_C.DATA_LOADER = CfgNode()`, `_C.DATA_LOADER.NUM_WORKERS = 8`);
+the run reads a clone of it (`get_cfg()`), merged with a YAML file or command-line overrides
+and handed from function to function, as `cfg.DATA_LOADER.NUM_WORKERS`.
+
+What the defaults module sets is what runs unless the run's config says otherwise, as an
+argparse default is: the answer names the setting (``Literals.option``). Only settings two or
+more levels deep are read (`DATA_LOADER.NUM_WORKERS`, not `NUM_GPUS`), and a setting stored
+anywhere else in the project (`cfg.DATA_LOADER.NUM_WORKERS = 0` in a setup function, a second
+default) is not known.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, Optional, Tuple
+
+import libcst as cst
+
+from advisor.model.constants import UNKNOWN, Literals
+from advisor.model.facts import MODULE_SCOPE, Assignment
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, ValueFlow
+
+_NODE_CLASSES = frozenset({"yacs.config.CfgNode", "fvcore.common.config.CfgNode", "detectron2.config.CfgNode"})
+
+
+def _defaults(owner) -> Dict[str, Optional[Assignment]]:
+    """{"DATA_LOADER.NUM_WORKERS": its top-level assignment (None when set twice)} for one
+    module: the settings of the config nodes it builds at its top level."""
+    roots = set()
+    module = [(name, found) for (scope, name), found in owner.facts.assignments.items() if scope == MODULE_SCOPE]
+    for name, found in module:
+        for assignment in found:
+            value = assignment.value
+            if "." in name or value is None or assignment.index is not None:
+                continue
+            if isinstance(value, cst.Call) and owner.imports.qualify(value.func) in _NODE_CLASSES:
+                roots.add(name)
+    for name, found in module:  # `cfg = _C`
+        if "." not in name and any(isinstance(a.value, cst.Name) and a.value.value in roots for a in found):
+            roots.add(name)
+    out: Dict[str, Optional[Assignment]] = {}
+    for name, found in module:
+        root, _, path = name.partition(".")
+        if root not in roots or path.count(".") < 1:
+            continue
+        plain = [a for a in found if a.value is not None and a.index is None and not a.augmented]
+        out[path] = plain[0] if len(plain) == 1 and len(found) == 1 and path not in out else None
+    return out
+
+
+def _project_defaults(model) -> Dict[str, Tuple[object, Optional[Assignment]]]:
+    out: Dict[str, Tuple[object, Optional[Assignment]]] = {}
+    for owner in model.project.config_modules():
+        for path, assignment in owner.shared("config-node-defaults", _defaults).items():
+            out[path] = (owner, assignment) if path not in out else (owner, None)
+    return out
+
+
+def config_default(flow: ValueFlow, question: Question[Literals], expr: cst.Attribute) -> Optional[Literals]:
+    """What `cfg.DATA_LOADER.NUM_WORKERS` holds by default, when a config module of the project
+    sets that setting; None when none does."""
+    model = flow.model
+    name = dotted_name(expr)
+    if model.project is None or name is None or name.count(".") < 2:
+        return None
+    defaults = model.shared("config-node-defaults-project", _project_defaults)
+    if not defaults:
+        return None
+    path = name.partition(".")[2]
+    found = defaults.get(path)
+    if found is None:
+        return None
+    owner, assignment = found
+    if assignment is None or _stored_elsewhere(model, path):
+        return UNKNOWN
+    answer = owner.values.ask(question, assignment.value, assignment.ctx, assignment.order)
+    return Literals(answer.values, answer.complete, name)
+
+
+def _stored_elsewhere(model, path: str) -> bool:
+    """The project stores the setting more than once (its default is one store). Only the files
+    this check depends on are searched (the cache re-checks it when one of them changes), so
+    that a cached answer and a fresh one always agree."""
+    store = re.compile(r"\." + re.escape(path) + r"\s*(?:=(?!=)|[-+*/|&]=)")
+    nearby = model.shared("config-node-nearby", _nearby_files)
+    count = 0
+    for other in model.project.files_containing("." + path):
+        if _normal(other) in nearby:
+            count += len(store.findall(model.project.text_of(other)))
+    return count != 1
+
+
+def _nearby_files(model) -> frozenset:
+    if model.real_path is None:
+        return frozenset()
+    own = _normal(model.real_path)
+    return frozenset(map(_normal, model.project.dependencies(own))) | {own}
+
+
+def _normal(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
