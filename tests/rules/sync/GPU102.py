@@ -97,6 +97,19 @@ class Net(L.LightningModule):
         self.log("train_loss", loss, prog_bar=True)
         return loss
 
+# %% invalid: a progress-bar template built from repeated columns, a running mean unpacked into it
+import torch
+
+mean_losses = torch.zeros(3, device=device)
+for i, (imgs, targets) in pbar:
+    loss, loss_items = compute_loss(model(imgs.to(device)), targets.to(device))
+    loss.backward()
+    optimizer.step()
+    mean_losses = (mean_losses * i + loss_items) / (i + 1)
+    if rank in (-1, 0):
+        text = ("%10s" * 2 + "%10.4g" * 3) % (f"{epoch}/{epochs}", mem, *mean_losses)  # expect: GPU102
+        pbar.set_description(text)
+
 # %% valid: ints and floats
 for step, (x, y) in enumerate(loader):
     loss = criterion(model(x), y)
@@ -155,3 +168,11 @@ def train_one_epoch(loader, model, optimizer, writer, cfg):
         if cfg.multi_label:
             loss = loss.item()
         writer.add_scalars({"train/loss": loss}, global_step=it)  # expect: GPU102
+
+# %% valid: a built template filled with Python numbers and strings
+for i, (imgs, targets) in pbar:
+    loss = criterion(model(imgs), targets)
+    loss.backward()
+    optimizer.step()
+    columns = ("%10s" * 2 + "%10d" * 2) % (epoch, name, i, len(targets))
+    print(columns)
