@@ -94,3 +94,23 @@ def test_loader_factories_are_loader_sites():
         (13, [7]),
         (14, [10]),
     ]
+
+
+TRAINERS = """\
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+loader = DataLoader(ds)
+device = "cuda" if torch.cuda.is_available() else "cpu"
+create_supervised_trainer(model, optimizer, criterion, device=device).run(loader, max_epochs=3)
+create_supervised_trainer(model, optimizer, criterion, "cuda", False, None, None, keep).run(loader, max_epochs=3)
+create_supervised_trainer(model, optimizer, criterion, device="cpu", output_transform=keep).run(loader, max_epochs=3)
+create_supervised_trainer(model, optimizer, criterion, **options).run(loader, max_epochs=3)
+"""
+
+
+def test_supervised_trainer_device_and_default_output_transform():
+    model = FileModel.build(cst.parse_module(TRAINERS))
+    builds = [run.build for run in engine_runs(model)]
+    assert [b.copies_to_cuda() for b in builds] == [True, True, False, False]
+    assert [b.item_every_iteration() for b in builds] == [True, False, False, False]

@@ -19,7 +19,8 @@ def training(model, optimizer, criterion, datasets, num_epochs=24):
     model = idist.auto_model(model)
     train_loader, val_loader = get_train_val_loaders(datasets["train"], datasets["val"], batch_size=64)
 
-    trainer = create_supervised_trainer(model, optimizer, criterion, device=device)  # expect: GPU203
+    # the default output_transform calls loss.item() on every iteration
+    trainer = create_supervised_trainer(model, optimizer, criterion, device=device)  # expect: GPU101, GPU203
     evaluator = create_supervised_evaluator(model, metrics={}, device=device)
 
     @trainer.on(Events.EPOCH_COMPLETED)
@@ -29,8 +30,11 @@ def training(model, optimizer, criterion, datasets, num_epochs=24):
     trainer.run(train_loader, max_epochs=num_epochs)
 
     # trap: GPU203 (the user's prepare_batch copies without blocking)
-    finetuner = create_supervised_trainer(model, optimizer, criterion, device=device, prepare_batch=prepare_batch)
+    finetuner = create_supervised_trainer(model, optimizer, criterion, device=device, prepare_batch=prepare_batch)  # expect: GPU101
     finetuner.run(get_finetune_loader(datasets["finetune"], 16), max_epochs=3)
 
-    calibrator = create_supervised_trainer(model, optimizer, criterion, device=device)
+    # trap: GPU101 (the loss stays a tensor)
+    calibrator = create_supervised_trainer(
+        model, optimizer, criterion, device=device, output_transform=lambda x, y, y_pred, loss: loss.detach()
+    )
     calibrator.run(get_calibration_loader(datasets["calibration"]), max_epochs=2)
