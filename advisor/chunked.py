@@ -359,6 +359,17 @@ class ChunkCache:
     def __init__(self) -> None:
         self._chunks: Dict[str, Chunk] = {}
 
+    @classmethod
+    def seeded(cls, *caches: Optional["ChunkCache"]) -> "ChunkCache":
+        """A new cache that starts with the chunks of ``caches`` (shared, not copied): a second
+        analysis of a document (the language server's verification) that must not disturb the
+        first one's cache, and is dropped alone when it stops midway. The two never run at once."""
+        cache = cls()
+        for other in caches:
+            if other is not None:
+                cache._chunks.update(other._chunks)
+        return cache
+
     def take(self, texts: Sequence[str]) -> List[Chunk]:
         """The chunks for ``texts``, parsing only the new ones; keeps exactly these afterwards.
         A text that occurs twice gets two parses: one node must never sit at two places."""

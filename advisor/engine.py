@@ -123,6 +123,7 @@ def check_source(
     chunks: Optional[ChunkCache] = None,
     cancelled: Optional[Callable[[], bool]] = None,
     views: Optional[Views] = None,
+    keep: Optional[List[object]] = None,
 ) -> FileResult:
     """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``.
 
@@ -133,7 +134,9 @@ def check_source(
     of CPU time (a ``LimitProblem`` then says so), or raises ``budget.Cancelled`` once
     ``cancelled()`` is true; ``chunks`` must then be dropped: the statements it holds may be
     half updated. ``views`` holds the project views to check it in (the language server keeps
-    its own, with the editor's unsaved texts); by default, this process's."""
+    its own, with the editor's unsaved texts); by default, this process's. ``keep``, a list,
+    receives the file's model, so that the caller decides when it is freed (the language server
+    frees it after publishing the findings)."""
     result = FileResult(filename)
     view = None
     if path is not None:
@@ -156,7 +159,7 @@ def check_source(
     # Syntax trees hold no cycles (nodes have no parent links): they go by reference counting.
     try:
         with collector_paused():
-            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks, view, path),
+            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks, view, path, keep),
                                   config.analysis_budget, cancelled)
     except BudgetExceeded:
         result.problem = over_budget(filename, config.analysis_budget)
@@ -232,7 +235,7 @@ _NEIGHBOUR_LIMIT = 2 << 20
 
 
 def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, chunks: Optional[ChunkCache],
-             view=None, path: Optional[Path] = None):
+             view=None, path: Optional[Path] = None, keep: Optional[List[object]] = None):
     """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
     model = view.known(str(path), text) if view is not None else None
     if model is None:
@@ -241,6 +244,8 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
             return model
         if view is not None:
             view.register(str(path), model)
+    if keep is not None:
+        keep.append(model)
     try:
         reports: List[Report] = []
         for rule in rules:

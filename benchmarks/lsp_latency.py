@@ -1,10 +1,13 @@
 """Time from a `didChange` to fresh diagnostics in `advisor lsp`, on generated training scripts
 of about 300, 1,500 and 5,000 lines. A benchmark, not a test: run it by hand.
 
-    .venv/bin/python benchmarks/lsp_latency.py [--rounds 20] [--mode push|pull]
+    .venv/bin/python benchmarks/lsp_latency.py [--rounds 20] [--mode push|pull] [--edits comment,statement]
 
-Each round inserts a comment line (an incremental change, as an editor sends it) and waits for
-the diagnostics of that version: the push profile with `debounceMs: 0` (the configured debounce
+Each round makes one incremental change, as an editor sends it, and waits for the diagnostics
+of that version. Two kinds of edit are measured: `comment` inserts a comment line (the server
+moves the previous findings to their new lines, then verifies them in the background), and
+`statement` inserts `_probe = 0` at the start of a line in a function body (the file is
+analysed again). The diagnostics are awaited with the push profile with `debounceMs: 0` (the configured debounce
 adds its delay on top), or a pull request right after the change. The server runs as a real
 subprocess on stdio. Prints p50 and p95 per size, and the engine's own time on the same text.
 """
@@ -84,7 +87,27 @@ def percentile(values, q):
     return ordered[index]
 
 
-async def measure(text: str, rounds: int, mode: str, folder: Path):
+def body_line(lines, start: int) -> int:
+    """The first line at or after ``start`` (wrapping) that is a plain statement of a function
+    body, at the body's indentation."""
+    for step in range(len(lines)):
+        index = (start + step) % len(lines)
+        line = lines[index]
+        if line.startswith("    ") and line[4:5].isidentifier() and not line.startswith("     "):
+            return index
+    raise ValueError("no function body in the script")
+
+
+def change_at(text_lines, version: int, edit: str):
+    """The change of round ``version``: (line, inserted text)."""
+    line = (version * 37) % len(text_lines)
+    if edit == "comment":
+        return line, "# edit\n"
+    line = body_line(text_lines, line)
+    return line, "    _probe = 0\n"
+
+
+async def measure(text: str, rounds: int, mode: str, folder: Path, edit: str = "comment"):
     client = LanguageClient("advisor-bench", "1")
     published: dict = {}
     arrived = asyncio.Event()
@@ -122,11 +145,12 @@ async def measure(text: str, rounds: int, mode: str, folder: Path):
         text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
     await fresh(1)  # warm-up: imports, first parse
     timings = []
-    lines = text.count("\n")
+    current = text.split("\n")
     for version in range(2, rounds + 2):
-        line = (version * 37) % lines
+        line, inserted = change_at(current, version, edit)
+        current.insert(line, inserted[:-1])
         change = types.TextDocumentContentChangePartial(
-            range=types.Range(start=types.Position(line, 0), end=types.Position(line, 0)), text="# edit\n")
+            range=types.Range(start=types.Position(line, 0), end=types.Position(line, 0)), text=inserted)
         start = time.perf_counter()
         client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
@@ -156,17 +180,20 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--mode", choices=("push", "pull"), default="push")
     parser.add_argument("--sizes", default="300,1500,5000")
+    parser.add_argument("--edits", default="comment,statement", help="comment, statement, or both")
     args = parser.parse_args()
     print(f"mode {args.mode}, debounce 0 ms; times in ms")
-    print(f"{'lines':>6} {'rounds':>6} {'p50':>8} {'p95':>8} {'engine p50':>11}")
+    print(f"{'edit':>9} {'lines':>6} {'rounds':>6} {'p50':>8} {'p95':>8} {'engine p50':>11}")
     with TemporaryDirectory() as folder:
         for size in (int(s) for s in args.sizes.split(",")):
             text = script(size)
             rounds = args.rounds if size <= 1500 else max(5, args.rounds // 3)
-            timings = asyncio.run(measure(text, rounds, args.mode, Path(folder)))
             engine = engine_time(text, max(3, rounds // 3))
-            print(f"{text.count(chr(10)):>6} {rounds:>6} {1000 * statistics.median(timings):>8.0f} "
-                  f"{1000 * percentile(timings, 95):>8.0f} {1000 * statistics.median(engine):>11.0f}", flush=True)
+            for edit in args.edits.split(","):
+                timings = asyncio.run(measure(text, rounds, args.mode, Path(folder), edit))
+                print(f"{edit:>9} {text.count(chr(10)):>6} {rounds:>6} {1000 * statistics.median(timings):>8.0f} "
+                      f"{1000 * percentile(timings, 95):>8.0f} {1000 * statistics.median(engine):>11.0f}",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import libcst as cst
 
 from advisor.model import FileModel
 from advisor.model.engine_runs import engine_runs
+from advisor.model.loaders import loader_calls, loader_factory
 
 SCRIPT = """\
 import torch
@@ -61,3 +62,55 @@ def test_engine_runs_know_their_engine_and_epochs():
         ("ds_d", "engine", True, False),  # a project subclass of Engine; one epoch
         ("ds_e", "trainer", True, False),  # a fixed epoch length (`Runner(...).run` is no engine)
     ]
+
+
+FACTORIES = """\
+import ignite.distributed as idist
+from ignite.distributed import auto_dataloader
+from ignite.engine import create_supervised_trainer
+from torch.utils.data import DataLoader
+
+def loaders(ds):
+    return idist.auto_dataloader(ds, batch_size=8, num_workers=4), DataLoader(ds)
+
+train, plain = loaders(ds)
+other = auto_dataloader(ds)
+not_a_loader = make_dataloader(ds)
+trainer = create_supervised_trainer(model, optimizer, criterion, device="cuda")
+trainer.run(train, max_epochs=5)
+trainer.run(other, max_epochs=5)
+trainer.run(not_a_loader, max_epochs=5)
+"""
+
+
+def test_loader_factories_are_loader_sites():
+    model = FileModel.build(cst.parse_module(FACTORIES))
+    sites = loader_calls(model)
+    assert [model.line_of(s.node) for s in sites] == [7, 7, 10]
+    assert [loader_factory(s) is not None for s in sites] == [False, True, True]
+    assert all(loader_factory(s).pins_on_cuda and loader_factory(s).distributed_sampler for s in sites[1:])
+    runs = engine_runs(model)
+    assert [(model.line_of(r.site.node), [model.line_of(s.node) for s in r.loaders[0]]) for r in runs] == [
+        (13, [7]),
+        (14, [10]),
+    ]
+
+
+TRAINERS = """\
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+loader = DataLoader(ds)
+device = "cuda" if torch.cuda.is_available() else "cpu"
+create_supervised_trainer(model, optimizer, criterion, device=device).run(loader, max_epochs=3)
+create_supervised_trainer(model, optimizer, criterion, "cuda", False, None, None, keep).run(loader, max_epochs=3)
+create_supervised_trainer(model, optimizer, criterion, device="cpu", output_transform=keep).run(loader, max_epochs=3)
+create_supervised_trainer(model, optimizer, criterion, **options).run(loader, max_epochs=3)
+"""
+
+
+def test_supervised_trainer_device_and_default_output_transform():
+    model = FileModel.build(cst.parse_module(TRAINERS))
+    builds = [run.build for run in engine_runs(model)]
+    assert [b.copies_to_cuda() for b in builds] == [True, True, False, False]
+    assert [b.item_every_iteration() for b in builds] == [True, False, False, False]

@@ -162,6 +162,26 @@ async def test_diagnostics_have_code_severity_link_and_fix(client, tmp_path):
     assert "fix" not in by_code["GPU101"].data
 
 
+async def test_after_comment_edits_the_diagnostics_are_those_of_a_full_check(client, tmp_path):
+    """A comment or blank line moves the previous findings instead of analysing again
+    (advisor/lsp/comment_edits); what the client gets is what a full check says."""
+    from advisor.lsp import convert
+
+    uri = open_file(client, tmp_path / "train.py", SCRIPT)
+    await diagnostics(client, uri)
+    for line, inserted in ((7, "# each batch\n"), (0, "\n"), (9, "    # the step\n")):
+        where = types.Range(start=types.Position(line, 0), end=types.Position(line, 0))
+        before = len(client.published)
+        change(client, uri, edits=[types.TextEdit(range=where, new_text=inserted)])
+        diags = await diagnostics(client, uri, after=before - 1)
+        text = client.texts[uri]
+        lines = convert.lines_of(text)
+        full = check_source(text, "train.py", Config()).findings
+        assert [(d.code, d.range, d.message, d.data.get("fix")) for d in diags] == [
+            (f.code, convert.lsp_range(lines, f.start, f.end, client.encoding), f.message,
+             convert.fix_to_data(f.fix) if f.fix else None) for f in full]
+
+
 async def test_columns_on_non_ascii_line(client, tmp_path):
     uri = open_file(client, tmp_path / "train.py", SCRIPT)
     diags = await diagnostics(client, uri)

@@ -88,7 +88,9 @@ def test_settings_keep_good_values_and_report_bad_ones():
 def test_lsp_without_pygls_says_how_to_install(monkeypatch, capsys):
     from advisor import cli
 
-    monkeypatch.setitem(sys.modules, "pygls", None)
+    # every pygls module, also those an earlier in-process test imported
+    for name in [m for m in sys.modules if m == "pygls" or m.startswith("pygls.")] + ["pygls"]:
+        monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "advisor.lsp.server", raising=False)
     assert cli.main(["lsp"]) == 2
     assert "pip install 'torch-advisor[lsp]'" in capsys.readouterr().err

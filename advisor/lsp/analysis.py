@@ -19,6 +19,7 @@ it, saved or not. A view forgets what it read from a text that changed.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 from collections import OrderedDict
@@ -35,8 +36,9 @@ from advisor.chunked import ChunkCache
 from advisor.suppression import check_text
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
-from advisor.limits import LimitProblem
+from advisor.limits import LimitProblem, text_too_large
 from advisor.lsp import convert
+from advisor.lsp.comment_edits import reuse_findings
 from advisor.project.view import Views
 
 log = logging.getLogger("advisor.lsp")
@@ -67,6 +69,14 @@ class Analysis:
     # The project files its findings may depend on (absolute paths): an edit of one of them
     # re-checks it.
     dependencies: Tuple[str, ...] = ()
+    # What it was computed from, for the next version: the text and what else the findings
+    # depend on (a later version with the same basis may reuse them, comment_edits).
+    text: Optional[str] = None
+    basis: Tuple = ()
+    boundaries: Tuple[int, ...] = ()  # the rows where its top-level statements start
+    # The findings were moved from the previous version's, not computed: a full analysis of
+    # the same version follows in the background (Analyzer.verify).
+    reused: bool = False
 
     @property
     def result_id(self) -> str:
@@ -118,6 +128,11 @@ class Analyzer:
         self._views: Dict[int, Views] = {id(self._executor): Views(), id(self._slow_executor): Views()}
         self._disk_changes: List[Tuple[str, bool]] = []
         self._applied: Dict[int, int] = {}
+        # The models of finished analyses, freed after their diagnostics are out (release).
+        self._retired: List[object] = []
+        self._collector_held = False
+        # The parsed statements of the last verification (verify), for the next one.
+        self._verify_chunks: Dict[str, ChunkCache] = {}
 
     def latest(self, uri: str) -> Optional[Analysis]:
         return self._cache.get(uri)
@@ -128,6 +143,7 @@ class Analyzer:
         self._slow.discard(uri)
         with self._chunks_lock:
             self._chunks.pop(uri, None)
+            self._verify_chunks.pop(uri, None)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
@@ -169,7 +185,8 @@ class Analyzer:
         if future is None:
             loop = asyncio.get_running_loop()
             executor = self.executor_for(job.uri)
-            future = loop.run_in_executor(executor, self._run, job, self._last_good.get(job.uri), executor)
+            future = loop.run_in_executor(executor, self._run, job, self._last_good.get(job.uri), executor,
+                                          self._cache.get(job.uri), False, True)
             self._running[running_key] = future
             future.add_done_callback(lambda _f: self._running.pop(running_key, None))
         # Shielded: a cancelled request ($/cancelRequest, a newer keystroke) stops waiting,
@@ -192,34 +209,54 @@ class Analyzer:
             texts[str(job.path)] = job.text  # the version being checked, whatever came since
         return texts
 
-    def _run(self, job: Job, last_good: Optional[Analysis], executor: Optional[ThreadPoolExecutor] = None) -> Analysis:
+    def _run(self, job: Job, last_good: Optional[Analysis], executor: Optional[ThreadPoolExecutor] = None,
+             previous: Optional[Analysis] = None, verifying: bool = False, hold: bool = False) -> Analysis:
+        """One analysis of ``job`` on the calling worker: the previous findings moved when
+        ``previous`` (the version before) allows it, else a check of the text. ``verifying``:
+        a background check (its own chunk cache). ``hold``: the collector stays off after it
+        until ``release`` (the caller publishes first, then releases)."""
         if not job.wanted():
             raise Superseded()
         lines = convert.lines_of(job.text)
         if job.excluded:
             return Analysis(job.uri, job.version, job.key, [], None)
+        reused = self._reused(job, previous)
+        if reused is not None:
+            reused.diagnostics = self._diagnostics(job, reused.findings, lines)
+            return reused
+        self.release()  # what the previous analysis left, if nothing has freed it since
+        if hold:
+            gc.disable()  # until release(), after its diagnostics are published
+            self._collector_held = True
         views = self.views(executor or self.executor_for(job.uri), self._stand_ins(job))
+        models: List[object] = []  # the one this analysis builds
         with self._chunks_lock:
-            chunks = self._chunks.pop(job.uri, None) or ChunkCache()
-            self._chunks[job.uri] = chunks
-            while len(self._chunks) > KEEP_PARSED_FILES:
-                self._chunks.popitem(last=False)
+            if verifying:
+                # Its own cache, seeded from the file's: a verification is often cancelled
+                # midway, and that must not cost the next keystroke the parse of the whole file.
+                chunks = ChunkCache.seeded(self._chunks.get(job.uri), self._verify_chunks.get(job.uri))
+                self._verify_chunks = {job.uri: chunks}
+            else:
+                chunks = self._chunks.pop(job.uri, None) or ChunkCache()
+                self._chunks[job.uri] = chunks
+                while len(self._chunks) > KEEP_PARSED_FILES:
+                    self._chunks.popitem(last=False)
         try:
             result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
-                                cancelled=lambda: not job.wanted(), views=views)
+                                cancelled=lambda: not job.wanted(), views=views, keep=models)
         except Cancelled:
             self._drop_chunks(job.uri, chunks)  # stopped midway: its statements may be half updated
             raise Superseded() from None
         if isinstance(result.problem, LimitProblem):
             self._drop_chunks(job.uri, chunks)
         analysis = Analysis(job.uri, job.version, job.key, result.findings, result.problem,
-                            dependencies=tuple(result.dependencies or ()))
-        locate = (lambda _related: (job.uri, lines)) if job.related_information else None
+                            dependencies=tuple(result.dependencies or ()), text=job.text, basis=_basis(job),
+                            boundaries=_boundaries(models, job.text))
+        if hold:
+            self._retired.extend(models)
+        del models
         if result.problem is None:
-            analysis.diagnostics = [
-                convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code), locate)
-                for f in result.findings
-            ]
+            analysis.diagnostics = self._diagnostics(job, result.findings, lines)
             return analysis
         # The text does not parse (mid-edit, usually): keep the last good diagnostics so that
         # they do not flicker away while typing, without their fixes (their edits belong to
@@ -234,10 +271,74 @@ class Analyzer:
         analysis.diagnostics = kept + [convert.problem_diagnostic(result.problem, lines, job.encoding)]
         return analysis
 
+    def _diagnostics(self, job: Job, findings: List[Finding], lines) -> List[types.Diagnostic]:
+        locate = (lambda _related: (job.uri, lines)) if job.related_information else None
+        return [convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code), locate) for f in findings]
+
+    def _reused(self, job: Job, previous: Optional[Analysis]) -> Optional[Analysis]:
+        """The previous version's findings moved to this version's lines, when the edit only
+        touched comment and blank lines (comment_edits); None when it must be analysed."""
+        if (previous is None or previous.problem is not None or previous.text is None
+                or previous.key[1:] != job.key[1:] or previous.basis != _basis(job)
+                or text_too_large(job.text, job.config.max_file_size)):
+            return None
+        reused = reuse_findings(previous.text, job.text, previous.findings, _required_strings(), previous.boundaries)
+        if reused is None:
+            return None
+        return Analysis(job.uri, job.version, job.key, reused.findings, None, dependencies=previous.dependencies,
+                        text=job.text, basis=previous.basis, boundaries=reused.boundaries, reused=True)
+
+    def release(self) -> None:
+        """Frees what the analyses done so far left. An analysis allocates its model with the
+        cyclic collector off (engine.check_source), and the model holds cycles: the first
+        collection after it traverses all of it (tens of ms on a large file). The collector
+        stays off, and the model alive, until this runs after the diagnostics are published
+        (``verify``), or at the start of the worker's next analysis. Call on a worker."""
+        self._retired.clear()
+        if self._collector_held:
+            self._collector_held = False
+            gc.enable()
+            gc.collect(1)
+
+    async def verify(self, job: Job, published: Analysis) -> Optional[Analysis]:
+        """After ``published`` went out: frees the previous model on the worker, and when the
+        findings were reused rather than computed, analyses the same version in full; returns
+        that analysis when its diagnostics differ (it then replaces the cached one), else None.
+        Runs on the file's worker, so a newer edit waits at most until this one notices it is
+        superseded (budget.Cancelled)."""
+        loop = asyncio.get_running_loop()
+        executor = self.executor_for(job.uri)
+        if not published.reused:
+            if self._collector_held or self._retired:
+                try:
+                    await loop.run_in_executor(executor, self.release)
+                except RuntimeError:  # shutting down: the worker takes no more jobs
+                    pass
+            return None
+        running_key = (job.uri, job.key, "verify")
+        future = self._running.get(running_key)
+        if future is None:
+            future = loop.run_in_executor(executor, self._run, job, self._last_good.get(job.uri), executor, None, True)
+            self._running[running_key] = future
+            future.add_done_callback(lambda _f: self._running.pop(running_key, None))
+        full = await asyncio.shield(future)
+        if _same(full, published):
+            return None
+        log.warning("%s: the findings reused after a comment edit differ from a full analysis of version %s;"
+                    " republishing", job.uri, job.version)
+        current = self._cache.get(job.uri)
+        if current is None or current is published or _newer(full, current):
+            self._cache[job.uri] = full
+            if full.problem is None:
+                self._last_good[job.uri] = full
+        return full
+
     def _drop_chunks(self, uri: str, chunks: ChunkCache) -> None:
         with self._chunks_lock:
             if self._chunks.get(uri) is chunks:
                 del self._chunks[uri]
+            if self._verify_chunks.get(uri) is chunks:
+                self._verify_chunks = {}
 
     async def fix_all(self, job: Job) -> Optional[Tuple[str, int]]:
         """The text with every safe fix applied (re-checked until stable, as `advisor check
@@ -268,6 +369,35 @@ class Analyzer:
 
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(executor, work)
+
+
+def _boundaries(models: List[object], text: str) -> Tuple[int, ...]:
+    """The first rows of the chunks of the model built from ``text``, if one was."""
+    model = models[-1] if models else None
+    chunked = getattr(model, "chunked", None)
+    if chunked is None or getattr(model, "text", None) is not text:
+        return ()
+    return tuple(chunked.first_lines)
+
+
+def _basis(job: Job) -> Tuple:
+    return (job.filename, job.path, job.config, job.encoding, job.related_information)
+
+
+def _same(one: Analysis, other: Analysis) -> bool:
+    return one.problem == other.problem and one.findings == other.findings
+
+
+_REQUIRED: List[str] = []
+
+
+def _required_strings() -> List[str]:
+    """Every string a rule's pre-filter looks for in the text (engine._applies)."""
+    if not _REQUIRED:
+        from advisor.rules import ALL_RULES
+
+        _REQUIRED.extend(sorted({s for rule in ALL_RULES for group in rule.requires for s in group}))
+    return _REQUIRED
 
 
 def _newer(analysis: Analysis, current: Analysis) -> bool:

@@ -40,6 +40,10 @@ from advisor.source import DecodeError, decode_source
 
 log = logging.getLogger("advisor.lsp")
 
+# How long the document must stay unchanged after a result moved from the previous version
+# (lsp/comment_edits) before the server checks that version in full.
+VERIFY_AFTER_SECONDS = 0.3
+
 
 class AdvisorServer(LanguageServer):
     def __init__(self) -> None:
@@ -159,7 +163,8 @@ class AdvisorServer(LanguageServer):
             if delay_ms:
                 await asyncio.sleep(delay_ms / 1000)
             text, version = self.snapshot(doc)
-            analysis = await self.analyzer.analyse(self.job(doc, text, version))
+            job = self.job(doc, text, version)
+            analysis = await self.analyzer.analyse(job)
         except (asyncio.CancelledError, Superseded):
             return
         except Exception:  # noqa: BLE001 - one failed analysis must not stop the server
@@ -172,6 +177,34 @@ class AdvisorServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=analysis.diagnostics, version=doc.version)
         )
         self.analysed(doc, analysis)
+        await self._verify(doc, job, analysis)
+
+    async def _verify(self, doc: Document, job, published) -> None:
+        """After a result went out: the worker frees the previous model, and checks a reused
+        result (analysis.Analyzer.verify) in full; a differing one is published in its place
+        (push) or announced with a refresh (pull). A newer edit cancels it. The full check waits
+        for a pause in typing (VERIFY_AFTER_SECONDS): while keystrokes come, each would only
+        start it to be cancelled."""
+        try:
+            if published.reused:
+                await asyncio.sleep(VERIFY_AFTER_SECONDS)
+                if self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != job.version:
+                    return
+            checked = await self.analyzer.verify(job, published)
+        except (asyncio.CancelledError, Superseded):
+            return
+        except Exception:  # noqa: BLE001 - one failed analysis must not stop the server
+            log.exception("analysis of %s failed", doc.uri)
+            return
+        if checked is None or self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != job.version:
+            return
+        if self.pull:
+            if self._capability("workspace", "diagnostics", "refresh_support"):
+                self.workspace_diagnostic_refresh(None)
+            return
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=checked.diagnostics, version=doc.version)
+        )
 
     def prestart(self, doc: Document) -> None:
         """Pull clients ask right after a change; starting now saves the wait."""
@@ -180,8 +213,10 @@ class AdvisorServer(LanguageServer):
         future.add_done_callback(_swallow)
 
     async def _prestarted(self, doc: Document, text: str, version: Optional[int]) -> None:
-        analysis = await self.analyzer.analyse(self.job(doc, text, version))
+        job = self.job(doc, text, version)
+        analysis = await self.analyzer.analyse(job)
         self.analysed(doc, analysis)
+        await self._verify(doc, job, analysis)  # the client pulls it now: free the model after
 
     # -- files that depend on an edited one ------------------------------------------------------
     def edited(self, doc: Document) -> None:
@@ -268,12 +303,15 @@ class AdvisorServer(LanguageServer):
             if doc is None:
                 return None
             text, version = self.snapshot(doc)
+            job = self.job(doc, text, version)
             try:
-                analysis = await self.analyzer.analyse(self.job(doc, text, version))
+                analysis = await self.analyzer.analyse(job)
             except Superseded:
                 continue
             if self.snapshot(doc)[1] == version:
                 self.analysed(doc, analysis)
+                future = asyncio.ensure_future(self._verify(doc, job, analysis))
+                future.add_done_callback(_swallow)
                 return analysis
         return analysis
 

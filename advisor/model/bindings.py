@@ -154,10 +154,19 @@ class Bindings:
         i = bisect_left(orders, order) - 1
         while i >= 0:
             assignment = found[i]
-            out.append(assignment)
             if id(assignment.ctx) in chain:
+                out.append(assignment)
                 dominating = assignment
                 break
+            # A binding that a later one of an enclosing block (or the same block) follows on
+            # every path is overwritten before the read: `if n > 1: loss = reduce(loss)` and
+            # then `loss = loss.item()` in the same arm.
+            # Both looks are bounded (the bindings seen last, a few of them) so that a name bound
+            # thousands of times costs what it did.
+            if not any(self._overwrites(later, assignment) for later in out[-_NEAR:]):
+                out.append(assignment)
+                if 1 < len(out) <= _NEAR and assignment.ctx.guard is not None and _covered(out[::-1], chain):
+                    break  # every arm of an if/else binds it: nothing earlier reaches the read
             i -= 1
         out.reverse()
         covered = dominating is not None or _covered(out, chain)
@@ -175,6 +184,20 @@ class Bindings:
         if len(out) > 1 or (out and dominating is None):
             out = self.paths.feasible(out, ctx, order, chain)
         return out, covered
+
+    def _overwrites(self, later: Assignment, earlier: Assignment) -> bool:
+        """``later`` runs after ``earlier`` on every path: it sits in ``earlier``'s block or one
+        enclosing it, in the same function, with no early exit between them."""
+        if later.ctx.function is not earlier.ctx.function or later.order <= earlier.order:
+            return False
+        if id(later.ctx) not in self._chain(earlier.ctx):
+            return False
+        ctx: Optional[Context] = earlier.ctx
+        while ctx is not None and ctx is not later.ctx:
+            if ctx.guard is not None and ctx.guard.exits:
+                return False
+            ctx = ctx.outer
+        return True
 
     def _chain(self, ctx: Context) -> Set[int]:
         chain = self._chains.get(id(ctx))
@@ -256,6 +279,10 @@ class Bindings:
         if len(defs) < 2:
             return list(self.facts.calls_by_callee.get(info.key, ()))
         return list(self._callers.get(id(info), ()))
+
+
+# How many of the bindings found so far, walking back from a read, are compared with the next.
+_NEAR = 8
 
 
 def _covered(before: Sequence[Assignment], chain: Set[int]) -> bool:

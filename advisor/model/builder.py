@@ -692,9 +692,7 @@ class ModelBuilder(Walker):
         )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Modulo) and isinstance(
-            node.left, (cst.SimpleString, cst.ConcatenatedString)
-        ):
+        if isinstance(node.operator, cst.Modulo) and _is_template(node.left):
             values = node.right.elements if isinstance(node.right, cst.Tuple) else None
             if values is None:
                 self.facts.formatted.append(FormattedValue(node.right, self.ctx, "%-format"))
@@ -853,3 +851,16 @@ class ModelBuilder(Walker):
             loop.direct_marker = True
             loop.has_step = loop.has_step or step
             loop = loop.parent
+
+
+def _is_template(expr: cst.BaseExpression) -> bool:
+    """A %-format template: a string literal, or one built from literals with `+` and `*`, as
+    progress-bar code builds its column layout (`('%10s' * 2 + '%10.4g' * 6) % (...)`)."""
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Add):
+            return _is_template(expr.left) and _is_template(expr.right)
+        if isinstance(expr.operator, cst.Multiply):
+            return _is_template(expr.left) or _is_template(expr.right)
+    return False

@@ -24,6 +24,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from advisor.model.devices import CUDA, device_kind
 from advisor.model.facts import CallSite, Context, FunctionInfo
 from advisor.model.literals import literal_values
 from advisor.model.loaders import LOADERS, Sites, by_loader_site
@@ -50,6 +51,24 @@ class EngineBuild:
         if self.kind == EVALUATOR:
             return argument(self.call, "device", 2)
         return None
+
+    def copies_to_cuda(self) -> bool:
+        """A supervised trainer or evaluator given a device that is CUDA: ignite's `prepare_batch`
+        copies each batch there (never on a file that names no CUDA device: an XLA one, say)."""
+        device = self.device()
+        if device is None or not self.model.uses_cuda:
+            return False
+        site = self.model.site_of(self.call)
+        return site is not None and device_kind(self.model, device.value, site.ctx, site.order) == CUDA
+
+    def item_every_iteration(self) -> bool:
+        """A supervised trainer left with ignite's default `output_transform`, `lambda x, y,
+        y_pred, loss: loss.item()` (ignite/engine/__init__.py): each iteration turns the loss
+        into a number, waiting for the step's kernels. Not when arguments come through
+        `*args`/`**kwargs`."""
+        if self.kind != TRAINER or any(a.star for a in self.call.args):
+            return False
+        return argument(self.call, "output_transform", 7) is None
 
     def process(self) -> Optional[FunctionInfo]:
         """The function of the file an `Engine(...)` hands each batch to."""

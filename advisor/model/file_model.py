@@ -30,10 +30,10 @@ from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds
 from advisor.model.kinds import KINDS
+from advisor.model.loaders import loader_calls
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow
 from advisor.model.names import (
-    DATALOADER,
     GRAD_SCALER,
     ImportTable,
     dotted_name,
@@ -134,10 +134,10 @@ class FileModel:
         return out
 
     def loader_site(self, call: cst.Call) -> Optional[CallSite]:
-        """The recorded site of a `DataLoader(...)` call node."""
+        """The recorded site of a `DataLoader(...)` call node, or of a loader factory's call."""
         sites = self._shared.get("loader-sites")
         if sites is None:
-            sites = self._shared["loader-sites"] = {id(s.node): s for s in self.calls_to(DATALOADER)}
+            sites = self._shared["loader-sites"] = {id(s.node): s for s in loader_calls(self)}
         return sites.get(id(call))
 
     def site_of(self, call: cst.Call) -> Optional[CallSite]:

@@ -5,7 +5,9 @@ loader and yield its batches (`def sample_data(loader): while True: yield from l
 with the arguments of the call at hand), and
 wrapper classes of the file (`Prefetcher(loader)`). A call of a class picked at run time among
 `DataLoader` and project subclasses that take its arguments unchanged (`loader = DataLoader if
-weighted else InfiniteDataLoader; loader(ds, ...)`) is a loader site too.
+weighted else InfiniteDataLoader; loader(ds, ...)`) is a loader site too, and so is a call of a
+library's loader factory (`idist.auto_dataloader(ds, num_workers=8)`, see ``LOADER_FACTORIES``):
+the DataLoader it returns is built from its keyword arguments, with what the factory adds.
 
 An answer is the loader sites found and whether they are all it can be: a path nobody can see
 (`accelerator.prepare(...)`, an argument from elsewhere, a wrapper class) makes it not
@@ -30,6 +32,52 @@ from advisor.model.vocabulary import ITERATION_WRAPPERS, MULTI_ITERABLE_WRAPPERS
 
 Sites = Tuple[Tuple[CallSite, ...], bool]
 _NONE: Sites = ((), False)
+
+
+class LoaderFactory:
+    """A library function that builds a `DataLoader(dataset, **kwargs)` from its own arguments
+    (the dataset first, every other option by keyword) and returns it, adding options of its own:
+    ``pins_on_cuda``, it sets `pin_memory=True` when none is given and the run is on CUDA;
+    ``distributed_sampler``, it gives the loader a `DistributedSampler` in a distributed run when
+    no sampler is given (and the user then holds no sampler to call `set_epoch` on)."""
+
+    __slots__ = ("pins_on_cuda", "distributed_sampler")
+
+    def __init__(self, pins_on_cuda: bool, distributed_sampler: bool) -> None:
+        self.pins_on_cuda = pins_on_cuda
+        self.distributed_sampler = distributed_sampler
+
+
+# ignite.distributed.auto_dataloader (ignite/distributed/auto.py): scales batch_size and
+# num_workers by the processes, adds a DistributedSampler (or wraps the user's sampler) when the
+# world is larger than one, sets `pin_memory` to whether the default device is CUDA unless given
+# (forced off on XLA TPUs), and returns `DataLoader(dataset, **kwargs)`.
+_AUTO_DATALOADER = LoaderFactory(pins_on_cuda=True, distributed_sampler=True)
+LOADER_FACTORIES: Dict[str, LoaderFactory] = {
+    "ignite.distributed.auto_dataloader": _AUTO_DATALOADER,
+    "ignite.distributed.auto.auto_dataloader": _AUTO_DATALOADER,
+}
+
+
+def loader_calls(model) -> List[CallSite]:
+    """The calls of the file that build a DataLoader: `DataLoader(...)` and loader factories."""
+    return model.shared("loader-calls", lambda m: m.calls_to(DATALOADER, *LOADER_FACTORIES))
+
+
+def loader_factory(site: CallSite) -> Optional[LoaderFactory]:
+    """The loader factory a loader site calls; None for a `DataLoader(...)` call."""
+    return LOADER_FACTORIES.get(site.qualname or "")
+
+
+def owner_of(model, site: CallSite):
+    """The model of the file (this one, or a project file around it) whose loader site ``site`` is."""
+    if model.loader_site(site.node) is site:
+        return model
+    if model.project is not None and model.real_path is not None:
+        for other in model.project.related_models(model.real_path):
+            if other.loader_site(site.node) is site:
+                return other
+    return None
 
 
 class LoaderSites(Question[Sites]):
@@ -65,7 +113,7 @@ class LoaderSites(Question[Sites]):
             return None
         model = flow.model
         qual = model.imports.qualify(expr.func)
-        if qual == DATALOADER:
+        if qual == DATALOADER or qual in LOADER_FACTORIES:
             site = model.loader_site(expr)
             return ((site,), True) if site is not None else _NONE
         if qual is None and flow.ask(LOADER_CLASS, expr.func, ctx, order):
@@ -353,7 +401,7 @@ def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:
     index = model._shared.get(key)
     if index is None:
         index = {}
-        mine = {id(s) for s in model.calls_to(DATALOADER)}
+        mine = {id(s) for s in loader_calls(model)}
         models = [model]
         if model.project is not None and model.real_path is not None and mine:
             models += model.project.related_models(model.real_path)

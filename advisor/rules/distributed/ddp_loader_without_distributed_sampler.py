@@ -9,7 +9,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, is_none, last_segment
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
-from advisor.model.loaders import loaders_held, loaders_iterated
+from advisor.model.loaders import loader_factory, loaders_held, loaders_iterated
 from advisor.model.names import DATALOADER
 from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
 from advisor.model.containers import kwargs_value
@@ -112,6 +112,9 @@ class DdpWithoutDistributedSampler(Rule):
         return arg is not None and literal_bool(arg.value) is True
 
     def _check_loader(self, model: FileModel, site: CallSite) -> Optional[Report]:
+        factory = loader_factory(site)
+        if factory is not None and factory.distributed_sampler:
+            return None  # `idist.auto_dataloader(...)` gives the loader a DistributedSampler itself
         call = site.node
         if self._dataset_shards_itself(model, site):
             return None

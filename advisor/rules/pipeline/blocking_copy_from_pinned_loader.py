@@ -10,14 +10,23 @@ from advisor.model.names import root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.devices import device_kind as _device_kind
-from advisor.model.loaders import RAW_LOADERS, drawn_batches, loaders_drawn, loaders_iterated
-from advisor.rules.pipeline.loader_flow import is_device_move, loader_option
+from advisor.model.call_options import ABSENT
+from advisor.model.engine_runs import TRAINER, engine_runs
+from advisor.model.loaders import RAW_LOADERS, drawn_batches, loader_factory, loaders_drawn, loaders_iterated, owner_of
+from advisor.model.value_flow import argument
+from advisor.rules.pipeline.loader_flow import engine_moves_batches, is_device_move, loader_option
 
 
 def _pinned(model: FileModel, site: CallSite) -> bool:
     """Built with `pin_memory=True` on the GPU path: written in the call or a `**kwargs` dict of
-    this file, or read from a constant, a settings object or an option's default."""
-    return loader_option(model, site, "pin_memory", 7).literals.only(True)
+    this file, or read from a constant, a settings object or an option's default; or built by a
+    loader factory that pins by itself on CUDA (`idist.auto_dataloader`) and given no
+    `pin_memory` (the batches are copied to CUDA wherever this is asked)."""
+    option = loader_option(model, site, "pin_memory", 7)
+    factory = loader_factory(site)
+    if factory is not None and factory.pins_on_cuda and option.state == ABSENT:
+        return True
+    return option.literals.only(True)
 
 
 def _has_keyword(call: cst.Call, keyword: str) -> bool:
@@ -77,7 +86,12 @@ class BlockingCopyFromPinnedLoader(Rule):
         to a batch drawn from one with `next(it)` (through `iter(loader)`,
         `itertools.cycle(loader)` or a generator that yields the batches as they come; not one
         that moves or changes them first). Only copies from the host to a device: `.cpu()`,
-        `.to("cpu")` and dtype conversions are never reported.
+        `.to("cpu")` and dtype conversions are never reported. A loader built by Ignite's
+        `idist.auto_dataloader(...)` without `pin_memory` is pinned (it pins on CUDA by itself).
+        An Ignite `create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose
+        engine runs over pinned loaders is reported at its call when it gets no
+        `non_blocking=True` and no `prepare_batch` of the user's: ignite's default
+        `prepare_batch` then makes each copy with `non_blocking=False`.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -99,7 +113,9 @@ class BlockingCopyFromPinnedLoader(Rule):
     fixable = Fixable.SAFE
     fix_safety = """
         The fix adds `non_blocking=True` to a host-to-device copy of a batch that comes from a
-        loader built with a literal `pin_memory=True`. It is safe because CUDA runs the copy and
+        loader built with a literal `pin_memory=True` (or by `idist.auto_dataloader` on CUDA), or
+        to the `create_supervised_trainer(...)` call whose default `prepare_batch` makes the
+        copies. It is safe because CUDA runs the copy and
         the kernels queued after it on the same stream in order: they see the whole batch. It
         assumes that:
 
@@ -124,7 +140,12 @@ class BlockingCopyFromPinnedLoader(Rule):
     )
     # The copy is the rule's own pattern; the loader (and its `pin_memory`, which may be
     # positional) may be built in a module next to it.
-    requires = ((".to(", ".cuda(", ".type("), ("DataLoader",), ("True", "pin_mem"))
+    # An Ignite trainer's copies are in ignite's `prepare_batch`: its call stands for them.
+    requires = (
+        (".to(", ".cuda(", ".type(", "create_supervised_trainer"),
+        ("DataLoader", "auto_dataloader"),
+        ("True", "pin_mem", "auto_dataloader"),
+    )
 
     def check(self, model: FileModel) -> Iterator[Report]:
         pinned_loops: dict = {}
@@ -175,4 +196,36 @@ class BlockingCopyFromPinnedLoader(Rule):
                 "copy of a pinned batch without `non_blocking=True`: the host waits for the transfer "
                 "instead of queueing the next kernels",
                 fix=FixSpec("add `non_blocking=True`", (edit,)),
+            )
+        yield from self._engine_trainers(model)
+
+    def _engine_trainers(self, model: FileModel) -> Iterator[Report]:
+        """`create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose engine runs
+        over pinned loaders: ignite's default `prepare_batch` copies each batch with
+        `convert_tensor(x, device, non_blocking=non_blocking)`, and `non_blocking` is False unless
+        given. Not when a `prepare_batch` of the user's does the copy, or arguments come through
+        `*args`/`**kwargs`."""
+        seen = set()
+        for run in engine_runs(model):
+            build = run.build
+            call = build.call
+            if build.kind != TRAINER or build.model is not model or id(call) in seen:
+                continue
+            if any(a.star for a in call.args) or argument(call, "non_blocking", 4) is not None:
+                continue
+            if argument(call, "prepare_batch", 5) is not None:
+                continue
+            sites, exhaustive = run.loaders
+            if not exhaustive or not sites or not engine_moves_batches(run):
+                continue
+            owners = [owner_of(model, s) for s in sites]
+            if not all(o is not None and _pinned(o, s) for o, s in zip(owners, sites)):
+                continue
+            seen.add(id(call))
+            yield self.report(
+                call,
+                "Ignite trainer copies each batch of a pinned loader to the GPU without "
+                "`non_blocking=True`: the host waits for every transfer",
+                fix=FixSpec("add `non_blocking=True`", (NodeEdit(call.args[-1].value, ", non_blocking=True", "after"),)),
+                related=[(run.site.node, "engine run")],
             )

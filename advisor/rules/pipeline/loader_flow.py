@@ -6,9 +6,8 @@ import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
-from advisor.model.devices import CUDA, device_kind
 from advisor.model.engine_runs import EngineRun, engine_runs_over
-from advisor.model.loaders import batch_names, loader_consumers
+from advisor.model.loaders import batch_names, loader_consumers, loader_factory
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -122,10 +121,8 @@ def engine_moves_batches(run: EngineRun) -> bool:
     model = build.model
     if not model.uses_cuda:
         return False  # a device named nowhere as CUDA: an XLA device, say
-    device = build.device()
-    if device is not None:
-        site = model.site_of(build.call)
-        return site is not None and device_kind(model, device.value, site.ctx, site.order) == CUDA
+    if build.device() is not None:
+        return build.copies_to_cuda()
     info = build.process()
     if info is None or len(info.params) < 2:
         return False
@@ -246,7 +243,10 @@ def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
 
 def loader_option(model: FileModel, site: CallSite, keyword: str, position: Optional[int]) -> Option:
     """A DataLoader argument as the loader receives it where its batches go to the GPU: given in
-    the call, or in a `**kwargs` dict (a key added under `if use_cuda:` counts as there)."""
+    the call, or in a `**kwargs` dict (a key added under `if use_cuda:` counts as there). A loader
+    factory (`idist.auto_dataloader(ds, **kwargs)`) takes its options by keyword only."""
+    if loader_factory(site) is not None:
+        position = None
     return call_option(model, site, keyword, position, path="cuda")
 
 

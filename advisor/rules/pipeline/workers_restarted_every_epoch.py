@@ -5,10 +5,9 @@ from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Applicability, Fixable
 from advisor.model import CallSite, FileModel
-from advisor.model.names import DATALOADER
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.model.loaders import LoaderSites, loader_consumers, loaders_held, loaders_iterated
+from advisor.model.loaders import LoaderSites, loader_calls, loader_consumers, loaders_held, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
@@ -131,6 +130,8 @@ class WorkersRestartedEveryEpoch(Rule):
         at a batch are left alone. A PyTorch Ignite `engine.run(loader, max_epochs=N)` with N
         above 1 goes over the loader once per epoch; without `max_epochs` it runs one epoch, and
         with a literal `epoch_length` it draws on from the same iterator: both are left alone.
+        A loader built by Ignite's `idist.auto_dataloader(dataset, num_workers=N, ...)` counts as
+        a `DataLoader(...)` call: it builds one from the keywords it is given.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -183,7 +184,7 @@ class WorkersRestartedEveryEpoch(Rule):
             "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py",
         ),
     )
-    requires = (("DataLoader",), ("backward", ".step(", "create_supervised_trainer"), ("cuda",))
+    requires = (("DataLoader", "auto_dataloader"), ("backward", ".step(", "create_supervised_trainer"), ("cuda",))
 
     def check(self, model: FileModel) -> Iterator[Report]:
         # Like every input-pipeline rule: only where a GPU waits for the batches.
@@ -203,7 +204,7 @@ class WorkersRestartedEveryEpoch(Rule):
 
     def _engine_runs(self, model: FileModel, reported: set) -> Iterator[Report]:
         """Loaders an Ignite engine goes over once per epoch (`trainer.run(loader, max_epochs=N)`)."""
-        for site in model.calls_to(DATALOADER):
+        for site in loader_calls(model):
             if id(site.node) in reported:
                 continue
             runs = [r for r in engine_runs_over(model, site) if r.epochs and r.loaders[1]]
@@ -221,7 +222,7 @@ class WorkersRestartedEveryEpoch(Rule):
         """Loaders of this file (a `construct_loader(cfg, split)` helper) that a loop of another
         project file goes over once per epoch: in its epoch loop, or in a function that loop
         calls (`train_epoch(train_loader, ...)`)."""
-        for site in model.calls_to(DATALOADER):
+        for site in loader_calls(model):
             if id(site.node) in reported:
                 continue
             for other, loop in loader_consumers(model, site):
@@ -234,7 +235,7 @@ class WorkersRestartedEveryEpoch(Rule):
     def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
         """Loaders a generator or a re-created iterator goes over again and again (`model/passes.py`),
         when the epoch-loop check above did not report them."""
-        for site in model.calls_to(DATALOADER):
+        for site in loader_calls(model):
             if id(site.node) in reported:
                 continue
             found = [p for p in passes_over(model, site) if p.loaders[1]]
@@ -286,7 +287,7 @@ class WorkersRestartedEveryEpoch(Rule):
                 iterated[id(site.node)] = site
         for comp in self._generator_passes(model, epochs):
             iterated[id(comp.node)] = comp
-        for site in model.calls_to(DATALOADER):
+        for site in loader_calls(model):
             rebuilt = _inside(site.ctx.loop, epochs) or (
                 site.ctx.loop is None and _epoch_callers(model, site.ctx.function, epochs) is not None
             )

@@ -8,6 +8,7 @@ from advisor.model.builder import is_periodic_test
 from advisor.model.devices import is_dtype
 from advisor.model.framework_steps import forward_path
 from advisor.model.walk import children
+from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, value_root
 from advisor.model.vocabulary import BATCH_TEXT
@@ -191,13 +192,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         `device=`, or a `torch.cat` of a list of such parts), and batches still in host memory
         (before they are moved) are left alone. Under a periodic or rank-0 condition it is only
         informational.
-        The same holds in the forward path of a model the call graph does not see trained (built
-        from a registry or a config name, handed to a `Trainer`): the `forward` of an
-        `nn.Module` or Hugging Face model class and the project functions it calls, with
-        gradients on and outside `if not self.training:`; a warning when that forward evidently
-        trains (a registered class, a forward that takes `labels`/`targets` or computes a loss),
-        informational for a plain layer.
-    """
+    """ + FORWARD_PATH_DOC
     why = """
         Python needs a real `True` or `False` to choose a branch, and the allocator needs to
         know how many elements a result has before it can be created: both are answered by

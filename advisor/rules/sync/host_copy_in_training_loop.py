@@ -6,6 +6,7 @@ import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
+from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_numpy, is_raw_batch
 from advisor.model.vocabulary import BATCH_TEXT
@@ -58,13 +59,7 @@ class HostCopyInTrainingLoop(Rule):
     what = """
         `.cpu()`, `.to("cpu")`, `.numpy()` and `.tolist()` on tensors inside the innermost
         training loop. A chain such as `out.detach().cpu().numpy()` is reported once.
-        The same holds in the forward path of a model the call graph does not see trained (built
-        from a registry or a config name, handed to a `Trainer`): the `forward` of an
-        `nn.Module` or Hugging Face model class and the project functions it calls, with
-        gradients on and outside `if not self.training:`; a warning when that forward evidently
-        trains (a registered class, a forward that takes `labels`/`targets` or computes a loss),
-        informational for a plain layer.
-    """
+    """ + FORWARD_PATH_DOC
     why = """
         A copy from the GPU to ordinary host memory is synchronous: the host waits until the
         kernels producing the tensor have run and the bytes have arrived. Done every step (to

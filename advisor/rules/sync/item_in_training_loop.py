@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Iterator
 from advisor.model import FileModel
+from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_numpy, is_raw_batch, type_fallback
@@ -29,7 +30,10 @@ class ItemInTrainingLoop(Rule):
         plain layer. Under a periodic condition such as
         `if step % 100 == 0` or a rank-0 check the finding is only informational, and so it is
         for an `.item()` under `if isinstance(v, torch.Tensor):` on a value not known to be a
-        tensor (a metric logger converting whatever its callers hand it).
+        tensor (a metric logger converting whatever its callers hand it). An Ignite
+        `create_supervised_trainer(..., device=<cuda>)` run in the file and given no
+        `output_transform` is reported at its call: ignite's default one returns `loss.item()`
+        on every iteration.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -74,7 +78,11 @@ class ItemInTrainingLoop(Rule):
             "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
         ),
     )
-    requires = ((".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite("), BATCH_TEXT)
+    # An Ignite trainer's `.item()` is in ignite's default `output_transform`: its call stands for it.
+    requires = (
+        (".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite(", "create_supervised_trainer"),
+        BATCH_TEXT + ("create_supervised_trainer",),
+    )
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in model.method_calls("item"):
@@ -108,3 +116,27 @@ class ItemInTrainingLoop(Rule):
                     severity=self.severity_for(heat),
                     data={"expression": snippet(model, site.node), "builtin": builtin},
                 )
+
+        yield from self._engine_trainers(model)
+
+    def _engine_trainers(self, model: FileModel) -> Iterator[Report]:
+        """An Ignite `create_supervised_trainer(..., device=<cuda>)` of this file, run here, left
+        with the default `output_transform`: ignite calls `loss.item()` on every iteration."""
+        seen = set()
+        for run in engine_runs(model):
+            build = run.build
+            if build.model is not model or id(build.call) in seen:
+                continue
+            if not build.item_every_iteration() or not build.copies_to_cuda():
+                continue
+            seen.add(id(build.call))
+            yield self.report(
+                build.call,
+                "Ignite trainer keeps its default `output_transform`, which calls `loss.item()` "
+                "and waits for the GPU on every iteration",
+                related=[(run.site.node, "engine run")],
+                hint=(
+                    "pass `output_transform=lambda x, y, y_pred, loss: loss.detach()` and read the "
+                    "number only where it is logged"
+                ),
+            )

@@ -5,6 +5,7 @@ import re
 from typing import Iterator
 import libcst as cst
 from advisor.model import CallSite, FileModel, Heat
+from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.vocabulary import BATCH_TEXT
 
@@ -24,13 +25,7 @@ class TensorFormattedInTrainingLoop(Rule):
         formatting, to `str()`, or to a progress bar or metrics writer (`set_postfix`,
         `add_scalar`, `wandb.log`) inside the innermost training loop. Values that are already
         Python numbers are left alone (the `.item()` that made them is GPU101's finding).
-        The same holds in the forward path of a model the call graph does not see trained (built
-        from a registry or a config name, handed to a `Trainer`): the `forward` of an
-        `nn.Module` or Hugging Face model class and the project functions it calls, with
-        gradients on and outside `if not self.training:`; a warning when that forward evidently
-        trains (a registered class, a forward that takes `labels`/`targets` or computes a loss),
-        informational for a plain layer.
-    """
+    """ + FORWARD_PATH_DOC
     why = """
         Rendering a tensor as text needs its values on the host: `print(loss)` and
         `f"{loss:.4f}"` copy the tensor back and wait for every queued kernel, exactly like

@@ -194,3 +194,22 @@ loader = DataLoader(train_set, batch_size=64, shuffle=True)
 for x, y in loader:
     criterion(model(x), y).backward()
     optimizer.step()
+
+# %% valid: Ignite's auto_dataloader gives the loader a DistributedSampler itself in a distributed run
+import torch
+import torch.distributed as dist
+import ignite.distributed as idist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+dist.init_process_group("nccl")
+model = DDP(net.cuda())
+loader = idist.auto_dataloader(train_set, batch_size=64, num_workers=4, shuffle=True)
+holdout = DataLoader(holdout_set, batch_size=64, sampler=DistributedSampler(holdout_set, shuffle=False))
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        for x, y in holdout:
+            model(x.cuda())

@@ -339,3 +339,11 @@ loader = DataLoader(ds, batch_size=64, shuffle=True)  # no cuda in this file
 device = xm.xla_device()
 trainer = create_supervised_trainer(model, optimizer, criterion, device=device)
 trainer.run(loader, max_epochs=10)
+
+# %% valid: Ignite's auto_dataloader pins by itself when the run is on CUDA
+import torch
+import ignite.distributed as idist
+from ignite.engine import create_supervised_trainer
+loader = idist.auto_dataloader(train_set, batch_size=64, num_workers=4, shuffle=True)
+trainer = create_supervised_trainer(model, optimizer, criterion, device="cuda")
+trainer.run(loader, max_epochs=10)

@@ -96,3 +96,23 @@ for imgs, labels in loader:
     real = imgs.type(torch.cuda.FloatTensor, non_blocking=True)  # expect: GPU203
     host = imgs.type(torch.FloatTensor)
     half = labels.type(torch.float16)
+
+# %% invalid: an Ignite trainer's default `prepare_batch` copies batches of pinned loaders blocking
+import torch
+import ignite.distributed as idist
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+def get_loaders(train_set, holdout_set):
+    train = idist.auto_dataloader(train_set, batch_size=64, num_workers=8, shuffle=True)
+    pinned = DataLoader(holdout_set, batch_size=64, num_workers=8, pin_memory=True)
+    return train, pinned
+def training(model, optimizer, criterion, epochs):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    train, pinned = get_loaders(train_set, holdout_set)
+    trainer = create_supervised_trainer(model, optimizer, criterion, device=device, non_blocking=True)  # expect: GPU203
+    trainer.run(train, max_epochs=epochs)
+    finetuner = create_supervised_trainer(model, optimizer, criterion, device="cuda", non_blocking=True)  # expect: GPU203
+    finetuner.run(pinned, max_epochs=2)
+def probe(model, dataset):
+    for x, y in idist.auto_dataloader(dataset, batch_size=64):
+        model(x.cuda(non_blocking=True)).sum().backward()  # expect: GPU203

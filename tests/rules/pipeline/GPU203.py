@@ -203,3 +203,50 @@ for imgs, labels in loader:
     real = imgs.type(torch.cuda.FloatTensor)  # expect: GPU203
     host = imgs.type(torch.FloatTensor)
     half = labels.type(torch.float16)
+
+# %% invalid: an Ignite trainer's default `prepare_batch` copies batches of pinned loaders blocking
+import torch
+import ignite.distributed as idist
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+def get_loaders(train_set, holdout_set):
+    train = idist.auto_dataloader(train_set, batch_size=64, num_workers=8, shuffle=True)
+    pinned = DataLoader(holdout_set, batch_size=64, num_workers=8, pin_memory=True)
+    return train, pinned
+def training(model, optimizer, criterion, epochs):
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    train, pinned = get_loaders(train_set, holdout_set)
+    trainer = create_supervised_trainer(model, optimizer, criterion, device=device)  # expect: GPU203
+    trainer.run(train, max_epochs=epochs)
+    finetuner = create_supervised_trainer(model, optimizer, criterion, device="cuda")  # expect: GPU203
+    finetuner.run(pinned, max_epochs=2)
+def probe(model, dataset):
+    for x, y in idist.auto_dataloader(dataset, batch_size=64):
+        model(x.cuda()).sum().backward()  # expect: GPU203
+
+# %% valid: non_blocking given, a loader that does not pin, a prepare_batch of the user's, the CPU
+import torch
+import ignite.distributed as idist
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+def prepare(batch, device=None, non_blocking=False):
+    x, y = batch
+    return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+auto = idist.auto_dataloader(train_set, batch_size=64, num_workers=8)
+unpinned = idist.auto_dataloader(train_set, batch_size=64, num_workers=8, pin_memory=False)
+plain = DataLoader(train_set, batch_size=64, num_workers=8)
+options = {"device": "cuda", "non_blocking": True}
+create_supervised_trainer(model, optimizer, criterion, device="cuda", non_blocking=True).run(auto, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, "cuda", True).run(auto, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, **options).run(auto, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, device="cuda").run(unpinned, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, device="cuda").run(plain, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, device="cuda", prepare_batch=prepare).run(auto, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, device="cpu").run(auto, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion).run(auto, max_epochs=5)
+
+# %% valid: a loop over an auto_dataloader told not to pin
+import torch
+import ignite.distributed as idist
+for x, y in idist.auto_dataloader(dataset, batch_size=64, pin_memory=False):
+    model(x.cuda()).sum().backward()

@@ -176,3 +176,21 @@ for step in range(10000):
     loss = model(x.cuda()).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: Ignite's `idist.auto_dataloader` builds a DataLoader from its keywords, run for many epochs
+import torch
+import ignite.distributed as idist
+from ignite.engine import Engine, create_supervised_trainer
+def get_dataloader(dataset, sampler=None, shuffle=False, **kwargs):
+    return idist.auto_dataloader(dataset, sampler=sampler, shuffle=(sampler is None) and shuffle, **kwargs, persistent_workers=True)  # expect: GPU204
+def training(config):
+    train_loader = get_dataloader(train_set, shuffle=True, batch_size=64, num_workers=8)
+    trainer = create_supervised_trainer(model, optimizer, criterion, device=idist.device())
+    trainer.run(train_loader, max_epochs=config.num_epochs)
+def pretraining(steps):
+    loader = idist.auto_dataloader(unlabeled, batch_size=128, num_workers=4, shuffle=True, persistent_workers=True)  # expect: GPU204
+    def step(engine, batch):
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+    Engine(step).run(loader, max_epochs=steps)

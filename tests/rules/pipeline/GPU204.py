@@ -397,3 +397,41 @@ def load_data(dataset, batch_size, deterministic=False):
 for step, (x, y) in zip(range(10000), load_data(images, 64, deterministic=True)):
     model(x.cuda()).mean().backward()
     optimizer.step()
+
+# %% invalid: Ignite's `idist.auto_dataloader` builds a DataLoader from its keywords, run for many epochs
+import torch
+import ignite.distributed as idist
+from ignite.engine import Engine, create_supervised_trainer
+def get_dataloader(dataset, sampler=None, shuffle=False, **kwargs):
+    return idist.auto_dataloader(dataset, sampler=sampler, shuffle=(sampler is None) and shuffle, **kwargs)  # expect: GPU204
+def training(config):
+    train_loader = get_dataloader(train_set, shuffle=True, batch_size=64, num_workers=8)
+    trainer = create_supervised_trainer(model, optimizer, criterion, device=idist.device())
+    trainer.run(train_loader, max_epochs=config.num_epochs)
+def pretraining(steps):
+    loader = idist.auto_dataloader(unlabeled, batch_size=128, num_workers=4, shuffle=True)  # expect: GPU204
+    def step(engine, batch):
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+    Engine(step).run(loader, max_epochs=steps)
+
+# %% valid: auto_dataloader loaders that keep their workers, have none, or run one epoch; a plain DataLoader next to them
+import torch
+import ignite.distributed as idist
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+kept = idist.auto_dataloader(train_set, batch_size=64, num_workers=8, persistent_workers=True)
+options = {"batch_size": 64, "num_workers": 8, "persistent_workers": True}
+kept_too = idist.auto_dataloader(train_set, **options)
+no_workers = idist.auto_dataloader(train_set, batch_size=64, num_workers=0, shuffle=True)
+default_workers = idist.auto_dataloader(train_set, batch_size=64, shuffle=True)
+once = idist.auto_dataloader(train_set, batch_size=64, num_workers=8)
+plain = DataLoader(train_set, batch_size=64, num_workers=8, persistent_workers=True)
+trainer = create_supervised_trainer(model, optimizer, criterion, device="cuda")
+trainer.run(kept, max_epochs=30)
+trainer.run(kept_too, max_epochs=30)
+trainer.run(no_workers, max_epochs=30)
+trainer.run(default_workers, max_epochs=30)
+trainer.run(once)
+trainer.run(plain, max_epochs=30)

@@ -503,3 +503,26 @@ class Classifier(nn.Module):
 
     def forward(self, x):
         return self.head(x.cuda()) * self.scale
+
+# %% invalid: an Ignite trainer on CUDA keeps the default output_transform (`loss.item()` every iteration)
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import Events, create_supervised_trainer
+device = "cuda" if torch.cuda.is_available() else "cpu"
+loader = DataLoader(train_set, batch_size=64, num_workers=4, pin_memory=True)
+trainer = create_supervised_trainer(model, optimizer, criterion, device=device, non_blocking=True)  # expect: GPU101
+@trainer.on(Events.ITERATION_COMPLETED(every=100))
+def log_loss(engine):
+    print(f"loss {engine.state.output:.3f}")
+trainer.run(loader, max_epochs=10)
+
+# %% valid: Ignite trainers given an output_transform, arguments through **kwargs, on the CPU, or with no device
+import torch
+from torch.utils.data import DataLoader
+from ignite.engine import create_supervised_trainer
+loader = DataLoader(train_set, batch_size=64, num_workers=4, pin_memory=True)
+options = {"device": "cuda", "output_transform": lambda x, y, y_pred, loss: loss.detach()}
+create_supervised_trainer(model, optimizer, criterion, device="cuda", output_transform=lambda x, y, y_pred, loss: loss.detach()).run(loader, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, **options).run(loader, max_epochs=5)
+create_supervised_trainer(model, optimizer, criterion, device="cpu").run(loader, max_epochs=5)
+create_supervised_trainer(model.cuda(), optimizer, criterion).run(loader, max_epochs=5)

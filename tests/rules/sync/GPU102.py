@@ -97,6 +97,19 @@ class Net(L.LightningModule):
         self.log("train_loss", loss, prog_bar=True)
         return loss
 
+# %% invalid: a progress-bar template built from repeated columns, a running mean unpacked into it
+import torch
+
+mean_losses = torch.zeros(3, device=device)
+for i, (imgs, targets) in pbar:
+    loss, loss_items = compute_loss(model(imgs.to(device)), targets.to(device))
+    loss.backward()
+    optimizer.step()
+    mean_losses = (mean_losses * i + loss_items) / (i + 1)
+    if rank in (-1, 0):
+        text = ("%10s" * 2 + "%10.4g" * 3) % (f"{epoch}/{epochs}", mem, *mean_losses)  # expect: GPU102
+        pbar.set_description(text)
+
 # %% valid: ints and floats
 for step, (x, y) in enumerate(loader):
     loss = criterion(model(x), y)
@@ -145,6 +158,39 @@ def train_one_epoch(loader, model, optimizer, writer, cfg, epoch):
             if writer is not None:
                 writer.add_scalars({"train/loss": loss, "train/top1": top1}, global_step=it)
 
+# %% valid: every arm of an if/elif/else rebinds the loss to a number, after an optional reduce
+def train_epoch(loader, model, optimizer, writer, cfg, world):
+    for step, (clips, labels) in enumerate(loader):
+        loss = loss_fun(model(clips.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if cfg.multi_label:
+            if world > 1:
+                loss = all_reduce([loss])[0]
+            loss = loss.item()
+        elif cfg.masked:
+            if world > 1:
+                loss = all_reduce([loss])[0]
+            loss, err = (loss.item(), 0.0)
+        else:
+            loss, err = loss.item(), top1_error(model, clips)
+        if writer is not None:
+            writer.add_scalars({"train/loss": loss}, global_step=step)
+
+# %% invalid: one arm keeps the tensor, so the read after the if/else may format it
+def train_epoch(loader, model, optimizer, writer, cfg):
+    for step, (clips, labels) in enumerate(loader):
+        loss = loss_fun(model(clips.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if cfg.multi_label:
+            loss = loss.item()
+        elif cfg.masked:
+            loss = loss.detach()
+        writer.add_scalar("train/loss", loss, step)  # expect: GPU102
+
 # %% invalid: rebound to a number on one branch only: the other still formats the tensor
 def train_one_epoch(loader, model, optimizer, writer, cfg):
     for it, (clips, labels) in enumerate(loader):
@@ -155,3 +201,11 @@ def train_one_epoch(loader, model, optimizer, writer, cfg):
         if cfg.multi_label:
             loss = loss.item()
         writer.add_scalars({"train/loss": loss}, global_step=it)  # expect: GPU102
+
+# %% valid: a built template filled with Python numbers and strings
+for i, (imgs, targets) in pbar:
+    loss = criterion(model(imgs), targets)
+    loss.backward()
+    optimizer.step()
+    columns = ("%10s" * 2 + "%10d" * 2) % (epoch, name, i, len(targets))
+    print(columns)

@@ -31,7 +31,7 @@ def main(model, optimizer, criterion, datasets, epochs=10):
     pretrainer.run(build_pretrain_loader(datasets["unlabeled"], 128), max_epochs=epochs)
 
     train_loader, holdout = build_loaders(datasets["train"], datasets["holdout"], 64)
-    trainer = create_supervised_trainer(model, optimizer, criterion, device=device)
+    trainer = create_supervised_trainer(model, optimizer, criterion, device=device)  # expect: GPU101
     evaluator = create_supervised_evaluator(model, metrics={}, device=device)
 
     @trainer.on(Events.EPOCH_COMPLETED)
