@@ -546,6 +546,32 @@ class FileModel:
     def name_kinds(self, name: str, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         return self.values.name(KINDS, name, ctx, order)
 
+    def hands_to_scaler(self, function: FunctionInfo, after: int) -> Optional[bool]:
+        """Whether ``function`` hands a value bound from ``after`` on (the loss of an autocast
+        region) to a callable object that scales it with a GradScaler: `loss_scaler(loss,
+        optimizer)` where `loss_scaler` holds an instance of a loss-scaling class, followed
+        through the function's callers in the project. None when it hands it instead to one of
+        its parameters that no call of the project fills (a callable nobody can see); False
+        otherwise."""
+        unknown = False
+        for site in function.sites:
+            node = site.node
+            if site.order < after or site.qualname is not None or not isinstance(node.func, cst.Name):
+                continue
+            first = node.args[0].value if node.args and node.args[0].keyword is None else None
+            if not isinstance(first, cst.Name):
+                continue
+            bound = self.bindings.reaching(first.value, site.ctx, site.order).assignments
+            if not any(a.order >= after for a in bound):
+                continue
+            if self.values.function_called(node, site.ctx, site.order) is not None:
+                continue
+            if "scaler" in self.kinds(node.func, site.ctx, site.order):
+                return True
+            if node.func.value in function.params and not self.callers(function):
+                unknown = True
+        return None if unknown else False
+
     # -- tensors ---------------------------------------------------------------------------------
     def is_tensor(self, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
         """True when the expression is known to evaluate to a torch.Tensor (never a guess)."""
