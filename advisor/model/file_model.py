@@ -47,6 +47,9 @@ class Heat(enum.Enum):
     GATED = "gated"  # every step, but under a periodic or rank-0 condition, or cheap (no GPU)
 
 
+# Top-level packages whose calls never run a function of the project.
+_NOT_PROJECT = frozenset({"torch", "numpy", "os", "sys", "math", "time", "logging", "builtins"})
+
 # Methods only modules have (optimizers share zero_grad/state_dict, which is harmless here).
 _MODULE_METHODS = (
     "parameters", "named_parameters", "modules", "named_modules", "children", "eval", "train",
@@ -545,6 +548,18 @@ class FileModel:
 
     def name_kinds(self, name: str, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         return self.values.name(KINDS, name, ctx, order)
+
+    def project_callees(self, sites: List[CallSite]) -> List[Tuple["FileModel", FunctionInfo]]:
+        """The functions of the project's other modules that calls of this file run
+        (`train(..., sampler=s)` imported from `utils/train_utils.py`), with their files."""
+        found = []
+        for site in sites:
+            if site.qualname is None or site.qualname.split(".")[0] in _NOT_PROJECT:
+                continue
+            callee = self.values.callee(site.node, site.ctx, site.order)
+            if callee is not None and callee[0] is not self:
+                found.append(callee)
+        return found
 
     def hands_to_scaler(self, function: FunctionInfo, after: int) -> Optional[bool]:
         """Whether ``function`` hands a value bound from ``after`` on (the loss of an autocast
