@@ -23,9 +23,11 @@ class SamplerWithoutSetEpoch(Rule):
     what = """
         A shuffling `DistributedSampler` in a script with an epoch loop (a loop around the
         training loop) in which no `.set_epoch(...)` call runs, directly or through a function
-        it calls; or whose loader an endless generator or a re-created `iter(loader)` goes over
-        again and again with no `set_epoch` between the passes. Reported at the sampler, naming
-        the epoch loop (or where the passes start again). Samplers with
+        it calls (in its file or another module of the project); or whose loader an endless
+        generator or a re-created `iter(loader)` goes over again and again with no `set_epoch`
+        between the passes. Reported at the sampler, naming the epoch loop (or where the passes
+        start again). A sampler whose loaders only evaluation loops take from (validation,
+        test: the order changes no result) is reported as info. Samplers with
         `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
         (which set the epoch themselves) are left alone.
     """
