@@ -29,6 +29,7 @@ from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds
+from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
 from advisor.model.tensors import is_tensor
@@ -565,10 +566,12 @@ class FileModel:
         """Whether ``function`` hands a value bound from ``after`` on (the loss of an autocast
         region) to a callable object that scales it with a GradScaler: `loss_scaler(loss,
         optimizer)` where `loss_scaler` holds an instance of a loss-scaling class, followed
-        through the function's callers in the project. None when it hands it instead to one of
-        its parameters that no call of the project fills (a callable nobody can see); False
-        otherwise."""
+        through the function's callers in the project. None when it hands it instead to
+        a callable nobody can see (a parameter no call of the project fills, or fills with
+        something other than instances of the project's classes) and runs no `.backward()` on
+        it itself; False otherwise."""
         unknown = False
+        backward = {s.receiver_name for s in function.sites if s.method == "backward"}
         for site in function.sites:
             node = site.node
             if site.order < after or site.qualname is not None or not isinstance(node.func, cst.Name):
@@ -583,7 +586,7 @@ class FileModel:
                 continue
             if "scaler" in self.kinds(node.func, site.ctx, site.order):
                 return True
-            if node.func.value in function.params and not self.callers(function):
+            if first.value not in backward and not self.values.ask(INSTANCES, node.func, site.ctx, site.order)[1]:
                 unknown = True
         return None if unknown else False
 
