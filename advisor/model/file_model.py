@@ -597,8 +597,11 @@ class FileModel:
             bound = self.bindings.reaching(first.value, site.ctx, site.order).assignments
             if not any(a.order >= after for a in bound):
                 continue
-            if self.values.function_called(node, site.ctx, site.order) is not None:
-                continue
+            name = node.func.value
+            if self.values.function_called(node, site.ctx, site.order) is not None or not (
+                name in function.params or self.bindings.reaching(name, site.ctx, site.order).assignments
+            ):
+                continue  # a function of the file, or a builtin (`max(n, 1)`)
             if "scaler" in self.kinds(node.func, site.ctx, site.order):
                 return True
             if first.value not in backward and not self.values.ask(INSTANCES, node.func, site.ctx, site.order)[1]:
