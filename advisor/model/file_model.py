@@ -29,6 +29,7 @@ from advisor.model.framework_steps import forward_path, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds
+from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
 from advisor.model.tensors import is_tensor
@@ -46,6 +47,9 @@ class Heat(enum.Enum):
     HOT = "hot"  # every step
     GATED = "gated"  # every step, but under a periodic or rank-0 condition, or cheap (no GPU)
 
+
+# Top-level packages whose calls never run a function of the project.
+_NOT_PROJECT = frozenset({"torch", "numpy", "os", "sys", "math", "time", "logging", "builtins"})
 
 # Methods only modules have (optimizers share zero_grad/state_dict, which is harmless here).
 _MODULE_METHODS = (
@@ -560,6 +564,49 @@ class FileModel:
 
     def name_kinds(self, name: str, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         return self.values.name(KINDS, name, ctx, order)
+
+    def project_callees(self, sites: List[CallSite]) -> List[Tuple["FileModel", FunctionInfo]]:
+        """The functions of the project's other modules that calls of this file run
+        (`train(..., sampler=s)` imported from `utils/train_utils.py`), with their files."""
+        found = []
+        for site in sites:
+            if site.qualname is None or site.qualname.split(".")[0] in _NOT_PROJECT:
+                continue
+            callee = self.values.callee(site.node, site.ctx, site.order)
+            if callee is not None and callee[0] is not self:
+                found.append(callee)
+        return found
+
+    def hands_to_scaler(self, function: FunctionInfo, after: int) -> Optional[bool]:
+        """Whether ``function`` hands a value bound from ``after`` on (the loss of an autocast
+        region) to a callable object that scales it with a GradScaler: `loss_scaler(loss,
+        optimizer)` where `loss_scaler` holds an instance of a loss-scaling class, followed
+        through the function's callers in the project. None when it hands it instead to
+        a callable nobody can see (a parameter no call of the project fills, or fills with
+        something other than instances of the project's classes) and runs no `.backward()` on
+        it itself; False otherwise."""
+        unknown = False
+        backward = {s.receiver_name for s in function.sites if s.method == "backward"}
+        for site in function.sites:
+            node = site.node
+            if site.order < after or site.qualname is not None or not isinstance(node.func, cst.Name):
+                continue
+            first = node.args[0].value if node.args and node.args[0].keyword is None else None
+            if not isinstance(first, cst.Name):
+                continue
+            bound = self.bindings.reaching(first.value, site.ctx, site.order).assignments
+            if not any(a.order >= after for a in bound):
+                continue
+            name = node.func.value
+            if self.values.function_called(node, site.ctx, site.order) is not None or not (
+                name in function.params or self.bindings.reaching(name, site.ctx, site.order).assignments
+            ):
+                continue  # a function of the file, or a builtin (`max(n, 1)`)
+            if "scaler" in self.kinds(node.func, site.ctx, site.order):
+                return True
+            if first.value not in backward and not self.values.ask(INSTANCES, node.func, site.ctx, site.order)[1]:
+                unknown = True
+        return None if unknown else False
 
     # -- tensors ---------------------------------------------------------------------------------
     def is_tensor(self, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:

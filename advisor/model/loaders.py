@@ -85,18 +85,22 @@ class LoaderSites(Question[Sites]):
     unknown = _NONE
 
     def __init__(
-        self, callers: Optional[Dict[int, Collection[CallSite]]] = None, raw: bool = False, call=None
+        self, callers: Optional[Dict[int, Collection[CallSite]]] = None, raw: bool = False, call=None,
+        project_callers: Optional[Dict[int, Collection[tuple]]] = None,
     ) -> None:
         # With ``callers``, a parameter of one of those functions (by id) takes its value from
         # those calls only: "the loaders this epoch loop hands to the function". With ``raw``, a
         # generator hands a loader on only when it yields the batches as they come (`yield x, y`,
         # not `yield x.cuda(), y.cuda()`): its items are then still the loader's host batches.
         # With ``call`` ((function id, model, site)), that function's parameters take the
-        # arguments of that one call (a generator of the project, where it is called).
+        # arguments of that one call (a generator of the project, where it is called). With
+        # ``project_callers``, the same as ``callers`` for calls that may sit in other files of
+        # the project: (model, call site) pairs.
         self._callers = callers
         self._raw = raw
         self._call = call
-        if callers is not None:
+        self._project_callers = project_callers
+        if callers is not None or project_callers is not None:
             self.key = f"loaders@{id(self)}"
         elif call is not None:
             self.key = f"loaders@call{id(call[2].node)}{'-raw' if raw else ''}"
@@ -106,6 +110,8 @@ class LoaderSites(Question[Sites]):
     def chosen_calls(self, info: FunctionInfo):
         if self._call is not None and self._call[0] == id(info):
             return [(self._call[1], self._call[2])]
+        if self._project_callers is not None and id(info) in self._project_callers:
+            return list(self._project_callers[id(info)])
         return None
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Sites]:

@@ -8,10 +8,12 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
-from advisor.model.facts import Context
-from advisor.model.kinds import KINDS
+from advisor.model.call_options import call_option
+from advisor.model.facts import CallSite, Context
+from advisor.model.kinds import KINDS, BuiltBy
+from advisor.model.loaders import loader_consumers
 from advisor.model.mentions import mentions_question
-from advisor.model.names import dotted_name
+from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER, dotted_name
 from advisor.model.value_flow import Question, ValueFlow
 
 DIST, PLAIN, UNKNOWN = "dist", "plain", "unknown"
@@ -65,3 +67,26 @@ SAMPLER = SamplerKind()
 
 def sampler_kind(model, expr: cst.BaseExpression, ctx: Context, order: float) -> str:
     return model.values.ask(SAMPLER, expr, ctx, order)
+
+
+def evaluation_only(model, site: CallSite) -> bool:
+    """A DistributedSampler (``site``) whose loaders feed evaluation only: every DataLoader of
+    the file built on it (given `sampler=` or through a `**kwargs` dict) is taken from by some
+    loop of the project, and none of those loops trains or sits in a loop that does. The order
+    such a sampler gives changes no result."""
+    built_on = BuiltBy(DISTRIBUTED_SAMPLER)
+    found = False
+    for loader in model.calls_to(DATALOADER):
+        option = call_option(model, loader, "sampler", 3)
+        if not any(id(site.node) in v.flow.ask(built_on, v.expr, v.ctx, v.order) for v in option.values):
+            continue
+        consumers = loader_consumers(model, loader)
+        if not consumers:
+            return False
+        for other, loop in consumers:
+            while loop is not None:
+                if other.is_training_loop(loop):
+                    return False
+                loop = loop.parent
+        found = True
+    return found

@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Dict, Iterator, List, Optional, Set
 import libcst as cst
-from advisor.findings import Fixable
+from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument, literal_bool
@@ -11,6 +11,7 @@ from advisor.model.kinds import BuiltBy
 from advisor.model.loaders import loader_consumers
 from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER
 from advisor.model.passes import describe, passes_over
+from advisor.model.samplers import evaluation_only
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.distributed.ddp_script import framework_runs_epochs
 
@@ -22,9 +23,11 @@ class SamplerWithoutSetEpoch(Rule):
     what = """
         A shuffling `DistributedSampler` in a script with an epoch loop (a loop around the
         training loop) in which no `.set_epoch(...)` call runs, directly or through a function
-        it calls; or whose loader an endless generator or a re-created `iter(loader)` goes over
-        again and again with no `set_epoch` between the passes. Reported at the sampler, naming
-        the epoch loop (or where the passes start again). Samplers with
+        it calls (in its file or another module of the project); or whose loader an endless
+        generator or a re-created `iter(loader)` goes over again and again with no `set_epoch`
+        between the passes. Reported at the sampler, naming the epoch loop (or where the passes
+        start again). A sampler whose loaders only evaluation loops take from (validation,
+        test: the order changes no result) is reported as info. Samplers with
         `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
         (which set the epoch themselves) are left alone.
     """
@@ -111,6 +114,7 @@ class SamplerWithoutSetEpoch(Rule):
                 data={"sampler": self._own_name(site) or "sampler", **fields},
                 related=related,
                 hint="call `{sampler}.set_epoch(n)` before each new pass, with a count of the passes",
+                severity=_severity(model, site),
             )
             return
 
@@ -130,7 +134,7 @@ class SamplerWithoutSetEpoch(Rule):
         if not epoch_loops:
             yield from self._consumed_elsewhere(model, samplers)
             return
-        memo: Dict[str, bool] = {}
+        memo: Dict[tuple, bool] = {}
         if any(self._sets_epoch(model, loop, memo) for loop in epoch_loops):
             return
         loop = self._innermost(model, epoch_loops)
@@ -143,6 +147,7 @@ class SamplerWithoutSetEpoch(Rule):
                 data=self._names(model, loop, site),
                 related=[(loop.node, "epoch loop")],
                 hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
+                severity=_severity(model, site),
             )
 
     def _consumed_elsewhere(self, model: FileModel, samplers: List[CallSite]) -> Iterator[Report]:
@@ -175,6 +180,7 @@ class SamplerWithoutSetEpoch(Rule):
                         "epoch": target.value if isinstance(target, cst.Name) and target.value != "_" else "epoch",
                     },
                     hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
+                severity=_severity(model, site),
                 )
                 break
 
@@ -204,18 +210,27 @@ class SamplerWithoutSetEpoch(Rule):
         arg = call_argument(site.node, "shuffle", 3)
         return arg is None or literal_bool(arg.value) is not False
 
-    def _sets_epoch(self, model: FileModel, loop: LoopInfo, memo: Dict[str, bool]) -> bool:
-        return loop.set_epoch or any(self._function_sets_epoch(model, c, memo) for c in loop.callees)
+    def _sets_epoch(self, model: FileModel, loop: LoopInfo, memo: Dict[tuple, bool]) -> bool:
+        """`set_epoch` runs in the loop's body, or in a function it calls: of its file, or of
+        another module of the project (`train(..., sampler=sampler)` in `utils/train_utils.py`)."""
+        return (
+            loop.set_epoch
+            or any(self._function_sets_epoch(model, c, memo) for c in loop.callees)
+            or any(self._function_sets_epoch(m, f.key, memo) for m, f in model.project_callees(loop.sites))
+        )
 
-    def _function_sets_epoch(self, model: FileModel, key: str, memo: Dict[str, bool]) -> bool:
-        if key in memo:
-            return memo[key]
-        memo[key] = False
+    def _function_sets_epoch(self, model: FileModel, key: str, memo: Dict[tuple, bool]) -> bool:
+        known = (id(model), key)
+        if known in memo:
+            return memo[known]
+        memo[known] = False
         info = model.function(key)
         result = info is not None and (
-            info.set_epoch or any(self._function_sets_epoch(model, c, memo) for c in info.callees)
+            info.set_epoch
+            or any(self._function_sets_epoch(model, c, memo) for c in info.callees)
+            or any(self._function_sets_epoch(m, f.key, memo) for m, f in model.project_callees(info.sites))
         )
-        memo[key] = result
+        memo[known] = result
         return result
 
     def _innermost(self, model: FileModel, loops: List[LoopInfo]) -> LoopInfo:
@@ -264,6 +279,11 @@ class SamplerWithoutSetEpoch(Rule):
                 if "dist_loader" in kinds:
                     loaders.append(name)
         return f"{loaders[0]}.sampler" if loaders else None
+
+
+def _severity(model: FileModel, site: CallSite) -> Optional[Severity]:
+    """A sampler only evaluation loops take from: its order changes no result (info)."""
+    return Severity.INFO if evaluation_only(model, site) else None
 
 
 def _enclosing(loop: LoopInfo) -> Iterator[LoopInfo]:

@@ -80,20 +80,50 @@ def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optiona
     return chains
 
 
+def _epochs(model: FileModel) -> set:
+    return model.shared("gpu204-epochs", lambda m: {id(e) for e in m.epoch_loops() if not _loop_is_one_epoch(e)})
+
+
+def _project_epoch_callers(model: FileModel, info, depth: int = 0) -> Optional[dict]:
+    """`_epoch_callers` through the calls of every project file, as (file, call site) pairs:
+    `train_one_epoch(...)` defined here and called by the epoch loop of the entry script that
+    imports it."""
+    if info is None or depth > 2:
+        return None
+    chosen = []
+    chains: dict = {}
+    for caller, site in model.callers(info):
+        if _inside(site.ctx.loop, _epochs(caller)):
+            chosen.append((caller, site))
+        elif site.ctx.loop is None and site.ctx.function is not None:
+            outer = _project_epoch_callers(caller, site.ctx.function, depth + 1)
+            if outer:
+                chosen.append((caller, site))
+                chains.update(outer)
+    if not chosen:
+        return None
+    chains[id(info)] = chosen
+    return chains
+
+
 def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
     """``loop`` of ``model`` goes over the loader ``site`` (and nothing else) once per epoch of an
-    epoch loop of that file."""
-    epochs = model.shared("gpu204-epochs", lambda m: {id(e) for e in m.epoch_loops() if not _loop_is_one_epoch(e)})
-    if not epochs or not isinstance(loop.node, cst.For):
+    epoch loop of that file, or of another project file that calls its function."""
+    if not isinstance(loop.node, cst.For):
         return False
-    if _inside(loop.parent, epochs):
+    epochs = _epochs(model)
+    if epochs and _inside(loop.parent, epochs):
         return any(found is site for found in _all_loaders(loaders_iterated(model, loop)))
     if loop.parent is not None or loop.function is None:
         return False
-    callers = _epoch_callers(model, loop.function, epochs)
-    if not callers:
+    callers = _epoch_callers(model, loop.function, epochs) if epochs else None
+    question = LoaderSites(callers) if callers else None
+    if question is None:
+        chains = _project_epoch_callers(model, loop.function)
+        question = LoaderSites(project_callers=chains) if chains else None
+    if question is None:
         return False
-    return any(found is site for found in _all_loaders(loaders_iterated(model, loop, LoaderSites(callers))))
+    return any(found is site for found in _all_loaders(loaders_iterated(model, loop, question)))
 
 
 def _comprehension_iters(body: cst.CSTNode) -> Iterator[cst.BaseExpression]:
@@ -115,7 +145,9 @@ class WorkersRestartedEveryEpoch(Rule):
         A `DataLoader(...)` whose `num_workers` is known to be above 0 and that gets no
         `persistent_workers`, iterated inside an epoch loop (a loop that runs a whole training
         loop per iteration), directly or through a helper that the epoch loop calls (also when
-        the loader is built by a helper in another module of the project); or built inside the
+        the loader is built by a helper in another module of the project, or the epoch loop
+        hands it to a function of another module that goes over it, also through a generator of
+        the project such as a progress logger's `log_every(loader, ...)`); or built inside the
         epoch loop. One-epoch scripts are left alone. The worker count may be written
         in the call, in a `**kwargs` dict built in steps (a key added under `if use_cuda:`
         counts), in a variable, a parameter's callers or default, a settings object
@@ -226,7 +258,8 @@ class WorkersRestartedEveryEpoch(Rule):
             if id(site.node) in reported:
                 continue
             for other, loop in loader_consumers(model, site):
-                if other is model or not other.uses_cuda or not _per_epoch(other, loop, site):
+                # The GPU is where the consumer or the loader's own file says it is.
+                if other is model or not (other.uses_cuda or model.uses_cuda) or not _per_epoch(other, loop, site):
                     continue
                 name = other.display_name().replace("{", "{{").replace("}", "}}")
                 yield from self._restart(model, site, f"for every epoch (each goes over it at {name}:{other.line_of(loop.node)})", {}, [])

@@ -24,7 +24,10 @@ class Fp16AutocastWithoutGradScaler(Rule):
         training code, in a file that never creates a `GradScaler`. CUDA autocast without a
         `dtype` counts as float16, since that is its default. bfloat16 autocast, CPU autocast,
         inference-only autocast, and training driven by Accelerate, DeepSpeed or Lightning
-        (which scale the loss themselves) are not reported.
+        (which scale the loss themselves) are not reported, nor is a loss handed to a callable
+        object of the project that scales it with a GradScaler (`loss_scaler(loss, optimizer)`,
+        the scaler built in another module and passed in). A loss handed to a callable passed
+        in from outside the project, which nothing shows, is reported as info.
     """
     why = """
         float16 stops at about 6e-8: smaller gradient values round to zero. Many gradients of
@@ -121,6 +124,13 @@ class Fp16AutocastWithoutGradScaler(Rule):
         if dtype in ("bf16", "other"):
             return None
         certain = dtype == "fp16" and (device == "cuda" or dtype_arg is not None)
+        function = site.with_ctx.function
+        handed = model.hands_to_scaler(function, site.call.order) if function is not None else False
+        if handed:
+            return None  # `loss_scaler(loss, optimizer)`: a loss-scaling object of the project
+        if handed is None:
+            message = "float16 autocast, and the loss goes to a callable passed in from outside; unless it scales the loss, small gradients underflow"
+            return self.report(call, message, severity=Severity.INFO, data={"dtype": None})
         if certain:
             message = "float16 autocast in training without a GradScaler: small gradients underflow to zero"
         elif dtype_arg is not None:
