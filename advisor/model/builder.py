@@ -38,6 +38,10 @@ TIMING_FUNCTIONS = frozenset(
         "timeit.default_timer",
     }
 )
+# Calls that name the accelerator a run has (`torch.accelerator.current_accelerator()`, PyTorch
+# 2.6+): a CUDA device on a GPU box, so evidence of CUDA as `"cuda"` is.
+ACCELERATOR_DEVICE_CALLS = frozenset({"torch.accelerator.current_accelerator"})
+_REPORTING_CALLS = frozenset({"print", "info", "debug", "warning", "warn", "log", "write", "format"})
 # Receivers of `.step()` that are optimizers (`optimizer`, `opt_g`, `self.optim`), and
 # not schedulers or RL environments.
 # A stopwatch's start and stop by the tic/toc convention (`timer.tic()`, `meter.iter_toc()`):
@@ -761,6 +765,8 @@ class ModelBuilder(Walker):
                 self._autocasts_of_with.setdefault(self._with_of_call[id(node)], []).append(autocast)
             elif qualname == "torch.autograd.backward":
                 self._mark_training(ctx)
+            elif qualname in ACCELERATOR_DEVICE_CALLS and not _only_printed(site):
+                self.facts.uses_cuda = True  # `torch.accelerator.current_accelerator()`: CUDA on a GPU box
 
         callee = None
         if isinstance(func, cst.Name) and qualname is None:
@@ -851,6 +857,18 @@ class ModelBuilder(Walker):
             loop.direct_marker = True
             loop.has_step = loop.has_step or step
             loop = loop.parent
+
+
+def _only_printed(site: CallSite) -> bool:
+    """The call's value goes to a print or a log line only (`print(torch.accelerator.current_accelerator())`)."""
+    outer = site.outer
+    while outer is not None:
+        func = outer.node.func
+        name = func.value if isinstance(func, cst.Name) else outer.method
+        if name in _REPORTING_CALLS:
+            return True
+        outer = outer.outer
+    return False
 
 
 def _is_template(expr: cst.BaseExpression) -> bool:

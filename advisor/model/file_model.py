@@ -33,6 +33,7 @@ from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow
+from advisor.model.vocabulary import CUDA_TEXT
 from advisor.model.names import (
     GRAD_SCALER,
     ImportTable,
@@ -184,7 +185,9 @@ class FileModel:
     def _project_uses_gpu(self) -> bool:
         if self.project is None or self.real_path is None:
             return False
-        return any("cuda" in text or ".to(device" in text for text in self.project.related_texts(self.real_path))
+        return any(
+            any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in self.project.related_texts(self.real_path)
+        )
 
     def line_of(self, node: cst.CSTNode) -> int:
         """The 1-based line a node starts on (for messages that point into another file)."""

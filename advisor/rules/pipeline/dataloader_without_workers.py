@@ -14,6 +14,7 @@ from advisor.model.engine_runs import engine_runs_over
 from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, loader_option, batches_go_to_device
+from advisor.model.vocabulary import CUDA_TEXT
 
 
 _EVAL_NAME = re.compile(
@@ -157,7 +158,7 @@ class DataLoaderWithoutWorkers(Rule):
             "https://docs.pytorch.org/docs/stable/data.html#multi-process-data-loading",
         ),
     )
-    requires = (("DataLoader",), ("cuda",))
+    requires = (("DataLoader",), CUDA_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         sites = [s for s in model.calls_to(DATALOADER) if batches_go_to_device(model, s)]

@@ -361,3 +361,28 @@ from ignite.engine import create_supervised_trainer
 loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
 trainer = create_supervised_trainer(model, optimizer, criterion, device=torch.device("cuda"))
 trainer.run(loader, max_epochs=10)
+
+# %% invalid: images decoded in the main process for the run's accelerator
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+device = torch.accelerator.current_accelerator() if args.accel else torch.device("cpu")
+train_dataset = datasets.ImageFolder(args.dataset, transforms.Compose([transforms.Resize(256), transforms.ToTensor()]))
+train_loader = DataLoader(train_dataset, batch_size=4)  # expect: GPU202
+for e in range(args.epochs):
+    for x, _ in train_loader:
+        x = x.to(device)
+        loss = mse_loss(transformer(x), x)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: the accelerator is only asked about in a message; the batches stay on the CPU
+import torch
+from torch.utils.data import DataLoader
+if not torch.accelerator.is_available():
+    print(f"no accelerator, running on the CPU (found {torch.accelerator.current_accelerator()})")
+train_loader = DataLoader(train_dataset, batch_size=4)
+for x, _ in train_loader:
+    loss = mse_loss(transformer(x), x)
+    loss.backward()
+    optimizer.step()
