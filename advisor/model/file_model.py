@@ -28,7 +28,7 @@ from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
-from advisor.model.guards import GuardKinds
+from advisor.model.guards import GuardKinds, runs_once
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
 from advisor.model.tensors import is_tensor
@@ -430,14 +430,14 @@ class FileModel:
         """Whether code in this context runs on every training step (and whether it is gated)."""
         loop = self.enclosing_training_loop(ctx)
         if loop is not None:
-            if not self.is_hot_loop(loop):
+            if not self.is_hot_loop(loop) or runs_once(ctx, loop):
                 return None
             if self.guards.gated(ctx) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
                 return Heat.GATED  # RL loops need host values per environment step anyway
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
             return Heat.HOT
-        if ctx.function is None:
+        if ctx.function is None or runs_once(ctx, None):
             return None
         heat = self.heat_of(ctx.function)
         if heat is None:
