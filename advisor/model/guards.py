@@ -59,6 +59,29 @@ def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
     return False
 
 
+def every_call_path(model, info, holds, depth: int = _MAX_DEPTH) -> bool:
+    """Every path of calls in the file that runs the function ``info`` passes a call for which
+    ``holds(model, ctx, node)``, within ``depth`` calls up: `_save_snapshot` called only under
+    `if self.local_rank == 0:` guards the `upload(...)` it calls, and the `torch.save` in that.
+    False when a path ends in a function no call of the file runs (nothing known of its guard),
+    or goes deeper than ``depth`` or round a cycle."""
+    return _every_call_path(model, info, holds, depth, set())
+
+
+def _every_call_path(model, info, holds, depth: int, seen: set) -> bool:
+    callers = model.call_sites(info)
+    if not callers or depth <= 0 or id(info) in seen:
+        return False
+    seen = seen | {id(info)}
+    for site in callers:
+        if holds(model, site.ctx, site.node):
+            continue
+        outer = site.ctx.function
+        if outer is None or not _every_call_path(model, outer, holds, depth - 1, seen):
+            return False
+    return True
+
+
 def _single_gpu_rank_test(test: cst.BaseExpression) -> bool:
     """`rank in [-1, 0]`, `local_rank in (-1, 0)`: true on the one process of a plain run."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
