@@ -386,3 +386,56 @@ for x, _ in train_loader:
     loss = mse_loss(transformer(x), x)
     loss.backward()
     optimizer.step()
+
+# %% valid: a dataset of the file that only indexes tensors its __init__ built
+import torch
+from torch.utils.data import DataLoader, Dataset
+class SyntheticPairs(Dataset):
+    def __init__(self, n):
+        self.x = torch.randn(n, 32)
+        self.y = torch.randint(0, 10, (n,))
+    def __len__(self):
+        return len(self.x)
+    def __getitem__(self, idx):
+        return self.x[idx], self.y[idx]
+def build_loader(dataset, batch_size):
+    return DataLoader(dataset, batch_size=batch_size, shuffle=True)
+loader = build_loader(SyntheticPairs(10_000), 256)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: samples held in memory, but each goes through a transform
+import torch
+from torch.utils.data import DataLoader, Dataset
+class AugmentedPairs(Dataset):
+    def __init__(self, n, transform):
+        self.x = torch.randn(n, 3, 32, 32)
+        self.y = [i % 10 for i in range(n)]
+        self.transform = transform
+    def __len__(self):
+        return len(self.x)
+    def __getitem__(self, idx):
+        return self.transform(self.x[idx]), self.y[idx]
+loader = DataLoader(AugmentedPairs(10_000, augment), batch_size=256, shuffle=True)  # expect: GPU202
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: indexes an attribute __init__ took from its caller (a memory-mapped array, say)
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+class Frames(Dataset):
+    def __init__(self, frames):
+        self.frames = frames
+    def __len__(self):
+        return len(self.frames)
+    def __getitem__(self, idx):
+        return self.frames[idx]
+loader = DataLoader(Frames(np.load("frames.npy", mmap_mode="r")), batch_size=64)  # expect: GPU202
+for batch in loader:
+    loss = model(batch.cuda()).mean()
+    loss.backward()
+    optimizer.step()
