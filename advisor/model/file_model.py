@@ -25,7 +25,7 @@ from advisor.model.facts import (
 
 from advisor.model.bindings import Bindings
 from advisor.model.containers import kwargs_entry
-from advisor.model.framework_steps import is_framework_step
+from advisor.model.framework_steps import forward_path, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds, runs_once
@@ -425,6 +425,21 @@ class FileModel:
         if heat is Heat.HOT and not self.may_use_gpu:
             return Heat.GATED
         return heat
+
+    def batch_heat(self, ctx: Context) -> Optional[Heat]:
+        """`sync_heat`, and the forward path of a module the call graph does not see run
+        (`framework_steps.forward_path`): once per batch, so per training step (HOT) when the
+        module is evidently a training model run on a GPU, GATED (info) when the evidence is
+        weak (a layer) or the code runs under a periodic or rank-0 guard."""
+        heat = self.sync_heat(ctx)
+        if heat is not None:
+            return heat
+        evident = forward_path(self, ctx)
+        if evident is None:
+            return None
+        if evident and not self.guards.gated(ctx):
+            return Heat.HOT
+        return Heat.GATED
 
     def heat(self, ctx: Context) -> Optional[Heat]:
         """Whether code in this context runs on every training step (and whether it is gated)."""

@@ -6,11 +6,11 @@ framework, so the file shows no loop; what such a function does, it does on ever
 
 from __future__ import annotations
 
-from typing import Set
+from typing import Iterator, Optional, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.facts import FunctionInfo
+from advisor.model.facts import Context, FunctionInfo
 from advisor.model.names import dotted_name
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
 
@@ -53,24 +53,20 @@ def _engine_functions(model) -> Set[int]:
     return model.shared("engine-step-functions", compute)
 
 
-def runs_per_batch(model, info: FunctionInfo, unreached: bool = False, depth: int = 0) -> bool:
+def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
     """A module's `forward` (of an `nn.Module` subclass of the file), or a function of the file
     that such code calls (up to three calls down): it runs on every batch the module sees, in
     training and evaluation alike, however the module is built (from a registry, a config
-    name). With ``unreached``, only the forward of a class put in a registry
-    (`@MODEL_REGISTRY.register()`) that no call of the project is seen to run: the model is
-    built where the call graph cannot follow (`MODEL_REGISTRY.get(name)(cfg)`), and the
-    registry is how the training script gets its model."""
+    name). GPU106's question: building a tensor costs the same whoever runs the module. The
+    host syncs ask `forward_path`, which weighs how the module is used."""
     if depth > 3:
         return False
     if info.class_name is not None and info.node.name.value == "forward":
         cls = model.facts.classes.get(info.class_name)
-        if cls is None or not any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases):
-            return False
-        return not unreached or (_registered(cls.node) and not model.callers(info))
+        return cls is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases)
     return any(
         owner is model and site.ctx.function is not None and site.ctx.function is not info
-        and runs_per_batch(model, site.ctx.function, unreached, depth + 1)
+        and runs_per_batch(model, site.ctx.function, depth + 1)
         for owner, site in model.callers(info)
     )
 
@@ -84,4 +80,111 @@ def _registered(node: cst.ClassDef) -> bool:
         name = dotted_name(target) or ""
         if "register" in name.rsplit(".", 1)[-1].lower():
             return True
+    return False
+
+
+# Parameters a model's forward takes to compute its own loss (`model(x, labels=y)` in training).
+_TARGET_PARAMETERS = frozenset({"labels", "label", "targets", "target"})
+
+
+def forward_path(model, ctx: Context) -> Optional[bool]:
+    """Whether code runs once per batch because it is in the forward path of a module the call
+    graph does not see trained (built from a registry, a config name, a package re-export,
+    handed to a Trainer or a pipeline engine): the `forward` of an `nn.Module` (or Hugging Face
+    model) subclass that no call of the project (tests aside) is seen to run, or that some call
+    runs with gradients on, or a function of the project such a forward calls, up to three
+    calls down, through calls made with gradients on. None when it is not; True when the module is
+    evidently a training model (its class is put in a registry, or that forward computes a loss
+    or takes the targets) and a GPU may be used (in this file or the forward's), False when the
+    evidence is weak (a layer: info). Code under
+    `no_grad`, under `if not self.training`, or in a function only reached from such places
+    (`generate()`), is not on the path."""
+    info = ctx.function
+    if info is None or ctx.no_grad or _inference_branch(ctx):
+        return None
+    answers = model.shared("forward-path", lambda m: {})
+    if id(info) not in answers:
+        strong: Optional[bool] = None
+        for owner, root in _forward_roots(model, info, 0, set()):
+            # A model module may not name the device: the script that builds the model does.
+            strong = _training_forward(owner, root) and (model.may_use_gpu or owner.may_use_gpu)
+            if strong:
+                break
+        answers[id(info)] = strong
+    return answers[id(info)]
+
+
+def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[int]) -> Iterator[Tuple[object, FunctionInfo]]:
+    if depth > 3 or id(info) in seen:
+        return
+    seen.add(id(info))
+    # Calls from tests do not say how the module is used; calls under no_grad, under
+    # `if not self.training`, or from a no_grad function (`generate()`) are inference.
+    callers = [(owner, site) for owner, site in model.callers(info) if not owner.is_test_code]
+    live = [
+        (owner, site) for owner, site in callers
+        if not (site.ctx.no_grad or _inference_branch(site.ctx)
+                or (site.ctx.function is not None and site.ctx.function.no_grad))
+    ]
+    if _module_forward(model, info) and not info.no_grad and (live or not callers):
+        yield model, info  # a caller the call graph sees may still say more (a loss)
+    for owner, site in live:
+        caller = site.ctx.function
+        if caller is not None and caller is not info:
+            yield from _forward_roots(owner, caller, depth + 1, seen)
+
+
+def _module_forward(model, info: FunctionInfo) -> bool:
+    if info.class_name is None or info.node.name.value != "forward":
+        return False
+    cls = model.facts.classes.get(info.class_name)
+    return cls is not None and any(_module_base(b) for b in cls.bases)
+
+
+def _module_base(base: str) -> bool:
+    """`torch.nn.Module`, a project base named `...Module`, a Hugging Face model class
+    (`transformers.LlamaForCausalLM`, `transformers.PreTrainedModel`)."""
+    if base.startswith("torch.nn.") or base.endswith("Module"):
+        return True
+    last = base.rsplit(".", 1)[-1]
+    return base.startswith("transformers.") and (last.endswith("Model") or "For" in last)
+
+
+def _training_forward(model, info: FunctionInfo) -> bool:
+    cls = model.facts.classes.get(info.class_name or "")
+    if cls is not None and _registered(cls.node):
+        return True
+    params = info.node.params
+    if any(p.name.value in _TARGET_PARAMETERS for p in (*params.params, *params.kwonly_params)):
+        return True
+    return id(info) in _loss_functions(model)
+
+
+def _loss_functions(model) -> Set[int]:
+    """Functions of the file that call a loss (`F.cross_entropy`, `self.aux_loss(...)`)."""
+    def compute(model) -> Set[int]:
+        out: Set[int] = set()
+        for site in model.facts.calls:
+            if site.ctx.function is None:
+                continue
+            name = (site.qualname or site.method or dotted_name(site.node.func) or "").rsplit(".", 1)[-1].lower()
+            if "loss" in name or "cross_entropy" in name or name == "backward":
+                out.add(id(site.ctx.function))
+        return out
+
+    return model.shared("loss-computing-functions", compute)
+
+
+def _inference_branch(ctx: Context) -> bool:
+    """Under `if not self.training:` (or in the `else` of `if self.training:`)."""
+    current: Optional[Context] = ctx
+    while current is not None:
+        guard = current.guard
+        if guard is not None:
+            test, positive = guard.test, guard.positive
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, positive = test.expression, not positive
+            if dotted_name(test) == "self.training" and not positive:
+                return True
+        current = current.outer
     return False

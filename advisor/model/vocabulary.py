@@ -11,6 +11,9 @@ import re
 # framework's training step is defined (Lightning and the Hugging Face Trainer run backward and
 # step themselves).
 TRAINING_TEXT = ("backward", ".step(", "training_step", "compute_loss")
+# Text of a file where code may run once per batch: training text, or a module's forward and
+# the helpers it calls (in a file that may name neither: a mixin of the model's methods).
+BATCH_TEXT = TRAINING_TEXT + ("forward", "Module", "register", "torch")
 
 # Methods a framework calls once per training step, by the base classes that call them
 # (matched on the base's last dotted segment, however it was imported).

@@ -1,1 +1,12 @@
 """Host-device synchronisation in the training loop (GPU1xx)."""
+
+
+# What the host-sync rules say about `FileModel.batch_heat`'s forward path (added to `what`).
+FORWARD_PATH_DOC = """
+        The same holds in the forward path of a model the call graph does not see trained (built
+        from a registry or a config name, handed to a `Trainer`): the `forward` of an
+        `nn.Module` or Hugging Face model class and the project functions it calls, with
+        gradients on and outside `if not self.training:`; a warning when that forward evidently
+        trains (a registered class, a forward that takes `labels`/`targets` or computes a loss),
+        informational for a plain layer.
+"""

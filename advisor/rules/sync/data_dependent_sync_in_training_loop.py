@@ -6,10 +6,12 @@ import libcst as cst
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.builder import is_periodic_test
 from advisor.model.devices import is_dtype
+from advisor.model.framework_steps import forward_path
 from advisor.model.walk import children
+from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, value_root
-from advisor.model.vocabulary import TRAINING_TEXT
+from advisor.model.vocabulary import BATCH_TEXT
 
 
 # Calls whose output size depends on the data: the host must read a count back from the GPU.
@@ -148,7 +150,7 @@ def _subscript_ids(target: cst.BaseExpression) -> set:
 
 def _subscripts_in_hot_code(model: FileModel) -> Iterator[Tuple[cst.Subscript, Context]]:
     """The subscripts the walk recorded (those inside loops), then those of functions that run
-    on every step but hold no loop themselves (`train_step(batch)`): the model records no
+    on every step but hold no loop themselves (`train_step(batch)`, a module's forward): the model records no
     subscripts there, so each such function's own body is walked once, following periodic
     `if` tests so that gated code keeps its lower severity."""
     seen = set()
@@ -156,7 +158,7 @@ def _subscripts_in_hot_code(model: FileModel) -> Iterator[Tuple[cst.Subscript, C
         seen.add(id(subscript))
         yield subscript, ctx
     for key, info in model.facts.functions.items():
-        if model.function_heat(key) is None:
+        if model.function_heat(key) is None and forward_path(model, info.body_ctx) is None:
             continue
         base = info.body_ctx
         stack: List[Tuple[cst.CSTNode, Context]] = [(info.node.body, base)]
@@ -190,7 +192,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         `device=`, or a `torch.cat` of a list of such parts), and batches still in host memory
         (before they are moved) are left alone. Under a periodic or rank-0 condition it is only
         informational.
-    """
+    """ + FORWARD_PATH_DOC
     why = """
         Python needs a real `True` or `False` to choose a branch, and the allocator needs to
         know how many elements a result has before it can be created: both are answered by
@@ -239,14 +241,14 @@ class DataDependentSyncInTrainingLoop(Rule):
             "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
         ),
     )
-    requires = (("if", "while", "assert", "nonzero", "where", "masked_select", "unique", "["), TRAINING_TEXT)
+    requires = (("if", "while", "assert", "nonzero", "where", "masked_select", "unique", "["), BATCH_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for condition in model.facts.conditions:
             ctx = condition.ctx
             if condition.kind == "while" and condition.loop is not None:
                 ctx = ctx.derive(loop=condition.loop)  # the test runs on every iteration of its loop
-            heat = model.sync_heat(ctx)
+            heat = model.batch_heat(ctx)
             if heat is None:
                 continue
             for operand, short_circuited in _truth_operands(condition.test):
@@ -272,7 +274,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         sites = [s for s in model.calls_to(*_SIZE_SYNC_FUNCTIONS)]
         sites += [s for s in model.calls_to("torch.where") if _one_positional(s.node)]
         for site in sites:
-            heat = model.sync_heat(site.ctx)
+            heat = model.batch_heat(site.ctx)
             if heat is None or not site.node.args or site.node.args[0].star:
                 continue
             first = site.node.args[0].value
@@ -282,7 +284,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         for site in model.method_calls(*_SIZE_SYNC_METHODS):
             if site.qualname is not None or site.receiver is None:
                 continue
-            heat = model.sync_heat(site.ctx)
+            heat = model.batch_heat(site.ctx)
             receiver = site.receiver
             if heat is None or not is_tensor(model, receiver, site.ctx, site.order):
                 continue
@@ -306,7 +308,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         for subscript, ctx in _subscripts_in_hot_code(model):
             bound = self._device_slice_bound(model, subscript, ctx)
             if bound is not None:
-                heat = model.sync_heat(ctx)
+                heat = model.batch_heat(ctx)
                 if heat is not None:
                     yield self.report(
                         bound,
@@ -323,7 +325,7 @@ class DataDependentSyncInTrainingLoop(Rule):
             ]
             if not masks or any(is_host_tensor(model, m, ctx) for m in masks):
                 continue  # a mask in host memory is counted on the host: nothing is read back
-            heat = model.sync_heat(ctx)
+            heat = model.batch_heat(ctx)
             if heat is None or not self._device_tensor(model, subscript.value, ctx):
                 continue
             if stores.is_store(subscript, ctx):

@@ -6,9 +6,10 @@ import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
+from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_numpy, is_raw_batch
-from advisor.model.vocabulary import TRAINING_TEXT
+from advisor.model.vocabulary import BATCH_TEXT
 
 
 def _is_module_value(model: FileModel, expr: cst.BaseExpression) -> bool:
@@ -58,7 +59,7 @@ class HostCopyInTrainingLoop(Rule):
     what = """
         `.cpu()`, `.to("cpu")`, `.numpy()` and `.tolist()` on tensors inside the innermost
         training loop. A chain such as `out.detach().cpu().numpy()` is reported once.
-    """
+    """ + FORWARD_PATH_DOC
     why = """
         A copy from the GPU to ordinary host memory is synchronous: the host waits until the
         kernels producing the tensor have run and the bytes have arrived. Done every step (to
@@ -101,13 +102,13 @@ class HostCopyInTrainingLoop(Rule):
         ),
         ("torch.Tensor.cpu", "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.cpu.html"),
     )
-    requires = ((".cpu(", ".numpy(", ".tolist(", "cpu"), TRAINING_TEXT)
+    requires = ((".cpu(", ".numpy(", ".tolist(", "cpu"), BATCH_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in model.method_calls("cpu", "to", "numpy", "tolist"):
             if site.method in ("cpu", "to") and not _moves_to_host(model, site):
                 continue
-            heat = model.sync_heat(site.ctx)
+            heat = model.batch_heat(site.ctx)
             if heat is None or _chain_has_host_copy(model, site.receiver):
                 continue
             if is_raw_batch(model, site.receiver, site.ctx, site.order):

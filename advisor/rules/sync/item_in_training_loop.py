@@ -1,14 +1,13 @@
 """GPU101 `item-in-training-loop`: `.item()` or `float(tensor)` on every training step."""
 
 from __future__ import annotations
-from typing import Iterator, Optional
-from advisor.model import FileModel, Heat
+from typing import Iterator
+from advisor.model import FileModel
 from advisor.model.engine_runs import engine_runs
-from advisor.model.framework_steps import runs_per_batch
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_numpy, is_raw_batch, type_fallback
-from advisor.model.vocabulary import TRAINING_TEXT
+from advisor.model.vocabulary import BATCH_TEXT
 
 
 _MATH_TESTS = ("math.isnan", "math.isinf", "math.isfinite")
@@ -22,9 +21,13 @@ class ItemInTrainingLoop(Rule):
         Calls to `.item()`, and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
         `isfinite()` (which call `float()` first) applied to a tensor, inside the
         innermost training loop (the loop that runs `backward()` or `optimizer.step()`, directly
-        or through a function it calls, or the `forward` of a model class put in a registry,
-        `@MODEL_REGISTRY.register()`, that no call of the project is seen to run, and the
-        functions of its file that forward calls). Under a periodic condition such as
+        or through a function it calls), or in the forward path of a model the call graph does
+        not see trained (built from a registry or a config name, handed to a `Trainer`): the
+        `forward` of an `nn.Module` or Hugging Face model class and the project functions it
+        calls, with gradients on and outside `if not self.training:`. That is a warning when the
+        forward evidently trains (its class is put in a registry, `@MODEL_REGISTRY.register()`,
+        or the forward takes `labels`/`targets` or computes a loss) and informational for a
+        plain layer. Under a periodic condition such as
         `if step % 100 == 0` or a rank-0 check the finding is only informational, and so it is
         for an `.item()` under `if isinstance(v, torch.Tensor):` on a value not known to be a
         tensor (a metric logger converting whatever its callers hand it). An Ignite
@@ -78,14 +81,14 @@ class ItemInTrainingLoop(Rule):
     # An Ignite trainer's `.item()` is in ignite's default `output_transform`: its call stands for it.
     requires = (
         (".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite(", "create_supervised_trainer"),
-        TRAINING_TEXT + ("register", "create_supervised_trainer"),
+        BATCH_TEXT + ("create_supervised_trainer",),
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in model.method_calls("item"):
             if site.node.args:
                 continue
-            heat = self._heat(model, site)
+            heat = model.batch_heat(site.ctx)
             if heat is None or is_numpy(model, site.receiver, site.ctx, site.order) or is_raw_batch(model, site.receiver, site.ctx, site.order):
                 continue
             fallback = type_fallback(model, site.receiver, site.ctx) and not model.is_tensor(site.receiver, site.ctx, site.order)
@@ -103,7 +106,7 @@ class ItemInTrainingLoop(Rule):
                 args = site.node.args
                 if len(args) != 1 or args[0].keyword is not None or args[0].star:
                     continue
-                heat = self._heat(model, site)
+                heat = model.batch_heat(site.ctx)
                 if heat is None or not model.is_tensor(args[0].value, site.ctx):
                     continue
                 yield self.report(
@@ -137,13 +140,3 @@ class ItemInTrainingLoop(Rule):
                     "number only where it is logged"
                 ),
             )
-
-    @staticmethod
-    def _heat(model: FileModel, site) -> Optional[Heat]:
-        """`sync_heat`, and the forward of a module built where the call graph cannot follow
-        (a registry), and what it calls: once per batch, so per training step."""
-        heat = model.sync_heat(site.ctx)
-        info = site.ctx.function
-        if heat is None and info is not None and runs_per_batch(model, info, unreached=True):
-            return Heat.HOT if model.may_use_gpu else Heat.GATED
-        return heat

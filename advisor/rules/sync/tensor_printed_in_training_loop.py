@@ -5,8 +5,9 @@ import re
 from typing import Iterator
 import libcst as cst
 from advisor.model import CallSite, FileModel, Heat
+from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
-from advisor.model.vocabulary import TRAINING_TEXT
+from advisor.model.vocabulary import BATCH_TEXT
 
 
 _LOGGER_NAME = re.compile(r"(^|_)(log|logger|logging|LOGGER|LOG)$")
@@ -24,7 +25,7 @@ class TensorFormattedInTrainingLoop(Rule):
         formatting, to `str()`, or to a progress bar or metrics writer (`set_postfix`,
         `add_scalar`, `wandb.log`) inside the innermost training loop. Values that are already
         Python numbers are left alone (the `.item()` that made them is GPU101's finding).
-    """
+    """ + FORWARD_PATH_DOC
     why = """
         Rendering a tensor as text needs its values on the host: `print(loss)` and
         `f"{loss:.4f}"` copy the tensor back and wait for every queued kernel, exactly like
@@ -66,7 +67,7 @@ class TensorFormattedInTrainingLoop(Rule):
     )
     requires = (
         ("print(", "log", "format", 'f"', "f'", "%", "str(", "set_postfix", "add_scalar", "set_description"),
-        TRAINING_TEXT,
+        BATCH_TEXT,
     )
 
     def _tensor_args(self, model: FileModel, site: CallSite) -> Iterator[cst.BaseExpression]:
@@ -116,13 +117,13 @@ class TensorFormattedInTrainingLoop(Rule):
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in self._sinks(model):
-            heat = model.sync_heat(site.ctx)
+            heat = model.batch_heat(site.ctx)
             if heat is None:
                 continue
             for value in self._tensor_args(model, site):
                 yield self._report(model, value, heat)
         for formatted in model.facts.formatted:
-            heat = model.sync_heat(formatted.ctx)
+            heat = model.batch_heat(formatted.ctx)
             if heat is not None and model.is_tensor(formatted.expr, formatted.ctx):
                 yield self._report(model, formatted.expr, heat)
 

@@ -442,3 +442,71 @@ class Net(L.LightningModule):
         if (y == 0).all():
             return None
         return self.loss(logits[y != -100], y[y != -100])
+
+# %% invalid: a model's forward runs on every batch however the model is built; a layer's is info
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+device = torch.device("cuda")
+
+
+def masked_tokens(hidden, ids, pad):
+    keep = torch.ne(ids, pad)
+    return hidden[keep]  # expect: GPU104
+
+
+class Router(nn.Module):
+    def forward(self, x):
+        choice = torch.argmax(self.gate(x), -1)
+        return torch.unique(choice)  # expect: GPU104 info
+
+
+class Captioner(nn.Module):
+    def forward(self, ids, targets):
+        hidden = torch.tanh(self.embed(ids))
+        tokens = masked_tokens(hidden, ids, self.pad)
+        if torch.isnan(tokens).any():  # expect: GPU104
+            tokens = torch.nan_to_num(tokens)
+        if not self.training:
+            return torch.nonzero(torch.isnan(hidden))
+        return F.cross_entropy(self.head(tokens), targets)
+
+    @torch.no_grad()
+    def generate(self, ids):
+        hidden = torch.tanh(self.embed(ids))
+        while not torch.isfinite(hidden).all():
+            hidden = torch.nan_to_num(hidden)
+        return masked_tokens(hidden, ids, self.pad)
+
+# %% valid: a forward only ever run under no_grad, an autograd Function, a dataset's items
+import torch
+import torch.nn as nn
+from torch.utils.data import Dataset
+
+
+class Scorer(nn.Module):
+    def forward(self, x):
+        scores = torch.sigmoid(self.head(x))
+        return scores[torch.gt(scores, 0.5)]
+
+
+def rank(model, x):
+    with torch.no_grad():
+        return model(x)
+
+
+scorer = Scorer()
+rank(scorer, torch.ones(3))
+
+
+class Clamp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x[torch.isfinite(x)]
+
+
+class Tokens(Dataset):
+    def __getitem__(self, i):
+        ids = torch.as_tensor(self.rows[i])
+        return ids[torch.ne(ids, 0)]

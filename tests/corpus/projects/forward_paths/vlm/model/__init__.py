@@ -1,0 +1,2 @@
+from .captioner import CaptionModel
+from .blocks import MoEBlock
