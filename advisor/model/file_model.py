@@ -435,7 +435,7 @@ class FileModel:
         if heat is not None:
             return heat
         evident = forward_path(self, ctx)
-        if evident is None:
+        if evident is None or runs_once(ctx, None):
             return None
         if evident and not self.guards.gated(ctx):
             return Heat.HOT
