@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from advisor.model.facts import (
+    Abort,
     Assignment,
     AutocastSite,
     CallSite,
@@ -38,6 +39,10 @@ TIMING_FUNCTIONS = frozenset(
         "timeit.default_timer",
     }
 )
+# Calls that name the accelerator a run has (`torch.accelerator.current_accelerator()`, PyTorch
+# 2.6+): a CUDA device on a GPU box, so evidence of CUDA as `"cuda"` is.
+ACCELERATOR_DEVICE_CALLS = frozenset({"torch.accelerator.current_accelerator"})
+_REPORTING_CALLS = frozenset({"print", "info", "debug", "warning", "warn", "log", "write", "format"})
 # Receivers of `.step()` that are optimizers (`optimizer`, `opt_g`, `self.optim`), and
 # not schedulers or RL environments.
 # A stopwatch's start and stop by the tic/toc convention (`timer.tic()`, `meter.iter_toc()`):
@@ -132,6 +137,31 @@ def _exits_only(body: cst.BaseSuite) -> bool:
     last = statements[-1]
     small = last.body if isinstance(last, cst.SimpleStatementLine) else (last,)
     return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Raise))
+
+
+_EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort"})
+_EXIT_BUILTINS = frozenset({"exit", "quit"})
+
+
+def _leaves_for_good(body: cst.BaseSuite, imports: ImportTable) -> Optional[str]:
+    """How a block leaves for good, when its last statement does: "exit" (`sys.exit(1)`,
+    `exit()`, `os._exit`), "raise" or "break"; None otherwise (`continue` and `return` come back
+    on the next step)."""
+    statements = body.body
+    if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
+        return None
+    last = statements[-1].body[-1] if statements[-1].body else None
+    if isinstance(last, cst.Raise):
+        return "raise"
+    if isinstance(last, cst.Break):
+        return "break"
+    if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
+        func = last.value.func
+        if imports.qualify(func) in _EXIT_CALLS:
+            return "exit"
+        if isinstance(func, cst.Name) and func.value in _EXIT_BUILTINS and imports.qualify(func) is None:
+            return "exit"
+    return None
 
 
 def _is_continue_only(body: cst.BaseSuite) -> bool:
@@ -389,7 +419,7 @@ class ModelBuilder(Walker):
             self._record_assignment(name, None, index, hint, iterable=node.iter,
                                     batch_hint=loader_hint if followable else None,
                                     enumerated_hint=enumerated_hint)
-        self._push(self.ctx.derive(loop=loop))
+        self._push(self.ctx.derive(loop=loop, in_try=False))
 
     def leave_For_body(self, node: cst.For) -> None:
         self._pop()
@@ -417,7 +447,7 @@ class ModelBuilder(Walker):
             self.facts.subscripts.append((node, self.ctx))
 
     def visit_While_body(self, node: cst.While) -> None:
-        self._push(self.ctx.derive(loop=self._pending_loops[id(node)]))
+        self._push(self.ctx.derive(loop=self._pending_loops[id(node)], in_try=False))
 
     def leave_While_body(self, node: cst.While) -> None:
         self._pop()
@@ -435,13 +465,13 @@ class ModelBuilder(Walker):
     # -- try blocks: each part is a block of its own, so that a binding in one handler is not
     # taken to have run before the statements after the `try`.
     def visit_Try_body(self, node: cst.Try) -> None:
-        self._push(self.ctx.derive())
+        self._push(self.ctx.derive(in_try=self.ctx.in_try or bool(node.handlers)))
 
     def leave_Try_body(self, node: cst.Try) -> None:
         self._pop()
 
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
-        self._push(self.ctx.derive(conditional=True))
+        self._push(self.ctx.derive(conditional=True, aborts=self._aborts(node.body)))
         self.facts.optional_blocks.add(id(self.ctx))
         caught = node.type
         names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
@@ -504,15 +534,25 @@ class ModelBuilder(Walker):
                 gate_test=node.test if modulo else ctx.gate_test,
                 conditional=True,
                 guard=Guard(node.test, True, where, order),
+                aborts=self._aborts(node.body),
             )
         )
+
+    def _aborts(self, body: cst.BaseSuite) -> tuple:
+        """The context's aborts, with this block's if it ends by leaving for good."""
+        kind = _leaves_for_good(body, self.imports)
+        if kind is None:
+            return self.ctx.aborts
+        return (*self.ctx.aborts, Abort(kind, self.ctx.loop, self.ctx.in_try))
 
     def leave_If_body(self, node: cst.If) -> None:
         self._pop()
 
     def visit_If_orelse(self, node: cst.If) -> None:
         where, order = self._if_ctx[id(node)]
-        self._push(self.ctx.derive(conditional=True, guard=Guard(node.test, False, where, order)))
+        orelse = node.orelse
+        aborts = self._aborts(orelse.body) if isinstance(orelse, cst.Else) else self.ctx.aborts
+        self._push(self.ctx.derive(conditional=True, guard=Guard(node.test, False, where, order), aborts=aborts))
 
     def leave_If_orelse(self, node: cst.If) -> None:
         self._pop()
@@ -761,6 +801,8 @@ class ModelBuilder(Walker):
                 self._autocasts_of_with.setdefault(self._with_of_call[id(node)], []).append(autocast)
             elif qualname == "torch.autograd.backward":
                 self._mark_training(ctx)
+            elif qualname in ACCELERATOR_DEVICE_CALLS and not _only_printed(site):
+                self.facts.uses_cuda = True  # `torch.accelerator.current_accelerator()`: CUDA on a GPU box
 
         callee = None
         if isinstance(func, cst.Name) and qualname is None:
@@ -851,6 +893,18 @@ class ModelBuilder(Walker):
             loop.direct_marker = True
             loop.has_step = loop.has_step or step
             loop = loop.parent
+
+
+def _only_printed(site: CallSite) -> bool:
+    """The call's value goes to a print or a log line only (`print(torch.accelerator.current_accelerator())`)."""
+    outer = site.outer
+    while outer is not None:
+        func = outer.node.func
+        name = func.value if isinstance(func, cst.Name) else outer.method
+        if name in _REPORTING_CALLS:
+            return True
+        outer = outer.outer
+    return False
 
 
 def _is_template(expr: cst.BaseExpression) -> bool:

@@ -16,11 +16,15 @@ from advisor.model.names import dotted_name
 
 # Names that say "on the GPU" (True) or "on the CPU" (False) when they are true.
 # A bare `gpu` is usually a device index (0 is false): not a flag.
+# `accel` / `use_accel` / `no_accel` are the flags of `torch.accelerator` scripts (not `accelerator`,
+# which names an Accelerate object, nor `use_accelerate`).
 _GPU_FLAG = re.compile(
-    r"^((use_|with_|on_|has_|is_|enable_)?cuda(_available|_enabled)?|(use_|with_|on_|has_|enable_)gpus?)$", re.IGNORECASE
+    r"^((use_|with_|on_|has_|is_|enable_)?cuda(_available|_enabled)?|(use_|with_|on_|has_|enable_)gpus?"
+    r"|(use_|with_|enable_)?accel|(use_|with_|enable_)accelerator)$",
+    re.IGNORECASE,
 )
-_CPU_FLAG = re.compile(r"^(no_(cuda|gpu)|use_cpu|cpu|cpu_only|force_cpu)$", re.IGNORECASE)
-_AVAILABILITY = ("torch.cuda.is_available",)
+_CPU_FLAG = re.compile(r"^(no_(cuda|gpu|accel|accelerator)|use_cpu|cpu|cpu_only|force_cpu)$", re.IGNORECASE)
+_AVAILABILITY = ("torch.cuda.is_available", "torch.accelerator.is_available")
 
 
 def cuda_test(model, test: cst.BaseExpression) -> Optional[bool]:

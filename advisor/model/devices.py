@@ -6,6 +6,7 @@ from typing import Optional, Sequence
 
 import libcst as cst
 
+from advisor.model.builder import ACCELERATOR_DEVICE_CALLS
 from advisor.model.facts import Context
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, ValueFlow
@@ -38,6 +39,15 @@ def string_device(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+def _accelerator_type(model, expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Attribute)
+        and expr.attr.value == "type"
+        and isinstance(expr.value, cst.Call)
+        and model.imports.qualify(expr.value.func) in ACCELERATOR_DEVICE_CALLS
+    )
+
+
 class DeviceKind(Question[str]):
     """CUDA when every path that names a device names a CUDA one (or one chosen at run time, as
     `device` names usually are), HOST when every path names the CPU, NOT_A_DEVICE otherwise (a
@@ -53,9 +63,13 @@ class DeviceKind(Question[str]):
         if isinstance(expr, cst.Integer):
             return CUDA  # `.to(0)`, `.cuda(1)`
         if isinstance(expr, cst.Call):
-            if flow.model.imports.qualify(expr.func) == "torch.device" and expr.args:
+            qualname = flow.model.imports.qualify(expr.func)
+            if qualname == "torch.device" and expr.args:
                 return flow.ask(self, expr.args[0].value, ctx, order) or CUDA
-            return NOT_A_DEVICE
+            # `torch.accelerator.current_accelerator()`: the run's accelerator, CUDA on a GPU box
+            return CUDA if qualname in ACCELERATOR_DEVICE_CALLS else NOT_A_DEVICE
+        if _accelerator_type(flow.model, expr):
+            return CUDA  # `torch.accelerator.current_accelerator().type`: "cuda" on a GPU box
         if is_dtype(flow.model, expr):
             return NOT_A_DEVICE
         return None

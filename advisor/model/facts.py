@@ -88,6 +88,19 @@ class Guard:
     steps: bool = False  # an optimizer steps under it: the accumulation boundary, not a periodic gate
 
 
+@dataclass(eq=False)
+class Abort:
+    """A block that ends by leaving for good: the process (`sys.exit(1)`, ``kind`` "exit"), the
+    function by an exception (`raise`, "raise") or its loop (`break`, "break"). Its statements run
+    at most once per run of ``loop`` (the innermost loop around the block, None outside loops),
+    unless ``caught``: a `raise` inside a `try` with handlers in that loop's body (or in the
+    function, outside loops) may be caught there, and the loop goes on."""
+
+    kind: str
+    loop: Optional["LoopInfo"]
+    caught: bool
+
+
 @dataclass(frozen=True, eq=False)
 class Context:
     """Where a node sits. One object is shared by every node of a block, so recording is cheap."""
@@ -105,6 +118,8 @@ class Context:
     # read's chain of outer contexts has run before the read (structured code dominates).
     outer: Optional["Context"] = None
     guard: Optional[Guard] = None  # the `if` this block adds (the others are on the outer chain)
+    in_try: bool = False  # in the body of a `try` with handlers, within the innermost loop (or function)
+    aborts: Tuple[Abort, ...] = ()  # the blocks around it that end by leaving for good, outermost first
 
     def derive(self, **changes) -> "Context":
         return replace(self, outer=self, **changes)

@@ -28,12 +28,13 @@ from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import forward_path, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
-from advisor.model.guards import GuardKinds
+from advisor.model.guards import GuardKinds, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow
+from advisor.model.vocabulary import CUDA_TEXT
 from advisor.model.names import (
     GRAD_SCALER,
     ImportTable,
@@ -188,7 +189,9 @@ class FileModel:
     def _project_uses_gpu(self) -> bool:
         if self.project is None or self.real_path is None:
             return False
-        return any("cuda" in text or ".to(device" in text for text in self.project.related_texts(self.real_path))
+        return any(
+            any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in self.project.related_texts(self.real_path)
+        )
 
     def line_of(self, node: cst.CSTNode) -> int:
         """The 1-based line a node starts on (for messages that point into another file)."""
@@ -436,7 +439,7 @@ class FileModel:
         if heat is not None:
             return heat
         evident = forward_path(self, ctx)
-        if evident is None:
+        if evident is None or runs_once(ctx, None):
             return None
         if evident and not self.guards.gated(ctx):
             return Heat.HOT
@@ -446,14 +449,14 @@ class FileModel:
         """Whether code in this context runs on every training step (and whether it is gated)."""
         loop = self.enclosing_training_loop(ctx)
         if loop is not None:
-            if not self.is_hot_loop(loop):
+            if not self.is_hot_loop(loop) or runs_once(ctx, loop):
                 return None
             if self.guards.gated(ctx) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
                 return Heat.GATED  # RL loops need host values per environment step anyway
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
             return Heat.HOT
-        if ctx.function is None:
+        if ctx.function is None or runs_once(ctx, None):
             return None
         heat = self.heat_of(ctx.function)
         if heat is None:

@@ -14,6 +14,9 @@ decided here, with the whole program in view:
   optimizer step, so it gates nothing;
 - `rank in (-1, 0)` holds on every process of a single-GPU run (rank -1), so it gates nothing
   for the per-step costs.
+
+A block that ends by leaving for good (`sys.exit(1)`, a `break` of the training loop, a `raise`
+nothing in the loop catches) runs at most once: it is no per-step code at all (`runs_once`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from advisor.model.builder import gate_kinds
-from advisor.model.facts import Context, Guard
+from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 
@@ -39,6 +42,44 @@ def guards_of(ctx: Context) -> List[Guard]:
             out.append(current.guard)
         current = current.outer
     return out
+
+
+def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
+    """The context is in a block that ends by leaving for good, so it runs at most once per run
+    of ``loop`` (the training loop around it, None in a helper), not every step: one that exits
+    the process (`if not math.isfinite(loss): print(...); sys.exit(1)`), or, directly in the
+    loop's body, one that breaks out of it or raises where no `try` of the loop's body catches.
+    A `raise` in a helper may be caught by its caller, and a `break` of an inner loop comes back
+    on the next step: neither counts."""
+    for abort in ctx.aborts:
+        if abort.kind == "exit":
+            return True
+        if loop is not None and abort.loop is loop and (abort.kind == "break" or not abort.caught):
+            return True
+    return False
+
+
+def every_call_path(model, info, holds, depth: int = _MAX_DEPTH) -> bool:
+    """Every path of calls in the file that runs the function ``info`` passes a call for which
+    ``holds(model, ctx, node)``, within ``depth`` calls up: `_save_snapshot` called only under
+    `if self.local_rank == 0:` guards the `upload(...)` it calls, and the `torch.save` in that.
+    False when a path ends in a function no call of the file runs (nothing known of its guard),
+    or goes deeper than ``depth`` or round a cycle."""
+    return _every_call_path(model, info, holds, depth, set())
+
+
+def _every_call_path(model, info, holds, depth: int, seen: set) -> bool:
+    callers = model.call_sites(info)
+    if not callers or depth <= 0 or id(info) in seen:
+        return False
+    seen = seen | {id(info)}
+    for site in callers:
+        if holds(model, site.ctx, site.node):
+            continue
+        outer = site.ctx.function
+        if outer is None or not _every_call_path(model, outer, holds, depth - 1, seen):
+            return False
+    return True
 
 
 def _single_gpu_rank_test(test: cst.BaseExpression) -> bool:

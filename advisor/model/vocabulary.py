@@ -67,6 +67,10 @@ TENSOR_METHODS = frozenset(
 # `model.to(device).train()` still holds `model`.
 SAME_OBJECT_METHODS = frozenset({"to", "cuda", "half", "float", "bfloat16", "train", "eval", "cpu"})
 
+# Text without which a file names no CUDA device: a pre-filter group (`Rule.requires`) of the rules
+# that judge only code running on CUDA. `torch.accelerator.current_accelerator()` is CUDA on a GPU box.
+CUDA_TEXT = ("cuda", "current_accelerator")
+
 # A name that holds a device (`device`, `dev`, `local_rank`, `gpu_id`).
 DEVICE_NAME = re.compile(r"(^|_)(device|dev|gpu|gpu_id|local_rank|rank)s?$|^device", re.IGNORECASE)
 DTYPE_NAME = re.compile(r"dtype", re.IGNORECASE)

@@ -9,6 +9,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.compilation.compile_facts import trains_somewhere
+from advisor.model.vocabulary import CUDA_TEXT
 
 
 _TRAINING_TEXT = ("backward", ".step(")
@@ -142,7 +143,7 @@ class CudnnBenchmarkOff(Rule):
             "https://docs.pytorch.org/docs/stable/notes/randomness.html#cuda-convolution-benchmarking",
         ),
     )
-    requires = (("Conv", "torchvision"), ("cuda",), _TRAINING_TEXT)
+    requires = (("Conv", "torchvision"), CUDA_TEXT, _TRAINING_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         if not model.uses_cuda:

@@ -13,6 +13,7 @@ from advisor.model.walk import children
 from advisor.rules.base import Report, Rule
 from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
 from advisor.model.mentions import mentions
+from advisor.model.guards import every_call_path
 
 
 _MAIN_ONLY_DECORATOR = re.compile(r"rank_zero|rank0|main_process|master_only|main_only", re.IGNORECASE)
@@ -111,11 +112,12 @@ class CheckpointSavedOnEveryRank(Rule):
     summary = "`torch.save` in a DDP script without a rank-0 guard"
     what = """
         `torch.save(...)` in a file that builds a `DistributedDataParallel` model or calls
-        `init_process_group`, when neither the call nor every call site of the function that
-        holds it (one level up) sits under a rank-0 test (`if rank == 0`,
-        `if dist.get_rank() == 0`, `if is_main_process()`, `if args.local_rank in (-1, 0)`),
-        and that function does not return early off rank 0 (`if rank != 0: return`) or carry
-        a `@rank_zero_only`-style decorator; an `if gpu == 0:` around the save in an
+        `init_process_group`, when neither the call nor every path of calls that runs it (up
+        to three calls up) sits under a rank-0 test (`if rank == 0`,
+        `if dist.get_rank() == 0`, `if is_main_process()`, `if args.local_rank in (-1, 0)`):
+        an upload helper called only from a `_save_snapshot` that is called only under
+        `if self.local_rank == 0:` is guarded. Nor when the saving function returns early
+        off rank 0 (`if rank != 0: return`) or carries a `@rank_zero_only`-style decorator; an `if gpu == 0:` around the save in an
         `mp.spawn` worker also counts. A save whose path names the rank (one file per rank, as
         sharded checkpoints do) is left alone. Reported as information when the saving
         function (other than `main`) has no call site in the file.
@@ -163,10 +165,9 @@ class CheckpointSavedOnEveryRank(Rule):
             info = site.ctx.function
             severity = None
             if info is not None:
-                callers = model.call_sites(info)
-                if callers and all(self._guarded(model, c.ctx, c.node) for c in callers):
+                if every_call_path(model, info, self._guarded):
                     continue
-                if not callers and info.node.name.value != "main":
+                if not model.call_sites(info) and info.node.name.value != "main":
                     severity = Severity.INFO  # who calls it, and how guarded, is out of sight
             yield self.report(
                 site.node,

@@ -11,6 +11,7 @@ from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import batches_go_to_device, dataset_on_device, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
+from advisor.model.vocabulary import CUDA_TEXT
 
 
 class DataLoaderWithoutPinnedMemory(Rule):
@@ -76,7 +77,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
             "https://docs.pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
         ),
     )
-    requires = (("DataLoader",), ("cuda",))
+    requires = (("DataLoader",), CUDA_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in model.calls_to(DATALOADER):

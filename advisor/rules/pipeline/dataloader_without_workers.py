@@ -14,6 +14,8 @@ from advisor.model.engine_runs import engine_runs_over
 from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, loader_option, batches_go_to_device
+from advisor.model.vocabulary import CUDA_TEXT
+from advisor.model.datasets import holds_in_memory
 
 
 _EVAL_NAME = re.compile(
@@ -51,8 +53,12 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
 
 
 def _in_memory_dataset(model: FileModel, site: CallSite) -> bool:
+    """A `TensorDataset`, or a dataset class of the project that only indexes what it holds."""
     value = dataset_value(model, site)
-    return isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("TensorDataset")
+    if isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("TensorDataset"):
+        return True
+    arg = call_argument(site.node, "dataset", 0)
+    return arg is not None and holds_in_memory(model, arg.value, site.ctx, site.order)
 
 
 def _loader_label(model: FileModel, site: CallSite) -> str:
@@ -112,7 +118,9 @@ class DataLoaderWithoutWorkers(Rule):
     what = """
         A `DataLoader(...)` without `num_workers`, or with a literal `num_workers=0` (by keyword
         or as the sixth positional argument), in a file that copies its batches to a CUDA
-        device. Loaders named for validation or testing, in-memory `TensorDataset`s, datasets
+        device. Loaders named for validation or testing, in-memory `TensorDataset`s and
+        dataset classes of the project that hold their samples the same way (a `__getitem__`
+        that only indexes lists or tensors its `__init__` built, calling nothing), datasets
         derived from `IterableDataset` (which shard their own streams), and frameworks that
         move batches themselves (Lightning, Accelerate, the Hugging Face `Trainer`) are left
         alone. A `**kwargs` dict that cannot be resolved lowers the finding to info. A
@@ -157,7 +165,7 @@ class DataLoaderWithoutWorkers(Rule):
             "https://docs.pytorch.org/docs/stable/data.html#multi-process-data-loading",
         ),
     )
-    requires = (("DataLoader",), ("cuda",))
+    requires = (("DataLoader",), CUDA_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         sites = [s for s in model.calls_to(DATALOADER) if batches_go_to_device(model, s)]

@@ -9,6 +9,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.precision.dtypes import LOW_PRECISION, dtype_of
+from advisor.model.vocabulary import CUDA_TEXT
 
 
 # Keyword arguments through which frameworks and configs choose a precision.
@@ -117,7 +118,7 @@ class Fp32MatmulAtHighestPrecision(Rule):
             "https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html#enable-tensor-cores",
         ),
     )
-    requires = (("cuda",), ("backward", ".step("))
+    requires = (CUDA_TEXT, ("backward", ".step("))
 
     def check(self, model: FileModel) -> Iterator[Report]:
         if model.torch_version < (1, 12) or not model.uses_cuda:

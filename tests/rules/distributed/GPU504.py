@@ -176,3 +176,59 @@ def worker(gpu, args):
         if gpu == 0:
             torch.save(model.module.state_dict(), "model.pt")
 mp.spawn(worker, args=(args,), nprocs=args.world_size)
+
+# %% valid: saved in a helper two and three calls below the rank-0 test
+import io
+import torch
+import torch.distributed as dist
+from storage import upload_bytes
+class Trainer:
+    def __init__(self, model, local_rank):
+        dist.init_process_group("nccl")
+        self.local_rank = local_rank
+        self.model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])
+    def _write(self, snapshot, path):
+        buffer = io.BytesIO()
+        torch.save(snapshot, buffer)
+        upload_bytes(buffer.getvalue(), path)
+    def _upload(self, snapshot, path):
+        self._write(snapshot, path)
+    def _save_snapshot(self, epoch):
+        snapshot = {"model": self.model.module.state_dict(), "epoch": epoch}
+        self._upload(snapshot, self.snapshot_path)
+    def train(self, max_epochs):
+        for epoch in range(max_epochs):
+            self._run_epoch(epoch)
+            if self.local_rank == 0 and epoch % self.save_every == 0:
+                self._save_snapshot(epoch)
+
+# %% invalid: two calls up, one of the paths is not guarded
+import torch
+import torch.distributed as dist
+def write_checkpoint(state, path):
+    torch.save(state, path)  # expect: GPU504
+def save_snapshot(model, epoch):
+    write_checkpoint({"model": model.module.state_dict(), "epoch": epoch}, f"epoch{epoch}.pt")
+def main():
+    dist.init_process_group("nccl")
+    for epoch in range(args.epochs):
+        train_one_epoch(model)
+        if dist.get_rank() == 0:
+            save_snapshot(model, epoch)
+    save_snapshot(model, args.epochs)
+
+# %% invalid: the rank-0 test is four calls up: too far to trust
+import torch
+import torch.distributed as dist
+def write(state, path):
+    torch.save(state, path)  # expect: GPU504
+def level1(state):
+    write(state, "a.pt")
+def level2(state):
+    level1(state)
+def level3(state):
+    level2(state)
+def main():
+    dist.init_process_group("nccl")
+    if dist.get_rank() == 0:
+        level3({"w": 1})

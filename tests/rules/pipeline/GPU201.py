@@ -347,3 +347,45 @@ from ignite.engine import create_supervised_trainer
 loader = idist.auto_dataloader(train_set, batch_size=64, num_workers=4, shuffle=True)
 trainer = create_supervised_trainer(model, optimizer, criterion, device="cuda")
 trainer.run(loader, max_epochs=10)
+
+# %% invalid: the device is the run's accelerator (PyTorch 2.6+), CUDA on a GPU box
+import argparse
+import torch
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--accel", action="store_true")
+opt = parser.parse_args()
+if opt.accel and torch.accelerator.is_available():
+    device = torch.accelerator.current_accelerator()
+else:
+    device = torch.device("cpu")
+loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=2)  # expect: GPU201
+for epoch in range(25):
+    for images, _ in loader:
+        real = images.to(device)
+        loss = netD(real).mean()
+        loss.backward()
+        optimizerD.step()
+
+# %% invalid: the accelerator's type as a device string, and torch.device() around it
+import torch
+from torch.utils.data import DataLoader
+dev_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+device = torch.device(dev_type)
+loader = DataLoader(train_set, batch_size=32, num_workers=4)  # expect: GPU201
+for batch, labels in loader:
+    loss = criterion(model(batch.to(device)), labels.to(device))
+    loss.backward()
+    optimizer.step()
+
+# %% valid: the accelerator is only printed; training stays on the CPU
+import torch
+from torch.utils.data import DataLoader
+print("accelerator available:", torch.accelerator.is_available())
+print(f"accelerator: {torch.accelerator.current_accelerator()}")
+device = torch.device("cpu")
+loader = DataLoader(train_set, batch_size=32, num_workers=4)
+for batch, labels in loader:
+    loss = criterion(model(batch.to(device)), labels.to(device))
+    loss.backward()
+    optimizer.step()

@@ -361,3 +361,81 @@ from ignite.engine import create_supervised_trainer
 loader = DataLoader(images, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
 trainer = create_supervised_trainer(model, optimizer, criterion, device=torch.device("cuda"))
 trainer.run(loader, max_epochs=10)
+
+# %% invalid: images decoded in the main process for the run's accelerator
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets, transforms
+device = torch.accelerator.current_accelerator() if args.accel else torch.device("cpu")
+train_dataset = datasets.ImageFolder(args.dataset, transforms.Compose([transforms.Resize(256), transforms.ToTensor()]))
+train_loader = DataLoader(train_dataset, batch_size=4)  # expect: GPU202
+for e in range(args.epochs):
+    for x, _ in train_loader:
+        x = x.to(device)
+        loss = mse_loss(transformer(x), x)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: the accelerator is only asked about in a message; the batches stay on the CPU
+import torch
+from torch.utils.data import DataLoader
+if not torch.accelerator.is_available():
+    print(f"no accelerator, running on the CPU (found {torch.accelerator.current_accelerator()})")
+train_loader = DataLoader(train_dataset, batch_size=4)
+for x, _ in train_loader:
+    loss = mse_loss(transformer(x), x)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a dataset of the file that only indexes tensors its __init__ built
+import torch
+from torch.utils.data import DataLoader, Dataset
+class SyntheticPairs(Dataset):
+    def __init__(self, n):
+        self.x = torch.randn(n, 32)
+        self.y = torch.randint(0, 10, (n,))
+    def __len__(self):
+        return len(self.x)
+    def __getitem__(self, idx):
+        return self.x[idx], self.y[idx]
+def build_loader(dataset, batch_size):
+    return DataLoader(dataset, batch_size=batch_size, shuffle=True)
+loader = build_loader(SyntheticPairs(10_000), 256)
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: samples held in memory, but each goes through a transform
+import torch
+from torch.utils.data import DataLoader, Dataset
+class AugmentedPairs(Dataset):
+    def __init__(self, n, transform):
+        self.x = torch.randn(n, 3, 32, 32)
+        self.y = [i % 10 for i in range(n)]
+        self.transform = transform
+    def __len__(self):
+        return len(self.x)
+    def __getitem__(self, idx):
+        return self.transform(self.x[idx]), self.y[idx]
+loader = DataLoader(AugmentedPairs(10_000, augment), batch_size=256, shuffle=True)  # expect: GPU202
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: indexes an attribute __init__ took from its caller (a memory-mapped array, say)
+import numpy as np
+from torch.utils.data import DataLoader, Dataset
+class Frames(Dataset):
+    def __init__(self, frames):
+        self.frames = frames
+    def __len__(self):
+        return len(self.frames)
+    def __getitem__(self, idx):
+        return self.frames[idx]
+loader = DataLoader(Frames(np.load("frames.npy", mmap_mode="r")), batch_size=64)  # expect: GPU202
+for batch in loader:
+    loss = model(batch.cuda()).mean()
+    loss.backward()
+    optimizer.step()

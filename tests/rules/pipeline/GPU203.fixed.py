@@ -116,3 +116,19 @@ def training(model, optimizer, criterion, epochs):
 def probe(model, dataset):
     for x, y in idist.auto_dataloader(dataset, batch_size=64):
         model(x.cuda(non_blocking=True)).sum().backward()  # expect: GPU203
+
+# %% invalid: pinned on the accelerator path (`use_accel`), copied to the run's accelerator
+import torch
+from torch.utils.data import DataLoader
+use_accel = not args.no_accel and torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+train_kwargs = {"batch_size": 64}
+if use_accel:
+    train_kwargs.update({"num_workers": 1, "pin_memory": True, "shuffle": True})
+loader = DataLoader(train_set, **train_kwargs)
+for epoch in range(1, 15):
+    for data, target in loader:
+        data, target = data.to(device, non_blocking=True), target.to(device, non_blocking=True)  # expect: GPU203 GPU203
+        loss = F.nll_loss(model(data), target)
+        loss.backward()
+        optimizer.step()

@@ -250,3 +250,33 @@ import torch
 import ignite.distributed as idist
 for x, y in idist.auto_dataloader(dataset, batch_size=64, pin_memory=False):
     model(x.cuda()).sum().backward()
+
+# %% invalid: pinned on the accelerator path (`use_accel`), copied to the run's accelerator
+import torch
+from torch.utils.data import DataLoader
+use_accel = not args.no_accel and torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+train_kwargs = {"batch_size": 64}
+if use_accel:
+    train_kwargs.update({"num_workers": 1, "pin_memory": True, "shuffle": True})
+loader = DataLoader(train_set, **train_kwargs)
+for epoch in range(1, 15):
+    for data, target in loader:
+        data, target = data.to(device), target.to(device)  # expect: GPU203 GPU203
+        loss = F.nll_loss(model(data), target)
+        loss.backward()
+        optimizer.step()
+
+# %% valid: pinned on the accelerator path, but this run keeps the CPU
+import torch
+from torch.utils.data import DataLoader
+use_accel = torch.accelerator.is_available()
+print("accelerator:", use_accel)
+device = torch.device("cpu")
+kwargs = {"num_workers": 1, "pin_memory": True} if use_accel else {}
+loader = DataLoader(train_set, batch_size=64, **kwargs)
+for data, target in loader:
+    data, target = data.to(device), target.to(device)
+    loss = F.nll_loss(model(data), target)
+    loss.backward()
+    optimizer.step()

@@ -435,3 +435,17 @@ trainer.run(no_workers, max_epochs=30)
 trainer.run(default_workers, max_epochs=30)
 trainer.run(once)
 trainer.run(plain, max_epochs=30)
+
+# %% invalid: workers on the accelerator path (`use_accel` kwargs), batches sent to the accelerator
+import torch
+from torch.utils.data import DataLoader
+use_accel = not args.no_accel and torch.accelerator.is_available()
+device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
+kwargs = {"num_workers": 1, "pin_memory": True} if use_accel else {}
+train_loader = DataLoader(train_set, batch_size=128, shuffle=True, **kwargs)  # expect: GPU204
+for epoch in range(1, args.epochs + 1):
+    for data, _ in train_loader:
+        data = data.to(device)
+        loss = loss_function(*model(data), data)
+        loss.backward()
+        optimizer.step()

@@ -526,3 +526,23 @@ create_supervised_trainer(model, optimizer, criterion, device="cuda", output_tra
 create_supervised_trainer(model, optimizer, criterion, **options).run(loader, max_epochs=5)
 create_supervised_trainer(model, optimizer, criterion, device="cpu").run(loader, max_epochs=5)
 create_supervised_trainer(model.cuda(), optimizer, criterion).run(loader, max_epochs=5)
+
+# %% valid: a registered model's forward stops the run when its logits go bad: that runs once
+import sys
+import torch
+import torch.nn as nn
+
+
+@MODEL_REGISTRY.register()
+class Classifier(nn.Module):
+    def __init__(self, dim, classes):
+        super().__init__()
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x, labels):
+        logits = self.head(x.cuda())
+        loss = nn.functional.cross_entropy(logits, labels.cuda())
+        if self.check_finite and not torch.isfinite(loss):
+            print(f"non-finite loss {loss.item()}, max logit {logits.abs().max().item()}")
+            sys.exit(1)
+        return loss

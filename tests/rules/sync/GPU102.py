@@ -209,3 +209,53 @@ for i, (imgs, targets) in pbar:
     optimizer.step()
     columns = ("%10s" * 2 + "%10d" * 2) % (epoch, name, i, len(targets))
     print(columns)
+
+# %% valid: printed on the way out: the run stops (sys.exit, exit(), a raise, a break of the loop)
+import math
+import sys
+from utils.logging import report_failure
+def train_one_epoch(model, criterion, loader, optimizer, max_steps):
+    for step, (images, targets) in enumerate(loader):
+        outputs = model(images.cuda(non_blocking=True))
+        loss_dict = criterion(outputs, targets)
+        loss = sum(loss_dict.values())
+        loss_value = float(sum(loss_dict.values()))
+        if not math.isfinite(loss_value):
+            print(f"Loss is {loss_value}, stopping training")
+            print(loss_dict)
+            sys.exit(1)
+        if loss_value > 1e6:
+            report_failure(f"diverged: {loss_dict}")
+            exit()
+        if loss_value < 0:
+            print("negative loss", loss_dict)
+            raise ValueError(f"negative loss: {loss}")
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step == max_steps:
+            print(f"reached max steps, last loss {loss}")
+            break
+
+# %% invalid: blocks that come back on the next step: continue, a raise the loop catches, an inner break
+import math
+def train_one_epoch(model, criterion, loader, optimizer):
+    for images, targets in loader:
+        loss = criterion(model(images.cuda(non_blocking=True)), targets.cuda(non_blocking=True))
+        loss_value = float(loss.detach().cpu())
+        if not math.isfinite(loss_value):
+            print(f"skipping batch, loss {loss}")  # expect: GPU102
+            continue
+        try:
+            if loss_value > 100:
+                print("spike", loss)  # expect: GPU102
+                raise FloatingPointError(loss_value)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        except FloatingPointError:
+            optimizer.zero_grad()
+        for name, param in model.named_parameters():
+            if param.grad is None:
+                print(f"{name} has no grad (loss {loss})")  # expect: GPU102
+                break
