@@ -42,6 +42,21 @@ _MODE_FREE = frozenset(
     CircularPad2d CircularPad3d Fold Unfold CosineSimilarity PairwiseDistance
     """.split()
 )
+# torch.nn layers that hold no parameter (no weight to record an autograd graph through).
+_PARAMETER_FREE = frozenset(
+    """
+    Module Sequential ModuleList ModuleDict Identity Flatten Unflatten
+    ReLU ReLU6 LeakyReLU RReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softmax Softmax2d LogSoftmax
+    Softmin Softplus Softshrink Hardshrink Hardtanh Hardswish Hardsigmoid LogSigmoid Tanhshrink
+    Softsign Threshold GLU Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout
+    PixelShuffle PixelUnshuffle Upsample UpsamplingNearest2d UpsamplingBilinear2d ChannelShuffle
+    MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d
+    AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d
+    ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d ReflectionPad1d
+    ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d Fold Unfold
+    CosineSimilarity PairwiseDistance
+    """.split()
+)
 # Layers whose mode matters only with a non-default argument: (keyword, position, default is free).
 _ARGUMENT_DEPENDENT = {
     "InstanceNorm1d": ("track_running_stats", 4),
@@ -104,9 +119,10 @@ def _root(expr: cst.BaseExpression) -> Optional[str]:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, parameters: bool = False) -> None:
         self.seen: Set[int] = set()
         self.params: Set[str] = set()
+        self.parameters = parameters  # asked: holds no parameter (else: computes the same in both modes)
 
     def class_free(self, model, info, depth: int) -> bool:
         if id(info.node) in self.seen:
@@ -155,7 +171,7 @@ class _Walker:
         stack = [body]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Attribute) and node.attr.value == "training":
+            if isinstance(node, cst.Attribute) and node.attr.value == "training" and not self.parameters:
                 return False  # forward branches on the mode
             if isinstance(node, cst.Call) and not self._call_free(model, node, depth):
                 return False
@@ -174,6 +190,8 @@ class _Walker:
         if qual is None or not qual.startswith("torch.nn.") or qual.count(".") != 2:
             return True
         layer = qual.rsplit(".", 1)[-1]
+        if self.parameters:
+            return not layer[:1].isupper() or layer in _PARAMETER_FREE
         return not layer[:1].isupper() or layer in _MODE_FREE or layer in _ARGUMENT_DEPENDENT
 
     def _assigned_free(self, model, node: cst.Assign) -> bool:
@@ -187,16 +205,23 @@ class _Walker:
 
     def _call_free(self, model, call: cst.Call, depth: int) -> bool:
         func = call.func
+        if self.parameters and (
+            any(a.keyword is not None and a.keyword.value == "requires_grad" for a in call.args)
+            or (isinstance(func, cst.Attribute) and func.attr.value == "register_parameter")
+        ):
+            return False  # a tensor or parameter autograd tracks
         qual = model.imports.qualify(func)
         if qual is not None:
             if qual.startswith("torch.nn.") and qual.count(".") == 2 and qual.rsplit(".", 1)[-1][:1].isupper():
                 layer = qual.rsplit(".", 1)[-1]
+                if self.parameters:
+                    return layer in _PARAMETER_FREE
                 if layer in _MODE_FREE:
                     return True
                 rule = _ARGUMENT_DEPENDENT.get(layer)
                 return rule is not None and _free_with_arguments(call, *rule)
             if qual.startswith(_MODE_FUNCTIONS):
-                return False
+                return self.parameters
             if qual.startswith("torch.") and qual.rsplit(".", 1)[-1][:1].islower():
                 return True  # a torch function: torch.cat, F.relu, nn.init.orthogonal_
             if qual.startswith("torch."):
@@ -219,3 +244,16 @@ def mode_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bo
     """Every class the value can hold an instance of is known, of the project, and mode-free."""
     found, known = model.values.ask(INSTANCES, expr, ctx, order)
     return known and bool(found) and all(class_mode_free(owner, info) for owner, info in found)
+
+
+def class_parameter_free(model, info) -> bool:
+    """The project class `info` (defined in `model`) builds no layer with parameters and no
+    `nn.Parameter`, itself or down its blocks: calling it records no graph for inputs that do
+    not require grad."""
+    return _Walker(parameters=True).class_free(model, info, 0)
+
+
+def parameter_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every class the value can hold an instance of is known, of the project, and holds no parameter."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    return known and bool(found) and all(class_parameter_free(owner, info) for owner, info in found)
