@@ -510,3 +510,30 @@ class Tokens(Dataset):
     def __getitem__(self, i):
         ids = torch.as_tensor(self.rows[i])
         return ids[torch.ne(ids, 0)]
+
+# %% valid: a list tested for emptiness before it is stacked into a tensor
+import torch
+
+
+def stack_masks(segments, height, width):
+    masks = []
+    for segment in segments:
+        masks.append(torch.as_tensor(segment, dtype=torch.uint8).any(dim=2))
+    if masks:
+        masks = torch.stack(masks, dim=0)
+    else:
+        masks = torch.zeros((0, height, width), dtype=torch.uint8)
+    return masks
+
+
+class MaskHead(torch.nn.Module):
+    def forward(self, features, segments):
+        return self.proj(features) * stack_masks(segments, 8, 8).to(features.device)
+
+
+model = MaskHead().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for features, segments in loader:
+    loss = model(features.cuda(), segments).sum()
+    loss.backward()
+    optimizer.step()
