@@ -115,3 +115,45 @@ GRAPH = GraphCarrying()
 
 def carries_graph(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
     return model.values.ask(GRAPH, expr, ctx, model.order_of(expr) if order is None else order)
+
+
+# torch functions that make a new tensor, which requires grad only when asked to.
+_FACTORIES = frozenset(
+    """randn rand randint randn_like rand_like zeros ones empty full zeros_like ones_like empty_like
+    full_like arange linspace tensor as_tensor from_numpy eye""".split()
+)
+
+
+class FreshTensor(Question[bool]):
+    """Every path of the value is a tensor a torch factory made without `requires_grad`
+    (moved or cast on the way), so no graph is recorded through it."""
+
+    key = "fresh-tensor"
+    unknown = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        if not isinstance(expr, cst.Call):
+            return False
+        if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in expr.args):
+            return False
+        qual = flow.model.imports.qualify(expr.func)
+        if qual is not None:
+            head, _, last = qual.rpartition(".")
+            return head == "torch" and last in _FACTORIES
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "cpu", "float", "half", "double", "contiguous"):
+            return flow.ask(self, func.value, ctx, order)
+        return False
+
+    def combine(self, answers: Sequence[bool]) -> bool:
+        return bool(answers) and all(answers)
+
+
+FRESH = FreshTensor()
+
+
+def fresh_tensor(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """The value is known to be a new tensor that does not require grad."""
+    return model.values.ask(FRESH, expr, ctx, order)

@@ -7,6 +7,7 @@ import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.module_layers import mode_free
 from advisor.model.names import dotted_name
 from advisor.rules.base import Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, model_calls, results_feed_training, torch_file
@@ -51,6 +52,11 @@ class EvaluationWithoutEvalMode(Rule):
         (one level up), and none on the value the model name is built from. Only in files that
         train (a training loop, or a `.train()` call) or that construct dropout or batch-norm
         layers (`nn.Dropout`, `nn.BatchNorm*`, `nn.Transformer*`, torchvision or timm models).
+        Not when the model is an instance of a project class built only from layers that compute
+        the same in both modes (convolutions, linear layers, activations, layer or group norm,
+        pixel shuffle, and project blocks of those): a dropout or batch norm anywhere down its
+        blocks, a layer of another library, a layer class handed in, or a `self.training` read
+        keeps the report.
         Information when the file calls `.eval()` elsewhere. Per-step code of the training loop
         (EMA teachers, target networks), passes whose results a caller hands to a function that
         trains (a memory bank or centroids filled before training), models from
@@ -140,6 +146,8 @@ class EvaluationWithoutEvalMode(Rule):
                 continue
             if not stochastic and self._local_class(model, site.node.func, site.ctx, site.order, 0):
                 continue  # built from this file's classes, which hold no dropout or batch norm
+            if mode_free(model, site.node.func, site.ctx, site.order):
+                continue  # a project class with no layer that behaves differently in eval mode
             severity = Severity.INFO if evals else None
             yield self.report(
                 site.node,

@@ -5,6 +5,8 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel, LoopInfo
+from advisor.model.graphs import fresh_tensor
+from advisor.model.module_layers import parameter_free
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file, unpickled
 
@@ -15,6 +17,16 @@ def _input_grads(model: FileModel) -> bool:
     if model.method_calls("requires_grad_") or model.calls_to("torch.autograd.grad"):
         return True
     return any(target.endswith(".requires_grad") for _, target in model.facts.assignments)
+
+
+def _records_nothing(model: FileModel, site) -> bool:
+    """A project module with no parameter, called on new tensors that do not require grad."""
+    args = site.node.args
+    return (
+        bool(args)
+        and all(not a.star and fresh_tensor(model, a.value, site.ctx, site.order) for a in args)
+        and parameter_free(model, site.node.func, site.ctx, site.order)
+    )
 
 
 # A loop over `range(k)` with k at most this: a handful of calls, whose graphs are dropped as
@@ -49,7 +61,9 @@ class InferenceWithoutNoGrad(Rule):
         backpropagated (inside the per-step training code, or before a `backward()` in the
         same function), code that asks for input gradients (`torch.autograd.grad`,
         `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own
-        `forward`, and Lightning or Hugging Face Trainer hooks are left alone. Information when
+        `forward`, a project module that holds no parameter (no layer with weights, no
+        `nn.Parameter`) called on tensors just made by a torch factory without `requires_grad`
+        (nothing to record), and Lightning or Hugging Face Trainer hooks are left alone. Information when
         the function has no caller in the file, when the model was unpickled whole
         (`pickle.load(f)`: its parameters keep the `requires_grad` they were saved with, often
         off), or when the loop runs a handful of times (`range(10)`: each graph is dropped as
@@ -113,7 +127,7 @@ class InferenceWithoutNoGrad(Rule):
         if not torch_file(model) or _input_grads(model):
             return
         markers = marker_sites(model)
-        candidates = [s for s in model_calls(model) if s.ctx.loop is not None]
+        candidates = [s for s in model_calls(model) if s.ctx.loop is not None and not _records_nothing(model, s)]
         fixed: Set[int] = set()
         for site in first_per(candidates, lambda s: id(s.ctx.loop)):
             info = site.ctx.function

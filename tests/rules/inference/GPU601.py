@@ -225,3 +225,66 @@ it = iter(val_loader)
 for i in range(100):
     x, y = next(it)
     correct = (model(x.cuda()).argmax(1) == y.cuda()).sum()  # expect: GPU601
+
+# %% valid: a parameter-free module of the file checked on random inputs that do not require grad
+import torch
+import torch.nn as nn
+
+
+class GatedResidual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.Sequential(nn.SiLU(), nn.Dropout(0.0))
+
+    def forward(self, x, y):
+        return self.act(x) * y + x
+
+
+reference = GatedResidual()
+traced = torch.jit.script(reference)
+for _ in range(100):
+    a, b = torch.randn(8, 16, 32), torch.randn(8, 16, 32).cuda()
+    torch.testing.assert_close(traced(a, b), reference(a, b))
+
+# %% invalid: the same check where the module holds a parameter, or an input requires grad
+import torch
+import torch.nn as nn
+
+
+class Scale(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x, y):
+        return self.gamma * x + y
+
+
+class Swish(nn.Module):
+    def forward(self, x, y):
+        return x * torch.sigmoid(y)
+
+
+class Projected(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.inner = nn.Sequential(Swish(), nn.Linear(dim, dim))
+
+    def forward(self, x, y):
+        return self.inner(x) + y
+
+
+scale_model = Scale(32)
+for _ in range(100):
+    a, b = torch.randn(8, 32), torch.randn(8, 32)
+    print(scale_model(a, b).sum())  # expect: GPU601
+swish_model = Swish()
+for _ in range(100):
+    a, b = torch.randn(8, 32, requires_grad=True), torch.randn(8, 32)
+    print(swish_model(a, b).sum())  # expect: GPU601
+projected_model = Projected(32)
+for _ in range(100):
+    a, b = torch.randn(8, 32), torch.randn(8, 32)
+    print(projected_model(a, b).sum())  # expect: GPU601
+for batch_x, batch_y in loader:
+    print(swish_model(batch_x, batch_y).sum())  # expect: GPU601

@@ -239,3 +239,82 @@ def main(loader, optimizer):
         train_epoch(loader, model, optimizer)
         acc = accuracy(loader, model)
         print(epoch, acc)
+
+# %% valid: the evaluated model's class holds no layer that behaves differently in eval mode
+import torch
+import torch.nn as nn
+
+
+class Upsampler(nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(3, 3 * scale ** 2, 3, padding=1), nn.PReLU(), nn.PixelShuffle(scale))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Conv2d(3, 16, 3), nn.BatchNorm2d(16), nn.Dropout(0.3))
+
+
+def train(model, critic, loader, optimizer):
+    model.train()
+    for x, y in loader:
+        loss = (model(x) - y).abs().mean() + critic.net(model(x)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    return sum((model(x) - y).abs().mean().item() for x, y in loader)
+
+
+model = Upsampler(2).cuda()
+critic = Critic().cuda()
+train(model, critic, loader, optimizer)
+print(evaluate(model, loader))
+
+# %% invalid: one block down holds batch norm
+import torch
+import torch.nn as nn
+
+
+class ConvBlock(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([ConvBlock(3, 32), ConvBlock(32, 64)])
+        self.fc = nn.Linear(64, 10)
+
+
+def train(model, loader, optimizer):
+    model.train()
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    return sum((model(x).argmax(1) == y).sum().item() for x, y in loader)  # expect: GPU602
+
+
+model = Encoder().cuda()
+train(model, loader, optimizer)
+print(evaluate(model, loader))

@@ -1,0 +1,259 @@
+"""What a project `nn.Module` class is built from, and whether train and eval mode can make it
+compute anything different.
+
+A class is *mode-free* when every call in its body (its `__init__`, helper methods, `forward`)
+builds a `torch.nn` layer known to behave the same in both modes (convolutions, linear layers,
+activations, pooling, layer/group norm, pixel shuffle, ...), a container of those, a project
+class that is itself mode-free (depth-bounded), or is a plain computation (a method on a value,
+a `torch` function, a builtin). Anything else counts as mode-dependent: dropout, batch norm,
+instance norm tracking running statistics, recurrent layers and attention with dropout, a layer
+from another library (timm, torchvision), a class or helper the analysis cannot read, a read of
+`self.training`, functional dropout or batch norm, or a base class other than `nn.Module`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Set
+
+import libcst as cst
+
+from advisor.model.facts import Context
+from advisor.model.instances import INSTANCES
+from advisor.model.walk import children
+
+_MAX_DEPTH = 4
+
+# torch.nn layers whose forward is the same in train and eval mode.
+_MODE_FREE = frozenset(
+    """
+    Module Sequential ModuleList ModuleDict ParameterList ParameterDict Parameter Identity
+    Linear Bilinear LazyLinear Conv1d Conv2d Conv3d ConvTranspose1d ConvTranspose2d ConvTranspose3d
+    LazyConv1d LazyConv2d LazyConv3d
+    ReLU ReLU6 LeakyReLU PReLU RReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softmax Softmax2d
+    LogSoftmax Softmin Softplus Softshrink Hardshrink Hardtanh Hardswish Hardsigmoid LogSigmoid
+    Tanhshrink Softsign Threshold GLU
+    PixelShuffle PixelUnshuffle Upsample UpsamplingNearest2d UpsamplingBilinear2d ChannelShuffle
+    MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d
+    AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d
+    MaxUnpool1d MaxUnpool2d MaxUnpool3d FractionalMaxPool2d
+    Flatten Unflatten Embedding EmbeddingBag LayerNorm GroupNorm RMSNorm LocalResponseNorm
+    ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d ReflectionPad1d
+    ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d CircularPad1d
+    CircularPad2d CircularPad3d Fold Unfold CosineSimilarity PairwiseDistance
+    """.split()
+)
+# torch.nn layers that hold no parameter (no weight to record an autograd graph through).
+_PARAMETER_FREE = frozenset(
+    """
+    Module Sequential ModuleList ModuleDict Identity Flatten Unflatten
+    ReLU ReLU6 LeakyReLU RReLU ELU SELU CELU GELU SiLU Mish Sigmoid Tanh Softmax Softmax2d LogSoftmax
+    Softmin Softplus Softshrink Hardshrink Hardtanh Hardswish Hardsigmoid LogSigmoid Tanhshrink
+    Softsign Threshold GLU Dropout Dropout1d Dropout2d Dropout3d AlphaDropout FeatureAlphaDropout
+    PixelShuffle PixelUnshuffle Upsample UpsamplingNearest2d UpsamplingBilinear2d ChannelShuffle
+    MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d
+    AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d LPPool1d LPPool2d
+    ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d ReflectionPad1d
+    ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d Fold Unfold
+    CosineSimilarity PairwiseDistance
+    """.split()
+)
+# Layers whose mode matters only with a non-default argument: (keyword, position, default is free).
+_ARGUMENT_DEPENDENT = {
+    "InstanceNorm1d": ("track_running_stats", 4),
+    "InstanceNorm2d": ("track_running_stats", 4),
+    "InstanceNorm3d": ("track_running_stats", 4),
+    "RNN": ("dropout", None),
+    "LSTM": ("dropout", None),
+    "GRU": ("dropout", None),
+    "MultiheadAttention": ("dropout", 2),
+}
+_MODE_FUNCTIONS = ("torch.nn.functional.dropout", "torch.nn.functional.alpha_dropout",
+                   "torch.nn.functional.feature_alpha_dropout", "torch.nn.functional.batch_norm",
+                   "torch.nn.functional.instance_norm", "torch.nn.functional.rrelu")
+
+
+def _argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:
+    for index, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg
+        if arg.keyword is None and arg.star == "" and position is not None and index == position:
+            return arg
+    return None
+
+
+def _free_with_arguments(call: cst.Call, keyword: str, position: Optional[int]) -> bool:
+    if any(arg.star for arg in call.args):
+        return False  # **kwargs may carry the argument
+    arg = _argument(call, keyword, position)
+    if arg is None:
+        return True
+    value = arg.value
+    if isinstance(value, cst.Name):
+        return value.value == "False"
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return float(value.value) == 0
+    return False
+
+
+def _built_from_parameters(node) -> Set[str]:
+    """Parameters of the methods (other than `forward`) that may hand in a layer class to call."""
+    functions = [node] if isinstance(node, cst.FunctionDef) else [
+        s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value != "forward"
+    ]
+    out: Set[str] = set()
+    for function in functions:
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            out.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                out.add(star.name.value)
+    out.discard("self")
+    return out
+
+
+def _root(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Call, cst.Subscript)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+class _Walker:
+    def __init__(self, parameters: bool = False) -> None:
+        self.seen: Set[int] = set()
+        self.params: Set[str] = set()
+        self.parameters = parameters  # asked: holds no parameter (else: computes the same in both modes)
+
+    def class_free(self, model, info, depth: int) -> bool:
+        if id(info.node) in self.seen:
+            return True  # already being checked higher up
+        if depth > _MAX_DEPTH:
+            return False
+        self.seen.add(id(info.node))
+        for base in info.bases:
+            if base in ("torch.nn.Module", "object"):
+                continue
+            if not self._callee_free(model, base, depth):
+                return False
+        return self._walk(model, info.node, depth)
+
+    def _callee_free(self, model, name: str, depth: int) -> bool:
+        """A class or helper, named as the source names it, that builds nothing mode-dependent."""
+        local = model.facts.classes.get(name)
+        if local is not None:
+            return self.class_free(model, local, depth + 1)
+        symbol = model.symbol(name) if "." in name or name not in model.facts.functions else None
+        if symbol is not None and symbol.kind == "class":
+            return self.class_free(symbol.model, symbol.info, depth + 1)
+        if symbol is not None and symbol.kind == "function" and symbol.info is not None:
+            return self._function_free(symbol.model, symbol.info.node, depth + 1)
+        function = model.facts.functions.get(name)
+        if function is not None:
+            return self._function_free(model, function.node, depth + 1)
+        return False
+
+    def _function_free(self, model, node: cst.FunctionDef, depth: int) -> bool:
+        if id(node) in self.seen:
+            return True
+        if depth > _MAX_DEPTH:
+            return False
+        self.seen.add(id(node))
+        return self._walk(model, node, depth)
+
+    def _walk(self, model, node, depth: int) -> bool:
+        outer, self.params = self.params, _built_from_parameters(node)
+        try:
+            return self._body_free(model, node.body, depth)
+        finally:
+            self.params = outer
+
+    def _body_free(self, model, body: cst.CSTNode, depth: int) -> bool:
+        stack = [body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute) and node.attr.value == "training" and not self.parameters:
+                return False  # forward branches on the mode
+            if isinstance(node, cst.Call) and not self._call_free(model, node, depth):
+                return False
+            if isinstance(node, (cst.Name, cst.Attribute)) and not self._reference_free(model, node):
+                return False
+            if isinstance(node, cst.ClassDef) and node is not body:
+                return False  # a nested class: not followed
+            if isinstance(node, cst.Assign) and not self._assigned_free(model, node):
+                return False
+            stack.extend(children(node))
+        return True
+
+    def _reference_free(self, model, node) -> bool:
+        """`norm_layer=nn.BatchNorm2d`: a mode-dependent layer class named without being called."""
+        qual = model.imports.qualify(node)
+        if qual is None or not qual.startswith("torch.nn.") or qual.count(".") != 2:
+            return True
+        layer = qual.rsplit(".", 1)[-1]
+        if self.parameters:
+            return not layer[:1].isupper() or layer in _PARAMETER_FREE
+        return not layer[:1].isupper() or layer in _MODE_FREE or layer in _ARGUMENT_DEPENDENT
+
+    def _assigned_free(self, model, node: cst.Assign) -> bool:
+        """`self.x = registry.build(cfg)`: a submodule from a method of some other object is unknown."""
+        if not any(isinstance(t.target, cst.Attribute) and _root(t.target) == "self" for t in node.targets):
+            return True
+        value = node.value
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+            return True
+        return model.imports.qualify(value.func) is not None or _root(value.func) == "self"
+
+    def _call_free(self, model, call: cst.Call, depth: int) -> bool:
+        func = call.func
+        if self.parameters and (
+            any(a.keyword is not None and a.keyword.value == "requires_grad" for a in call.args)
+            or (isinstance(func, cst.Attribute) and func.attr.value == "register_parameter")
+        ):
+            return False  # a tensor or parameter autograd tracks
+        qual = model.imports.qualify(func)
+        if qual is not None:
+            if qual.startswith("torch.nn.") and qual.count(".") == 2 and qual.rsplit(".", 1)[-1][:1].isupper():
+                layer = qual.rsplit(".", 1)[-1]
+                if self.parameters:
+                    return layer in _PARAMETER_FREE
+                if layer in _MODE_FREE:
+                    return True
+                rule = _ARGUMENT_DEPENDENT.get(layer)
+                return rule is not None and _free_with_arguments(call, *rule)
+            if qual.startswith(_MODE_FUNCTIONS):
+                return self.parameters
+            if qual.startswith("torch.") and qual.rsplit(".", 1)[-1][:1].islower():
+                return True  # a torch function: torch.cat, F.relu, nn.init.orthogonal_
+            if qual.startswith("torch."):
+                return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device")
+            return self._callee_free(model, qual, depth)
+        if isinstance(func, cst.Name):
+            name = func.value
+            if name in model.facts.classes or name in model.facts.functions:
+                return self._callee_free(model, name, depth)
+            return name not in self.params  # a builtin or a value built elsewhere, not a class handed in
+        return True  # a method on a value (`self.conv(x)`, `x.view(...)`, `self._make_layer(...)`)
+
+
+def class_mode_free(model, info) -> bool:
+    """The project class `info` (defined in `model`) computes the same in train and eval mode."""
+    return _Walker().class_free(model, info, 0)
+
+
+def mode_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every class the value can hold an instance of is known, of the project, and mode-free."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    return known and bool(found) and all(class_mode_free(owner, info) for owner, info in found)
+
+
+def class_parameter_free(model, info) -> bool:
+    """The project class `info` (defined in `model`) builds no layer with parameters and no
+    `nn.Parameter`, itself or down its blocks: calling it records no graph for inputs that do
+    not require grad."""
+    return _Walker(parameters=True).class_free(model, info, 0)
+
+
+def parameter_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every class the value can hold an instance of is known, of the project, and holds no parameter."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    return known and bool(found) and all(class_parameter_free(owner, info) for owner, info in found)
