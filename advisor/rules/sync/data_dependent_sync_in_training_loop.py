@@ -266,8 +266,10 @@ class DataDependentSyncInTrainingLoop(Rule):
         yield from self._mask_indexing(model)
 
     def _device_tensor(self, model: FileModel, expr: cst.BaseExpression, ctx) -> bool:
-        """A tensor that is not known to be in host memory."""
-        if not is_tensor(model, expr, ctx) or is_host_tensor(model, expr, ctx):
+        """A tensor that is not known to be in host memory, where the test reads it (not at the
+        end of the function: `if parts:` on a list that later becomes a tensor)."""
+        order = model.order_of(expr)
+        if not is_tensor(model, expr, ctx, order) or is_host_tensor(model, expr, ctx, order):
             return False
         root = _data_root(model, expr)
         return not (isinstance(root, cst.Name) and is_raw_batch(model, root, ctx, model.order_of(expr)))

@@ -615,3 +615,30 @@ for batch in loader:
     loss = model(out[0]).loss
     loss.backward()
     optimizer.step()
+
+# %% valid: a list tested for emptiness before it is stacked into a tensor
+import torch
+
+
+def stack_masks(segments, height, width):
+    masks = []
+    for segment in segments:
+        masks.append(torch.as_tensor(segment, dtype=torch.uint8).any(dim=2))
+    if masks:
+        masks = torch.stack(masks, dim=0)
+    else:
+        masks = torch.zeros((0, height, width), dtype=torch.uint8)
+    return masks
+
+
+class MaskHead(torch.nn.Module):
+    def forward(self, features, segments):
+        return self.proj(features) * stack_masks(segments, 8, 8).to(features.device)
+
+
+model = MaskHead().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for features, segments in loader:
+    loss = model(features.cuda(), segments).sum()
+    loss.backward()
+    optimizer.step()
