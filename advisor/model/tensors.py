@@ -16,7 +16,7 @@ from advisor.model.kinds import KINDS
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
-from advisor.model.value_flow import Question, ValueFlow, argument
+from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
 
 TENSOR, PYTHON, UNKNOWN = "tensor", "python", ""
@@ -195,7 +195,9 @@ class Tensor(Question[str]):
         return TENSOR if all(a == TENSOR for a in answers) else UNKNOWN
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> str:
-        return TENSOR if loop_target_hint(flow.model, assignment) == "batch" else UNKNOWN
+        if loop_target_hint(flow.model, assignment) == "batch":
+            return TENSOR
+        return TENSOR if iterated_items(flow, assignment, self) == [TENSOR] else UNKNOWN
 
     def drawn(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int, index: Optional[int]) -> Optional[str]:
         # `x, y = next(it)` over a loader: unpacked like `for x, y in loader`, the parts are tensors.
@@ -205,6 +207,89 @@ class Tensor(Question[str]):
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
         return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
+
+
+def iterated_source(model, assignment: Assignment) -> Optional[cst.BaseExpression]:
+    """What a loop target takes its items from: `xs` for `for x in xs`, `ys` for `y` in `for x,
+    y in zip(xs, ys)` or `for i, y in enumerate(ys)`. None for anything else (an index of
+    `enumerate`, a whole `zip` tuple, a call the analysis does not know)."""
+    source, index = assignment.iterable, assignment.index
+    if source is None or assignment.value is not None:
+        return None
+    while isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and model.imports.qualify(source.func) is None:
+        args = source.args
+        if any(a.keyword is not None or a.star for a in args):
+            return None
+        if source.func.value == "enumerate" and len(args) == 1 and index == 1:
+            source, index = args[0].value, None  # `for i, x in enumerate(xs)`: x; i is a count
+        elif source.func.value == "zip" and index is not None and index < len(args):
+            source, index = args[index].value, None
+        else:
+            return None
+    return source if index is None or not isinstance(source, cst.Call) else None
+
+
+def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) -> list:
+    """The distinct answers of ``question`` for the items a loop target is bound to, when the
+    source is known (see `iterated_source`): a tensor iterated gives its rows, with the tensor's
+    own answer; a list or tuple display, or a list built in steps, gives its elements (one
+    answer each). [] when the source or any of its elements is not known."""
+    source = iterated_source(flow.model, assignment)
+    if source is None:
+        return []
+    ctx, order = assignment.ctx, assignment.order
+    built = _comprehension_results(flow, source, ctx, order)
+    if built:
+        return sorted({flow.ask(question, e, c, o) for e, c, o in built}, key=repr)
+    if isinstance(source, (cst.List, cst.Tuple)):
+        if not source.elements or any(isinstance(e, cst.StarredElement) for e in source.elements):
+            return []
+        return sorted({flow.ask(question, e.value, ctx, order) for e in source.elements}, key=repr)
+    if flow.ask(TENSORS, source, ctx, order) == TENSOR:
+        return [flow.ask(question, source, ctx, order)]  # the rows of a tensor
+    known, values = flow.ask(LIST_ITEMS, source, ctx, order)
+    if not known or not values:
+        return []
+    return sorted({v.flow.ask(question, v.expr, v.ctx, v.order) for v in values}, key=repr)
+
+
+def _comprehension_results(flow: ValueFlow, source, ctx: Context, order: int) -> list:
+    """(element, ctx, order) of the list comprehensions a source is, or a name is only bound to
+    (`ids = [x[m] for x, m in pairs]`); [] when it is anything else on some path."""
+    if isinstance(source, (cst.ListComp, cst.GeneratorExp)):
+        return [(source.elt, ctx, order)]
+    if not isinstance(source, cst.Name):
+        return []
+    reach = flow.bindings.reaching(source.value, ctx, order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return []
+    found = []
+    for a in reach.assignments:
+        if a.index is not None or a.augmented or not isinstance(a.value, (cst.ListComp, cst.GeneratorExp)):
+            return []
+        found.append((a.value.elt, a.ctx, a.order))
+    return found
+
+
+def loop_sources(model, name: cst.Name, ctx: Context, order: int) -> list:
+    """(source, ctx, order) for each item a read of a loop or comprehension target comes from
+    (`masks` for `m` in `[x[m] for x, m in zip(xs, masks)]`, see `iterated_source`); [] when
+    some binding that reaches the read is anything else."""
+    bound = model.shared("comprehension-reads", comprehension_reads).get(id(name))
+    if bound is not None:
+        target, index, iterable = bound
+        source = iterated_source(model, Assignment(target, None, ctx, order, index, "loop-target", iterable=iterable))
+        return [] if source is None else [(source, ctx, order)]
+    reach = model.bindings.reaching(name.value, ctx, order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return []
+    found = []
+    for a in reach.assignments:
+        source = iterated_source(model, a)
+        if source is None:
+            return []
+        found.append((source, a.ctx, a.order))
+    return found
 
 
 def _list_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> tuple:
@@ -346,7 +431,8 @@ class HostTensor(Question[bool]):
         return all(answers)
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
-        return False
+        """A loop target over host tensors (`for row in torch.arange(n)`, a list of them)."""
+        return iterated_items(flow, assignment, self) == [True]
 
 
 HOST_TENSOR = HostTensor()
@@ -431,7 +517,9 @@ class RawBatch(Question[bool]):
         return any(answers)
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
-        return loop_target_hint(flow.model, assignment) in ("batch", "loader-batch", "index")
+        if loop_target_hint(flow.model, assignment) in ("batch", "loader-batch", "index"):
+            return True
+        return True in iterated_items(flow, assignment, self)  # `for x in batch_x`, still on the host
 
     def drawn(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int, index: Optional[int]) -> Optional[bool]:
         return True if loaders_drawn(flow.model, call, RAW_LOADERS)[0] else None

@@ -25,6 +25,7 @@ import libcst as cst
 
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.names import dotted_name
+from advisor.model.walk import children
 
 A = TypeVar("A")
 # Start processes that run a function with the process index, then the `args` tuple.
@@ -140,6 +141,14 @@ class ValueFlow:
         if isinstance(expr, cst.Call):
             found = self.callee(expr, ctx, order)
             return self.returned(question, found[1], None, found[0]) if found is not None else question.unknown
+        if type(expr) is cst.Name:
+            bound = self.model.shared("comprehension-reads", comprehension_reads).get(id(expr))
+            if bound is not None:
+                # `[x[m] for x, m in zip(xs, masks)]`: a target of the comprehension, like a loop's.
+                target, index, iterable = bound
+                return question.unbound(
+                    self, Assignment(target, None, ctx, order, index, "loop-target", iterable=iterable)
+                )
         name = dotted_name(expr)
         if name is None:
             return question.unknown
@@ -335,6 +344,60 @@ class ValueFlow:
             if receiver is not None:
                 return model.resolve(f".{func.attr.value}")
         return None
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def comprehension_reads(model) -> Dict[int, Tuple[str, Optional[int], cst.BaseExpression]]:
+    """For each read of a name a comprehension binds (`x` in `[x[m] for x, m in pairs]`, in the
+    element, the `if` clauses and the later `for` clauses): the target name, its index in the
+    target tuple, and what that `for` iterates. The innermost comprehension wins."""
+    reads: Dict[int, Tuple[str, Optional[int], cst.BaseExpression]] = {}
+    stack: List[cst.CSTNode] = [model.module]
+    while stack:
+        node = stack.pop()
+        stack.extend(children(node))
+        if not isinstance(node, _COMPREHENSIONS):
+            continue
+        clauses: List[cst.CompFor] = []
+        clause: Optional[cst.CompFor] = node.for_in
+        while clause is not None:
+            clauses.append(clause)
+            clause = clause.inner_for_in
+        results = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+        for position, clause in enumerate(clauses):
+            bound = dict(_comprehension_targets(clause.target, None))
+            scope: List[cst.CSTNode] = [*clause.ifs, *results]
+            for later in clauses[position + 1:]:
+                scope.extend((later.iter, *later.ifs))
+            for part in scope:
+                _mark_reads(part, bound, clause.iter, reads)
+    return reads
+
+
+def _comprehension_targets(target: cst.BaseExpression, index: Optional[int]):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for i, element in enumerate(target.elements):
+            value = element.value
+            yield from _comprehension_targets(value.value if isinstance(value, cst.StarredElement) else value, i if index is None else index)
+    elif isinstance(target, cst.Name):
+        yield target.value, index
+
+
+def _mark_reads(node: cst.CSTNode, bound: Dict[str, Optional[int]], iterable, reads) -> None:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name and current.value in bound:
+            reads[id(current)] = (current.value, bound[current.value], iterable)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)  # `x.attr`: `attr` is no read of a name
+            continue
+        elif isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+            continue
+        else:
+            stack.extend(children(current))
 
 
 def _length(value: cst.BaseExpression) -> Optional[int]:

@@ -10,7 +10,7 @@ from advisor.model.framework_steps import forward_path
 from advisor.model.walk import children
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
-from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, value_root
+from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, loop_sources, value_root
 from advisor.model.vocabulary import BATCH_TEXT
 
 
@@ -34,6 +34,8 @@ _MASK_METHODS = _MASK_FUNCTIONS | {"bool"}
 
 _MASK_JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat"})
 _MASK_FILLERS = frozenset({"torch.ones_like", "torch.zeros_like"})
+# Factories that build a mask when given `dtype=torch.bool`.
+_BOOL_FACTORIES = frozenset("ones zeros full empty ones_like zeros_like full_like empty_like".split())
 
 
 def _bound_part(assignment) -> cst.BaseExpression:
@@ -370,6 +372,9 @@ class DataDependentSyncInTrainingLoop(Rule):
                 return True
             if qual in _MASK_JOINS:
                 return self._joined_masks(model, expr, ctx, depth)
+            if head == "torch" and last in _BOOL_FACTORIES:
+                dtype = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+                return dtype is not None and model.imports.qualify(dtype) == "torch.bool"  # `torch.ones_like(x, dtype=torch.bool)`
             func = expr.func
             if qual or not isinstance(func, cst.Attribute):
                 return False
@@ -377,6 +382,9 @@ class DataDependentSyncInTrainingLoop(Rule):
                 return self._is_mask(model, func.value, ctx, depth + 1)  # `(s > 0).to(device)`: still a mask
             return func.attr.value in _MASK_METHODS and is_tensor(model, func.value, ctx)
         if isinstance(expr, cst.Name):
+            sources = loop_sources(model, expr, ctx, model.order_of(expr))
+            if sources:  # `for ids, m in zip(input_ids, masks)`: the rows of masks are masks
+                return all(self._is_mask(model, source, c, depth + 1) for source, c, _ in sources)
             reach = model.bindings.reaching(expr.value, ctx, model.order_of(expr))
             found = reach.assignments
             return reach.closed and reach.parameter is None and bool(found) and all(

@@ -511,6 +511,111 @@ class Tokens(Dataset):
         ids = torch.as_tensor(self.rows[i])
         return ids[torch.ne(ids, 0)]
 
+# %% invalid: per-sample loops over the rows of a device batch and over lists of device tensors
+import torch
+def train_step(model, batch, optimizer, image_token):
+    input_ids = batch["input_ids"].cuda()
+    labels = batch["labels"].cuda()
+    keep = input_ids != 0
+    parts = []
+    for ids, lab in zip(input_ids, labels):
+        count = (ids == image_token).sum()
+        if count == 0:  # expect: GPU104
+            parts.append(lab)
+        else:
+            parts.append(ids[ids != image_token])  # expect: GPU104
+    for i, part in enumerate(parts):
+        if part.numel() > 0 and (part < 0).any():  # expect: GPU104
+            print("negative ids in sample", i)
+    loss = model(input_ids, labels=labels).loss
+    loss.backward()
+    optimizer.step()
+
+
+for batch in loader:
+    train_step(model, batch, optimizer, 32000)
+
+# %% valid: loops over counts, names, Python numbers, host rows, parameters and dataset items
+import torch
+def train_step(model, batch, optimizer, names):
+    input_ids = batch["input_ids"].cuda()
+    lengths = (input_ids != 0).sum(dim=1).tolist()
+    for n in lengths:
+        if n == 0:
+            print("empty sample")
+    for i in range(input_ids.shape[0]):
+        if i == 0:
+            print("first")
+    for name in names:
+        if name == "lm_head":
+            print(name)
+    for path in ["a.pt", "b.pt"]:
+        if path == "a.pt":
+            print(path)
+    grid = torch.arange(16).view(4, 4)
+    for row in grid:
+        if row.sum() > 3:
+            print(row)
+    for i, row in enumerate(lengths):
+        if i == row:
+            print(i)
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad.zero_()
+    loss = model(input_ids).loss
+    loss.backward()
+    optimizer.step()
+
+
+for batch in loader:
+    train_step(model, batch, optimizer, ["embed", "lm_head"])
+
+
+class Rows(torch.utils.data.Dataset):
+    def __getitem__(self, i):
+        ids = torch.as_tensor(self.rows[i])
+        for tok in ids:
+            if tok == 0:
+                break
+        return ids
+
+# %% invalid: comprehensions over the samples of a device batch
+import torch
+def prepare(input_ids, labels, attention_mask):
+    attention_mask = attention_mask.bool()
+    input_ids = [ids[mask] for ids, mask in zip(input_ids, attention_mask)]  # expect: GPU104
+    labels = [lab[mask] for lab, mask in zip(labels, attention_mask.bool())]  # expect: GPU104
+    out = []
+    for ids in input_ids:
+        if (ids < 0).any():  # expect: GPU104
+            continue
+        out.append(ids)
+    return out, labels
+
+
+for batch in loader:
+    ids, labels = prepare(batch["input_ids"].cuda(), batch["labels"].cuda(), batch["attention_mask"].cuda())
+    loss = model(torch.cat(ids), labels=torch.cat(labels)).loss
+    loss.backward()
+    optimizer.step()
+
+# %% valid: comprehensions over Python values and host tensors, and names they shadow
+import torch
+def prepare(input_ids, lengths, words):
+    ids = input_ids.cuda()
+    kept = [n for n in lengths.tolist() if n > 0]
+    picked = [w for w in words if w != "pad"]
+    rows = [r[r > 0] for r in torch.arange(12).view(3, 4)]
+    masks = [ids for ids in range(3) if ids == 1]
+    return ids, kept, picked, rows, masks
+
+
+for batch in loader:
+    out = prepare(batch["input_ids"], batch["lengths"], ["a", "pad"])
+    loss = model(out[0]).loss
+    loss.backward()
+    optimizer.step()
+
 # %% valid: a list tested for emptiness before it is stacked into a tensor
 import torch
 
