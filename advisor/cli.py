@@ -655,6 +655,11 @@ def _fixed(path: Path, result: FileResult, config: Config, unsafe: bool) -> File
     new_text, applied, final = fix_until_stable(source.text, check, unsafe=unsafe, checked=result, applied=done)
     if not applied:
         return result
+    # The rounds left the fixed text in this process's project view: a neighbour checked next
+    # would see it here but not in another worker (--jobs must not change what is reported).
+    from advisor.project.view import reread
+
+    reread(str(path))
     fixed = _FixedResult(final.filename, final.findings, final.problem, source, new_text, applied, unfixed)
     fixed.warnings = final.warnings
     fixed.fixed = done
@@ -707,6 +712,7 @@ def _write_fixes(display: str, result: FileResult, what: str = "fixes") -> Optio
         except UnicodeEncodeError:
             raise WriteRefused(f"the fixed text cannot be encoded as {source.encoding}") from None
         write_fixed(display, unchanged, data)
+        _forget_read(display)
     except WriteRefused as exc:
         from advisor.output.names import printable
 
@@ -720,6 +726,17 @@ def _write_fixes(display: str, result: FileResult, what: str = "fixes") -> Optio
         _error(f"{display}: cannot write the {what} ({exc.strerror or exc})")
         return None
     return result
+
+
+def _forget_read(path: str) -> None:
+    """What this process remembers of a file it has just rewritten (its digest for cached
+    results' dependencies, its text in the project views) is dropped: a later check in the same
+    process (the language server, a caller of `main`) must read the new bytes."""
+    from advisor.project.view import reread
+    from advisor.runner import forget_digest
+
+    forget_digest(path)
+    reread(path)
 
 
 def _checked_text(result: FileResult) -> str:

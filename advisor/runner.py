@@ -219,8 +219,17 @@ class _Digests:
     def unchanged(self, deps: dict) -> bool:
         return all(self.digest(path) == digest for path, digest in deps.items())
 
+    def forget(self, path: str) -> None:
+        self._known.pop(path, None)
+        self._known.pop(os.path.normpath(os.path.abspath(path)), None)
+
 
 _DIGESTS = _Digests()
+
+
+def forget_digest(path: str) -> None:
+    """``path`` was rewritten by this process: its digest is read again when next needed."""
+    _DIGESTS.forget(path)
 
 
 def _read(job: Job) -> Tuple[bytes, os.stat_result]:

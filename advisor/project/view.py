@@ -412,6 +412,13 @@ def project_view(path: str, build: Build) -> ProjectView:
     return _VIEWS.view(path, build)
 
 
+def reread(path: str) -> None:
+    """``path`` is to be read from disk again by this process's views: its text was checked in
+    memory (rounds of --fix or --diff), and the next file checked must see the file as it is
+    on disk, whichever process checks it."""
+    _VIEWS.changed(path)
+
+
 def forget_views() -> None:
     """Drops every view of this process (a file changed under them: tests)."""
     _VIEWS.forget()
