@@ -6,7 +6,7 @@ from PIL import Image
 from torch.utils.data import Dataset
 
 
-class RandomRegression(Dataset):
+class SyntheticRegression(Dataset):
     """Pairs generated once, up front: indexing is a list lookup."""
 
     def __init__(self, size: int, features: int = 20):

@@ -1,4 +1,4 @@
-"""A DDP tutorial trainer: datasets from toydata.py, loaders built in a helper."""
+"""A small DDP trainer with snapshots: datasets from toydata.py, loaders built by helpers."""
 import io
 import math
 import os
@@ -12,65 +12,65 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset
 from torch.utils.data.distributed import DistributedSampler
 
-from toydata import CachedFeatures, ImageList, RandomRegression, Shards, TokenisedLines
+from toydata import CachedFeatures, ImageList, SyntheticRegression, Shards, TokenisedLines
 
 
-class Trainer:
-    def __init__(self, model, train_data, optimizer, gpu_id, save_every, snapshot_path):
-        self.gpu_id = gpu_id
-        self.model = DDP(model.to(gpu_id), device_ids=[gpu_id])
-        self.train_data = train_data
+class SnapshotTrainer:
+    def __init__(self, model, batches, optimizer, rank, snapshot_interval, checkpoint_file):
+        self.rank = rank
+        self.model = DDP(model.to(rank), device_ids=[rank])
+        self.batches = batches
         self.optimizer = optimizer
-        self.save_every = save_every
-        self.snapshot_path = snapshot_path
+        self.snapshot_interval = snapshot_interval
+        self.checkpoint_file = checkpoint_file
 
-    def _run_batch(self, source, targets):
+    def _step(self, source, targets):
         self.optimizer.zero_grad()
         output = self.model(source)
         loss = F.mse_loss(output, targets)
         if not math.isfinite(loss.detach().float().cpu()):  # expect: GPU103
-            print(f"[GPU{self.gpu_id}] loss is {loss}, stopping")
+            print(f"[rank {self.rank}] loss is {loss}, stopping")
             sys.exit(1)
         loss.backward()  # expect: GPU305 info
         self.optimizer.step()
 
-    def _run_epoch(self, epoch):
-        self.train_data.sampler.set_epoch(epoch)
-        for source, targets in self.train_data:
-            source = source.to(self.gpu_id, non_blocking=True)
-            targets = targets.to(self.gpu_id, non_blocking=True)
-            self._run_batch(source, targets)
+    def _one_pass(self, epoch):
+        self.batches.sampler.set_epoch(epoch)
+        for source, targets in self.batches:
+            source = source.to(self.rank, non_blocking=True)
+            targets = targets.to(self.rank, non_blocking=True)
+            self._step(source, targets)
 
-    def _serialise(self, snapshot):
+    def _to_bytes(self, snapshot):
         buffer = io.BytesIO()
         torch.save(snapshot, buffer)
         return buffer.getvalue()
 
-    def _upload(self, snapshot):
-        with open(self.snapshot_path, "wb") as f:
-            f.write(self._serialise(snapshot))
+    def _store(self, snapshot):
+        with open(self.checkpoint_file, "wb") as f:
+            f.write(self._to_bytes(snapshot))
 
-    def _save_snapshot(self, epoch):
-        self._upload({"model": self.model.module.state_dict(), "epoch": epoch})
+    def _snapshot(self, epoch):
+        self._store({"model": self.model.module.state_dict(), "epoch": epoch})
 
-    def train(self, max_epochs):
-        for epoch in range(max_epochs):
-            self._run_epoch(epoch)
-            if self.gpu_id == 0 and epoch % self.save_every == 0:
-                self._save_snapshot(epoch)
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self._one_pass(epoch)
+            if self.rank == 0 and epoch % self.snapshot_interval == 0:
+                self._snapshot(epoch)
 
 
-def prepare_dataloader(dataset: Dataset, batch_size: int):
+def regression_loader(dataset: Dataset, batch_size: int):
     return DataLoader(dataset, batch_size=batch_size, pin_memory=True, shuffle=False, sampler=DistributedSampler(dataset))
 
 
-def prepare_image_loader(dataset: Dataset, batch_size: int):
+def image_loader(dataset: Dataset, batch_size: int):
     return DataLoader(dataset, batch_size=batch_size, pin_memory=True, sampler=DistributedSampler(dataset))  # expect: GPU202
 
 
-def load_train_objs(kind):
+def build_objects(kind):
     if kind == "toy":
-        train_set = RandomRegression(2048)
+        train_set = SyntheticRegression(2048)
     else:
         train_set = CachedFeatures(os.environ["FEATURES"])
     model = torch.nn.Linear(20, 1)
@@ -78,21 +78,21 @@ def load_train_objs(kind):
     return train_set, model, optimizer
 
 
-def main(save_every, total_epochs, batch_size, kind, tokenizer):
+def main(snapshot_interval, epochs, batch_size, kind, tokenizer):
     init_process_group(backend="nccl")
-    gpu_id = int(os.environ["LOCAL_RANK"])
-    torch.cuda.set_device(gpu_id)
-    dataset, model, optimizer = load_train_objs(kind)
-    train_data = prepare_dataloader(dataset, batch_size)
-    trainer = Trainer(model, train_data, optimizer, gpu_id, save_every, "snapshot.pt")
-    trainer.train(total_epochs)
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    dataset, model, optimizer = build_objects(kind)
+    batches = regression_loader(dataset, batch_size)
+    trainer = SnapshotTrainer(model, batches, optimizer, rank, snapshot_interval, "regression.ckpt")
+    trainer.train(epochs)
 
-    images = prepare_image_loader(ImageList("train.json"), batch_size)
-    Trainer(model, images, optimizer, gpu_id, save_every, "images.pt").train(total_epochs)
+    images = image_loader(ImageList("train.json"), batch_size)
+    SnapshotTrainer(model, images, optimizer, rank, snapshot_interval, "images.ckpt").train(epochs)
     corpus = TokenisedLines(open("corpus.txt"), tokenizer)
     lines = DataLoader(corpus, batch_size=batch_size, pin_memory=True, sampler=DistributedSampler(corpus))  # expect: GPU202
-    Trainer(model, lines, optimizer, gpu_id, save_every, "lines.pt").train(total_epochs)
+    SnapshotTrainer(model, lines, optimizer, rank, snapshot_interval, "lines.ckpt").train(epochs)
     shard_set = Shards(np.load("shards.npy", mmap_mode="r"))
     shards = DataLoader(shard_set, batch_size=batch_size, pin_memory=True, sampler=DistributedSampler(shard_set))  # expect: GPU202
-    Trainer(model, shards, optimizer, gpu_id, save_every, "shards.pt").train(total_epochs)
+    SnapshotTrainer(model, shards, optimizer, rank, snapshot_interval, "shards.ckpt").train(epochs)
     destroy_process_group()

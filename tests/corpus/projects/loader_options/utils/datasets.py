@@ -5,18 +5,17 @@ from torch.utils.data import DataLoader
 
 
 class RepeatingDataLoader(torch.utils.data.dataloader.DataLoader):
-    """Keeps its workers: the batch sampler never runs out."""
+    """One stream of batches, opened on the first pass and drawn from by every later one."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.iterator = super().__iter__()
-
-    def __len__(self):
-        return len(self.batch_sampler.sampler)
+        self._stream = None
 
     def __iter__(self):
-        for _ in range(len(self)):
-            yield next(self.iterator)
+        if self._stream is None:
+            self._stream = super().__iter__()
+        steps = len(self.dataset) // self.batch_size
+        return (next(self._stream) for _ in range(steps))
 
 
 class PageableLoader(DataLoader):
