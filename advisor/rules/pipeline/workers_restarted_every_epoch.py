@@ -81,6 +81,17 @@ def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optiona
     return chains
 
 
+def _restarting_workers(model: FileModel, site: CallSite):
+    """(worker counts, the option they default from, the num_workers argument) for a loader
+    with workers that are not kept between passes; None otherwise."""
+    found = _worker_counts(model, site)
+    if found is None or found[0][0] <= 0:
+        return None
+    if loader_option(model, site, "persistent_workers", None).state != ABSENT:
+        return None
+    return found
+
+
 def _epochs(model: FileModel) -> set:
     return model.shared("gpu204-epochs", lambda m: {id(e) for e in m.epoch_loops() if not _loop_is_one_epoch(e)})
 
@@ -281,12 +292,10 @@ class WorkersRestartedEveryEpoch(Rule):
     def _restart(self, model: FileModel, site, where: str, fields: dict, related) -> Iterator[Report]:
         """The finding for a loader whose workers start again ``where`` (a message fragment),
         unless it has no workers or keeps them."""
-        counts_found = _worker_counts(model, site)
-        if counts_found is None or counts_found[0][0] <= 0:
+        restarting = _restarting_workers(model, site)
+        if restarting is None:
             return
-        counts, default_of, workers_arg = counts_found
-        if loader_option(model, site, "persistent_workers", None).state != ABSENT:
-            return
+        counts, default_of, workers_arg = restarting
         data = {"workers": counts[0], "count": _count_text(counts),
                 "processes": "process" if counts == (1,) else "processes",
                 "loader_options": loader_options(site.node), **fields}
@@ -327,12 +336,10 @@ class WorkersRestartedEveryEpoch(Rule):
             )
             if id(site.node) not in iterated and not rebuilt:
                 continue
-            found = _worker_counts(model, site)
-            if found is None or found[0][0] <= 0:
+            restarting = _restarting_workers(model, site)
+            if restarting is None:
                 continue
-            counts, default_of, workers_arg = found
-            if loader_option(model, site, "persistent_workers", None).state != ABSENT:
-                continue
+            counts, default_of, workers_arg = restarting
             data = {"workers": counts[0], "loader_options": loader_options(site.node)}
             if default_of is not None:
                 data["default_of"] = default_of
