@@ -311,7 +311,13 @@ class ModelBuilder(Walker):
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         # A lambda's body runs when it is called, not where it is written.
+        self.facts.lambdas.append(node)
         return False
+
+    def _comprehension(self, node: cst.CSTNode) -> None:
+        self.facts.comprehensions.append(node)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
     def visit_Return(self, node: cst.Return) -> None:
         if self.ctx.function is not None and node.value is not None:

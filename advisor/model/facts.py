@@ -238,6 +238,10 @@ class Facts:
     subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops only
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name
     module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
+    # Comprehensions outside lambdas, outer before inner, and the outermost lambdas (the walk
+    # does not enter them): what `value_flow.comprehension_reads` looks at, without a second walk.
+    comprehensions: List[cst.CSTNode] = field(default_factory=list)
+    lambdas: List[cst.Lambda] = field(default_factory=list)
     # Blocks that may not run although nothing tests a condition: `except` handlers, the `else`
     # of a `try` or of a loop (by context id).
     optional_blocks: Set[int] = field(default_factory=set)

@@ -354,26 +354,38 @@ def comprehension_reads(model) -> Dict[int, Tuple[str, Optional[int], cst.BaseEx
     element, the `if` clauses and the later `for` clauses): the target name, its index in the
     target tuple, and what that `for` iterates. The innermost comprehension wins."""
     reads: Dict[int, Tuple[str, Optional[int], cst.BaseExpression]] = {}
-    stack: List[cst.CSTNode] = [model.module]
+    for node in model.facts.comprehensions:
+        _comprehension_reads(node, reads)
+    # The model's walk does not enter lambdas: the comprehensions in them are found here.
+    for node in comprehensions_under(model.facts.lambdas):
+        _comprehension_reads(node, reads)
+    return reads
+
+
+def comprehensions_under(roots: Sequence[cst.CSTNode]):
+    """The comprehensions in these subtrees, each before those inside it."""
+    stack: List[cst.CSTNode] = list(roots)
     while stack:
         node = stack.pop()
         stack.extend(children(node))
-        if not isinstance(node, _COMPREHENSIONS):
-            continue
-        clauses: List[cst.CompFor] = []
-        clause: Optional[cst.CompFor] = node.for_in
-        while clause is not None:
-            clauses.append(clause)
-            clause = clause.inner_for_in
-        results = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
-        for position, clause in enumerate(clauses):
-            bound = dict(_comprehension_targets(clause.target, None))
-            scope: List[cst.CSTNode] = [*clause.ifs, *results]
-            for later in clauses[position + 1:]:
-                scope.extend((later.iter, *later.ifs))
-            for part in scope:
-                _mark_reads(part, bound, clause.iter, reads)
-    return reads
+        if isinstance(node, _COMPREHENSIONS):
+            yield node
+
+
+def _comprehension_reads(node, reads) -> None:
+    clauses: List[cst.CompFor] = []
+    clause: Optional[cst.CompFor] = node.for_in
+    while clause is not None:
+        clauses.append(clause)
+        clause = clause.inner_for_in
+    results = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+    for position, clause in enumerate(clauses):
+        bound = dict(_comprehension_targets(clause.target, None))
+        scope: List[cst.CSTNode] = [*clause.ifs, *results]
+        for later in clauses[position + 1:]:
+            scope.extend((later.iter, *later.ifs))
+        for part in scope:
+            _mark_reads(part, bound, clause.iter, reads)
 
 
 def _comprehension_targets(target: cst.BaseExpression, index: Optional[int]):
