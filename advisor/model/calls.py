@@ -339,7 +339,7 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
                 symbol = model.symbol(base)
                 if symbol is not None and symbol.kind == "class":
                     kinds |= class_kinds(symbol.model, symbol.info, depth + 1)
-    if any(s.qualname == "torch.amp.GradScaler" and s.ctx.class_scope == info.scope for s in model.facts.calls):
+    if any(s.ctx.class_scope == info.scope for s in model.facts.calls_by_qualname.get("torch.amp.GradScaler", ())):
         kinds.add("scaler")
     cache[id(info)] = frozenset(kinds)
     return cache[id(info)]

@@ -139,10 +139,7 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
     answers: List[Literals] = []
     override: Optional[Literals] = None
     for other in models:
-        for site in other.method_calls("add_argument"):
-            dest = _dest(site.node)
-            if dest is not None and dest != attr:
-                continue
+        for dest, site in _options_for(other, attr):
             owners, known = other.values.ask(PARSERS, site.receiver, site.ctx, site.order)
             mine = any(id(call) in family for _, call in owners)
             if not known:
@@ -166,6 +163,24 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
     if not answers:
         return UNKNOWN
     return answers[0] if len(answers) == 1 else question.combine(answers)
+
+
+def _options_for(model, attr: str) -> List[Tuple[Optional[str], object]]:
+    """(dest, site) of the file's `add_argument` calls that may define ``attr``: those whose
+    dest is ``attr`` or cannot be read, in source order. The dests are read once per file, not
+    once per attribute asked."""
+    by_dest: Dict[Optional[str], List[Tuple[int, Optional[str], object]]] = model.shared("add-argument-dests", _dests)
+    named, unread = by_dest.get(attr, []), by_dest.get(None, [])
+    found = sorted(named + unread, key=lambda entry: entry[0]) if named and unread else named or unread
+    return [(dest, site) for _, dest, site in found]
+
+
+def _dests(model) -> Dict[Optional[str], List[Tuple[int, Optional[str], object]]]:
+    out: Dict[Optional[str], List[Tuple[int, Optional[str], object]]] = {}
+    for position, site in enumerate(model.method_calls("add_argument")):
+        dest = _dest(site.node)
+        out.setdefault(dest, []).append((position, dest, site))
+    return out
 
 
 def _family(model, parser: cst.Call, depth: int = 0) -> Optional[Set[int]]:

@@ -13,7 +13,7 @@ from another library (timm, torchvision), a class or helper the analysis cannot 
 
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Dict, Optional, Set
 
 import libcst as cst
 
@@ -237,7 +237,17 @@ class _Walker:
 
 def class_mode_free(model, info) -> bool:
     """The project class `info` (defined in `model`) computes the same in train and eval mode."""
-    return _Walker().class_free(model, info, 0)
+    return _class_answer(model, info, "mode-free-classes", False)
+
+
+def _class_answer(model, info, key: str, parameters: bool) -> bool:
+    """A walk over the class and what it builds, once per class (it reads other files: the
+    answers are dropped with the model's other shared facts when one of them changes)."""
+    memo: Dict[int, bool] = model.shared(key, lambda m: {})
+    known = memo.get(id(info))
+    if known is None:
+        known = memo[id(info)] = _Walker(parameters).class_free(model, info, 0)
+    return known
 
 
 def mode_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
@@ -250,7 +260,7 @@ def class_parameter_free(model, info) -> bool:
     """The project class `info` (defined in `model`) builds no layer with parameters and no
     `nn.Parameter`, itself or down its blocks: calling it records no graph for inputs that do
     not require grad."""
-    return _Walker(parameters=True).class_free(model, info, 0)
+    return _class_answer(model, info, "parameter-free-classes", True)
 
 
 def parameter_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
