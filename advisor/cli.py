@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from advisor import __version__
-from advisor.collector import collector_paused
+from advisor.collector import collector_paused, leave_to_exit
 from advisor.config import (Config, ConfigError, ConfigFinder, load_config_file, parse_budget_option,
                             parse_codes_option, parse_file_size_option, parse_select_option, parse_torch_version)
 from advisor.discovery import discover_root, display_name, is_notebook, path_problem, stat_or_none
@@ -223,6 +223,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ERROR
     except BrokenPipeError:
         _quiet_stdout()
+    if argv is None:  # the program's own run (`advisor`, `python -m advisor`), not a caller's
+        leave_to_exit()
     return status
 
 

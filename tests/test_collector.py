@@ -29,3 +29,24 @@ def test_releasing_free_memory_is_harmless():
     del blocks
     release_free_memory()
     release_free_memory()  # again, with the function looked up once
+
+
+def _freeze_count_after(argv, monkeypatch, tmp_path):
+    from advisor.cli import main
+
+    script = tmp_path / "train.py"
+    script.write_text("import torch\nx = torch.zeros(3)\n", encoding="utf-8")
+    monkeypatch.setattr("sys.argv", ["advisor", "check", "-q", "--no-cache", str(script)])
+    gc.unfreeze()
+    try:
+        main(argv)
+        return gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
+
+
+def test_the_programs_own_run_leaves_what_it_kept_to_the_exit(monkeypatch, tmp_path):
+    # `advisor ...` (no argv given): the final collection would only traverse the kept models.
+    assert _freeze_count_after(None, monkeypatch, tmp_path) > 0
+    # A caller's run (argv given) leaves the caller's collector as it was.
+    assert _freeze_count_after(["check", "-q", "--no-cache", str(tmp_path / "train.py")], monkeypatch, tmp_path) == 0
