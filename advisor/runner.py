@@ -281,7 +281,8 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         large = len(data) >= LARGE_FILE_BYTES
         if large:
             release_free_memory()  # what earlier files left: the large tree grows from a lean heap
-        result = _check_bytes(data, job, unless_risky)
+        with collector_paused(keep=True):  # the project view keeps the file's model for the run
+            result = _check_bytes(data, job, unless_risky)
         if result is None:
             return _RISKY  # type: ignore[return-value]
         first_findings, first_problem, first_warnings = result.findings, result.problem, result.warnings

@@ -24,6 +24,31 @@ def test_a_pause_ends_on_an_exception():
     assert gc.isenabled()
 
 
+def _in_generation(obj, generation: int) -> bool:
+    return any(o is obj for o in gc.get_objects(generation=generation))
+
+
+def test_a_kept_phase_leaves_its_survivors_to_full_collections_only():
+    with collector_paused(keep=True):
+        with collector_paused(keep=True):
+            kept = [[] for _ in range(10)]
+        assert _in_generation(kept, 0)  # the outer pause still holds: nothing moved yet
+    assert gc.isenabled()
+    assert _in_generation(kept, 2) and not _in_generation(kept, 0)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_kept_phase_under_a_paused_collector_moves_nothing():
+    gc.disable()
+    try:
+        with collector_paused(keep=True):
+            kept = [[] for _ in range(10)]
+        assert not gc.isenabled()
+        assert _in_generation(kept, 0)
+    finally:
+        gc.enable()
+
+
 def test_releasing_free_memory_is_harmless():
     blocks = [bytearray(1 << 20) for _ in range(8)]
     del blocks
