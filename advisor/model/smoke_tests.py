@@ -38,14 +38,16 @@ def _fresh(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """The model is built by a call in the same function (not a parameter, not loaded), and the
     function loads nothing: no `load_state_dict`, `torch.load`, `from_pretrained`."""
     info = ctx.function
-    if info is None or not isinstance(expr, cst.Name):
+    if not isinstance(expr, cst.Name):
         return False
     found = model.reaching(expr.value, ctx, order)
     if len(found) != 1 or found[0].index is not None or not isinstance(found[0].value, cst.Call):
         return False
     if found[0].ctx.function is not info:
         return False
-    return not any("load" in (dotted_name(site.node.func) or "load").rsplit(".", 1)[-1] for site in info.sites) and not any(
+    # The statements of the function, or of the module's top level (`if __name__ == "__main__":`).
+    sites = info.sites if info is not None else [s for s in model.facts.calls if s.ctx.function is None]
+    return not any("load" in (dotted_name(site.node.func) or "load").rsplit(".", 1)[-1] for site in sites) and not any(
         a.keyword is not None and a.keyword.value == "pretrained" for a in found[0].value.args
     )
 

@@ -25,6 +25,16 @@ def test():
         y = net(x)
     print(y.size())
 
+# %% valid: the same check under the module's main guard
+import torch
+import torch.nn as nn
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Dropout(0.2))
+    with torch.no_grad():
+        out = net(torch.rand(1, 3, 64, 64))
+    print(out.shape)
+
 # %% invalid: a checkpoint loaded and run on random input is an evaluation
 import torch
 import torch.nn as nn
