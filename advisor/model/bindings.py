@@ -183,6 +183,8 @@ class Bindings:
                 j += 1
         if len(out) > 1 or (out and dominating is None):
             out = self.paths.feasible(out, ctx, order, chain)
+        if not covered and out:
+            covered = self.paths.implied(out, ctx, order, chain)
         return out, covered
 
     def _overwrites(self, later: Assignment, earlier: Assignment) -> bool:
