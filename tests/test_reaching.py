@@ -69,3 +69,72 @@ def test_a_binding_under_the_same_test_covers_the_read(test):
 ])
 def test_other_paths_stay_open(source):
     assert not _reach(source).closed
+
+
+@pytest.mark.parametrize("handler", ["raise", "return", "sys.exit(1)", "ctx.fail(str(err))", "raise SystemExit(str(err))"])
+def test_a_binding_in_a_try_whose_handlers_leave_covers_reads_after_it(handler):
+    found = _reach(f"""
+    import sys
+    def run(ctx):
+        try:
+            shown = build()
+        except ValueError as err:
+            print(err)
+            {handler}
+        probe(shown)
+    """)
+    assert found.closed and len(found.assignments) == 1
+
+
+@pytest.mark.parametrize("source", [
+    # the handler falls through
+    """
+    def run():
+        try:
+            shown = build()
+        except ValueError:
+            print("no")
+        probe(shown)
+    """,
+    # one handler of two falls through
+    """
+    def run():
+        try:
+            shown = build()
+        except ValueError:
+            raise
+        except KeyError:
+            pass
+        probe(shown)
+    """,
+    # bound under an `if` inside the body
+    """
+    def run(flag):
+        try:
+            if flag:
+                shown = build()
+        except ValueError:
+            raise
+        probe(shown)
+    """,
+    # read inside the handler
+    """
+    def run():
+        try:
+            shown = build()
+        except ValueError:
+            probe(shown)
+            raise
+    """,
+    # `logger.fail(...)` is not click's context
+    """
+    def run(logger):
+        try:
+            shown = build()
+        except ValueError:
+            logger.fail("no")
+        probe(shown)
+    """,
+])
+def test_a_try_that_may_fall_through_stays_open(source):
+    assert not _reach(source).closed
