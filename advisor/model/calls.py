@@ -188,6 +188,10 @@ class CallGraph:
             hits = [f for f in found if f is not None]
             if hits:
                 return hits
+            if any(model.kinds(site.receiver, site.ctx, site.order).values()):
+                # `model.train()` on a DataParallel wrapper, `loader.sampler`: torch's object,
+                # not the one class of the file with a method of that name.
+                return []
             local = model.resolve(f".{site.method}")
             return [(model, local)] if local is not None else []
         out: List[Target] = []
