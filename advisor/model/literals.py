@@ -61,6 +61,10 @@ class LiteralValues(Question[Literals]):
                     # `cfg.get("num_workers", 4)`: the setting, or the default the code gives.
                     return self.combine([_or_setting(found, expr.args[0].value), flow.ask(self, default, ctx, order)])
                 return _or_setting(found, expr.args[0].value)
+            qual = model.imports.qualify(func)
+            if qual in CPU_COUNTS:
+                # The machine's core count: some workers wherever it runs, never a value the code holds.
+                return setting_read(f"{qual}()")
             return None  # a helper of the project: what it returns
         if isinstance(expr, cst.IfExp):
             return None
@@ -104,6 +108,8 @@ class LiteralValues(Question[Literals]):
 
 
 LITERALS = LiteralValues()
+# Functions that count the machine's CPUs (a loader's `num_workers=os.cpu_count()`).
+CPU_COUNTS = frozenset({"os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count"})
 
 
 def _or_setting(found: Literals, key: cst.BaseExpression) -> Literals:

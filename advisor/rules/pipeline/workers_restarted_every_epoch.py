@@ -33,7 +33,7 @@ def _worker_counts(model: FileModel, site: CallSite):
         return counts, found.option, option.arg, None
     settings = sorted(found.settings)
     if (
-        not found.covered or not settings or not all(_WORKER_SETTING.search(name) for name in settings)
+        not found.covered or not settings or not all(_WORKER_SETTING.search(name) or name.endswith("cpu_count()") for name in settings)
         or any(kind != "int" or value <= 0 for kind, value in found.values)
     ):
         return None
@@ -123,7 +123,9 @@ class _Restart:
             text += " (the default of `{default_of}`)"
         elif self.setting is not None:
             data["setting"] = self.setting
-            if self.counts is not None:
+            if self.setting.endswith("cpu_count()"):
+                text += " (`num_workers` is `{setting}`, the machine's core count)"
+            elif self.counts is not None:
                 text += " (unless the setting `{setting}` gives another count)"
             else:
                 text += " (`num_workers` read from the setting `{setting}`)"
@@ -218,8 +220,9 @@ class WorkersRestartedEveryEpoch(Rule):
         named as a worker count (`config["num_workers"]` of a dict loaded from a YAML file,
         `config.data.num_workers` of a nested settings object, `hp.get("workers", 6)`), is taken
         as some workers unless a path gives 0 (real settings files set several), and the message
-        names the setting; a plain `args.workers` whose parser is out of sight is not (its
-        default may be 0).
+        names the setting; so is `os.cpu_count()` (the machine's core count, never 0), but not a
+        share of it such as `os.cpu_count() // 8`; a plain `args.workers` whose parser is out of
+        sight is not (its default may be 0).
         Passes that start again without an epoch loop count too: an endless generator that goes
         over the loader in its `while True:` loop, and an `iter(loader)` made again in a
         training loop (each step, each epoch, or when `next(...)` raised `StopIteration`).

@@ -527,3 +527,34 @@ loader = DataLoader(ds, batch_size=32, num_workers=cfg["data"]["num_workers"])
 for x, y in loader:
     model(x.cuda(), y.cuda()).backward()
     optimizer.step()
+
+# %% invalid: one worker per core, handed through a dict of loader options
+import os
+import torch
+from torch.utils.data import DataLoader
+
+
+def fit(net, train_set, opt, epochs):
+    opts = dict(batch_size=16, num_workers=os.cpu_count(), pin_memory=True)
+    loader = DataLoader(train_set, shuffle=True, **opts)  # expect: GPU204
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(net(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+# %% valid: a share of the cores may be no worker at all
+import os
+import torch
+from torch.utils.data import DataLoader
+
+
+def fit(net, train_set, opt, epochs):
+    loader = DataLoader(train_set, batch_size=16, num_workers=os.cpu_count() // 16, pin_memory=True)
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(net(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
