@@ -838,6 +838,11 @@ class ModelBuilder(Walker):
                 ctx.loop.env_step = True
             elif "sched" not in last.lower():
                 self._mark_loose_step(ctx)
+        elif qualname is None and _scaler_steps(func, node):
+            # `loss_scaler(loss, optimizer, parameters=model.parameters())` (timm's NativeScaler and
+            # the copies projects keep): a callable that runs backward and steps the optimizer.
+            self._mark_training(ctx, step=True)
+            self._record_backward_value(ctx, None, node)
         elif (method or (func.value if isinstance(func, cst.Name) else "")).endswith("_step"):
             self._mark_loose_step(ctx)
         elif method == "set_epoch":
@@ -885,6 +890,7 @@ class ModelBuilder(Walker):
                 current = current.outer
         if step and ctx.loop is not None:
             ctx.loop.own_step = True
+            ctx.loop.step_contexts.append(ctx)
         if ctx.function is not None:
             ctx.function.direct_marker = True
             ctx.function.direct_step = ctx.function.direct_step or step
@@ -893,6 +899,18 @@ class ModelBuilder(Walker):
             loop.direct_marker = True
             loop.has_step = loop.has_step or step
             loop = loop.parent
+
+
+def _scaler_steps(func: cst.BaseExpression, node: cst.Call) -> bool:
+    """A scaler object called with the loss first and an optimizer among its arguments."""
+    name = dotted_name(func)
+    if name is None or not _SCALER_NAME.search(name.rsplit(".", 1)[-1]):
+        return False
+    if not node.args or node.args[0].keyword is not None or node.args[0].star:
+        return False
+    return any(
+        _OPTIMIZER_NAME.search((dotted_name(a.value) or "").rsplit(".", 1)[-1]) for a in node.args[1:] if not a.star
+    )
 
 
 def _only_printed(site: CallSite) -> bool:

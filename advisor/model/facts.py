@@ -58,6 +58,9 @@ class LoopInfo:
     drawn: Dict[str, cst.Call] = field(default_factory=dict)
     set_epoch: bool = False  # body calls .set_epoch(...)
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
+    # Where its own body steps an optimizer: a periodic test holding one of several steps (a
+    # GAN's lazy regulariser, `if i % 4 == 0: ...; g_optim.step()`) is no accumulation boundary.
+    step_contexts: List["Context"] = field(default_factory=list)
     has_step: bool = False  # its body (nested loops included) runs an optimizer step
     loose_step: bool = False  # its body calls some other `.step()` or `*_step(...)`
     env_step: bool = False  # steps an RL environment: host values are needed every iteration

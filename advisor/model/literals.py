@@ -25,7 +25,7 @@ import libcst as cst
 from advisor.model.cli_options import option_values
 from advisor.model.config_nodes import config_default
 from advisor.model.config_objects import setting_values
-from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known
+from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known, tag
 from advisor.model.containers import item_values
 from advisor.model.facts import Assignment, Context
 from advisor.model.names import dotted_name
@@ -103,3 +103,28 @@ def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
 def literal_values(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> Literals:
     """The literals ``expr`` can be where it is read (see the module's docstring)."""
     return model.values.ask(LITERALS, expr, ctx, model.order_of(expr) if order is None else order)
+
+
+class SequenceLengths(LiteralValues):
+    """How many items a list or tuple literal holds, on every path to the read: `device_ids` taken
+    from a parameter whose default is `[0]` and that no caller passes is one device."""
+
+    key = "sequence-lengths"
+    follows_imports = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Literals]:
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return UNKNOWN
+            return known((tag(len(expr.elements)),))
+        if isinstance(expr, (cst.Name, cst.IfExp)):
+            return None
+        return UNKNOWN
+
+
+SEQUENCE_LENGTHS = SequenceLengths()
+
+
+def sequence_lengths(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> Literals:
+    """The lengths of the list or tuple literals ``expr`` can be where it is read."""
+    return model.values.ask(SEQUENCE_LENGTHS, expr, ctx, model.order_of(expr) if order is None else order)
