@@ -141,6 +141,7 @@ def _exits_only(body: cst.BaseSuite) -> bool:
 
 _EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort"})
 _EXIT_BUILTINS = frozenset({"exit", "quit"})
+_CLICK_EXITS = frozenset({"fail", "abort", "exit"})
 
 
 def _leaves_for_good(body: cst.BaseSuite, imports: ImportTable) -> Optional[str]:
@@ -194,6 +195,7 @@ class ModelBuilder(Walker):
         self._stmt: Tuple[int, int] = (0, 0)
         self._blocks = 0
         self._order = 0
+        self._sealing: Dict[int, Context] = {}
         self._pending_loops: Dict[int, LoopInfo] = {}
         self._pending_functions: Dict[int, FunctionInfo] = {}
         self._if_gates: Dict[int, Tuple[bool, bool]] = {}
@@ -466,9 +468,34 @@ class ModelBuilder(Walker):
     # taken to have run before the statements after the `try`.
     def visit_Try_body(self, node: cst.Try) -> None:
         self._push(self.ctx.derive(in_try=self.ctx.in_try or bool(node.handlers)))
+        if node.handlers and all(self._handler_leaves(h.body) for h in node.handlers):
+            self._sealing[id(node)] = self.ctx
 
     def leave_Try_body(self, node: cst.Try) -> None:
         self._pop()
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        body = self._sealing.pop(id(original_node), None)
+        if body is not None:
+            self.facts.sealed_tries[id(body)] = self._order
+
+    def _handler_leaves(self, body: cst.BaseSuite) -> bool:
+        """An `except` body that never falls through to the statements after its `try`."""
+        if _exits_only(body) or _leaves_for_good(body, self.imports) is not None:
+            return True
+        statements = body.body
+        last = statements[-1] if statements else None
+        if not isinstance(last, cst.SimpleStatementLine) or not last.body:
+            return False
+        small = last.body[-1]
+        if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+            return False
+        func = small.value.func
+        # click's `ctx.fail(message)` / `ctx.abort()` / `ctx.exit()` raise.
+        return (
+            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "ctx" and func.attr.value in _CLICK_EXITS
+        )
 
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._push(self.ctx.derive(conditional=True, aborts=self._aborts(node.body)))

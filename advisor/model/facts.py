@@ -246,4 +246,8 @@ class Facts:
     optional_blocks: Set[int] = field(default_factory=set)
     # The contexts of `except` bodies (by id), and whether the handler catches StopIteration.
     handlers: Dict[int, bool] = field(default_factory=dict)
+    # The bodies of `try` statements whose every handler leaves (`raise`, `return`, `sys.exit`,
+    # click's `ctx.fail(...)`), by context id, with the order at which the `try` ends: a
+    # statement after it runs only when the body ran to its end.
+    sealed_tries: Dict[int, int] = field(default_factory=dict)
     uses_cuda: bool = False

@@ -134,6 +134,38 @@ for x, y in loader:
     offsets = torch.cumsum(sizes, 0).to(torch.int64)
     tail = int(offsets[-1])
 
+# %% invalid: the update function is chosen by a flag and called through a name
+import torch
+
+
+def make_step(net, opt, scaler, loss_fn, use_amp):
+    def amp_update(loss):
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    def plain_update(loss):
+        loss.backward()
+        opt.step()
+
+    update = amp_update if use_amp else plain_update
+
+    def step(batch):
+        x, y = batch[0].cuda(non_blocking=True), batch[1].cuda(non_blocking=True)
+        loss = loss_fn(net(x), y)
+        logged = {"loss": loss.item()}  # expect: GPU101
+        update(loss)
+        opt.zero_grad(set_to_none=True)
+        return logged
+
+    return step
+
+
+def run(net, opt, scaler, loss_fn, loader, use_amp):
+    step = make_step(net, opt, scaler, loss_fn, use_amp)
+    for batch in loader:
+        step(batch)
+
 # %% invalid: a script with no sign of a GPU: info
 import torch
 w = torch.randn(3, requires_grad=True)
