@@ -150,7 +150,7 @@ class TensorCreatedOnHostThenMoved(Rule):
     requires = (
         (".cuda(", ".to("),
         ("cuda",),
-        ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor"),
+        ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor", "Tensor"),
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
