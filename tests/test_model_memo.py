@@ -12,7 +12,7 @@ import pytest
 from advisor.model.file_model import FileModel
 from advisor.model.literals import literal_values
 from advisor.model.module_layers import class_mode_free, class_parameter_free
-from advisor.model.value_flow import _comprehension_reads, comprehension_reads, comprehensions_under
+from advisor.model.value_flow import _comprehension_reads, comprehension_reads
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted([*ROOT.glob("tests/corpus/*.py"), *ROOT.glob("examples/*.py")])
@@ -20,14 +20,6 @@ SAMPLES = sorted([*ROOT.glob("tests/corpus/*.py"), *ROOT.glob("examples/*.py")])
 
 def _model(source: str) -> FileModel:
     return FileModel.build(cst.parse_module(textwrap.dedent(source)))
-
-
-def _reads_by_full_walk(model: FileModel):
-    """The former search: every node of the module, lambdas included, outer before inner."""
-    reads = {}
-    for node in comprehensions_under([model.module]):
-        _comprehension_reads(node, reads)
-    return reads
 
 
 NESTED = """
@@ -50,7 +42,7 @@ class C:
                          ids=["nested", *(p.name for p in SAMPLES)])
 def test_comprehension_reads_are_those_a_full_walk_finds(source):
     model = _model(source)
-    assert comprehension_reads(model) == _reads_by_full_walk(model)
+    assert comprehension_reads(model) == _comprehension_reads([model.module])
 
 
 def test_comprehensions_inside_lambdas_are_found_although_the_walk_skips_lambdas():
