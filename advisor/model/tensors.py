@@ -50,9 +50,10 @@ _TENSOR_FUNCTIONS = frozenset(
 )
 # Functions and methods whose result unpacks into tensors.
 _SPLITTING_FUNCTIONS = frozenset(
-    "torch.chunk torch.split torch.tensor_split torch.unbind torch.sort torch.topk torch.meshgrid".split()
+    """torch.chunk torch.split torch.tensor_split torch.unbind torch.sort torch.topk torch.meshgrid torch.max
+    torch.min torch.median torch.mode torch.kthvalue torch.aminmax""".split()
 )
-_SPLITTING_METHODS = frozenset("chunk split tensor_split unbind sort topk".split())
+_SPLITTING_METHODS = frozenset("chunk split tensor_split unbind sort topk max min median mode kthvalue aminmax".split())
 # Callables whose result is a tensor by what they are called: losses and models.
 CRITERION_NAME = re.compile(
     r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
@@ -116,7 +117,9 @@ class Tensor(Question[str]):
             items = _list_item(flow, expr, ctx, order)
             if items:
                 return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors
-            return self._tensor_of(flow, expr.value, ctx, order)
+            if flow.ask(self, expr.value, ctx, order) == TENSOR or _device_index(flow, expr, ctx, order):
+                return TENSOR
+            return UNKNOWN
         if isinstance(expr, cst.IfExp):
             return None
         return UNKNOWN
@@ -299,6 +302,25 @@ def _list_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -
         return ()
     known, values = flow.ask(LIST_ITEMS, expr.value, ctx, order)
     return values if known else ()
+
+
+def _device_index(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> bool:
+    """`anchors[level][keep]` where `keep` is a tensor on the device (a tensor not known to be
+    in host memory nor a batch still there): only a tensor on that device can be indexed by it
+    (a list wants a Python integer, NumPy a host array), so the result is a tensor whatever the
+    analysis knows of what is indexed."""
+    for element in expr.slice:
+        if not isinstance(element.slice, cst.Index):
+            continue
+        value = element.slice.value
+        if flow.ask(TENSORS, value, ctx, order) != TENSOR:
+            continue
+        if flow.ask(HOST_TENSOR, value, ctx, order) or flow.ask(RAW_BATCH, value, ctx, order):
+            continue
+        if flow.ask(NUMPY, expr.value, ctx, order):
+            continue
+        return True
+    return False
 
 
 def split_tensor(model, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:

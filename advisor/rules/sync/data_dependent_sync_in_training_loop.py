@@ -104,8 +104,8 @@ def _truth_operands(test: cst.BaseExpression) -> Iterator[Tuple[cst.BaseExpressi
 
 
 class _StoreTargets:
-    """Subscripts that are assigned to (`out[mask] = 0`), found by walking one loop or function
-    body the first time a candidate there is seen."""
+    """Subscripts that are assigned to (`out[mask] = 0`, not `out[mask] += 1`, which reads them
+    first), found by walking one loop or function body the first time a candidate there is seen."""
 
     def __init__(self) -> None:
         self._walked: dict = {}
@@ -128,7 +128,7 @@ class _StoreTargets:
                 if isinstance(current, cst.Assign):
                     for target in current.targets:
                         targets.update(_subscript_ids(target.target))
-                elif isinstance(current, (cst.AugAssign, cst.AnnAssign)):
+                elif isinstance(current, cst.AnnAssign):
                     targets.update(_subscript_ids(current.target))
                 elif isinstance(current, cst.Del):
                     targets.update(_subscript_ids(current.target))
@@ -330,10 +330,10 @@ class DataDependentSyncInTrainingLoop(Rule):
             if not masks or any(is_host_tensor(model, m, ctx) for m in masks):
                 continue  # a mask in host memory is counted on the host: nothing is read back
             heat = model.batch_heat(ctx)
-            if heat is None or not self._device_tensor(model, subscript.value, ctx):
+            if heat is None or not self._device_tensor(model, subscript, ctx):
                 continue
-            if stores.is_store(subscript, ctx):
-                continue
+            if stores.is_store(subscript, ctx) and not self._indexed_store(model, subscript, masks, ctx):
+                continue  # `out[:, keep] = 0` is a masked fill on the device
             yield self.report(
                 subscript,
                 "boolean-mask indexing `{expression}` has a data-dependent size: the "
@@ -341,6 +341,16 @@ class DataDependentSyncInTrainingLoop(Rule):
                 severity=self.severity_for(heat),
                 data={"expression": snippet(model, subscript)},
             )
+
+    def _indexed_store(self, model: FileModel, subscript: cst.Subscript, masks: list, ctx) -> bool:
+        """A store through a mask and a tensor of positions besides (`m[rows, keep] = 1.0`): not a
+        masked fill, so the mask's true elements are counted first, on the host."""
+        return any(
+            isinstance(element.slice, cst.Index)
+            and not any(element.slice.value is m for m in masks)
+            and is_tensor(model, element.slice.value, ctx)
+            for element in subscript.slice
+        )
 
     def _device_slice_bound(self, model: FileModel, subscript: cst.Subscript, ctx) -> Optional[cst.BaseExpression]:
         """A bound of a slice (`ws[:, cutoff:]`) that is a tensor not known to be in host memory:

@@ -642,3 +642,124 @@ for features, segments in loader:
     loss = model(features.cuda(), segments).sum()
     loss.backward()
     optimizer.step()
+
+# %% invalid: per-level items the analysis cannot vouch for, selected by a mask on the device
+import torch
+
+
+class AssignTargets:
+    def __init__(self, head):
+        for key in ("priors", "strides"):
+            setattr(self, key, getattr(head, key))
+
+    def candidates(self, preds, targets):
+        cells, priors = [], []
+        for level, pred in enumerate(preds):
+            scaled = targets * pred.shape[-1]
+            image, prior = scaled[:, :2].long().T
+            cells.append((image, prior))
+            priors.append(self.priors[level][prior])
+        return cells, priors
+
+    def __call__(self, preds, targets):
+        cells, priors = self.candidates(preds, targets)
+        total = 0
+        for n in range(preds[0].shape[0]):
+            for level in range(len(preds)):
+                image, prior = cells[level]
+                mine = image == n
+                chosen = priors[level][mine]  # expect: GPU104
+                total = total + chosen.sum() * self.strides[level]
+        return total
+
+
+assign = AssignTargets(head)
+for images, targets in loader:
+    images, targets = images.cuda(), targets.cuda()
+    loss = assign(model(images), targets)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: per-sample token counts of sequences cut by a mask the helper builds on the device
+import torch
+from tokens import collate
+PLACEHOLDER = -200
+
+
+def splice(input_ids, attention_mask, extra):
+    if attention_mask is None:
+        attention_mask = torch.ones_like(input_ids, dtype=torch.bool)
+    else:
+        attention_mask = attention_mask.bool()
+    rows = [ids[keep] for ids, keep in zip(input_ids, attention_mask)]  # expect: GPU104
+    out = []
+    for ids in rows:
+        count = (ids == PLACEHOLDER).sum()
+        if count == 0:  # expect: GPU104
+            out.append(embed(ids))
+            continue
+        for slot in range(2):
+            if slot < count:  # expect: GPU104
+                out.append(extra)
+    return out
+
+
+for batch in loader:
+    parts = splice(collate(batch, device="cuda"), batch["attention_mask"].cuda(), image_features)
+    loss = model(torch.cat(parts)).loss
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: stores through a mask that are not a masked fill: with positions besides, or augmented
+import torch
+for preds, targets in loader:
+    preds, targets = preds.cuda(), targets.cuda()
+    cost = torch.cdist(preds, targets)
+    matching = torch.zeros_like(cost)
+    shared = matching.sum(0) > 1
+    _, best = torch.min(cost[:, shared], dim=0)  # expect: GPU104
+    matching[:, shared] *= 0.0  # expect: GPU104
+    matching[best, shared] = 1.0  # expect: GPU104
+    loss = (cost * matching).sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: masked fills, masks in host memory or on a batch not yet moved, and NumPy tables
+import numpy as np
+import torch
+weights = np.linspace(0.0, 1.0, 10)
+for step, (preds, targets) in enumerate(loader):
+    keep = targets[:, 0] > 0
+    per_class = table[step][keep]
+    picked = weights[np.arange(10) > 4]
+    preds, targets = preds.cuda(), targets.cuda()
+    matching = torch.zeros_like(preds)
+    shared = matching.sum(0) > 1
+    matching[:, shared] = 0.0
+    matching[0, shared] = 1.0
+    matching[shared] = 1.0
+    first = lookup[step][torch.arange(8) > 2]
+    loss = (preds * matching).sum() + per_class.sum() + first.sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: per-sample counts when the mask may still be in host memory
+import torch
+from tokens import collate
+
+
+def image_rows(token_rows, keep_rows, marker=-200):
+    found = []
+    for row, keep in zip(token_rows, keep_rows):
+        row = row[keep]
+        if (row == marker).sum() == 0:
+            continue
+        found.append(row)
+    return found
+
+
+for batch in loader:
+    rows = image_rows(collate(batch), batch["attention_mask"])
+    loss = model(torch.cat(rows)).loss
+    loss.backward()
+    optimizer.step()
