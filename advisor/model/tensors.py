@@ -431,6 +431,7 @@ class HostTensor(Question[bool]):
 
     key = "host-tensor"
     unknown = False
+    placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         if host_factory(flow.model, expr):
@@ -519,6 +520,7 @@ class RawBatch(Question[bool]):
 
     key = "raw-batch"
     unknown = False
+    placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         node = expr
