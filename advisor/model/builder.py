@@ -497,6 +497,8 @@ class ModelBuilder(Walker):
         self._pop()
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        for clause in node.ifs:  # tested once per item: `[v for v in parts if v > 0]`
+            self.facts.conditions.append(Condition(clause.test, self.ctx, "comprehension if"))
         loop = self.ctx.loop
         if loop is None:
             return

@@ -202,11 +202,12 @@ class FormattedValue:
 
 @dataclass(eq=False)
 class Condition:
-    """A test evaluated at run time: `if`/`elif`/`while` tests and `assert` statements."""
+    """A test evaluated at run time: `if`/`elif`/`while` tests, `assert` statements and the `if`
+    clauses of comprehensions."""
 
     test: cst.BaseExpression
     ctx: Context  # where the statement sits
-    kind: str  # "if", "while", "assert"
+    kind: str  # "if", "while", "assert", "comprehension if" (a filter clause, tested per item)
     loop: Optional[LoopInfo] = None  # for `while`: the loop the test runs for
 
 

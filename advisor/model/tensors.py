@@ -9,7 +9,7 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
-from advisor.model.containers import LIST_ITEMS, list_elements
+from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, every_value, list_elements
 from advisor.model.devices import HOST, device_kind, is_dtype
 from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
@@ -237,10 +237,13 @@ def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) 
     source is known (see `iterated_source`): a tensor iterated gives its rows, with the tensor's
     own answer; a list or tuple display, or a list built in steps, gives its elements (one
     answer each). [] when the source or any of its elements is not known."""
+    ctx, order = assignment.ctx, assignment.order
+    held = _dict_values(flow, assignment)
+    if held:
+        return sorted({v.flow.ask(question, v.expr, v.ctx, v.order) for v in held}, key=repr)
     source = iterated_source(flow.model, assignment)
     if source is None:
         return []
-    ctx, order = assignment.ctx, assignment.order
     built = _comprehension_results(flow, source, ctx, order)
     if built:
         return sorted({flow.ask(question, e, c, o) for e, c, o in built}, key=repr)
@@ -254,6 +257,19 @@ def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) 
     if not known or not values:
         return []
     return sorted({v.flow.ask(question, v.expr, v.ctx, v.order) for v in values}, key=repr)
+
+
+def _dict_values(flow: ValueFlow, assignment: Assignment) -> tuple:
+    """The values a loop target takes from a dict whose every value is known: `v` in `for v in
+    d.values()` or `for k, v in d.items()`; () otherwise."""
+    source, index = assignment.iterable, assignment.index
+    if assignment.value is not None or not isinstance(source, cst.Call) or source.args:
+        return ()
+    func = source.func
+    if not isinstance(func, cst.Attribute) or (func.attr.value, index) not in (("values", None), ("items", 1)):
+        return ()
+    values, complete = every_value(flow.ask(DICT_CONTENTS, func.value, assignment.ctx, assignment.order))
+    return values if complete else ()
 
 
 def _comprehension_results(flow: ValueFlow, source, ctx: Context, order: int) -> list:

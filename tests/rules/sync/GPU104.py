@@ -763,3 +763,32 @@ for batch in loader:
     loss = model(torch.cat(rows)).loss
     loss.backward()
     optimizer.step()
+
+# %% invalid: comprehension filters that test loss tensors on every step
+import torch
+import torch.nn.functional as F
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    out = model(x)
+    parts = {"ce": F.cross_entropy(out, y), "reg": out.pow(2).mean()}
+    active = [term for term in parts.values() if term > 0]  # expect: GPU104
+    finite = {k: v for k, v in parts.items() if torch.isfinite(v)}  # expect: GPU104
+    loss = sum(active)
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        shown = [v.item() for v in parts.values() if v > 1e-3]  # expect: GPU104 info
+
+# %% valid: comprehension filters on Python values, parameters' gradients and host rows
+import torch
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    loss = model(x, y)
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None and p.requires_grad]
+    sizes = [n for n in y.shape if n > 1]
+    rows = [r for r in torch.arange(12).view(3, 4) if r.sum() > 5]
+    names = [k for k, v in settings.items() if v]
+    logged = {"loss": loss.item(), "lr": 0.1}
+    shown = [k for k, v in logged.items() if v > 0]
+    optimizer.step()
