@@ -184,16 +184,18 @@ class DataDependentSyncInTrainingLoop(Rule):
     name = "data-dependent-sync-in-training-loop"
     summary = "tensor truthiness or data-dependent output sizes on every training step"
     what = """
-        Inside the innermost training loop: an `if`, `while` or `assert` that tests a tensor
-        (`if (x != 0).all():`, `if loss > 10:`, `while not torch.isfinite(loss):`), and the
-        operations whose output size depends on the values: `nonzero()`, `argwhere`,
-        one-argument `torch.where(cond)`, `masked_select`, `unique()`, indexing with a
-        boolean mask (`logits[labels != -100]`, or a name bound to such a comparison), and
-        slicing with a bound that is a tensor on the device (`ws[:, cutoff:]`). Tests
-        on Python values, integer or slice indexes, masks in host memory (a factory without
-        `device=`, or a `torch.cat` of a list of such parts), and batches still in host memory
-        (before they are moved) are left alone. Under a periodic or rank-0 condition it is only
-        informational.
+        Inside the innermost training loop: an `if`, `while`, `assert` or comprehension `if`
+        clause that tests a tensor (`if (x != 0).all():`, `if loss > 10:`, `while not
+        torch.isfinite(loss):`, `[t for t in terms if t > 0]`), and the operations whose output
+        size depends on the values: `nonzero()`, `argwhere`, one-argument `torch.where(cond)`,
+        `masked_select`, `unique()`, indexing with a boolean mask (`logits[labels != -100]`,
+        or a name bound to such a comparison), a store through a mask that is not a plain
+        masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
+        that is a tensor on the device (`ws[:, cutoff:]`). Tests on Python values, integer or
+        slice indexes, masked fills (`out[keep] = 0`, `out[:, keep] = 0`), masks in host memory
+        (a factory without `device=`, or a `torch.cat` of a list of such parts), and batches
+        still in host memory (before they are moved) are left alone. Under a periodic or rank-0
+        condition it is only informational.
     """ + FORWARD_PATH_DOC
     why = """
         Python needs a real `True` or `False` to choose a branch, and the allocator needs to
