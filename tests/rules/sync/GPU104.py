@@ -792,3 +792,65 @@ for step, (x, y) in enumerate(loader):
     logged = {"loss": loss.item(), "lr": 0.1}
     shown = [k for k, v in logged.items() if v > 0]
     optimizer.step()
+
+# %% valid: the evaluation branch of a forward that every training call switches off
+import torch
+from torch import nn
+
+
+class AnswerRanker(nn.Module):
+    def forward(self, images, answers=None, train=True, inference="rank", k=8):
+        feats = self.encoder(images)
+        if train:
+            return nn.functional.cross_entropy(self.head(feats), answers)
+        elif inference == "rank":
+            return self.rank(feats, k)
+        return self.head(feats).argmax(-1)
+
+    def rank(self, feats, k):
+        scores = torch.softmax(self.head(feats), dim=-1)
+        best = scores.argmax(dim=1)
+        if (best < 0).any():
+            best = best.clamp(min=0)
+        return scores[best >= 0, best]
+
+
+model = AnswerRanker().cuda()
+for images, answers in loader:
+    loss = model(images.cuda(), answers.cuda(), train=True)
+    loss.backward()
+    optimizer.step()
+with torch.no_grad():
+    for images, answers in val_loader:
+        picked = model(images.cuda(), train=False)
+
+# %% invalid: a mode flag the training call does not fix, and the training branch itself
+import torch
+from torch import nn
+
+
+class AnswerRanker(nn.Module):
+    def forward(self, images, answers=None, train=True):
+        feats = self.encoder(images)
+        if not train:
+            return self.rank(feats)
+        return self.fit(feats, answers)
+
+    def fit(self, feats, answers):
+        scores = torch.log_softmax(self.head(feats), dim=-1)
+        keep = answers >= 0
+        return -scores[keep].gather(1, answers[keep, None]).mean()  # expect: GPU104
+
+    def rank(self, feats):
+        scores = torch.softmax(self.head(feats), dim=-1)
+        best = scores.argmax(dim=1)
+        if (best < 0).any():  # expect: GPU104
+            best = best.clamp(min=0)
+        return scores[best >= 0, best]  # expect: GPU104
+
+
+model = AnswerRanker().cuda()
+for step, (images, answers) in enumerate(loader):
+    loss = model(images.cuda(), answers.cuda(), train=config.train_flag)
+    loss.backward()
+    optimizer.step()
