@@ -148,3 +148,21 @@ def test_a_call_of_an_abstract_method_runs_the_subclasses_implementations():
     targets = {site.method: [t.key for _, t in model.calls.targets(site)] for site in run.sites}
     assert targets["batch_update"] == ["Epoch.batch_update", "TrainEpoch.batch_update"]
     assert targets["log"] == ["Epoch.log"]  # a method with a body of its own runs that body
+
+
+def test_a_torch_object_method_is_not_the_one_method_of_that_name_in_the_file():
+    source = """\
+import torch
+
+
+class Runner:
+    def train(self, net, loader):
+        model = torch.nn.DataParallel(net)
+        for x in loader:
+            model.train()
+            runner.train(net, loader)
+"""
+    model = FileModel.build(cst.parse_module(source), "f.py")
+    on_wrapper, on_unknown = [s for s in model.facts.calls if s.method == "train"]
+    assert model.calls.targets(on_wrapper) == []
+    assert [info.node.name.value for _, info in model.calls.targets(on_unknown)] == ["train"]

@@ -86,3 +86,30 @@ def test_a_dtype_table_indexed_by_an_option():
 )
 def test_settings_dicts_and_objects(source, ints):
     assert probed(source).ints() == ints
+
+
+# -- settings whose value the program does not hold ---------------------------------------------
+@pytest.mark.parametrize("source, settings, covered", [
+    # a dict loaded from a file, read by key, nested or not
+    ("import yaml\ncfg = yaml.safe_load(open('a.yaml'))\nprobe(cfg['data']['num_workers'])\n", {"num_workers"}, True),
+    # a nested settings object handed in from elsewhere
+    ("def f(config):\n    probe(config.data.num_workers)\n", {"num_workers"}, True),
+    # a key with a default written in the call: the default is one of the values
+    ("def f(hp):\n    probe(hp.get('workers', 6))\n", {"workers"}, True),
+    # a plain parse result whose parser is out of sight, and an object's own state: not settings
+    ("def f(args):\n    probe(args.workers)\n", set(), False),
+    ("class A:\n    def f(self):\n        probe(self.loader.num_workers)\n", set(), False),
+    # a path that gives a computed value is not covered
+    ("import yaml\ncfg = yaml.safe_load(open('a.yaml'))\nprobe(cfg['workers'] if cfg else compute())\n", {"workers"}, False),
+])
+def test_a_setting_read_from_elsewhere_is_named(source, settings, covered):
+    found = probed(source)
+    assert set(found.settings) == settings
+    assert found.covered is covered
+    assert found.ints() is None or found.ints() == (6,)
+
+
+def test_a_setting_and_a_literal_on_two_paths():
+    found = probed("import yaml\ncfg = yaml.safe_load(open('a.yaml'))\nprobe(0 if cfg['debug'] else cfg['num_workers'])\n")
+    assert found.values == frozenset({("int", 0)})
+    assert found.settings == frozenset({"num_workers"}) and found.covered and not found.complete

@@ -154,7 +154,7 @@ class Bindings:
         i = bisect_left(orders, order) - 1
         while i >= 0:
             assignment = found[i]
-            if id(assignment.ctx) in chain:
+            if id(assignment.ctx) in chain or self._sealed(assignment.ctx, chain, order):
                 out.append(assignment)
                 dominating = assignment
                 break
@@ -183,7 +183,15 @@ class Bindings:
                 j += 1
         if len(out) > 1 or (out and dominating is None):
             out = self.paths.feasible(out, ctx, order, chain)
+        if not covered and out:
+            covered = self.paths.implied(out, ctx, order, chain)
         return out, covered
+
+    def _sealed(self, ctx: Context, chain: Set[int], order: float) -> bool:
+        """A binding at the top of a `try` body whose handlers all leave, read after the `try` in
+        the block around it: the read runs only when the body ran to its end."""
+        end = self.facts.sealed_tries.get(id(ctx))
+        return end is not None and order > end and ctx.outer is not None and id(ctx.outer) in chain
 
     def _overwrites(self, later: Assignment, earlier: Assignment) -> bool:
         """``later`` runs after ``earlier`` on every path: it sits in ``earlier``'s block or one

@@ -141,6 +141,7 @@ def _exits_only(body: cst.BaseSuite) -> bool:
 
 _EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort"})
 _EXIT_BUILTINS = frozenset({"exit", "quit"})
+_CLICK_EXITS = frozenset({"fail", "abort", "exit"})
 
 
 def _leaves_for_good(body: cst.BaseSuite, imports: ImportTable) -> Optional[str]:
@@ -194,6 +195,7 @@ class ModelBuilder(Walker):
         self._stmt: Tuple[int, int] = (0, 0)
         self._blocks = 0
         self._order = 0
+        self._sealing: Dict[int, Context] = {}
         self._pending_loops: Dict[int, LoopInfo] = {}
         self._pending_functions: Dict[int, FunctionInfo] = {}
         self._if_gates: Dict[int, Tuple[bool, bool]] = {}
@@ -466,9 +468,34 @@ class ModelBuilder(Walker):
     # taken to have run before the statements after the `try`.
     def visit_Try_body(self, node: cst.Try) -> None:
         self._push(self.ctx.derive(in_try=self.ctx.in_try or bool(node.handlers)))
+        if node.handlers and all(self._handler_leaves(h.body) for h in node.handlers):
+            self._sealing[id(node)] = self.ctx
 
     def leave_Try_body(self, node: cst.Try) -> None:
         self._pop()
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        body = self._sealing.pop(id(original_node), None)
+        if body is not None:
+            self.facts.sealed_tries[id(body)] = self._order
+
+    def _handler_leaves(self, body: cst.BaseSuite) -> bool:
+        """An `except` body that never falls through to the statements after its `try`."""
+        if _exits_only(body) or _leaves_for_good(body, self.imports) is not None:
+            return True
+        statements = body.body
+        last = statements[-1] if statements else None
+        if not isinstance(last, cst.SimpleStatementLine) or not last.body:
+            return False
+        small = last.body[-1]
+        if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+            return False
+        func = small.value.func
+        # click's `ctx.fail(message)` / `ctx.abort()` / `ctx.exit()` raise.
+        return (
+            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            and func.value.value == "ctx" and func.attr.value in _CLICK_EXITS
+        )
 
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._push(self.ctx.derive(conditional=True, aborts=self._aborts(node.body)))
@@ -840,6 +867,11 @@ class ModelBuilder(Walker):
                 ctx.loop.env_step = True
             elif "sched" not in last.lower():
                 self._mark_loose_step(ctx)
+        elif qualname is None and _scaler_steps(func, node):
+            # `loss_scaler(loss, optimizer, parameters=model.parameters())` (timm's NativeScaler and
+            # the copies projects keep): a callable that runs backward and steps the optimizer.
+            self._mark_training(ctx, step=True)
+            self._record_backward_value(ctx, None, node)
         elif (method or (func.value if isinstance(func, cst.Name) else "")).endswith("_step"):
             self._mark_loose_step(ctx)
         elif method == "set_epoch":
@@ -887,6 +919,7 @@ class ModelBuilder(Walker):
                 current = current.outer
         if step and ctx.loop is not None:
             ctx.loop.own_step = True
+            ctx.loop.step_contexts.append(ctx)
         if ctx.function is not None:
             ctx.function.direct_marker = True
             ctx.function.direct_step = ctx.function.direct_step or step
@@ -895,6 +928,18 @@ class ModelBuilder(Walker):
             loop.direct_marker = True
             loop.has_step = loop.has_step or step
             loop = loop.parent
+
+
+def _scaler_steps(func: cst.BaseExpression, node: cst.Call) -> bool:
+    """A scaler object called with the loss first and an optimizer among its arguments."""
+    name = dotted_name(func)
+    if name is None or not _SCALER_NAME.search(name.rsplit(".", 1)[-1]):
+        return False
+    if not node.args or node.args[0].keyword is not None or node.args[0].star:
+        return False
+    return any(
+        _OPTIMIZER_NAME.search((dotted_name(a.value) or "").rsplit(".", 1)[-1]) for a in node.args[1:] if not a.star
+    )
 
 
 def _only_printed(site: CallSite) -> bool:

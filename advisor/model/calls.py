@@ -126,6 +126,30 @@ class CallGraph:
                     out.append((self.model, info))
         return out
 
+    def _aliased_functions(self, name: str, site: CallSite) -> List[Target]:
+        """`step = amp_step if use_amp else plain_step` (or one name per arm of an `if`), then
+        `step(engine, loss)`: the call runs one of the functions the name is bound to. Every
+        binding that reaches the call must name a `def` of the file."""
+        model = self.model
+        reach = model.reaching(name, site.ctx, site.order)
+        if not reach:
+            return []
+        out: List[Target] = []
+        for assignment in reach:
+            values = [assignment.value]
+            if isinstance(assignment.value, cst.IfExp):
+                values = [assignment.value.body, assignment.value.orelse]
+            for value in values:
+                if assignment.index is not None or not isinstance(value, cst.Name):
+                    return []
+                if model.reaching(value.value, assignment.ctx, assignment.order):
+                    return []
+                info = model.bindings.function(value.value, assignment.ctx, assignment.order)
+                if info is None:
+                    return []
+                out.append((model, info))
+        return out
+
     def _find(self, site: CallSite) -> List[Target]:
         model = self.model
         func = site.node.func
@@ -140,6 +164,9 @@ class CallGraph:
                 return [(model, local)]
             if func.value in model.facts.classes:
                 return []  # building an instance
+            aliased = self._aliased_functions(func.value, site)
+            if aliased:
+                return aliased
         elif isinstance(func, cst.Attribute) and site.receiver_name in ("self", "cls"):
             local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
             if local is None and site.ctx.class_name:
@@ -161,6 +188,10 @@ class CallGraph:
             hits = [f for f in found if f is not None]
             if hits:
                 return hits
+            if any(model.kinds(site.receiver, site.ctx, site.order).values()):
+                # `model.train()` on a DataParallel wrapper, `loader.sampler`: torch's object,
+                # not the one class of the file with a method of that name.
+                return []
             local = model.resolve(f".{site.method}")
             return [(model, local)] if local is not None else []
         out: List[Target] = []

@@ -21,15 +21,30 @@ _DTYPE_ALIASES = {
 
 
 class Literals:
-    __slots__ = ("values", "complete", "option")
+    __slots__ = ("values", "complete", "option", "settings", "covered")
 
-    def __init__(self, values: FrozenSet[Tagged] = frozenset(), complete: bool = False, option: Optional[str] = None) -> None:
+    def __init__(
+        self, values: FrozenSet[Tagged] = frozenset(), complete: bool = False, option: Optional[str] = None,
+        settings: FrozenSet[str] = frozenset(), covered: Optional[bool] = None,
+    ) -> None:
         self.values = values
         self.complete = complete  # every path gave one of ``values``
         self.option = option  # a command-line option whose default gives a value, if any
+        # Settings read on some paths whose value the program does not hold (`cfg["num_workers"]`
+        # of a dict loaded from a YAML file, `config.data.num_workers` of an object built
+        # elsewhere): the key or attribute read, by name.
+        self.settings = settings
+        # Every path gave a literal or read such a setting.
+        self.covered = complete if covered is None else covered
 
     def __repr__(self) -> str:
-        return f"Literals({sorted(map(repr, self.values))}, complete={self.complete}, option={self.option})"
+        return (
+            f"Literals({sorted(map(repr, self.values))}, complete={self.complete}, option={self.option}, "
+            f"settings={sorted(self.settings)}, covered={self.covered})"
+        )
+
+    def with_option(self, option: Optional[str]) -> "Literals":
+        return Literals(self.values, self.complete, option, self.settings, self.covered)
 
     @property
     def plain(self) -> Tuple[Any, ...]:
@@ -92,3 +107,8 @@ def constant(model, expr: cst.BaseExpression) -> Optional[Tagged]:
 
 def known(values: Iterable[Tagged], option: Optional[str] = None) -> Literals:
     return Literals(frozenset(values), True, option)
+
+
+def setting_read(name: str) -> Literals:
+    """A read of the setting ``name`` whose value the program does not hold."""
+    return Literals(frozenset(), False, None, frozenset({name}), True)

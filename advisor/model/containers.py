@@ -568,7 +568,7 @@ def item_values(
         return UNKNOWN_LITERALS
     found = answers[0] if len(answers) == 1 else question.combine(answers)
     if keys.option is not None and found.option is None:
-        found = Literals(found.values, found.complete, keys.option)
+        found = found.with_option(keys.option)
     return found
 
 

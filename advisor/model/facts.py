@@ -58,6 +58,9 @@ class LoopInfo:
     drawn: Dict[str, cst.Call] = field(default_factory=dict)
     set_epoch: bool = False  # body calls .set_epoch(...)
     own_step: bool = False  # its own body (not a nested loop) runs an optimizer step
+    # Where its own body steps an optimizer: a periodic test holding one of several steps (a
+    # GAN's lazy regulariser, `if i % 4 == 0: ...; g_optim.step()`) is no accumulation boundary.
+    step_contexts: List["Context"] = field(default_factory=list)
     has_step: bool = False  # its body (nested loops included) runs an optimizer step
     loose_step: bool = False  # its body calls some other `.step()` or `*_step(...)`
     env_step: bool = False  # steps an RL environment: host values are needed every iteration
@@ -244,4 +247,8 @@ class Facts:
     optional_blocks: Set[int] = field(default_factory=set)
     # The contexts of `except` bodies (by id), and whether the handler catches StopIteration.
     handlers: Dict[int, bool] = field(default_factory=dict)
+    # The bodies of `try` statements whose every handler leaves (`raise`, `return`, `sys.exit`,
+    # click's `ctx.fail(...)`), by context id, with the order at which the `try` ends: a
+    # statement after it runs only when the body ran to its end.
+    sealed_tries: Dict[int, int] = field(default_factory=dict)
     uses_cuda: bool = False

@@ -300,6 +300,19 @@ class FileModel:
         """The calls that run ``info``, in this file and in the project files that import it."""
         return self.calls.callers(info)
 
+    def result_trained(self, info: FunctionInfo) -> bool:
+        """A call of ``info`` sits in code that trains, in this file or a project file that
+        imports it: what a factory returns (`create_model(cfg)` handing back a wrapped model)
+        goes to a training loop. A factory only an evaluation script calls does not."""
+        for owner, site in self.callers(info):
+            caller = site.ctx.function
+            if caller is None:
+                if owner.trains_anywhere:
+                    return True
+            elif owner.trains(caller) or owner.has_training_loop(caller) or owner.heat_of(caller) is not None:
+                return True
+        return False
+
     def spread_keyword(self, site: CallSite, keyword: str):
         """What a call of this file passes for ``keyword`` through the dicts it unpacks with `**`:
         (PRESENT | ABSENT | SOMETIMES | UNKNOWN, the Values it may hold)."""

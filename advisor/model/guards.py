@@ -11,7 +11,8 @@ decided here, with the whole program in view:
   `if step % k != 0: continue`, gates the rest of the block;
 - the `else` of a gate runs on the other steps, so it is not gated;
 - a periodic test an optimizer steps under is the accumulation boundary: it runs on every
-  optimizer step, so it gates nothing;
+  optimizer step, so it gates nothing; unless the loop also steps outside it (a GAN's lazy
+  regulariser steps again every few iterations): then it is a periodic gate;
 - `rank in (-1, 0)` holds on every process of a single-GPU run (rank -1), so it gates nothing
   for the per-step costs.
 
@@ -156,10 +157,20 @@ class GuardKinds:
     def gates(self, guard: Guard) -> bool:
         """The guard leaves its statements to some steps or to one rank, or to runs the project
         never makes (`if self.autobalance:` where every construction leaves it False)."""
-        if guard.steps or not (guard.positive or guard.exits):
+        if (guard.steps and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
         return modulo or rank or (guard.positive and self._never_true(guard))
+
+    @staticmethod
+    def _steps_elsewhere(guard: Guard) -> bool:
+        """The loop around the guard also steps an optimizer outside it: the guarded step is an
+        extra update made on some iterations (a lazy regulariser), not the accumulation
+        boundary every update goes through."""
+        loop = guard.ctx.loop
+        if loop is None:
+            return False
+        return any(guard not in guards_of(ctx) for ctx in loop.step_contexts)
 
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):

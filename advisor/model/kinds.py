@@ -75,6 +75,8 @@ class Kinds(Question[KindMap]):
     def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: KindMap) -> KindMap:
         """A wrapper tested on the read's path: `isinstance(model, DDP)`, `hasattr(model, "module")`."""
         wrapped = wrapped_on_path(flow, dotted_name(expr), ctx, order)
+        if wrapped is None and "ddp" in answer and unwrapped_by_callers(flow, dotted_name(expr), ctx, order):
+            wrapped = False
         if wrapped is None or (wrapped and answer.get("ddp")):
             return answer
         if wrapped == _HAS_MODULE and "ddp" not in answer:
@@ -122,6 +124,52 @@ def wrapped_on_path(flow: ValueFlow, name: Optional[str], ctx: Context, order: f
         if not later:
             return found
     return None
+
+
+def unwrapped_by_callers(flow: ValueFlow, name: Optional[str], ctx: Context, order: float) -> bool:
+    """A parameter read where the function's own test says the run is not distributed, while
+    every caller wraps what it passes only under that same test: `if args.distributed:
+    generator = DDP(generator)`, then `train(args, generator)`, whose `else` of
+    `if args.distributed:` holds the plain model (`g_module = generator`)."""
+    function = ctx.function
+    if name is None or function is None or name not in function.params:
+        return False
+    reach = flow.bindings.reaching(name, ctx, order)
+    if reach.assignments or reach.parameter is not function:
+        return False
+    false_keys = [c for c in flow.bindings.paths.of(ctx) if c.key is not None and not c.holds]
+    position = function.params.index(name) - (1 if function.class_name is not None else 0)
+    callers = flow.model.callers(function) if false_keys else []
+    if not callers:
+        return False
+    for model, site in callers:
+        passed = argument(site.node, name, position)
+        held = dotted_name(passed.value) if passed is not None else None
+        if held is None or not _wraps_only_under(model, held, site, function, false_keys):
+            return False
+    return True
+
+
+def _wraps_only_under(model, held: str, site, function, false_keys) -> bool:
+    """Every binding of ``held`` reaching the call that wraps it sits under one of the callee's
+    tests (mapped to the names the caller passes) holding true."""
+    keys = set()
+    for condition in false_keys:
+        root, _, rest = condition.key.partition(".")
+        if root not in function.params:
+            continue
+        position = function.params.index(root) - (1 if function.class_name is not None else 0)
+        passed = argument(site.node, root, position)
+        caller_root = dotted_name(passed.value) if passed is not None else None
+        if caller_root is not None:
+            keys.add(f"{caller_root}.{rest}" if rest else caller_root)
+    if not keys:
+        return False
+    wraps = [a for a in model.reaching(held, site.ctx, site.order)
+             if a.value is not None and model.kinds(a.value, a.ctx, a.order).get("ddp")]
+    if not wraps:
+        return False
+    return all(any(c.key in keys and c.holds for c in model.bindings.paths.of(a.ctx)) for a in wraps)
 
 
 def _wrapper_classes(model, node: cst.BaseExpression) -> Optional[bool]:

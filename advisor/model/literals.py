@@ -25,7 +25,7 @@ import libcst as cst
 from advisor.model.cli_options import option_values
 from advisor.model.config_nodes import config_default
 from advisor.model.config_objects import setting_values
-from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known
+from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known, setting_read, tag
 from advisor.model.containers import item_values
 from advisor.model.facts import Assignment, Context
 from advisor.model.names import dotted_name
@@ -47,14 +47,24 @@ class LiteralValues(Question[Literals]):
             return self._attribute(flow, expr, ctx, order)
         if isinstance(expr, cst.Subscript):
             key = _single_index(expr)
-            return UNKNOWN if key is None else item_values(flow, self, expr.value, key, None, ctx, order)
+            if key is None:
+                return UNKNOWN
+            return _or_setting(item_values(flow, self, expr.value, key, None, ctx, order), key)
         if isinstance(expr, cst.Call):
             func = expr.func
             if isinstance(func, cst.Attribute) and func.attr.value == "get" and 1 <= len(expr.args) <= 2:
                 if any(a.keyword is not None or a.star for a in expr.args):
                     return UNKNOWN
                 default = expr.args[1].value if len(expr.args) == 2 else cst.Name("None")
-                return item_values(flow, self, func.value, expr.args[0].value, default, ctx, order)
+                found = item_values(flow, self, func.value, expr.args[0].value, default, ctx, order)
+                if len(expr.args) == 2 and not found.values and not found.complete:
+                    # `cfg.get("num_workers", 4)`: the setting, or the default the code gives.
+                    return self.combine([_or_setting(found, expr.args[0].value), flow.ask(self, default, ctx, order)])
+                return _or_setting(found, expr.args[0].value)
+            qual = model.imports.qualify(func)
+            if qual in CPU_COUNTS:
+                # The machine's core count: some workers wherever it runs, never a value the code holds.
+                return setting_read(f"{qual}()")
             return None  # a helper of the project: what it returns
         if isinstance(expr, cst.IfExp):
             return None
@@ -81,7 +91,14 @@ class LiteralValues(Question[Literals]):
     def combine(self, answers: Sequence[Literals]) -> Literals:
         values: FrozenSet[Tagged] = frozenset().union(*(a.values for a in answers))
         option = next((a.option for a in answers if a.option is not None), None)
-        return Literals(values, all(a.complete for a in answers), option)
+        settings: FrozenSet[str] = frozenset().union(*(a.settings for a in answers))
+        return Literals(values, all(a.complete for a in answers), option, settings, all(a.covered for a in answers))
+
+    def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: Literals) -> Literals:
+        """`config.data.num_workers` that nothing in the program binds: a setting read."""
+        if isinstance(expr, cst.Attribute) and not answer.values and not answer.covered:
+            return _setting_attribute(expr) or answer
+        return answer
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> Literals:
         return UNKNOWN
@@ -91,6 +108,30 @@ class LiteralValues(Question[Literals]):
 
 
 LITERALS = LiteralValues()
+# Functions that count the machine's CPUs (a loader's `num_workers=os.cpu_count()`).
+CPU_COUNTS = frozenset({"os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count"})
+
+
+def _or_setting(found: Literals, key: cst.BaseExpression) -> Literals:
+    """``found`` for `container[key]`, or a setting read when no path of it is known and the key
+    is a name written in place (`cfg["data"]["num_workers"]`)."""
+    if found.values or found.covered or not isinstance(key, cst.SimpleString):
+        return found
+    name = constant(None, key)
+    return setting_read(name[1]) if name is not None and name[1].isidentifier() else found
+
+
+def _setting_attribute(expr: cst.Attribute) -> Optional[Literals]:
+    """An attribute of an attribute (`config.data.num_workers`, `opt.train.workers`): a setting
+    of a nested settings object, unless its root is `self` (an object's own state). A plain
+    `args.workers` is not one: a parse result whose parser is out of sight may default to
+    anything."""
+    root = expr.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(expr.value, cst.Attribute) or not isinstance(root, cst.Name) or root.value in ("self", "cls"):
+        return None
+    return setting_read(expr.attr.value)
 
 
 def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
@@ -103,3 +144,28 @@ def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
 def literal_values(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> Literals:
     """The literals ``expr`` can be where it is read (see the module's docstring)."""
     return model.values.ask(LITERALS, expr, ctx, model.order_of(expr) if order is None else order)
+
+
+class SequenceLengths(LiteralValues):
+    """How many items a list or tuple literal holds, on every path to the read: `device_ids` taken
+    from a parameter whose default is `[0]` and that no caller passes is one device."""
+
+    key = "sequence-lengths"
+    follows_imports = False
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Literals]:
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return UNKNOWN
+            return known((tag(len(expr.elements)),))
+        if isinstance(expr, (cst.Name, cst.IfExp)):
+            return None
+        return UNKNOWN
+
+
+SEQUENCE_LENGTHS = SequenceLengths()
+
+
+def sequence_lengths(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> Literals:
+    """The lengths of the list or tuple literals ``expr`` can be where it is read."""
+    return model.values.ask(SEQUENCE_LENGTHS, expr, ctx, model.order_of(expr) if order is None else order)

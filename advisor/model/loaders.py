@@ -32,6 +32,7 @@ from advisor.model.vocabulary import ITERATION_WRAPPERS, MULTI_ITERABLE_WRAPPERS
 
 Sites = Tuple[Tuple[CallSite, ...], bool]
 _NONE: Sites = ((), False)
+_NOTHING: Sites = ((), True)
 
 
 class LoaderFactory:
@@ -116,6 +117,15 @@ class LoaderSites(Question[Sites]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Sites]:
         if not isinstance(expr, cst.Call):
+            # `None` (a parameter's `dataloader=None`, `loader = None` before a branch builds one)
+            # holds no loader, and a loop over it never starts: the other paths are all there is.
+            if isinstance(expr, cst.Name) and expr.value == "None":
+                return _NOTHING
+            index = _constant_index(expr)
+            if index is not None:
+                # `create_dataloader(...)[0]`: element 0 of what the helper returns, as for
+                # `loader, dataset = create_dataloader(...)`.
+                return flow.ask(self, expr.value, ctx, order, index)
             return None
         model = flow.model
         qual = model.imports.qualify(expr.func)
@@ -215,6 +225,17 @@ class LoaderSites(Question[Sites]):
         if self._callers is None or id(info) not in self._callers:
             return sites
         return list(self._callers[id(info)])
+
+
+def _constant_index(expr) -> Optional[int]:
+    """k for `f(...)[k]` (a small non-negative int written in place); None otherwise."""
+    if not isinstance(expr, cst.Subscript) or not isinstance(expr.value, cst.Call) or len(expr.slice) != 1:
+        return None
+    index = expr.slice[0].slice
+    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Integer):
+        return None
+    value = int(index.value.value, 0)
+    return value if value < 8 else None
 
 
 def _roots(value: cst.BaseExpression, raw: bool) -> Optional[Set[str]]:

@@ -51,6 +51,10 @@ def _literal(node: cst.BaseExpression) -> Optional[str]:
         return repr(value) if isinstance(value, str) else None
     if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
         return node.value
+    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+        # `rank in [-1, 0]`: a collection of literals written in place.
+        parts = [_literal(e.value) if isinstance(e, cst.Element) else None for e in node.elements]
+        return "[" + ", ".join(parts) + "]" if all(p is not None for p in parts) else None  # type: ignore[arg-type]
     return None
 
 
@@ -136,6 +140,13 @@ class PathFilter:
                 continue
             out.append(binding)
         return out
+
+    def implied(self, found: Sequence, ctx: Context, order: float, chain: Set[int]) -> bool:
+        """Some binding of ``found`` before the read runs whenever the read's tests hold: `if
+        rank in [-1, 0]: testloader = ...` and, later, a read under the same `if rank in [-1, 0]:`
+        sees it and nothing from before."""
+        by_key: Dict[str, Condition] = {c.key: c for c in self.of(ctx) if c.key is not None}
+        return bool(by_key) and any(b.order < order and self._runs_under(b, ctx, chain, by_key) for b in found)
 
     def _excluded(self, binding, ctx: Context, order: float, chain: Set[int], by_test, by_key) -> bool:
         """The binding sits in a block that the read's tests rule out."""

@@ -418,12 +418,30 @@ def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _moved(model, expr: cst.BaseExpression) -> bool:
-    """The method chain moves the value (`torch.cat(parts).cuda()`, `(torch.ones(n) * i).to(d)`)."""
+    """The method chain moves the value (`torch.cat(parts).cuda()`, `(torch.ones(n) * i).to(d)`);
+    `.to(torch.int32)` only changes the dtype."""
     return any(
         isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
         and model.imports.qualify(node.func) is None
+        and not (node.func.attr.value == "to" and len(node.args) == 1 and is_dtype(model, node.args[0].value))
         for node in value_chain(model, expr)
     )
+
+
+# torch functions whose result is not on the device of their first argument.
+_PLACING = frozenset({"torch.load", "torch.device", "torch.from_numpy", "torch.as_tensor", "torch.tensor"})
+
+
+def _derived_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
+    """`torch.cumsum(counts, 0)`, `torch.unique_consecutive(sizes, return_counts=True)`: a torch
+    function of a host tensor, with no `device=`, computes on the host. Its first positional
+    argument decides (the tensor the op works on)."""
+    qual = flow.model.imports.qualify(call.func) or ""
+    if not qual.startswith("torch.") or qual.count(".") != 1 or qual in _PLACING:
+        return False
+    if argument(call, "device", None) is not None or not call.args or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    return flow.ask(HOST_TENSOR, call.args[0].value, ctx, order)
 
 
 def host_factory(model, expr: cst.BaseExpression) -> bool:
@@ -450,10 +468,12 @@ class HostTensor(Question[bool]):
     placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
-        if host_factory(flow.model, expr):
+        if host_factory(flow.model, expr) or isinstance(expr, (cst.Integer, cst.Float)):
+            # A Python number holds nothing on a device: `start = 0`, later `start = end` of a
+            # host tensor, is host on every path.
             return True
         root = value_root(flow.model, expr)
-        if isinstance(root, cst.Call) and _joined_on_host(flow, root, ctx, order):
+        if isinstance(root, cst.Call) and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)):
             return not _moved(flow.model, expr)
         if not isinstance(root, cst.Name):
             return False

@@ -9,6 +9,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
+from advisor.model.literals import sequence_lengths
 from advisor.model.subtree import iter_names
 
 
@@ -26,7 +27,10 @@ class DataParallelOrFindUnused(Rule):
         Two costly data-parallel settings. `nn.DataParallel(...)` (any spelling, and the
         functional `data_parallel`) is a warning; it is information when the script only
         runs inference (or the function that wraps the model keeps it and never trains, as a
-        sampling method beside a training one) or pins it to a single device (`device_ids=[0]`).
+        sampling method beside a training one) or pins it to a single device (`device_ids=[0]`,
+        also through a name or a parameter default that holds a one-item list). A factory
+        (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
+        nothing is judged by its callers: a warning when a project function that trains calls it.
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
         Accelerate's `DistributedDataParallelKwargs` or Lightning's `DDPStrategy` (also
         through a kwargs dict) is information: sometimes the model needs it.
@@ -81,14 +85,17 @@ class DataParallelOrFindUnused(Rule):
                     model.method_calls("backward")
                 )
             devices = call_argument(site.node, "device_ids", 1 if site.qualname == _DATA_PARALLEL else 3)
-            single = devices is not None and isinstance(devices.value, (cst.List, cst.Tuple)) and len(devices.value.elements) == 1
+            single = False
+            if devices is not None:
+                lengths = sequence_lengths(model, devices.value, site.ctx, site.order)
+                single = lengths.complete and {value for _, value in lengths.values} == {1}
             if single:
                 yield self.report(
                     site.node,
                     "DataParallel over a single device only adds overhead: call the model directly",
                     severity=Severity.INFO,
                 )
-            elif inference_only or self._inference_function(model, site):
+            elif (inference_only and not self._returned_to_training(model, site)) or self._inference_function(model, site):
                 yield self.report(
                     site.node,
                     "DataParallel replicates the model on every forward call and gathers outputs on one "
@@ -133,6 +140,18 @@ class DataParallelOrFindUnused(Rule):
         if model.trains(info) or model.has_training_loop(info) or model.heat_of(info) is not None:
             return False
         return not any(target in iter_names(value) for value in info.returns)
+
+    def _returned_to_training(self, model: FileModel, site: CallSite) -> bool:
+        """A factory of a file that trains nothing returns the wrapper to a caller that trains."""
+        info = site.ctx.function
+        if info is None:
+            return False
+        target = site.assigned_to
+        returned = any(
+            value is site.node or (target is not None and "." not in target and target in iter_names(value))
+            for value in info.returns
+        )
+        return returned and model.result_trained(info)
 
     def _dict_element(self, model: FileModel, site: CallSite, value: cst.BaseExpression) -> cst.CSTNode:
         """The `"find_unused_parameters": True` entry (or `find_unused_parameters=True` keyword) holding ``value``."""

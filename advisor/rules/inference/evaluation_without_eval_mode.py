@@ -9,6 +9,7 @@ from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.module_layers import mode_free
 from advisor.model.names import dotted_name
+from advisor.model.smoke_tests import shape_check
 from advisor.rules.base import Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, model_calls, results_feed_training, torch_file
 
@@ -148,6 +149,8 @@ class EvaluationWithoutEvalMode(Rule):
                 continue  # built from this file's classes, which hold no dropout or batch norm
             if mode_free(model, site.node.func, site.ctx, site.order):
                 continue  # a project class with no layer that behaves differently in eval mode
+            if shape_check(model, site.node, site.ctx, site.order):
+                continue  # a model just built, run on random input: no trained weights are read
             severity = Severity.INFO if evals else None
             yield self.report(
                 site.node,

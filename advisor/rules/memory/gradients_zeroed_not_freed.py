@@ -37,7 +37,11 @@ def _iterates_parameters(model: FileModel, loop: LoopInfo) -> bool:
     sources: List[cst.CSTNode] = [node.iter]
     name = dotted_name(node.iter)
     if name is not None:
-        sources.extend(a.value for a in model.assignments(name, loop.ctx) if a.value is not None)
+        found = model.assignments(name, loop.ctx)
+        sources.extend(a.value for a in found if a.value is not None)
+        function = loop.function
+        if not found and function is not None and name in function.params and "param" in name.lower():
+            return True  # `def zero_grad(model_params): for param in model_params: ...`
     for source in sources:
         for current in walk(source):
             if isinstance(current, cst.Attribute) and current.attr.value in ("parameters", "named_parameters"):
@@ -54,7 +58,10 @@ class GradientsZeroedNotFreed(Rule):
     what = """
         `optimizer.zero_grad(set_to_none=False)` and `model.zero_grad(set_to_none=False)` with
         a literal False, and loops over `model.parameters()` that zero every gradient by hand
-        (`p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad = torch.zeros_like(p)`). A plain
+        (`p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad = torch.zeros_like(p)`), also in a
+        helper that loops over a parameter list it is handed (`def zero_grad(model_params):`),
+        in a module that trains nothing itself when the helper runs on every step of a training
+        loop elsewhere (a mixed-precision trainer's `zero_grad`). A plain
         `zero_grad()` is reported only when the configured minimum torch is older than 2.0,
         where it still zeroed in place. Scripts that add into `.grad` themselves
         (`p.grad += ...`, `p.grad.add_(...)`) or capture CUDA graphs are left alone: they
@@ -135,11 +142,12 @@ class GradientsZeroedNotFreed(Rule):
                 # decay), so a parameter left without a gradient on some steps trains differently.
                 fix = FixSpec("pass `set_to_none=True`", (edit,), Applicability.UNSAFE)
             yield self.report(call, message, fix=fix)
-        if not model.trains_anywhere:
-            return
+        trains = model.trains_anywhere
         for site in model.method_calls("zero_", "fill_"):
             param = _grad_path(site.receiver_name)
             if param is None or (site.method == "fill_" and not self._zero_literal(site.node)):
+                continue
+            if not trains and not self._per_step_helper(model, site.ctx):
                 continue
             if self._in_parameter_loop(model, site.ctx, param):
                 yield self.report(site.node, "`{expression}` zeroes gradients one parameter at a time",
@@ -150,6 +158,8 @@ class GradientsZeroedNotFreed(Rule):
                 continue
             for assignment in found:
                 value = assignment.value
+                if not trains and not self._per_step_helper(model, assignment.ctx):
+                    continue
                 if assignment.augmented or not isinstance(value, cst.Call) or assignment.statement is None:
                     continue
                 if model.imports.qualify(value.func) not in ("torch.zeros_like", "torch.zeros"):
@@ -159,6 +169,13 @@ class GradientsZeroedNotFreed(Rule):
                         assignment.statement, "`{target} = {value}` allocates zeroed gradients",
                         data={"target": target, "value": snippet(model, value, 30)},
                     )
+
+    @staticmethod
+    def _per_step_helper(model: FileModel, ctx: Context) -> bool:
+        """In a module that trains nothing itself: the zeroing loop's function runs on every
+        step of a training loop elsewhere (a mixed-precision trainer's `zero_grad(params)`)."""
+        loop = ctx.loop
+        return loop is not None and loop.function is not None and model.batch_heat(loop.ctx) is not None
 
     def _zero_literal(self, call: cst.Call) -> bool:
         return len(call.args) == 1 and isinstance(call.args[0].value, (cst.Integer, cst.Float)) and (

@@ -1,6 +1,7 @@
 """GPU204 `workers-restarted-every-epoch`: DataLoader with workers iterated every epoch without `persistent_workers=True`."""
 
 from __future__ import annotations
+import re
 from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Applicability, Fixable
@@ -18,14 +19,29 @@ from advisor.model.vocabulary import CUDA_TEXT
 
 def _worker_counts(model: FileModel, site: CallSite):
     """`num_workers` as the loader gets it on the GPU path (absent means 0): (the ints it may be,
-    the option whose default gives them, the argument in the call); None when not known."""
+    the option whose default gives them, the argument in the call, the setting it is read from);
+    None when not known. A count read from a worker setting the program does not hold
+    (`config["num_workers"]` of a YAML file) is taken as some workers, unless a path gives 0."""
     option = loader_option(model, site, "num_workers", 5)
     if option.state == ABSENT:
-        return (0,), None, None
+        return (0,), None, None, None
     if option.state != PRESENT:
         return None
-    counts = option.literals.ints()
-    return (counts, option.literals.option, option.arg) if counts else None
+    found = option.literals
+    counts = found.ints()
+    if counts:
+        return counts, found.option, option.arg, None
+    settings = sorted(found.settings)
+    if (
+        not found.covered or not settings or not all(_WORKER_SETTING.search(name) or name.endswith("cpu_count()") for name in settings)
+        or any(kind != "int" or value <= 0 for kind, value in found.values)
+    ):
+        return None
+    return tuple(sorted(value for _, value in found.values)) or None, found.option, option.arg, settings[0]
+
+
+# A setting that holds a worker count by its name: `num_workers`, `NUM_WORKERS`, `workers`, `n_worker`.
+_WORKER_SETTING = re.compile(r"(?i)(^|_)workers?$")
 
 
 def _count_text(counts) -> str:
@@ -81,15 +97,49 @@ def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optiona
     return chains
 
 
-def _restarting_workers(model: FileModel, site: CallSite):
-    """(worker counts, the option they default from, the num_workers argument) for a loader
-    with workers that are not kept between passes; None otherwise."""
+class _Restart:
+    """A loader with workers that are not kept between passes: the worker counts it may have
+    (None when read from a setting the program does not hold), the option they default from, the
+    setting they are read from, and the `num_workers` argument."""
+
+    __slots__ = ("counts", "default_of", "setting", "workers_arg")
+
+    def __init__(self, counts, default_of, workers_arg, setting) -> None:
+        self.counts = counts
+        self.default_of = default_of
+        self.workers_arg = workers_arg
+        self.setting = setting
+
+    def phrase(self, data: dict) -> str:
+        """The worker processes as the message names them; fills ``data`` with their fields."""
+        if self.counts is not None:
+            data.update(workers=self.counts[0], count=_count_text(self.counts),
+                        processes="process" if self.counts == (1,) else "processes")
+            text = "{count} worker {processes}"
+        else:
+            text = "its worker processes"
+        if self.default_of is not None:
+            data["default_of"] = self.default_of
+            text += " (the default of `{default_of}`)"
+        elif self.setting is not None:
+            data["setting"] = self.setting
+            if self.setting.endswith("cpu_count()"):
+                text += " (`num_workers` is `{setting}`, the machine's core count)"
+            elif self.counts is not None:
+                text += " (unless the setting `{setting}` gives another count)"
+            else:
+                text += " (`num_workers` read from the setting `{setting}`)"
+        return text
+
+
+def _restarting_workers(model: FileModel, site: CallSite) -> Optional[_Restart]:
+    """A loader with workers that are not kept between passes; None otherwise."""
     found = _worker_counts(model, site)
-    if found is None or found[0][0] <= 0:
+    if found is None or (found[0] is not None and found[0][0] <= 0):
         return None
     if loader_option(model, site, "persistent_workers", None).state != ABSENT:
         return None
-    return found
+    return _Restart(*found)
 
 
 def _epochs(model: FileModel) -> set:
@@ -166,7 +216,13 @@ class WorkersRestartedEveryEpoch(Rule):
         (`SimpleNamespace`, a dataclass, a dict of settings), or be the default of a
         command-line option (`parser.add_argument("--workers", default=8)`) or of a yacs config
         node (`_C.DATA_LOADER.NUM_WORKERS = 8`): what runs unless the user passes another value,
-        and the message names the option.
+        and the message names the option. A count read from a setting the program does not hold,
+        named as a worker count (`config["num_workers"]` of a dict loaded from a YAML file,
+        `config.data.num_workers` of a nested settings object, `hp.get("workers", 6)`), is taken
+        as some workers unless a path gives 0 (real settings files set several), and the message
+        names the setting; so is `os.cpu_count()` (the machine's core count, never 0), but not a
+        share of it such as `os.cpu_count() // 8`; a plain `args.workers` whose parser is out of
+        sight is not (its default may be 0).
         Passes that start again without an epoch loop count too: an endless generator that goes
         over the loader in its `while True:` loop, and an `iter(loader)` made again in a
         training loop (each step, each epoch, or when `next(...)` raised `StopIteration`).
@@ -295,18 +351,12 @@ class WorkersRestartedEveryEpoch(Rule):
         restarting = _restarting_workers(model, site)
         if restarting is None:
             return
-        counts, default_of, workers_arg = restarting
-        data = {"workers": counts[0], "count": _count_text(counts),
-                "processes": "process" if counts == (1,) else "processes",
-                "loader_options": loader_options(site.node), **fields}
-        count = "{count} worker {processes}"
-        if default_of is not None:
-            data["default_of"] = default_of
-            count += " (the default of `{default_of}`)"
+        data = {"loader_options": loader_options(site.node), **fields}
+        count = restarting.phrase(data)
         yield self.report(
             site.node,
             "DataLoader starts " + count + " again " + where + ": no `persistent_workers=True`",
-            fix=self._fix(model, site, default_of, workers_arg),
+            fix=self._fix(model, site, restarting),
             data=data,
             related=related,
         )
@@ -339,11 +389,12 @@ class WorkersRestartedEveryEpoch(Rule):
             restarting = _restarting_workers(model, site)
             if restarting is None:
                 continue
-            counts, default_of, workers_arg = restarting
-            data = {"workers": counts[0], "loader_options": loader_options(site.node)}
-            if default_of is not None:
-                data["default_of"] = default_of
+            data = {"loader_options": loader_options(site.node)}
             if rebuilt:
+                if restarting.counts is not None:
+                    data["workers"] = restarting.counts[0]
+                if restarting.default_of is not None:
+                    data["default_of"] = restarting.default_of
                 yield self.report(
                     site.node,
                     "DataLoader with worker processes is built anew every epoch: its workers start "
@@ -352,25 +403,21 @@ class WorkersRestartedEveryEpoch(Rule):
                     data=data,
                 )
                 continue
-            data.update(count=_count_text(counts), processes="process" if counts == (1,) else "processes")
-            message = "DataLoader starts {count} worker {processes} again for every epoch: no `persistent_workers=True`"
-            if default_of is not None:
-                message = (
-                    "DataLoader starts {count} worker {processes} (the default of `{default_of}`) again for "
-                    "every epoch: no `persistent_workers=True`"
-                )
-            yield self.report(site.node, message, fix=self._fix(model, site, default_of, workers_arg), data=data)
+            message = "DataLoader starts " + restarting.phrase(data) + " again for every epoch: no `persistent_workers=True`"
+            yield self.report(site.node, message, fix=self._fix(model, site, restarting), data=data)
 
-    def _fix(self, model: FileModel, site: CallSite, default_of, workers_arg) -> Optional[FixSpec]:
+    def _fix(self, model: FileModel, site: CallSite, restarting: _Restart) -> Optional[FixSpec]:
         if not site.node.args:
             return None
-        added = "persistent_workers=True"
-        if default_of is not None:
+        value = "True"
+        if restarting.default_of is not None or restarting.setting is not None:
             # The run may ask for no workers, and persistent workers without any raise: keep
             # them persistent only when there are some.
-            if workers_arg is None or not isinstance(workers_arg.value, (cst.Name, cst.Attribute)):
+            workers_arg = restarting.workers_arg
+            if workers_arg is None or not isinstance(workers_arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
                 return None
-            added = f"persistent_workers={model.code(workers_arg.value)} > 0"
+            value = f"{model.code(workers_arg.value)} > 0"
+        added = f"persistent_workers={value}"
         return FixSpec(
             f"add `{added}`",
             (NodeEdit(site.node.args[-1].value, f", {added}", "after"),),

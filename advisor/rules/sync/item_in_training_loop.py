@@ -6,7 +6,7 @@ from advisor.model import FileModel
 from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
-from advisor.model.tensors import is_numpy, is_raw_batch, type_fallback
+from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
 from advisor.model.vocabulary import BATCH_TEXT
 
 
@@ -33,7 +33,9 @@ class ItemInTrainingLoop(Rule):
         tensor (a metric logger converting whatever its callers hand it). An Ignite
         `create_supervised_trainer(..., device=<cuda>)` run in the file and given no
         `output_transform` is reported at its call: ignite's default one returns `loss.item()`
-        on every iteration.
+        on every iteration. A loop trains when a scaler object is called with the loss and the
+        optimizer (`loss_scaler(loss, optimizer, ...)`, timm's `NativeScaler`). Values built on
+        the host on every path (`torch.tensor(sizes).cumsum(0)`, numbers) are not reported.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -91,6 +93,8 @@ class ItemInTrainingLoop(Rule):
             heat = model.batch_heat(site.ctx)
             if heat is None or is_numpy(model, site.receiver, site.ctx, site.order) or is_raw_batch(model, site.receiver, site.ctx, site.order):
                 continue
+            if is_host_tensor(model, site.receiver, site.ctx, site.order):
+                continue
             fallback = type_fallback(model, site.receiver, site.ctx) and not model.is_tensor(site.receiver, site.ctx, site.order)
             yield self.report(
                 site.node,
@@ -108,6 +112,8 @@ class ItemInTrainingLoop(Rule):
                     continue
                 heat = model.batch_heat(site.ctx)
                 if heat is None or not model.is_tensor(args[0].value, site.ctx):
+                    continue
+                if is_host_tensor(model, args[0].value, site.ctx, site.order):
                     continue
                 yield self.report(
                     site.node,

@@ -66,6 +66,28 @@ def save(model, path):
 ddp_model = DDP(net)
 save(ddp_model, "a.pt")
 
+# %% invalid: the caller wraps on every run: the trainer's else arm still holds a wrapper
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+
+def fit(opts, data, net, opt):
+    if opts.ddp:
+        core = net.module
+    else:
+        core = net
+    for step, batch in enumerate(data):
+        opt.zero_grad()
+        net(batch.cuda()).mean().backward()
+        opt.step()
+        if opts.rank == 0:
+            torch.save(getattr(core, "module", core).state_dict(), "last.pt")  # expect: GPU503
+
+
+def main(opts):
+    net = DistributedDataParallel(Net().cuda(), device_ids=[opts.rank])
+    fit(opts, make_data(opts), net, torch.optim.Adam(net.parameters()))
+
 # %% invalid: the isinstance arm saves the wrapper itself
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP

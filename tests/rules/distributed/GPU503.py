@@ -230,6 +230,54 @@ def save(model, path):
         torch.save(model.state_dict(), path)
 save(nn.DataParallel(net), "a.pt")
 
+# %% valid: the trainer's else of the flag its caller wrapped under holds the plain networks
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+
+def fit(opts, data, net, critic, opt):
+    if opts.ddp:
+        net_core, critic_core = net.module, critic.module
+    else:
+        net_core = net
+        critic_core = critic
+    for step, batch in enumerate(data):
+        opt.zero_grad()
+        net(batch.cuda()).mean().backward()
+        opt.step()
+        if step % opts.save_every == 0 and opts.rank == 0:
+            torch.save({"net": net_core.state_dict(), "critic": critic_core.state_dict()}, "last.pt")
+
+
+def main(opts):
+    net, critic = Net().cuda(), Critic().cuda()
+    if opts.ddp:
+        net = DistributedDataParallel(net, device_ids=[opts.rank])
+        critic = DistributedDataParallel(critic, device_ids=[opts.rank])
+    fit(opts, make_data(opts), net, critic, torch.optim.Adam(net.parameters()))
+
+# %% invalid: the caller wraps on every run: the trainer's else arm still holds a wrapper
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+
+def fit(opts, data, net, opt):
+    if opts.ddp:
+        core = net.module
+    else:
+        core = net
+    for step, batch in enumerate(data):
+        opt.zero_grad()
+        net(batch.cuda()).mean().backward()
+        opt.step()
+        if opts.rank == 0:
+            torch.save(core.state_dict(), "last.pt")  # expect: GPU503
+
+
+def main(opts):
+    net = DistributedDataParallel(Net().cuda(), device_ids=[opts.rank])
+    fit(opts, make_data(opts), net, torch.optim.Adam(net.parameters()))
+
 # %% invalid: the isinstance arm saves the wrapper itself
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP

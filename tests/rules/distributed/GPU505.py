@@ -26,6 +26,26 @@ for x, y in loader:
     criterion(model(x), y).backward()
     optimizer.step()
 
+# %% invalid: a single device held in a name or a default
+import torch
+from torch import nn
+
+
+class Metric(nn.Module):
+    def __init__(self, net, gpu_ids=[0]):
+        super().__init__()
+        self.net = nn.DataParallel(net.to(gpu_ids[0]), device_ids=gpu_ids)  # expect: GPU505 info
+
+
+def main(args, loader, optimizer):
+    devices = [args.gpu]
+    model = nn.DataParallel(build(args).cuda(args.gpu), device_ids=devices)  # expect: GPU505 info
+    metric = Metric(load_net(args))
+    for x, y in loader:
+        loss = criterion(model(x.cuda(args.gpu)), y.cuda(args.gpu)) + metric.net(x.cuda(args.gpu)).mean()
+        loss.backward()
+        optimizer.step()
+
 # %% invalid: inference only
 import torch.nn as nn
 model = nn.DataParallel(load_model(args.ckpt)).cuda().eval()  # expect: GPU505 info

@@ -1,4 +1,57 @@
-# GPU602 `evaluation-without-eval-mode`: fixture. Sections start at `# %% valid:` (a look-alike that must
+# GPU602 `evaluation-without-eval-mode`: fixture. Sections start at `# %% valid: a shape check at the bottom of a model file
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv = nn.Conv2d(cin, cout, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(torch.relu(self.bn(self.conv(x))))
+
+
+def TinyNet():
+    return nn.Sequential(Block(3, 16), Block(16, 32), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+
+
+def test():
+    net = TinyNet()
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        y = net(x)
+    print(y.size())
+
+# %% valid: the same check under the module's main guard
+import torch
+import torch.nn as nn
+
+if __name__ == "__main__":
+    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Dropout(0.2))
+    with torch.no_grad():
+        out = net(torch.rand(1, 3, 64, 64))
+    print(out.shape)
+
+# %% invalid: a checkpoint loaded and run on random input is an evaluation
+import torch
+import torch.nn as nn
+
+
+def TinyNet():
+    return nn.Sequential(nn.Conv2d(3, 16, 3), nn.BatchNorm2d(16), nn.Flatten(), nn.LazyLinear(10))
+
+
+def test(path):
+    net = TinyNet()
+    net.load_state_dict(torch.load(path))
+    with torch.no_grad():
+        y = net(torch.randn(2, 3, 32, 32))  # expect: GPU602
+    print(y.argmax(1))
+
+# %% valid:` (a look-alike that must
 # stay silent) or `# %% invalid:` (every `# expect:` mark reported, nothing else). Each
 # section is checked on its own, with this rule alone.
 

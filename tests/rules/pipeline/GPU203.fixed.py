@@ -132,3 +132,32 @@ for epoch in range(1, 15):
         loss = F.nll_loss(model(data), target)
         loss.backward()
         optimizer.step()
+
+# %% invalid: an evaluation helper takes the trainer's pinned loader, or builds its own when given none
+import torch
+from torch.utils.data import DataLoader
+
+
+def make_loader(dataset, batch_size, workers):
+    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, pin_memory=True)
+    return loader, dataset
+
+
+def evaluate(model, dataset, loader=None, during_training=False):
+    if not during_training:
+        loader = make_loader(dataset, 32, 4)[0]
+    for images, targets in loader:
+        images = images.to("cuda", non_blocking=True)  # expect: GPU203
+        model(images, targets.to("cuda", non_blocking=True))
+
+
+def train(rank, model, optimizer, train_set, val_set):
+    train_loader, _ = make_loader(train_set, 64, 8)
+    if rank in [-1, 0]:
+        val_loader = make_loader(val_set, 64, 8)[0]
+    for epoch in range(10):
+        for images, targets in train_loader:
+            model(images.cuda(non_blocking=True), targets.cuda(non_blocking=True)).backward()
+            optimizer.step()
+        if rank in [-1, 0]:
+            evaluate(model, val_set, loader=val_loader, during_training=True)

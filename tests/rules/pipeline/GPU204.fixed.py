@@ -208,3 +208,47 @@ for epoch in range(1, args.epochs + 1):
         loss = loss_function(*model(data), data)
         loss.backward()
         optimizer.step()
+
+# %% invalid: the worker count is read from a settings file: a YAML dict, a nested config object, a key with a default
+import torch
+import yaml
+from torch.utils.data import DataLoader
+
+
+def load_settings(path):
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def fit(settings, model, optimizer, train_set):
+    loader = DataLoader(train_set, batch_size=settings["data"]["batch_size"], num_workers=settings["data"]["num_workers"], persistent_workers=settings["data"]["num_workers"] > 0)  # expect: GPU204
+    for epoch in range(settings["optim"]["epochs"]):
+        for images, labels in loader:
+            loss = model(images.cuda(), labels.cuda())
+            loss.backward()
+            optimizer.step()
+
+
+class Runner:
+    def __init__(self, opts, cfg):
+        self.opts = opts
+        self.cfg = cfg
+
+    def train(self, model, optimizer, train_set):
+        cfg = self.cfg
+        loader = DataLoader(train_set, batch_size=cfg.training.batch_size, shuffle=True, num_workers=cfg.data.num_workers, persistent_workers=cfg.data.num_workers > 0)  # expect: GPU204
+        model = torch.nn.DataParallel(model.cuda())
+        for epoch in range(cfg.training.n_epochs):
+            for x, y in loader:
+                model.train()
+                loss = model(x.cuda()).sub(y.cuda()).pow(2).mean()
+                loss.backward()
+                optimizer.step()
+
+
+def finetune(hparams, model, optimizer, train_set):
+    loader = DataLoader(train_set, batch_size=32, num_workers=hparams.get("workers", 6))  # expect: GPU204
+    for epoch in range(hparams.get("epochs", 20)):
+        for x, y in loader:
+            model(x.to("cuda"), y.to("cuda")).backward()
+            optimizer.step()

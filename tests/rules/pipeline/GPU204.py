@@ -449,3 +449,112 @@ for epoch in range(1, args.epochs + 1):
         loss = loss_function(*model(data), data)
         loss.backward()
         optimizer.step()
+
+# %% invalid: the worker count is read from a settings file: a YAML dict, a nested config object, a key with a default
+import torch
+import yaml
+from torch.utils.data import DataLoader
+
+
+def load_settings(path):
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def fit(settings, model, optimizer, train_set):
+    loader = DataLoader(train_set, batch_size=settings["data"]["batch_size"], num_workers=settings["data"]["num_workers"])  # expect: GPU204
+    for epoch in range(settings["optim"]["epochs"]):
+        for images, labels in loader:
+            loss = model(images.cuda(), labels.cuda())
+            loss.backward()
+            optimizer.step()
+
+
+class Runner:
+    def __init__(self, opts, cfg):
+        self.opts = opts
+        self.cfg = cfg
+
+    def train(self, model, optimizer, train_set):
+        cfg = self.cfg
+        loader = DataLoader(train_set, batch_size=cfg.training.batch_size, shuffle=True, num_workers=cfg.data.num_workers)  # expect: GPU204
+        model = torch.nn.DataParallel(model.cuda())
+        for epoch in range(cfg.training.n_epochs):
+            for x, y in loader:
+                model.train()
+                loss = model(x.cuda()).sub(y.cuda()).pow(2).mean()
+                loss.backward()
+                optimizer.step()
+
+
+def finetune(hparams, model, optimizer, train_set):
+    loader = DataLoader(train_set, batch_size=32, num_workers=hparams.get("workers", 6))  # expect: GPU204
+    for epoch in range(hparams.get("epochs", 20)):
+        for x, y in loader:
+            model(x.to("cuda"), y.to("cuda")).backward()
+            optimizer.step()
+
+# %% valid: settings that may ask for no workers, do not name a worker count, keep the workers, or stay on the CPU
+import yaml
+from torch.utils.data import DataLoader
+settings = yaml.safe_load(open("train.yaml"))
+debug_workers = DataLoader(ds, batch_size=32, num_workers=0 if settings["debug"] else settings["num_workers"])
+threads = DataLoader(ds, batch_size=32, num_workers=settings["loader"]["threads"])
+own_state = DataLoader(ds, batch_size=32, num_workers=self.num_workers)
+kept = DataLoader(ds, batch_size=32, num_workers=settings["num_workers"], persistent_workers=settings["num_workers"] > 0)
+plain_args = DataLoader(ds, batch_size=32, num_workers=args.num_workers)
+for epoch in range(settings["epochs"]):
+    for loader in (debug_workers, threads, own_state, kept, plain_args):
+        for x, y in loader:
+            model(x.cuda(), y.cuda()).backward()
+            optimizer.step()
+
+# %% valid: a settings file's worker count for a loader whose batches stay on the CPU
+import yaml
+from torch.utils.data import DataLoader
+settings = yaml.safe_load(open("train.yaml"))
+loader = DataLoader(ds, batch_size=32, num_workers=settings["data"]["num_workers"])
+for epoch in range(settings["epochs"]):
+    for x, y in loader:
+        model(x, y).backward()
+        optimizer.step()
+
+# %% valid: a settings file's worker count, one pass only
+import yaml
+from torch.utils.data import DataLoader
+cfg = yaml.safe_load(open("eval.yaml"))
+loader = DataLoader(ds, batch_size=32, num_workers=cfg["data"]["num_workers"])
+for x, y in loader:
+    model(x.cuda(), y.cuda()).backward()
+    optimizer.step()
+
+# %% invalid: one worker per core, handed through a dict of loader options
+import os
+import torch
+from torch.utils.data import DataLoader
+
+
+def fit(net, train_set, opt, epochs):
+    opts = dict(batch_size=16, num_workers=os.cpu_count(), pin_memory=True)
+    loader = DataLoader(train_set, shuffle=True, **opts)  # expect: GPU204
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(net(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+# %% valid: a share of the cores may be no worker at all
+import os
+import torch
+from torch.utils.data import DataLoader
+
+
+def fit(net, train_set, opt, epochs):
+    loader = DataLoader(train_set, batch_size=16, num_workers=os.cpu_count() // 16, pin_memory=True)
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(net(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()

@@ -70,6 +70,102 @@ for it in range(max_iters):
     optimizer.zero_grad(set_to_none=True)
     lossf = loss.item() * accum_steps  # expect: GPU101
 
+# %% invalid: the accumulation boundary runs on every optimizer step
+import torch
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda()) / accum_steps
+    loss.backward()
+    if (i + 1) % accum_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+        history.append(loss.item())  # expect: GPU101
+
+# %% invalid: a regulariser that steps again every few iterations is periodic
+import torch
+for it in range(args.iters):
+    real = next(batches).to("cuda")
+    d_loss = critic_loss(critic(fake_from(gen)), critic(real))
+    critic.zero_grad()
+    d_loss.backward()
+    d_opt.step()
+    lazy_reg = it % args.reg_every == 0
+    if lazy_reg:
+        penalty = gradient_penalty(critic, real)
+        critic.zero_grad()
+        (penalty * args.reg_every).backward()
+        d_opt.step()
+        penalty_value = penalty.item()  # expect: GPU101 info
+
+# %% invalid: a scaler object runs backward and steps the optimizer
+import math
+import sys
+import torch
+
+
+def one_epoch(net, criterion, batches, opt, amp_scaler, device, max_norm=None):
+    for images, labels in batches:
+        images, labels = images.to(device, non_blocking=True), labels.to(device, non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(net(images), labels)
+        value = loss.item()  # expect: GPU101
+        if not math.isfinite(value):
+            sys.exit(1)
+        opt.zero_grad()
+        amp_scaler(loss, opt, clip_grad=max_norm, parameters=net.parameters())
+
+# %% valid: a scaler object called without an optimizer is no training step
+import torch
+
+
+def evaluate(net, batches, feature_scaler):
+    with torch.no_grad():
+        for images in batches:
+            feats = feature_scaler(net(images.cuda()), 0.5)
+            print(feats.norm().item())
+
+# %% valid: numbers read from tensors built on the host
+import torch
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    sizes = torch.tensor([len(s) for s in y])
+    longest = sizes.max().item()
+    offsets = torch.cumsum(sizes, 0).to(torch.int64)
+    tail = int(offsets[-1])
+
+# %% invalid: the update function is chosen by a flag and called through a name
+import torch
+
+
+def make_step(net, opt, scaler, loss_fn, use_amp):
+    def amp_update(loss):
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    def plain_update(loss):
+        loss.backward()
+        opt.step()
+
+    update = amp_update if use_amp else plain_update
+
+    def step(batch):
+        x, y = batch[0].cuda(non_blocking=True), batch[1].cuda(non_blocking=True)
+        loss = loss_fn(net(x), y)
+        logged = {"loss": loss.item()}  # expect: GPU101
+        update(loss)
+        opt.zero_grad(set_to_none=True)
+        return logged
+
+    return step
+
+
+def run(net, opt, scaler, loss_fn, loader, use_amp):
+    step = make_step(net, opt, scaler, loss_fn, use_amp)
+    for batch in loader:
+        step(batch)
+
 # %% invalid: a script with no sign of a GPU: info
 import torch
 w = torch.randn(3, requires_grad=True)

@@ -432,6 +432,33 @@ for z, c in loader:
     loss.backward()
     optimizer.step()
 
+# %% valid: crops grouped by size with counts computed on the host
+import torch
+from torch import nn
+
+
+class CropsTogether(nn.Module):
+    def __init__(self, encoder, projector):
+        super().__init__()
+        self.encoder, self.projector = encoder, projector
+
+    def forward(self, views):
+        sizes = torch.tensor([v.shape[-1] for v in views])
+        ends = torch.cumsum(torch.unique_consecutive(sizes, return_counts=True)[1], 0).to(torch.long)
+        first, feats = 0, []
+        for last in ends:
+            feats.append(self.encoder(torch.cat(views[first:last])))
+            first = last
+        return self.projector(torch.cat(feats))
+
+
+def train(net, loader, opt):
+    for views in loader:
+        loss = net([v.cuda(non_blocking=True) for v in views]).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
 # %% valid: Lightning step: no loop of ours
 import lightning as L
 

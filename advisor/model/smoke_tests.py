@@ -1,0 +1,60 @@
+"""Shape checks: a model built on the spot and run on made-up input.
+
+Model files often end with `def test(): net = ResNet18(); y = net(torch.randn(1, 3, 32, 32));
+print(y.size())`. Nothing trained is evaluated there: the weights are fresh and the input is
+random, so whether dropout or batch norm are in eval mode changes no result anyone reads. The
+evaluation rules leave such a call alone.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from advisor.model.facts import Context
+from advisor.model.names import dotted_name
+
+# torch functions that make a tensor out of nothing but a shape.
+_MADE_UP = frozenset(
+    "torch.randn torch.rand torch.randint torch.zeros torch.ones torch.empty torch.full "
+    "torch.randn_like torch.rand_like torch.zeros_like torch.ones_like".split()
+)
+
+
+def _made_up(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """A tensor from a shape only: `torch.randn(1, 3, 32, 32)` in place, or a name bound to one
+    on every path."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda"):
+        return _made_up(model, expr.func.value, ctx, order)
+    if isinstance(expr, cst.Call):
+        return model.imports.qualify(expr.func) in _MADE_UP
+    name = dotted_name(expr)
+    if not isinstance(expr, cst.Name) or name is None:
+        return False
+    found = model.reaching(name, ctx, order)
+    return bool(found) and all(a.value is not None and a.index is None and _made_up(model, a.value, a.ctx, a.order) for a in found)
+
+
+def _fresh(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """The model is built by a call in the same function (not a parameter, not loaded), and the
+    function loads nothing: no `load_state_dict`, `torch.load`, `from_pretrained`."""
+    info = ctx.function
+    if not isinstance(expr, cst.Name):
+        return False
+    found = model.reaching(expr.value, ctx, order)
+    if len(found) != 1 or found[0].index is not None or not isinstance(found[0].value, cst.Call):
+        return False
+    if found[0].ctx.function is not info:
+        return False
+    # The statements of the function, or of the module's top level (`if __name__ == "__main__":`).
+    sites = info.sites if info is not None else [s for s in model.facts.calls if s.ctx.function is None]
+    return not any("load" in (dotted_name(site.node.func) or "load").rsplit(".", 1)[-1] for site in sites) and not any(
+        a.keyword is not None and a.keyword.value == "pretrained" for a in found[0].value.args
+    )
+
+
+def shape_check(model, call: cst.Call, ctx: Context, order: float) -> bool:
+    """`net(torch.randn(1, 3, 32, 32))` on a `net` just built in the same function."""
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    if not args or not all(_made_up(model, a.value, ctx, order) for a in args):
+        return False
+    return _fresh(model, call.func, ctx, order)

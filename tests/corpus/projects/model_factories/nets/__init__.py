@@ -1,0 +1,1 @@
+"""Networks and the functions that build them for training and for evaluation."""

@@ -1,0 +1,140 @@
+"""Reaching definitions and the tests on a read's path: a name bound under `if rank in [-1, 0]:`
+and read later under the same stable test was bound on every path that reaches the read."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from advisor.model import FileModel
+
+
+def _reach(source: str):
+    model = FileModel.build(cst.parse_module(textwrap.dedent(source)), "f.py")
+    (site,) = model.facts.calls_by_callee["probe"]
+    return model.bindings.reaching("shown", site.ctx, site.order)
+
+
+@pytest.mark.parametrize("test", ["rank in [-1, 0]", "rank in (-1, 0)", "args.local_rank == -1", "not args.distributed"])
+def test_a_binding_under_the_same_test_covers_the_read(test):
+    found = _reach(f"""
+    def run(rank, args):
+        if {test}:
+            shown = build()
+        for epoch in range(10):
+            step()
+            if {test}:
+                probe(shown)
+    """)
+    assert found.closed and len(found.assignments) == 1
+
+
+@pytest.mark.parametrize("source", [
+    # another test on the read's path
+    """
+    def run(rank):
+        if rank in [-1, 0]:
+            shown = build()
+        if rank == 0:
+            probe(shown)
+    """,
+    # the tested name changes between the two tests
+    """
+    def run(rank):
+        if rank in [-1, 0]:
+            shown = build()
+        rank = other()
+        if rank in [-1, 0]:
+            probe(shown)
+    """,
+    # bound in a loop body under the test: the loop may not run
+    """
+    def run(rank, items):
+        if rank in [-1, 0]:
+            for item in items:
+                shown = item
+        if rank in [-1, 0]:
+            probe(shown)
+    """,
+    # a collection that is not all literals
+    """
+    def run(rank, main):
+        if rank in [main, 0]:
+            shown = build()
+        if rank in [main, 0]:
+            probe(shown)
+    """,
+])
+def test_other_paths_stay_open(source):
+    assert not _reach(source).closed
+
+
+@pytest.mark.parametrize("handler", ["raise", "return", "sys.exit(1)", "ctx.fail(str(err))", "raise SystemExit(str(err))"])
+def test_a_binding_in_a_try_whose_handlers_leave_covers_reads_after_it(handler):
+    found = _reach(f"""
+    import sys
+    def run(ctx):
+        try:
+            shown = build()
+        except ValueError as err:
+            print(err)
+            {handler}
+        probe(shown)
+    """)
+    assert found.closed and len(found.assignments) == 1
+
+
+@pytest.mark.parametrize("source", [
+    # the handler falls through
+    """
+    def run():
+        try:
+            shown = build()
+        except ValueError:
+            print("no")
+        probe(shown)
+    """,
+    # one handler of two falls through
+    """
+    def run():
+        try:
+            shown = build()
+        except ValueError:
+            raise
+        except KeyError:
+            pass
+        probe(shown)
+    """,
+    # bound under an `if` inside the body
+    """
+    def run(flag):
+        try:
+            if flag:
+                shown = build()
+        except ValueError:
+            raise
+        probe(shown)
+    """,
+    # read inside the handler
+    """
+    def run():
+        try:
+            shown = build()
+        except ValueError:
+            probe(shown)
+            raise
+    """,
+    # `logger.fail(...)` is not click's context
+    """
+    def run(logger):
+        try:
+            shown = build()
+        except ValueError:
+            logger.fail("no")
+        probe(shown)
+    """,
+])
+def test_a_try_that_may_fall_through_stays_open(source):
+    assert not _reach(source).closed
