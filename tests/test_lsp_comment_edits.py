@@ -57,10 +57,11 @@ def _edits(lines, first: int, last: int):
             break
 
 
-def _sample(count: int):
-    if count <= CHUNKS_PER_FILE:
+def _sample(count: int, per_file: int = CHUNKS_PER_FILE):
+    """``per_file`` chunk indexes out of ``count``, evenly spread, first and last included."""
+    if count <= per_file:
         return list(range(count))
-    return sorted({round(i * (count - 1) / (CHUNKS_PER_FILE - 1)) for i in range(CHUNKS_PER_FILE)})
+    return sorted({round(i * (count - 1) / (per_file - 1)) for i in range(per_file)})
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

@@ -669,8 +669,12 @@ class ModelBuilder(Walker):
         """Records the names a target binds; returns the base name that the value flows into."""
         if isinstance(target, cst.Subscript):
             base = dotted_name(target.value)
+            root = target.value
+            while isinstance(root, cst.Subscript):
+                root = root.value  # `buf[i][:n] = row` writes into `buf` too
+            if dotted_name(root) is not None:
+                self.facts.subscript_stores.add((self.ctx.scope, dotted_name(root)))
             if base is not None:
-                self.facts.subscript_stores.add((self.ctx.scope, base))
                 # `d[k] += v`: what the item then holds is not `v`.
                 self._record_item_store(base, target, cst.Ellipsis() if isinstance(statement, cst.AugAssign) else value)
             return base

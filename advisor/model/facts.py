@@ -232,7 +232,7 @@ class Facts:
     calls_by_qualname: Dict[str, List[CallSite]] = field(default_factory=dict)
     calls_by_callee: Dict[str, List[CallSite]] = field(default_factory=dict)  # same-module callee key
     assignments: Dict[Tuple[str, str], List[Assignment]] = field(default_factory=dict)
-    subscript_stores: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name) of `x[k] = v`
+    subscript_stores: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name) of `x[k] = v`, `x[i][:n] = v`
     item_stores: Dict[str, List[ItemStore]] = field(default_factory=dict)  # dotted name of `x` -> its `x[k] = v`
     formatted: List[FormattedValue] = field(default_factory=list)
     autocasts: List[AutocastSite] = field(default_factory=list)

@@ -30,6 +30,7 @@ from advisor.model.builder import gate_kinds
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
+from advisor.model.value_flow import argument, parameter_default
 
 _MAX_DEPTH = 3
 
@@ -102,6 +103,37 @@ def _single_gpu_rank_test(test: cst.BaseExpression) -> bool:
     return -1 in values
 
 
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _tests_none(test: cst.Comparison) -> bool:
+    """`x is not None`, `x != None`."""
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    return isinstance(target.operator, (cst.IsNot, cst.NotEqual)) and _is_none(target.comparator)
+
+
+def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every `%` of the test divides by 1 (`if step % log_interval == 0:` with `log_interval = 1`
+    at the top of the script): true on every step, so no periodic gate."""
+    found = []
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            found.append(node.right)
+        stack.extend(child for child in node.children if isinstance(child, (cst.BaseExpression, cst.ComparisonTarget, cst.Arg)))
+    if not found:
+        return False
+    for divisor in found:
+        values = literal_values(model, divisor, ctx, order)
+        if not values.complete or {value for _, value in values.values} != {1}:
+            return False
+    return True
+
+
 class GuardKinds:
     """Per model: (periodic, rank-0) for a test, a guard, a context; memoised."""
 
@@ -120,6 +152,8 @@ class GuardKinds:
             result = (False, False)
         else:
             result = gate_kinds(test)
+            if result[0] and _every_step(self.model, test, ctx, order):
+                result = (False, result[1])
             if result == (False, False) and depth < _MAX_DEPTH:
                 result = self._through_values(test, ctx, order, depth)
         self._tests[key] = result
@@ -145,14 +179,68 @@ class GuardKinds:
                     for site in info.return_sites:
                         kinds = owner.guards.test_kinds(site.value, site.ctx, site.order, depth + 1)
                         found = (found[0] or kinds[0], found[1] or kinds[1])
+            elif isinstance(node, cst.Comparison) and _tests_none(node) and dotted_name(node.left) is not None:
+                # `if logger is not None:`, where only rank 0 ever gets a logger
+                found = (False, self.main_process_object(dotted_name(node.left), ctx, order, depth))
             elif dotted_name(node) is not None:
                 name = dotted_name(node)
                 for assignment in model.bindings.reaching(name, ctx, order).assignments:
                     if assignment.value is not None and assignment.index is None:
                         kinds = self.test_kinds(assignment.value, assignment.ctx, assignment.order, depth + 1)
                         found = (found[0] or kinds[0], found[1] or kinds[1])
+                if not found[1] and self.main_process_object(name, ctx, order, depth):
+                    found = (found[0], True)
             modulo, rank = modulo or found[0], rank or found[1]
         return modulo, rank
+
+    def main_process_object(self, name: Optional[str], ctx: Context, order: float, depth: int = 0) -> bool:
+        """``name`` holds None, or an object made only under a rank-0 test (`logger =
+        WandbLogger(args) if rank == 0 else None`, or one per arm of `if global_rank == 0:`),
+        on every path, also through the parameter it is handed in as: testing it (`if logger:`)
+        is a rank-0 gate."""
+        model = self.model
+        if name is None or depth > _MAX_DEPTH:
+            return False
+        reach = model.bindings.reaching(name, ctx, order)
+        made = False
+        for assignment in reach.assignments:
+            value = assignment.value
+            if value is None or assignment.index is not None:
+                return False
+            if _is_none(value):
+                continue
+            if isinstance(value, cst.IfExp) and _is_none(value.orelse):
+                if not self.test_kinds(value.test, assignment.ctx, assignment.order, depth + 1)[1]:
+                    return False
+            elif not self._under_rank_test(assignment.ctx):
+                return False
+            made = True
+        info = reach.parameter
+        if info is not None:
+            position = info.params.index(name) - (1 if info.class_name is not None else 0)
+            callers = model.callers(info)
+            if not callers:
+                return False
+            for owner, site in callers:
+                arg = argument(site.node, name, position)
+                if arg is None:
+                    default = parameter_default(info, name)
+                    if default is None or not _is_none(default) or any(a.star for a in site.node.args):
+                        return False
+                    continue
+                if _is_none(arg.value):
+                    continue
+                if not owner.guards.main_process_object(dotted_name(arg.value), site.ctx, site.order, depth + 1):
+                    return False
+                made = True
+        elif not reach.closed:
+            return False
+        return made
+
+    def _under_rank_test(self, ctx: Context) -> bool:
+        return any(
+            guard.positive and self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[1] for guard in guards_of(ctx)
+        )
 
     def gates(self, guard: Guard) -> bool:
         """The guard leaves its statements to some steps or to one rank, or to runs the project

@@ -607,7 +607,11 @@ def is_raw_batch(model, expr: cst.BaseExpression, ctx: Context, order: Optional[
 # Factories that build a tensor in host memory unless given `device=`.
 # Data that can only be in host memory: displays, comprehensions and number literals.
 _HOST_DATA = (cst.List, cst.Tuple, cst.ListComp, cst.Integer, cst.Float, cst.UnaryOperation)
-HOST_BUILDERS = frozenset("zeros ones empty full arange linspace logspace eye tensor as_tensor rand randn randint randperm".split())
+HOST_BUILDERS = frozenset(
+    "zeros ones empty full arange linspace logspace eye tensor as_tensor rand randn randint randperm "
+    # The legacy typed constructors, on the host unless the script changes the default type.
+    "Tensor FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ShortTensor CharTensor ByteTensor BoolTensor".split()
+)
 _MOVES = frozenset({"cuda", "to", "type", "pin_memory"})
 
 

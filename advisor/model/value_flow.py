@@ -366,9 +366,21 @@ _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 def comprehension_reads(model) -> Dict[int, Tuple[str, Optional[int], cst.BaseExpression]]:
     """For each read of a name a comprehension binds (`x` in `[x[m] for x, m in pairs]`, in the
     element, the `if` clauses and the later `for` clauses): the target name, its index in the
-    target tuple, and what that `for` iterates. The innermost comprehension wins."""
+    target tuple, and what that `for` iterates. The innermost comprehension wins. A
+    comprehension lies inside one top-level statement: in a chunked file each chunk's part is
+    kept with the chunk, and an edit costs the walk of the chunks it touched."""
+    chunked = model.chunked
+    if chunked is None or chunked.module is not model.module:
+        return _comprehension_reads([model.module])
     reads: Dict[int, Tuple[str, Optional[int], cst.BaseExpression]] = {}
-    stack: List[cst.CSTNode] = [model.module]
+    for part in chunked.each_chunk("comprehension-reads", _comprehension_reads):
+        reads.update(part)
+    return reads
+
+
+def _comprehension_reads(nodes: Sequence[cst.CSTNode]) -> Dict[int, Tuple[str, Optional[int], cst.BaseExpression]]:
+    reads: Dict[int, Tuple[str, Optional[int], cst.BaseExpression]] = {}
+    stack: List[cst.CSTNode] = list(nodes)
     while stack:
         node = stack.pop()
         stack.extend(children(node))

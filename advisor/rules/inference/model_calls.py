@@ -6,6 +6,7 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, LoopInfo
 from advisor.model.file_model import literal_bool
+from advisor.model.guards import every_call_path
 from advisor.model.names import dotted_name, last_segment, root_name
 from advisor.model.subtree import iter_names
 
@@ -163,8 +164,10 @@ def grad_off_call(model: FileModel, ctx: Context) -> bool:
 
 
 def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
-    """Autograd is off here: a no-grad `with`, a decorated function, or every caller (one level up)
-    under one. None when the function has no caller in the file to look at."""
+    """Autograd is off here: a no-grad `with`, a decorated function, or every path of calls in the
+    file that runs it (up to three calls up: `test()` under `no_grad` runs `benchmark_all()`,
+    which runs `validation()`) passes through one. None when the function has no caller in the
+    file to look at."""
     if ctx.no_grad or grad_off_call(model, ctx):
         return True
     info = ctx.function
@@ -175,7 +178,11 @@ def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
     callers = model.call_sites(info)
     if not callers:
         return None
-    return all(c.ctx.no_grad or (c.ctx.function is not None and c.ctx.function.no_grad) for c in callers)
+    return every_call_path(model, info, _grad_off_at)
+
+
+def _grad_off_at(model: FileModel, ctx: Context, node) -> bool:
+    return ctx.no_grad or (ctx.function is not None and ctx.function.no_grad) or bool(grad_off_call(model, ctx))
 
 
 def marker_sites(model: FileModel) -> List[CallSite]:

@@ -16,6 +16,15 @@ _PLAIN_FACTORIES = frozenset("zeros ones empty full arange linspace logspace eye
 
 _RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
 
+# The legacy typed constructors (`torch.FloatTensor([w, h, w, h])`) build on the host; they take
+# no `device=`, so the finding has no fix. A script that changes the default tensor type or
+# device may build them on the GPU: such files are left alone.
+_TYPED = frozenset(
+    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor "
+    "CharTensor ByteTensor BoolTensor".split()
+)
+_DEFAULT_PLACEMENT = ("torch.set_default_tensor_type", "torch.set_default_device")
+
 
 # Factories whose values do not depend on the dtype they are computed in: a `.to(dtype)` can move in.
 _DTYPE_MOVABLE = frozenset("zeros ones empty full eye tensor as_tensor".split())
@@ -78,7 +87,11 @@ class TensorCreatedOnHostThenMoved(Rule):
         (and the functions of the file it calls), which runs on every batch however the model
         is built, it is a warning (not in a block that stores on the object, as a cache filled
         on a miss does); elsewhere (set-up code, once per epoch) it is informational.
-        `torch.as_tensor(x)` counts only for literal data: given a tensor, it returns it.
+        `torch.as_tensor(x)` counts only for literal data: given a tensor, it returns it. The
+        legacy typed constructors (`torch.Tensor([w, h])`, `torch.FloatTensor(n).fill_(0)`,
+        `torch.LongTensor(ids)`) count too, without a fix, unless the file changes the default
+        tensor type or device. A value the host fills in item by item before the copy
+        (`buf[i, :n] = torch.tensor(ids)`) is a staging buffer, and is left alone.
     """
     why = """
         The tensor is first allocated and filled by the CPU in ordinary host memory, then copied
@@ -137,18 +150,30 @@ class TensorCreatedOnHostThenMoved(Rule):
     requires = (
         (".cuda(", ".to("),
         ("cuda",),
-        ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor"),
+        ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor", "Tensor"),
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
         if not model.cuda_in_project:
             return
+        typed = None
         for site in model.method_calls("cuda", "to"):
             factory = site.receiver
             if factory is None:
                 continue
             qual = model.imports.qualify(factory.func) if isinstance(factory, cst.Call) else None
             head, _, kind = (qual or "").rpartition(".")
+            if head == "torch" and kind in _TYPED:
+                if typed is None:
+                    typed = not any(model.calls_to(q) for q in _DEFAULT_PLACEMENT)
+                if typed and not any(a.star or a.keyword is not None for a in factory.args) and _parse_move(model, site):
+                    yield self.report(
+                        site.node,
+                        "`torch.{factory}(...)` is built in host memory and then copied to the GPU",
+                        severity=self._severity(model, site),
+                        data={"factory": kind},
+                    )
+                continue
             if head != "torch" or (kind not in _PLAIN_FACTORIES and kind not in _RANDOM_FACTORIES):
                 report = self._built_before(model, site)
                 if report is not None:
@@ -175,6 +200,11 @@ class TensorCreatedOnHostThenMoved(Rule):
         kind = host_built_from(model, site.receiver, site.ctx, site.order)
         if not kind or _parse_move(model, site) is None:
             return None
+        if kind in _TYPED and any(model.calls_to(q) for q in _DEFAULT_PLACEMENT):
+            return None
+        name = site.receiver.value if isinstance(site.receiver, cst.Name) else None
+        if name is not None and (site.ctx.scope, name) in model.facts.subscript_stores:
+            return None  # a staging buffer the host fills in (`buf[i, :n] = torch.tensor(ids)`), then copies once
         return self.report(
             site.node,
             "`torch.{factory}(...)` is built in host memory and then copied to the GPU",

@@ -288,3 +288,23 @@ for _ in range(100):
     print(projected_model(a, b).sum())  # expect: GPU601
 for batch_x, batch_y in loader:
     print(swish_model(batch_x, batch_y).sum())  # expect: GPU601
+
+# %% valid: autograd is off two calls up
+import torch
+
+
+def score_split(model, loader):
+    preds = []
+    for images, _ in loader:
+        preds.append(model(images.cuda()).argmax(1))
+    return torch.cat(preds)
+
+
+def score_all(model, loaders):
+    return {name: score_split(model, loader) for name, loader in loaders.items()}
+
+
+def main(model, loaders):
+    model.eval()
+    with torch.no_grad():
+        print(score_all(model, loaders))

@@ -166,6 +166,47 @@ def run(net, opt, scaler, loss_fn, loader, use_amp):
     for batch in loader:
         step(batch)
 
+# %% invalid: a logging interval of 1 logs on every step
+import torch
+log_every = 1
+eval_every = 200
+
+
+def train(model, loader, opt):
+    for it, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        opt.step()
+        if it % log_every == 0:
+            print(f"iter {it}: loss {loss.item():.4f}")  # expect: GPU101
+        if it % eval_every == 0:
+            print("eval", loss.item())  # expect: GPU101 info
+
+# %% invalid: a logger object only the main process gets is a rank-0 gate
+import torch
+
+
+def train_one_epoch(model, loader, opt, board=None, tracker=None):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if board:
+            board.add_scalar("loss", loss.item())  # expect: GPU101 info
+        if tracker is not None:
+            tracker.log({"loss": loss.item()})  # expect: GPU101
+
+
+def main(args, model, loader, opt):
+    if args.rank == 0 and args.log_dir:
+        board = SummaryWriter(args.log_dir)
+    else:
+        board = None
+    tracker = Tracker(args)
+    for epoch in range(args.epochs):
+        train_one_epoch(model, loader, opt, board=board, tracker=tracker)
+
 # %% invalid: a script with no sign of a GPU: info
 import torch
 w = torch.randn(3, requires_grad=True)

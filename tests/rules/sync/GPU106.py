@@ -214,3 +214,38 @@ class Precond(nn.Module):
 
 
 net = Precond(1000).cuda()
+
+# %% invalid: legacy typed constructors in a decoder's forward
+import torch
+import torch.nn as nn
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Decoder(nn.Module):
+    def __init__(self, hidden, classes):
+        super().__init__()
+        self.hidden, self.classes = hidden, classes
+        self.cell = nn.LSTMCell(classes, hidden)
+
+    def forward(self, feats, steps=25):
+        n = feats.size(0)
+        state = (torch.FloatTensor(n, self.hidden).fill_(0).to(device),  # expect: GPU106
+                 torch.FloatTensor(n, self.hidden).fill_(0).to(device))  # expect: GPU106
+        start = torch.LongTensor(n).fill_(0).to(device)  # expect: GPU106
+        scale = torch.Tensor([1.0, 2.0]).to(device)  # expect: GPU106
+        return state, start, scale
+
+# %% valid: a label buffer the host fills in before one copy, and a default tensor type on the GPU
+import torch
+
+
+def encode(texts, table, width, device):
+    ids = torch.LongTensor(len(texts), width).fill_(0)
+    for i, t in enumerate(texts):
+        ids[i][: len(t)] = torch.LongTensor([table[c] for c in t])
+    return ids.to(device)
+
+
+def legacy(n):
+    torch.set_default_tensor_type("torch.cuda.FloatTensor")
+    return torch.FloatTensor(n).fill_(1).to("cuda")
