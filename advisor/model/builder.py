@@ -445,7 +445,7 @@ class ModelBuilder(Walker):
         self.facts.conditions.append(Condition(node.test, self.ctx, "assert"))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if self.ctx.loop is not None:
+        if self.ctx.loop is not None or self.ctx.function is not None:
             self.facts.subscripts.append((node, self.ctx))
 
     def visit_While_body(self, node: cst.While) -> None:

@@ -239,7 +239,7 @@ class Facts:
     backward_receivers: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name)
     timing_statements: Dict[int, Set[int]] = field(default_factory=dict)  # block id -> statement indexes
     conditions: List[Condition] = field(default_factory=list)
-    subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops only
+    subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops and functions
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name
     module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
     # Blocks that may not run although nothing tests a condition: `except` handlers, the `else`

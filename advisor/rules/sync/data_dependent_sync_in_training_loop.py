@@ -1,12 +1,11 @@
 """GPU104 `data-dependent-sync-in-training-loop`: tensor truthiness or data-dependent output sizes on every training step."""
 
 from __future__ import annotations
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, Optional, Tuple
 import libcst as cst
-from advisor.model import CallSite, Context, FileModel, Heat
+from advisor.model import CallSite, FileModel, Heat
 from advisor.model.builder import is_periodic_test
 from advisor.model.devices import is_dtype
-from advisor.model.framework_steps import forward_path
 from advisor.model.walk import children
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
@@ -150,35 +149,6 @@ def _subscript_ids(target: cst.BaseExpression) -> set:
     return set()
 
 
-def _subscripts_in_hot_code(model: FileModel) -> Iterator[Tuple[cst.Subscript, Context]]:
-    """The subscripts the walk recorded (those inside loops), then those of functions that run
-    on every step but hold no loop themselves (`train_step(batch)`, a module's forward): the model records no
-    subscripts there, so each such function's own body is walked once, following periodic
-    `if` tests so that gated code keeps its lower severity."""
-    seen = set()
-    for subscript, ctx in model.facts.subscripts:
-        seen.add(id(subscript))
-        yield subscript, ctx
-    for key, info in model.facts.functions.items():
-        if model.function_heat(key) is None and forward_path(model, info.body_ctx) is None:
-            continue
-        base = info.body_ctx
-        stack: List[Tuple[cst.CSTNode, Context]] = [(info.node.body, base)]
-        while stack:
-            node, ctx = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(node, cst.Subscript) and id(node) not in seen:
-                yield node, ctx
-            if isinstance(node, cst.If) and is_periodic_test(node.test):
-                stack.append((node.test, ctx))
-                stack.append((node.body, ctx.derive(gated=True)))
-                if node.orelse is not None:
-                    stack.append((node.orelse, ctx))
-                continue
-            stack.extend((child, ctx) for child in children(node))
-
-
 class DataDependentSyncInTrainingLoop(Rule):
     code = "GPU104"
     name = "data-dependent-sync-in-training-loop"
@@ -311,7 +281,7 @@ class DataDependentSyncInTrainingLoop(Rule):
 
     def _mask_indexing(self, model: FileModel) -> Iterator[Report]:
         stores = _StoreTargets()
-        for subscript, ctx in _subscripts_in_hot_code(model):
+        for subscript, ctx in model.facts.subscripts:
             bound = self._device_slice_bound(model, subscript, ctx)
             if bound is not None:
                 heat = model.batch_heat(ctx)

@@ -881,3 +881,27 @@ for step, (images, answers) in enumerate(loader):
     loss = model(images.cuda(), answers.cuda(), train=config.train_flag)
     loss.backward()
     optimizer.step()
+
+# %% invalid: masks bound inside a branch of a forward, and one under a periodic test
+import torch
+from torch import nn
+
+
+class TokenLoss(nn.Module):
+    def forward(self, logits, labels, step):
+        if self.skip_padding:
+            keep = labels != -100
+            logits, labels = logits[keep], labels[keep]  # expect: GPU104
+        loss = nn.functional.cross_entropy(logits, labels)
+        if step % 100 == 0:
+            seen = labels >= 0
+            self.counts += labels[seen].bincount(minlength=10)  # expect: GPU104 info
+        return loss
+
+
+criterion = TokenLoss().cuda()
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    loss = criterion(model(x), y, step)
+    loss.backward()
+    optimizer.step()
