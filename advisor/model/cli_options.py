@@ -126,7 +126,19 @@ def option_values(
     if not exhaustive:
         return UNKNOWN
     answers = [_default(flow.model, model, call, attr, question) for model, call in parsers]
-    return answers[0] if len(answers) == 1 else question.combine(answers)
+    found = answers[0] if len(answers) == 1 else question.combine(answers)
+    if any(shared_only(m, attr) for owner, _ in parsers for m in models_around(flow.model, owner)):
+        found = _with_shares(found)
+    return found
+
+
+def _with_shares(found: Literals) -> Literals:
+    """A positive count that some process may cut to its rounded share: 1 to the count."""
+    if any(kind != "int" for kind, _ in found.values):
+        return found
+    values = set(found.values)
+    values.update(tag(1) for _, value in found.values if value > 0)
+    return Literals(frozenset(values), found.complete, found.option)
 
 
 def _default(reader, model, parser: cst.Call, attr: str, question: Question[Literals]) -> Literals:
@@ -215,19 +227,58 @@ def models_around(reader, model) -> List[object]:
 
 def may_set(model, attr: str) -> bool:
     """The file may set ``attr`` on some namespace: `x.attr = ...` (other than `self.attr`),
-    `setattr(x, name, ...)` with that or an unknown name, `x.__dict__.update(...)`, `vars(x)`."""
-    cache = model.shared("namespace-stores", _namespace_stores)
-    stored, anything = cache
+    `setattr(x, name, ...)` with that or an unknown name, `x.__dict__.update(...)`, `vars(x)`.
+    A rounded share of the attribute itself (`args.workers = (args.workers + n - 1) // n`) does
+    not count: it keeps a positive count positive (see `shared_only`)."""
+    stored, anything, _ = model.shared("namespace-stores", _namespace_stores)
     return anything or attr in stored
 
 
-def _namespace_stores(model) -> Tuple[Set[str], bool]:
+def shared_only(model, attr: str) -> bool:
+    """The file sets ``attr`` only to a rounded share of itself: one process's part of a count
+    (`args.workers = int((args.workers + ngpus - 1) / ngpus)`), between 1 and the count."""
+    return attr in model.shared("namespace-stores", _namespace_stores)[2]
+
+
+def rounded_share(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """The count ``a`` of a share rounded up: `(a + n - 1) // n`, `int((a + n - 1) / n)`,
+    `math.ceil(a / n)`; None for anything else."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None:
+        name = dotted_name(expr.func)
+        inner = expr.args[0].value
+        if name == "math.ceil" and isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+            return inner.left
+        if name != "int":
+            return None
+        expr = inner
+    if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, (cst.Divide, cst.FloorDivide)):
+        return None
+    top, divisor = expr.left, dotted_name(expr.right)
+    if divisor is None or not isinstance(top, cst.BinaryOperation) or not isinstance(top.operator, cst.Subtract):
+        return None
+    if not (isinstance(top.right, cst.Integer) and top.right.value == "1"):
+        return None
+    added = top.left
+    if not isinstance(added, cst.BinaryOperation) or not isinstance(added.operator, cst.Add):
+        return None
+    if dotted_name(added.right) == divisor:
+        return added.left
+    if dotted_name(added.left) == divisor:
+        return added.right
+    return None
+
+
+def _namespace_stores(model) -> Tuple[Set[str], bool, Set[str]]:
     stored: Set[str] = set()
+    shares: Set[str] = set()
     anything = False
-    for _, target in model.facts.assignments:
+    for (_, target), found in model.facts.assignments.items():
         parts = target.split(".")
         if len(parts) >= 2 and not (len(parts) == 2 and parts[0] in ("self", "cls")):
-            stored.add(parts[-1])
+            if all(not a.augmented and dotted_name(rounded_share(a.value)) == target for a in found):
+                shares.add(parts[-1])
+            else:
+                stored.add(parts[-1])
     for site in model.facts.calls_by_callee.get("setattr", ()):
         args = site.node.args
         if len(args) >= 2 and isinstance(args[1].value, cst.SimpleString):
@@ -244,7 +295,7 @@ def _namespace_stores(model) -> Tuple[Set[str], bool]:
             anything = True  # `vars(args).update(config)`
     if any(name.endswith("__dict__") for name in model.facts.item_stores):
         anything = True
-    return stored, anything
+    return stored, anything, shares - stored
 
 
 def _on_self(site) -> bool:

@@ -22,7 +22,7 @@ from typing import FrozenSet, Optional, Sequence
 
 import libcst as cst
 
-from advisor.model.cli_options import option_values
+from advisor.model.cli_options import option_values, rounded_share
 from advisor.model.config_nodes import config_default
 from advisor.model.config_objects import setting_values
 from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known, setting_read, tag
@@ -72,7 +72,8 @@ class LiteralValues(Question[Literals]):
 
     def _attribute(self, flow: ValueFlow, expr: cst.Attribute, ctx: Context, order: int) -> Optional[Literals]:
         name = dotted_name(expr)
-        if name is not None and flow.bindings.reaching(name, ctx, order):
+        reach = flow.bindings.reaching(name, ctx, order) if name is not None else None
+        if reach and not _only_shares(reach, name):
             return None  # bound where it is read (`args.workers = 0`)
         qual = flow.model.imports.qualify(expr)
         if qual is not None and flow.model.symbol(qual) is not None:
@@ -132,6 +133,15 @@ def _setting_attribute(expr: cst.Attribute) -> Optional[Literals]:
     if not isinstance(expr.value, cst.Attribute) or not isinstance(root, cst.Name) or root.value in ("self", "cls"):
         return None
     return setting_read(expr.attr.value)
+
+
+def _only_shares(reach, name: str) -> bool:
+    """Every binding that reaches the read cuts the attribute to a rounded share of itself
+    (`args.workers = (args.workers + n - 1) // n`): what it holds is 1 to the option's value,
+    which the option's default answers (`cli_options.shared_only`)."""
+    return reach.parameter is None and all(
+        not a.augmented and dotted_name(rounded_share(a.value)) == name for a in reach.assignments
+    )
 
 
 def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:

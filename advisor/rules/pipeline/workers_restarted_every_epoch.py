@@ -220,7 +220,8 @@ class WorkersRestartedEveryEpoch(Rule):
         named as a worker count (`config["num_workers"]` of a dict loaded from a YAML file,
         `config.data.num_workers` of a nested settings object, `hp.get("workers", 6)`), is taken
         as some workers unless a path gives 0 (real settings files set several), and the message
-        names the setting; so is `os.cpu_count()` (the machine's core count, never 0), but not a
+        names the setting; an option cut to each process's share, rounded up (`args.workers =
+        int((args.workers + ngpus - 1) / ngpus)`), is 1 to the option's count; so is `os.cpu_count()` (the machine's core count, never 0), but not a
         share of it such as `os.cpu_count() // 8`; a plain `args.workers` whose parser is out of
         sight is not (its default may be 0).
         Passes that start again without an epoch loop count too: an endless generator that goes

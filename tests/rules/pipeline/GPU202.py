@@ -274,7 +274,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--workers", type=int, default=0)
 args = parser.parse_args()
 if args.distributed:
-    args.workers = int((args.workers + ngpus - 1) / ngpus)
+    args.workers = pick_workers(args, ngpus)
 loader = DataLoader(ds, batch_size=32, num_workers=args.workers)
 for x, y in loader:
     model(x.cuda()).sum().backward()

@@ -252,3 +252,28 @@ def finetune(hparams, model, optimizer, train_set):
         for x, y in loader:
             model(x.to("cuda"), y.to("cuda")).backward()
             optimizer.step()
+
+# %% invalid: the option's count cut to each process's share, rounded up
+import argparse
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=16)
+parser.add_argument("--epochs", type=int, default=90)
+
+
+def worker(gpu, ngpus, args):
+    args.workers = int((args.workers + ngpus - 1) / ngpus)
+    loader = DataLoader(make_set(), batch_size=64, num_workers=args.workers, pin_memory=True, persistent_workers=args.workers > 0)  # expect: GPU204
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = net(x.cuda(gpu, non_blocking=True)).mean()
+            loss.backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    args = parser.parse_args()
+    mp.spawn(worker, nprocs=torch.cuda.device_count(), args=(torch.cuda.device_count(), args))

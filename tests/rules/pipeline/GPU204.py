@@ -558,3 +558,52 @@ def fit(net, train_set, opt, epochs):
             opt.zero_grad()
             loss.backward()
             opt.step()
+
+# %% invalid: the option's count cut to each process's share, rounded up
+import argparse
+import torch
+import torch.multiprocessing as mp
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=16)
+parser.add_argument("--epochs", type=int, default=90)
+
+
+def worker(gpu, ngpus, args):
+    args.workers = int((args.workers + ngpus - 1) / ngpus)
+    loader = DataLoader(make_set(), batch_size=64, num_workers=args.workers, pin_memory=True)  # expect: GPU204
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = net(x.cuda(gpu, non_blocking=True)).mean()
+            loss.backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    args = parser.parse_args()
+    mp.spawn(worker, nprocs=torch.cuda.device_count(), args=(torch.cuda.device_count(), args))
+
+# %% valid: the option's count may be set to 0 on some path
+import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=16)
+parser.add_argument("--debug", action="store_true")
+
+
+def worker(args):
+    if args.debug:
+        args.workers = 0
+    loader = DataLoader(make_set(), batch_size=64, num_workers=args.workers, pin_memory=True)
+    for epoch in range(90):
+        for x, y in loader:
+            loss = net(x.cuda(non_blocking=True)).mean()
+            loss.backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    worker(parser.parse_args())
