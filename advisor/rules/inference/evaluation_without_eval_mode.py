@@ -58,7 +58,8 @@ class EvaluationWithoutEvalMode(Rule):
         pixel shuffle, and project blocks of those), nor when it is built in place from such
         torch.nn layers (`model = nn.Linear(784, 10)`): a dropout or batch norm anywhere down its
         blocks, a layer of another library, a layer class handed in, or a `self.training` read
-        keeps the report.
+        keeps the report. Nor for a shape check: a model just built in the same function (no
+        weights loaded there) and run on random input (`net(torch.randn(1, 3, 32, 32))`).
         Information when the file calls `.eval()` elsewhere. Per-step code of the training loop
         (EMA teachers, target networks), passes whose results a caller hands to a function that
         trains (a memory bank or centroids filled before training), models from
