@@ -451,7 +451,7 @@ class ModelBuilder(Walker):
         self.facts.conditions.append(Condition(node.test, self.ctx, "assert"))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if self.ctx.loop is not None:
+        if self.ctx.loop is not None or self.ctx.function is not None:
             self.facts.subscripts.append((node, self.ctx))
 
     def visit_While_body(self, node: cst.While) -> None:
@@ -530,6 +530,8 @@ class ModelBuilder(Walker):
         self._pop()
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        for clause in node.ifs:  # tested once per item: `[v for v in parts if v > 0]`
+            self.facts.conditions.append(Condition(clause.test, self.ctx, "comprehension if"))
         loop = self.ctx.loop
         if loop is None:
             return

@@ -205,11 +205,12 @@ class FormattedValue:
 
 @dataclass(eq=False)
 class Condition:
-    """A test evaluated at run time: `if`/`elif`/`while` tests and `assert` statements."""
+    """A test evaluated at run time: `if`/`elif`/`while` tests, `assert` statements and the `if`
+    clauses of comprehensions."""
 
     test: cst.BaseExpression
     ctx: Context  # where the statement sits
-    kind: str  # "if", "while", "assert"
+    kind: str  # "if", "while", "assert", "comprehension if" (a filter clause, tested per item)
     loop: Optional[LoopInfo] = None  # for `while`: the loop the test runs for
 
 
@@ -238,7 +239,7 @@ class Facts:
     backward_receivers: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name)
     timing_statements: Dict[int, Set[int]] = field(default_factory=dict)  # block id -> statement indexes
     conditions: List[Condition] = field(default_factory=list)
-    subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops only
+    subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops and functions
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name
     module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
     # Comprehensions outside lambdas, outer before inner, and the outermost lambdas (the walk

@@ -25,7 +25,7 @@ from advisor.model.facts import (
 
 from advisor.model.bindings import Bindings
 from advisor.model.containers import kwargs_entry
-from advisor.model.framework_steps import forward_path, is_framework_step
+from advisor.model.framework_steps import branch_untaken, forward_path, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds, runs_once
@@ -469,7 +469,7 @@ class FileModel:
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
             return Heat.HOT
-        if ctx.function is None or runs_once(ctx, None):
+        if ctx.function is None or runs_once(ctx, None) or branch_untaken(self, ctx, ctx.function):
             return None
         heat = self.heat_of(ctx.function)
         if heat is None:
@@ -497,6 +497,8 @@ class FileModel:
             for model, ctx in places:
                 if ctx.no_grad and self._evaluates(info):
                     continue
+                if ctx.function is not None and branch_untaken(model, ctx, ctx.function):
+                    continue  # `else: return self.rank(...)` of `if train:`, which training calls set
                 heat = model.heat(ctx)
                 if heat is Heat.HOT:
                     result = Heat.HOT

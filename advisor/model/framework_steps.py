@@ -12,6 +12,7 @@ import libcst as cst
 
 from advisor.model.facts import Context, FunctionInfo
 from advisor.model.names import dotted_name
+from advisor.model.value_flow import argument, parameter_default
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
 
 
@@ -100,7 +101,7 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
     `no_grad`, under `if not self.training`, or in a function only reached from such places
     (`generate()`), is not on the path."""
     info = ctx.function
-    if info is None or ctx.no_grad or _inference_branch(ctx):
+    if info is None or ctx.no_grad or _inference_branch(ctx) or branch_untaken(model, ctx, info):
         return None
     answers = model.shared("forward-path", lambda m: {})
     if id(info) not in answers:
@@ -120,18 +121,98 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[int]) -> Ite
     seen.add(id(info))
     # Calls from tests do not say how the module is used; calls under no_grad, under
     # `if not self.training`, or from a no_grad function (`generate()`) are inference.
-    callers = [(owner, site) for owner, site in model.callers(info) if not owner.is_test_code]
-    live = [
-        (owner, site) for owner, site in callers
-        if not (site.ctx.no_grad or _inference_branch(site.ctx)
-                or (site.ctx.function is not None and site.ctx.function.no_grad))
-    ]
+    callers, live = _live_callers(model, info)
     if _module_forward(model, info) and not info.no_grad and (live or not callers):
         yield model, info  # a caller the call graph sees may still say more (a loss)
     for owner, site in live:
         caller = site.ctx.function
-        if caller is not None and caller is not info:
+        if caller is not None and caller is not info and not branch_untaken(owner, site.ctx, caller):
             yield from _forward_roots(owner, caller, depth + 1, seen)
+
+
+def _live_callers(model, info: FunctionInfo):
+    """(the calls of ``info`` outside tests, those of them made with gradients on)."""
+    found = model.shared("forward-callers", lambda m: {})
+    if id(info) not in found:
+        # Calls from tests do not say how the module is used; calls under no_grad, under
+        # `if not self.training`, or from a no_grad function (`generate()`) are inference.
+        callers = [(owner, site) for owner, site in model.callers(info) if not owner.is_test_code]
+        live = [
+            (owner, site) for owner, site in callers
+            if not (site.ctx.no_grad or _inference_branch(site.ctx)
+                    or (site.ctx.function is not None and site.ctx.function.no_grad))
+        ]
+        found[id(info)] = (callers, live)
+    return found[id(info)]
+
+
+_UNDECIDED = object()
+
+
+def branch_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
+    """Code of ``info`` under a test of one of its parameters that every call made with
+    gradients on decides against, by a literal it passes or leaves to a literal default: the
+    `else` of `if train:` when training calls `model(x, y, train=True)`, or the branch of
+    `if mode == "rank":` they never ask for. Evaluation code kept in a training forward."""
+    live = _live_callers(model, info)[1]
+    if not live:
+        return False
+    current: Optional[Context] = ctx
+    while current is not None and current.function is info:
+        guard = current.guard
+        if guard is not None and guard.ctx.function is info:
+            decided = [_decides(model, guard, info, owner, site) for owner, site in live]
+            if all(d is not None and d != guard.positive for d in decided):
+                return True
+        current = current.outer
+    return False
+
+
+def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
+    """The value a parameter test (`train`, `not train`, `mode == "rank"`) takes for one call."""
+    test, negated = guard.test, False
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, negated = test.expression, not negated
+    literal = _UNDECIDED
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        part = test.comparisons[0]
+        if isinstance(part.operator, (cst.Equal, cst.NotEqual)):
+            literal = _literal_value(part.comparator)
+            if literal is not _UNDECIDED:
+                negated ^= isinstance(part.operator, cst.NotEqual)
+            test = test.left
+    if not isinstance(test, cst.Name):
+        return None
+    value = _passed(model, guard, info, test.value, site)
+    if value is _UNDECIDED:
+        return None
+    result = bool(value) if literal is _UNDECIDED else value == literal
+    if literal is _UNDECIDED and isinstance(guard.test, cst.Comparison):
+        return None  # a comparison with something other than a literal
+    return result != negated
+
+
+def _passed(model, guard, info: FunctionInfo, name: str, site):
+    """The literal a call passes for a parameter the test reads unchanged (or its default)."""
+    if name not in info.params or any(a.star for a in site.node.args):
+        return _UNDECIDED
+    reach = model.bindings.reaching(name, guard.ctx, guard.order)
+    if reach.parameter is not info or reach.assignments:
+        return _UNDECIDED
+    position = info.params.index(name) - (1 if info.class_name is not None else 0)
+    arg = argument(site.node, name, position)
+    value = arg.value if arg is not None else parameter_default(info, name)
+    return _UNDECIDED if value is None else _literal_value(value)
+
+
+def _literal_value(node: cst.BaseExpression):
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    return _UNDECIDED
 
 
 def _module_forward(model, info: FunctionInfo) -> bool:

@@ -269,6 +269,16 @@ class GuardKinds:
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
         return found.complete and bool(found.values) and not any(value for _, value in found.values)
 
+    def periodic(self, ctx: Context) -> bool:
+        """Some guard around ``ctx`` holds on some iterations only (`if epoch % 5 == 0:`, not a
+        rank test): what runs under it runs every few passes, not every pass."""
+        for guard in guards_of(ctx):
+            if not (guard.positive or guard.exits) or (guard.steps and not self._steps_elsewhere(guard)):
+                continue
+            if self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[0]:
+                return True
+        return False
+
     def gated(self, ctx: Context) -> bool:
         known = self._contexts.get(id(ctx))
         if known is None:

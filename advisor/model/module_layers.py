@@ -235,6 +235,37 @@ class _Walker:
         return True  # a method on a value (`self.conv(x)`, `x.view(...)`, `self._make_layer(...)`)
 
 
+def layers_mode_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """The model is built where it is used from torch.nn layers only, each the same in train and
+    eval mode (`model = nn.Linear(784, 10)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), on
+    every path that reaches the read."""
+    if not isinstance(expr, cst.Name):
+        return False
+    found = model.reaching(expr.value, ctx, order)
+    if not found:
+        return False
+    walker = _Walker()
+    for assignment in found:
+        value = assignment.value
+        if value is None or assignment.index is not None:
+            return False
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _PLACING:
+            value = value.func.value  # `nn.Linear(4, 2).to(device)`
+        if not isinstance(value, cst.Call) or not (model.imports.qualify(value.func) or "").startswith("torch.nn."):
+            return False
+        stack: list = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call) and not walker._call_free(model, node, 0):
+                return False
+            stack.extend(children(node))
+    return True
+
+
+# Methods that place or cast a module and hand it back.
+_PLACING = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16"})
+
+
 def class_mode_free(model, info) -> bool:
     """The project class `info` (defined in `model`) computes the same in train and eval mode."""
     return _class_answer(model, info, "mode-free-classes", False)

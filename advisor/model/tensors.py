@@ -9,7 +9,7 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
-from advisor.model.containers import LIST_ITEMS, list_elements
+from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, every_value, list_elements
 from advisor.model.devices import HOST, device_kind, is_dtype
 from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
@@ -50,9 +50,10 @@ _TENSOR_FUNCTIONS = frozenset(
 )
 # Functions and methods whose result unpacks into tensors.
 _SPLITTING_FUNCTIONS = frozenset(
-    "torch.chunk torch.split torch.tensor_split torch.unbind torch.sort torch.topk torch.meshgrid".split()
+    """torch.chunk torch.split torch.tensor_split torch.unbind torch.sort torch.topk torch.meshgrid torch.max
+    torch.min torch.median torch.mode torch.kthvalue torch.aminmax""".split()
 )
-_SPLITTING_METHODS = frozenset("chunk split tensor_split unbind sort topk".split())
+_SPLITTING_METHODS = frozenset("chunk split tensor_split unbind sort topk max min median mode kthvalue aminmax".split())
 # Callables whose result is a tensor by what they are called: losses and models.
 CRITERION_NAME = re.compile(
     r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
@@ -116,7 +117,9 @@ class Tensor(Question[str]):
             items = _list_item(flow, expr, ctx, order)
             if items:
                 return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors
-            return self._tensor_of(flow, expr.value, ctx, order)
+            if flow.ask(self, expr.value, ctx, order) == TENSOR or _device_index(flow, expr, ctx, order):
+                return TENSOR
+            return UNKNOWN
         if isinstance(expr, cst.IfExp):
             return None
         return UNKNOWN
@@ -234,10 +237,13 @@ def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) 
     source is known (see `iterated_source`): a tensor iterated gives its rows, with the tensor's
     own answer; a list or tuple display, or a list built in steps, gives its elements (one
     answer each). [] when the source or any of its elements is not known."""
+    ctx, order = assignment.ctx, assignment.order
+    held = _dict_values(flow, assignment)
+    if held:
+        return sorted({v.flow.ask(question, v.expr, v.ctx, v.order) for v in held}, key=repr)
     source = iterated_source(flow.model, assignment)
     if source is None:
         return []
-    ctx, order = assignment.ctx, assignment.order
     built = _comprehension_results(flow, source, ctx, order)
     if built:
         return sorted({flow.ask(question, e, c, o) for e, c, o in built}, key=repr)
@@ -251,6 +257,19 @@ def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) 
     if not known or not values:
         return []
     return sorted({v.flow.ask(question, v.expr, v.ctx, v.order) for v in values}, key=repr)
+
+
+def _dict_values(flow: ValueFlow, assignment: Assignment) -> tuple:
+    """The values a loop target takes from a dict whose every value is known: `v` in `for v in
+    d.values()` or `for k, v in d.items()`; () otherwise."""
+    source, index = assignment.iterable, assignment.index
+    if assignment.value is not None or not isinstance(source, cst.Call) or source.args:
+        return ()
+    func = source.func
+    if not isinstance(func, cst.Attribute) or (func.attr.value, index) not in (("values", None), ("items", 1)):
+        return ()
+    values, complete = every_value(flow.ask(DICT_CONTENTS, func.value, assignment.ctx, assignment.order))
+    return values if complete else ()
 
 
 def _comprehension_results(flow: ValueFlow, source, ctx: Context, order: int) -> list:
@@ -299,6 +318,25 @@ def _list_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -
         return ()
     known, values = flow.ask(LIST_ITEMS, expr.value, ctx, order)
     return values if known else ()
+
+
+def _device_index(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> bool:
+    """`anchors[level][keep]` where `keep` is a tensor on the device (a tensor not known to be
+    in host memory nor a batch still there): only a tensor on that device can be indexed by it
+    (a list wants a Python integer, NumPy a host array), so the result is a tensor whatever the
+    analysis knows of what is indexed."""
+    for element in expr.slice:
+        if not isinstance(element.slice, cst.Index):
+            continue
+        value = element.slice.value
+        if flow.ask(TENSORS, value, ctx, order) != TENSOR:
+            continue
+        if flow.ask(HOST_TENSOR, value, ctx, order) or flow.ask(RAW_BATCH, value, ctx, order):
+            continue
+        if flow.ask(NUMPY, expr.value, ctx, order):
+            continue
+        return True
+    return False
 
 
 def split_tensor(model, expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
@@ -427,6 +465,7 @@ class HostTensor(Question[bool]):
 
     key = "host-tensor"
     unknown = False
+    placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         if host_factory(flow.model, expr) or isinstance(expr, (cst.Integer, cst.Float)):
@@ -517,6 +556,7 @@ class RawBatch(Question[bool]):
 
     key = "raw-batch"
     unknown = False
+    placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         node = expr

@@ -44,6 +44,9 @@ class Question(Generic[A]):
     # A name imported from another module of the project (`from config import LOADER_KWARGS`) is
     # followed to its module-level bindings there, for questions that set this.
     follows_imports = False
+    # Where a value lives (host or device) rather than what it is: the calls of a module's
+    # `if __name__ == "__main__":` demo do not speak for the callers of the modules that import it.
+    placement = False
 
     def terminal(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int) -> Optional[A]:
         """An answer for what this question recognises, or None to let the follower go on."""
@@ -244,6 +247,8 @@ class ValueFlow:
                 answers.extend(self._spawned(question, info, position))
         if not callers:
             return question.combine_callers(answers) if answers else question.unknown
+        if question.placement and chosen is None and self._demo_only(callers):
+            answers.append(question.unknown)
         default = parameter_default(info, name)
         for model, site in callers:
             arg = argument(site.node, name, position)
@@ -262,6 +267,15 @@ class ValueFlow:
             elif state in (ABSENT, SOMETIMES):
                 answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
         return question.combine_callers(answers)
+
+    def _demo_only(self, callers) -> bool:
+        """Every call seen is in this module's `if __name__ == "__main__":` block (a smoke test
+        on made-up inputs), and other project files import the module: their calls, which the
+        call graph did not find, may pass values that live elsewhere."""
+        if not all(m is self.model and main_block(s.ctx) for m, s in callers):
+            return False
+        project = self.model.project
+        return project is not None and bool(project.importers(self.model))
 
     def _spawned(self, question: Question[A], info: FunctionInfo, position: int) -> List[A]:
         """`mp.spawn(main_worker, args=(cfg,))` runs `main_worker(rank, cfg)` in each process: a
@@ -439,6 +453,29 @@ def _unpacked_into(assignment: Assignment) -> Optional[int]:
     if not isinstance(assignment.value, cst.Call):
         return None
     return _length(statement.targets[0].target)
+
+
+def main_block(ctx: Context) -> bool:
+    """The code runs under `if __name__ == "__main__":` (the module run as a script)."""
+    current: Optional[Context] = ctx
+    while current is not None:
+        guard = current.guard
+        if guard is not None and guard.positive and not guard.exits and _is_main_test(guard.test):
+            return True
+        current = current.outer
+    return False
+
+
+def _is_main_test(test: cst.BaseExpression) -> bool:
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    part = test.comparisons[0]
+    if not isinstance(part.operator, cst.Equal):
+        return False
+    sides = (test.left, part.comparator)
+    return any(isinstance(x, cst.Name) and x.value == "__name__" for x in sides) and any(
+        isinstance(x, cst.SimpleString) and x.evaluated_value == "__main__" for x in sides
+    )
 
 
 def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

@@ -86,7 +86,13 @@ class Layout:
         here = os.path.dirname(os.path.abspath(importer))
         key = (module, here)
         if key not in self._found:
-            self._found[key] = self._lookup(module, [here, *self.roots])
+            found = self._lookup(module, [here, *self.roots])
+            head, _, rest = module.partition(".")
+            if found is None and rest and head == os.path.basename(self.root):
+                # The repository is the package, run from its parent folder: `import
+                # mae_st.util.misc` inside a clone named mae_st.
+                found = self._lookup(rest, [self.root])
+            self._found[key] = found
         return self._found[key]
 
     def relative_file(self, module: str, level: int, importer: str) -> Optional[str]:

@@ -7,7 +7,7 @@ import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.module_layers import mode_free
+from advisor.model.module_layers import layers_mode_free, mode_free
 from advisor.model.names import dotted_name
 from advisor.model.smoke_tests import shape_check
 from advisor.rules.base import Report, Rule, snippet
@@ -55,9 +55,11 @@ class EvaluationWithoutEvalMode(Rule):
         layers (`nn.Dropout`, `nn.BatchNorm*`, `nn.Transformer*`, torchvision or timm models).
         Not when the model is an instance of a project class built only from layers that compute
         the same in both modes (convolutions, linear layers, activations, layer or group norm,
-        pixel shuffle, and project blocks of those): a dropout or batch norm anywhere down its
+        pixel shuffle, and project blocks of those), nor when it is built in place from such
+        torch.nn layers (`model = nn.Linear(784, 10)`): a dropout or batch norm anywhere down its
         blocks, a layer of another library, a layer class handed in, or a `self.training` read
-        keeps the report.
+        keeps the report. Nor for a shape check: a model just built in the same function (no
+        weights loaded there) and run on random input (`net(torch.randn(1, 3, 32, 32))`).
         Information when the file calls `.eval()` elsewhere. Per-step code of the training loop
         (EMA teachers, target networks), passes whose results a caller hands to a function that
         trains (a memory bank or centroids filled before training), models from
@@ -149,6 +151,8 @@ class EvaluationWithoutEvalMode(Rule):
                 continue  # built from this file's classes, which hold no dropout or batch norm
             if mode_free(model, site.node.func, site.ctx, site.order):
                 continue  # a project class with no layer that behaves differently in eval mode
+            if layers_mode_free(model, site.node.func, site.ctx, site.order):
+                continue  # `model = nn.Linear(784, 10)`: no layer that eval mode changes
             if shape_check(model, site.node, site.ctx, site.order):
                 continue  # a model just built, run on random input: no trained weights are read
             severity = Severity.INFO if evals else None

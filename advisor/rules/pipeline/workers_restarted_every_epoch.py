@@ -84,6 +84,8 @@ def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optiona
     chosen = []
     chains: dict = {}
     for site in model.call_sites(info):
+        if model.guards.periodic(site.ctx):
+            continue  # `if epoch % 5 == 0: evaluate(val_loader)`: every few epochs only
         if _inside(site.ctx.loop, epoch_ids):
             chosen.append(site)
         elif site.ctx.loop is None and site.ctx.function is not None:
@@ -210,7 +212,8 @@ class WorkersRestartedEveryEpoch(Rule):
         the loader is built by a helper in another module of the project, or the epoch loop
         hands it to a function of another module that goes over it, also through a generator of
         the project such as a progress logger's `log_every(loader, ...)`); or built inside the
-        epoch loop. One-epoch scripts are left alone. The worker count may be written
+        epoch loop. One-epoch scripts are left alone, and so is a helper's pass made only every
+        few epochs (`if epoch % 5 == 0: run_pass(val_loader)`). The worker count may be written
         in the call, in a `**kwargs` dict built in steps (a key added under `if use_cuda:`
         counts), in a variable, a parameter's callers or default, a settings object
         (`SimpleNamespace`, a dataclass, a dict of settings), or be the default of a

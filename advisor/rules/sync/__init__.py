@@ -6,7 +6,9 @@ FORWARD_PATH_DOC = """
         The same holds in the forward path of a model the call graph does not see trained (built
         from a registry or a config name, handed to a `Trainer`): the `forward` of an
         `nn.Module` or Hugging Face model class and the project functions it calls, with
-        gradients on and outside `if not self.training:`; a warning when that forward evidently
+        gradients on, outside `if not self.training:` and outside the branches that every
+        training call switches off (`else:` of `if train:` when it calls `model(x, y,
+        train=True)`); a warning when that forward evidently
         trains (a registered class, a forward that takes `labels`/`targets` or computes a loss),
         informational for a plain layer.
 """

@@ -1,12 +1,11 @@
 """GPU104 `data-dependent-sync-in-training-loop`: tensor truthiness or data-dependent output sizes on every training step."""
 
 from __future__ import annotations
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, Optional, Tuple
 import libcst as cst
-from advisor.model import CallSite, Context, FileModel, Heat
+from advisor.model import CallSite, FileModel, Heat
 from advisor.model.builder import is_periodic_test
 from advisor.model.devices import is_dtype
-from advisor.model.framework_steps import forward_path
 from advisor.model.walk import children
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
@@ -104,8 +103,8 @@ def _truth_operands(test: cst.BaseExpression) -> Iterator[Tuple[cst.BaseExpressi
 
 
 class _StoreTargets:
-    """Subscripts that are assigned to (`out[mask] = 0`), found by walking one loop or function
-    body the first time a candidate there is seen."""
+    """Subscripts that are assigned to (`out[mask] = 0`, not `out[mask] += 1`, which reads them
+    first), found by walking one loop or function body the first time a candidate there is seen."""
 
     def __init__(self) -> None:
         self._walked: dict = {}
@@ -128,7 +127,7 @@ class _StoreTargets:
                 if isinstance(current, cst.Assign):
                     for target in current.targets:
                         targets.update(_subscript_ids(target.target))
-                elif isinstance(current, (cst.AugAssign, cst.AnnAssign)):
+                elif isinstance(current, cst.AnnAssign):
                     targets.update(_subscript_ids(current.target))
                 elif isinstance(current, cst.Del):
                     targets.update(_subscript_ids(current.target))
@@ -150,50 +149,23 @@ def _subscript_ids(target: cst.BaseExpression) -> set:
     return set()
 
 
-def _subscripts_in_hot_code(model: FileModel) -> Iterator[Tuple[cst.Subscript, Context]]:
-    """The subscripts the walk recorded (those inside loops), then those of functions that run
-    on every step but hold no loop themselves (`train_step(batch)`, a module's forward): the model records no
-    subscripts there, so each such function's own body is walked once, following periodic
-    `if` tests so that gated code keeps its lower severity."""
-    seen = set()
-    for subscript, ctx in model.facts.subscripts:
-        seen.add(id(subscript))
-        yield subscript, ctx
-    for key, info in model.facts.functions.items():
-        if model.function_heat(key) is None and forward_path(model, info.body_ctx) is None:
-            continue
-        base = info.body_ctx
-        stack: List[Tuple[cst.CSTNode, Context]] = [(info.node.body, base)]
-        while stack:
-            node, ctx = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(node, cst.Subscript) and id(node) not in seen:
-                yield node, ctx
-            if isinstance(node, cst.If) and is_periodic_test(node.test):
-                stack.append((node.test, ctx))
-                stack.append((node.body, ctx.derive(gated=True)))
-                if node.orelse is not None:
-                    stack.append((node.orelse, ctx))
-                continue
-            stack.extend((child, ctx) for child in children(node))
-
-
 class DataDependentSyncInTrainingLoop(Rule):
     code = "GPU104"
     name = "data-dependent-sync-in-training-loop"
     summary = "tensor truthiness or data-dependent output sizes on every training step"
     what = """
-        Inside the innermost training loop: an `if`, `while` or `assert` that tests a tensor
-        (`if (x != 0).all():`, `if loss > 10:`, `while not torch.isfinite(loss):`), and the
-        operations whose output size depends on the values: `nonzero()`, `argwhere`,
-        one-argument `torch.where(cond)`, `masked_select`, `unique()`, indexing with a
-        boolean mask (`logits[labels != -100]`, or a name bound to such a comparison), and
-        slicing with a bound that is a tensor on the device (`ws[:, cutoff:]`). Tests
-        on Python values, integer or slice indexes, masks in host memory (a factory without
-        `device=`, or a `torch.cat` of a list of such parts), and batches still in host memory
-        (before they are moved) are left alone. Under a periodic or rank-0 condition it is only
-        informational.
+        Inside the innermost training loop: an `if`, `while`, `assert` or comprehension `if`
+        clause that tests a tensor (`if (x != 0).all():`, `if loss > 10:`, `while not
+        torch.isfinite(loss):`, `[t for t in terms if t > 0]`), and the operations whose output
+        size depends on the values: `nonzero()`, `argwhere`, one-argument `torch.where(cond)`,
+        `masked_select`, `unique()`, indexing with a boolean mask (`logits[labels != -100]`,
+        or a name bound to such a comparison), a store through a mask that is not a plain
+        masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
+        that is a tensor on the device (`ws[:, cutoff:]`). Tests on Python values, integer or
+        slice indexes, masked fills (`out[keep] = 0`, `out[:, keep] = 0`), masks in host memory
+        (a factory without `device=`, or a `torch.cat` of a list of such parts), and batches
+        still in host memory (before they are moved) are left alone. Under a periodic or rank-0
+        condition it is only informational.
     """ + FORWARD_PATH_DOC
     why = """
         Python needs a real `True` or `False` to choose a branch, and the allocator needs to
@@ -309,7 +281,7 @@ class DataDependentSyncInTrainingLoop(Rule):
 
     def _mask_indexing(self, model: FileModel) -> Iterator[Report]:
         stores = _StoreTargets()
-        for subscript, ctx in _subscripts_in_hot_code(model):
+        for subscript, ctx in model.facts.subscripts:
             bound = self._device_slice_bound(model, subscript, ctx)
             if bound is not None:
                 heat = model.batch_heat(ctx)
@@ -330,10 +302,10 @@ class DataDependentSyncInTrainingLoop(Rule):
             if not masks or any(is_host_tensor(model, m, ctx) for m in masks):
                 continue  # a mask in host memory is counted on the host: nothing is read back
             heat = model.batch_heat(ctx)
-            if heat is None or not self._device_tensor(model, subscript.value, ctx):
+            if heat is None or not self._device_tensor(model, subscript, ctx):
                 continue
-            if stores.is_store(subscript, ctx):
-                continue
+            if stores.is_store(subscript, ctx) and not self._indexed_store(model, subscript, masks, ctx):
+                continue  # `out[:, keep] = 0` is a masked fill on the device
             yield self.report(
                 subscript,
                 "boolean-mask indexing `{expression}` has a data-dependent size: the "
@@ -341,6 +313,16 @@ class DataDependentSyncInTrainingLoop(Rule):
                 severity=self.severity_for(heat),
                 data={"expression": snippet(model, subscript)},
             )
+
+    def _indexed_store(self, model: FileModel, subscript: cst.Subscript, masks: list, ctx) -> bool:
+        """A store through a mask and a tensor of positions besides (`m[rows, keep] = 1.0`): not a
+        masked fill, so the mask's true elements are counted first, on the host."""
+        return any(
+            isinstance(element.slice, cst.Index)
+            and not any(element.slice.value is m for m in masks)
+            and is_tensor(model, element.slice.value, ctx)
+            for element in subscript.slice
+        )
 
     def _device_slice_bound(self, model: FileModel, subscript: cst.Subscript, ctx) -> Optional[cst.BaseExpression]:
         """A bound of a slice (`ws[:, cutoff:]`) that is a tensor not known to be in host memory:

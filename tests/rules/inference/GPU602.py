@@ -371,3 +371,29 @@ def evaluate(model, loader):
 model = Encoder().cuda()
 train(model, loader, optimizer)
 print(evaluate(model, loader))
+
+# %% valid: a model made of torch layers that eval mode does not change
+import torch
+import torch.nn as nn
+
+model = nn.Linear(28 * 28, 10)
+head = nn.Sequential(nn.Linear(10, 10), nn.ReLU(), nn.LayerNorm(10)).to("cuda")
+for images, labels in train_loader:
+    loss = nn.functional.cross_entropy(head(model(images.reshape(-1, 784))), labels)
+    loss.backward()
+    optimizer.step()
+with torch.no_grad():
+    correct = sum((model(x.reshape(-1, 784)).argmax(1) == y).sum() for x, y in test_loader)
+    feats = head(model(probe))
+
+# %% invalid: torch layers with a dropout among them
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Dropout(0.3), nn.Linear(256, 10))
+for images, labels in train_loader:
+    loss = nn.functional.cross_entropy(model(images.reshape(-1, 784)), labels)
+    loss.backward()
+    optimizer.step()
+with torch.no_grad():
+    correct = sum((model(x.reshape(-1, 784)).argmax(1) == y).sum() for x, y in test_loader)  # expect: GPU602

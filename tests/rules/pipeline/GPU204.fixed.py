@@ -277,3 +277,26 @@ def worker(gpu, ngpus, args):
 if __name__ == "__main__":
     args = parser.parse_args()
     mp.spawn(worker, nprocs=torch.cuda.device_count(), args=(torch.cuda.device_count(), args))
+
+# %% invalid: a pass helper run every epoch for training, every few epochs for validation
+import torch
+from torch.utils.data import DataLoader
+
+
+def run_pass(net, loader, opt=None):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(net(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        if opt is not None:
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+def fit(net, train_set, val_set, opt, epochs, every=5):
+    train_loader = DataLoader(train_set, batch_size=128, shuffle=True, num_workers=8, pin_memory=True, persistent_workers=True)  # expect: GPU204
+    val_loader = DataLoader(val_set, batch_size=256, num_workers=4, pin_memory=True)
+    for epoch in range(epochs):
+        run_pass(net, train_loader, opt)
+        if epoch % every == 0 or epoch == epochs - 1:
+            with torch.no_grad():
+                run_pass(net, val_loader)

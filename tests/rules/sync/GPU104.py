@@ -669,3 +669,239 @@ for features, segments in loader:
     loss = model(features.cuda(), segments).sum()
     loss.backward()
     optimizer.step()
+
+# %% invalid: per-level items the analysis cannot vouch for, selected by a mask on the device
+import torch
+
+
+class AssignTargets:
+    def __init__(self, head):
+        for key in ("priors", "strides"):
+            setattr(self, key, getattr(head, key))
+
+    def candidates(self, preds, targets):
+        cells, priors = [], []
+        for level, pred in enumerate(preds):
+            scaled = targets * pred.shape[-1]
+            image, prior = scaled[:, :2].long().T
+            cells.append((image, prior))
+            priors.append(self.priors[level][prior])
+        return cells, priors
+
+    def __call__(self, preds, targets):
+        cells, priors = self.candidates(preds, targets)
+        total = 0
+        for n in range(preds[0].shape[0]):
+            for level in range(len(preds)):
+                image, prior = cells[level]
+                mine = image == n
+                chosen = priors[level][mine]  # expect: GPU104
+                total = total + chosen.sum() * self.strides[level]
+        return total
+
+
+assign = AssignTargets(head)
+for images, targets in loader:
+    images, targets = images.cuda(), targets.cuda()
+    loss = assign(model(images), targets)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: per-sample token counts of sequences cut by a mask the helper builds on the device
+import torch
+from tokens import collate
+PLACEHOLDER = -200
+
+
+def splice(input_ids, attention_mask, extra):
+    if attention_mask is None:
+        attention_mask = torch.ones_like(input_ids, dtype=torch.bool)
+    else:
+        attention_mask = attention_mask.bool()
+    rows = [ids[keep] for ids, keep in zip(input_ids, attention_mask)]  # expect: GPU104
+    out = []
+    for ids in rows:
+        count = (ids == PLACEHOLDER).sum()
+        if count == 0:  # expect: GPU104
+            out.append(embed(ids))
+            continue
+        for slot in range(2):
+            if slot < count:  # expect: GPU104
+                out.append(extra)
+    return out
+
+
+for batch in loader:
+    parts = splice(collate(batch, device="cuda"), batch["attention_mask"].cuda(), image_features)
+    loss = model(torch.cat(parts)).loss
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: stores through a mask that are not a masked fill: with positions besides, or augmented
+import torch
+for preds, targets in loader:
+    preds, targets = preds.cuda(), targets.cuda()
+    cost = torch.cdist(preds, targets)
+    matching = torch.zeros_like(cost)
+    shared = matching.sum(0) > 1
+    _, best = torch.min(cost[:, shared], dim=0)  # expect: GPU104
+    matching[:, shared] *= 0.0  # expect: GPU104
+    matching[best, shared] = 1.0  # expect: GPU104
+    loss = (cost * matching).sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: masked fills, masks in host memory or on a batch not yet moved, and NumPy tables
+import numpy as np
+import torch
+weights = np.linspace(0.0, 1.0, 10)
+for step, (preds, targets) in enumerate(loader):
+    keep = targets[:, 0] > 0
+    per_class = table[step][keep]
+    picked = weights[np.arange(10) > 4]
+    preds, targets = preds.cuda(), targets.cuda()
+    matching = torch.zeros_like(preds)
+    shared = matching.sum(0) > 1
+    matching[:, shared] = 0.0
+    matching[0, shared] = 1.0
+    matching[shared] = 1.0
+    first = lookup[step][torch.arange(8) > 2]
+    loss = (preds * matching).sum() + per_class.sum() + first.sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: per-sample counts when the mask may still be in host memory
+import torch
+from tokens import collate
+
+
+def image_rows(token_rows, keep_rows, marker=-200):
+    found = []
+    for row, keep in zip(token_rows, keep_rows):
+        row = row[keep]
+        if (row == marker).sum() == 0:
+            continue
+        found.append(row)
+    return found
+
+
+for batch in loader:
+    rows = image_rows(collate(batch), batch["attention_mask"])
+    loss = model(torch.cat(rows)).loss
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: comprehension filters that test loss tensors on every step
+import torch
+import torch.nn.functional as F
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    out = model(x)
+    parts = {"ce": F.cross_entropy(out, y), "reg": out.pow(2).mean()}
+    active = [term for term in parts.values() if term > 0]  # expect: GPU104
+    finite = {k: v for k, v in parts.items() if torch.isfinite(v)}  # expect: GPU104
+    loss = sum(active)
+    loss.backward()
+    optimizer.step()
+    if step % 50 == 0:
+        shown = [v.item() for v in parts.values() if v > 1e-3]  # expect: GPU104 info
+
+# %% valid: comprehension filters on Python values, parameters' gradients and host rows
+import torch
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    loss = model(x, y)
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None and p.requires_grad]
+    sizes = [n for n in y.shape if n > 1]
+    rows = [r for r in torch.arange(12).view(3, 4) if r.sum() > 5]
+    names = [k for k, v in settings.items() if v]
+    logged = {"loss": loss.item(), "lr": 0.1}
+    shown = [k for k, v in logged.items() if v > 0]
+    optimizer.step()
+
+# %% valid: the evaluation branch of a forward that every training call switches off
+import torch
+from torch import nn
+
+
+class AnswerRanker(nn.Module):
+    def forward(self, images, answers=None, train=True, inference="rank", k=8):
+        feats = self.encoder(images)
+        if train:
+            return nn.functional.cross_entropy(self.head(feats), answers)
+        elif inference == "rank":
+            return self.rank(feats, k)
+        return self.head(feats).argmax(-1)
+
+    def rank(self, feats, k):
+        scores = torch.softmax(self.head(feats), dim=-1)
+        best = scores.argmax(dim=1)
+        if (best < 0).any():
+            best = best.clamp(min=0)
+        return scores[best >= 0, best]
+
+
+model = AnswerRanker().cuda()
+for images, answers in loader:
+    loss = model(images.cuda(), answers.cuda(), train=True)
+    loss.backward()
+    optimizer.step()
+with torch.no_grad():
+    for images, answers in val_loader:
+        picked = model(images.cuda(), train=False)
+
+# %% invalid: a mode flag the training call does not fix, and the training branch itself
+import torch
+from torch import nn
+
+
+class AnswerRanker(nn.Module):
+    def forward(self, images, answers=None, train=True):
+        feats = self.encoder(images)
+        if not train:
+            return self.rank(feats)
+        return self.fit(feats, answers)
+
+    def fit(self, feats, answers):
+        scores = torch.log_softmax(self.head(feats), dim=-1)
+        keep = answers >= 0
+        return -scores[keep].gather(1, answers[keep, None]).mean()  # expect: GPU104
+
+    def rank(self, feats):
+        scores = torch.softmax(self.head(feats), dim=-1)
+        best = scores.argmax(dim=1)
+        if (best < 0).any():  # expect: GPU104
+            best = best.clamp(min=0)
+        return scores[best >= 0, best]  # expect: GPU104
+
+
+model = AnswerRanker().cuda()
+for step, (images, answers) in enumerate(loader):
+    loss = model(images.cuda(), answers.cuda(), train=config.train_flag)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: masks bound inside a branch of a forward, and one under a periodic test
+import torch
+from torch import nn
+
+
+class TokenLoss(nn.Module):
+    def forward(self, logits, labels, step):
+        if self.skip_padding:
+            keep = labels != -100
+            logits, labels = logits[keep], labels[keep]  # expect: GPU104
+        loss = nn.functional.cross_entropy(logits, labels)
+        if step % 100 == 0:
+            seen = labels >= 0
+            self.counts += labels[seen].bincount(minlength=10)  # expect: GPU104 info
+        return loss
+
+
+criterion = TokenLoss().cuda()
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    loss = criterion(model(x), y, step)
+    loss.backward()
+    optimizer.step()
