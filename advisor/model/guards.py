@@ -125,7 +125,9 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> 
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             found.append(node.right)
         stack.extend(child for child in node.children if isinstance(child, (cst.BaseExpression, cst.ComparisonTarget, cst.Arg)))
-    if not found:
+    # Plain names only (`log_interval = 1` at the top of the script): settings objects would send
+    # the question through the project's config modules, at a cost paid for every periodic test.
+    if not found or not all(isinstance(d, (cst.Name, cst.Integer)) for d in found):
         return False
     for divisor in found:
         values = literal_values(model, divisor, ctx, order)
