@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, TypeVar
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -40,7 +40,6 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
 _DEFINITION = re.compile(r"(?:def|class|async)\b")
 _NOT_CODE = frozenset(" \t\x0c#\r\n")
-T = TypeVar("T")
 
 
 def _blocked_spans(text: str) -> List[Tuple[int, int]]:
@@ -141,8 +140,6 @@ class Chunk:
     _elifs: Set[int] = field(default_factory=set)
     _statement_spans: Dict[int, Optional[Dict[int, Span]]] = field(default_factory=dict)
     _line_starts: Optional[List[int]] = None
-    # Facts about the chunk's own nodes and nothing else (ChunkedModule.each_chunk), by name.
-    facts: Dict[str, object] = field(default_factory=dict)
 
     def owners(self) -> Dict[int, cst.CSTNode]:
         """The innermost statement (simple line or compound) around each non-trivia node."""
@@ -433,18 +430,6 @@ class ChunkedModule:
         )
         shift = self.first_lines[index] - 1
         return (start_line + shift, start_col), (end_line + shift, end_col)
-
-    def each_chunk(self, name: str, compute: Callable[[Sequence[cst.CSTNode]], T]) -> List[T]:
-        """``compute(statements)`` for each chunk's statements, kept with the chunk under
-        ``name``: the server re-parses only the chunks an edit touched, so the others bring
-        their value along. Only for a fact about the given statements' own nodes (keyed by node
-        id, say), which nothing outside them can change: the chunk outlives this module."""
-        out: List[T] = []
-        for chunk in self.chunks:
-            if name not in chunk.facts:
-                chunk.facts[name] = compute(chunk.statements)
-            out.append(chunk.facts[name])  # type: ignore[arg-type]
-        return out
 
     def _owner_of(self, node: cst.CSTNode) -> int:
         """The chunk holding ``node``: chunks are indexed in order, as far as the first lookup

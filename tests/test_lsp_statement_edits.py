@@ -1,6 +1,5 @@
 """Statement edits in the language server: the file is analysed again, with the parsed chunks of
-the previous version and what is kept with them (positions, per-chunk facts such as the reads of
-comprehension targets). On every realistic script of the corpus and every example, a deterministic
+the previous version and what is kept with them (their positions). On every realistic script of the corpus and every example, a deterministic
 sample of chunks and kinds of statement edit: the server's result equals a fresh check of the
 edited text with nothing kept (codes, rows, columns, messages, fixes, related places)."""
 
