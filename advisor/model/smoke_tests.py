@@ -45,11 +45,24 @@ def _fresh(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
         return False
     if found[0].ctx.function is not info:
         return False
-    # The statements of the function, or of the module's top level (`if __name__ == "__main__":`).
-    sites = info.sites if info is not None else [s for s in model.facts.calls if s.ctx.function is None]
-    return not any("load" in (dotted_name(site.node.func) or "load").rsplit(".", 1)[-1] for site in sites) and not any(
-        a.keyword is not None and a.keyword.value == "pretrained" for a in found[0].value.args
-    )
+    # The calls of the function, or of the module's top level (`if __name__ == "__main__":`),
+    # asked once per scope.
+    loads = model.shared("smoke-tests.loading-scopes", _loading_scopes)
+    if (info.scope if info is not None else None) in loads:
+        return False
+    return not any(a.keyword is not None and a.keyword.value == "pretrained" for a in found[0].value.args)
+
+
+def _loading_scopes(model) -> set:
+    """The functions (by scope; None for the module's top level) that call something named like
+    a load (`load_state_dict`, `torch.load`, `from_pretrained`), or a callee the analysis cannot
+    name."""
+    out = set()
+    for site in model.facts.calls:
+        last = (dotted_name(site.node.func) or "load").rsplit(".", 1)[-1]
+        if "load" in last:
+            out.add(site.ctx.function.scope if site.ctx.function is not None else None)
+    return out
 
 
 def shape_check(model, call: cst.Call, ctx: Context, order: float) -> bool:
