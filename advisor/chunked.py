@@ -27,14 +27,9 @@ import libcst as cst
 
 from advisor.model.walk import children, is_statement
 from advisor.positions import Span, node_spans, statement_spans
+from advisor.text_spans import blocked_spans
+from advisor.trusted_parse import parse_module
 
-_CODE = re.compile(r"#[^\r\n]*|\\(?:\r\n|[\s\S])|'''|\"\"\"|['\"]")
-_STRING_END = {
-    "'": re.compile(r"\\[\s\S]|'|\r|\n"),
-    '"': re.compile(r'\\[\s\S]|"|\r|\n'),
-    "'''": re.compile(r"\\[\s\S]|'''"),
-    '"""': re.compile(r'\\[\s\S]|"""'),
-}
 _LINE_END = re.compile(r"\r\n|\r|\n")
 # A top-level line that continues the statement above it rather than starting one.
 _CONTINUES = re.compile(r"(?:else|elif|except|finally)\b|[)\]}]")
@@ -42,45 +37,9 @@ _DEFINITION = re.compile(r"(?:def|class|async)\b")
 _NOT_CODE = frozenset(" \t\x0c#\r\n")
 
 
-def _blocked_spans(text: str) -> List[Tuple[int, int]]:
-    """Offset ranges (start, end) inside which a line start is not a statement start: strings
-    (which may span lines) and backslash continuations."""
-    spans: List[Tuple[int, int]] = []
-    pos = 0
-    end_of_text = len(text)
-    search = _CODE.search
-    while True:
-        match = search(text, pos)
-        if match is None:
-            return spans
-        token = match.group()
-        first = token[0]
-        if first == "#":
-            pos = match.end()
-            continue
-        if first == "\\":
-            spans.append((match.start(), match.end() + 1))  # the next line continues this one
-            pos = match.end()
-            continue
-        closing = _STRING_END[token].search
-        cursor = match.end()
-        while True:
-            end = closing(text, cursor)
-            if end is None:
-                spans.append((match.start(), end_of_text + 1))
-                return spans
-            if end.group()[0] == "\\":
-                cursor = end.end()
-                continue
-            # The closing quote, or the end of the line for a one-line string left open.
-            break
-        spans.append((match.start(), end.end()))
-        pos = end.end()
-
-
 def split_points(text: str) -> List[int]:
     """Offsets where chunks start (the first is always 0)."""
-    blocked = _blocked_spans(text)
+    blocked = blocked_spans(text)
     points = [0]
     line_starts = [0] + [m.end() for m in _LINE_END.finditer(text)]
     run_start: Optional[int] = None  # first line of the comments and blank lines above a statement
@@ -337,7 +296,7 @@ def data_stand_in(text: str) -> Optional[str]:
 def parse_chunk(text: str) -> Chunk:
     """Raises what ``cst.parse_module`` raises."""
     stand_in = data_stand_in(text)
-    module = cst.parse_module(stand_in if stand_in is not None else text)
+    module = parse_module(stand_in if stand_in is not None else text)
     statements = list(module.body)
     if module.header and statements:
         first = statements[0]

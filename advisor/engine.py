@@ -23,6 +23,7 @@ from advisor.project.view import Views, project_view
 from advisor.rules import ALL_RULES
 from advisor.rules.base import NodeEdit, Report, Rule
 from advisor.source import DecodeError, decode_source, split_lines
+from advisor.trusted_parse import parse_module
 
 class _Positions:
     """Turns nodes into 1-based positions; computed only for files with reports and, in a
@@ -188,7 +189,7 @@ def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache
     """The file's model (with its chunks, for positions), or the FileProblem that stopped it."""
     try:
         chunked = parse_chunked(text, chunks)
-        module = chunked.module if chunked is not None else cst.parse_module(text)
+        module = chunked.module if chunked is not None else parse_module(text)
     except cst.ParserSyntaxError as exc:
         return _syntax_problem(text, filename, exc)
     except RecursionError:
@@ -256,6 +257,11 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
         if model.is_test_code:
             # What a test costs is not what training costs: report, but below the default view.
             reports = [replace(r, severity=Severity.INFO) for r in reports]
+        if not config.show_info:
+            # `_visible` would drop them: their positions (printing their statements) are not needed.
+            reports = [r for r in reports if r.severity is not Severity.INFO]
+            if not reports:
+                return []
         checkpoint()
         positions = _Positions(model, text, model.chunked)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]

@@ -151,16 +151,31 @@ def _continued_lines(text: str) -> List[Tuple[int, int]]:
     return runs
 
 
+# The last text scanned and its scan: the runner asks `looks_risky` and the engine then
+# `nesting_problem` of the same string object, and the scan is a pass over every bracket.
+_last: Tuple[Optional[str], Optional[_Scan]] = (None, None)
+
+
+def _scan(text: str) -> _Scan:
+    global _last
+    known_text, known = _last
+    if known_text is text and known is not None:
+        return known
+    scan = _Scan(text)
+    _last = (text, scan)
+    return scan
+
+
 def looks_risky(text: str) -> bool:
     """Whether the text could nest deeply or parse slowly: what the runner analyses in a child
     process when it checks files in its own, so that an unforeseen crash costs one file."""
-    scan = _Scan(text)
+    scan = _scan(text)
     return scan.deep or scan.long
 
 
 def nesting_problem(text: str) -> Optional[Tuple[str, int, int]]:
     """(reason, row, column) when the file must not reach libcst, else None."""
-    scan = _Scan(text)
+    scan = _scan(text)
     if not scan.deep:
         return None
     try:
