@@ -203,7 +203,7 @@ def _pair(statements: Sequence[cst.CSTNode], nodes: Sequence[ast.stmt], out: Dic
 
 
 def _suite(body: cst.BaseSuite, nodes: Sequence[ast.stmt], out: Dict[int, int], elifs: Set[int]) -> bool:
-    if isinstance(body, cst.IndentedBlock):
+    if type(body) is cst.IndentedBlock:
         return _pair(body.body, nodes, out, elifs)
     return len(body.body) == len(nodes)  # `if x: a; b` on one line
 
@@ -253,7 +253,7 @@ def _pair_compound(statement: cst.CSTNode, node: ast.stmt, out: Dict[int, int], 
 
 
 def _has_block(statements: Sequence[cst.BaseStatement]) -> bool:
-    return any(isinstance(getattr(s, "body", None), cst.IndentedBlock) for s in statements)
+    return any(type(getattr(s, "body", None)) is cst.IndentedBlock for s in statements)
 
 
 # A top-level statement this long that is nothing but data (a generated table: literals, and

@@ -251,7 +251,7 @@ class Bindings:
         func = site.node.func
         if site.qualname is not None:
             return None
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return self.function(func.value, site.ctx, site.order)
         if site.receiver_name in ("self", "cls") and site.ctx.class_scope and site.method:
             return self.method(site.ctx.class_scope, site.method)

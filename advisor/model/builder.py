@@ -62,16 +62,16 @@ _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
 
 def _target_names(node: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
     """Names bound by an assignment or loop target, with their index in a tuple unpack."""
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) in (cst.Tuple, cst.List):
         out: List[Tuple[str, Optional[int]]] = []
         for i, element in enumerate(node.elements):
             value = element.value
-            if isinstance(value, cst.StarredElement):
+            if type(value) is cst.StarredElement:
                 value = value.value
             for name, _ in _target_names(value):
                 out.append((name, i))
         return out
-    if isinstance(node, cst.StarredElement):
+    if type(node) is cst.StarredElement:
         return _target_names(node.value)
     name = dotted_name(node)
     return [(name, None)] if name is not None else []
@@ -81,14 +81,14 @@ def _next_call(value: cst.Call) -> Optional[cst.Call]:
     """`next(it)` or `next(it, default)`: the call itself (whether `next` is the builtin is for
     the model to say: the walk cannot see every binding yet)."""
     func = value.func
-    if isinstance(func, cst.Name) and func.value == "next" and value.args and value.args[0].keyword is None:
+    if type(func) is cst.Name and func.value == "next" and value.args and value.args[0].keyword is None:
         return value
     return None
 
 
 def _has_enumerate(iterable: cst.BaseExpression) -> bool:
     """`enumerate(loader)`, also inside `tqdm(...)` or `iter(...)`, and around them."""
-    while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.args:
+    while type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.args:
         if iterable.func.value == "enumerate":
             return True
         if iterable.func.value not in _ITER_WRAPPERS:
@@ -108,21 +108,21 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
     stack = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BinaryOperation):
-            if isinstance(node.operator, cst.Modulo):
+        if type(node) is cst.BinaryOperation:
+            if type(node.operator) is cst.Modulo:
                 modulo = True
             stack.extend((node.left, node.right))
-        elif isinstance(node, cst.BooleanOperation):
+        elif type(node) is cst.BooleanOperation:
             stack.extend((node.left, node.right))
-        elif isinstance(node, cst.UnaryOperation):
+        elif type(node) is cst.UnaryOperation:
             stack.append(node.expression)
-        elif isinstance(node, cst.Comparison):
+        elif type(node) is cst.Comparison:
             stack.append(node.left)
             stack.extend(c.comparator for c in node.comparisons)
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             stack.append(node.func)
-        elif isinstance(node, (cst.Name, cst.Attribute)):
-            last = node.value if isinstance(node, cst.Name) else node.attr.value
+        elif type(node) in (cst.Name, cst.Attribute):
+            last = node.value if type(node) is cst.Name else node.attr.value
             if _RANK_NAME.match(last):
                 rank = True
     return modulo, rank
@@ -135,8 +135,8 @@ def _exits_only(body: cst.BaseSuite) -> bool:
     if not statements:
         return False
     last = statements[-1]
-    small = last.body if isinstance(last, cst.SimpleStatementLine) else (last,)
-    return bool(small) and isinstance(small[-1], (cst.Continue, cst.Return, cst.Raise))
+    small = last.body if type(last) is cst.SimpleStatementLine else (last,)
+    return bool(small) and type(small[-1]) in (cst.Continue, cst.Return, cst.Raise)
 
 
 _EXIT_CALLS = frozenset({"sys.exit", "os._exit", "os.abort"})
@@ -149,18 +149,18 @@ def _leaves_for_good(body: cst.BaseSuite, imports: ImportTable) -> Optional[str]
     `exit()`, `os._exit`), "raise" or "break"; None otherwise (`continue` and `return` come back
     on the next step)."""
     statements = body.body
-    if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
+    if not statements or not type(statements[-1]) is cst.SimpleStatementLine:
         return None
     last = statements[-1].body[-1] if statements[-1].body else None
-    if isinstance(last, cst.Raise):
+    if type(last) is cst.Raise:
         return "raise"
-    if isinstance(last, cst.Break):
+    if type(last) is cst.Break:
         return "break"
-    if isinstance(last, cst.Expr) and isinstance(last.value, cst.Call):
+    if type(last) is cst.Expr and type(last.value) is cst.Call:
         func = last.value.func
         if imports.qualify(func) in _EXIT_CALLS:
             return "exit"
-        if isinstance(func, cst.Name) and func.value in _EXIT_BUILTINS and imports.qualify(func) is None:
+        if type(func) is cst.Name and func.value in _EXIT_BUILTINS and imports.qualify(func) is None:
             return "exit"
     return None
 
@@ -170,8 +170,8 @@ def _is_continue_only(body: cst.BaseSuite) -> bool:
     if len(statements) != 1:
         return False
     first = statements[0]
-    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
-    return len(small) == 1 and isinstance(small[0], cst.Continue)
+    small = first.body if type(first) is cst.SimpleStatementLine else (first,)
+    return len(small) == 1 and type(small[0]) is cst.Continue
 
 
 class ModelBuilder(Walker):
@@ -246,7 +246,7 @@ class ModelBuilder(Walker):
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter_statement(node)
         if self.ctx.function is None and not self._classes and self.ctx is self._module_ctx:
-            if any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in node.body):
+            if any(type(small) in (cst.Import, cst.ImportFrom) for small in node.body):
                 self.facts.module_imports.append(node)
 
     def visit_Try(self, node: cst.Try) -> None:
@@ -288,7 +288,7 @@ class ModelBuilder(Walker):
         decorators = []
         for decorator in node.decorators:
             expr = decorator.decorator
-            if isinstance(expr, cst.Call):
+            if type(expr) is cst.Call:
                 expr = expr.func
             qual = self.imports.qualify(expr)
             decorators.append(qual or dotted_name(expr) or "")
@@ -336,7 +336,7 @@ class ModelBuilder(Walker):
             return
         function.generator = True
         value = original_node.value
-        if isinstance(value, cst.From):
+        if type(value) is cst.From:
             function.yields_from.append(ReturnSite(value.item, self.ctx, self._next_order()))
         elif isinstance(value, cst.BaseExpression):
             function.yields.append(ReturnSite(value, self.ctx, self._next_order()))
@@ -362,7 +362,7 @@ class ModelBuilder(Walker):
         return loop
 
     def _iterates_loader(self, iterable: cst.BaseExpression) -> bool:
-        while isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+        while type(iterable) is cst.Call and type(iterable.func) is cst.Name:
             if iterable.func.value not in _ITER_WRAPPERS or not iterable.args:
                 break
             iterable = iterable.args[0].value
@@ -373,7 +373,7 @@ class ModelBuilder(Walker):
             return True
         for assignment in self.facts.assignments.get((self.ctx.scope, name), ()):
             value = assignment.value
-            if isinstance(value, cst.Call) and self.imports.qualify(value.func) == "torch.utils.data.DataLoader":
+            if type(value) is cst.Call and self.imports.qualify(value.func) == "torch.utils.data.DataLoader":
                 return True
         return False
 
@@ -382,8 +382,8 @@ class ModelBuilder(Walker):
         targets = _target_names(node.target)
         over_loader = self._iterates_loader(node.iter)
         is_range = (
-            isinstance(node.iter, cst.Call)
-            and isinstance(node.iter.func, cst.Name)
+            type(node.iter) is cst.Call
+            and type(node.iter.func) is cst.Name
             and node.iter.func.value == "range"
         )
         loop = self._new_loop(node, tuple(name for name, _ in targets), over_loader)
@@ -397,20 +397,20 @@ class ModelBuilder(Walker):
         # dict of tensors, strings and ids: not known.
         batch_target: Optional[cst.BaseExpression] = node.target
         if _has_enumerate(node.iter):
-            if isinstance(node.target, (cst.Tuple, cst.List)) and len(node.target.elements) == 2:
+            if type(node.target) in (cst.Tuple, cst.List) and len(node.target.elements) == 2:
                 batch_target = node.target.elements[1].value
             else:
                 batch_target = None
         # A loop the walk cannot tell is over a loader keeps, for each target, the hint it would
         # have over one: the model decides (`loaders.loop_target_hint`).
         followable = not loop.over_loader and bool(loop.batch_names)
-        pair = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else ()
+        pair = node.target.elements if type(node.target) in (cst.Tuple, cst.List) else ()
         enumerable = followable and len(pair) == 2 and not _has_enumerate(node.iter)
         for name, index in _target_names(node.target):
             hint = "loop-target"
             loader_hint = None
             if batch_target is not None:
-                unpacked = isinstance(batch_target, (cst.Tuple, cst.List))
+                unpacked = type(batch_target) in (cst.Tuple, cst.List)
                 inside = any(name == n for n, _ in _target_names(batch_target))
                 if inside:
                     loader_hint = "batch" if unpacked else "loader-batch"
@@ -422,7 +422,7 @@ class ModelBuilder(Walker):
             if enumerable:
                 second = pair[1].value
                 enumerated_hint = "index" if index == 0 else (
-                    "batch" if isinstance(second, (cst.Tuple, cst.List)) else "loader-batch"
+                    "batch" if type(second) in (cst.Tuple, cst.List) else "loader-batch"
                 )
             self._record_assignment(name, None, index, hint, iterable=node.iter,
                                     batch_hint=loader_hint if followable else None,
@@ -491,15 +491,15 @@ class ModelBuilder(Walker):
             return True
         statements = body.body
         last = statements[-1] if statements else None
-        if not isinstance(last, cst.SimpleStatementLine) or not last.body:
+        if not type(last) is cst.SimpleStatementLine or not last.body:
             return False
         small = last.body[-1]
-        if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        if not type(small) is cst.Expr or not type(small.value) is cst.Call:
             return False
         func = small.value.func
         # click's `ctx.fail(message)` / `ctx.abort()` / `ctx.exit()` raise.
         return (
-            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+            type(func) is cst.Attribute and type(func.value) is cst.Name
             and func.value.value == "ctx" and func.attr.value in _CLICK_EXITS
         )
 
@@ -507,7 +507,7 @@ class ModelBuilder(Walker):
         self._push(self.ctx.derive(conditional=True, aborts=self._aborts(node.body)))
         self.facts.optional_blocks.add(id(self.ctx))
         caught = node.type
-        names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+        names = [e.value for e in caught.elements] if type(caught) is cst.Tuple else [caught]
         if any(n is not None and dotted_name(n) == "StopIteration" for n in names):
             self.facts.handlers[id(self.ctx)] = True  # an iterator ran out: its loader's pass ended
         else:
@@ -586,7 +586,7 @@ class ModelBuilder(Walker):
     def visit_If_orelse(self, node: cst.If) -> None:
         where, order = self._if_ctx[id(node)]
         orelse = node.orelse
-        aborts = self._aborts(orelse.body) if isinstance(orelse, cst.Else) else self.ctx.aborts
+        aborts = self._aborts(orelse.body) if type(orelse) is cst.Else else self.ctx.aborts
         self._push(self.ctx.derive(conditional=True, guard=Guard(node.test, False, where, order), aborts=aborts))
 
     def leave_If_orelse(self, node: cst.If) -> None:
@@ -609,7 +609,7 @@ class ModelBuilder(Walker):
         calls = []
         for item in node.items:
             call = item.item
-            if not isinstance(call, cst.Call):
+            if not type(call) is cst.Call:
                 if self.imports.qualify(call) in NO_GRAD_CONTEXTS:
                     no_grad = True
                 continue
@@ -619,7 +619,7 @@ class ModelBuilder(Walker):
                 no_grad = True
             elif qual == "torch.set_grad_enabled" and call.args:
                 value = call.args[0].value
-                if isinstance(value, cst.Name) and value.value == "False":
+                if type(value) is cst.Name and value.value == "False":
                     no_grad = True
         self._with_flags[id(node)] = no_grad
         for call in calls:
@@ -653,7 +653,7 @@ class ModelBuilder(Walker):
             scope = self.ctx.class_scope
         assignment = Assignment(
             target, value, self.ctx, self._next_order(), index, kind_hint,
-            augmented=isinstance(statement, cst.AugAssign), statement=statement, iterable=iterable,
+            augmented=type(statement) is cst.AugAssign, statement=statement, iterable=iterable,
             batch_hint=batch_hint, enumerated_hint=enumerated_hint,
         )
         self.facts.assignments.setdefault((scope, target), []).append(assignment)
@@ -662,7 +662,7 @@ class ModelBuilder(Walker):
         """`self.register_buffer("ptr", torch.zeros(1))` binds `self.ptr` as an assignment
         would: a module's buffers are tensors that live where the module does."""
         args = node.args
-        if len(args) < 2 or args[0].keyword is not None or not isinstance(args[0].value, cst.SimpleString):
+        if len(args) < 2 or args[0].keyword is not None or not type(args[0].value) is cst.SimpleString:
             return
         name = args[0].value.evaluated_value
         value = args[1].value if args[1].keyword is None or args[1].keyword.value == "tensor" else None
@@ -673,16 +673,16 @@ class ModelBuilder(Walker):
         self, target: cst.BaseExpression, value: cst.BaseExpression, statement: cst.CSTNode
     ) -> Optional[str]:
         """Records the names a target binds; returns the base name that the value flows into."""
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             base = dotted_name(target.value)
             root = target.value
-            while isinstance(root, cst.Subscript):
+            while type(root) is cst.Subscript:
                 root = root.value  # `buf[i][:n] = row` writes into `buf` too
             if dotted_name(root) is not None:
                 self.facts.subscript_stores.add((self.ctx.scope, dotted_name(root)))
             if base is not None:
                 # `d[k] += v`: what the item then holds is not `v`.
-                self._record_item_store(base, target, cst.Ellipsis() if isinstance(statement, cst.AugAssign) else value)
+                self._record_item_store(base, target, cst.Ellipsis() if type(statement) is cst.AugAssign else value)
             return base
         names = _target_names(target)
         for name, index in names:
@@ -690,13 +690,13 @@ class ModelBuilder(Walker):
         loop = self.ctx.loop
         if loop is not None and names:
             sources = {root_name(value)}
-            if isinstance(value, cst.Call):
+            if type(value) is cst.Call:
                 sources.update(root_name(arg.value) for arg in value.args)
-            elif isinstance(value, cst.Tuple):
+            elif type(value) is cst.Tuple:
                 sources.update(root_name(el.value) for el in value.elements)
             if sources & self._batch_names():
                 loop.batch_names.update(name for name, _ in names)
-            draw = _next_call(value) if isinstance(value, cst.Call) else None
+            draw = _next_call(value) if type(value) is cst.Call else None
             if draw is None:
                 draw = self._drawn_source(sources)
             if draw is not None:
@@ -716,14 +716,14 @@ class ModelBuilder(Walker):
 
     def _record_item_store(self, base: str, target: cst.Subscript, value: Optional[cst.BaseExpression]) -> None:
         key = target.slice[0].slice if len(target.slice) == 1 else None
-        key = key.value if isinstance(key, cst.Index) and key.star is None else cst.Ellipsis()  # `...`: a key not known
+        key = key.value if type(key) is cst.Index and key.star is None else cst.Ellipsis()  # `...`: a key not known
         store = ItemStore(key, value, self.ctx, self._next_order())
         self.facts.item_stores.setdefault(base, []).append(store)
 
     def leave_Del(self, original_node: cst.Del) -> None:
-        targets = original_node.target.elements if isinstance(original_node.target, cst.Tuple) else ()
+        targets = original_node.target.elements if type(original_node.target) is cst.Tuple else ()
         for target in [e.value for e in targets] or [original_node.target]:
-            if isinstance(target, cst.Subscript):
+            if type(target) is cst.Subscript:
                 base = dotted_name(target.value)
                 if base is not None:
                     self._record_item_store(base, target, None)
@@ -733,7 +733,7 @@ class ModelBuilder(Walker):
     @staticmethod
     def _base_of(target: cst.BaseExpression) -> Optional[str]:
         """The base name a target's value flows into (`x` in `x = ...`, `d` in `d[k] = ...`)."""
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             return dotted_name(target.value)
         names = _target_names(target)
         return names[0][0] if len(names) == 1 else None
@@ -771,8 +771,8 @@ class ModelBuilder(Walker):
         )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Modulo) and _is_template(node.left):
-            values = node.right.elements if isinstance(node.right, cst.Tuple) else None
+        if type(node.operator) is cst.Modulo and _is_template(node.left):
+            values = node.right.elements if type(node.right) is cst.Tuple else None
             if values is None:
                 self.facts.formatted.append(FormattedValue(node.right, self.ctx, "%-format"))
             else:
@@ -798,7 +798,7 @@ class ModelBuilder(Walker):
         ctx = self.ctx
         qualname = self.imports.qualify(func)
         method = receiver = receiver_name = None
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             receiver = func.value
             receiver_name = dotted_name(receiver)
@@ -844,7 +844,7 @@ class ModelBuilder(Walker):
                 self.facts.uses_cuda = True  # `torch.accelerator.current_accelerator()`: CUDA on a GPU box
 
         callee = None
-        if isinstance(func, cst.Name) and qualname is None:
+        if type(func) is cst.Name and qualname is None:
             callee = func.value
         elif receiver_name in ("self", "cls") and ctx.class_name:
             callee = f"{ctx.class_name}.{method}"
@@ -882,7 +882,7 @@ class ModelBuilder(Walker):
             # the copies projects keep): a callable that runs backward and steps the optimizer.
             self._mark_training(ctx, step=True)
             self._record_backward_value(ctx, None, node)
-        elif (method or (func.value if isinstance(func, cst.Name) else "")).endswith("_step"):
+        elif (method or (func.value if type(func) is cst.Name else "")).endswith("_step"):
             self._mark_loose_step(ctx)
         elif method == "set_epoch":
             if ctx.function is not None:
@@ -903,10 +903,10 @@ class ModelBuilder(Walker):
         value = receiver
         if node.args and node.args[0].keyword is None:
             value = node.args[0].value  # accelerator.backward(loss), fabric.backward(loss)
-        elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        elif type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
             if receiver.func.attr.value == "scale" and receiver.args:
                 value = receiver.args[0].value
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             self.facts.backward_receivers.add((ctx.scope, value.value))
 
     def _mark_loose_step(self, ctx: Context) -> None:
@@ -957,7 +957,7 @@ def _only_printed(site: CallSite) -> bool:
     outer = site.outer
     while outer is not None:
         func = outer.node.func
-        name = func.value if isinstance(func, cst.Name) else outer.method
+        name = func.value if type(func) is cst.Name else outer.method
         if name in _REPORTING_CALLS:
             return True
         outer = outer.outer
@@ -967,11 +967,11 @@ def _only_printed(site: CallSite) -> bool:
 def _is_template(expr: cst.BaseExpression) -> bool:
     """A %-format template: a string literal, or one built from literals with `+` and `*`, as
     progress-bar code builds its column layout (`('%10s' * 2 + '%10.4g' * 6) % (...)`)."""
-    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+    if type(expr) in (cst.SimpleString, cst.ConcatenatedString):
         return True
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Add):
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) is cst.Add:
             return _is_template(expr.left) and _is_template(expr.right)
-        if isinstance(expr.operator, cst.Multiply):
+        if type(expr.operator) is cst.Multiply:
             return _is_template(expr.left) or _is_template(expr.right)
     return False

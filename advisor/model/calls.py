@@ -50,15 +50,15 @@ def class_method(model, info: ClassInfo, name: str, depth: int = 0) -> Optional[
 def _abstract(info: FunctionInfo) -> bool:
     """The body only documents or refuses (`raise NotImplementedError`, `pass`, `...`)."""
     for statement in info.node.body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if not type(statement) is cst.SimpleStatementLine:
             return False
         for small in statement.body:
-            if isinstance(small, cst.Pass):
+            if type(small) is cst.Pass:
                 continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis):
                 continue
-            if isinstance(small, cst.Raise) and small.exc is not None and "NotImplementedError" in (dotted_name(
-                small.exc.func if isinstance(small.exc, cst.Call) else small.exc) or ""):
+            if type(small) is cst.Raise and small.exc is not None and "NotImplementedError" in (dotted_name(
+                small.exc.func if type(small.exc) is cst.Call else small.exc) or ""):
                 continue
             return False
     return True
@@ -120,7 +120,7 @@ class CallGraph:
             return []
         out: List[Target] = []
         for arg in site.node.args:
-            if isinstance(arg.value, cst.Name) and not arg.star and arg.keyword is None and arg.value.value in self._loop_functions():
+            if type(arg.value) is cst.Name and not arg.star and arg.keyword is None and arg.value.value in self._loop_functions():
                 info = self.model.bindings.function(arg.value.value, site.ctx, site.order)
                 if info is not None and info.ctx is not None and info.ctx.loop is loop:
                     out.append((self.model, info))
@@ -137,10 +137,10 @@ class CallGraph:
         out: List[Target] = []
         for assignment in reach:
             values = [assignment.value]
-            if isinstance(assignment.value, cst.IfExp):
+            if type(assignment.value) is cst.IfExp:
                 values = [assignment.value.body, assignment.value.orelse]
             for value in values:
-                if assignment.index is not None or not isinstance(value, cst.Name):
+                if assignment.index is not None or not type(value) is cst.Name:
                     return []
                 if model.reaching(value.value, assignment.ctx, assignment.order):
                     return []
@@ -158,7 +158,7 @@ class CallGraph:
             if symbol is not None and symbol.kind == "function" and symbol.info is not None:
                 return [(symbol.model, symbol.info)]
             return []
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             local = model.bindings.function(func.value, site.ctx, site.order)
             if local is not None:
                 return [(model, local)]
@@ -167,7 +167,7 @@ class CallGraph:
             aliased = self._aliased_functions(func.value, site)
             if aliased:
                 return aliased
-        elif isinstance(func, cst.Attribute) and site.receiver_name in ("self", "cls"):
+        elif type(func) is cst.Attribute and site.receiver_name in ("self", "cls"):
             local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
             if local is None and site.ctx.class_name:
                 local = model.resolve(f"{site.ctx.class_name}.{site.method}")
@@ -182,7 +182,7 @@ class CallGraph:
         # A module instance called (`criterion(...)`, `self.loss_fn(...)`), or a method of an instance.
         if dotted_name(func) is None:
             return []
-        if isinstance(func, cst.Attribute) and site.receiver is not None and dotted_name(site.receiver) is not None:
+        if type(func) is cst.Attribute and site.receiver is not None and dotted_name(site.receiver) is not None:
             owners = instances_of(model, site.receiver, site.ctx, site.order)
             found = [class_method(m, c, site.method) for m, c in owners]
             hits = [f for f in found if f is not None]
@@ -241,7 +241,7 @@ class CallGraph:
         out: List[Caller] = []
         for model in models:
             for site in model.calls.candidates(name):
-                if model is self.model and site.qualname is None and isinstance(site.node.func, cst.Name):
+                if model is self.model and site.qualname is None and type(site.node.func) is cst.Name:
                     if site.node.func.value == name and model.bindings.function(name, site.ctx, site.order) is None:
                         out.append((model, site))
                         continue
@@ -264,7 +264,7 @@ class CallGraph:
                 called = dotted.rsplit(".", 1)[-1] if dotted is not None else None
                 if site.ctx.loop is not None and self._loop_functions():
                     # A function handed over in the loop that defines it runs there (`_handed`).
-                    handed = {a.value.value for a in site.node.args if isinstance(a.value, cst.Name) and a.keyword is None}
+                    handed = {a.value.value for a in site.node.args if type(a.value) is cst.Name and a.keyword is None}
                     for argument in (handed & self._loop_functions()) - {called}:
                         by_name.setdefault(argument, []).append(site)
                 if called is None:

@@ -39,15 +39,15 @@ class Parsers(Question[ParserSet]):
     follows_imports = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[ParserSet]:
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qual = flow.model.imports.qualify(expr.func)
             if qual == PARSER:
                 return ((flow.model, expr),), True
             func = expr.func
-            if qual is None and isinstance(func, cst.Attribute) and func.attr.value in _GROUPS:
+            if qual is None and type(func) is cst.Attribute and func.attr.value in _GROUPS:
                 return flow.ask(self, func.value, ctx, order)
             return None if qual is None or _project_function(flow, qual) else _NONE
-        if isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp)):
+        if type(expr) in (cst.Name, cst.Attribute, cst.IfExp):
             return None
         return _NONE
 
@@ -74,24 +74,24 @@ class ParsedArgs(Question[ParserSet]):
     follows_imports = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[ParserSet]:
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qual = flow.model.imports.qualify(expr.func)
             if qual is not None:
                 return None if _project_function(flow, qual) else _NONE
             if _method(expr) == "parse_args":
                 return flow.ask(PARSERS, expr.func.value, ctx, order)
             return None  # a helper that returns the parse result
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             index = expr.slice[0].slice if len(expr.slice) == 1 else None
-            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0":
+            if type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0":
                 return self.element(flow, expr.value, 0, ctx, order) or _NONE
             return _NONE
-        if isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp)):
+        if type(expr) in (cst.Name, cst.Attribute, cst.IfExp):
             return None
         return _NONE
 
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[ParserSet]:
-        if isinstance(expr, cst.Call) and _method(expr) == "parse_known_args":
+        if type(expr) is cst.Call and _method(expr) == "parse_known_args":
             if index != 0 or flow.model.imports.qualify(expr.func) is not None:
                 return _NONE
             return flow.ask(PARSERS, expr.func.value, ctx, order)
@@ -112,7 +112,7 @@ def _project_function(flow: ValueFlow, qual: str) -> bool:
 
 
 def _method(call: cst.Call) -> Optional[str]:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    return call.func.attr.value if type(call.func) is cst.Attribute else None
 
 
 def option_values(
@@ -202,10 +202,10 @@ def _family(model, parser: cst.Call, depth: int = 0) -> Optional[Set[int]]:
     for arg in parser.args:
         if arg.keyword is None or arg.keyword.value != "parents":
             continue
-        if not isinstance(arg.value, (cst.List, cst.Tuple)) or depth > 3:
+        if not type(arg.value) in (cst.List, cst.Tuple) or depth > 3:
             return None
         for element in arg.value.elements:
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 return None
             owners, known = model.values.ask(PARSERS, element.value, _ctx_of(model, parser), model.order_of(parser))
             if not known or not owners:
@@ -258,23 +258,23 @@ def shared_only(model, attr: str) -> bool:
 def rounded_share(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
     """The count ``a`` of a share rounded up: `(a + n - 1) // n`, `int((a + n - 1) / n)`,
     `math.ceil(a / n)`; None for anything else."""
-    if isinstance(expr, cst.Call) and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None:
+    if type(expr) is cst.Call and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None:
         name = dotted_name(expr.func)
         inner = expr.args[0].value
-        if name == "math.ceil" and isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+        if name == "math.ceil" and type(inner) is cst.BinaryOperation and type(inner.operator) is cst.Divide:
             return inner.left
         if name != "int":
             return None
         expr = inner
-    if not isinstance(expr, cst.BinaryOperation) or not isinstance(expr.operator, (cst.Divide, cst.FloorDivide)):
+    if not type(expr) is cst.BinaryOperation or not type(expr.operator) in (cst.Divide, cst.FloorDivide):
         return None
     top, divisor = expr.left, dotted_name(expr.right)
-    if divisor is None or not isinstance(top, cst.BinaryOperation) or not isinstance(top.operator, cst.Subtract):
+    if divisor is None or not type(top) is cst.BinaryOperation or not type(top.operator) is cst.Subtract:
         return None
-    if not (isinstance(top.right, cst.Integer) and top.right.value == "1"):
+    if not (type(top.right) is cst.Integer and top.right.value == "1"):
         return None
     added = top.left
-    if not isinstance(added, cst.BinaryOperation) or not isinstance(added.operator, cst.Add):
+    if not type(added) is cst.BinaryOperation or not type(added.operator) is cst.Add:
         return None
     if dotted_name(added.right) == divisor:
         return added.left
@@ -296,7 +296,7 @@ def _namespace_stores(model) -> Tuple[Set[str], bool, Set[str]]:
                 stored.add(parts[-1])
     for site in model.facts.calls_by_callee.get("setattr", ()):
         args = site.node.args
-        if len(args) >= 2 and isinstance(args[1].value, cst.SimpleString):
+        if len(args) >= 2 and type(args[1].value) is cst.SimpleString:
             value = args[1].value.evaluated_value
             if isinstance(value, str):
                 stored.add(value)
@@ -306,7 +306,7 @@ def _namespace_stores(model) -> Tuple[Set[str], bool, Set[str]]:
         receiver = site.receiver
         if (site.receiver_name or "").endswith("__dict__") and not (site.receiver_name or "").startswith("self."):
             anything = True  # `args.__dict__.update(config)`
-        elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) and receiver.func.value == "vars":
+        elif type(receiver) is cst.Call and type(receiver.func) is cst.Name and receiver.func.value == "vars":
             anything = True  # `vars(args).update(config)`
     if any(name.endswith("__dict__") for name in model.facts.item_stores):
         anything = True
@@ -344,7 +344,7 @@ def _dest(call: cst.Call) -> Optional[str]:
 
 
 def _text(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+    if type(expr) in (cst.SimpleString, cst.ConcatenatedString):
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None
@@ -358,7 +358,7 @@ def _option_default(model, site, question: Question[Literals]) -> Literals:
     if not option.startswith("-") and _text(keywords.get("nargs", cst.Name("None"))) not in ("?", "*"):
         return UNKNOWN  # a positional argument: always given on the command line
     required = keywords.get("required")
-    if required is not None and not (isinstance(required, cst.Name) and required.value == "False"):
+    if required is not None and not (type(required) is cst.Name and required.value == "False"):
         return UNKNOWN
     action = keywords.get("action")
     action_text = _text(action) if action is not None else None

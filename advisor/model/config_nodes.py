@@ -36,10 +36,10 @@ def _defaults(owner) -> Dict[str, Optional[Assignment]]:
             value = assignment.value
             if "." in name or value is None or assignment.index is not None:
                 continue
-            if isinstance(value, cst.Call) and owner.imports.qualify(value.func) in _NODE_CLASSES:
+            if type(value) is cst.Call and owner.imports.qualify(value.func) in _NODE_CLASSES:
                 roots.add(name)
     for name, found in module:  # `cfg = _C`
-        if "." not in name and any(isinstance(a.value, cst.Name) and a.value.value in roots for a in found):
+        if "." not in name and any(type(a.value) is cst.Name and a.value.value in roots for a in found):
             roots.add(name)
     out: Dict[str, Optional[Assignment]] = {}
     for name, found in module:

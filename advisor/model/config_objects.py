@@ -35,7 +35,7 @@ class SettingsObjects(Question[Sources]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Sources]:
         model = flow.model
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qual = model.imports.qualify(expr.func)
             if qual in _NAMESPACES:
                 return (("keywords", flow, expr, ctx, order),), True
@@ -48,13 +48,13 @@ class SettingsObjects(Question[Sources]):
                     return (("dict", flow, expr, ctx, order),), True
                 return (("instance", flow, expr, ctx, order, owner, info),), True
             return _NONE if qual is not None else None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             if not flow.bindings.reaching(expr.value, ctx, order):
                 found = _class_of(model, expr, model.imports.qualify(expr), ctx, order)
                 if found is not None:
                     return (("class",) + found,), True
             return None
-        if isinstance(expr, (cst.Attribute, cst.IfExp)):
+        if type(expr) in (cst.Attribute, cst.IfExp):
             return None
         return _NONE
 
@@ -75,7 +75,7 @@ def _class_of(model, func: cst.BaseExpression, qual: Optional[str], ctx: Context
         if symbol is not None and symbol.kind == "class":
             return symbol.model, symbol.info
         return None
-    if isinstance(func, cst.Name) and func.value in model.facts.classes:
+    if type(func) is cst.Name and func.value in model.facts.classes:
         if model.bindings.function(func.value, ctx, order) is None:
             return model, model.facts.classes[func.value]
     return None
@@ -144,9 +144,9 @@ def _value(source: tuple, attr: str, question: Question[Literals]) -> Literals:
 def _is_dataclass(info: ClassInfo) -> bool:
     for decorator in info.node.decorators:
         expr = decorator.decorator
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             expr = expr.func
-        name = expr.attr.value if isinstance(expr, cst.Attribute) else getattr(expr, "value", "")
+        name = expr.attr.value if type(expr) is cst.Attribute else getattr(expr, "value", "")
         if name in ("dataclass", "dataclasses"):
             return True
     return False
@@ -160,14 +160,14 @@ def _fields(info: ClassInfo) -> Optional[List[str]]:
     return [
         small.target.value
         for small in _class_statements(info)
-        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+        if type(small) is cst.AnnAssign and type(small.target) is cst.Name
     ]
 
 
 def _class_statements(info: ClassInfo):
     body = info.node.body
-    for line in body.body if isinstance(body, cst.IndentedBlock) else ():
-        if isinstance(line, cst.SimpleStatementLine):
+    for line in body.body if type(body) is cst.IndentedBlock else ():
+        if type(line) is cst.SimpleStatementLine:
             yield from line.body
 
 
@@ -180,15 +180,15 @@ def _class_default(owner, info: ClassInfo, attr: str, question: Question[Literal
         return UNKNOWN
     value = None
     for small in _class_statements(info):
-        if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == attr:
+        if type(small) is cst.AnnAssign and type(small.target) is cst.Name and small.target.value == attr:
             value = small.value
-        elif isinstance(small, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value == attr for t in small.targets
+        elif type(small) is cst.Assign and any(
+            type(t.target) is cst.Name and t.target.value == attr for t in small.targets
         ):
             value = small.value
     if value is None:
         return UNKNOWN
-    if isinstance(value, cst.Call) and (owner.imports.qualify(value.func) or "").endswith("field"):
+    if type(value) is cst.Call and (owner.imports.qualify(value.func) or "").endswith("field"):
         default = argument(value, "default", None)
         if default is None:
             return UNKNOWN  # `default_factory=`

@@ -81,23 +81,23 @@ def tag(value: Any) -> Tagged:
 def constant(model, expr: cst.BaseExpression) -> Optional[Tagged]:
     """The tagged value of a literal written in place, or of a torch dtype (`torch.half` is
     `("dtype", "torch.float16")`); None for anything else."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         if expr.value in ("True", "False"):
             return tag(expr.value == "True")
         if expr.value == "None":
             return tag(None)
-    elif isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+    elif type(expr) in (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString):
         try:
             value = expr.evaluated_value
         except (ValueError, SyntaxError, MemoryError):  # an int past the digit limit, a bad escape
             return None
         return tag(value) if isinstance(value, (int, float, str)) else None
-    elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+    elif type(expr) is cst.UnaryOperation and type(expr.operator) in (cst.Minus, cst.Plus):
         inner = constant(model, expr.expression)
         if inner is not None and inner[0] in ("int", "float"):
-            return tag(-inner[1] if isinstance(expr.operator, cst.Minus) else inner[1])
+            return tag(-inner[1] if type(expr.operator) is cst.Minus else inner[1])
         return None
-    if isinstance(expr, (cst.Name, cst.Attribute)):
+    if type(expr) in (cst.Name, cst.Attribute):
         qual = model.imports.qualify(expr) or ""
         head, _, last = qual.rpartition(".")
         if head == "torch" and last in TORCH_DTYPES:

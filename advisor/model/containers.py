@@ -84,11 +84,11 @@ class DictContents(Question[Contents]):
     follows_imports = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Contents]:
-        if isinstance(expr, cst.Dict):
+        if type(expr) is cst.Dict:
             return (self._literal(flow, expr, ctx, order),)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(flow, expr, ctx, order)
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             on_gpu = cuda_test(flow.model, expr.test)
             if on_gpu is None:
                 return None
@@ -123,7 +123,7 @@ class DictContents(Question[Contents]):
     def _literal(self, flow: ValueFlow, node: cst.Dict, ctx: Context, order: int) -> Variant:
         variant = Variant({}, True)
         for element in node.elements:
-            if isinstance(element, cst.StarredDictElement):
+            if type(element) is cst.StarredDictElement:
                 variant = _merged(variant, flow.ask(self, element.value, ctx, order), ALWAYS)
                 continue
             key = constant(flow.model, element.key)
@@ -139,7 +139,7 @@ class DictContents(Question[Contents]):
         qual = model.imports.qualify(func)
         if qual in _COPIES and len(call.args) >= 1:
             return flow.ask(self, call.args[0].value, ctx, order)
-        if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not call.args and qual is None:
+        if type(func) is cst.Attribute and func.attr.value == "copy" and not call.args and qual is None:
             return flow.ask(self, func.value, ctx, order)
         if not self._builds_dict(flow, call, qual, ctx, order):
             return None if qual is None else _UNKNOWN  # a helper's return; a library's result
@@ -168,7 +168,7 @@ class DictContents(Question[Contents]):
                 return True
             symbol = model.symbol(qual)
             return symbol is not None and symbol.kind == "class" and is_dict_class(symbol.model, symbol.info)
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value == "dict":
                 return flow.bindings.function("dict", ctx, order) is None
             info = model.facts.classes.get(func.value)
@@ -434,14 +434,14 @@ def _index_changes(model) -> Dict[str, List[_Change]]:
 def _attribute_target(assignment: Assignment) -> Optional[cst.Attribute]:
     """The `c.key` node a plain assignment binds (`c.key = value`, `c.a, c.b = pair`)."""
     statement = assignment.statement
-    if assignment.value is None or assignment.augmented or not isinstance(statement, (cst.Assign, cst.AnnAssign)):
+    if assignment.value is None or assignment.augmented or not type(statement) in (cst.Assign, cst.AnnAssign):
         return None
-    targets = [t.target for t in statement.targets] if isinstance(statement, cst.Assign) else [statement.target]
+    targets = [t.target for t in statement.targets] if type(statement) is cst.Assign else [statement.target]
     while targets:
         target = targets.pop()
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             targets.extend(e.value for e in target.elements)
-        elif isinstance(target, cst.Attribute) and dotted_name(target) == assignment.target:
+        elif type(target) is cst.Attribute and dotted_name(target) == assignment.target:
             return target
     return None
 
@@ -618,17 +618,17 @@ class ListItems(Question[Items]):
     unknown = _NO_ITEMS
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Items]:
-        if isinstance(expr, cst.List):
-            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+        if type(expr) is cst.List:
+            if any(type(e) is cst.StarredElement for e in expr.elements):
                 return _NO_ITEMS
             return True, tuple(Value(e.value, ctx, order, flow) for e in expr.elements)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             reach = flow.bindings.reaching(expr.value, ctx, order)
             if reach.assignments and all(_built_list(a) is not None for a in reach.assignments):
                 values = list_elements(flow.model, expr.value, ctx, order)
                 return _NO_ITEMS if values is None else (True, values)
             return None
-        return _NO_ITEMS if isinstance(expr, (cst.Attribute, cst.Subscript)) else None
+        return _NO_ITEMS if type(expr) in (cst.Attribute, cst.Subscript) else None
 
     def combine(self, answers: Sequence[Items]) -> Items:
         if not all(known for known, _ in answers):
@@ -642,16 +642,16 @@ LIST_ITEMS = ListItems()
 def _built_list(binding: Assignment) -> Optional[cst.List]:
     """The list literal a binding gives its name (`parts = []`, `boxes, labels = [], []`)."""
     built = binding.value
-    if binding.index is not None and isinstance(built, (cst.Tuple, cst.List)):
+    if binding.index is not None and type(built) in (cst.Tuple, cst.List):
         elements = built.elements
-        if binding.index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+        if binding.index >= len(elements) or any(type(e) is cst.StarredElement for e in elements):
             return None
         built = elements[binding.index].value
     elif binding.index is not None:
         return None
-    if binding.augmented or not isinstance(built, cst.List):
+    if binding.augmented or not type(built) is cst.List:
         return None
-    if any(isinstance(e, cst.StarredElement) for e in built.elements):
+    if any(type(e) is cst.StarredElement for e in built.elements):
         return None
     return built
 
@@ -686,7 +686,7 @@ def list_elements(model, name: str, ctx: Context, order: float) -> Optional[Tupl
         added = args[-1].value
         if site.method != "extend":
             values.append(Value(added, site.ctx, site.order, model.values))
-        elif isinstance(added, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in added.elements):
+        elif type(added) in (cst.List, cst.Tuple) and not any(type(e) is cst.StarredElement for e in added.elements):
             values.extend(Value(e.value, site.ctx, site.order, model.values) for e in added.elements)
         else:
             return None

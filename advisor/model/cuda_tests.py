@@ -30,16 +30,16 @@ _AVAILABILITY = ("torch.cuda.is_available", "torch.accelerator.is_available")
 def cuda_test(model, test: cst.BaseExpression) -> Optional[bool]:
     """True when the test holds exactly on the GPU path, False when exactly on the CPU path,
     None when it says nothing about it (or more than it: `use_cuda and args.pin`)."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = cuda_test(model, test.expression)
         return None if inner is None else not inner
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         left, right = cuda_test(model, test.left), cuda_test(model, test.right)
         # `args.cuda and torch.cuda.is_available()`: both say the same, so the whole does.
         return left if left is not None and left == right else None
-    if isinstance(test, cst.Call):
+    if type(test) is cst.Call:
         return True if model.imports.qualify(test.func) in _AVAILABILITY else None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         return _device_comparison(test)
     name = dotted_name(test)
     if name is None:
@@ -57,10 +57,10 @@ def _device_comparison(test: cst.Comparison) -> Optional[bool]:
     target = test.comparisons[0]
     operator = target.operator
     left, right = test.left, target.comparator
-    if isinstance(operator, (cst.In, cst.NotIn)):
-        text, other, negated = _text(left), right, isinstance(operator, cst.NotIn)
-    elif isinstance(operator, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
-        negated = isinstance(operator, (cst.NotEqual, cst.IsNot))
+    if type(operator) in (cst.In, cst.NotIn):
+        text, other, negated = _text(left), right, type(operator) is cst.NotIn
+    elif type(operator) in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
+        negated = type(operator) in (cst.NotEqual, cst.IsNot)
         text, other = (_text(right), left) if _text(right) is not None else (_text(left), right)
     else:
         return None
@@ -76,14 +76,14 @@ def _device_comparison(test: cst.Comparison) -> Optional[bool]:
 
 
 def _text(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None
 
 
 def _names_a_device(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "str" and expr.args:
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "str" and expr.args:
         expr = expr.args[0].value  # `"cuda" in str(device)`
     name = dotted_name(expr)
     return name is not None and "device" in name.lower()

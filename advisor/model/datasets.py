@@ -36,16 +36,16 @@ def _class_in_memory(owner, info: ClassInfo) -> bool:
     bound: Set[str] = set()
     returned = False
     for index, statement in enumerate(getitem.node.body.body):
-        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        if not type(statement) is cst.SimpleStatementLine or len(statement.body) != 1:
             return False
         small = statement.body[0]
-        if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+        if index == 0 and type(small) is cst.Expr and type(small.value) is cst.SimpleString:
             continue  # the docstring
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
             if not _indexes(small.value, held, bound):
                 return False
             bound.add(small.targets[0].target.value)
-        elif isinstance(small, cst.Return) and small.value is not None:
+        elif type(small) is cst.Return and small.value is not None:
             if not _indexes(small.value, held, bound):
                 return False
             returned = True
@@ -60,12 +60,12 @@ def _attributes_built(owner, init: cst.FunctionDef) -> Set[str]:
     built: Set[str] = set()
     other: Set[str] = set()
     for statement in init.body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if not type(statement) is cst.SimpleStatementLine:
             continue
         for small in statement.body:
-            if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+            if not type(small) in (cst.Assign, cst.AnnAssign) or small.value is None:
                 continue
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            targets = [t.target for t in small.targets] if type(small) is cst.Assign else [small.target]
             for target in targets:
                 attribute = _self_attribute(target)
                 if attribute is not None:
@@ -76,14 +76,14 @@ def _attributes_built(owner, init: cst.FunctionDef) -> Set[str]:
 def _built_in_memory(owner, value: cst.BaseExpression) -> bool:
     if isinstance(value, _IN_MEMORY_VALUES):
         return True
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         qualname = owner.imports.qualify(value.func) or ""
         return qualname.startswith("torch.") and not qualname.startswith("torch.utils.")
     return False
 
 
 def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
         return expr.attr.value
     return None
 
@@ -91,14 +91,14 @@ def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
 def _indexes(expr: cst.BaseExpression, held: Set[str], bound: Set[str]) -> bool:
     """The expression only indexes attributes held in memory (or names bound to such an index),
     and calls nothing."""
-    if isinstance(expr, cst.Tuple):
+    if type(expr) is cst.Tuple:
         return bool(expr.elements) and all(_indexes(e.value, held, bound) for e in expr.elements)
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return expr.value in bound
-    if not isinstance(expr, cst.Subscript) or _calls(expr.slice):
+    if not type(expr) is cst.Subscript or _calls(expr.slice):
         return False
     base = expr.value
-    while isinstance(base, cst.Subscript):
+    while type(base) is cst.Subscript:
         if _calls(base.slice):
             return False
         base = base.value
@@ -109,7 +109,7 @@ def _calls(nodes) -> bool:
     stack = list(nodes)
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return True
         stack.extend(children(node))
     return False

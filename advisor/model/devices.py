@@ -26,14 +26,14 @@ def is_dtype(model, expr: cst.BaseExpression) -> bool:
 
 def string_device(expr: cst.BaseExpression) -> Optional[str]:
     """"cuda" / "cpu" / "other" for a literal device string, None when not a literal."""
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         text = str(expr.evaluated_value)
         if text.startswith("cuda"):
             return "cuda"
         return "cpu" if text in ("cpu", "meta") else "other"
-    if isinstance(expr, cst.FormattedString):
+    if type(expr) is cst.FormattedString:
         first = expr.parts[0] if expr.parts else None
-        if isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda"):
+        if type(first) is cst.FormattedStringText and first.value.startswith("cuda"):
             return "cuda"
         return "other"
     return None
@@ -41,9 +41,9 @@ def string_device(expr: cst.BaseExpression) -> Optional[str]:
 
 def _accelerator_type(model, expr: cst.BaseExpression) -> bool:
     return (
-        isinstance(expr, cst.Attribute)
+        type(expr) is cst.Attribute
         and expr.attr.value == "type"
-        and isinstance(expr.value, cst.Call)
+        and type(expr.value) is cst.Call
         and model.imports.qualify(expr.value.func) in ACCELERATOR_DEVICE_CALLS
     )
 
@@ -60,9 +60,9 @@ class DeviceKind(Question[str]):
         literal = string_device(expr)
         if literal is not None:
             return {"cuda": CUDA, "cpu": HOST}.get(literal, NOT_A_DEVICE)
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return CUDA  # `.to(0)`, `.cuda(1)`
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qualname = flow.model.imports.qualify(expr.func)
             if qualname == "torch.device" and expr.args:
                 return flow.ask(self, expr.args[0].value, ctx, order) or CUDA

@@ -75,7 +75,7 @@ class EngineBuild:
         if self.kind != ENGINE:
             return None
         arg = argument(self.call, "process_function", 0)
-        if arg is None or not isinstance(arg.value, cst.Name):
+        if arg is None or not type(arg.value) is cst.Name:
             return None
         site = self.model.site_of(self.call)
         if site is None:
@@ -94,7 +94,7 @@ class EngineBuilds(Question[Tuple[EngineBuild, ...]]):
     unknown: Tuple[EngineBuild, ...] = ()
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Tuple[EngineBuild, ...]]:
-        if not isinstance(expr, cst.Call):
+        if not type(expr) is cst.Call:
             return None
         model = flow.model
         kind = _kind(model, expr)
@@ -121,7 +121,7 @@ def _kind(model, call: cst.Call) -> Optional[str]:
     if qual in ENGINES:
         return ENGINE
     func = call.func
-    if qual is None and isinstance(func, cst.Name):
+    if qual is None and type(func) is cst.Name:
         cls = model.facts.classes.get(func.value)
         if cls is not None and any(base in ENGINES for base in cls.bases):
             return ENGINE  # `class Trainer(Engine)`, built with its process function
@@ -150,7 +150,7 @@ def _several_epochs(model, site: CallSite) -> bool:
     if arg is None:
         return False  # ignite runs one epoch
     length = argument(site.node, "epoch_length", 2)
-    if length is not None and isinstance(length.value, cst.Integer):
+    if length is not None and type(length.value) is cst.Integer:
         # A fixed number of iterations per epoch: the engine draws on from the same iterator
         # across epochs and starts a new pass only when the loader runs out.
         return False

@@ -216,7 +216,7 @@ class FileModel:
         under `if`/`try`, does not count."""
         for statement in self.facts.module_imports:
             for small in statement.body:
-                if isinstance(small, cst.Import) and any(
+                if type(small) is cst.Import and any(
                     alias.asname is None and dotted_name(alias.name) == module for alias in small.names
                 ):
                     return True
@@ -250,7 +250,7 @@ class FileModel:
                 if site.qualname is not None:
                     symbol = self.symbol(site.qualname)
                     known = symbol is not None and symbol.kind == "class" and "scaler" in class_kinds(symbol.model, symbol.info)
-                elif isinstance(func, cst.Name) and func.value in self.facts.classes:
+                elif type(func) is cst.Name and func.value in self.facts.classes:
                     known = "scaler" in class_kinds(self, self.facts.classes[func.value])
             self._shared["builds-scaler"] = known
         return known
@@ -263,7 +263,7 @@ class FileModel:
             for site in self.method_calls(*_MODULE_METHODS):
                 receiver = site.receiver
                 # Strip method calls that return the module itself: `m.cpu()`, `m.to(d)`.
-                while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+                while type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
                     receiver = receiver.func.value
                 name = dotted_name(receiver) if receiver is not None else None
                 if name and name not in ("self", "cls"):
@@ -607,10 +607,10 @@ class FileModel:
         backward = {s.receiver_name for s in function.sites if s.method == "backward"}
         for site in function.sites:
             node = site.node
-            if site.order < after or site.qualname is not None or not isinstance(node.func, cst.Name):
+            if site.order < after or site.qualname is not None or not type(node.func) is cst.Name:
                 continue
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
-            if not isinstance(first, cst.Name):
+            if not type(first) is cst.Name:
                 continue
             bound = self.bindings.reaching(first.value, site.ctx, site.order).assignments
             if not any(a.order >= after for a in bound):
@@ -655,6 +655,6 @@ def has_star_args(call: cst.Call) -> bool:
 
 
 def literal_bool(expr: cst.BaseExpression) -> Optional[bool]:
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+    if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
     return None

@@ -44,7 +44,7 @@ def _engine_functions(model) -> Set[int]:
             arg = next((a for a in args if a.keyword is not None and a.keyword.value == "process_function"), None)
             if arg is None and args and args[0].keyword is None and not args[0].star:
                 arg = args[0]
-            if arg is None or not isinstance(arg.value, cst.Name):
+            if arg is None or not type(arg.value) is cst.Name:
                 continue
             info = model.bindings.function(arg.value.value, site.ctx, site.order)
             if info is not None and model.trains(info):
@@ -76,7 +76,7 @@ def _registered(node: cst.ClassDef) -> bool:
     """`@REGISTRY.register()`, `@register_model`, `@registry.register("name")` above the class."""
     for decorator in node.decorators:
         target = decorator.decorator
-        if isinstance(target, cst.Call):
+        if type(target) is cst.Call:
             target = target.func
         name = dotted_name(target) or ""
         if "register" in name.rsplit(".", 1)[-1].lower():
@@ -171,23 +171,23 @@ def branch_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
 def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
     """The value a parameter test (`train`, `not train`, `mode == "rank"`) takes for one call."""
     test, negated = guard.test, False
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, negated = test.expression, not negated
     literal = _UNDECIDED
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         part = test.comparisons[0]
-        if isinstance(part.operator, (cst.Equal, cst.NotEqual)):
+        if type(part.operator) in (cst.Equal, cst.NotEqual):
             literal = _literal_value(part.comparator)
             if literal is not _UNDECIDED:
-                negated ^= isinstance(part.operator, cst.NotEqual)
+                negated ^= type(part.operator) is cst.NotEqual
             test = test.left
-    if not isinstance(test, cst.Name):
+    if not type(test) is cst.Name:
         return None
     value = _passed(model, guard, info, test.value, site)
     if value is _UNDECIDED:
         return None
     result = bool(value) if literal is _UNDECIDED else value == literal
-    if literal is _UNDECIDED and isinstance(guard.test, cst.Comparison):
+    if literal is _UNDECIDED and type(guard.test) is cst.Comparison:
         return None  # a comparison with something other than a literal
     return result != negated
 
@@ -206,11 +206,11 @@ def _passed(model, guard, info: FunctionInfo, name: str, site):
 
 
 def _literal_value(node: cst.BaseExpression):
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         return node.evaluated_value
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return int(node.value, 0)
     return _UNDECIDED
 
@@ -263,7 +263,7 @@ def _inference_branch(ctx: Context) -> bool:
         guard = current.guard
         if guard is not None:
             test, positive = guard.test, guard.positive
-            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
                 test, positive = test.expression, not positive
             if dotted_name(test) == "self.training" and not positive:
                 return True

@@ -27,7 +27,7 @@ class GeneratorsHeld(Question[Generators]):
     unknown = _NONE
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Generators]:
-        if not isinstance(expr, cst.Call):
+        if not type(expr) is cst.Call:
             return None
         model = flow.model
         targets = model.calls.targets_of_expression(expr, ctx, order)
@@ -87,7 +87,7 @@ def _advancing(model):
                 known.append((owner, id(info), site.ctx))
     for loop in model.facts.loops:
         node = loop.node
-        if not isinstance(node, cst.For):
+        if not type(node) is cst.For:
             continue
         found = flow.ask(GENERATORS, node.iter, loop.ctx, model.order_of(node.iter))
         if found:

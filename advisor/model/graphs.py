@@ -52,17 +52,17 @@ class GraphCarrying(Question[bool]):
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         if _grad_off(ctx):
             return False
-        if isinstance(expr, cst.Attribute) and expr.attr.value in _NO_GRAPH_ATTRIBUTES:
+        if type(expr) is cst.Attribute and expr.attr.value in _NO_GRAPH_ATTRIBUTES:
             return False
-        if isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp)):
+        if type(expr) in (cst.Name, cst.Attribute, cst.IfExp):
             return None
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return flow.ask(self, expr.value, ctx, order)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(flow, expr, ctx, order)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return flow.ask(self, expr.left, ctx, order) or flow.ask(self, expr.right, ctx, order)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        if type(expr) is cst.UnaryOperation and not type(expr.operator) is cst.Not:
             return flow.ask(self, expr.expression, ctx, order)
         return False
 
@@ -76,13 +76,13 @@ class GraphCarrying(Question[bool]):
                 return any(self._argument(flow, a.value, ctx, order) for a in call.args)
             found = flow.callee(call, ctx, order)  # a function of another project module
             return None if found is not None and not found[1].no_grad else False
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in _DROPS_GRAPH:
                 return False
             if method in _KEEPS_GRAPH:
                 return flow.ask(self, func.value, ctx, order)
-        elif isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS:
+        elif type(func) is cst.Name and func.value in SCALAR_BUILTINS:
             return False
         found = flow.callee(call, ctx, order)
         if found is not None:
@@ -94,12 +94,12 @@ class GraphCarrying(Question[bool]):
         return "module" in kinds or "ddp" in kinds or bool(_MODEL_CALLEE.search(name.rsplit(".", 1)[-1]))
 
     def _argument(self, flow: ValueFlow, expr, ctx: Context, order: int) -> bool:
-        if isinstance(expr, (cst.List, cst.Tuple)):
+        if type(expr) in (cst.List, cst.Tuple):
             return any(flow.ask(self, e.value, ctx, order) for e in expr.elements)
         return flow.ask(self, expr, ctx, order)
 
     def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: bool) -> bool:
-        if not answer and isinstance(expr, cst.Attribute) and not (dotted_name(expr) or "").startswith("self."):
+        if not answer and type(expr) is cst.Attribute and not (dotted_name(expr) or "").startswith("self."):
             return flow.ask(self, expr.value, ctx, order)  # `outputs.loss`
         return answer
 
@@ -132,9 +132,9 @@ class FreshTensor(Question[bool]):
     unknown = False
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
-        if isinstance(expr, (cst.Name, cst.Attribute)):
+        if type(expr) in (cst.Name, cst.Attribute):
             return None
-        if not isinstance(expr, cst.Call):
+        if not type(expr) is cst.Call:
             return False
         if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in expr.args):
             return False
@@ -143,7 +143,7 @@ class FreshTensor(Question[bool]):
             head, _, last = qual.rpartition(".")
             return head == "torch" and last in _FACTORIES
         func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "cpu", "float", "half", "double", "contiguous"):
+        if type(func) is cst.Attribute and func.attr.value in ("to", "cuda", "cpu", "float", "half", "double", "contiguous"):
             return flow.ask(self, func.value, ctx, order)
         return False
 

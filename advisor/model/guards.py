@@ -86,25 +86,25 @@ def _every_call_path(model, info, holds, depth: int, seen: set) -> bool:
 
 def _single_gpu_rank_test(test: cst.BaseExpression) -> bool:
     """`rank in [-1, 0]`, `local_rank in (-1, 0)`: true on the one process of a plain run."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if not type(test) is cst.Comparison or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
-    if not isinstance(target.operator, cst.In) or not isinstance(target.comparator, (cst.List, cst.Tuple, cst.Set)):
+    if not type(target.operator) is cst.In or not type(target.comparator) in (cst.List, cst.Tuple, cst.Set):
         return False
     values = set()
     for element in target.comparator.elements:
         value = element.value
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
             value = value.expression
-            if isinstance(value, cst.Integer):
+            if type(value) is cst.Integer:
                 values.add(-int(value.value))
-        elif isinstance(value, cst.Integer):
+        elif type(value) is cst.Integer:
             values.add(int(value.value))
     return -1 in values
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"
 
 
 def _tests_none(test: cst.Comparison) -> bool:
@@ -112,7 +112,7 @@ def _tests_none(test: cst.Comparison) -> bool:
     if len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
-    return isinstance(target.operator, (cst.IsNot, cst.NotEqual)) and _is_none(target.comparator)
+    return type(target.operator) in (cst.IsNot, cst.NotEqual) and _is_none(target.comparator)
 
 
 def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
@@ -122,12 +122,12 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> 
     stack = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
             found.append(node.right)
         stack.extend(child for child in node.children if isinstance(child, (cst.BaseExpression, cst.ComparisonTarget, cst.Arg)))
     # Plain names only (`log_interval = 1` at the top of the script): settings objects would send
     # the question through the project's config modules, at a cost paid for every periodic test.
-    if not found or not all(isinstance(d, (cst.Name, cst.Integer)) for d in found):
+    if not found or not all(type(d) in (cst.Name, cst.Integer) for d in found):
         return False
     for divisor in found:
         values = literal_values(model, divisor, ctx, order)
@@ -170,18 +170,18 @@ class GuardKinds:
         while stack:
             node = stack.pop()
             found = (False, False)
-            if isinstance(node, cst.BooleanOperation):
+            if type(node) is cst.BooleanOperation:
                 stack.extend((node.left, node.right))
                 continue
-            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
                 stack.append(node.expression)
                 continue
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 for owner, info in model.calls.targets_of_expression(node, ctx, order):
                     for site in info.return_sites:
                         kinds = owner.guards.test_kinds(site.value, site.ctx, site.order, depth + 1)
                         found = (found[0] or kinds[0], found[1] or kinds[1])
-            elif isinstance(node, cst.Comparison) and _tests_none(node) and dotted_name(node.left) is not None:
+            elif type(node) is cst.Comparison and _tests_none(node) and dotted_name(node.left) is not None:
                 # `if logger is not None:`, where only rank 0 ever gets a logger
                 found = (False, self.main_process_object(dotted_name(node.left), ctx, order, depth))
             elif dotted_name(node) is not None:
@@ -211,7 +211,7 @@ class GuardKinds:
                 return False
             if _is_none(value):
                 continue
-            if isinstance(value, cst.IfExp) and _is_none(value.orelse):
+            if type(value) is cst.IfExp and _is_none(value.orelse):
                 if not self.test_kinds(value.test, assignment.ctx, assignment.order, depth + 1)[1]:
                     return False
             elif not self._under_rank_test(assignment.ctx):

@@ -33,7 +33,7 @@ def constructed_classes(model, call: cst.Call) -> FrozenSet[str]:
     stack: List[cst.CSTNode] = [call]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in model.facts.classes:
+        if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in model.facts.classes:
             out.add(node.func.value)
         stack.extend(children(node))
     return frozenset(out)
@@ -48,12 +48,12 @@ class InstanceClasses(Question[Classes]):
     unknown = _UNKNOWN
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Classes]:
-        if not isinstance(expr, cst.Call):
+        if not type(expr) is cst.Call:
             return None
         model = flow.model
         func = expr.func
         qual = model.imports.qualify(func)
-        if qual is None and isinstance(func, cst.Name) and func.value in model.facts.classes:
+        if qual is None and type(func) is cst.Name and func.value in model.facts.classes:
             return _local(model, (func.value,)), True
         symbol = model.symbol(qual) if qual is not None else None
         if symbol is not None and symbol.kind == "class":
@@ -61,7 +61,7 @@ class InstanceClasses(Question[Classes]):
         if qual in COMPILE or qual in JIT or qual in DDP_WRAPPERS:
             inner = argument(expr, "model" if qual in COMPILE else "module", 0)
             return _UNKNOWN if inner is None else flow.ask(self, inner.value, ctx, order)
-        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in _SAME_MODULE_METHODS:
+        if qual is None and type(func) is cst.Attribute and func.attr.value in _SAME_MODULE_METHODS:
             return flow.ask(self, func.value, ctx, order)
         if qual in CONTAINERS:
             return _local(model, constructed_classes(model, expr)), True

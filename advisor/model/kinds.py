@@ -22,7 +22,7 @@ KindMap = Dict[str, bool]
 
 def _unwraps(expr: cst.IfExp) -> bool:
     """`model.module if ddp else model`: the usual way to unwrap, never a wrapped model."""
-    return any(isinstance(b, cst.Attribute) and b.attr.value == "module" for b in (expr.body, expr.orelse))
+    return any(type(b) is cst.Attribute and b.attr.value == "module" for b in (expr.body, expr.orelse))
 
 
 class Kinds(Question[KindMap]):
@@ -30,9 +30,9 @@ class Kinds(Question[KindMap]):
     unknown: KindMap = {}
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[KindMap]:
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return {} if _unwraps(expr) else None
-        if not isinstance(expr, cst.Call):
+        if not type(expr) is cst.Call:
             return None
         model = flow.model
         qual = model.imports.qualify(expr.func)
@@ -42,11 +42,11 @@ class Kinds(Question[KindMap]):
         if qual is not None:
             return self._constructed(flow, expr, qual, ctx, order)
         func = expr.func
-        if isinstance(func, cst.Name) and func.value in model.facts.classes and not model.bindings.function(
+        if type(func) is cst.Name and func.value in model.facts.classes and not model.bindings.function(
             func.value, ctx, order
         ):
             return {kind: True for kind in class_kinds(model, model.facts.classes[func.value])}
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             if func.attr.value in SAME_OBJECT_METHODS:
                 return flow.ask(self, func.value, ctx, order)
             return {}
@@ -175,7 +175,7 @@ def _wraps_only_under(model, held: str, site, function, false_keys) -> bool:
 def _wrapper_classes(model, node: cst.BaseExpression) -> Optional[bool]:
     """True when ``node`` names DDP/DataParallel or a tuple of them only, False for a tuple
     that holds one of them among other classes, None when it names neither."""
-    elements = [e.value for e in node.elements] if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else [node]
+    elements = [e.value for e in node.elements] if type(node) in (cst.Tuple, cst.List, cst.Set) else [node]
     wrappers = [model.imports.qualify(e) in DDP_WRAPPERS for e in elements]
     if not any(wrappers):
         return None
@@ -184,31 +184,31 @@ def _wrapper_classes(model, node: cst.BaseExpression) -> Optional[bool]:
 
 def _narrows(model, test: cst.BaseExpression, name: str, holds: bool, ctx: Context, order: int, depth: int):
     """What ``test`` being ``holds`` says about whether ``name`` is a DDP/DataParallel wrapper."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _narrows(model, test.expression, name, not holds, ctx, order, depth)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         # Both sides of a true `and`, and of a false `or`, hold as the whole does.
-        if holds == isinstance(test.operator, cst.And):
+        if holds == (type(test.operator) is cst.And):
             for side in (test.left, test.right):
                 found = _narrows(model, side, name, holds, ctx, order, depth)
                 if found is not None:
                     return found
         return None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         # `type(model) in (DP, DDP)`, `type(model) is DDP`
         left, target = test.left, test.comparisons[0]
-        if not (isinstance(left, cst.Call) and dotted_name(left.func) == "type" and len(left.args) == 1
+        if not (type(left) is cst.Call and dotted_name(left.func) == "type" and len(left.args) == 1
                 and dotted_name(left.args[0].value) == name):
             return None
-        if isinstance(target.operator, (cst.NotIn, cst.IsNot, cst.NotEqual)):
+        if type(target.operator) in (cst.NotIn, cst.IsNot, cst.NotEqual):
             holds = not holds
-        elif not isinstance(target.operator, (cst.In, cst.Is, cst.Equal)):
+        elif not type(target.operator) in (cst.In, cst.Is, cst.Equal):
             return None
         exact = _wrapper_classes(model, target.comparator)
         if exact is None:
             return None
         return (True if exact else None) if holds else False
-    if not isinstance(test, cst.Call) or not test.args:
+    if not type(test) is cst.Call or not test.args:
         return None
     func = dotted_name(test.func)
     first = dotted_name(test.args[0].value)
@@ -219,7 +219,7 @@ def _narrows(model, test: cst.BaseExpression, name: str, holds: bool, ctx: Conte
         return (True if exact else None) if holds else False
     if func == "hasattr" and len(test.args) == 2 and first == name:
         attribute = test.args[1].value
-        if isinstance(attribute, cst.SimpleString) and attribute.evaluated_value == "module":
+        if type(attribute) is cst.SimpleString and attribute.evaluated_value == "module":
             return _HAS_MODULE if holds else False
         return None
     if depth >= 2 or first != name:
@@ -247,7 +247,7 @@ class BuiltBy(Question[frozenset]):
         self.key = f"built-by:{qualname}"
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[frozenset]:
-        if isinstance(expr, cst.Call) and flow.model.imports.qualify(expr.func) == self.qualname:
+        if type(expr) is cst.Call and flow.model.imports.qualify(expr.func) == self.qualname:
             return frozenset({id(expr)})
         return None
 

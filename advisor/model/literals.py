@@ -41,18 +41,18 @@ class LiteralValues(Question[Literals]):
         value = constant(model, expr)
         if value is not None:
             return known((value,))
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             return None
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return self._attribute(flow, expr, ctx, order)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             key = _single_index(expr)
             if key is None:
                 return UNKNOWN
             return _or_setting(item_values(flow, self, expr.value, key, None, ctx, order), key)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = expr.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "get" and 1 <= len(expr.args) <= 2:
+            if type(func) is cst.Attribute and func.attr.value == "get" and 1 <= len(expr.args) <= 2:
                 if any(a.keyword is not None or a.star for a in expr.args):
                     return UNKNOWN
                 default = expr.args[1].value if len(expr.args) == 2 else cst.Name("None")
@@ -66,7 +66,7 @@ class LiteralValues(Question[Literals]):
                 # The machine's core count: some workers wherever it runs, never a value the code holds.
                 return setting_read(f"{qual}()")
             return None  # a helper of the project: what it returns
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return None
         return UNKNOWN
 
@@ -97,7 +97,7 @@ class LiteralValues(Question[Literals]):
 
     def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: Literals) -> Literals:
         """`config.data.num_workers` that nothing in the program binds: a setting read."""
-        if isinstance(expr, cst.Attribute) and not answer.values and not answer.covered:
+        if type(expr) is cst.Attribute and not answer.values and not answer.covered:
             return _setting_attribute(expr) or answer
         return answer
 
@@ -116,7 +116,7 @@ CPU_COUNTS = frozenset({"os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu
 def _or_setting(found: Literals, key: cst.BaseExpression) -> Literals:
     """``found`` for `container[key]`, or a setting read when no path of it is known and the key
     is a name written in place (`cfg["data"]["num_workers"]`)."""
-    if found.values or found.covered or not isinstance(key, cst.SimpleString):
+    if found.values or found.covered or not type(key) is cst.SimpleString:
         return found
     name = constant(None, key)
     return setting_read(name[1]) if name is not None and name[1].isidentifier() else found
@@ -128,9 +128,9 @@ def _setting_attribute(expr: cst.Attribute) -> Optional[Literals]:
     `args.workers` is not one: a parse result whose parser is out of sight may default to
     anything."""
     root = expr.value
-    while isinstance(root, cst.Attribute):
+    while type(root) is cst.Attribute:
         root = root.value
-    if not isinstance(expr.value, cst.Attribute) or not isinstance(root, cst.Name) or root.value in ("self", "cls"):
+    if not type(expr.value) is cst.Attribute or not type(root) is cst.Name or root.value in ("self", "cls"):
         return None
     return setting_read(expr.attr.value)
 
@@ -145,7 +145,7 @@ def _only_shares(reach, name: str) -> bool:
 
 
 def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
-    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+    if len(expr.slice) != 1 or not type(expr.slice[0].slice) is cst.Index:
         return None
     index = expr.slice[0].slice
     return None if index.star is not None else index.value
@@ -164,11 +164,11 @@ class SequenceLengths(LiteralValues):
     follows_imports = False
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Literals]:
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+        if type(expr) in (cst.List, cst.Tuple):
+            if any(type(e) is cst.StarredElement for e in expr.elements):
                 return UNKNOWN
             return known((tag(len(expr.elements)),))
-        if isinstance(expr, (cst.Name, cst.IfExp)):
+        if type(expr) in (cst.Name, cst.IfExp):
             return None
         return UNKNOWN
 

@@ -116,10 +116,10 @@ class LoaderSites(Question[Sites]):
         return None
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Sites]:
-        if not isinstance(expr, cst.Call):
+        if not type(expr) is cst.Call:
             # `None` (a parameter's `dataloader=None`, `loader = None` before a branch builds one)
             # holds no loader, and a loop over it never starts: the other paths are all there is.
-            if isinstance(expr, cst.Name) and expr.value == "None":
+            if type(expr) is cst.Name and expr.value == "None":
                 return _NOTHING
             index = _constant_index(expr)
             if index is not None:
@@ -160,7 +160,7 @@ class LoaderSites(Question[Sites]):
                 positional = positional[:1]
             return self.combine([flow.ask(self, p, ctx, order) for p in positional])
         func = expr.func
-        if qual is None and isinstance(func, cst.Name) and func.value in model.facts.classes:
+        if qual is None and type(func) is cst.Name and func.value in model.facts.classes:
             # `Prefetcher(loader)`: a class of the file that wraps a loader hands on its batches
             # (moved or changed, perhaps: not raw ones).
             if self._raw:
@@ -172,7 +172,7 @@ class LoaderSites(Question[Sites]):
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[Sites]:
         """`a, b = loaders` where `loaders = []` got its items from `loaders.append(loader)`: any
         item may be any of those (`containers.list_elements`)."""
-        if not isinstance(expr, cst.Name):
+        if not type(expr) is cst.Name:
             return None
         values = list_elements(flow.model, expr.value, ctx, order)
         if not values:
@@ -190,14 +190,14 @@ class LoaderSites(Question[Sites]):
         """`yield batch` in a loop over a loader, `yield x.cuda(), y.cuda()` for its parts, or
         `yield next(it)`."""
         value = site.value
-        if isinstance(value, cst.Call) and owner.values.builtin_next(value, site.ctx, site.order):
+        if type(value) is cst.Call and owner.values.builtin_next(value, site.ctx, site.order):
             return owner.values.ask(self, value.args[0].value, site.ctx, site.order)
         roots = _roots(value, self._raw)
         if roots is None:
             return _NONE
         loop = site.ctx.loop
         while loop is not None:
-            if roots & loop.batch_names and isinstance(loop.node, cst.For):
+            if roots & loop.batch_names and type(loop.node) is cst.For:
                 return owner.values.ask(self, loop.node.iter, loop.ctx, owner.order_of(loop.node.iter))
             for root in roots:
                 call = loop.drawn.get(root)
@@ -229,10 +229,10 @@ class LoaderSites(Question[Sites]):
 
 def _constant_index(expr) -> Optional[int]:
     """k for `f(...)[k]` (a small non-negative int written in place); None otherwise."""
-    if not isinstance(expr, cst.Subscript) or not isinstance(expr.value, cst.Call) or len(expr.slice) != 1:
+    if not type(expr) is cst.Subscript or not type(expr.value) is cst.Call or len(expr.slice) != 1:
         return None
     index = expr.slice[0].slice
-    if not isinstance(index, cst.Index) or not isinstance(index.value, cst.Integer):
+    if not type(index) is cst.Index or not type(index.value) is cst.Integer:
         return None
     value = int(index.value.value, 0)
     return value if value < 8 else None
@@ -241,10 +241,10 @@ def _constant_index(expr) -> Optional[int]:
 def _roots(value: cst.BaseExpression, raw: bool) -> Optional[Set[str]]:
     """The names a yielded value is built from: `batch`, `(x, y)`, `{"x": x.cuda()}`. With
     ``raw``, None when some part is computed (a call) rather than selected (`batch["x"]`)."""
-    if isinstance(value, (cst.Tuple, cst.List)):
+    if type(value) in (cst.Tuple, cst.List):
         parts = [e.value for e in value.elements]
-    elif isinstance(value, cst.Dict):
-        parts = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    elif type(value) is cst.Dict:
+        parts = [e.value for e in value.elements if type(e) is cst.DictElement]
     else:
         parts = [value]
     if raw and not all(_selected(p) for p in parts):
@@ -253,9 +253,9 @@ def _roots(value: cst.BaseExpression, raw: bool) -> Optional[Set[str]]:
 
 
 def _selected(expr: cst.BaseExpression) -> bool:
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+    while type(expr) in (cst.Attribute, cst.Subscript):
         expr = expr.value
-    return isinstance(expr, cst.Name)
+    return type(expr) is cst.Name
 
 
 class LoaderClass(Question[bool]):
@@ -272,19 +272,19 @@ class LoaderClass(Question[bool]):
         qual = model.imports.qualify(expr)
         if qual == DATALOADER:
             return True
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return None
         owner, info = None, None
         if qual is not None:
             symbol = model.symbol(qual)
             if symbol is not None and symbol.kind == "class":
                 owner, info = symbol.model, symbol.info
-        elif isinstance(expr, cst.Name) and expr.value in model.facts.classes:
+        elif type(expr) is cst.Name and expr.value in model.facts.classes:
             if not model.bindings.reaching(expr.value, ctx, order):
                 owner, info = model, model.facts.classes[expr.value]
         if info is not None:
             return _forwarding_subclass(owner, info)
-        return None if qual is None and isinstance(expr, cst.Name) else False
+        return None if qual is None and type(expr) is cst.Name else False
 
     def combine(self, answers: Sequence[bool]) -> bool:
         return bool(answers) and all(answers)
@@ -310,8 +310,8 @@ def _forwarding_subclass(owner, info) -> bool:
         call = site.node
         func = call.func
         if (
-            isinstance(func, cst.Attribute) and func.attr.value == "__init__"
-            and isinstance(func.value, cst.Call) and dotted_name(func.value.func) == "super"
+            type(func) is cst.Attribute and func.attr.value == "__init__"
+            and type(func.value) is cst.Call and dotted_name(func.value.func) == "super"
         ):
             given = [(a.star, dotted_name(a.value)) for a in call.args]
             return star is not None and given == [("*", star.value), ("**", kwargs.value)]
@@ -331,7 +331,7 @@ def loaders_held(model, expr: cst.BaseExpression, ctx: Context, order: float, qu
 def loaders_iterated(model, loop, question: LoaderSites = LOADERS) -> Sites:
     """The loaders a `for` loop iterates (none for a `while` loop)."""
     node = loop.node
-    if not isinstance(node, cst.For):
+    if not type(node) is cst.For:
         return _NONE
     return model.values.ask(question, node.iter, loop.ctx, model.order_of(node.iter))
 
@@ -404,7 +404,7 @@ class Enumerated(Question[frozenset]):
     unknown = frozenset({_PLAIN})
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[frozenset]:
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             model = flow.model
             wrapper = last_segment(model.imports.qualify(expr.func) or dotted_name(expr.func))
             if wrapper == "enumerate":
@@ -412,7 +412,7 @@ class Enumerated(Question[frozenset]):
             if wrapper in ITERATION_WRAPPERS and expr.args and not model.calls.targets_of_expression(expr, ctx, order):
                 return flow.ask(self, expr.args[0].value, ctx, order)
             return self.unknown
-        return None if isinstance(expr, (cst.Name, cst.IfExp)) else self.unknown
+        return None if type(expr) in (cst.Name, cst.IfExp) else self.unknown
 
     def combine(self, answers: Sequence[frozenset]) -> frozenset:
         return frozenset().union(*answers)

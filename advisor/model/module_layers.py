@@ -88,17 +88,17 @@ def _free_with_arguments(call: cst.Call, keyword: str, position: Optional[int]) 
     if arg is None:
         return True
     value = arg.value
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         return value.value == "False"
-    if isinstance(value, (cst.Integer, cst.Float)):
+    if type(value) in (cst.Integer, cst.Float):
         return float(value.value) == 0
     return False
 
 
 def _built_from_parameters(node) -> Set[str]:
     """Parameters of the methods (other than `forward`) that may hand in a layer class to call."""
-    functions = [node] if isinstance(node, cst.FunctionDef) else [
-        s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value != "forward"
+    functions = [node] if type(node) is cst.FunctionDef else [
+        s for s in node.body.body if type(s) is cst.FunctionDef and s.name.value != "forward"
     ]
     out: Set[str] = set()
     for function in functions:
@@ -106,16 +106,16 @@ def _built_from_parameters(node) -> Set[str]:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             out.add(param.name.value)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 out.add(star.name.value)
     out.discard("self")
     return out
 
 
 def _root(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Call, cst.Subscript)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
+    while type(expr) in (cst.Attribute, cst.Call, cst.Subscript):
+        expr = expr.func if type(expr) is cst.Call else expr.value
+    return expr.value if type(expr) is cst.Name else None
 
 
 class _Walker:
@@ -171,15 +171,15 @@ class _Walker:
         stack = [body]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Attribute) and node.attr.value == "training" and not self.parameters:
+            if type(node) is cst.Attribute and node.attr.value == "training" and not self.parameters:
                 return False  # forward branches on the mode
-            if isinstance(node, cst.Call) and not self._call_free(model, node, depth):
+            if type(node) is cst.Call and not self._call_free(model, node, depth):
                 return False
-            if isinstance(node, (cst.Name, cst.Attribute)) and not self._reference_free(model, node):
+            if type(node) in (cst.Name, cst.Attribute) and not self._reference_free(model, node):
                 return False
-            if isinstance(node, cst.ClassDef) and node is not body:
+            if type(node) is cst.ClassDef and node is not body:
                 return False  # a nested class: not followed
-            if isinstance(node, cst.Assign) and not self._assigned_free(model, node):
+            if type(node) is cst.Assign and not self._assigned_free(model, node):
                 return False
             stack.extend(children(node))
         return True
@@ -196,10 +196,10 @@ class _Walker:
 
     def _assigned_free(self, model, node: cst.Assign) -> bool:
         """`self.x = registry.build(cfg)`: a submodule from a method of some other object is unknown."""
-        if not any(isinstance(t.target, cst.Attribute) and _root(t.target) == "self" for t in node.targets):
+        if not any(type(t.target) is cst.Attribute and _root(t.target) == "self" for t in node.targets):
             return True
         value = node.value
-        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        if not type(value) is cst.Call or not type(value.func) is cst.Attribute:
             return True
         return model.imports.qualify(value.func) is not None or _root(value.func) == "self"
 
@@ -207,7 +207,7 @@ class _Walker:
         func = call.func
         if self.parameters and (
             any(a.keyword is not None and a.keyword.value == "requires_grad" for a in call.args)
-            or (isinstance(func, cst.Attribute) and func.attr.value == "register_parameter")
+            or (type(func) is cst.Attribute and func.attr.value == "register_parameter")
         ):
             return False  # a tensor or parameter autograd tracks
         qual = model.imports.qualify(func)
@@ -227,7 +227,7 @@ class _Walker:
             if qual.startswith("torch."):
                 return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device")
             return self._callee_free(model, qual, depth)
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             name = func.value
             if name in model.facts.classes or name in model.facts.functions:
                 return self._callee_free(model, name, depth)
@@ -239,7 +239,7 @@ def layers_mode_free(model, expr: cst.BaseExpression, ctx: Context, order: float
     """The model is built where it is used from torch.nn layers only, each the same in train and
     eval mode (`model = nn.Linear(784, 10)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), on
     every path that reaches the read."""
-    if not isinstance(expr, cst.Name):
+    if not type(expr) is cst.Name:
         return False
     found = model.reaching(expr.value, ctx, order)
     if not found:
@@ -249,14 +249,14 @@ def layers_mode_free(model, expr: cst.BaseExpression, ctx: Context, order: float
         value = assignment.value
         if value is None or assignment.index is not None:
             return False
-        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _PLACING:
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _PLACING:
             value = value.func.value  # `nn.Linear(4, 2).to(device)`
-        if not isinstance(value, cst.Call) or not (model.imports.qualify(value.func) or "").startswith("torch.nn."):
+        if not type(value) is cst.Call or not (model.imports.qualify(value.func) or "").startswith("torch.nn."):
             return False
         stack: list = [value]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Call) and not walker._call_free(model, node, 0):
+            if type(node) is cst.Call and not walker._call_free(model, node, 0):
                 return False
             stack.extend(children(node))
     return True

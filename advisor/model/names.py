@@ -66,17 +66,17 @@ def last_segment(name: Optional[str]) -> str:
 
 
 def is_none(expr: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
+    return type(expr) is cst.Name and expr.value == "None"
 
 
 def root_name(node: cst.BaseExpression) -> Optional[str]:
     """The leftmost Name of an attribute/subscript/call chain (``batch`` in ``batch["x"].to(d)``)."""
     while True:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value
-        if isinstance(node, (cst.Attribute, cst.Subscript)):
+        if type(node) in (cst.Attribute, cst.Subscript):
             node = node.value
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             node = node.func
         else:
             return None
@@ -103,7 +103,7 @@ class ImportTable:
             if full is None:
                 continue
             self.modules.add(full.split(".")[0])
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self._bind(alias.asname.name.value, full)
             else:
                 top = full.split(".")[0]
@@ -119,20 +119,20 @@ class ImportTable:
         if module is None:
             return
         self.modules.add(module.split(".")[0])
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return
         for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
+            if not type(alias.name) is cst.Name:
                 continue
             local = alias.name.value
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             self._bind(local, f"{module}.{alias.name.value}")
 
     def _add_relative(self, node: cst.ImportFrom) -> None:
         """`from .losses import BoxLoss` binds `BoxLoss` to ".losses.BoxLoss": the leading dots
         say how many package levels up the project's own module is (see advisor/project)."""
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             return
         dots = "." * len(node.relative)
         module = dotted_name(node.module) if node.module is not None else ""
@@ -140,10 +140,10 @@ class ImportTable:
             return
         prefix = f"{dots}{module}." if module else dots
         for alias in node.names:
-            if not isinstance(alias.name, cst.Name):
+            if not type(alias.name) is cst.Name:
                 continue
             local = alias.name.value
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             self._bind(local, f"{prefix}{alias.name.value}")
 

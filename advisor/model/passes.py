@@ -75,10 +75,10 @@ def repeated_passes(model) -> List[Pass]:
 def _goes_round(model, loop: LoopInfo) -> bool:
     """A generator's loop that goes round more than once: `while`, `range(n)`, `itertools.count()`."""
     node = loop.node
-    if isinstance(node, cst.While):
+    if type(node) is cst.While:
         return True
     iterable = node.iter
-    if not isinstance(iterable, cst.Call):
+    if not type(iterable) is cst.Call:
         return False
     name = model.imports.qualify(iterable.func) or dotted_name(iterable.func)
     if name == "itertools.count":
@@ -89,12 +89,12 @@ def _goes_round(model, loop: LoopInfo) -> bool:
 def _one_round(loop: LoopInfo) -> bool:
     """`for _ in range(1)` (or `range(0)`)."""
     node = loop.node
-    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call) or len(node.iter.args) != 1:
+    if not type(node) is cst.For or not type(node.iter) is cst.Call or len(node.iter.args) != 1:
         return False
     func, bound = node.iter.func, node.iter.args[0].value
     return (
-        isinstance(func, cst.Name) and func.value == "range"
-        and isinstance(bound, cst.Integer) and int(bound.evaluated_value) <= 1
+        type(func) is cst.Name and func.value == "range"
+        and type(bound) is cst.Integer and int(bound.evaluated_value) <= 1
     )
 
 
@@ -114,7 +114,7 @@ def _generator_passes(model, info: FunctionInfo) -> List[Pass]:
     out: List[Pass] = []
     for loop in info.loops:
         around = _innermost(loop.parent, rounds)
-        if around is None or not isinstance(loop.node, cst.For):
+        if around is None or not type(loop.node) is cst.For:
             continue
         found = loaders_iterated(model, loop)
         if found[0]:
@@ -167,7 +167,7 @@ def _iter_calls(model, sites) -> List[CallSite]:
     for site in sites:
         node = site.node
         if (
-            isinstance(node.func, cst.Name)
+            type(node.func) is cst.Name
             and node.func.value == "iter"
             and site.qualname is None
             and len(node.args) == 1
@@ -223,7 +223,7 @@ def _names_read(test: cst.BaseExpression) -> Set[str]:
     stack: List[cst.CSTNode] = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             out.add(node.value)
         else:
             stack.extend(children(node))

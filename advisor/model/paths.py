@@ -42,18 +42,18 @@ class Condition:
 
 
 def _literal(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return node.value
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and type(node.expression) is cst.Integer:
         return "-" + node.expression.value
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         value = node.evaluated_value
         return repr(value) if isinstance(value, str) else None
-    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+    if type(node) is cst.Name and node.value in ("None", "True", "False"):
         return node.value
-    if isinstance(node, (cst.List, cst.Tuple)) and node.elements:
+    if type(node) in (cst.List, cst.Tuple) and node.elements:
         # `rank in [-1, 0]`: a collection of literals written in place.
-        parts = [_literal(e.value) if isinstance(e, cst.Element) else None for e in node.elements]
+        parts = [_literal(e.value) if type(e) is cst.Element else None for e in node.elements]
         return "[" + ", ".join(parts) + "]" if all(p is not None for p in parts) else None  # type: ignore[arg-type]
     return None
 
@@ -63,13 +63,13 @@ def stable_key(test: cst.BaseExpression) -> Optional[Tuple[str, bool, str]]:
     `args.distributed` -> ("args.distributed", True), `not ddp` -> ("ddp", False),
     `rank != -1` -> ("rank Equal -1", False)."""
     positive = True
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
         positive = not positive
     name = dotted_name(test)
     if name is not None:
         return name, positive, name
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         left = dotted_name(test.left)
         target = test.comparisons[0]
         literal = _literal(target.comparator)

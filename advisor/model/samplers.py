@@ -36,7 +36,7 @@ class SamplerKind(Question[str]):
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
         if "dist_sampler" in flow.ask(KINDS, expr, ctx, order):
             return DIST
-        if not isinstance(expr, cst.Call):
+        if not type(expr) is cst.Call:
             return None
         model = flow.model
         if model.imports.qualify(expr.func) in _PLAIN_SAMPLERS:

@@ -23,12 +23,12 @@ _MADE_UP = frozenset(
 def _made_up(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """A tensor from a shape only: `torch.randn(1, 3, 32, 32)` in place, or a name bound to one
     on every path."""
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda"):
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in ("to", "cuda"):
         return _made_up(model, expr.func.value, ctx, order)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         return model.imports.qualify(expr.func) in _MADE_UP
     name = dotted_name(expr)
-    if not isinstance(expr, cst.Name) or name is None:
+    if not type(expr) is cst.Name or name is None:
         return False
     found = model.reaching(name, ctx, order)
     return bool(found) and all(a.value is not None and a.index is None and _made_up(model, a.value, a.ctx, a.order) for a in found)
@@ -38,10 +38,10 @@ def _fresh(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """The model is built by a call in the same function (not a parameter, not loaded), and the
     function loads nothing: no `load_state_dict`, `torch.load`, `from_pretrained`."""
     info = ctx.function
-    if not isinstance(expr, cst.Name):
+    if not type(expr) is cst.Name:
         return False
     found = model.reaching(expr.value, ctx, order)
-    if len(found) != 1 or found[0].index is not None or not isinstance(found[0].value, cst.Call):
+    if len(found) != 1 or found[0].index is not None or not type(found[0].value) is cst.Call:
         return False
     if found[0].ctx.function is not info:
         return False

@@ -26,7 +26,7 @@ def iter_names(node: cst.CSTNode) -> Iterable[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             yield current.value
         else:
             stack.extend(children(current))

@@ -67,7 +67,7 @@ HOST_FACTORIES = frozenset(
 
 def moves_to_device(model, call: cst.Call, ctx: Context, order: int = 1 << 30) -> bool:
     """`.cuda(...)`, or `.to(...)` unless it only changes the dtype or goes to the CPU."""
-    method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+    method = call.func.attr.value if type(call.func) is cst.Attribute else None
     if method == "cuda":
         return True
     if method != "to":
@@ -86,16 +86,16 @@ class Tensor(Question[str]):
     unknown = UNKNOWN
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
                 # Backpropagated through: a tensor whatever else it is assigned, unless every
                 # binding the read sees made it a Python value (`loss = loss.item()` after the
                 # backward).
                 return PYTHON if self._rebound_to_python(flow, expr.value, ctx, order) else TENSOR
             return None
-        if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        if type(expr) in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString):
             return PYTHON
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             attr = expr.attr.value
             if attr in _TENSOR_ATTRIBUTES:
                 return TENSOR
@@ -103,24 +103,24 @@ class Tensor(Question[str]):
                 return self._tensor_of(flow, expr.value, ctx, order)
             name = dotted_name(expr)
             return None if name is not None and name.startswith("self.") else UNKNOWN
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(flow, expr, ctx, order)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return self._either(flow, (expr.left, expr.right), ctx, order)
-        if isinstance(expr, cst.UnaryOperation):
-            if isinstance(expr.operator, cst.Not):
+        if type(expr) is cst.UnaryOperation:
+            if type(expr.operator) is cst.Not:
                 return PYTHON
             return self._tensor_of(flow, expr.expression, ctx, order)
-        if isinstance(expr, cst.Comparison):
+        if type(expr) is cst.Comparison:
             return self._either(flow, (expr.left, *(c.comparator for c in expr.comparisons)), ctx, order)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             items = _list_item(flow, expr, ctx, order)
             if items:
                 return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors
             if flow.ask(self, expr.value, ctx, order) == TENSOR or _device_index(flow, expr, ctx, order):
                 return TENSOR
             return UNKNOWN
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return None
         return UNKNOWN
 
@@ -151,16 +151,16 @@ class Tensor(Question[str]):
             if head == "torch" and last in _TORCH_TENSOR_FUNCTIONS:
                 return TENSOR
             return None if flow.callee(call, ctx, order) is not None else UNKNOWN  # another project module's
-        if isinstance(func, cst.Name) and func.value in SCALAR_BUILTINS and not flow.function_called(call, ctx, order):
+        if type(func) is cst.Name and func.value in SCALAR_BUILTINS and not flow.function_called(call, ctx, order):
             return PYTHON
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in SCALAR_METHODS:
                 return PYTHON
             if method in ("cuda", "to") and moves_to_device(model, call, ctx, order) and _names_cuda(model, call, ctx, order):
                 # `batch["labels"].cuda()`: a field of a batch, moved to the device; `targets.to(device)`
                 # where `for imgs, targets, paths in pbar` is the training loop around it.
-                if isinstance(func.value, cst.Subscript) or _training_batch_part(model, func.value, ctx, order):
+                if type(func.value) is cst.Subscript or _training_batch_part(model, func.value, ctx, order):
                     return TENSOR
             if method in _TENSOR_RESULT_METHODS or (method.endswith("_") and method[:-1] in _TENSOR_RESULT_METHODS):
                 return self._tensor_of(flow, func.value, ctx, order)  # `x.clamp_(0, n)` too
@@ -177,7 +177,7 @@ class Tensor(Question[str]):
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[str]:
         """`pos, neg = torch.chunk(mask, 2)`, `x0, y0 = boxes.T`, `values, idx = scores.topk(k)`:
         the parts of a tensor split, unbound or sorted are tensors."""
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             items = _list_item(flow, expr, ctx, order)  # `b, a = indices[i]`, a list of tuples
             return self._tensor_of_all(items, index) if items else None
         whole = split_tensor(flow.model, expr)
@@ -219,7 +219,7 @@ def iterated_source(model, assignment: Assignment) -> Optional[cst.BaseExpressio
     source, index = assignment.iterable, assignment.index
     if source is None or assignment.value is not None:
         return None
-    while isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and model.imports.qualify(source.func) is None:
+    while type(source) is cst.Call and type(source.func) is cst.Name and model.imports.qualify(source.func) is None:
         args = source.args
         if any(a.keyword is not None or a.star for a in args):
             return None
@@ -229,7 +229,7 @@ def iterated_source(model, assignment: Assignment) -> Optional[cst.BaseExpressio
             source, index = args[index].value, None
         else:
             return None
-    return source if index is None or not isinstance(source, cst.Call) else None
+    return source if index is None or not type(source) is cst.Call else None
 
 
 def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) -> list:
@@ -247,8 +247,8 @@ def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) 
     built = _comprehension_results(flow, source, ctx, order)
     if built:
         return sorted({flow.ask(question, e, c, o) for e, c, o in built}, key=repr)
-    if isinstance(source, (cst.List, cst.Tuple)):
-        if not source.elements or any(isinstance(e, cst.StarredElement) for e in source.elements):
+    if type(source) in (cst.List, cst.Tuple):
+        if not source.elements or any(type(e) is cst.StarredElement for e in source.elements):
             return []
         return sorted({flow.ask(question, e.value, ctx, order) for e in source.elements}, key=repr)
     if flow.ask(TENSORS, source, ctx, order) == TENSOR:
@@ -263,10 +263,10 @@ def _dict_values(flow: ValueFlow, assignment: Assignment) -> tuple:
     """The values a loop target takes from a dict whose every value is known: `v` in `for v in
     d.values()` or `for k, v in d.items()`; () otherwise."""
     source, index = assignment.iterable, assignment.index
-    if assignment.value is not None or not isinstance(source, cst.Call) or source.args:
+    if assignment.value is not None or not type(source) is cst.Call or source.args:
         return ()
     func = source.func
-    if not isinstance(func, cst.Attribute) or (func.attr.value, index) not in (("values", None), ("items", 1)):
+    if not type(func) is cst.Attribute or (func.attr.value, index) not in (("values", None), ("items", 1)):
         return ()
     values, complete = every_value(flow.ask(DICT_CONTENTS, func.value, assignment.ctx, assignment.order))
     return values if complete else ()
@@ -275,16 +275,16 @@ def _dict_values(flow: ValueFlow, assignment: Assignment) -> tuple:
 def _comprehension_results(flow: ValueFlow, source, ctx: Context, order: int) -> list:
     """(element, ctx, order) of the list comprehensions a source is, or a name is only bound to
     (`ids = [x[m] for x, m in pairs]`); [] when it is anything else on some path."""
-    if isinstance(source, (cst.ListComp, cst.GeneratorExp)):
+    if type(source) in (cst.ListComp, cst.GeneratorExp):
         return [(source.elt, ctx, order)]
-    if not isinstance(source, cst.Name):
+    if not type(source) is cst.Name:
         return []
     reach = flow.bindings.reaching(source.value, ctx, order)
     if not reach.closed or reach.parameter is not None or not reach.assignments:
         return []
     found = []
     for a in reach.assignments:
-        if a.index is not None or a.augmented or not isinstance(a.value, (cst.ListComp, cst.GeneratorExp)):
+        if a.index is not None or a.augmented or not type(a.value) in (cst.ListComp, cst.GeneratorExp):
             return []
         found.append((a.value.elt, a.ctx, a.order))
     return found
@@ -314,7 +314,7 @@ def loop_sources(model, name: cst.Name, ctx: Context, order: int) -> list:
 def _list_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> tuple:
     """The values `parts[i]` may be, when `parts` is a list whose items are all known (one
     plain index, not a slice); () otherwise."""
-    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+    if len(expr.slice) != 1 or not type(expr.slice[0].slice) is cst.Index:
         return ()
     known, values = flow.ask(LIST_ITEMS, expr.value, ctx, order)
     return values if known else ()
@@ -326,7 +326,7 @@ def _device_index(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int
     (a list wants a Python integer, NumPy a host array), so the result is a tensor whatever the
     analysis knows of what is indexed."""
     for element in expr.slice:
-        if not isinstance(element.slice, cst.Index):
+        if not type(element.slice) is cst.Index:
             continue
         value = element.slice.value
         if flow.ask(TENSORS, value, ctx, order) != TENSOR:
@@ -343,21 +343,21 @@ def split_tensor(model, expr: cst.BaseExpression) -> Optional[cst.BaseExpression
     """For an expression whose parts are tensors when what it splits is one: what it splits
     (`boxes` in `boxes.T`, `scores.topk(k)`, `torch.chunk(mask, 2)`). The call itself for a torch
     function (its parts are tensors whatever it was given); None for anything else."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+    if type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
         return expr.value
-    if not isinstance(expr, cst.Call):
+    if not type(expr) is cst.Call:
         return None
     qual = model.imports.qualify(expr.func)
     if qual is not None:
         return expr if qual in _SPLITTING_FUNCTIONS else None
     func = expr.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _SPLITTING_METHODS:
+    if type(func) is cst.Attribute and func.attr.value in _SPLITTING_METHODS:
         return func.value
     return None
 
 
 def _names_cuda(model, call: cst.Call, ctx: Context, order: int) -> bool:
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "cuda":
+    if type(call.func) is cst.Attribute and call.func.attr.value == "cuda":
         return True
     target = argument(call, "device", 0)
     return target is not None and device_kind(model, target.value, ctx, order) == "cuda"
@@ -367,10 +367,10 @@ def _training_batch_part(model, expr: cst.BaseExpression, ctx: Context, order: i
     """A name bound only as a part of the unpacked item of the training loop around ``ctx``
     (`targets` in `for i, (imgs, targets, paths) in pbar`), even where the analysis cannot
     tell that `pbar` holds a loader."""
-    if not isinstance(expr, cst.Name):
+    if not type(expr) is cst.Name:
         return False
     loop = model.enclosing_training_loop(ctx)
-    if loop is None or not isinstance(loop.node, cst.For):
+    if loop is None or not type(loop.node) is cst.For:
         return False
     reach = model.bindings.reaching(expr.value, ctx, order)
     return (
@@ -396,15 +396,15 @@ def value_chain(model, expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]
     in `x[m].float().mean()`, stopping at a call of an imported function (`torch.rand(1)`)."""
     while True:
         yield expr
-        if isinstance(expr, cst.Call):
-            if model.imports.qualify(expr.func) is not None or not isinstance(expr.func, cst.Attribute):
+        if type(expr) is cst.Call:
+            if model.imports.qualify(expr.func) is not None or not type(expr.func) is cst.Attribute:
                 return
             expr = expr.func.value
-        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
+        elif type(expr) in (cst.Attribute, cst.Subscript):
             expr = expr.value
-        elif isinstance(expr, (cst.Comparison, cst.BinaryOperation)):
+        elif type(expr) in (cst.Comparison, cst.BinaryOperation):
             expr = expr.left
-        elif isinstance(expr, cst.UnaryOperation):
+        elif type(expr) is cst.UnaryOperation:
             expr = expr.expression
         else:
             return
@@ -421,7 +421,7 @@ def _moved(model, expr: cst.BaseExpression) -> bool:
     """The method chain moves the value (`torch.cat(parts).cuda()`, `(torch.ones(n) * i).to(d)`);
     `.to(torch.int32)` only changes the dtype."""
     return any(
-        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to")
+        type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("cuda", "to")
         and model.imports.qualify(node.func) is None
         and not (node.func.attr.value == "to" and len(node.args) == 1 and is_dtype(model, node.args[0].value))
         for node in value_chain(model, expr)
@@ -448,7 +448,7 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
     """`torch.rand(1)`, `torch.tensor(x).float()`: made in host memory (no `device=`), and not
     moved by the chain after it."""
     root = value_root(model, expr)
-    if not isinstance(root, cst.Call):
+    if not type(root) is cst.Call:
         return False
     qual = model.imports.qualify(root.func) or ""
     head, _, last = qual.rpartition(".")
@@ -468,14 +468,14 @@ class HostTensor(Question[bool]):
     placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
-        if host_factory(flow.model, expr) or isinstance(expr, (cst.Integer, cst.Float)):
+        if host_factory(flow.model, expr) or type(expr) in (cst.Integer, cst.Float):
             # A Python number holds nothing on a device: `start = 0`, later `start = end` of a
             # host tensor, is host on every path.
             return True
         root = value_root(flow.model, expr)
-        if isinstance(root, cst.Call) and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)):
+        if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)):
             return not _moved(flow.model, expr)
-        if not isinstance(root, cst.Name):
+        if not type(root) is cst.Name:
             return False
         return None if root is expr else flow.ask(self, root, ctx, order)
 
@@ -507,11 +507,11 @@ def _joined_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -
     parts = argument(call, "tensors", 0)
     if parts is None:
         return False
-    if isinstance(parts.value, (cst.List, cst.Tuple)):
-        if any(isinstance(e, cst.StarredElement) for e in parts.value.elements):
+    if type(parts.value) in (cst.List, cst.Tuple):
+        if any(type(e) is cst.StarredElement for e in parts.value.elements):
             return False
         found = [(e.value, ctx, order) for e in parts.value.elements]
-    elif isinstance(parts.value, cst.Name):
+    elif type(parts.value) is cst.Name:
         values = list_elements(flow.model, parts.value.value, ctx, order)
         if values is None:
             return False
@@ -531,14 +531,14 @@ class NumpyValue(Question[bool]):
     unknown = False
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qual = flow.model.imports.qualify(expr.func)
             if qual is not None:
                 return qual.split(".")[0] == "numpy"
-            if isinstance(expr.func, cst.Attribute):
+            if type(expr.func) is cst.Attribute:
                 return flow.ask(self, expr.func.value, ctx, order)
             return False
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if type(expr) in (cst.Attribute, cst.Subscript):
             return flow.ask(self, expr.value, ctx, order)
         return None
 
@@ -560,16 +560,16 @@ class RawBatch(Question[bool]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         node = expr
-        while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call, cst.Comparison, cst.BinaryOperation)):
-            if isinstance(node, cst.Call):
-                if not isinstance(node.func, cst.Attribute) or moves_to_device(flow.model, node, ctx, order):
+        while type(node) in (cst.Attribute, cst.Subscript, cst.Call, cst.Comparison, cst.BinaryOperation):
+            if type(node) is cst.Call:
+                if not type(node.func) is cst.Attribute or moves_to_device(flow.model, node, ctx, order):
                     return False
                 node = node.func.value
-            elif isinstance(node, (cst.Comparison, cst.BinaryOperation)):
+            elif type(node) in (cst.Comparison, cst.BinaryOperation):
                 node = node.left  # `(y == 1).sum()`: computed from its left operand
             else:
                 node = node.value
-        if not isinstance(node, cst.Name):
+        if not type(node) is cst.Name:
             return False
         return None if node is expr else flow.ask(self, node, ctx, order)
 
@@ -624,7 +624,7 @@ class HostBuilt(Question[str]):
     unknown = ""
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             model = flow.model
             func = expr.func
             qual = model.imports.qualify(func) or ""
@@ -640,18 +640,18 @@ class HostBuilt(Question[str]):
                         return ""
                 found = [flow.ask(self, a.value, ctx, order) for a in expr.args if a.keyword is None and not a.star]
                 return next((f for f in found if f), "")
-            if isinstance(func, cst.Attribute) and not qual:
+            if type(func) is cst.Attribute and not qual:
                 if func.attr.value in _MOVES:
                     return ""
                 return flow.ask(self, func.value, ctx, order)
             return ""
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return flow.ask(self, expr.left, ctx, order) or flow.ask(self, expr.right, ctx, order)
-        if isinstance(expr, cst.UnaryOperation):
+        if type(expr) is cst.UnaryOperation:
             return flow.ask(self, expr.expression, ctx, order)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return flow.ask(self, expr.value, ctx, order)
-        if isinstance(expr, (cst.Name, cst.IfExp)):
+        if type(expr) in (cst.Name, cst.IfExp):
             return None
         return ""
 
@@ -679,7 +679,7 @@ def type_fallback(model, expr: cst.BaseExpression, ctx: Context) -> bool:
         return False
     for condition in conditions(ctx):
         test = condition.guard.test
-        if not condition.holds or not isinstance(test, cst.Call) or len(test.args) != 2:
+        if not condition.holds or not type(test) is cst.Call or len(test.args) != 2:
             continue
         if dotted_name(test.func) == "isinstance" and dotted_name(test.args[0].value) == name:
             if model.imports.qualify(test.args[1].value) == "torch.Tensor":

@@ -122,12 +122,12 @@ class ValueFlow:
             answer = question.element(self, expr, index, ctx, order)
             if answer is not None:
                 return answer
-            if isinstance(expr, (cst.Tuple, cst.List)):
+            if type(expr) in (cst.Tuple, cst.List):
                 elements = expr.elements
-                if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements[: index + 1]):
+                if index >= len(elements) or any(type(e) is cst.StarredElement for e in elements[: index + 1]):
                     return question.unknown
                 return self.ask(question, elements[index].value, ctx, order)
-            if isinstance(expr, cst.Call):
+            if type(expr) is cst.Call:
                 found = self.callee(expr, ctx, order)
                 return self.returned(question, found[1], index, found[0]) if found is not None else question.unknown
             name = dotted_name(expr)
@@ -137,11 +137,11 @@ class ValueFlow:
         answer = question.terminal(self, expr, ctx, order)
         if answer is not None:
             return answer
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return question.combine(
                 [self.ask(question, expr.body, ctx, order), self.ask(question, expr.orelse, ctx, order)]
             )
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             found = self.callee(expr, ctx, order)
             return self.returned(question, found[1], None, found[0]) if found is not None else question.unknown
         if type(expr) is cst.Name:
@@ -285,13 +285,13 @@ class ValueFlow:
             return answers
         for site in self.model.calls_to(*SPAWNERS):
             target = argument(site.node, "fn", 0)
-            if target is None or not isinstance(target.value, cst.Name):
+            if target is None or not type(target.value) is cst.Name:
                 continue
             if self.bindings.function(target.value.value, site.ctx, site.order) is not info:
                 continue
             passed = argument(site.node, "args", 1)
-            elements = passed.value.elements if passed is not None and isinstance(passed.value, cst.Tuple) else None
-            if position < 1 or elements is None or any(isinstance(e, cst.StarredElement) for e in elements):
+            elements = passed.value.elements if passed is not None and type(passed.value) is cst.Tuple else None
+            if position < 1 or elements is None or any(type(e) is cst.StarredElement for e in elements):
                 answers.append(question.unknown)
             elif position - 1 < len(elements):
                 answers.append(self.ask(question, elements[position - 1].value, site.ctx, site.order))
@@ -348,9 +348,9 @@ class ValueFlow:
         model = self.model
         if model.imports.qualify(func) is not None:
             return None
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return self.bindings.function(func.value, ctx, order)
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             receiver = dotted_name(func.value)
             if receiver in ("self", "cls") and ctx.class_scope:
                 found = self.bindings.method(ctx.class_scope, func.attr.value)
@@ -404,7 +404,7 @@ def _mark_comprehension(node, reads) -> None:
     while clause is not None:
         clauses.append(clause)
         clause = clause.inner_for_in
-    results = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+    results = [node.key, node.value] if type(node) is cst.DictComp else [node.elt]
     for position, clause in enumerate(clauses):
         bound = dict(_comprehension_targets(clause.target, None))
         scope: List[cst.CSTNode] = [*clause.ifs, *results]
@@ -415,11 +415,11 @@ def _mark_comprehension(node, reads) -> None:
 
 
 def _comprehension_targets(target: cst.BaseExpression, index: Optional[int]):
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         for i, element in enumerate(target.elements):
             value = element.value
-            yield from _comprehension_targets(value.value if isinstance(value, cst.StarredElement) else value, i if index is None else index)
-    elif isinstance(target, cst.Name):
+            yield from _comprehension_targets(value.value if type(value) is cst.StarredElement else value, i if index is None else index)
+    elif type(target) is cst.Name:
         yield target.value, index
 
 
@@ -429,10 +429,10 @@ def _mark_reads(node: cst.CSTNode, bound: Dict[str, Optional[int]], iterable, re
         current = stack.pop()
         if type(current) is cst.Name and current.value in bound:
             reads[id(current)] = (current.value, bound[current.value], iterable)
-        elif isinstance(current, cst.Attribute):
+        elif type(current) is cst.Attribute:
             stack.append(current.value)  # `x.attr`: `attr` is no read of a name
             continue
-        elif isinstance(current, (cst.Lambda, cst.FunctionDef, cst.ClassDef)):
+        elif type(current) in (cst.Lambda, cst.FunctionDef, cst.ClassDef):
             continue
         else:
             stack.extend(children(current))
@@ -440,7 +440,7 @@ def _mark_reads(node: cst.CSTNode, bound: Dict[str, Optional[int]], iterable, re
 
 def _length(value: cst.BaseExpression) -> Optional[int]:
     """How many elements a tuple or list display has (None when not one, or starred)."""
-    if not isinstance(value, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+    if not type(value) in (cst.Tuple, cst.List) or any(type(e) is cst.StarredElement for e in value.elements):
         return None
     return len(value.elements)
 
@@ -448,9 +448,9 @@ def _length(value: cst.BaseExpression) -> Optional[int]:
 def _unpacked_into(assignment: Assignment) -> Optional[int]:
     """N for `a, b, ... = call(...)` binding one of N plain targets from a call."""
     statement = assignment.statement
-    if assignment.index is None or not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+    if assignment.index is None or not type(statement) is cst.Assign or len(statement.targets) != 1:
         return None
-    if not isinstance(assignment.value, cst.Call):
+    if not type(assignment.value) is cst.Call:
         return None
     return _length(statement.targets[0].target)
 
@@ -467,14 +467,14 @@ def main_block(ctx: Context) -> bool:
 
 
 def _is_main_test(test: cst.BaseExpression) -> bool:
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if not type(test) is cst.Comparison or len(test.comparisons) != 1:
         return False
     part = test.comparisons[0]
-    if not isinstance(part.operator, cst.Equal):
+    if not type(part.operator) is cst.Equal:
         return False
     sides = (test.left, part.comparator)
-    return any(isinstance(x, cst.Name) and x.value == "__name__" for x in sides) and any(
-        isinstance(x, cst.SimpleString) and x.evaluated_value == "__main__" for x in sides
+    return any(type(x) is cst.Name and x.value == "__name__" for x in sides) and any(
+        type(x) is cst.SimpleString and x.evaluated_value == "__main__" for x in sides
     )
 
 

@@ -15,13 +15,13 @@ def _starts_line(call: cst.Call, index: int) -> bool:
         before = call.whitespace_before_args
     else:
         comma = call.args[index - 1].comma
-        before = comma.whitespace_after if isinstance(comma, cst.Comma) else None
-    return isinstance(before, cst.ParenthesizedWhitespace)
+        before = comma.whitespace_after if type(comma) is cst.Comma else None
+    return type(before) is cst.ParenthesizedWhitespace
 
 
 def _comment_after(arg: cst.Arg) -> bool:
-    after = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else arg.whitespace_after_arg
-    return isinstance(after, cst.ParenthesizedWhitespace) and after.first_line.comment is not None
+    after = arg.comma.whitespace_after if type(arg.comma) is cst.Comma else arg.whitespace_after_arg
+    return type(after) is cst.ParenthesizedWhitespace and after.first_line.comment is not None
 
 
 def append_argument(call: cst.Call, text: str) -> Tuple[NodeEdit, ...]:
@@ -32,7 +32,7 @@ def append_argument(call: cst.Call, text: str) -> Tuple[NodeEdit, ...]:
     the comment, so that the comment stays with the argument it was written for."""
     last = call.args[-1]
     if _starts_line(call, len(call.args) - 1) and not _comment_after(last):
-        if isinstance(last.comma, cst.Comma):
+        if type(last.comma) is cst.Comma:
             return (NodeEdit(last.comma, f"\n{text},", "after", align=last),)
         return (NodeEdit(last.value, f",\n{text}", "after", align=last),)
     return (NodeEdit(last.value, f", {text}", "after"),)

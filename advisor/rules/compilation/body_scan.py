@@ -76,7 +76,7 @@ class BodyScan(Walker):
             name = param.name.value
             if name in ("self", "cls"):
                 continue
-            if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+            if param.default is not None and not (type(param.default) is cst.Name and param.default.value == "None"):
                 continue  # `scale=1.0`, `causal=False`: plain values
             annotation = param.annotation
             if annotation is not None and dotted_name(annotation.annotation) in PLAIN_ANNOTATIONS:
@@ -92,7 +92,7 @@ class BodyScan(Walker):
                 continue
             for assignment in found:
                 value = assignment.value
-                if isinstance(value, cst.Call):
+                if type(value) is cst.Call:
                     qual = self.model.imports.qualify(value.func) or ""
                     if qual in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or (
                         qual.rpartition(".")[0] == "torch" and qual.rsplit(".", 1)[-1][:1].islower()
@@ -101,37 +101,37 @@ class BodyScan(Walker):
         for site in self.model.method_calls("register_buffer", "register_parameter"):
             if site.ctx.class_name == self.info.class_name and site.receiver_name == "self" and site.node.args:
                 first = site.node.args[0].value
-                if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                if type(first) is cst.SimpleString and isinstance(first.evaluated_value, str):
                     out.add("self." + first.evaluated_value)
         return out
 
     # -- what an expression is ----------------------------------------------------------------
     def tensorish(self, expr: cst.BaseExpression, strict: bool = False) -> bool:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             kind = self.names.get(expr.value)
             return kind == "derived" or (kind == "param" and not strict)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             attr = expr.attr.value
             if attr in NON_TENSOR_ATTRS:
                 return False
             if attr in VIEW_ATTRS:
                 return self.tensorish(expr.value, strict)
             return dotted_name(expr) in self._self_tensors
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self.tensorish(expr.value, strict)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call_tensorish(expr)
-        if isinstance(expr, cst.BinaryOperation):
-            if isinstance(expr.operator, cst.MatrixMultiply):
+        if type(expr) is cst.BinaryOperation:
+            if type(expr.operator) is cst.MatrixMultiply:
                 return True
             return self.tensorish(expr.left, strict) or self.tensorish(expr.right, strict)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        if type(expr) is cst.UnaryOperation and not type(expr.operator) is cst.Not:
             return self.tensorish(expr.expression, strict)
-        if isinstance(expr, cst.Comparison):
-            if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons):
+        if type(expr) is cst.Comparison:
+            if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in expr.comparisons):
                 return False
             return self.tensorish(expr.left, strict) or any(self.tensorish(c.comparator, strict) for c in expr.comparisons)
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             return self.tensorish(expr.body, strict) or self.tensorish(expr.orelse, strict)
         return False
 
@@ -141,7 +141,7 @@ class BodyScan(Walker):
         if qual is not None:
             head, _, last = qual.rpartition(".")
             return head in TENSOR_NAMESPACES and last[:1].islower()
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             if dotted_name(func.value) == "self":
                 return True  # a submodule (or a helper of the module) returns a tensor
             if func.attr.value in NON_TENSOR_METHODS:
@@ -160,12 +160,12 @@ class BodyScan(Walker):
         return False
 
     def _bind(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.names[target.value] = "derived"
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._bind(target.value)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
@@ -179,12 +179,12 @@ class BodyScan(Walker):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if self.tensorish(node.target) or self.tensorish(node.value):
-            if not isinstance(node.operator, cst.MatrixMultiplyAssign):
+            if not type(node.operator) is cst.MatrixMultiplyAssign:
                 self.pointwise += 1
             self._bind(node.target)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.MatrixMultiply):
+        if type(node.operator) is cst.MatrixMultiply:
             self.heavy += 1
         elif isinstance(node.operator, ARITHMETIC) and (self.tensorish(node.left) or self.tensorish(node.right)):
             self.pointwise += 1
@@ -194,7 +194,7 @@ class BodyScan(Walker):
             self.pointwise += 1
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, (cst.Minus, cst.BitInvert)) and self.tensorish(node.expression):
+        if type(node.operator) in (cst.Minus, cst.BitInvert) and self.tensorish(node.expression):
             self.pointwise += 1
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -213,10 +213,10 @@ class BodyScan(Walker):
                 elif last in HEAVY_TORCH or head != "torch":
                     self.heavy += 1
             return
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if dotted_name(func.value) == "self" or (
-                isinstance(func.value, cst.Attribute) and root_name(func.value) == "self"
+                type(func.value) is cst.Attribute and root_name(func.value) == "self"
             ):
                 self.heavy += 1  # `self.fc1(x)`, `self.blocks.layer(x)`: a submodule or helper
                 return
@@ -227,7 +227,7 @@ class BodyScan(Walker):
                 elif base in HEAVY_TORCH:
                     self.heavy += 1
             return
-        if isinstance(func, cst.Name) and func.value not in BUILTINS:
+        if type(func) is cst.Name and func.value not in BUILTINS:
             self.heavy += 1  # `block(x)` in `for block in self.blocks`, a helper
 
 

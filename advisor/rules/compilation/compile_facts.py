@@ -33,7 +33,7 @@ class CompileFacts:
 def is_compile_expr(model: FileModel, expr: cst.BaseExpression, aliases: Set[str]) -> bool:
     """`torch.compile`, an alias of it, `torch.compile(mode=...)` (a decorator factory) or
     `functools.partial(torch.compile, ...)`."""
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         qual = model.imports.qualify(expr.func)
         if qual in PARTIAL and expr.args:
             return is_compile_expr(model, expr.args[0].value, aliases)
@@ -74,7 +74,7 @@ def class_closure(model: FileModel, roots: Set[str]) -> Set[str]:
     for site in model.facts.calls:
         owner = site.ctx.class_name
         func = site.node.func
-        if owner and isinstance(func, cst.Name) and func.value in model.facts.classes and site.qualname is None:
+        if owner and type(func) is cst.Name and func.value in model.facts.classes and site.qualname is None:
             contains.setdefault(owner, set()).add(func.value)
     out: Set[str] = set()
     stack = list(roots)
@@ -97,7 +97,7 @@ def compute_compile_facts(model: FileModel) -> CompileFacts:
     facts = CompileFacts(aliases=compile_aliases(model))
     for info in model.facts.functions.values():
         for decorator in info.node.decorators:
-            if isinstance(decorator.decorator, cst.Call):
+            if type(decorator.decorator) is cst.Call:
                 facts.decorator_calls.add(id(decorator.decorator))
         if decorated_with(model, info, facts.aliases):
             facts.compiled_functions.add(info.key)
@@ -140,10 +140,10 @@ def compute_compile_facts(model: FileModel) -> CompileFacts:
         if function is None or function.key not in traced or site.qualname is not None:
             continue
         func = site.node.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in BUILTINS or func.value in model.facts.functions or func.value in model.facts.classes:
                 continue
-        elif isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and function.class_name:
+        elif type(func) is cst.Attribute and dotted_name(func.value) == "self" and function.class_name:
             if function.class_name in facts.compiled_classes:
                 continue  # submodules of a compiled class are in the closure already
             if f"{function.class_name}.{func.attr.value}" in model.facts.functions:
@@ -163,14 +163,14 @@ def compute_compile_facts(model: FileModel) -> CompileFacts:
 
 def function_named(model: FileModel, expr: cst.BaseExpression, ctx: Context) -> Optional[FunctionInfo]:
     """`torch.compile(train_step)` / `torch.compile(self.step)`: a function of this file."""
-    if isinstance(expr, cst.Name) and model.imports.qualify(expr) is None:
+    if type(expr) is cst.Name and model.imports.qualify(expr) is None:
         info = model.facts.functions.get(expr.value)
         if info is not None and info.class_name is None:
             # A name that is also assigned a model is not the function.
             if not model.assignments(expr.value, ctx):
                 return info
         return None
-    if isinstance(expr, cst.Attribute) and dotted_name(expr.value) == "self" and ctx.class_name:
+    if type(expr) is cst.Attribute and dotted_name(expr.value) == "self" and ctx.class_name:
         return model.facts.functions.get(f"{ctx.class_name}.{expr.attr.value}")
     return None
 
@@ -204,9 +204,9 @@ def enclosing_tests(root: cst.CSTNode, target: cst.CSTNode) -> Optional[List[cst
         node, tests = stack.pop()
         if node is target:
             return list(tests)
-        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if node is not root and type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(node, (cst.If, cst.IfExp)):
+        if type(node) in (cst.If, cst.IfExp):
             inner = tests + (node.test,)
             stack.append((node.test, tests))
             stack.append((node.body, inner))

@@ -18,17 +18,17 @@ def _one_shot(test: cst.BaseExpression) -> bool:
     found = False
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
             return False
-        if isinstance(node, cst.Comparison):
-            if any(isinstance(c.operator, (cst.Equal, cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+        if type(node) is cst.Comparison:
+            if any(type(c.operator) in (cst.Equal, cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in node.comparisons):
                 found = True
             stack.append(node.left)
             stack.extend(c.comparator for c in node.comparisons)
-        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        elif type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
             found = True
             stack.append(node.expression)
-        elif isinstance(node, cst.BooleanOperation):
+        elif type(node) is cst.BooleanOperation:
             stack.extend((node.left, node.right))
     return found
 
@@ -54,12 +54,12 @@ def _loop_chain(ctx: Context, stop: Optional[LoopInfo]) -> List[LoopInfo]:
 def _built_anew(model: FileModel, expr: cst.BaseExpression, ctx: Context, order: int, loop: Optional[LoopInfo]) -> bool:
     """The object comes from this iteration of ``loop`` (its target or something built in its
     body), or, with no loop, from the function's own body: each run compiles a new object."""
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         qual = model.imports.qualify(expr.func)
         if qual in COMPILE:
             inner = first_argument(expr, "model")
             return inner is not None and _built_anew(model, inner, ctx, order, loop)
-        if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in SAME_OBJECT_METHODS:
+        if type(expr.func) is cst.Attribute and expr.func.attr.value in SAME_OBJECT_METHODS:
             return _built_anew(model, expr.func.value, ctx, order, loop)
         return True  # `torch.compile(Net(cfg))`, `torch.compile(build(cfg))`
     name = dotted_name(expr)
@@ -77,7 +77,7 @@ def _built_anew(model: FileModel, expr: cst.BaseExpression, ctx: Context, order:
         if assignment.order >= order or assignment.ctx.function is not ctx.function:
             continue
         value = assignment.value
-        if value is not None and isinstance(value, cst.Call) and model.imports.qualify(value.func) in COMPILE:
+        if value is not None and type(value) is cst.Call and model.imports.qualify(value.func) in COMPILE:
             continue  # `model = torch.compile(model)`: the same object again
         if loop is None or (assignment.ctx.loop is not None and assignment.ctx.loop.within(loop)):
             return True
@@ -199,7 +199,7 @@ class CompileInLoop(Rule):
     def _passed_value(function: FunctionInfo, target: cst.BaseExpression, caller: CallSite):
         """The caller's argument for a parameter the function compiles; None when the compiled
         object is not a parameter; False when it cannot be told."""
-        if not isinstance(target, cst.Name) or target.value not in function.params:
+        if not type(target) is cst.Name or target.value not in function.params:
             return None
         position = function.params.index(target.value)
         if function.class_name is not None:

@@ -66,7 +66,7 @@ def _after_imports_fix(model: FileModel, line: str) -> Optional[FixSpec]:
     if last is None:
         return None
     anchor = body[last]
-    if isinstance(anchor, cst.SimpleStatementLine) and anchor.trailing_whitespace.comment is None:
+    if type(anchor) is cst.SimpleStatementLine and anchor.trailing_whitespace.comment is None:
         edit = NodeEdit(anchor, model.module.default_newline + line, "after")
     elif last + 1 < len(body):
         edit = NodeEdit(body[last + 1], line, "line_before")

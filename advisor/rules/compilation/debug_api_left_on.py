@@ -15,16 +15,16 @@ from advisor.rules.compilation.compile_facts import trains_somewhere, enclosing_
 
 def _is_main_guard(test: cst.BaseExpression) -> bool:
     return (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Name)
+        type(test) is cst.Comparison
+        and type(test.left) is cst.Name
         and test.left.value == "__name__"
     )
 
 
 def _is_constant_true(test: cst.BaseExpression) -> bool:
-    if isinstance(test, cst.Name) and test.value == "True":
+    if type(test) is cst.Name and test.value == "True":
         return True
-    return isinstance(test, cst.Integer) and test.value not in ("0",)
+    return type(test) is cst.Integer and test.value not in ("0",)
 
 
 _SET_ANOMALY = ("torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly")
@@ -56,9 +56,9 @@ def _find_with(root: cst.CSTNode, call: cst.Call) -> Optional[cst.With]:
     stack: List[cst.CSTNode] = [root]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.With) and any(item.item is call for item in node.items):
+        if type(node) is cst.With and any(item.item is call for item in node.items):
             return node
-        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if node is not root and type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         stack.extend(children(node))
     return None
@@ -69,14 +69,14 @@ def _block_trains(model: FileModel, block: cst.CSTNode, class_name: Optional[str
     stack: List[cst.CSTNode] = [block]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         stack.extend(children(node))
-        if not isinstance(node, cst.Call):
+        if not type(node) is cst.Call:
             continue
         func = node.func
         key = None
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             receiver = dotted_name(func.value) or ""
             if method == "backward":
@@ -85,7 +85,7 @@ def _block_trains(model: FileModel, block: cst.CSTNode, class_name: Optional[str
                 return True
             if model.imports.qualify(func) is None:
                 key = f"{class_name}.{method}" if receiver in ("self", "cls") and class_name else f".{method}"
-        elif isinstance(func, cst.Name) and model.imports.qualify(func) is None:
+        elif type(func) is cst.Name and model.imports.qualify(func) is None:
             key = func.value
         if key is not None and (model.function_trains(key) or model.function_has_training_loop(key)):
             return True
@@ -201,7 +201,7 @@ class DebugApiLeftOn(Rule):
         if function is not None:
             roots = [function.node]
         else:
-            roots = [s for s in model.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+            roots = [s for s in model.module.body if not type(s) in (cst.FunctionDef, cst.ClassDef)]
         for root in roots:
             found = _find_with(root, site.node)
             if found is not None:
@@ -215,7 +215,7 @@ class DebugApiLeftOn(Rule):
         if function is not None:
             roots: Sequence[cst.CSTNode] = [function.node]
         else:  # module-level code only: function and class bodies are not entered
-            roots = [s for s in model.module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+            roots = [s for s in model.module.body if not type(s) in (cst.FunctionDef, cst.ClassDef)]
         for root in roots:
             tests = enclosing_tests(root, site.node)
             if tests is not None:

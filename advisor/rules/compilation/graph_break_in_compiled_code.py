@@ -19,8 +19,8 @@ _BOOL_TORCH = re.compile(r"^(is_|get_|numel$|result_type$|can_cast$|promote_type
 
 
 def _numpy_rooted(model: FileModel, expr: Optional[cst.BaseExpression]) -> bool:
-    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
-        if isinstance(expr, cst.Call):
+    while type(expr) in (cst.Call, cst.Attribute, cst.Subscript):
+        if type(expr) is cst.Call:
             qual = model.imports.qualify(expr.func)
             if qual is not None:
                 return qual.split(".")[0] == "numpy"
@@ -32,9 +32,9 @@ def _numpy_rooted(model: FileModel, expr: Optional[cst.BaseExpression]) -> bool:
 
 def _inner_break(expr: Optional[cst.BaseExpression]) -> bool:
     """The receiver chain already holds a breaking call: the chain is reported once, there."""
-    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
-        if isinstance(expr, cst.Call):
-            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _BREAK_METHODS:
+    while type(expr) in (cst.Call, cst.Attribute, cst.Subscript):
+        if type(expr) is cst.Call:
+            if type(expr.func) is cst.Attribute and expr.func.attr.value in _BREAK_METHODS:
                 return True
             expr = expr.func
         else:
@@ -156,12 +156,12 @@ class GraphBreakInCompiled(Rule):
             )
 
     def _data_dependent(self, model: FileModel, scan: BodyScan, test: cst.BaseExpression, ctx: Context) -> bool:
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             return self._data_dependent(model, scan, test.left, ctx) or self._data_dependent(model, scan, test.right, ctx)
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             return self._data_dependent(model, scan, test.expression, ctx)
-        if isinstance(test, cst.Comparison):
-            if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in test.comparisons):
+        if type(test) is cst.Comparison:
+            if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in test.comparisons):
                 return False
             parts = [test.left, *(c.comparator for c in test.comparisons)]
             return any(self._tensor_value(model, scan, p, ctx) for p in parts)
@@ -169,7 +169,7 @@ class GraphBreakInCompiled(Rule):
 
     @staticmethod
     def _tensor_value(model: FileModel, scan: BodyScan, expr: cst.BaseExpression, ctx: Context) -> bool:
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qual = model.imports.qualify(expr.func)
             if qual is not None and _BOOL_TORCH.match(qual.rsplit(".", 1)[-1]):
                 return False  # torch.is_tensor(x), torch.is_grad_enabled()

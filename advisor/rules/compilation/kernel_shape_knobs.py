@@ -12,22 +12,22 @@ from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 
 def literal_int(expr: cst.BaseExpression) -> Optional[int]:
     """An integer literal or constant arithmetic on them (`3 * 32 * 32`)."""
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         try:
             return int(expr.value.replace("_", ""), 0)
         except ValueError:
             return None
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         left, right = literal_int(expr.left), literal_int(expr.right)
         if left is None or right is None:
             return None
-        if isinstance(expr.operator, cst.Add):
+        if type(expr.operator) is cst.Add:
             return left + right
-        if isinstance(expr.operator, cst.Subtract):
+        if type(expr.operator) is cst.Subtract:
             return left - right
-        if isinstance(expr.operator, cst.Multiply):
+        if type(expr.operator) is cst.Multiply:
             return left * right
-        if isinstance(expr.operator, cst.FloorDivide) and right:
+        if type(expr.operator) is cst.FloorDivide and right:
             return left // right
     return None
 
@@ -60,12 +60,12 @@ def _mixed_precision(model: FileModel) -> bool:
     for site in model.facts.calls:
         for arg in site.node.args:
             value = arg.value
-            if isinstance(value, (cst.Attribute, cst.Name)) and model.imports.qualify(value) in _HALF_DTYPES:
+            if type(value) in (cst.Attribute, cst.Name) and model.imports.qualify(value) in _HALF_DTYPES:
                 return True
             if (
                 arg.keyword is not None
                 and arg.keyword.value in ("mixed_precision", "precision")
-                and isinstance(value, cst.SimpleString)
+                and type(value) is cst.SimpleString
                 and "16" in value.value
             ):
                 return True
@@ -216,7 +216,7 @@ class KernelShapeKnobs(Rule):
             linears = [
                 a.value
                 for a in outer.node.args
-                if isinstance(a.value, cst.Call) and model.imports.qualify(a.value.func) == "torch.nn.Linear"
+                if type(a.value) is cst.Call and model.imports.qualify(a.value.func) == "torch.nn.Linear"
             ]
             return bool(linears) and linears[-1] is site.node
         return False
@@ -228,7 +228,7 @@ class KernelShapeKnobs(Rule):
                 if current.star or following.star:
                     continue
                 conv, norm = current.value, following.value
-                if not isinstance(conv, cst.Call) or not isinstance(norm, cst.Call):
+                if not type(conv) is cst.Call or not type(norm) is cst.Call:
                     continue
                 norms = _CONV_BN.get(model.imports.qualify(conv.func) or "")
                 if norms is None or model.imports.qualify(norm.func) not in norms or _has_star(conv) or not conv.args:

@@ -25,27 +25,27 @@ def _exits(body: cst.BaseSuite) -> bool:
     if len(statements) != 1:
         return False
     first = statements[0]
-    small = first.body if isinstance(first, cst.SimpleStatementLine) else (first,)
+    small = first.body if type(first) is cst.SimpleStatementLine else (first,)
     if len(small) != 1:
         return False
     stmt = small[0]
-    if isinstance(stmt, cst.Return):
+    if type(stmt) is cst.Return:
         return True
-    return isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and last_segment(dotted_name(stmt.value.func)) == "exit"
+    return type(stmt) is cst.Expr and type(stmt.value) is cst.Call and last_segment(dotted_name(stmt.value.func)) == "exit"
 
 
 def _not_main_test(test: cst.BaseExpression) -> bool:
     """`rank != 0`, `not is_main_process()`, `dist.get_rank() > 0`, `if local_rank:`: true off rank 0."""
     if not gate_kinds(test)[1]:
         return False
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return True
-    if isinstance(test, cst.Comparison):
+    if type(test) is cst.Comparison:
         return all(
-            isinstance(c.operator, (cst.NotEqual, cst.GreaterThan, cst.NotIn, cst.IsNot)) for c in test.comparisons
+            type(c.operator) in (cst.NotEqual, cst.GreaterThan, cst.NotIn, cst.IsNot) for c in test.comparisons
         )
-    if isinstance(test, (cst.Name, cst.Attribute, cst.Call)):
-        name = last_segment(dotted_name(test.func if isinstance(test, cst.Call) else test))
+    if type(test) in (cst.Name, cst.Attribute, cst.Call):
+        name = last_segment(dotted_name(test.func if type(test) is cst.Call else test))
         return "rank" in name.lower()  # a rank number is truthy off rank 0
     return False
 
@@ -55,20 +55,20 @@ _DEVICE_INDEX = re.compile(r"(^|_)(gpu|gpu_id|device_id|rank)$", re.IGNORECASE)
 
 def _zero_test(test: cst.BaseExpression) -> bool:
     """`gpu == 0`, `args.gpu in (0, -1)`, `device_id <= 0`: the first device of an `mp.spawn` worker."""
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         return _zero_test(test.left) or _zero_test(test.right)
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if not type(test) is cst.Comparison or len(test.comparisons) != 1:
         return False
     comparison = test.comparisons[0]
-    if not isinstance(comparison.operator, (cst.Equal, cst.In, cst.LessThanEqual)):
+    if not type(comparison.operator) in (cst.Equal, cst.In, cst.LessThanEqual):
         return False
     left, right = test.left, comparison.comparator
     if last_segment(dotted_name(right)) and not last_segment(dotted_name(left)):
         left, right = right, left
     if not _DEVICE_INDEX.search(last_segment(dotted_name(left))):
         return False
-    values = [e.value for e in right.elements] if isinstance(right, (cst.Tuple, cst.List)) else [right]
-    return any(isinstance(v, cst.Integer) and v.value == "0" for v in values)
+    values = [e.value for e in right.elements] if type(right) in (cst.Tuple, cst.List) else [right]
+    return any(type(v) is cst.Integer and v.value == "0" for v in values)
 
 
 def _under_zero_test(info: FunctionInfo, target: cst.CSTNode) -> bool:
@@ -78,12 +78,12 @@ def _under_zero_test(info: FunctionInfo, target: cst.CSTNode) -> bool:
         node, guarded = stack.pop()
         if node is target:
             return guarded
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             stack.append((node.body, guarded or _zero_test(node.test)))
             if node.orelse is not None:
                 stack.append((node.orelse, guarded))
             continue
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         stack.extend((child, guarded) for child in children(node))
     return False
@@ -95,10 +95,10 @@ def _main_only_before(info: FunctionInfo, target: cst.CSTNode) -> bool:
     if any(_MAIN_ONLY_DECORATOR.search(d) for d in info.decorators):
         return True
     body = info.node.body
-    if not isinstance(body, cst.IndentedBlock):
+    if not type(body) is cst.IndentedBlock:
         return False
     for statement in body.body:
-        if isinstance(statement, cst.If) and statement.orelse is None and _not_main_test(statement.test):
+        if type(statement) is cst.If and statement.orelse is None and _not_main_test(statement.test):
             if _exits(statement.body):
                 return True
         if contains(statement, target):

@@ -163,11 +163,11 @@ class DataParallelOrFindUnused(Rule):
             if name is not None:
                 candidates.extend(a.value for a in model.assignments(name, site.ctx) if a.value is not None)
             for holder in candidates:
-                if isinstance(holder, cst.Dict):
+                if type(holder) is cst.Dict:
                     for element in holder.elements:
-                        if isinstance(element, cst.DictElement) and element.value is value:
+                        if type(element) is cst.DictElement and element.value is value:
                             return element
-                if isinstance(holder, cst.Call):
+                if type(holder) is cst.Call:
                     for a in holder.args:
                         if a.value is value:
                             return a

@@ -19,13 +19,13 @@ def _modulo_in(model: FileModel, expr: cst.BaseExpression, ctx: Context, depth: 
     stack: List[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
             return True
-        if isinstance(node, cst.Name) and depth < 2:
+        if type(node) is cst.Name and depth < 2:
             for assignment in model.assignments(node.value, ctx):
                 if assignment.value is not None and _modulo_in(model, assignment.value, assignment.ctx, depth + 1):
                     return True
-        elif not isinstance(node, cst.Name):
+        elif not type(node) is cst.Name:
             stack.extend(children(node))
     return False
 

@@ -174,7 +174,7 @@ class DdpWithoutDistributedSampler(Rule):
         if name is not None:
             values.extend(a.value for a in model.assignments(name, site.ctx) if a.value is not None)
         for value in values:
-            if not isinstance(value, cst.Call):
+            if not type(value) is cst.Call:
                 continue
             func = dotted_name(value.func) or ""
             qual = model.imports.qualify(value.func) or ""

@@ -169,7 +169,7 @@ class SamplerWithoutSetEpoch(Rule):
                 if not epochs or any(self._sets_epoch(other, loop, {}) for other, loop in epochs):
                     continue
                 other, loop = epochs[0]
-                target = loop.node.target if isinstance(loop.node, cst.For) else None
+                target = loop.node.target if type(loop.node) is cst.For else None
                 yield self.report(
                     site.node,
                     "DistributedSampler is reused by the epoch loop at {where} but `set_epoch` is never "
@@ -177,7 +177,7 @@ class SamplerWithoutSetEpoch(Rule):
                     data={
                         "where": f"{other.display_name()}:{other.line_of(loop.node)}",
                         "sampler": self._own_name(site) or "sampler",
-                        "epoch": target.value if isinstance(target, cst.Name) and target.value != "_" else "epoch",
+                        "epoch": target.value if type(target) is cst.Name and target.value != "_" else "epoch",
                     },
                     hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
                 severity=_severity(model, site),
@@ -188,8 +188,8 @@ class SamplerWithoutSetEpoch(Rule):
         """The names the finding's hint uses, the fix's where it has one: the variable to call
         `set_epoch` on (else the sampler's own), and the epoch loop's variable."""
         sampler = self._receiver(model, loop, site) or self._own_name(site) or "sampler"
-        target = loop.node.target if isinstance(loop.node, cst.For) else None
-        epoch = target.value if isinstance(target, cst.Name) and target.value != "_" else "epoch"
+        target = loop.node.target if type(loop.node) is cst.For else None
+        epoch = target.value if type(target) is cst.Name and target.value != "_" else "epoch"
         return {"sampler": sampler, "epoch": epoch}
 
     @staticmethod
@@ -248,7 +248,7 @@ class SamplerWithoutSetEpoch(Rule):
 
     def _fix(self, model: FileModel, loop: LoopInfo, site: CallSite) -> Optional[FixSpec]:
         node = loop.node
-        if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name) or node.target.value == "_":
+        if not type(node) is cst.For or not type(node.target) is cst.Name or node.target.value == "_":
             return None
         receiver = self._receiver(model, loop, site)
         if receiver is None:
@@ -256,7 +256,7 @@ class SamplerWithoutSetEpoch(Rule):
         call = f"{receiver}.set_epoch({node.target.value})"
         body = node.body
         first = body.body[0]
-        if isinstance(body, cst.IndentedBlock):
+        if type(body) is cst.IndentedBlock:
             edit = NodeEdit(first, call, "line_before")
         else:
             edit = NodeEdit(first, f"{call}; ", "before")

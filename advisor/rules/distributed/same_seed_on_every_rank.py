@@ -116,19 +116,19 @@ class SameSeedOnEveryRank(Rule):
         out: Dict[FunctionInfo, int] = {}
         for site, value in seeds:
             info = site.ctx.function
-            if info is not None and isinstance(value, cst.Name) and value.value in info.params:
+            if info is not None and type(value) is cst.Name and value.value in info.params:
                 out[info] = info.params.index(value.value)
         return out
 
     def _constant(self, model: FileModel, expr: cst.BaseExpression, ctx: Context) -> bool:
-        if isinstance(expr, cst.UnaryOperation):
+        if type(expr) is cst.UnaryOperation:
             expr = expr.expression
-        if isinstance(expr, cst.Integer):
+        if type(expr) is cst.Integer:
             return True
-        if not isinstance(expr, cst.Name):
+        if not type(expr) is cst.Name:
             return False
         info = ctx.function
         if info is not None and (expr.value in info.params or model.facts.assignments.get((info.key, expr.value))):
             return False
         found = model.facts.assignments.get((MODULE_SCOPE, expr.value), [])
-        return bool(found) and all(isinstance(a.value, cst.Integer) and a.index is None for a in found)
+        return bool(found) and all(type(a.value) is cst.Integer and a.index is None for a in found)

@@ -177,7 +177,7 @@ class WrappedStateDictSaved(Rule):
         if site.qualname == "torch.save":
             return True
         func = site.node.func
-        return isinstance(func, cst.Name) and func.value in savers
+        return type(func) is cst.Name and func.value in savers
 
     def _is_saved(self, model: FileModel, site: CallSite, savers: Set[str]) -> bool:
         outer = site.outer

@@ -15,21 +15,21 @@ from advisor.rules.inference.model_calls import CACHE_KEYWORDS, NOT_A_NETWORK, T
 
 def _neg_one(expr: cst.BaseExpression) -> bool:
     return (
-        isinstance(expr, cst.UnaryOperation)
-        and isinstance(expr.operator, cst.Minus)
-        and isinstance(expr.expression, cst.Integer)
+        type(expr) is cst.UnaryOperation
+        and type(expr.operator) is cst.Minus
+        and type(expr.expression) is cst.Integer
         and expr.expression.value == "1"
     )
 
 
 def _pretrained(model: FileModel, value: cst.BaseExpression) -> bool:
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in (
         "to", "cuda", "eval", "half", "float", "bfloat16"
     ):
         value = value.func.value
     return (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
+        type(value) is cst.Call
+        and type(value.func) is cst.Attribute
         and value.func.attr.value == "from_pretrained"
         and not NOT_A_NETWORK.search(dotted_name(value.func) or "")
     )
@@ -150,7 +150,7 @@ class DecodingWithoutKvCache(Rule):
         func = site.node.func
         if site.method == "forward" and site.receiver is not None:
             func = site.receiver
-        if isinstance(func, cst.Name) and func.value == "self":
+        if type(func) is cst.Name and func.value == "self":
             info = site.ctx.function
             return any(b.startswith("torch.nn.") for b in class_bases(model, info))
         return is_model(model, func, site.ctx, site.order) or bool(re.search(r"(^|_)(lm|llm|gpt|transformer)$", last_segment(dotted_name(func)), re.I))
@@ -164,14 +164,14 @@ class DecodingWithoutKvCache(Rule):
     def _last_token(self, expr: cst.BaseExpression) -> bool:
         """Only new tokens go in, the model keeps the rest: `ids[:, -1:]`, `ids[:, -1]`, or
         `tokens[:, prev_pos:cur_pos]` (a moving start). A window `ids[:, -block_size:]` is not."""
-        if not isinstance(expr, cst.Subscript):
+        if not type(expr) is cst.Subscript:
             return False
         for element in expr.slice:
             part = element.slice
-            if isinstance(part, cst.Index) and _neg_one(part.value):
+            if type(part) is cst.Index and _neg_one(part.value):
                 return True
-            if isinstance(part, cst.Slice) and part.lower is not None:
+            if type(part) is cst.Slice and part.lower is not None:
                 lower = part.lower
-                if _neg_one(lower) or not isinstance(lower, cst.UnaryOperation):
+                if _neg_one(lower) or not type(lower) is cst.UnaryOperation:
                     return True
         return False

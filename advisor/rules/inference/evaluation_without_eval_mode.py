@@ -172,15 +172,15 @@ class EvaluationWithoutEvalMode(Rule):
         `.module`, DDP wrappers, assignments and helper parameters)."""
         if depth > 10:
             return False
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = expr.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "half", "float", "bfloat16"):
+            if type(func) is cst.Attribute and func.attr.value in ("to", "cuda", "half", "float", "bfloat16"):
                 return self._local_class(model, func.value, ctx, order, depth + 1)
             if (model.imports.qualify(func) or "").startswith("torch.nn.parallel.") and expr.args:
                 return self._local_class(model, expr.args[0].value, ctx, order, depth + 1)
             info = model.facts.classes.get(dotted_name(func) or "")
             return info is not None and any(b.startswith("torch.nn.") for b in info.bases)
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "module":
+        if type(expr) is cst.Attribute and expr.attr.value == "module":
             return self._local_class(model, expr.value, ctx, order, depth + 1)
         name = dotted_name(expr)
         if name is None:
@@ -231,9 +231,9 @@ class EvaluationWithoutEvalMode(Rule):
         """The value the model name holds was put in eval mode where it was built."""
         if depth > 4:
             return False
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             func = expr.func
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 if func.attr.value == "eval":
                     return True
                 if func.attr.value == "from_pretrained" or (model.imports.qualify(func) or "").endswith("from_pretrained"):
@@ -245,7 +245,7 @@ class EvaluationWithoutEvalMode(Rule):
                 return True
             if qual.startswith("torch.nn.parallel.") or qual == "torch.compile":
                 return bool(expr.args) and self._built_in_eval(model, expr.args[0].value, ctx, order, evals, trains, depth + 1)
-            if isinstance(func, cst.Name) and func.value in model.facts.functions:
+            if type(func) is cst.Name and func.value in model.facts.functions:
                 helper = model.facts.functions[func.value]
                 return any(e.ctx.function is helper for e in evals)
             return False

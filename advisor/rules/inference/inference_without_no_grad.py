@@ -36,13 +36,13 @@ FEW = 16
 
 def _few_iterations(loop: Optional[LoopInfo]) -> bool:
     node = loop.node if loop is not None else None
-    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+    if not type(node) is cst.For or not type(node.iter) is cst.Call:
         return False
     call = node.iter
-    if not (isinstance(call.func, cst.Name) and call.func.value == "range") or not 1 <= len(call.args) <= 2:
+    if not (type(call.func) is cst.Name and call.func.value == "range") or not 1 <= len(call.args) <= 2:
         return False
     bounds = [a.value for a in call.args]
-    if not all(isinstance(b, cst.Integer) for b in bounds):
+    if not all(type(b) is cst.Integer for b in bounds):
         return False
     values = [int(b.evaluated_value) for b in bounds]
     return (values[-1] - (values[0] if len(values) == 2 else 0)) <= FEW

@@ -68,16 +68,16 @@ def framework_owned(model: FileModel, info: Optional[FunctionInfo]) -> bool:
 def built_as_model(model: FileModel, value: cst.BaseExpression) -> bool:
     """`Net()` for an nn.Module subclass of the file, `resnet50()`, `AutoModel.from_pretrained(...)`,
     `torch.jit.load(...)`, and `.to()`/`.cuda()`/`.eval()` chains on them."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in (
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in (
         "to", "cuda", "eval", "half", "float", "bfloat16", "train"
     ):
         value = value.func.value
-    if not isinstance(value, cst.Call):
+    if not type(value) is cst.Call:
         return False
     qual = model.imports.qualify(value.func) or ""
     if NOT_A_NETWORK.search(qual):
         return False
-    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "from_pretrained":
+    if type(value.func) is cst.Attribute and value.func.attr.value == "from_pretrained":
         return not NOT_A_NETWORK.search(dotted_name(value.func) or "")
     if qual.startswith(MODEL_FACTORIES):
         return True
@@ -99,16 +99,16 @@ def unpickled(model: FileModel, func: cst.BaseExpression, ctx: Context) -> bool:
         return False
     for assignment in found:
         value = assignment.value
-        while isinstance(value, (cst.Call, cst.Subscript)) and not (
-            isinstance(value, cst.Call) and model.imports.qualify(value.func) in UNPICKLERS
+        while type(value) in (cst.Call, cst.Subscript) and not (
+            type(value) is cst.Call and model.imports.qualify(value.func) in UNPICKLERS
         ):
-            if isinstance(value, cst.Subscript):
+            if type(value) is cst.Subscript:
                 value = value.value
-            elif isinstance(value.func, cst.Attribute) and value.func.attr.value in ("to", "cuda", "eval", "half", "float"):
+            elif type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda", "eval", "half", "float"):
                 value = value.func.value
             else:
                 return False
-        if not isinstance(value, cst.Call):
+        if not type(value) is cst.Call:
             return False
     return True
 
@@ -279,8 +279,8 @@ def grown_names(model: FileModel, loop: LoopInfo) -> Set[str]:
         if target is None or not (site.ctx.loop is not None and site.ctx.loop.within(loop)) or not site.node.args:
             continue
         first = site.node.args[0].value
-        if isinstance(first, (cst.List, cst.Tuple)) and any(
-            isinstance(e.value, cst.Name) and e.value.value == target for e in first.elements
+        if type(first) in (cst.List, cst.Tuple) and any(
+            type(e.value) is cst.Name and e.value.value == target for e in first.elements
         ):
             out.add(target)
     return out

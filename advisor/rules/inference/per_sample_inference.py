@@ -20,29 +20,29 @@ def _singleton_batch(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     somewhere in a chain like `img.unsqueeze(0).to(device)`; None when there is none."""
     node = expr
     while True:
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 method = func.attr.value
                 args = node.args
                 if method == "unsqueeze" and args and _is_zero(args[0].value):
                     return func.value
                 if method in ("view", "reshape") and len(args) >= 2 and _is_one(args[0].value):
                     return func.value
-                if method == "unsqueeze" and not isinstance(func.value, (cst.Call, cst.Attribute, cst.Subscript, cst.Name)):
+                if method == "unsqueeze" and not type(func.value) in (cst.Call, cst.Attribute, cst.Subscript, cst.Name):
                     return None
                 if last_segment(dotted_name(func)) == "unsqueeze" and len(args) == 2 and _is_zero(args[1].value):
                     return args[0].value  # torch.unsqueeze(x, 0)
                 node = func.value
                 continue
             return None
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             first = node.slice[0].slice if node.slice else None
-            if isinstance(first, cst.Index) and isinstance(first.value, cst.Name) and first.value.value == "None":
+            if type(first) is cst.Index and type(first.value) is cst.Name and first.value.value == "None":
                 return node.value
             node = node.value
             continue
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             node = node.value
             continue
         return None
@@ -52,7 +52,7 @@ def _singleton(model: FileModel, expr: cst.BaseExpression, site: CallSite) -> Op
     """The per-sample value batched alone in ``expr``, or in the value of the name ``expr`` is,
     when that name was bound in the same loop (`x = tf(img).unsqueeze(0).cuda(); model(x)`)."""
     inner = _singleton_batch(expr)
-    if inner is None and isinstance(expr, cst.Name) and site.ctx.loop is not None:
+    if inner is None and type(expr) is cst.Name and site.ctx.loop is not None:
         reaching = model.reaching_assignment(expr.value, site.ctx, site.order)
         if reaching is not None and reaching.value is not None and (reaching.ctx.loop is not None and reaching.ctx.loop.within(site.ctx.loop)):
             inner = _singleton_batch(reaching.value)
@@ -76,18 +76,18 @@ def _comprehension_targets(info: FunctionInfo, call: cst.Call) -> Set[str]:
                 bound.update(iter_names(for_in.target))
                 for_in = for_in.inner_for_in
             names = frozenset(bound)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef):
             continue
         stack.extend((child, names) for child in children(node))
     return set()
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Integer) and expr.value == "0"
+    return type(expr) is cst.Integer and expr.value == "0"
 
 
 def _is_one(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Integer) and expr.value == "1"
+    return type(expr) is cst.Integer and expr.value == "1"
 
 
 class PerSampleInference(Rule):
@@ -211,7 +211,7 @@ class PerSampleInference(Rule):
         stack: List[cst.CSTNode] = [expr]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Name):
+            if type(node) is cst.Name:
                 if node.value in batch:
                     return True
                 if depth < 2 and node.value not in targets and site.ctx.loop is not None:
@@ -223,14 +223,14 @@ class PerSampleInference(Rule):
                         and self._per_item(model, reaching.value, site, items, depth + 1)
                     ):
                         return True
-            elif isinstance(node, cst.Subscript):
+            elif type(node) is cst.Subscript:
                 if any(n in targets for element in node.slice for n in iter_names(element)):
                     return True
                 stack.append(node.value)
-            elif isinstance(node, cst.Call):
+            elif type(node) is cst.Call:
                 stack.extend(a.value for a in node.args)
                 stack.append(node.func)
-            elif isinstance(node, cst.Attribute):
+            elif type(node) is cst.Attribute:
                 stack.append(node.value)
         return False
 

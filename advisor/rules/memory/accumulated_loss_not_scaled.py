@@ -28,21 +28,21 @@ _BATCH_SIZE = re.compile(r"^(bs|batch_size|batchsize|n_samples|num_samples)$", r
 
 def _counts_batch(value: cst.BaseExpression) -> bool:
     """`x.shape[0]`, `x.size(0)` or `len(x)`."""
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute) and value.value.attr.value == "shape":
+    if type(value) is cst.Subscript and type(value.value) is cst.Attribute and value.value.attr.value == "shape":
         index = value.slice[0].slice if len(value.slice) == 1 else None
-        return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
-    if isinstance(value, cst.Call) and value.args:
+        return type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0"
+    if type(value) is cst.Call and value.args:
         func = value.func
         first = value.args[0].value
-        if isinstance(func, cst.Attribute) and func.attr.value == "size":
-            return isinstance(first, cst.Integer) and first.value == "0"
-        return isinstance(func, cst.Name) and func.value == "len"
+        if type(func) is cst.Attribute and func.attr.value == "size":
+            return type(first) is cst.Integer and first.value == "0"
+        return type(func) is cst.Name and func.value == "len"
     return False
 
 
 def _modulus(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     for node in walk(test):
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
             return node.right
     return None
 
@@ -119,7 +119,7 @@ class AccumulatedLossNotScaled(Rule):
             if self._steps_every_iteration(model, loop):
                 continue  # another optimizer steps every iteration (a GAN critic): its backward
             k = _modulus(test)
-            if k is None or (isinstance(k, cst.Integer) and k.evaluated_value <= 1):
+            if k is None or (type(k) is cst.Integer and k.evaluated_value <= 1):
                 continue
             k_name = dotted_name(k)
             if k_name is not None and _NOT_ACCUMULATION.search(k_name.rsplit(".", 1)[-1]):
@@ -141,7 +141,7 @@ class AccumulatedLossNotScaled(Rule):
                     "gradients accumulate over `{steps}` micro-batches but the loss is not divided by "
                     "`{steps}`: each update is `{steps}` times too large",
                     # accum_steps: the count itself where it is written as a number, for the probe
-                    data={"steps": shown, "accum_steps": k.evaluated_value if isinstance(k, cst.Integer) else None},
+                    data={"steps": shown, "accum_steps": k.evaluated_value if type(k) is cst.Integer else None},
                 )
 
     def _steps_every_iteration(self, model: FileModel, loop: LoopInfo) -> bool:
@@ -157,7 +157,7 @@ class AccumulatedLossNotScaled(Rule):
     def _sum_reduction(self, model: FileModel) -> bool:
         for site in model.facts.calls:
             arg = call_argument(site.node, "reduction", None)
-            if arg is not None and isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value == "sum":
+            if arg is not None and type(arg.value) is cst.SimpleString and arg.value.evaluated_value == "sum":
                 return True
             if call_argument(site.node, "accumulate_grad_batches", None) is not None:
                 return True
@@ -169,7 +169,7 @@ class AccumulatedLossNotScaled(Rule):
         if call.args and call.args[0].keyword is None:
             return call.args[0].value
         receiver = site.receiver
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute):
+        if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
             if receiver.func.attr.value == "scale" and receiver.args:
                 return receiver.args[0].value
         return receiver
@@ -192,12 +192,12 @@ class AccumulatedLossNotScaled(Rule):
 
     def _mentions(self, node: cst.CSTNode, names: Set[str], k: cst.BaseExpression) -> bool:
         for current in walk(node):
-            if isinstance(current, (cst.Name, cst.Attribute)):
+            if type(current) in (cst.Name, cst.Attribute):
                 dotted = dotted_name(current) or ""
                 last = dotted.rsplit(".", 1)[-1]
                 if dotted in names or last in names or _ACCUMULATION_NAME.search(last):
                     return True
-            elif isinstance(current, cst.Integer) and isinstance(k, cst.Integer):
+            elif type(current) is cst.Integer and type(k) is cst.Integer:
                 if current.evaluated_value == k.evaluated_value:
                     return True
         return False
@@ -205,14 +205,12 @@ class AccumulatedLossNotScaled(Rule):
     def _divides(self, node: cst.CSTNode, names: Set[str], k: cst.BaseExpression) -> bool:
         """A division (or `.div()`, `* (1 / k)`) by the accumulation count inside ``node``."""
         for current in walk(node):
-            if isinstance(current, cst.BinaryOperation) and isinstance(
-                current.operator, (cst.Divide, cst.FloorDivide, cst.Multiply)
-            ):
+            if type(current) is cst.BinaryOperation and type(current.operator) in (cst.Divide, cst.FloorDivide, cst.Multiply):
                 if self._mentions(current.right, names, k) or (
-                    isinstance(current.operator, cst.Multiply) and self._mentions(current.left, names, k)
+                    type(current.operator) is cst.Multiply and self._mentions(current.left, names, k)
                 ):
                     return True
-            elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+            elif type(current) is cst.Call and type(current.func) is cst.Attribute:
                 if current.func.attr.value in ("div", "div_", "true_divide", "mul", "mul_"):
                     if any(self._mentions(a.value, names, k) for a in current.args):
                         return True
@@ -234,9 +232,7 @@ class AccumulatedLossNotScaled(Rule):
                 statement, assigned = assignment.statement, assignment.value
                 if assigned is None:
                     continue
-                if isinstance(statement, cst.AugAssign) and isinstance(
-                    statement.operator, (cst.DivideAssign, cst.MultiplyAssign)
-                ):
+                if type(statement) is cst.AugAssign and type(statement.operator) in (cst.DivideAssign, cst.MultiplyAssign):
                     if self._mentions(assigned, names, k):
                         return True
                 if self._divides(assigned, names, k) or self._helper_divides(model, assigned, ctx, names, k):
@@ -252,7 +248,7 @@ class AccumulatedLossNotScaled(Rule):
         """A same-module function computing the loss (one level deep) that is handed the count or
         divides by something that is not a literal: give it the benefit of the doubt."""
         for current in walk(value):
-            if not isinstance(current, cst.Call):
+            if not type(current) is cst.Call:
                 continue
             info = self._local_function(model, current.func, ctx)
             if info is None:
@@ -260,10 +256,10 @@ class AccumulatedLossNotScaled(Rule):
             if any(self._mentions(a.value, names, k) for a in current.args):
                 return True
             for node in walk(info.node.body):
-                if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-                    if not isinstance(node.right, (cst.Integer, cst.Float)):
+                if type(node) is cst.BinaryOperation and type(node.operator) is cst.Divide:
+                    if not type(node.right) in (cst.Integer, cst.Float):
                         return True
-                if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
+                if type(node) is cst.AugAssign and type(node.operator) is cst.DivideAssign:
                     return True
         return False
 
@@ -272,18 +268,18 @@ class AccumulatedLossNotScaled(Rule):
         multiplied by the batch size (`return loss * bs, ...` with `bs = x.shape[0]`): a sum
         over samples, like `reduction="sum"`, whose scale the author sets on purpose."""
         for current in walk(value):
-            if not isinstance(current, cst.Call):
+            if not type(current) is cst.Call:
                 continue
             for _, info in model.calls.targets_of_expression(current, ctx, order):
                 for returned in info.returns:
-                    first = returned.elements[0].value if isinstance(returned, cst.Tuple) and returned.elements else returned
+                    first = returned.elements[0].value if type(returned) is cst.Tuple and returned.elements else returned
                     if self._times_batch_size(info, first):
                         return True
         return False
 
     @staticmethod
     def _times_batch_size(info: FunctionInfo, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Multiply):
+        if not type(value) is cst.BinaryOperation or not type(value.operator) is cst.Multiply:
             return False
         for side in (value.left, value.right):
             name = dotted_name(side)
@@ -292,15 +288,15 @@ class AccumulatedLossNotScaled(Rule):
             if _BATCH_SIZE.search(name.rsplit(".", 1)[-1]):
                 return True
             for node in walk(info.node.body):
-                if isinstance(node, cst.Assign) and any(dotted_name(t.target) == name for t in node.targets):
+                if type(node) is cst.Assign and any(dotted_name(t.target) == name for t in node.targets):
                     if _counts_batch(node.value):
                         return True
         return False
 
     @staticmethod
     def _local_function(model: FileModel, func: cst.BaseExpression, ctx: Context) -> Optional[FunctionInfo]:
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return model.function(func.value) if model.imports.qualify(func) is None else None
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) in ("self", "cls") and ctx.class_name:
+        if type(func) is cst.Attribute and dotted_name(func.value) in ("self", "cls") and ctx.class_name:
             return model.resolve(f"{ctx.class_name}.{func.attr.value}")
         return None

@@ -25,7 +25,7 @@ def _inside_handler(root: cst.CSTNode, target: cst.CSTNode) -> bool:
         node, handled = stack.pop()
         if node is target:
             return handled
-        handled = handled or isinstance(node, cst.ExceptHandler)
+        handled = handled or type(node) is cst.ExceptHandler
         stack.extend((child, handled) for child in children(node))
     return False
 

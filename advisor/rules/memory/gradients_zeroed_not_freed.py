@@ -32,7 +32,7 @@ def _grad_path(name: Optional[str]) -> Optional[str]:
 def _iterates_parameters(model: FileModel, loop: LoopInfo) -> bool:
     """`for p in model.parameters()`, `named_parameters()`, `group["params"]`, or a name bound to one."""
     node = loop.node
-    if not isinstance(node, cst.For):
+    if not type(node) is cst.For:
         return False
     sources: List[cst.CSTNode] = [node.iter]
     name = dotted_name(node.iter)
@@ -44,9 +44,9 @@ def _iterates_parameters(model: FileModel, loop: LoopInfo) -> bool:
             return True  # `def zero_grad(model_params): for param in model_params: ...`
     for source in sources:
         for current in walk(source):
-            if isinstance(current, cst.Attribute) and current.attr.value in ("parameters", "named_parameters"):
+            if type(current) is cst.Attribute and current.attr.value in ("parameters", "named_parameters"):
                 return True
-            if isinstance(current, cst.SimpleString) and current.evaluated_value == "params":
+            if type(current) is cst.SimpleString and current.evaluated_value == "params":
                 return True
     return False
 
@@ -160,7 +160,7 @@ class GradientsZeroedNotFreed(Rule):
                 value = assignment.value
                 if not trains and not self._per_step_helper(model, assignment.ctx):
                     continue
-                if assignment.augmented or not isinstance(value, cst.Call) or assignment.statement is None:
+                if assignment.augmented or not type(value) is cst.Call or assignment.statement is None:
                     continue
                 if model.imports.qualify(value.func) not in ("torch.zeros_like", "torch.zeros"):
                     continue
@@ -178,7 +178,7 @@ class GradientsZeroedNotFreed(Rule):
         return loop is not None and loop.function is not None and model.batch_heat(loop.ctx) is not None
 
     def _zero_literal(self, call: cst.Call) -> bool:
-        return len(call.args) == 1 and isinstance(call.args[0].value, (cst.Integer, cst.Float)) and (
+        return len(call.args) == 1 and type(call.args[0].value) in (cst.Integer, cst.Float) and (
             float(call.args[0].value.value) == 0.0
         )
 

@@ -17,7 +17,7 @@ from advisor.rules.memory.walks import TRAINING_TEXT
 
 def _receiver_target(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     """`history` for `history["loss"]`, `self.losses` for `self.losses`: what a method call mutates."""
-    while isinstance(expr, cst.Subscript):
+    while type(expr) is cst.Subscript:
         expr = expr.value
     return dotted_name(expr) if expr is not None else None
 
@@ -29,11 +29,11 @@ def _referenced_names(node: cst.CSTNode) -> Set[str]:
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, (cst.Name, cst.Attribute)):
+        if type(current) in (cst.Name, cst.Attribute):
             dotted = dotted_name(current)
             if dotted is not None:
                 names.add(dotted)
-            if isinstance(current, cst.Attribute):
+            if type(current) is cst.Attribute:
                 stack.append(current.value)
             continue
         stack.extend(children(current))
@@ -129,7 +129,7 @@ class GraphRetainedAcrossIterations(Rule):
         if value is None or statement is None or target in backpropagated:
             return None
         if assignment.augmented:
-            if not isinstance(statement, cst.AugAssign) or not isinstance(statement.operator, cst.AddAssign):
+            if not type(statement) is cst.AugAssign or not type(statement.operator) is cst.AddAssign:
                 return None
             added = value
         else:
@@ -153,7 +153,7 @@ class GraphRetainedAcrossIterations(Rule):
     @staticmethod
     def _self_sum_operand(value: cst.BaseExpression, target: str) -> Optional[cst.BaseExpression]:
         """`loss` in `total = total + loss` (or `loss + total`)."""
-        if not isinstance(value, cst.BinaryOperation) or not isinstance(value.operator, cst.Add):
+        if not type(value) is cst.BinaryOperation or not type(value.operator) is cst.Add:
             return None
         if dotted_name(value.left) == target:
             return value.right
@@ -222,16 +222,16 @@ class GraphRetainedAcrossIterations(Rule):
         self, model: FileModel, expr: cst.BaseExpression, ctx: Context, order: int
     ) -> List[cst.BaseExpression]:
         """The operands of ``expr`` that carry a graph: where `.detach()` goes."""
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return self._graph_leaves(model, expr.left, ctx, order) + self._graph_leaves(model, expr.right, ctx, order)
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        if type(expr) is cst.UnaryOperation and not type(expr.operator) is cst.Not:
             return self._graph_leaves(model, expr.expression, ctx, order)
         return [expr] if carries_graph(model, expr, ctx, order) else []
 
     def _fix(self, model: FileModel, leaves: List[cst.BaseExpression]) -> FixSpec:
         edits = []
         for leaf in leaves:
-            if isinstance(leaf, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            if type(leaf) in (cst.Name, cst.Attribute, cst.Call, cst.Subscript):
                 edits.append(NodeEdit(leaf, ".detach()", "after"))
             else:
                 edits.append(NodeEdit(leaf, f"({model.code(leaf).strip()}).detach()"))

@@ -52,13 +52,13 @@ def _batch_part(model: FileModel, name: str, loop, site: CallSite, drawn: Dict[s
     value = reaching.value
     if any(value is call for call in drawn.values()):
         return True  # `x, y = next(it)`
-    if reaching.index is not None and isinstance(value, (cst.Tuple, cst.List)):
+    if reaching.index is not None and type(value) in (cst.Tuple, cst.List):
         if reaching.index >= len(value.elements):
             return False
         value = value.elements[reaching.index].value
-    while isinstance(value, (cst.Attribute, cst.Subscript)):
+    while type(value) in (cst.Attribute, cst.Subscript):
         value = value.value
-    return isinstance(value, cst.Name) and (value.value in loop.targets or value.value in drawn)
+    return type(value) is cst.Name and (value.value in loop.targets or value.value in drawn)
 
 
 def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -68,9 +68,9 @@ def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 def _plain_selection(expr: Optional[cst.BaseExpression]) -> bool:
     """A name, or items and attributes of it (`batch["x"]`, `batch.pixel_values`): no calls."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+    while type(expr) in (cst.Attribute, cst.Subscript):
         expr = expr.value
-    return isinstance(expr, cst.Name)
+    return type(expr) is cst.Name
 
 
 class BlockingCopyFromPinnedLoader(Rule):
@@ -167,7 +167,7 @@ class BlockingCopyFromPinnedLoader(Rule):
                 continue
             loop, drawn = site.ctx.loop, {}
             while loop is not None:
-                if root in loop.batch_names and isinstance(loop.node, cst.For):
+                if root in loop.batch_names and type(loop.node) is cst.For:
                     drawn = {}
                     break
                 drawn = drawn_batches(model, loop)

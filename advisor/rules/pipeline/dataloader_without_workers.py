@@ -32,12 +32,12 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
     processes could not do that, so the main process has to load."""
     keys = set()
     value = dataset_value(model, site)
-    if isinstance(value, cst.Call):
+    if type(value) is cst.Call:
         name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
         keys |= {f"{name}.__getitem__", f"{name}.__iter__", f"{name}.__getitems__"}
     collate = call_argument(site.node, "collate_fn", 6)
     if collate is not None:
-        if isinstance(collate.value, cst.Lambda):
+        if type(collate.value) is cst.Lambda:
             return built_on_device(model, collate.value.body, site)
         name = dotted_name(collate.value)
         if name is not None:
@@ -55,7 +55,7 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
 def _in_memory_dataset(model: FileModel, site: CallSite) -> bool:
     """A `TensorDataset`, or a dataset class of the project that only indexes what it holds."""
     value = dataset_value(model, site)
-    if isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("TensorDataset"):
+    if type(value) is cst.Call and (dotted_name(value.func) or "").endswith("TensorDataset"):
         return True
     arg = call_argument(site.node, "dataset", 0)
     return arg is not None and holds_in_memory(model, arg.value, site.ctx, site.order)
@@ -90,7 +90,7 @@ def _loader_uses(model: FileModel) -> dict:
     this file or in the project files around it): "train" when a training loop does, else "eval"."""
     uses: dict = {}
     for loop in model.facts.loops:
-        if not isinstance(loop.node, cst.For):
+        if not type(loop.node) is cst.For:
             continue
         training = model.is_training_loop(loop) or model.in_training_code(loop.ctx)
         sites, exhaustive = loaders_iterated(model, loop)

@@ -16,7 +16,7 @@ from advisor.rules.pipeline.loader_literals import loader_options
 def _known_object(model: FileModel, expr: cst.BaseExpression, ctx) -> bool:
     """The value is an object for sure, never None: a class instantiated (`RandomSampler(ds)`),
     or a name bound only to such calls. A helper function may return None: not known."""
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         name = dotted_name(expr.func) or ""
         return name.rsplit(".", 1)[-1][:1].isupper()
     name = dotted_name(expr)
@@ -41,32 +41,32 @@ def _drop_arg_edits(call: cst.Call, arg: cst.Arg) -> Tuple[NodeEdit, ...]:
     edits = [NodeEdit(arg, "")]
 
     def drop(node: cst.CSTNode) -> None:
-        if not (isinstance(node, cst.SimpleWhitespace) and not node.value):
+        if not (type(node) is cst.SimpleWhitespace and not node.value):
             edits.append(NodeEdit(node, ""))
 
     def commented(node) -> bool:
-        return isinstance(node, cst.ParenthesizedWhitespace) and node.first_line.comment is not None
+        return type(node) is cst.ParenthesizedWhitespace and node.first_line.comment is not None
 
     comma = arg.comma
-    if isinstance(comma, cst.Comma):
+    if type(comma) is cst.Comma:
         drop(comma)
         after = comma.whitespace_after
-        own_line = isinstance(before, cst.ParenthesizedWhitespace)
+        own_line = type(before) is cst.ParenthesizedWhitespace
         if commented(after):
             drop(after.first_line.whitespace)  # its comment stays, on a line of its own
         elif own_line and last and not commented(before):
             drop(before)  # `,\n    arg,\n)`: the line break before the argument goes
-        elif own_line and isinstance(after, cst.ParenthesizedWhitespace):
+        elif own_line and type(after) is cst.ParenthesizedWhitespace:
             drop(after)  # the line break after it goes; the next line keeps its indentation
-        elif isinstance(after, cst.SimpleWhitespace) and after.value and not last:
+        elif type(after) is cst.SimpleWhitespace and after.value and not last:
             drop(after)
-        elif isinstance(before, cst.SimpleWhitespace):
+        elif type(before) is cst.SimpleWhitespace:
             drop(before)
     elif i > 0:
         drop(args[i - 1].comma)
         if not commented(before):
             drop(before)
-        elif isinstance(arg.whitespace_after_arg, cst.ParenthesizedWhitespace):
+        elif type(arg.whitespace_after_arg) is cst.ParenthesizedWhitespace:
             drop(arg.whitespace_after_arg)
     return tuple(edits)
 

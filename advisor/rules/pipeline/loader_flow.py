@@ -34,7 +34,7 @@ def is_device_move(model: FileModel, site: CallSite) -> bool:
     if first.keyword is not None and first.keyword.value != "device":
         return False
     value = first.value
-    if isinstance(value, cst.SimpleString):
+    if type(value) is cst.SimpleString:
         return "cpu" not in value.value
     qual = model.imports.qualify(value) or ""
     return not (qual.startswith(DTYPE_PREFIX) and qual[len(DTYPE_PREFIX):] in DTYPES)
@@ -58,9 +58,9 @@ def moves_batches_to_device(model: FileModel) -> bool:
         if site.ctx.loop is None:
             continue
         root = site.receiver
-        while isinstance(root, (cst.Attribute, cst.Subscript, cst.Call)):
-            root = root.func if isinstance(root, cst.Call) else root.value
-        if not isinstance(root, cst.Name):
+        while type(root) in (cst.Attribute, cst.Subscript, cst.Call):
+            root = root.func if type(root) is cst.Call else root.value
+        if not type(root) is cst.Name:
             continue
         if root.value in derived_batch_names(model, site):
             return True
@@ -144,9 +144,9 @@ def _derived_names(info, name: str) -> set:
     stack = list(children(info.node.body))
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(node, cst.Assign):
+        if type(node) is cst.Assign:
             assigns.append(node)
         stack.extend(children(node))
     derived = {name}
@@ -169,9 +169,9 @@ def _read_roots(expr: cst.CSTNode) -> set:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             out.add(node.value)
-        elif isinstance(node, cst.Attribute):
+        elif type(node) is cst.Attribute:
             stack.append(node.value)  # `batch.x` reads `batch`, not a name `x`
         else:
             stack.extend(children(node))
@@ -179,9 +179,9 @@ def _read_roots(expr: cst.CSTNode) -> set:
 
 
 def _target_names(target: cst.BaseExpression) -> set:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         out = set()
         for element in target.elements:
             out |= _target_names(element.value)
@@ -194,24 +194,24 @@ def built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, 
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("cuda", "to") and node.args:
+            if type(func) is cst.Attribute and func.attr.value in ("cuda", "to") and node.args:
                 first = node.args[0].value
-                if not (isinstance(first, cst.SimpleString) and "cpu" in first.value):
+                if not (type(first) is cst.SimpleString and "cpu" in first.value):
                     return True
-            if isinstance(func, cst.Attribute) and func.attr.value == "cuda":
+            if type(func) is cst.Attribute and func.attr.value == "cuda":
                 return True
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "device":
                     value = arg.value
-                    if not (isinstance(value, cst.SimpleString) and "cpu" in value.value):
+                    if not (type(value) is cst.SimpleString and "cpu" in value.value):
                         return True
-        if isinstance(node, cst.Name) and depth < 2:
+        if type(node) is cst.Name and depth < 2:
             for assignment in model.assignments(node.value, site.ctx):
                 if assignment.value is not None and built_on_device(model, assignment.value, site, depth + 1):
                     return True
-        elif not isinstance(node, cst.Name):
+        elif not type(node) is cst.Name:
             stack.extend(children(node))
     return False
 
@@ -222,22 +222,22 @@ def dataset_on_device(model: FileModel, site: CallSite) -> bool:
     if arg is None:
         return False
     dataset = arg.value
-    if isinstance(dataset, cst.Name):
+    if type(dataset) is cst.Name:
         found = model.assignments(dataset.value, site.ctx)
         if len(found) != 1 or found[0].value is None:
             return False
         dataset = found[0].value
-    if not isinstance(dataset, cst.Call) or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
+    if not type(dataset) is cst.Call or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
         return False
     return any(built_on_device(model, a.value, site) for a in dataset.args)
 
 
 def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:
-    if isinstance(expr, cst.Integer):
+    if type(expr) is cst.Integer:
         return int(expr.evaluated_value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         inner = expr.expression
-        return -int(inner.evaluated_value) if isinstance(inner, cst.Integer) else None
+        return -int(inner.evaluated_value) if type(inner) is cst.Integer else None
     return None
 
 
@@ -256,7 +256,7 @@ def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpressi
     if arg is None:
         return None
     value = arg.value
-    if isinstance(value, cst.Name):
+    if type(value) is cst.Name:
         found = model.assignments(value.value, site.ctx)
         if len(found) != 1 or found[0].value is None or found[0].index is not None:
             return value
@@ -267,7 +267,7 @@ def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpressi
 def iterable_dataset(model: FileModel, site: CallSite) -> bool:
     """The dataset is built from a class of this file that derives from `IterableDataset`."""
     value = dataset_value(model, site)
-    if not isinstance(value, cst.Call):
+    if not type(value) is cst.Call:
         return False
     name = dotted_name(value.func)
     seen = set()

@@ -25,14 +25,14 @@ def plain_literal(expr: cst.BaseExpression) -> Any:
     """The value of None, a bool, an int that fits 64 bits, a finite float or a str written as a
     literal (a sign allowed on numbers); _UNKNOWN for anything else (bytes, complex numbers,
     containers, names, calls), which a probe cannot take as JSON."""
-    if isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"):
+    if type(expr) is cst.Name and expr.value in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[expr.value]
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+    if type(expr) is cst.UnaryOperation and type(expr.operator) in (cst.Minus, cst.Plus):
         inner = plain_literal(expr.expression)
         if isinstance(inner, (int, float)) and not isinstance(inner, bool):
-            return -inner if isinstance(expr.operator, cst.Minus) else inner
+            return -inner if type(expr.operator) is cst.Minus else inner
         return _UNKNOWN
-    if not isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+    if not type(expr) in (cst.Integer, cst.Float, cst.SimpleString):
         return _UNKNOWN
     try:
         value = expr.evaluated_value

@@ -50,11 +50,11 @@ def _count_text(counts) -> str:
 
 def _loop_is_one_epoch(loop) -> bool:
     node = loop.node
-    if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
+    if not type(node) is cst.For or not type(node.iter) is cst.Call:
         return False
     call = node.iter
     return (
-        isinstance(call.func, cst.Name)
+        type(call.func) is cst.Name
         and call.func.value == "range"
         and len(call.args) == 1
         and literal_int(call.args[0].value) is not None
@@ -173,7 +173,7 @@ def _project_epoch_callers(model: FileModel, info, depth: int = 0) -> Optional[d
 def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
     """``loop`` of ``model`` goes over the loader ``site`` (and nothing else) once per epoch of an
     epoch loop of that file, or of another project file that calls its function."""
-    if not isinstance(loop.node, cst.For):
+    if not type(loop.node) is cst.For:
         return False
     epochs = _epochs(model)
     if epochs and _inside(loop.parent, epochs):
@@ -194,9 +194,9 @@ def _comprehension_iters(body: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     stack = [body]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(node, cst.CompFor):
+        if type(node) is cst.CompFor:
             yield node.iter
         stack.extend(children(node))
 
@@ -371,7 +371,7 @@ class WorkersRestartedEveryEpoch(Rule):
             return
         iterated: dict = {}
         for loop in model.facts.loops:
-            if not isinstance(loop.node, cst.For):
+            if not type(loop.node) is cst.For:
                 continue
             loaders: tuple = ()
             if _inside(loop.parent, epochs):
@@ -418,7 +418,7 @@ class WorkersRestartedEveryEpoch(Rule):
             # The run may ask for no workers, and persistent workers without any raise: keep
             # them persistent only when there are some.
             workers_arg = restarting.workers_arg
-            if workers_arg is None or not isinstance(workers_arg.value, (cst.Name, cst.Attribute, cst.Subscript)):
+            if workers_arg is None or not type(workers_arg.value) in (cst.Name, cst.Attribute, cst.Subscript):
                 return None
             value = f"{model.code(workers_arg.value)} > 0"
         added = f"persistent_workers={value}"

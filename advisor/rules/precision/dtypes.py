@@ -26,7 +26,7 @@ def autocast_dtype(model: FileModel, expr: cst.BaseExpression, site: AutocastSit
 
 
 def autocast_device(expr: Optional[cst.BaseExpression]) -> Optional[str]:
-    if isinstance(expr, cst.SimpleString):
+    if type(expr) is cst.SimpleString:
         value = expr.evaluated_value
         if isinstance(value, str):
             return value.split(":")[0]
@@ -51,7 +51,7 @@ def spelled_name(model: FileModel, func: cst.BaseExpression) -> Optional[str]:
 def dtype_of(model: FileModel, expr: cst.BaseExpression) -> Optional[str]:
     """A torch dtype, also through a module-level constant (`DTYPE = torch.float16`)."""
     kind = LOW_PRECISION.get(model.imports.qualify(expr) or "")
-    if kind is None and isinstance(expr, cst.Name):
+    if kind is None and type(expr) is cst.Name:
         found = model.facts.assignments.get((MODULE_SCOPE, expr.value), ())
         kinds = {
             LOW_PRECISION.get(model.imports.qualify(a.value) or "") if a.value is not None else None for a in found

@@ -42,7 +42,7 @@ _SET_PRECISION = 'torch.set_float32_matmul_precision("high")'
 def _binds_torch(statement: cst.CSTNode) -> bool:
     """`import torch` or `import torch.nn` (both bind the name `torch`) in a statement line."""
     for small in getattr(statement, "body", ()):
-        if isinstance(small, cst.Import):
+        if type(small) is cst.Import:
             for alias in small.names:
                 full = dotted_name(alias.name) or ""
                 if alias.asname is None and full.split(".")[0] == "torch":
@@ -166,12 +166,12 @@ class Fp32MatmulAtHighestPrecision(Rule):
     def _names_low_precision(model: FileModel, value: cst.BaseExpression) -> bool:
         """A value that is, or chooses between, 16-bit dtypes (a conditional or a table)."""
         candidates = [value]
-        if isinstance(value, cst.Subscript):
+        if type(value) is cst.Subscript:
             value = value.value  # `{"fp32": torch.float32, "bf16": torch.bfloat16}[cfg.dtype]`
-        if isinstance(value, cst.IfExp):
+        if type(value) is cst.IfExp:
             candidates = [value.body, value.orelse]
-        elif isinstance(value, cst.Dict):
-            candidates = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        elif type(value) is cst.Dict:
+            candidates = [e.value for e in value.elements if type(e) is cst.DictElement]
         return any(
             LOW_PRECISION.get(model.imports.qualify(c) or "") in ("fp16", "bf16") for c in candidates
         )
@@ -211,7 +211,7 @@ class Fp32MatmulAtHighestPrecision(Rule):
         if not imports or not any(_binds_torch(s) for s in imports):
             return None
         last = imports[-1]
-        if not isinstance(last, cst.SimpleStatementLine) or last.trailing_whitespace.comment is not None:
+        if not type(last) is cst.SimpleStatementLine or last.trailing_whitespace.comment is not None:
             return None
         newline = model.module.default_newline
         return FixSpec(

@@ -17,7 +17,7 @@ _CAST_METHODS = {"half": "fp16", "bfloat16": "bf16", "float": "fp32", "double": 
 
 def _cast_kind(model: FileModel, call: cst.Call) -> Optional[str]:
     """What a `.half()`, `.bfloat16()`, `.float()` or `.to(dtype)` call casts to (None: not a cast)."""
-    if not isinstance(call.func, cst.Attribute):
+    if not type(call.func) is cst.Attribute:
         return None
     method = call.func.attr.value
     if method in _CAST_METHODS:
@@ -36,7 +36,7 @@ def _cast_kind(model: FileModel, call: cst.Call) -> Optional[str]:
 
 def _chain_cast(model: FileModel, expr: Optional[cst.BaseExpression]) -> Optional[Tuple[str, cst.Call]]:
     """The last cast applied in a method chain such as `Net().to(device).half()`."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         kind = _cast_kind(model, expr)
         if kind is not None:
             return kind, expr
@@ -46,7 +46,7 @@ def _chain_cast(model: FileModel, expr: Optional[cst.BaseExpression]) -> Optiona
 
 def _chain_base(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     """`model` for `model.to(device).half()`: the dotted name a method chain starts from."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         expr = expr.func.value
     return dotted_name(expr) if expr is not None else None
 
@@ -56,9 +56,9 @@ def _small_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call):
+        if type(current) is cst.Call:
             yield current
-        if not isinstance(current, cst.Lambda):
+        if not type(current) is cst.Lambda:
             stack.extend(children(current))
 
 
@@ -66,7 +66,7 @@ def _mentions_attribute(node: cst.CSTNode, attr: str) -> bool:
     stack: List[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Attribute) and current.attr.value == attr:
+        if type(current) is cst.Attribute and current.attr.value == attr:
             return True
         stack.extend(children(current))
     return False
@@ -198,7 +198,7 @@ class LowPrecisionMasterWeights(Rule):
                 return []  # only the unfrozen part is trained: adapters, a head
             for call in _small_calls(value):
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                if type(func) is cst.Attribute and func.attr.value in ("parameters", "named_parameters"):
                     base = dotted_name(func.value)
                     if base is not None and base not in names:
                         names.append(base)

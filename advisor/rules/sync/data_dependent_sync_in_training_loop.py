@@ -41,9 +41,9 @@ def _bound_part(assignment) -> cst.BaseExpression:
     """What a binding gives its name: the element of a literal tuple for `a, b = x, y`, or the
     value itself (`j, k = mask.T` unpacks a mask into masks)."""
     value = assignment.value
-    if assignment.index is not None and isinstance(value, (cst.Tuple, cst.List)):
+    if assignment.index is not None and type(value) in (cst.Tuple, cst.List):
         elements = value.elements
-        if assignment.index < len(elements) and not any(isinstance(e, cst.StarredElement) for e in elements):
+        if assignment.index < len(elements) and not any(type(e) is cst.StarredElement for e in elements):
             return elements[assignment.index].value
         return cst.Name("None")  # not a mask
     return value
@@ -70,7 +70,7 @@ def _data_root(model: FileModel, expr: cst.BaseExpression) -> cst.BaseExpression
     """The value an expression computes from: `y` in `torch.isnan(y).any()` or `(y == 0).all()`."""
     for _ in range(8):
         root = value_root(model, expr)
-        if not (isinstance(root, cst.Call) and root.args and not root.args[0].star):
+        if not (type(root) is cst.Call and root.args and not root.args[0].star):
             return root
         if not (model.imports.qualify(root.func) or "").startswith("torch."):
             return root
@@ -89,13 +89,13 @@ def _truth_operands(test: cst.BaseExpression) -> Iterator[Tuple[cst.BaseExpressi
     stack = [(test, False)]
     while stack:
         node, gated = stack.pop()
-        if isinstance(node, cst.BooleanOperation):
-            short = isinstance(node.operator, cst.And) and is_periodic_test(node.left)
+        if type(node) is cst.BooleanOperation:
+            short = type(node.operator) is cst.And and is_periodic_test(node.left)
             stack.extend(((node.right, gated or short), (node.left, gated)))
-        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        elif type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
             stack.append((node.expression, gated))
-        elif isinstance(node, cst.Comparison) and any(
-            isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons
+        elif type(node) is cst.Comparison and any(
+            type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in node.comparisons
         ):
             continue
         else:
@@ -124,12 +124,12 @@ class _StoreTargets:
             stack = [scope]
             while stack:
                 current = stack.pop()
-                if isinstance(current, cst.Assign):
+                if type(current) is cst.Assign:
                     for target in current.targets:
                         targets.update(_subscript_ids(target.target))
-                elif isinstance(current, cst.AnnAssign):
+                elif type(current) is cst.AnnAssign:
                     targets.update(_subscript_ids(current.target))
-                elif isinstance(current, cst.Del):
+                elif type(current) is cst.Del:
                     targets.update(_subscript_ids(current.target))
                 stack.extend(children(current))
             self._walked[id(scope)] = targets
@@ -137,14 +137,14 @@ class _StoreTargets:
 
 
 def _subscript_ids(target: cst.BaseExpression) -> set:
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         return {id(target)}
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         out: set = set()
         for element in target.elements:
             out |= _subscript_ids(element.value)
         return out
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return _subscript_ids(target.value)
     return set()
 
@@ -244,7 +244,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         if not is_tensor(model, expr, ctx, order) or is_host_tensor(model, expr, ctx, order):
             return False
         root = _data_root(model, expr)
-        return not (isinstance(root, cst.Name) and is_raw_batch(model, root, ctx, model.order_of(expr)))
+        return not (type(root) is cst.Name and is_raw_batch(model, root, ctx, model.order_of(expr)))
 
     def _size_syncs(self, model: FileModel) -> Iterator[Report]:
         sites = [s for s in model.calls_to(*_SIZE_SYNC_FUNCTIONS)]
@@ -297,7 +297,7 @@ class DataDependentSyncInTrainingLoop(Rule):
             masks = [
                 element.slice.value
                 for element in subscript.slice
-                if isinstance(element.slice, cst.Index) and self._is_mask(model, element.slice.value, ctx)
+                if type(element.slice) is cst.Index and self._is_mask(model, element.slice.value, ctx)
             ]
             if not masks or any(is_host_tensor(model, m, ctx) for m in masks):
                 continue  # a mask in host memory is counted on the host: nothing is read back
@@ -318,7 +318,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         """A store through a mask and a tensor of positions besides (`m[rows, keep] = 1.0`): not a
         masked fill, so the mask's true elements are counted first, on the host."""
         return any(
-            isinstance(element.slice, cst.Index)
+            type(element.slice) is cst.Index
             and not any(element.slice.value is m for m in masks)
             and is_tensor(model, element.slice.value, ctx)
             for element in subscript.slice
@@ -328,26 +328,26 @@ class DataDependentSyncInTrainingLoop(Rule):
         """A bound of a slice (`ws[:, cutoff:]`) that is a tensor not known to be in host memory:
         slicing calls its `__index__`, a copy to the host, whether the slice is read or stored."""
         for element in subscript.slice:
-            if isinstance(element.slice, cst.Slice):
+            if type(element.slice) is cst.Slice:
                 for bound in (element.slice.lower, element.slice.upper, element.slice.step):
-                    if bound is not None and not isinstance(bound, cst.Integer) and self._device_tensor(model, bound, ctx):
+                    if bound is not None and not type(bound) is cst.Integer and self._device_tensor(model, bound, ctx):
                         return bound
         return None
 
     def _is_mask(self, model: FileModel, expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
         if depth > 6:
             return False
-        if isinstance(expr, cst.Comparison):
+        if type(expr) is cst.Comparison:
             return all(isinstance(c.operator, _VALUE_COMPARISONS) for c in expr.comparisons) and is_tensor(
                 model, expr, ctx
             )
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.BitInvert):
+        if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.BitInvert:
             return self._is_mask(model, expr.expression, ctx, depth + 1)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+        if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.BitAnd, cst.BitOr, cst.BitXor):
             return self._is_mask(model, expr.left, ctx, depth + 1) or self._is_mask(model, expr.right, ctx, depth + 1)
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "mT"):
+        if type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
             return self._is_mask(model, expr.value, ctx, depth + 1)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qual = model.imports.qualify(expr.func) or ""
             head, _, last = qual.rpartition(".")
             if head == "torch" and last in _MASK_FUNCTIONS:
@@ -358,12 +358,12 @@ class DataDependentSyncInTrainingLoop(Rule):
                 dtype = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dtype"), None)
                 return dtype is not None and model.imports.qualify(dtype) == "torch.bool"  # `torch.ones_like(x, dtype=torch.bool)`
             func = expr.func
-            if qual or not isinstance(func, cst.Attribute):
+            if qual or not type(func) is cst.Attribute:
                 return False
             if func.attr.value in _MASK_MOVES and not any(is_dtype(model, a.value) for a in expr.args):
                 return self._is_mask(model, func.value, ctx, depth + 1)  # `(s > 0).to(device)`: still a mask
             return func.attr.value in _MASK_METHODS and is_tensor(model, func.value, ctx)
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             sources = loop_sources(model, expr, ctx, model.order_of(expr))
             if sources:  # `for ids, m in zip(input_ids, masks)`: the rows of masks are masks
                 return all(self._is_mask(model, source, c, depth + 1) for source, c, _ in sources)
@@ -381,17 +381,17 @@ class DataDependentSyncInTrainingLoop(Rule):
         """`torch.stack((torch.ones_like(j), j, k))`: masks joined into one, with at most
         all-true or all-false fillers shaped like them."""
         parts = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
-        if not isinstance(parts, (cst.List, cst.Tuple)) or not parts.elements:
+        if not type(parts) in (cst.List, cst.Tuple) or not parts.elements:
             return False
         masks = 0
         for element in parts.elements:
             value = element.value
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 return False
             if self._is_mask(model, value, ctx, depth + 1):
                 masks += 1
             elif not (
-                isinstance(value, cst.Call)
+                type(value) is cst.Call
                 and model.imports.qualify(value.func) in _MASK_FILLERS
                 and _one_positional(value)
                 and self._is_mask(model, value.args[0].value, ctx, depth + 1)

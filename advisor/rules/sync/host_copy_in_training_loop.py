@@ -14,7 +14,7 @@ from advisor.model.vocabulary import BATCH_TEXT
 
 def _is_module_value(model: FileModel, expr: cst.BaseExpression) -> bool:
     """`transformer.eval().cpu()`, `m.cpu()` where `m.parameters()` is used: moving a model."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         if expr.func.attr.value in ("eval", "train"):
             return True
         expr = expr.func.value
@@ -34,21 +34,21 @@ def _moves_to_host(model: FileModel, site: CallSite) -> bool:
     if target is None:
         return False
     value = target.value
-    if isinstance(value, cst.Call) and model.imports.qualify(value.func) == "torch.device" and value.args:
+    if type(value) is cst.Call and model.imports.qualify(value.func) == "torch.device" and value.args:
         value = value.args[0].value
-    return isinstance(value, cst.SimpleString) and value.value in _HOST_DEVICES
+    return type(value) is cst.SimpleString and value.value in _HOST_DEVICES
 
 
 def _chain_has_host_copy(model: FileModel, expr: Optional[cst.BaseExpression]) -> bool:
-    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+    while type(expr) in (cst.Call, cst.Attribute, cst.Subscript):
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
             if expr.func.attr.value in ("cpu", "numpy", "tolist", "item"):
                 return True
             if expr.func.attr.value == "to" and expr.args:
                 first = expr.args[0].value
-                if isinstance(first, cst.SimpleString) and first.value in _HOST_DEVICES:
+                if type(first) is cst.SimpleString and first.value in _HOST_DEVICES:
                     return True
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+        expr = expr.func if type(expr) is cst.Call else expr.value
     return False
 
 

@@ -75,7 +75,7 @@ class SynchronizeInTrainingLoop(Rule):
         if site.method != "synchronize" or site.node.args:
             return False
         receiver = site.receiver
-        if isinstance(receiver, cst.Call):
+        if type(receiver) is cst.Call:
             return model.imports.qualify(receiver.func) in _SYNC_FUNCTIONS or (
                 (model.imports.qualify(receiver.func) or "").startswith("torch.cuda.")
             )
@@ -85,7 +85,7 @@ class SynchronizeInTrainingLoop(Rule):
         # A name bound to torch.cuda.Event()/Stream()/current_stream(), whatever it is called.
         for assignment in model.assignments(name, site.ctx) if name else ():
             value = assignment.value
-            if isinstance(value, cst.Call) and (model.imports.qualify(value.func) or "").startswith("torch.cuda."):
+            if type(value) is cst.Call and (model.imports.qualify(value.func) or "").startswith("torch.cuda."):
                 return True
         return False
 

@@ -161,7 +161,7 @@ class TensorCreatedOnHostThenMoved(Rule):
             factory = site.receiver
             if factory is None:
                 continue
-            qual = model.imports.qualify(factory.func) if isinstance(factory, cst.Call) else None
+            qual = model.imports.qualify(factory.func) if type(factory) is cst.Call else None
             head, _, kind = (qual or "").rpartition(".")
             if head == "torch" and kind in _TYPED:
                 if typed is None:
@@ -202,7 +202,7 @@ class TensorCreatedOnHostThenMoved(Rule):
             return None
         if kind in _TYPED and any(model.calls_to(q) for q in _DEFAULT_PLACEMENT):
             return None
-        name = site.receiver.value if isinstance(site.receiver, cst.Name) else None
+        name = site.receiver.value if type(site.receiver) is cst.Name else None
         if name is not None and (site.ctx.scope, name) in model.facts.subscript_stores:
             return None  # a staging buffer the host fills in (`buf[i, :n] = torch.tensor(ids)`), then copies once
         return self.report(
@@ -239,7 +239,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         if move.dtype is not None:
             added.append(cst.Arg(value=move.dtype, keyword=cst.Name("dtype"), equal=equal))
         trailing = new_args[-1].comma if new_args else cst.MaybeSentinel.DEFAULT
-        if isinstance(trailing, cst.Comma):
+        if type(trailing) is cst.Comma:
             # A trailing comma (one argument per line): the new ones follow the same layout.
             inner = new_args[-2].comma if len(new_args) > 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             new_args[-1] = new_args[-1].with_changes(comma=inner)

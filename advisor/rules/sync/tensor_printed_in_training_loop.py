@@ -73,22 +73,22 @@ class TensorFormattedInTrainingLoop(Rule):
     def _tensor_args(self, model: FileModel, site: CallSite) -> Iterator[cst.BaseExpression]:
         for arg in site.node.args:
             value = arg.value
-            if isinstance(value, cst.Dict):
+            if type(value) is cst.Dict:
                 yield from self._tensor_values(model, value, site)
             elif arg.star:
                 continue
             elif model.is_tensor(value, site.ctx):
                 yield value
-            elif isinstance(value, cst.Name):
+            elif type(value) is cst.Name:
                 # `metrics = {"loss": loss}; print(metrics)`: report the dict at the call.
                 found = model.assignments(value.value, site.ctx)
-                if len(found) == 1 and isinstance(found[0].value, cst.Dict):
+                if len(found) == 1 and type(found[0].value) is cst.Dict:
                     if any(True for _ in self._tensor_values(model, found[0].value, site)):
                         yield value
 
     def _tensor_values(self, model: FileModel, value: cst.Dict, site: CallSite) -> Iterator[cst.BaseExpression]:
         for element in value.elements:
-            if isinstance(element, cst.DictElement) and model.is_tensor(element.value, site.ctx):
+            if type(element) is cst.DictElement and model.is_tensor(element.value, site.ctx):
                 yield element.value
 
     def _sinks(self, model: FileModel) -> Iterator[CallSite]:
@@ -104,13 +104,13 @@ class TensorFormattedInTrainingLoop(Rule):
         for method in ("set_postfix", "set_description", "set_postfix_str", "add_scalar", "add_scalars"):
             yield from facts.calls_by_method.get(method, ())
         for site in facts.calls_by_method.get("format", ()):
-            if isinstance(site.receiver, (cst.SimpleString, cst.ConcatenatedString)):
+            if type(site.receiver) in (cst.SimpleString, cst.ConcatenatedString):
                 yield site
         yield from model.calls_to("wandb.log", "mlflow.log_metric", "mlflow.log_metrics")
         for site in facts.calls_by_method.get("log", ()):
             # run = wandb.init(...); run.log({...})
             if site.receiver_name and any(
-                isinstance(a.value, cst.Call) and model.imports.qualify(a.value.func) == "wandb.init"
+                type(a.value) is cst.Call and model.imports.qualify(a.value.func) == "wandb.init"
                 for a in model.assignments(site.receiver_name, site.ctx)
             ):
                 yield site
