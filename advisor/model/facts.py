@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -125,7 +125,14 @@ class Context:
     aborts: Tuple[Abort, ...] = ()  # the blocks around it that end by leaving for good, outermost first
 
     def derive(self, **changes) -> "Context":
-        return replace(self, outer=self, **changes)
+        # A copy of the fields, not dataclasses.replace: the walk derives a context for every
+        # block, and replace's field-by-field checks cost more than the rest of the step.
+        derived = object.__new__(Context)
+        fields = derived.__dict__
+        fields.update(self.__dict__)
+        fields["outer"] = self
+        fields.update(changes)
+        return derived
 
     @property
     def scope(self) -> str:
