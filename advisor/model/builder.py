@@ -314,6 +314,11 @@ class ModelBuilder(Walker):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         # A lambda's body runs when it is called, not where it is written.
         self.facts.lambdas.append(node)
+        body = node.body
+        if type(body) is cst.Call and type(body.func) is cst.Attribute and (
+                body.func.attr.value == "cuda"
+                or any(type(a.value) is cst.SimpleString and "cuda" in a.value.value for a in body.args)):
+            self.facts.uses_cuda = True  # `map(lambda t: t.cuda(), (text, images))`
         return False
 
     def _comprehension(self, node: cst.CSTNode) -> None:

@@ -138,9 +138,9 @@ def is_statement(cls: type) -> bool:
 
 
 _Hook = Optional[Callable[[cst.CSTNode], object]]
-# Per node class: the visit hook, the leave hook, per field its own (field, visit, leave), and
-# whether the class is a statement.
-_Plan = Tuple[_Hook, _Hook, Tuple[Tuple[str, _Hook, _Hook], ...], bool]
+# Per node class: the visit hook, the leave hook, per field its own (field, visit, leave),
+# whether the class is a statement, and whether it is a leaf the walk only records.
+_Plan = Tuple[_Hook, _Hook, Tuple[Tuple[str, _Hook, _Hook], ...], bool, bool]
 
 
 class Walker:
@@ -172,14 +172,19 @@ class Walker:
             (f, getattr(me, f"visit_{name}_{f}", None), getattr(me, f"leave_{name}_{f}", None))
             for f in child_fields(cls)
         )
-        plan = (getattr(me, f"visit_{name}", None), getattr(me, f"leave_{name}", None), fields, is_statement(cls))
+        visit, leave = getattr(me, f"visit_{name}", None), getattr(me, f"leave_{name}", None)
+        statement = is_statement(cls)
+        # A leaf: no hook and nothing to walk into (most Names, numbers, strings): its parent
+        # only records it, without a call of its own.
+        leaf = visit is None and leave is None and not statement and not fields
+        plan = (visit, leave, fields, statement, leaf)
         plans[cls] = plan
         return plan
 
     def _walk(self, node: cst.CSTNode, plans: Dict[type, _Plan]) -> None:
         cls = type(node)
         plan = plans.get(cls) or self._plan(cls, plans)
-        visit, leave, fields, statement = plan
+        visit, leave, fields, statement, _ = plan
         index = self.statement_of
         if index is not None:
             outer = self._statement
@@ -198,10 +203,20 @@ class Walker:
                 kind = type(value)
                 if kind is tuple or kind is list:
                     for child in value:
-                        if _CONTENT.get(type(child)) or _is_content(type(child)):
+                        kind = type(child)
+                        known = plans.get(kind)
+                        if known is not None and known[4]:
+                            if index is not None:
+                                index[id(child)] = self._statement
+                        elif _CONTENT.get(kind) or _is_content(kind):
                             self._walk(child, plans)
-                elif _CONTENT.get(kind) or _is_content(kind):
-                    self._walk(value, plans)
+                else:
+                    known = plans.get(kind)
+                    if known is not None and known[4]:
+                        if index is not None:
+                            index[id(value)] = self._statement
+                    elif _CONTENT.get(kind) or _is_content(kind):
+                        self._walk(value, plans)
                 if exit_ is not None:
                     exit_(self, node)
         if leave is not None:

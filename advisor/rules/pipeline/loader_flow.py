@@ -1,7 +1,7 @@
 """Helpers shared by the pipeline rules."""
 
 from __future__ import annotations
-from typing import Optional
+from typing import List, Optional
 import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
@@ -22,15 +22,20 @@ DTYPES = frozenset(
 
 
 def is_device_move(model: FileModel, site: CallSite) -> bool:
-    if site.method == "cuda":
+    return site.method is not None and moves_to_device(model, site.node, site.method)
+
+
+def moves_to_device(model: FileModel, call: cst.Call, method: str) -> bool:
+    """`x.cuda()`, `x.to(device)` (not a dtype, not "cpu"), `x.type(torch.cuda.FloatTensor)`."""
+    if method == "cuda":
         return True
-    if site.method == "type":
+    if method == "type":
         # `x.type(torch.cuda.FloatTensor)`: a CUDA tensor type moves the data too.
-        first = site.node.args[0].value if site.node.args else None
+        first = call.args[0].value if call.args else None
         return first is not None and ".cuda." in (model.imports.qualify(first) or dotted_name(first) or "")
-    if site.method != "to" or not site.node.args:
+    if method != "to" or not call.args:
         return False
-    first = site.node.args[0]
+    first = call.args[0]
     if first.keyword is not None and first.keyword.value != "device":
         return False
     value = first.value
@@ -44,6 +49,41 @@ def derived_batch_names(model: FileModel, site: CallSite) -> set:
     """The names holding batches where ``site`` runs: loop targets, values drawn with `next()`
     from a loader, and what derives from them."""
     return batch_names(model, site.ctx.loop)
+
+
+def _mapped_moves(model: FileModel) -> List[CallSite]:
+    """`text, images = map(lambda t: t.cuda(), (text, images))`: each `map` call whose function
+    is a one-parameter lambda that moves its parameter to a device, over a tuple or list of
+    names (the lambda's move stands for a move of each of them)."""
+    def compute(model: FileModel) -> List[CallSite]:
+        out: List[CallSite] = []
+        for site in model.facts.calls_by_callee.get("map", ()):
+            args = site.node.args
+            if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+                continue
+            function, items = args[0].value, args[1].value
+            if type(function) is not cst.Lambda or type(items) not in (cst.Tuple, cst.List):
+                continue
+            params = function.params
+            if len(params.params) != 1 or params.posonly_params or params.kwonly_params \
+                    or isinstance(params.star_arg, (cst.Param, cst.ParamStar)) or params.star_kwarg is not None:
+                continue
+            name = params.params[0].name.value
+            body = function.body
+            if type(body) is not cst.Call or type(body.func) is not cst.Attribute or root_name(body.func.value) != name:
+                continue
+            # The walk does not go into lambdas: the body is read here.
+            if moves_to_device(model, body, body.func.attr.value):
+                out.append(site)
+        return out
+
+    return model.shared("mapped-moves", compute)
+
+
+def _mapped_batches(model: FileModel, site: CallSite) -> bool:
+    """The names a mapped move (``_mapped_moves``) goes over include a batch of its loop."""
+    names = derived_batch_names(model, site)
+    return any(root_name(element.value) in names for element in site.node.args[1].value.elements)
 
 
 def moves_batches_to_device(model: FileModel) -> bool:
@@ -71,7 +111,7 @@ def moves_batches_to_device(model: FileModel) -> bool:
             names = derived_batch_names(model, site)
             if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
-    return False
+    return any(site.ctx.loop is not None and _mapped_batches(model, site) for site in _mapped_moves(model))
 
 
 def loop_moves_batches(model: FileModel, loop) -> bool:
@@ -94,7 +134,10 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
             names = derived_batch_names(model, site)
             if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
-    return False
+    return any(
+        site.ctx.loop is not None and site.ctx.loop.within(loop) and _mapped_batches(model, site)
+        for site in _mapped_moves(model)
+    )
 
 
 def batches_go_to_device(model: FileModel, site: CallSite) -> bool:

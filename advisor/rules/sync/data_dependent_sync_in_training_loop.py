@@ -34,7 +34,9 @@ _MASK_METHODS = _MASK_FUNCTIONS | {"bool"}
 _MASK_JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat"})
 _MASK_FILLERS = frozenset({"torch.ones_like", "torch.zeros_like"})
 # Factories that build a mask when given `dtype=torch.bool`.
-_BOOL_FACTORIES = frozenset("ones zeros full empty ones_like zeros_like full_like empty_like".split())
+_BOOL_FACTORIES = frozenset("ones zeros full empty eye ones_like zeros_like full_like empty_like".split())
+# torch functions whose result is a mask when their first argument is one (`torch.tril(causal)`).
+_MASK_KEEPING = frozenset("tril triu flip roll transpose".split())
 
 
 def _bound_part(assignment) -> cst.BaseExpression:
@@ -354,6 +356,10 @@ class DataDependentSyncInTrainingLoop(Rule):
                 return True
             if qual in _MASK_JOINS:
                 return self._joined_masks(model, expr, ctx, depth)
+            if head == "torch" and last in _MASK_KEEPING:
+                first = expr.args[0] if expr.args else None
+                return (first is not None and first.keyword is None and not first.star
+                        and self._is_mask(model, first.value, ctx, depth + 1))
             if head == "torch" and last in _BOOL_FACTORIES:
                 dtype = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dtype"), None)
                 return dtype is not None and model.imports.qualify(dtype) == "torch.bool"  # `torch.ones_like(x, dtype=torch.bool)`

@@ -207,3 +207,18 @@ for batch, labels in loader:
     loss = criterion(model(batch.to(device)), labels.to(device))
     loss.backward()
     optimizer.step()
+
+# %% invalid: each batch goes to the GPU through a lambda mapped over its parts
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer, epochs):
+    loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4, pin_memory=True)  # expect: GPU201
+    for epoch in range(epochs):
+        for text, images in loader:
+            text, images = map(lambda t: t.cuda(), (text, images))
+            loss = model(text, images, return_loss=True)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()

@@ -389,3 +389,34 @@ for batch, labels in loader:
     loss = criterion(model(batch.to(device)), labels.to(device))
     loss.backward()
     optimizer.step()
+
+# %% invalid: each batch goes to the GPU through a lambda mapped over its parts
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer, epochs):
+    loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4)  # expect: GPU201
+    for epoch in range(epochs):
+        for text, images in loader:
+            text, images = map(lambda t: t.cuda(), (text, images))
+            loss = model(text, images, return_loss=True)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+# %% valid: lambdas mapped over batches that only detach them for the host, and a move mapped over other tensors
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer, codebooks):
+    loader = DataLoader(dataset, batch_size=8, num_workers=4)
+    codebooks = list(map(lambda c: c.cuda(), codebooks))
+    for images, _ in loader:
+        recons = model(images)
+        loss = (recons - images).abs().mean()
+        loss.backward()
+        optimizer.step()
+        images, recons = map(lambda t: t.detach().cpu(), (images, recons))
+        log_images(images, recons)

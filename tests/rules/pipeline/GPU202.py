@@ -439,3 +439,28 @@ for batch in loader:
     loss = model(batch.cuda()).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: images decoded per sample, each batch moved by a lambda mapped over its parts
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+
+class Captions(Dataset):
+    def __init__(self, paths, captions):
+        self.paths, self.captions = paths, captions
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        image = Image.open(self.paths[index]).convert("RGB")
+        return tokenize(self.captions[index]), to_tensor(image)
+
+
+loader = DataLoader(Captions(paths, captions), batch_size=16, shuffle=True)  # expect: GPU202
+for text, images in loader:
+    text, images = map(lambda t: t.to("cuda"), (text, images))
+    loss = model(text, images)
+    loss.backward()
+    optimizer.step()

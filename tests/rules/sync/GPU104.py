@@ -905,3 +905,56 @@ for step, (x, y) in enumerate(loader):
     loss = criterion(model(x), y, step)
     loss.backward()
     optimizer.step()
+
+# %% invalid: an identity mask made on the host, then moved to the training device, cuts the similarity matrix every step
+import torch
+import torch.nn.functional as F
+
+
+class ContrastiveTrainer:
+    def __init__(self, model, optimizer, args):
+        self.model, self.optimizer, self.args = model, optimizer, args
+
+    def info_nce(self, features):
+        labels = torch.cat([torch.arange(self.args.batch_size) for _ in range(2)], dim=0)
+        labels = (labels.unsqueeze(0) == labels.unsqueeze(1)).float().to(self.args.device)
+        features = F.normalize(features, dim=1)
+        similarity = features @ features.T
+        diagonal = torch.eye(labels.shape[0], dtype=torch.bool).to(self.args.device)
+        labels = labels[~diagonal].view(labels.shape[0], -1)  # expect: GPU104
+        similarity = similarity[~diagonal].view(similarity.shape[0], -1)  # expect: GPU104
+        causal = torch.tril(torch.ones(4, 4, dtype=torch.bool)).cuda()
+        kept = similarity[:4, :4][causal]  # expect: GPU104
+        return similarity, labels, kept
+
+    def train(self, loader):
+        for images, _ in loader:
+            images = torch.cat(images, dim=0).to(self.args.device)
+            logits, labels, _ = self.info_nce(self.model(images))
+            loss = F.cross_entropy(logits, labels.argmax(1))
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    args.device = torch.device("cuda")
+    ContrastiveTrainer(build_model().to(args.device), make_optimizer(), args).train(make_loader())
+
+# %% valid: identity and triangular masks that stay in host memory, or are only built as float weights
+import torch
+
+
+def pairwise_loss(similarity, n):
+    off_diagonal = ~torch.eye(n, dtype=torch.bool)
+    weights = torch.eye(n).cuda()  # a float matrix, not a mask
+    rows = torch.arange(n)[off_diagonal.any(1)]
+    return (similarity * weights).sum() + similarity.cpu()[off_diagonal].sum() + rows.sum()
+
+
+for x, y in loader:
+    x = x.cuda()
+    loss = pairwise_loss(model(x) @ model(x).T, x.shape[0])
+    loss.backward()
+    optimizer.step()
