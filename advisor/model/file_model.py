@@ -37,6 +37,7 @@ from advisor.model.value_flow import ValueFlow
 from advisor.model.vocabulary import CUDA_TEXT
 from advisor.model.names import (
     GRAD_SCALER,
+    LIBRARY_LOSS_SCALERS,
     ImportTable,
     dotted_name,
 )
@@ -242,7 +243,7 @@ class FileModel:
         the project's) that derives from one or builds one to scale with."""
         known = self._shared.get("builds-scaler")
         if known is None:
-            known = bool(self.calls_to(GRAD_SCALER))
+            known = bool(self.calls_to(GRAD_SCALER, *LIBRARY_LOSS_SCALERS))
             for site in self.facts.calls:
                 if known:
                     break

@@ -136,6 +136,51 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> 
     return True
 
 
+_CHECKED_EXTREMES = frozenset({"min", "max", "amin", "amax"})
+_NON_FINITE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isneginf", "isposinf"})
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    if type(node) is cst.UnaryOperation and type(node.operator) in (cst.Minus, cst.Plus):
+        node = node.expression
+    return type(node) in (cst.Integer, cst.Float)
+
+
+def _extreme(model, node: cst.BaseExpression) -> bool:
+    """`torch.min(y)`, `y.max()`, `y.abs().amax()`: the smallest or largest value of a tensor."""
+    if type(node) is not cst.Call:
+        return False
+    qual = model.imports.qualify(node.func) or ""
+    if qual.startswith("torch.") and qual[len("torch."):] in _CHECKED_EXTREMES:
+        return True
+    return type(node.func) is cst.Attribute and node.func.attr.value in _CHECKED_EXTREMES and qual == ""
+
+
+def _value_check(model, test: cst.BaseExpression) -> bool:
+    """A sanity check of values, whose branch runs only when something went wrong: a tensor's
+    extreme compared with a number (`if torch.min(y) < -1.:`) or a test for NaN or infinity
+    (`if torch.isnan(loss).any():`, `if not torch.isfinite(loss):`). The test itself still
+    reads the GPU every step; what its branch does (print the bad value, raise) is not per step."""
+    node = test
+    while type(node) is cst.UnaryOperation and type(node.operator) in (cst.Not, cst.BitInvert):
+        node = node.expression
+    if type(node) is cst.Comparison:
+        if len(node.comparisons) != 1 or type(node.comparisons[0].operator) not in (
+                cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual):
+            return False
+        left, right = node.left, node.comparisons[0].comparator
+        return (_extreme(model, left) and _number(right)) or (_number(left) and _extreme(model, right))
+    while type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("any", "all", "item") \
+            and not node.args:
+        node = node.func.value
+    if type(node) is not cst.Call:
+        return False
+    qual = model.imports.qualify(node.func) or ""
+    if qual.startswith(("torch.", "math.", "numpy.")):
+        return qual.rsplit(".", 1)[-1] in _NON_FINITE_TESTS
+    return type(node.func) is cst.Attribute and node.func.attr.value in _NON_FINITE_TESTS and qual == ""
+
+
 class GuardKinds:
     """Per model: (periodic, rank-0) for a test, a guard, a context; memoised."""
 
@@ -156,6 +201,8 @@ class GuardKinds:
             result = gate_kinds(test)
             if result[0] and _every_step(self.model, test, ctx, order):
                 result = (False, result[1])
+            if result == (False, False) and _value_check(self.model, test):
+                result = (True, False)  # a sanity check's branch runs when something went wrong
             if result == (False, False) and depth < _MAX_DEPTH:
                 result = self._through_values(test, ctx, order, depth)
         self._tests[key] = result

@@ -13,7 +13,7 @@ import libcst as cst
 
 from advisor.model.calls import class_kinds
 from advisor.model.facts import Context
-from advisor.model.names import DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER, dotted_name
+from advisor.model.names import DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER, LIBRARY_LOSS_SCALERS, dotted_name
 from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import SAME_OBJECT_METHODS
 
@@ -63,7 +63,7 @@ class Kinds(Question[KindMap]):
             return {"dist_sampler": True}
         if qual in DDP_WRAPPERS:
             return {"ddp": True}
-        if qual == GRAD_SCALER:
+        if qual == GRAD_SCALER or qual in LIBRARY_LOSS_SCALERS:
             return {"scaler": True}
         last = qual.rsplit(".", 1)[-1]
         if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and last[:1].isupper():

@@ -37,6 +37,11 @@ DATALOADER = "torch.utils.data.DataLoader"
 DISTRIBUTED_SAMPLER = "torch.utils.data.DistributedSampler"
 DDP_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.DataParallel"})
 GRAD_SCALER = "torch.amp.GradScaler"
+# Library classes whose instances scale a loss with a GradScaler (or apex's amp) when called with
+# it and the optimizer: `loss_scaler = NativeScaler()`, then `loss_scaler(loss, optimizer)`.
+LIBRARY_LOSS_SCALERS = frozenset({
+    "timm.utils.NativeScaler", "timm.utils.cuda.NativeScaler", "timm.utils.ApexScaler", "timm.utils.cuda.ApexScaler",
+})
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode"})
 _NAME, _ATTRIBUTE = cst.Name, cst.Attribute
 

@@ -140,9 +140,27 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
     )
 
 
+def whole_dataset_batch(site: CallSite) -> bool:
+    """`DataLoader(train_set, batch_size=len(train_set))`: one batch holds the whole dataset, a
+    preload made once (then sliced on the device), not a pipeline that feeds every step."""
+    call = site.node
+    dataset = call_argument(call, "dataset", 0)
+    size = call_argument(call, "batch_size", 1)
+    if dataset is None or size is None or dataset.star or size.star:
+        return False
+    value = size.value
+    if type(value) is not cst.Call or type(value.func) is not cst.Name or value.func.value != "len" or len(value.args) != 1:
+        return False
+    measured = dotted_name(value.args[0].value)
+    return measured is not None and measured == dotted_name(dataset.value)
+
+
 def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     """The loader's batches are copied to a CUDA device: by a loop of this file (the file moves
-    batches and uses CUDA), or by a loop of another project file that iterates this loader."""
+    batches and uses CUDA), or by a loop of another project file that iterates this loader.
+    Not a loader of one batch that holds the whole dataset (``whole_dataset_batch``)."""
+    if whole_dataset_batch(site):
+        return False
     if model.uses_cuda and moves_batches_to_device(model):
         return True
     if any(

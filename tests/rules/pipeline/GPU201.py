@@ -420,3 +420,16 @@ def train(model, dataset, optimizer, codebooks):
         optimizer.step()
         images, recons = map(lambda t: t.detach().cpu(), (images, recons))
         log_images(images, recons)
+
+# %% valid: a loader of one batch that holds the whole dataset, drawn once to preload it on the GPU
+import torch
+import torchvision
+
+train_set = torchvision.datasets.CIFAR10("data", train=True, download=True, transform=to_tensor)
+preload = torch.utils.data.DataLoader(train_set, batch_size=len(train_set), shuffle=True, num_workers=2)
+images, targets = next(iter(preload))
+for epoch in range(epochs):
+    for inputs, labels in shuffled_batches(images, targets, 512):
+        loss = criterion(model(inputs.to("cuda", non_blocking=True)), labels.to("cuda", non_blocking=True))
+        loss.backward()
+        optimizer.step()

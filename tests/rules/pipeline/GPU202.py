@@ -464,3 +464,15 @@ for text, images in loader:
     loss = model(text, images)
     loss.backward()
     optimizer.step()
+
+# %% valid: the whole evaluation set in one batch, loaded once before the epochs
+import torch
+from torch.utils.data import DataLoader
+
+everything = DataLoader(eval_set, batch_size=len(eval_set))
+eval_images, eval_labels = (t.cuda() for t in next(iter(everything)))
+for epoch in range(epochs):
+    for images, labels in batches(train_images, train_labels):
+        loss = criterion(model(images.cuda()), labels.cuda())
+        loss.backward()
+        optimizer.step()

@@ -136,3 +136,16 @@ for epoch in range(10):
     for x, y in val_loader:
         with torch.autocast("cuda", dtype=torch.float16):
             val_loss = criterion(model(x), y)
+
+# %% valid: timm's NativeScaler scales the loss (it wraps a GradScaler) when called with it and the optimizer
+import torch
+from timm.utils import NativeScaler
+
+loss_scaler = NativeScaler()
+for epoch in range(epochs):
+    for inputs, targets in loader:
+        inputs, targets = inputs.cuda(), targets.cuda()
+        with torch.cuda.amp.autocast():
+            loss = criterion(model(inputs), targets)
+        optimizer.zero_grad()
+        loss_scaler(loss, optimizer, parameters=model.parameters())

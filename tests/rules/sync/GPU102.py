@@ -244,7 +244,7 @@ def train_one_epoch(model, criterion, loader, optimizer):
         loss = criterion(model(images.cuda(non_blocking=True)), targets.cuda(non_blocking=True))
         loss_value = float(loss.detach().cpu())
         if not math.isfinite(loss_value):
-            print(f"skipping batch, loss {loss}")  # expect: GPU102
+            print(f"skipping batch, loss {loss}")  # expect: GPU102 info
             continue
         try:
             if loss_value > 100:
@@ -259,3 +259,34 @@ def train_one_epoch(model, criterion, loader, optimizer):
             if param.grad is None:
                 print(f"{name} has no grad (loss {loss})")  # expect: GPU102
                 break
+
+# %% invalid: values printed only when a sanity check of the batch fails are info (the check itself is another rule's finding)
+import torch
+
+
+def spectrogram(audio):
+    if torch.min(audio) < -1.:
+        print("min value is ", torch.min(audio))  # expect: GPU102 info
+    if audio.abs().max() > 1:
+        print(f"clipping: {audio.abs().max()}")  # expect: GPU102 info
+    return torch.stft(audio, 1024, return_complex=True).abs()
+
+
+for audio, target in loader:
+    audio = audio.cuda()
+    loss = criterion(model(spectrogram(audio)), target.cuda())
+    if not torch.isfinite(loss):
+        print(f"non-finite loss {loss}")
+        raise RuntimeError("diverged")
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a range test that is not a sanity check of extremes gates nothing
+import torch
+
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda())
+    if loss.mean() < 5:
+        print(f"loss {loss}")  # expect: GPU102
+    loss.backward()
+    optimizer.step()
