@@ -179,6 +179,11 @@ class CallGraph:
             hit = class_method(model, info, site.method) if info is not None else None
             if hit is not None:
                 return [hit]
+        if type(func) is cst.Attribute and type(site.receiver) is cst.Call:
+            # `Options().init(parser)`, `Trainer(cfg).fit()`: a method of the instance just built
+            # (or of what a helper returns). Only the instance's class decides.
+            owners = instances_of(model, site.receiver, site.ctx, site.order)
+            return [hit for hit in (class_method(m, c, site.method) for m, c in owners) if hit is not None]
         # A module instance called (`criterion(...)`, `self.loss_fn(...)`), or a method of an instance.
         if dotted_name(func) is None:
             return []
@@ -261,7 +266,7 @@ class CallGraph:
             instance: List[CallSite] = []
             for site in self.model.facts.calls:
                 dotted = site.qualname or dotted_name(site.node.func)
-                called = dotted.rsplit(".", 1)[-1] if dotted is not None else None
+                called = dotted.rsplit(".", 1)[-1] if dotted is not None else site.method  # `Options().init(...)`
                 if site.ctx.loop is not None and self._loop_functions():
                     # A function handed over in the loop that defines it runs there (`_handed`).
                     handed = {a.value.value for a in site.node.args if type(a.value) is cst.Name and a.keyword is None}

@@ -320,6 +320,10 @@ class ValueFlow:
         info = self.function_called(call, ctx, order)
         if info is not None:
             return self.model, info
+        if type(call.func) is cst.Attribute and type(call.func.value) is cst.Call:
+            # `Options().init(parser)`: the method of the class the call graph finds built there.
+            targets = self.model.calls.targets_of_expression(call, ctx, order)
+            return targets[0] if len(targets) == 1 else None
         qual = self.model.imports.qualify(call.func)
         if qual is None:
             return None
