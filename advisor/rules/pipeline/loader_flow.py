@@ -86,6 +86,43 @@ def _mapped_batches(model: FileModel, site: CallSite) -> bool:
     return any(root_name(element.value) in names for element in site.node.args[1].value.elements)
 
 
+def function_moves_to_device(owner: FileModel, info, depth: int = 0) -> bool:
+    """A function (of any module of the project) copies something to a device: itself, or
+    through a function it calls, two calls deep (`parse_batch` calling `to_gpu(x)`)."""
+    known = owner._shared.setdefault("moving-functions", {})
+    key = id(info)
+    if key in known:
+        return known[key]
+    known[key] = False  # a recursion of helpers
+    found = any(s.method in ("to", "cuda", "type") and is_device_move(owner, s) for s in info.sites)
+    if not found and depth < 2:
+        found = any(
+            function_moves_to_device(o, i, depth + 1)
+            for s in info.sites if s.method not in ("to", "cuda", "type")
+            for o, i in owner.calls.targets(s)
+        )
+    known[key] = found
+    return found
+
+
+def _helper_moves_batches(model: FileModel, loop=None) -> bool:
+    """A call in a loop (``loop``, or any) hands a batch to a function of another module of the
+    project that copies it to a device (`x, y = model.parse_batch(batch)`, whose method calls
+    `to_gpu(x)` in the project's utils)."""
+    for site in model.facts.calls:
+        ctx_loop = site.ctx.loop
+        if ctx_loop is None or (loop is not None and not ctx_loop.within(loop)):
+            continue
+        if site.method in ("to", "cuda", "type") or not site.node.args:
+            continue
+        names = derived_batch_names(model, site)
+        if not any(root_name(arg.value) in names for arg in site.node.args):
+            continue
+        if any(owner is not model and function_moves_to_device(owner, info) for owner, info in model.calls.targets(site)):
+            return True
+    return False
+
+
 def moves_batches_to_device(model: FileModel) -> bool:
     """Some loop copies its batches (or values derived from them) to a device,
     itself or by passing them to a function of the file that does (`to_device(batch, dev)`)."""
@@ -111,7 +148,9 @@ def moves_batches_to_device(model: FileModel) -> bool:
             names = derived_batch_names(model, site)
             if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
-    return any(site.ctx.loop is not None and _mapped_batches(model, site) for site in _mapped_moves(model))
+    if any(site.ctx.loop is not None and _mapped_batches(model, site) for site in _mapped_moves(model)):
+        return True
+    return _helper_moves_batches(model)
 
 
 def loop_moves_batches(model: FileModel, loop) -> bool:
@@ -134,10 +173,12 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
             names = derived_batch_names(model, site)
             if any(root_name(arg.value) in names for arg in site.node.args):
                 return True
-    return any(
+    if any(
         site.ctx.loop is not None and site.ctx.loop.within(loop) and _mapped_batches(model, site)
         for site in _mapped_moves(model)
-    )
+    ):
+        return True
+    return _helper_moves_batches(model, loop)
 
 
 def whole_dataset_batch(site: CallSite) -> bool:
