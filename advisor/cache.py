@@ -166,6 +166,8 @@ def config_fingerprint(config: Config, path: Path) -> str:
     ]
     if config.extend_select or config.extend_ignore:
         parts.append([list(config.extend_select), list(config.extend_ignore)])
+    if config.project_roots:  # where imports are looked up when no marker names the project
+        parts.append(list(config.project_roots))
     if config.per_file_ignores:
         parts.append([[pattern, list(codes)] for pattern, codes in config.per_file_ignores])
         parts.append(config.relative(path))

@@ -253,6 +253,7 @@ def _check(args: argparse.Namespace) -> int:
             "torch_version": parse_torch_version(args.torch_version) if args.torch_version else None,
             "analysis_budget": parse_budget_option(args.analysis_budget) if args.analysis_budget is not None else None,
             "max_file_size": parse_file_size_option(args.max_file_size) if args.max_file_size is not None else None,
+            "project_roots": tuple(os.path.abspath(p) for p in paths if p != "-" and os.path.isdir(p)) or None,
         }
         extend_select = parse_codes_option(args.extend_select, "--extend-select") if args.extend_select else ()
         extend_ignore = parse_codes_option(args.extend_ignore, "--extend-ignore") if args.extend_ignore else ()

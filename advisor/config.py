@@ -43,7 +43,7 @@ class Config(Value):
 
     __slots__ = ("select", "ignore", "per_file_ignores", "exclude", "show_info", "torch_version", "docs_url",
                  "root", "source", "analysis_budget", "max_file_size", "extend_select", "extend_ignore",
-                 "extend_exclude", "respect_gitignore")
+                 "extend_exclude", "respect_gitignore", "project_roots")
     _fields = __slots__
     __hash__ = Value.value_hash
 
@@ -53,7 +53,8 @@ class Config(Value):
                  docs_url: Optional[str] = None, root: Optional[Path] = None, source: Optional[Path] = None,
                  analysis_budget: float = DEFAULT_ANALYSIS_BUDGET, max_file_size: int = DEFAULT_MAX_FILE_SIZE,
                  extend_select: Tuple[str, ...] = (), extend_ignore: Tuple[str, ...] = (),
-                 extend_exclude: Tuple[str, ...] = (), respect_gitignore: bool = True) -> None:
+                 extend_exclude: Tuple[str, ...] = (), respect_gitignore: bool = True,
+                 project_roots: Tuple[str, ...] = ()) -> None:
         self.select = select
         self.ignore = ignore
         self.per_file_ignores = per_file_ignores
@@ -71,6 +72,9 @@ class Config(Value):
         self.extend_ignore = extend_ignore
         self.extend_exclude = extend_exclude
         self.respect_gitignore = respect_gitignore  # .gitignore, .ignore and git's excludes
+        # Folders named on the command line (absolute): the project root of a file under one of
+        # them when no pyproject.toml, setup.cfg or .git marks one (an unpacked archive).
+        self.project_roots = project_roots
 
     def with_overrides(self, **changes: Any) -> Config:
         return self.replace(**{k: v for k, v in changes.items() if v is not None})

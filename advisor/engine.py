@@ -142,7 +142,8 @@ def check_source(
     view = None
     if path is not None:
         build = _neighbour_builder(config)
-        view = views.view(str(path), build) if views is not None else project_view(str(path), build)
+        named = config.project_roots
+        view = views.view(str(path), build, named) if views is not None else project_view(str(path), build, named)
     if view is not None:
         result.dependencies = view.dependencies(str(path))
     chosen = rules if rules is not None else active_rules(config, path)

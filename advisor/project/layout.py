@@ -29,8 +29,10 @@ _PACKAGE_DIR_CFG = re.compile(r"""^\s*package_dir\s*=\s*(?:\n\s*)?=\s*(\S+)""", 
 _MAX_FILES = 20_000  # a project larger than this is looked at through its imports only
 
 
-def project_root(path: str) -> str:
-    """The folder of the file's project (see the module docstring)."""
+def project_root(path: str, named: Tuple[str, ...] = ()) -> str:
+    """The folder of the file's project (see the module docstring). With no marker above the
+    file, the deepest of the ``named`` folders (those the command line names) that holds it:
+    `advisor check repo/` on an unpacked archive reads `repo/` as one project."""
     folder = os.path.dirname(os.path.abspath(path))
     current = folder
     while True:
@@ -38,8 +40,10 @@ def project_root(path: str) -> str:
             return current
         parent = os.path.dirname(current)
         if parent == current:
-            return folder
+            break
         current = parent
+    holding = [n for n in named if folder == n or folder.startswith(n.rstrip(os.sep) + os.sep)]
+    return max(holding, key=len) if holding else folder
 
 
 def _read(path: str) -> str:

@@ -369,9 +369,9 @@ class Views:
     def paths(self) -> List[str]:
         return list(self._texts)
 
-    def view(self, path: str, build: Build) -> ProjectView:
-        """The view of ``path``'s project (made on first use)."""
-        root = project_root(path)
+    def view(self, path: str, build: Build, named: Tuple[str, ...] = ()) -> ProjectView:
+        """The view of ``path``'s project (made on first use); ``named``: see project_root."""
+        root = project_root(path, named)
         view = self._views.get(root)
         if view is None:
             if sum(len(v._models) for v in self._views.values()) > MAX_MODELS:
@@ -407,9 +407,9 @@ class Views:
 _VIEWS = Views()  # the command line's and the flake8 plugin's: one line of work per process
 
 
-def project_view(path: str, build: Build) -> ProjectView:
+def project_view(path: str, build: Build, named: Tuple[str, ...] = ()) -> ProjectView:
     """The view of ``path``'s project in this process (made on first use)."""
-    return _VIEWS.view(path, build)
+    return _VIEWS.view(path, build, named)
 
 
 def reread(path: str) -> None:
