@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -59,6 +60,8 @@ _MODULE_METHODS = (
     "load_state_dict", "register_forward_hook", "requires_grad_",
 )
 
+
+_CUDA_DEFAULT = re.compile(r"""set_default_tensor_type\(\s*["']?torch\.cuda\.|set_default_device\(\s*["']cuda""")
 
 class FileModel:
     def __init__(
@@ -193,6 +196,17 @@ class FileModel:
         return any(
             any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in self.project.related_texts(self.real_path)
         )
+
+    def cuda_default_placement_in_project(self) -> bool:
+        """This file, or a project file around it (the training script that imports a loss
+        module), makes CUDA the default place of new tensors (`torch.set_default_tensor_type(
+        "torch.cuda.FloatTensor")`, `torch.set_default_device("cuda")`): factories then build
+        on the GPU."""
+        if self.calls_to("torch.set_default_tensor_type", "torch.set_default_device"):
+            return True
+        if self.project is None or self.real_path is None:
+            return False
+        return any(_CUDA_DEFAULT.search(text) for text in self.project.related_texts(self.real_path))
 
     def line_of(self, node: cst.CSTNode) -> int:
         """The 1-based line a node starts on (for messages that point into another file)."""

@@ -22,6 +22,7 @@ nothing in the loop catches) runs at most once: it is no per-step code at all (`
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -44,6 +45,21 @@ def guards_of(ctx: Context) -> List[Guard]:
             out.append(current.guard)
         current = current.outer
     return out
+
+
+def on_cpu_path(model, ctx: Context) -> bool:
+    """The context runs only when there is no GPU: in the `else` of `if torch.cuda.is_available():`,
+    in the body of `if not use_cuda:`, after `if use_cuda: return` (``cuda_tests``)."""
+    from advisor.model.cuda_tests import cuda_test
+
+    for guard in guards_of(ctx):
+        gpu = cuda_test(model, guard.test)
+        if gpu is None:
+            continue
+        runs_when = guard.positive and not guard.exits
+        if gpu is not runs_when:
+            return True
+    return False
 
 
 def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
@@ -156,6 +172,43 @@ def _extreme(model, node: cst.BaseExpression) -> bool:
     return type(node.func) is cst.Attribute and node.func.attr.value in _CHECKED_EXTREMES and qual == ""
 
 
+def _first_round(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`if iteration == 0:` where `iteration` counts rounds (a loop target, a name stepped with
+    `+=`, or a parameter every caller fills with one): true in the first round only, so its
+    branch (plotting set-up, a first-step log) runs once per loop. Names of ranks and devices
+    are not counters, nor are settings (`mode == 0` with `mode` read from the options)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) is cst.Integer:
+        left, right = right, left
+    if type(left) is not cst.Name or type(right) is not cst.Integer or right.value != "0" or _RANK_WORD.search(left.value):
+        return False
+    return _counter(model, left.value, ctx, order)
+
+
+def _counter(model, name: str, ctx: Context, order: float, depth: int = 0) -> bool:
+    reach = model.bindings.reaching(name, ctx, order)
+    if any(a.iterable is not None or a.augmented for a in reach.assignments):
+        return True
+    info = ctx.function
+    if reach.parameter is None or depth > 1 or info is None or name not in info.params:
+        return False
+    position = info.params.index(name)
+    method = info.class_name is not None and info.params[:1] in (("self",), ("cls",))
+    callers = model.calls.callers(info)
+    for owner, site in callers:
+        arg = argument(site.node, name, position - 1 if method and site.receiver is not None else position)
+        if arg is None or type(arg.value) is not cst.Name or not _counter(owner, arg.value.value, site.ctx, site.order, depth + 1):
+            return False
+    return bool(callers)
+
+
+_RANK_WORD = re.compile(r"rank|gpu|device|world|node|proc", re.IGNORECASE)
+
+
 def _value_check(model, test: cst.BaseExpression) -> bool:
     """A sanity check of values, whose branch runs only when something went wrong: a tensor's
     extreme compared with a number (`if torch.min(y) < -1.:`) or a test for NaN or infinity
@@ -201,8 +254,9 @@ class GuardKinds:
             result = gate_kinds(test)
             if result[0] and _every_step(self.model, test, ctx, order):
                 result = (False, result[1])
-            if result == (False, False) and _value_check(self.model, test):
-                result = (True, False)  # a sanity check's branch runs when something went wrong
+            if result == (False, False) and (_value_check(self.model, test) or _first_round(self.model, test, ctx, order)):
+                # A sanity check's branch runs when something went wrong; `if step == 0:` once.
+                result = (True, False)
             if result == (False, False) and depth < _MAX_DEPTH:
                 result = self._through_values(test, ctx, order, depth)
         self._tests[key] = result

@@ -19,6 +19,9 @@ _MADE_UP = frozenset(
     "torch.randn_like torch.rand_like torch.zeros_like torch.ones_like".split()
 )
 
+# The autograd wrapper of torch before 0.4: it hands the tensor it wraps back.
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
 
 def _made_up(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """A tensor from a shape only: `torch.randn(1, 3, 32, 32)` in place, or a name bound to one
@@ -26,7 +29,10 @@ def _made_up(model, expr: cst.BaseExpression, ctx: Context, order: float) -> boo
     if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in ("to", "cuda"):
         return _made_up(model, expr.func.value, ctx, order)
     if type(expr) is cst.Call:
-        return model.imports.qualify(expr.func) in _MADE_UP
+        qual = model.imports.qualify(expr.func)
+        if qual in _VARIABLE and len(expr.args) >= 1 and expr.args[0].keyword is None and not expr.args[0].star:
+            return _made_up(model, expr.args[0].value, ctx, order)  # `net(Variable(x))`, older torch
+        return qual in _MADE_UP
     name = dotted_name(expr)
     if not type(expr) is cst.Name or name is None:
         return False

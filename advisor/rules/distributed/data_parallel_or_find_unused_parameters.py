@@ -10,6 +10,7 @@ from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
 from advisor.model.literals import sequence_lengths
+from advisor.model.guards import on_cpu_path
 from advisor.model.subtree import iter_names
 
 
@@ -84,6 +85,8 @@ class DataParallelOrFindUnused(Rule):
                 inference_only = not any(model.is_training_loop(loop) for loop in model.facts.loops) and not (
                     model.method_calls("backward")
                 )
+            if on_cpu_path(model, site.ctx):
+                continue  # `else: model = DataParallel(model)` when no GPU is there: it only calls the module
             devices = call_argument(site.node, "device_ids", 1 if site.qualname == _DATA_PARALLEL else 3)
             single = False
             if devices is not None:

@@ -1,6 +1,7 @@
 """Helpers shared by the pipeline rules."""
 
 from __future__ import annotations
+import re
 from typing import List, Optional
 import libcst as cst
 from advisor.model import CallSite, FileModel
@@ -196,11 +197,21 @@ def whole_dataset_batch(site: CallSite) -> bool:
     return measured is not None and measured == dotted_name(dataset.value)
 
 
+def never_read(model: FileModel, site: CallSite) -> bool:
+    """`dataloader_val = DataLoader(...)` and the name appears nowhere else in the file (not
+    even in a comment): a loader built and never used (the evaluation indexes the dataset)."""
+    name = site.assigned_to
+    text = getattr(model, "text", None)
+    if not name or not name.isidentifier() or not text or site.ctx.function is None:
+        return False  # a module-level name may be imported by another module
+    return len(re.findall(r"(?<![\w.])" + name + r"\b", text)) == 1
+
+
 def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     """The loader's batches are copied to a CUDA device: by a loop of this file (the file moves
     batches and uses CUDA), or by a loop of another project file that iterates this loader.
     Not a loader of one batch that holds the whole dataset (``whole_dataset_batch``)."""
-    if whole_dataset_batch(site):
+    if whole_dataset_batch(site) or never_read(model, site):
         return False
     if model.uses_cuda and moves_batches_to_device(model):
         return True

@@ -9,6 +9,7 @@ from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.framework_steps import runs_per_batch
 from advisor.model.tensors import host_built_from
 from advisor.model.devices import device_kind, is_dtype
+from advisor.model.names import dotted_name
 
 
 _PLAIN_FACTORIES = frozenset("zeros ones empty full arange linspace logspace eye tensor as_tensor".split())
@@ -40,6 +41,41 @@ def _attribute_store_blocks(model: FileModel) -> Set[int]:
     return {
         id(a.ctx) for (_, name), found in model.facts.assignments.items() if name.startswith("self.") for a in found
     }
+
+
+
+def _root_call(expr: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call at the start of a method chain (`torch.Tensor([]).long()` gives the constructor)."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and type(expr.func.value) is cst.Call:
+        expr = expr.func.value
+    return expr if type(expr) is cst.Call else None
+
+
+def _empty(factory: Optional[cst.BaseExpression]) -> bool:
+    """A factory that builds an empty tensor: from an empty list or tuple of data
+    (`torch.tensor([])`, `torch.Tensor([])`), or with a first size of 0 (`torch.zeros(0, 4)`,
+    `torch.empty((0,))`, `torch.Tensor(0)`)."""
+    if type(factory) is not cst.Call or not factory.args:
+        return False
+    first = factory.args[0]
+    if first.keyword is not None or first.star:
+        return False
+    value = first.value
+    last = dotted_name(factory.func) or ""
+    last = last.rsplit(".", 1)[-1]
+    if last in ("tensor", "as_tensor") or (last in _TYPED and type(value) in (cst.List, cst.Tuple)):
+        return type(value) in (cst.List, cst.Tuple) and not value.elements  # data: none of it
+    if last not in _SIZED and last not in _TYPED:
+        return False  # `torch.linspace(0, 1, 50)`, `torch.arange(0, n)`: the 0 is no size
+    if type(value) in (cst.List, cst.Tuple):
+        if not value.elements:
+            return False  # `torch.zeros(())`: one number
+        value = value.elements[0].value
+    return type(value) is cst.Integer and value.value == "0"
+
+
+# Factories whose positional arguments are the sizes.
+_SIZED = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 
 
 class _Move:
@@ -154,8 +190,8 @@ class TensorCreatedOnHostThenMoved(Rule):
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        if not model.cuda_in_project:
-            return
+        if not model.cuda_in_project or model.cuda_default_placement_in_project():
+            return  # with CUDA the default place of new tensors, factories build on the GPU
         typed = None
         for site in model.method_calls("cuda", "to"):
             factory = site.receiver
@@ -166,6 +202,8 @@ class TensorCreatedOnHostThenMoved(Rule):
             if head == "torch" and kind in _TYPED:
                 if typed is None:
                     typed = not any(model.calls_to(q) for q in _DEFAULT_PLACEMENT)
+                if _empty(factory):
+                    continue
                 if typed and not any(a.star or a.keyword is not None for a in factory.args) and _parse_move(model, site):
                     yield self.report(
                         site.node,
@@ -179,6 +217,8 @@ class TensorCreatedOnHostThenMoved(Rule):
                 if report is not None:
                     yield report
                 continue
+            if _empty(factory):
+                continue  # `torch.zeros(0, 4).cuda()`: nothing is copied
             if any(a.star for a in factory.args) or any(
                 a.keyword is not None and a.keyword.value in ("device", "out", "pin_memory") for a in factory.args
             ):
@@ -205,6 +245,10 @@ class TensorCreatedOnHostThenMoved(Rule):
         name = site.receiver.value if type(site.receiver) is cst.Name else None
         if name is not None and (site.ctx.scope, name) in model.facts.subscript_stores:
             return None  # a staging buffer the host fills in (`buf[i, :n] = torch.tensor(ids)`), then copies once
+        if name is not None:
+            found = model.reaching(name, site.ctx, site.order)
+            if found and all(a.value is not None and a.index is None and _empty(_root_call(a.value)) for a in found):
+                return None  # `scores = torch.Tensor([])`, later `scores.cuda()`: an empty tensor, nothing copied
         return self.report(
             site.node,
             "`torch.{factory}(...)` is built in host memory and then copied to the GPU",

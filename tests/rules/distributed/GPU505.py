@@ -150,3 +150,16 @@ class DataParallelWrapper(nn.Module):
         super().__init__()
         self.module = module
 model = DataParallelWrapper(net)
+
+# %% valid: DataParallel on the path taken only when no GPU is there
+import torch
+
+model = build_model()
+if torch.cuda.is_available():
+    model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[local_rank])
+else:
+    model = torch.nn.DataParallel(model)
+for images, targets in loader:
+    loss = criterion(model(images), targets)
+    loss.backward()
+    optimizer.step()

@@ -397,3 +397,27 @@ for images, labels in train_loader:
     optimizer.step()
 with torch.no_grad():
     correct = sum((model(x.reshape(-1, 784)).argmax(1) == y).sum() for x, y in test_loader)  # expect: GPU602
+
+# %% valid: a shape check of older code that wraps its random input in an autograd Variable
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+class MobileNet(nn.Module):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 32, 3), nn.BatchNorm2d(32), nn.ReLU())
+        self.linear = nn.Linear(32, num_classes)
+
+    def forward(self, x):
+        return self.linear(self.features(x).mean((2, 3)))
+
+
+def test():
+    net = MobileNet()
+    x = torch.randn(1, 3, 32, 32)
+    y = net(Variable(x))
+    print(y.size())
+
+# test()

@@ -433,3 +433,20 @@ for epoch in range(epochs):
         loss = criterion(model(inputs.to("cuda", non_blocking=True)), labels.to("cuda", non_blocking=True))
         loss.backward()
         optimizer.step()
+
+# %% valid: a validation loader built and never used (evaluation indexes the dataset itself)
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(dataset_train, dataset_val, model):
+    dataloader_train = DataLoader(dataset_train, batch_size=8, num_workers=3, pin_memory=True)
+    if dataset_val is not None:
+        dataloader_val = DataLoader(dataset_val, batch_size=1, num_workers=3)
+    model = model.cuda()
+    for epoch in range(epochs):
+        for images, targets in dataloader_train:
+            loss = model(images.cuda(non_blocking=True), targets.cuda(non_blocking=True))
+            loss.backward()
+            optimizer.step()
+        evaluate(dataset_val, model)

@@ -173,3 +173,22 @@ class ValidEpoch(Epoch):
         # No backward here: the accuracy of one batch, for the log.
         with torch.no_grad():
             return (self.model(x).argmax(1) == y).float().mean()
+
+# %% invalid: a plot set up on the first iteration only is info; one drawn every step is not
+import torch
+
+
+def update_plot(iteration, loc, conf, window):
+    viz.line(X=torch.ones((1, 3)).cpu() * iteration, Y=torch.stack([loc, conf]).cpu(), win=window)  # expect: GPU103
+    if iteration == 0:
+        viz.line(X=torch.zeros((1, 3)).cpu(), Y=torch.stack([loc, conf]).cpu(), win=window)  # expect: GPU103 info
+
+
+for iteration in range(max_iter):
+    images, targets = next(batches)
+    loc, conf = criterion(model(images.cuda()), targets)
+    (loc + conf).backward()
+    optimizer.step()
+    update_plot(iteration, loc.detach(), conf.detach(), window)
+    if mode == 0:
+        print_stats(loc.cpu())  # expect: GPU103

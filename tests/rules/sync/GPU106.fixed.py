@@ -102,3 +102,13 @@ class Net(torch.nn.Module):
     def __init__(self, n):
         super().__init__()
         self.table = make_table(n)
+
+# %% invalid: one-element tensors are not empty, whatever the value
+import torch
+
+for images, labels in loader:
+    zero = torch.tensor([0], device="cuda")  # expect: GPU106
+    first = torch.zeros((1, 4), device="cuda")  # expect: GPU106
+    loss = criterion(model(images.cuda()), labels.cuda()) + zero.sum() + first.sum()
+    loss.backward()
+    optimizer.step()

@@ -249,3 +249,34 @@ def encode(texts, table, width, device):
 def legacy(n):
     torch.set_default_tensor_type("torch.cuda.FloatTensor")
     return torch.FloatTensor(n).fill_(1).to("cuda")
+
+# %% valid: empty tensors moved to the GPU copy nothing
+import torch
+
+
+def detect(classification, regression):
+    scores = torch.Tensor([])
+    indexes = torch.Tensor([]).long()
+    boxes = torch.zeros(0, 4)
+    if torch.cuda.is_available():
+        scores = scores.cuda()
+        indexes = indexes.cuda()
+        boxes = boxes.cuda()
+    empty = torch.tensor([]).cuda()
+    for i in range(classification.shape[2]):
+        scores = torch.cat((scores, classification[:, :, i].max()))
+    return scores, indexes, boxes, empty
+
+
+for images, _ in loader:
+    outputs = detect(*model(images.cuda()))
+
+# %% invalid: one-element tensors are not empty, whatever the value
+import torch
+
+for images, labels in loader:
+    zero = torch.tensor([0]).cuda()  # expect: GPU106
+    first = torch.zeros((1, 4)).cuda()  # expect: GPU106
+    loss = criterion(model(images.cuda()), labels.cuda()) + zero.sum() + first.sum()
+    loss.backward()
+    optimizer.step()
