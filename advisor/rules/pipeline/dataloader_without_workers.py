@@ -13,7 +13,7 @@ from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.engine_runs import engine_runs_over
 from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
-from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, loader_option, batches_go_to_device
+from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, library_stream, loader_option, batches_go_to_device
 from advisor.model.vocabulary import CUDA_TEXT
 from advisor.model.datasets import holds_in_memory
 
@@ -176,7 +176,7 @@ class DataLoaderWithoutWorkers(Rule):
             use = uses.get(id(site.node))
             if use == "eval" or (use is None and _eval_only(model, site)):
                 continue
-            if _in_memory_dataset(model, site) or iterable_dataset(model, site):
+            if _in_memory_dataset(model, site) or iterable_dataset(model, site) or library_stream(model, site):
                 continue
             if dataset_on_device(model, site) or _cuda_in_loading(model, site):
                 continue

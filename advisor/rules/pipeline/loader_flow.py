@@ -377,6 +377,18 @@ def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpressi
     return value
 
 
+# Libraries whose datasets are iterable pipes (torchtext's datasets are datapipes, webdataset's
+# shards stream): workers duplicate every sample unless the pipe is sharded among them.
+_ITERABLE_LIBRARIES = ("torchtext.datasets.", "torchdata.", "webdataset.", "datasets.IterableDataset")
+
+
+def library_stream(model: FileModel, site: CallSite) -> bool:
+    """The dataset comes from a library whose datasets are iterable pipes
+    (`torchtext.datasets.Multi30k(...)`): adding workers without sharding repeats samples."""
+    value = dataset_value(model, site)
+    return type(value) is cst.Call and (model.imports.qualify(value.func) or "").startswith(_ITERABLE_LIBRARIES)
+
+
 def iterable_dataset(model: FileModel, site: CallSite) -> bool:
     """The dataset is built from a class of this file that derives from `IterableDataset`."""
     value = dataset_value(model, site)

@@ -476,3 +476,15 @@ for epoch in range(epochs):
         loss = criterion(model(images.cuda()), labels.cuda())
         loss.backward()
         optimizer.step()
+
+# %% valid: a torchtext dataset is an iterable pipe: workers would repeat its samples unless it is sharded
+import torch
+from torch.utils.data import DataLoader
+from torchtext.datasets import Multi30k
+
+train_iter = Multi30k(split="train", language_pair=("de", "en"))
+loader = DataLoader(train_iter, batch_size=128, collate_fn=collate)
+for src, tgt in loader:
+    loss = model(src.to("cuda"), tgt.to("cuda"))
+    loss.backward()
+    optimizer.step()
