@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 import re
-from typing import List, Optional
+from typing import Dict, List, Optional
 import libcst as cst
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
@@ -201,10 +201,21 @@ def never_read(model: FileModel, site: CallSite) -> bool:
     """`dataloader_val = DataLoader(...)` and the name appears nowhere else in the file (not
     even in a comment): a loader built and never used (the evaluation indexes the dataset)."""
     name = site.assigned_to
-    text = getattr(model, "text", None)
-    if not name or not name.isidentifier() or not text or site.ctx.function is None:
+    if not name or not name.isidentifier() or site.ctx.function is None:
         return False  # a module-level name may be imported by another module
-    return len(re.findall(r"(?<![\w.])" + name + r"\b", text)) == 1
+    return model.shared("name-counts", _name_counts).get(name, 0) == 1
+
+
+def _name_counts(model: FileModel) -> Dict[str, int]:
+    """How often each name appears in the file's text, attributes (`x.name`) left out."""
+    text = getattr(model, "text", None) or ""
+    counts: Dict[str, int] = {}
+    for name in _NAME.findall(text):
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 
 
 def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
