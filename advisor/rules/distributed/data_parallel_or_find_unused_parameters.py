@@ -32,6 +32,8 @@ class DataParallelOrFindUnused(Rule):
         also through a name or a parameter default that holds a one-item list). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it.
+        A wrap on the path taken only without a GPU (the `else` of `torch.cuda.is_available()`)
+        is not reported: there it only calls the module.
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
         Accelerate's `DistributedDataParallelKwargs` or Lightning's `DDPStrategy` (also
         through a kwargs dict) is information: sometimes the model needs it.

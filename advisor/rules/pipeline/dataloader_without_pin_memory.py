@@ -29,6 +29,11 @@ class DataLoaderWithoutPinnedMemory(Rule):
         Batches a PyTorch Ignite engine copies count too (`engine.run(loader, ...)`): those of
         `create_supervised_trainer`/`create_supervised_evaluator` given a `device` that is not
         the CPU, and those an `Engine(process_function)` hands to a function that moves them.
+        Batches count as copied when a loop moves them itself, maps a moving lambda over them
+        (`map(lambda t: t.cuda(), (text, images))`), or hands them to a function of the file or
+        of another project module that moves something (`model.parse_batch(batch)`). A loader
+        of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
+        once) and a loader bound to a name the file never mentions again are left alone.
     """
     why = """
         The GPU can only read host memory that is page-locked. Batches in ordinary (pageable)

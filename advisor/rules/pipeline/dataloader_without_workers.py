@@ -121,7 +121,8 @@ class DataLoaderWithoutWorkers(Rule):
         device. Loaders named for validation or testing, in-memory `TensorDataset`s and
         dataset classes of the project that hold their samples the same way (a `__getitem__`
         that only indexes lists or tensors its `__init__` built, calling nothing), datasets
-        derived from `IterableDataset` (which shard their own streams), and frameworks that
+        derived from `IterableDataset` (which shard their own streams) or made by a library
+        of iterable pipes (torchtext, torchdata, webdataset), and frameworks that
         move batches themselves (Lightning, Accelerate, the Hugging Face `Trainer`) are left
         alone. A `**kwargs` dict that cannot be resolved lowers the finding to info. A
         `num_workers` given as a variable counts when the analysis can read what it holds (a
@@ -130,7 +131,8 @@ class DataLoaderWithoutWorkers(Rule):
         paths only. A loader a PyTorch Ignite trainer runs (`create_supervised_trainer`, or an
         `Engine` whose process function trains) is a training loader whatever its name; one only
         an evaluator runs (`create_supervised_evaluator`, a process function under `no_grad`)
-        is not.
+        is not. Batches are seen copied as for GPU201, with the same preload and unused-loader
+        exceptions.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training

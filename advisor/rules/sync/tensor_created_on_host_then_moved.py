@@ -127,7 +127,11 @@ class TensorCreatedOnHostThenMoved(Rule):
         legacy typed constructors (`torch.Tensor([w, h])`, `torch.FloatTensor(n).fill_(0)`,
         `torch.LongTensor(ids)`) count too, without a fix, unless the file changes the default
         tensor type or device. A value the host fills in item by item before the copy
-        (`buf[i, :n] = torch.tensor(ids)`) is a staging buffer, and is left alone.
+        (`buf[i, :n] = torch.tensor(ids)`) is a staging buffer, and is left alone; so is an empty
+        tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing. Nothing is
+        reported in a file when it, or a project file around it (the training script that
+        imports a loss module), makes CUDA the default tensor type or device: factories then
+        build on the GPU.
     """
     why = """
         The tensor is first allocated and filled by the CPU in ordinary host memory, then copied
