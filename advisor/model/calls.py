@@ -193,14 +193,23 @@ class CallGraph:
             hits = [f for f in found if f is not None]
             if hits:
                 return hits
+            # `self.focal_loss(...)` where the attribute holds a module instance (of this module
+            # or another): its forward runs.
+            called = self._instance_calls_of(func, site)
+            if called:
+                return called
             if any(model.kinds(site.receiver, site.ctx, site.order).values()):
                 # `model.train()` on a DataParallel wrapper, `loader.sampler`: torch's object,
                 # not the one class of the file with a method of that name.
                 return []
             local = model.resolve(f".{site.method}")
             return [(model, local)] if local is not None else []
+        return self._instance_calls_of(func, site)
+
+    def _instance_calls_of(self, func: cst.BaseExpression, site: CallSite) -> List[Target]:
+        """The `forward` (or `__call__`) of each class the called value may be an instance of."""
         out: List[Target] = []
-        for owner, info in instances_of(model, func, site.ctx, site.order):
+        for owner, info in instances_of(self.model, func, site.ctx, site.order):
             for name in _INSTANCE_CALL:
                 hit = class_method(owner, info, name)
                 if hit is not None:
