@@ -172,6 +172,28 @@ def _extreme(model, node: cst.BaseExpression) -> bool:
     return type(node.func) is cst.Attribute and node.func.attr.value in _CHECKED_EXTREMES and qual == ""
 
 
+def _empty_case(test: cst.BaseExpression) -> bool:
+    """`if annotations.shape[0] == 0:`, `if len(boxes) == 0:`, `if x.numel() == 0:`: the case of
+    an input with nothing in it, which a sample or batch reaches only now and then."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) is cst.Integer:
+        left, right = right, left
+    if type(right) is not cst.Integer or right.value != "0":
+        return False
+    if type(left) is cst.Subscript:
+        return type(left.value) is cst.Attribute and left.value.attr.value == "shape"
+    if type(left) is cst.Call:
+        func = left.func
+        if type(func) is cst.Name:
+            return func.value == "len"
+        return type(func) is cst.Attribute and func.attr.value in ("size", "numel", "nelement")
+    return False
+
+
 def _first_round(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """`if iteration == 0:` where `iteration` counts rounds (a loop target, a name stepped with
     `+=`, or a parameter every caller fills with one): true in the first round only, so its
@@ -254,9 +276,6 @@ class GuardKinds:
             result = gate_kinds(test)
             if result[0] and _every_step(self.model, test, ctx, order):
                 result = (False, result[1])
-            if result == (False, False) and (_value_check(self.model, test) or _first_round(self.model, test, ctx, order)):
-                # A sanity check's branch runs when something went wrong; `if step == 0:` once.
-                result = (True, False)
             if result == (False, False) and depth < _MAX_DEPTH:
                 result = self._through_values(test, ctx, order, depth)
         self._tests[key] = result
@@ -351,7 +370,17 @@ class GuardKinds:
         if (guard.steps and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
-        return modulo or rank or (guard.positive and self._never_true(guard))
+        return modulo or rank or (guard.positive and self._never_true(guard)) or self._rare(guard)
+
+    def _rare(self, guard: Guard) -> bool:
+        """The body (only: not the `else`, not what follows `if ...: continue`) of a test that
+        holds now and then: a sanity check's branch runs when something went wrong, an empty
+        input's when a sample has nothing in it, `if step == 0:` once."""
+        if not guard.positive or guard.exits:
+            return False
+        test = guard.test
+        return _value_check(self.model, test) or _empty_case(test) or _first_round(
+            self.model, test, guard.ctx, guard.order + 0.5)
 
     @staticmethod
     def _steps_elsewhere(guard: Guard) -> bool:
@@ -378,7 +407,7 @@ class GuardKinds:
         for guard in guards_of(ctx):
             if not (guard.positive or guard.exits) or (guard.steps and not self._steps_elsewhere(guard)):
                 continue
-            if self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[0]:
+            if self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[0] or self._rare(guard):
                 return True
         return False
 

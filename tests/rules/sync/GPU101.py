@@ -683,3 +683,20 @@ class Classifier(nn.Module):
             print(f"non-finite loss {loss.item()}, max logit {logits.abs().max().item()}")
             sys.exit(1)
         return loss
+
+# %% invalid: after a test that skips bad batches, the rest of the step runs on every other batch
+import torch
+
+for step, (x, y) in enumerate(loader):
+    x, y = x.cuda(), y.cuda()
+    if x.shape[0] == 0:
+        continue
+    loss = criterion(model(x), y)
+    if not torch.isfinite(loss):
+        continue
+    loss.backward()
+    optimizer.step()
+    if step == 0:
+        print("first loss", loss.item())  # expect: GPU101 info
+        continue
+    running = loss.item()  # expect: GPU101

@@ -112,3 +112,26 @@ for images, labels in loader:
     loss = criterion(model(images.cuda()), labels.cuda()) + zero.sum() + first.sum()
     loss.backward()
     optimizer.step()
+
+# %% invalid: what a loss builds for an image with no annotations is info; the per-image path is not
+import torch
+
+
+def focal_loss(classifications, annotations):
+    losses = []
+    for j in range(classifications.shape[0]):
+        classification = classifications[j]
+        boxes = annotations[j]
+        if boxes.shape[0] == 0:
+            alpha = torch.ones(classification.shape, device="cuda") * 0.25  # expect: GPU106 info
+            losses.append(torch.tensor(0).float().cuda())  # expect: GPU106 info
+            continue
+        targets = torch.ones(classification.shape, device="cuda") * -1  # expect: GPU106
+        losses.append(((classification - targets) ** 2).sum())
+    return torch.stack(losses).mean()
+
+
+for images, annotations in loader:
+    loss = focal_loss(model(images.cuda()), annotations.cuda())
+    loss.backward()
+    optimizer.step()
