@@ -166,3 +166,50 @@ class Runner:
     on_wrapper, on_unknown = [s for s in model.facts.calls if s.method == "train"]
     assert model.calls.targets(on_wrapper) == []
     assert [info.node.name.value for _, info in model.calls.targets(on_unknown)] == ["train"]
+
+
+SETTINGS = """\
+from torch import nn
+
+
+class LinearDistance(nn.Module):
+    def forward(self, a, b):
+        return (a - b).pow(2).mean().cpu()
+
+
+class SSIMDistance(nn.Module):
+    def forward(self, a, b):
+        return ssim(a.cpu().numpy(), b.cpu().numpy())
+
+
+class Distance(nn.Module):
+    def __init__(self, model="lin"):
+        super().__init__()
+        self.model = model
+        if self.model == "lin":
+            self.net = LinearDistance()
+        elif self.model in ["ssim", "SSIM"]:
+            self.net = SSIMDistance()
+        self.head = nn.Identity() if self.model != "lin" else nn.Identity()
+
+    def forward(self, a, b):
+        return self.net(a, b)
+
+
+percept = Distance(model="lin")
+"""
+
+
+def test_a_module_picked_by_a_setting_no_construction_passes_is_not_called():
+    """`self.net` is built in the branches of a string setting; every construction passes
+    "lin", so `self.net(a, b)` runs LinearDistance's forward only."""
+    model = FileModel.build(cst.parse_module(SETTINGS), "settings.py")
+    site = next(s for s in model.facts.calls if s.method == "net")
+    assert [info.class_name for _, info in model.calls.targets(site)] == ["LinearDistance"]
+
+
+def test_without_a_known_setting_every_branch_counts():
+    text = SETTINGS.replace('percept = Distance(model="lin")', "percept = Distance(model=args.metric)")
+    model = FileModel.build(cst.parse_module(text), "settings.py")
+    site = next(s for s in model.facts.calls if s.method == "net")
+    assert sorted(info.class_name for _, info in model.calls.targets(site)) == ["LinearDistance", "SSIMDistance"]

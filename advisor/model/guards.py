@@ -29,6 +29,7 @@ import libcst as cst
 
 from advisor.model.builder import gate_kinds
 from advisor.model.facts import Context, Guard, LoopInfo
+from advisor.model.constants import constant
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument, parameter_default
@@ -263,6 +264,7 @@ class GuardKinds:
         self.model = model
         self._tests: Dict[Tuple[int, int], Tuple[bool, bool]] = {}
         self._contexts: Dict[int, bool] = {}
+        self._dead: Dict[int, bool] = {}
 
     def test_kinds(self, test: cst.BaseExpression, ctx: Context, order: float, depth: int = 0) -> Tuple[bool, bool]:
         key = (id(test), depth)
@@ -391,6 +393,40 @@ class GuardKinds:
         if loop is None:
             return False
         return any(guard not in guards_of(ctx) for ctx in loop.step_contexts)
+
+    def dead(self, ctx: Context) -> bool:
+        """Code no run of the project reaches: some guard around it tests a string setting (or
+        None) against values it never has (`elif self.model in ["L2", "l2"]:` where every path
+        sets `self.model` to "net-lin"), or its `else` against values it always has."""
+        known = self._dead.get(id(ctx))
+        if known is None:
+            known = self._dead[id(ctx)] = any(self._decided_against(g) for g in guards_of(ctx))
+        return known
+
+    def _decided_against(self, guard: Guard) -> bool:
+        test = guard.test
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1 or dotted_name(test.left) is None:
+            return False
+        operator = type(test.comparisons[0].operator)
+        comparator = test.comparisons[0].comparator
+        model = self.model
+        if operator in (cst.In, cst.NotIn):
+            if type(comparator) not in (cst.List, cst.Tuple, cst.Set):
+                return False
+            allowed = [constant(model, e.value) for e in comparator.elements]
+        elif operator in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
+            allowed = [constant(model, comparator)]
+        else:
+            return False
+        if not allowed or any(a is None or a[0] not in ("str", "none") for a in allowed):
+            return False
+        found = literal_values(model, test.left, guard.ctx, guard.order + 0.5)
+        if not found.complete or not found.values or any(t[0] not in ("str", "none") for t in found.values):
+            return False
+        hits = {t in allowed for t in found.values}
+        outcomes = hits if operator in (cst.In, cst.Equal, cst.Is) else {not h for h in hits}
+        holds = guard.positive and not guard.exits
+        return holds not in outcomes
 
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):

@@ -46,6 +46,7 @@ def _local(model, names) -> FrozenSet[tuple]:
 class InstanceClasses(Question[Classes]):
     key = "instances"
     unknown = _UNKNOWN
+    skips_dead = True  # `self.net = networks.L2()` under a setting no construction passes
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Classes]:
         if not type(expr) is cst.Call:

@@ -44,6 +44,9 @@ class Question(Generic[A]):
     # A name imported from another module of the project (`from config import LOADER_KWARGS`) is
     # followed to its module-level bindings there, for questions that set this.
     follows_imports = False
+    # Bindings made in code no run reaches (a branch of a string setting no construction
+    # passes: guards.GuardKinds.dead) are left out of the answer.
+    skips_dead = False
     # Where a value lives (host or device) rather than what it is: the calls of a module's
     # `if __name__ == "__main__":` demo do not speak for the callers of the modules that import it.
     placement = False
@@ -160,7 +163,11 @@ class ValueFlow:
     def name(self, question: Question[A], name: str, ctx: Context, order: int, index: Optional[int] = None) -> A:
         """What a read of ``name`` may see (element ``index`` of it, for `x, y = name`)."""
         reach = self.bindings.reaching(name, ctx, order)
-        answers: List[A] = [self.assigned(question, a, index) for a in reach.assignments]
+        assignments = reach.assignments
+        if question.skips_dead and len(assignments) > 1:
+            live = [a for a in assignments if not self.model.guards.dead(a.ctx)]
+            assignments = live or assignments
+        answers: List[A] = [self.assigned(question, a, index) for a in assignments]
         if reach.parameter is not None:
             answers.append(self.passed(question, reach.parameter, name) if index is None else question.unknown)
         if not answers and question.follows_imports:
