@@ -173,22 +173,26 @@ def _extreme(model, node: cst.BaseExpression) -> bool:
     return type(node.func) is cst.Attribute and node.func.attr.value in _CHECKED_EXTREMES and qual == ""
 
 
-def _empty_case(test: cst.BaseExpression) -> bool:
-    """`if annotations.shape[0] == 0:`, `if len(boxes) == 0:`, `if x.numel() == 0:`: the case of
-    an input with nothing in it, which a sample or batch reaches only now and then."""
+def _compared_with_zero(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """`x == 0` or `0 == x` (one comparison): the side that is not the 0."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
-        return False
+        return None
     if type(test.comparisons[0].operator) is not cst.Equal:
-        return False
+        return None
     left, right = test.left, test.comparisons[0].comparator
     if type(left) is cst.Integer:
         left, right = right, left
-    if type(right) is not cst.Integer or right.value != "0":
-        return False
-    if type(left) is cst.Subscript:
-        return type(left.value) is cst.Attribute and left.value.attr.value == "shape"
-    if type(left) is cst.Call:
-        func = left.func
+    return left if type(right) is cst.Integer and right.value == "0" else None
+
+
+def _empty_case(test: cst.BaseExpression) -> bool:
+    """`if annotations.shape[0] == 0:`, `if len(boxes) == 0:`, `if x.numel() == 0:`: the case of
+    an input with nothing in it, which a sample or batch reaches only now and then."""
+    size = _compared_with_zero(test)
+    if type(size) is cst.Subscript:
+        return type(size.value) is cst.Attribute and size.value.attr.value == "shape"
+    if type(size) is cst.Call:
+        func = size.func
         if type(func) is cst.Name:
             return func.value == "len"
         return type(func) is cst.Attribute and func.attr.value in ("size", "numel", "nelement")
@@ -200,16 +204,10 @@ def _first_round(model, test: cst.BaseExpression, ctx: Context, order: float) ->
     `+=`, or a parameter every caller fills with one): true in the first round only, so its
     branch (plotting set-up, a first-step log) runs once per loop. Names of ranks and devices
     are not counters, nor are settings (`mode == 0` with `mode` read from the options)."""
-    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+    counted = _compared_with_zero(test)
+    if type(counted) is not cst.Name or _RANK_WORD.search(counted.value):
         return False
-    if type(test.comparisons[0].operator) is not cst.Equal:
-        return False
-    left, right = test.left, test.comparisons[0].comparator
-    if type(left) is cst.Integer:
-        left, right = right, left
-    if type(left) is not cst.Name or type(right) is not cst.Integer or right.value != "0" or _RANK_WORD.search(left.value):
-        return False
-    return _counter(model, left.value, ctx, order)
+    return _counter(model, counted.value, ctx, order)
 
 
 def _counter(model, name: str, ctx: Context, order: float, depth: int = 0) -> bool:
