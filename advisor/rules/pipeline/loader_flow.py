@@ -126,7 +126,12 @@ def _helper_moves_batches(model: FileModel, loop=None) -> bool:
 
 def moves_batches_to_device(model: FileModel) -> bool:
     """Some loop copies its batches (or values derived from them) to a device,
-    itself or by passing them to a function of the file that does (`to_device(batch, dev)`)."""
+    itself or by passing them to a function of the file that does (`to_device(batch, dev)`).
+    Asked for every loader by each pipeline rule: worked out once per file."""
+    return model.shared("moves-batches", _moves_batches)
+
+
+def _moves_batches(model: FileModel) -> bool:
     movers = set()
     for site in model.method_calls("to", "cuda"):
         if not is_device_move(model, site):
