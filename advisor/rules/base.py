@@ -143,7 +143,8 @@ class Rule:
         return Report(self, node, message, severity or self.severity, fix, data or {}, related, hint)
 
     def severity_for(self, heat: Heat) -> Severity:
-        """Per-step findings under a periodic or rank-0 condition drop to info."""
+        """Per-step findings under a periodic or rank-0 condition drop to info (also in the body
+        of a rarely true test: a sanity check of values, an empty input, `if step == 0:`)."""
         return Severity.INFO if heat is Heat.GATED else self.severity
 
 
