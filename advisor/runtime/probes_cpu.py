@@ -220,7 +220,8 @@ def probe_dataloader_args(params: Dict[str, Any]) -> Dict[str, Any]:
 
 # -- GPU705 P-ANOMALY ----------------------------------------------------------------------------
 def probe_anomaly_mode(params: Dict[str, Any]) -> Dict[str, Any]:
-    """Median fwd+bwd step time of a toy MLP with anomaly detection on vs off."""
+    """Whether a step's autograd nodes keep a stack, and the median fwd+bwd step time of a toy MLP
+    with anomaly detection on vs off."""
     reps = max(3, int(params["reps"]))
     torch.manual_seed(0)
     model = _toy_mlp(128, 6, 10)
@@ -259,7 +260,14 @@ def probe_anomaly_mode(params: Dict[str, Any]) -> Dict[str, Any]:
     worker.join()
     a, b = median_iqr(on), median_iqr(off)
     ratio = a["median"] / b["median"]
-    return outcome(ratio > 1.2, a["median"], b["median"], "ms/step", ratio=ratio,
+    # The verdict rests on the mechanism, which is deterministic: anomaly mode stores a Python
+    # stack on every autograd node a step builds. The timing is the cost it reports; on a loaded
+    # machine two identical loops can differ by 20%, so a ratio cannot decide the verdict.
+    with torch.autograd.set_detect_anomaly(pattern):
+        nodes = _graph_nodes(nn.functional.cross_entropy(model(x), y).grad_fn)
+    stacked = sum(1 for node in nodes if "traceback_" in getattr(node, "metadata", {}))
+    return outcome(stacked > 0, a["median"], b["median"], "ms/step", ratio=ratio,
                    saving_per_step=a["median"] - b["median"],
-                   detail=f"median of {a['n']} steps, IQR {a['iqr']:.3g} / {b['iqr']:.3g} ms",
-                   baseline_iqr=a["iqr"], fixed_iqr=b["iqr"])
+                   detail=f"a stack kept on {stacked} of {len(nodes)} autograd nodes per step; "
+                          f"median of {a['n']} steps, IQR {a['iqr']:.3g} / {b['iqr']:.3g} ms",
+                   baseline_iqr=a["iqr"], fixed_iqr=b["iqr"], nodes_with_stack=stacked)

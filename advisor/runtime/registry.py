@@ -67,7 +67,8 @@ PROBES: Dict[str, Probe] = {p.code: p for p in (
           "construct the DataLoader with the site's literal arguments",
           {"kwargs": {"shuffle": True, "sampler": True}, "apply_fix": False}),
     Probe("GPU705", "P-ANOMALY", False, _CPU + "probe_anomaly_mode",
-          "toy fwd+bwd step time with anomaly detection on vs off (median of repeats)",
+          "autograd nodes that keep a Python stack, and toy fwd+bwd step time with anomaly "
+          "detection on vs off (median of repeats)",
           {"reps": 15, "apply_fix": False}),
     # -- CUDA probes ---------------------------------------------------------------------------
     *(Probe(code, "P-SYNC", True, _CUDA + "probe_sync",
