@@ -3,6 +3,7 @@ and read later under the same stable test was bound on every path that reaches t
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import libcst as cst
@@ -68,7 +69,13 @@ def test_a_binding_under_the_same_test_covers_the_read(test):
     """,
 ])
 def test_other_paths_stay_open(source):
-    assert not _reach(source).closed
+    assert not _reach(_declared_global(source)).closed
+
+
+def _declared_global(source: str) -> str:
+    """The same code with `shown` declared global: a path without a binding of the function's
+    own then reads the module's name, so the bindings found are not all that can reach."""
+    return re.sub(r"(def run\(.*\):\n)(\s+)", r"\1\2global shown\n\2", textwrap.dedent(source), count=1)
 
 
 @pytest.mark.parametrize("handler", ["raise", "return", "sys.exit(1)", "ctx.fail(str(err))", "raise SystemExit(str(err))"])
@@ -137,4 +144,51 @@ def test_a_binding_in_a_try_whose_handlers_leave_covers_reads_after_it(handler):
     """,
 ])
 def test_a_try_that_may_fall_through_stays_open(source):
+    assert not _reach(_declared_global(source)).closed
+
+
+LOCAL_ONLY_ON_SOME_PATHS = [
+    # an `if`/`elif` with no `else`: the other path raises UnboundLocalError at the read
+    """
+    def run(dataset):
+        if dataset == "a":
+            shown = build_a()
+        elif dataset == "b":
+            shown = build_b()
+        probe(shown)
+    """,
+    # an `else` that raises
+    """
+    def run(dataset):
+        if dataset == "a":
+            shown = build_a()
+        elif dataset == "b":
+            shown = build_b()
+        else:
+            raise ValueError(dataset)
+        probe(shown)
+    """,
+    # a `try` whose handler falls through
+    """
+    def run():
+        try:
+            shown = build_a()
+        except ValueError:
+            print("no")
+        probe(shown)
+    """,
+]
+
+
+@pytest.mark.parametrize("source", LOCAL_ONLY_ON_SOME_PATHS)
+def test_a_local_name_is_read_from_its_own_bindings_only(source):
+    found = _reach(source)
+    assert found.closed and found.assignments
+
+
+@pytest.mark.parametrize("declaration", ["global shown", "nonlocal shown"])
+def test_a_name_declared_outside_the_function_stays_open(declaration):
+    inner = textwrap.indent(textwrap.dedent(LOCAL_ONLY_ON_SOME_PATHS[0]), "    ")
+    inner = re.sub(r"(def run\(.*\):\n)(\s+)", rf"\1\2{declaration}\n\2", inner, count=1)
+    source = "def outer():\n    shown = None\n" + inner if declaration.startswith("nonlocal") else inner
     assert not _reach(source).closed

@@ -56,6 +56,7 @@ class Bindings:
         self._callers: Optional[Dict[int, List[CallSite]]] = None
         self._defs: Dict[str, tuple] = {}
         self._method_index: Optional[Dict[Tuple[str, str], FunctionInfo]] = None
+        self._outer_names: Dict[int, frozenset] = {}
         self.paths = PathFilter(facts)
 
     # -- reads of names --------------------------------------------------------------------
@@ -73,7 +74,10 @@ class Bindings:
                     return Reach(found, None, True)
                 if name in function.params:
                     return Reach(found, function, True)
-                return Reach(found, None, False)
+                # A name the function binds is local to all of it: on a path where none of its
+                # bindings ran, the read raises UnboundLocalError, so only those found reach it
+                # (`if dataset == "a": loader = ... elif ...: loader = ...` with no `else`).
+                return Reach(found, None, bool(found) and not self._declared_outer(function, name))
             if name in function.params:
                 return Reach([], function, True)
             return self._free(name, function)
@@ -82,6 +86,13 @@ class Bindings:
             return _NOWHERE
         found, dominated = self._flow(key, ctx, order)
         return Reach(found, None, dominated)
+
+    def _declared_outer(self, function: FunctionInfo, name: str) -> bool:
+        """``name`` is declared `global` or `nonlocal` in the function: its bindings are not local."""
+        names = self._outer_names.get(id(function))
+        if names is None:
+            names = self._outer_names[id(function)] = _outer_declarations(function.node)
+        return name in names
 
     def _attribute(self, name: str, ctx: Context, order: int) -> Reach:
         """`self.x`: flow inside the reading method, then what the class's other methods bind."""
@@ -324,3 +335,31 @@ def _past_exits(ctx: Optional[Context], chain: Set[int]) -> Optional[Context]:
     while ctx is not None and id(ctx) not in chain and ctx.guard is not None and ctx.guard.exits:
         ctx = ctx.outer
     return ctx
+
+
+class _OuterDeclarations(cst.CSTVisitor):
+    """The names a function's own body declares `global` or `nonlocal` (not its nested scopes')."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.names.update(item.name.value for item in node.names)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+def _outer_declarations(node: cst.FunctionDef) -> frozenset:
+    visitor = _OuterDeclarations()
+    node.body.visit(visitor)
+    return frozenset(visitor.names)

@@ -310,7 +310,7 @@ def train(rank, model, optimizer, train_set, val_set):
         if rank in [-1, 0]:
             evaluate(model, val_set, loader=val_loader, during_training=True)
 
-# %% valid: the helper's other caller hands it a loader that does not pin; a loader bound for some ranks only, read on every rank
+# %% valid: the helper's other caller hands it a loader that does not pin; a loader that pins on some ranks only, read on every rank
 import torch
 from torch.utils.data import DataLoader
 
@@ -328,6 +328,7 @@ def evaluate(model, loader=None):
 def train(rank, model, val_set, plain_set):
     evaluate(model, loader=DataLoader(plain_set, batch_size=8))
     evaluate(model, loader=make_loader(val_set, 64, 8)[0])
+    shown = DataLoader(plain_set, batch_size=8)
     if rank in [-1, 0]:
         shown = make_loader(val_set, 64, 8)[0]
     for images, targets in shown:
