@@ -15,8 +15,11 @@ from typing import Dict, List, Tuple
 from advisor.model.builder import TIMING_FUNCTIONS
 from advisor.model.facts import CallSite, FunctionInfo
 
-# How many statements apart a synchronize and the clock read it serves may be.
+# How many statements apart a synchronize and the clock read it serves may be. A clock read
+# after it may sit further: the end-of-step timer often comes after a few meter updates
+# (`torch.cuda.synchronize()`, three bookkeeping lines, then `batch_time.update(time.time() - end)`).
 NEAR = 3
+NEAR_AFTER = 5
 
 
 def reads_clock(info: FunctionInfo) -> bool:
@@ -38,16 +41,17 @@ def _calls_clock_helper(model, site: CallSite) -> bool:
 
 
 def near_timing(model, site: CallSite) -> bool:
-    """``site`` sits within `NEAR` statements of a clock read in its block, or inside a
+    """``site`` sits within `NEAR` statements of a clock read in its block (`NEAR_AFTER` when the
+    read follows it), or inside a
     clock-reading helper that does not train, outside the helper's loops."""
     block, index = site.stmt
-    if any(abs(i - index) <= NEAR for i in model.facts.timing_statements.get(block, ())):
+    if any(-NEAR <= i - index <= NEAR_AFTER for i in model.facts.timing_statements.get(block, ())):
         return True
     function = site.ctx.function
     if function is not None and site.ctx.loop is None and reads_clock(function) and not model.trains(function):
         return True
     by_statement = model.shared("timing.calls-by-statement", _calls_by_statement)
-    for i in range(index - NEAR, index + NEAR + 1):
+    for i in range(index - NEAR, index + NEAR_AFTER + 1):
         if any(_calls_clock_helper(model, other) for other in by_statement.get((block, i), ())):
             return True
     return False

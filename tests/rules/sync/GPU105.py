@@ -218,3 +218,22 @@ for inputs, labels in loader:
     optimizer.step()
     torch.cuda.synchronize()  # expect: GPU105
     scheduler.step()
+
+# %% valid: the end-of-step timer read after a few meter updates
+import time
+import torch
+
+end = time.time()
+for idx, (samples, targets) in enumerate(data_loader):
+    outputs = model(samples.cuda(non_blocking=True))
+    loss = criterion(outputs, targets.cuda(non_blocking=True))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    loss_meter.update(loss.item(), targets.size(0))
+    if grad_norm is not None:
+        norm_meter.update(grad_norm)
+    scaler_meter.update(scale)
+    batch_time.update(time.time() - end)
+    end = time.time()
