@@ -248,6 +248,8 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
             view.register(str(path), model)
     if keep is not None:
         keep.append(model)
+    if model.other_framework:
+        return []
     try:
         reports: List[Report] = []
         for rule in rules:

@@ -52,6 +52,8 @@ class Heat(enum.Enum):
 
 
 # Top-level packages whose calls never run a function of the project.
+# Top-level packages of other deep-learning frameworks (see `FileModel.other_framework`).
+OTHER_FRAMEWORKS = ("mxnet", "tensorflow", "jax", "flax", "paddle", "mindspore", "oneflow", "keras", "chainer")
 _NOT_PROJECT = frozenset({"torch", "numpy", "os", "sys", "math", "time", "logging", "builtins"})
 
 # Methods only modules have (optimizers share zero_grad/state_dict, which is harmless here).
@@ -236,6 +238,14 @@ class FileModel:
                 ):
                     return True
         return False
+
+    @property
+    def other_framework(self) -> bool:
+        """Code for another deep-learning framework (MXNet Gluon, TensorFlow, JAX, Paddle...): it
+        imports one and not `torch` itself (torchvision's transforms are often borrowed for data).
+        Gluon's layers run without a graph outside `autograd.record()`, `model(x)` in a Keras
+        loop is not a PyTorch module call: no rule applies."""
+        return self.imports.imports_any(*OTHER_FRAMEWORKS) and not self.imports.imports_any("torch")
 
     @property
     def is_test_code(self) -> bool:

@@ -308,3 +308,18 @@ def main(model, loaders):
     model.eval()
     with torch.no_grad():
         print(score_all(model, loaders))
+
+# %% valid: an MXNet Gluon script (no graph is recorded outside `autograd.record()`)
+import mxnet as mx
+from mxnet import autograd, gluon
+from torchvision.transforms import transforms as pth_transforms
+
+
+def test(ctx, val_data, net):
+    acc_top1 = mx.metric.Accuracy()
+    for batch in val_data:
+        data = gluon.utils.split_and_load(batch.data[0], ctx_list=ctx, batch_axis=0)
+        label = gluon.utils.split_and_load(batch.label[0], ctx_list=ctx, batch_axis=0)
+        outputs = [net(X.astype("float32", copy=False)) for X in data]
+        acc_top1.update(label, outputs)
+    return acc_top1.get()
