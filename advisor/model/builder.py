@@ -55,7 +55,8 @@ _LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
 _RANK_NAME = re.compile(
     r"^(rank|local_rank|global_rank|node_rank|is_main_process|is_local_main_process|is_global_zero"
     r"|is_master|master_process|is_main|is_rank_zero|is_rank0|main_process|is_world_process_zero"
-    r"|is_local_process_zero|get_rank|get_global_rank|get_local_rank)$"
+    r"|is_local_process_zero|get_rank|get_global_rank|get_local_rank)$",
+    re.IGNORECASE,  # module constants too: `RANK = int(os.getenv("RANK", -1))`, `if RANK in {-1, 0}:`
 )
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
 

@@ -67,7 +67,7 @@ def _zero_test(test: cst.BaseExpression) -> bool:
         left, right = right, left
     if not _DEVICE_INDEX.search(last_segment(dotted_name(left))):
         return False
-    values = [e.value for e in right.elements] if type(right) in (cst.Tuple, cst.List) else [right]
+    values = [e.value for e in right.elements] if type(right) in (cst.Tuple, cst.List, cst.Set) else [right]
     return any(type(v) is cst.Integer and v.value == "0" for v in values)
 
 

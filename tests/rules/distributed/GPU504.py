@@ -232,3 +232,22 @@ def main():
     dist.init_process_group("nccl")
     if dist.get_rank() == 0:
         level3({"w": 1})
+
+# %% valid: a rank constant of the module tested against a set literal
+import os
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+RANK = int(os.getenv("RANK", -1))
+
+
+def train(model, loader, optimizer, epochs):
+    model = DDP(model.cuda())
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+        if RANK in {-1, 0}:
+            ckpt = {"epoch": epoch, "model": model.module.state_dict()}
+            torch.save(ckpt, "last.pt")
