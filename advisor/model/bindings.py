@@ -24,6 +24,7 @@ import libcst as cst
 
 from advisor.model.facts import MODULE_SCOPE, Assignment, CallSite, Context, Facts, FunctionInfo
 from advisor.model.paths import PathFilter
+from advisor.model.walk import children
 
 
 class Reach:
@@ -337,29 +338,19 @@ def _past_exits(ctx: Optional[Context], chain: Set[int]) -> Optional[Context]:
     return ctx
 
 
-class _OuterDeclarations(cst.CSTVisitor):
-    """The names a function's own body declares `global` or `nonlocal` (not its nested scopes')."""
 
-    def __init__(self) -> None:
-        self.names: Set[str] = set()
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.names.update(item.name.value for item in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.names.update(item.name.value for item in node.names)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def _outer_declarations(node: cst.FunctionDef) -> frozenset:
-    visitor = _OuterDeclarations()
-    node.body.visit(visitor)
-    return frozenset(visitor.names)
+    """The names a function's own body declares `global` or `nonlocal` (not its nested scopes')."""
+    names: Set[str] = set()
+    stack = list(children(node.body))
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Global or kind is cst.Nonlocal:
+            names.update(item.name.value for item in current.names)
+        elif kind not in _NESTED_SCOPES:
+            stack.extend(children(current))
+    return frozenset(names)
