@@ -197,6 +197,7 @@ class ModelBuilder(Walker):
         self._blocks = 0
         self._order = 0
         self._sealing: Dict[int, Context] = {}
+        self._try_bodies: List[Context] = []  # the `try` bodies around the walk, innermost last
         self._pending_loops: Dict[int, LoopInfo] = {}
         self._pending_functions: Dict[int, FunctionInfo] = {}
         self._if_gates: Dict[int, Tuple[bool, bool]] = {}
@@ -480,6 +481,7 @@ class ModelBuilder(Walker):
     # taken to have run before the statements after the `try`.
     def visit_Try_body(self, node: cst.Try) -> None:
         self._push(self.ctx.derive(in_try=self.ctx.in_try or bool(node.handlers)))
+        self._try_bodies.append(self.ctx)
         if node.handlers and all(self._handler_leaves(h.body) for h in node.handlers):
             self._sealing[id(node)] = self.ctx
 
@@ -487,6 +489,7 @@ class ModelBuilder(Walker):
         self._pop()
 
     def leave_Try(self, original_node: cst.Try) -> None:
+        self._try_bodies.pop()
         body = self._sealing.pop(id(original_node), None)
         if body is not None:
             self.facts.sealed_tries[id(body)] = self._order
@@ -512,6 +515,7 @@ class ModelBuilder(Walker):
     def visit_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._push(self.ctx.derive(conditional=True, aborts=self._aborts(node.body)))
         self.facts.optional_blocks.add(id(self.ctx))
+        self.facts.handler_tries[id(self.ctx)] = self._try_bodies[-1]
         caught = node.type
         names = [e.value for e in caught.elements] if type(caught) is cst.Tuple else [caught]
         if any(n is not None and dotted_name(n) == "StopIteration" for n in names):

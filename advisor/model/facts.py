@@ -258,6 +258,8 @@ class Facts:
     optional_blocks: Set[int] = field(default_factory=set)
     # The contexts of `except` bodies (by id), and whether the handler catches StopIteration.
     handlers: Dict[int, bool] = field(default_factory=dict)
+    # The context of each `except` body (by id) -> the context of its `try` body.
+    handler_tries: Dict[int, "Context"] = field(default_factory=dict)
     # The bodies of `try` statements whose every handler leaves (`raise`, `return`, `sys.exit`,
     # click's `ctx.fail(...)`), by context id, with the order at which the `try` ends: a
     # statement after it runs only when the body ran to its end.

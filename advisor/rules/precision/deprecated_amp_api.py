@@ -5,6 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.alternatives import is_fallback
 from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.precision.dtypes import spelled_name
@@ -87,6 +88,11 @@ class DeprecatedAmpApi(Rule):
           the file imports the name from two places (`try: from torch.amp import autocast`
           with a `torch.cuda.amp` fallback under `except ImportError:`, which only runs on old
           torch). A name rebound in another module and imported from there is not followed;
+        - the call is not a compatibility fallback: the rule reports nothing where the other side
+          of a choice calls the new API (`torch.amp.GradScaler("cuda") if TORCH_2_4 else
+          torch.cuda.amp.GradScaler()`, the two arms of an `if`, or a `try` body that calls it
+          with the old call in an `except AttributeError:` handler), since rewriting it breaks
+          the old torch it exists for;
         - the `torch` name it writes refers to the torch package where the call is.
 
         Not offered below torch-version 2.3, when no name for the `torch` package is imported, or
@@ -110,11 +116,18 @@ class DeprecatedAmpApi(Rule):
 
     def check(self, model: FileModel) -> Iterator[Report]:
         sites = model.calls_to("torch.cuda.amp.autocast", "torch.cpu.amp.autocast", GRAD_SCALER)
+
+        def replacements() -> list:
+            found = model.calls_to("torch.autocast", GRAD_SCALER)
+            return [s for s in found if spelled_name(model, s.node.func) not in _DEPRECATED_AMP]
+
         for site in sites:
             spelled = spelled_name(model, site.node.func)
             entry = _DEPRECATED_AMP.get(spelled or "")
             if entry is None or not model.holds_its_import(site.node.func, site.ctx, site.order):
                 continue
+            if is_fallback(model, site, replacements, "amp"):
+                continue  # the old API kept for old torch, beside the new one
             kind, device = entry
             replacement = f'torch.amp.{kind}("{device}", ...)'
             shown = spelled.replace(".autocast_mode", "").replace(".grad_scaler", "")

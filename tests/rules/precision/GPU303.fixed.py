@@ -60,3 +60,14 @@ except ImportError:
     from torch.cuda.amp import autocast
 with torch.amp.autocast("cuda"):  # expect: GPU303
     loss = criterion(model(x), y)
+
+# %% invalid: the other arm does something else
+import torch
+
+
+def make_scaler(enabled):
+    if enabled:
+        scaler = torch.amp.GradScaler("cuda")  # expect: GPU303
+    else:
+        scaler = None
+    return scaler

@@ -163,3 +163,41 @@ except ImportError:
     from torch.cuda.amp import autocast
 with autocast():  # expect: GPU303
     loss = criterion(model(x), y)
+
+# %% valid: a fallback for old torch in a conditional expression
+import torch
+
+TORCH_2_4 = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 4)
+scaler = torch.amp.GradScaler("cuda", enabled=amp) if TORCH_2_4 else torch.cuda.amp.GradScaler(enabled=amp)
+
+# %% valid: a fallback for old torch in the other arm of an `if`
+import torch
+
+
+def make_scaler(enabled):
+    if hasattr(torch.amp, "GradScaler"):
+        scaler = torch.amp.GradScaler("cuda", enabled=enabled)
+    else:
+        scaler = torch.cuda.amp.GradScaler(enabled=enabled)
+    return scaler
+
+# %% valid: a fallback in the handler of a `try` that calls the new API
+import torch
+
+
+def make_scaler(device):
+    try:
+        return torch.amp.GradScaler(device=device)
+    except (AttributeError, TypeError):
+        return torch.cuda.amp.GradScaler()
+
+# %% invalid: the other arm does something else
+import torch
+
+
+def make_scaler(enabled):
+    if enabled:
+        scaler = torch.cuda.amp.GradScaler()  # expect: GPU303
+    else:
+        scaler = None
+    return scaler
