@@ -230,6 +230,23 @@ def _counter(model, name: str, ctx: Context, order: float, depth: int = 0) -> bo
 _RANK_WORD = re.compile(r"rank|gpu|device|world|node|proc", re.IGNORECASE)
 
 
+def _latch(model, guard: Guard) -> bool:
+    """A flag the guarded body turns off (`if self.need_sync: ...; self.need_sync = False`, or
+    `if not done: ...; done = True`): the body runs once, the first time the test is reached."""
+    test, off = guard.test, "False"
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, off = test.expression, "True"
+    name = dotted_name(test)
+    if name is None:
+        return False
+    ctx = guard.ctx
+    scope = ctx.class_scope if name.startswith("self.") and ctx.class_scope else ctx.scope
+    return any(
+        type(a.value) is cst.Name and a.value.value == off and not a.augmented and guard in guards_of(a.ctx)
+        for a in model.facts.assignments.get((scope, name), ())
+    )
+
+
 def _value_check(model, test: cst.BaseExpression) -> bool:
     """A sanity check of values, whose branch runs only when something went wrong: a tensor's
     extreme compared with a number (`if torch.min(y) < -1.:`) or a test for NaN or infinity
@@ -380,7 +397,7 @@ class GuardKinds:
             return False
         test = guard.test
         return _value_check(self.model, test) or _empty_case(test) or _first_round(
-            self.model, test, guard.ctx, guard.order + 0.5)
+            self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard)
 
     @staticmethod
     def _steps_elsewhere(guard: Guard) -> bool:

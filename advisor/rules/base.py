@@ -144,7 +144,8 @@ class Rule:
 
     def severity_for(self, heat: Heat) -> Severity:
         """Per-step findings under a periodic or rank-0 condition drop to info (also in the body
-        of a rarely true test: a sanity check of values, an empty input, `if step == 0:`)."""
+        of a rarely true test: a sanity check of values, an empty input, `if step == 0:`, a flag
+        the block turns off)."""
         return Severity.INFO if heat is Heat.GATED else self.severity
 
 

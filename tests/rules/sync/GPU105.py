@@ -237,3 +237,29 @@ for idx, (samples, targets) in enumerate(data_loader):
     scaler_meter.update(scale)
     batch_time.update(time.time() - end)
     end = time.time()
+
+# %% invalid: a flag the guarded block turns off runs it once: info
+import torch
+
+
+class MetaArch:
+    def __init__(self):
+        self.need_to_synchronize_streams = True
+
+    def train_step(self, images):
+        loss = self.student(images.cuda()).mean()
+        loss.backward()
+        self.synchronize_streams()
+        return loss.detach()
+
+    def synchronize_streams(self):
+        if self.need_to_synchronize_streams:
+            torch.cuda.synchronize()  # expect: GPU105 info
+            self.student.streams = self.teacher.streams
+            self.need_to_synchronize_streams = False
+
+
+def train(arch, loader, optimizer):
+    for images in loader:
+        arch.train_step(images)
+        optimizer.step()
