@@ -14,6 +14,14 @@ from advisor.model.subtree import iter_names
 # What a model is called: `model`, `net`, `self.model`, `ema_model`, `q_net`, `classifier`.
 MODEL_NAME = re.compile(r"(^|_)(model|net|network|classifier|backbone|encoder|decoder)$", re.IGNORECASE)
 
+# A verb before the noun names an action on a model (`experiment.log_model(...)`,
+# `save_model(...)`, `build_model(cfg)`), not a model: the name alone says nothing then.
+ACTION_ON_A_MODEL = re.compile(
+    r"^(log|save|load|build|get|create|init|update|export|register|wrap|compile|freeze|unfreeze|print|summari[sz]e"
+    r"|prepare|setup|set|make|upload|download|push|convert|check|watch|restore|fit|run|reset|copy)_",
+    re.IGNORECASE,
+)
+
 
 # Modules that are not models: losses, metrics and parameter-free layers.
 NOT_A_MODEL = re.compile(r"loss|criterion|crit$|metric|act|pool|drop|norm|softmax|sigmoid|relu", re.IGNORECASE)
@@ -121,7 +129,7 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
     if name in model.facts.functions:
         return False  # a function of the file (`convert_model(...)`), not a network
     last = last_segment(name)
-    if MODEL_NAME.search(last):
+    if MODEL_NAME.search(last) and not ACTION_ON_A_MODEL.search(last):
         return True
     if NOT_A_MODEL.search(last):
         return False

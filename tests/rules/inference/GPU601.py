@@ -323,3 +323,15 @@ def test(ctx, val_data, net):
         outputs = [net(X.astype("float32", copy=False)) for X in data]
         acc_top1.update(label, outputs)
     return acc_top1.get()
+
+# %% valid: a method named for an action on a model uploads files, it runs no network
+import glob
+from pathlib import Path
+import torch
+
+
+class CometLogger:
+    def log_checkpoints(self, path, epoch):
+        torch.cuda.empty_cache()
+        for model_path in glob.glob(f"{path}/*.pt"):
+            self.experiment.log_model(self.model_name, file_or_folder=model_path, file_name=Path(model_path).name)
