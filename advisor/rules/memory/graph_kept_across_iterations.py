@@ -51,7 +51,9 @@ class GraphRetainedAcrossIterations(Rule):
         `outputs.append(model(x))`) that lives across iterations. Values already turned into
         numbers (`.item()`, `float()`) or detached, code under `torch.no_grad()`, scripts that
         differentiate through graphs on purpose (`create_graph=True`, `retain_graph=True`),
-        and lists rebuilt every iteration or backpropagated through are left alone.
+        and lists rebuilt every iteration or backpropagated through are left alone. An iteration
+        is one optimizer step: micro-batches collected in a list the step rebuilds (the inner
+        loop runs backward, the outer one steps) are one step's worth.
     """
     why = """
         A tensor with a graph keeps every intermediate activation it was computed from alive,
@@ -192,6 +194,13 @@ class GraphRetainedAcrossIterations(Rule):
         """The container or total is bound outside the training loop (or kept on an object),
         and not rebound on every iteration."""
         loop = model.enclosing_training_loop(ctx)
+        if loop is not None and not loop.has_step:
+            # Micro-batches of one step (`for chunk in chunks: ...; loss.backward()`, then
+            # `optimizer.step()` after the loop): a step is one pass of the loop that steps.
+            stepping = loop.parent
+            while stepping is not None and not stepping.own_step:
+                stepping = stepping.parent
+            loop = stepping or loop
         current = ctx.loop
         while current is not None:
             if target in current.targets:

@@ -91,3 +91,17 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         history.append(logits.detach())  # expect: GPU402
+
+# %% invalid: micro-batches appended to a list kept across steps
+import torch
+
+outputs = []
+for step, (data, targets) in enumerate(train_loader):
+    data, targets = data.cuda(), targets.cuda()
+    optimizer.zero_grad()
+    for data_chunk, target_chunk in zip(data.chunk(4), targets.chunk(4)):
+        output_chunk = model(data_chunk)
+        outputs.append(output_chunk.detach())  # expect: GPU402
+        loss = loss_func(output_chunk, target_chunk)
+        loss.backward()
+    optimizer.step()

@@ -205,3 +205,33 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         history.append(logits)  # expect: GPU402
+
+# %% valid: micro-batches of one step collected in a list the step rebuilds
+import torch
+
+for step, (data, targets) in enumerate(train_loader):
+    data, targets = data.cuda(), targets.cuda()
+    optimizer.zero_grad()
+    outputs = []
+    for data_chunk, target_chunk in zip(data.chunk(4), targets.chunk(4)):
+        output_chunk = model(data_chunk)
+        outputs.append(output_chunk)
+        loss = loss_func(output_chunk, target_chunk)
+        loss.backward()
+    outputs = torch.cat(outputs)
+    optimizer.step()
+    acc = (outputs.argmax(1) == targets).float().mean()
+
+# %% invalid: micro-batches appended to a list kept across steps
+import torch
+
+outputs = []
+for step, (data, targets) in enumerate(train_loader):
+    data, targets = data.cuda(), targets.cuda()
+    optimizer.zero_grad()
+    for data_chunk, target_chunk in zip(data.chunk(4), targets.chunk(4)):
+        output_chunk = model(data_chunk)
+        outputs.append(output_chunk)  # expect: GPU402
+        loss = loss_func(output_chunk, target_chunk)
+        loss.backward()
+    optimizer.step()
