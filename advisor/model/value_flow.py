@@ -313,13 +313,44 @@ class ValueFlow:
         file that defines it (another project module's), when not this one. With ``arity``, the
         result is unpacked into that many names: a tuple of another length never gets there."""
         sites = info.return_sites
+        flow = self if owner is None or owner is self.model else owner.values
         if arity is not None:
-            sites = [s for s in sites if _length(s.value) in (None, arity)] or sites
+            sites = [s for s in sites if flow.result_length(s.value, s.ctx, s.order) in (None, arity)] or sites
         if not sites:
             return question.unknown
-        flow = self if owner is None or owner is self.model else owner.values
         answers = [flow.ask(question, s.value, s.ctx, s.order, index) for s in sites]
         return answers[0] if len(answers) == 1 else question.combine(answers)
+
+    def result_length(self, value: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Optional[int]:
+        """How many elements unpacking ``value`` gives, where the code says: a tuple display, a
+        name bound to one, or a call of a project function whose returns all have that length
+        (`return _build_loader(config)` in a dispatcher); -1 for an instance of a library class
+        (`return DataLoader(...)`), which no tuple unpacking of N names takes apart; None when
+        unknown."""
+        length = _length(value)
+        if length is not None or depth > 2:
+            return length
+        if type(value) is cst.Name:
+            reach = self.bindings.reaching(value.value, ctx, order)
+            if not reach.closed or reach.parameter is not None or not reach.assignments:
+                return None
+            found = {
+                None if a.value is None or a.index is not None else self.result_length(a.value, a.ctx, a.order, depth + 1)
+                for a in reach.assignments
+            }
+            return found.pop() if len(found) == 1 else None
+        if type(value) is not cst.Call:
+            return None
+        found_callee = self.callee(value, ctx, order)
+        if found_callee is not None:
+            owner, info = found_callee
+            flow = self if owner is self.model else owner.values
+            lengths = {flow.result_length(s.value, s.ctx, s.order, depth + 1) for s in info.return_sites}
+            return lengths.pop() if len(lengths) == 1 else None
+        qual = self.model.imports.qualify(value.func)
+        if qual is not None and qual.rsplit(".", 1)[-1][:1].isupper():
+            return -1
+        return None
 
     def callee(self, call: cst.Call, ctx: Context, order: int):
         """(model, FunctionInfo) of the function a call runs, in this file (`function_called`)
