@@ -1,5 +1,6 @@
 """Defaults of yacs-style config nodes. A module of the project builds the node and fills it at
-its top level (`_C = CfgNode()`, `_C.DATA_LOADER = CfgNode()`, `_C.DATA_LOADER.NUM_WORKERS = 8`);
+its top level (`_C = CfgNode()`, `_C.DATA_LOADER = CfgNode()`, `_C.DATA_LOADER.NUM_WORKERS = 8`;
+also with the project's own subclass of yacs' node, `config = ConfigNode()`);
 the run reads a clone of it (`get_cfg()`), merged with a YAML file or command-line overrides
 and handed from function to function, as `cfg.DATA_LOADER.NUM_WORKERS`.
 
@@ -36,7 +37,7 @@ def _defaults(owner) -> Dict[str, Optional[Assignment]]:
             value = assignment.value
             if "." in name or value is None or assignment.index is not None:
                 continue
-            if type(value) is cst.Call and owner.imports.qualify(value.func) in _NODE_CLASSES:
+            if type(value) is cst.Call and _node_class(owner, value.func):
                 roots.add(name)
     for name, found in module:  # `cfg = _C`
         if "." not in name and any(type(a.value) is cst.Name and a.value.value in roots for a in found):
@@ -49,6 +50,19 @@ def _defaults(owner) -> Dict[str, Optional[Assignment]]:
         plain = [a for a in found if a.value is not None and a.index is None and not a.augmented]
         out[path] = plain[0] if len(plain) == 1 and len(found) == 1 and path not in out else None
     return out
+
+
+def _node_class(owner, func: cst.BaseExpression) -> bool:
+    """A config-node class: yacs' (or fvcore's) own, or a class of the project derived from one
+    (`class ConfigNode(yacs.config.CfgNode)` in `config_node.py`)."""
+    qual = owner.imports.qualify(func)
+    if qual in _NODE_CLASSES:
+        return True
+    if qual is None:
+        info = owner.facts.classes.get(dotted_name(func) or "")
+        return info is not None and any(base in _NODE_CLASSES for base in info.bases)
+    symbol = owner.symbol(qual)
+    return symbol is not None and symbol.kind == "class" and any(base in _NODE_CLASSES for base in symbol.info.bases)
 
 
 def _project_defaults(model) -> Dict[str, Tuple[object, Optional[Assignment]]]:

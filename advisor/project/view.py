@@ -28,6 +28,7 @@ _TEXT_LIMIT = 4 << 20
 # Text that marks a module building yacs-style config nodes: their top-level defaults are read
 # wherever a setting is (advisor/model/config_nodes.py), so every check depends on them.
 CONFIG_NODE_MARK = "CfgNode("
+PROJECT_NODE_MARK = "ConfigNode("  # a project's own subclass of it, by its usual name
 
 # How many importers of one module are read: a module imported by hundreds of files is a
 # library's core, and the callers that make it hot are not to be found by reading them all.
@@ -285,6 +286,7 @@ class ProjectView:
             if len(seen) > limit:
                 break
         seen.update(self.files_containing(CONFIG_NODE_MARK))
+        seen.update(self.files_containing(PROJECT_NODE_MARK))
         return tuple(sorted(seen - {path}))
 
     def files_containing(self, needle: str) -> List[str]:
@@ -299,7 +301,8 @@ class ProjectView:
 
     def config_modules(self) -> List[object]:
         """The project's modules that build config nodes, read."""
-        return [m for m in map(self.model, self.files_containing(CONFIG_NODE_MARK)) if m is not None]
+        files = sorted(set(self.files_containing(CONFIG_NODE_MARK)) | set(self.files_containing(PROJECT_NODE_MARK)))
+        return [m for m in map(self.model, files) if m is not None]
 
     def _import_index(self) -> Dict[str, Set[str]]:
         """Module file -> the project files whose import lines name it (read from the text)."""
