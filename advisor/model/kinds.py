@@ -13,7 +13,9 @@ import libcst as cst
 
 from advisor.model.calls import class_kinds
 from advisor.model.facts import Context
-from advisor.model.names import DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER, LIBRARY_LOSS_SCALERS, dotted_name
+from advisor.model.names import (
+    BATCH_SAMPLER, DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER, LIBRARY_LOSS_SCALERS, dotted_name,
+)
 from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import SAME_OBJECT_METHODS
 
@@ -247,8 +249,13 @@ class BuiltBy(Question[frozenset]):
         self.key = f"built-by:{qualname}"
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[frozenset]:
-        if type(expr) is cst.Call and flow.model.imports.qualify(expr.func) == self.qualname:
-            return frozenset({id(expr)})
+        if type(expr) is cst.Call:
+            qual = flow.model.imports.qualify(expr.func)
+            if qual == self.qualname:
+                return frozenset({id(expr)})
+            if qual == BATCH_SAMPLER and expr.args and expr.args[0].keyword is None and not expr.args[0].star:
+                # `BatchSampler(sampler, batch_size, drop_last)` draws its indices from that sampler.
+                return flow.ask(self, expr.args[0].value, ctx, order)
         return None
 
     def combine(self, answers: Sequence[frozenset]) -> frozenset:

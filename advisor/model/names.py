@@ -14,6 +14,7 @@ import libcst as cst
 _CANONICAL: Dict[str, str] = {
     "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
     "torch.utils.data.distributed.DistributedSampler": "torch.utils.data.DistributedSampler",
+    "torch.utils.data.sampler.BatchSampler": "torch.utils.data.BatchSampler",
     "torch.nn.parallel.distributed.DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
     "torch.nn.DataParallel": "torch.nn.parallel.DataParallel",
     "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.parallel.DataParallel",
@@ -35,6 +36,7 @@ _CANONICAL: Dict[str, str] = {
 
 DATALOADER = "torch.utils.data.DataLoader"
 DISTRIBUTED_SAMPLER = "torch.utils.data.DistributedSampler"
+BATCH_SAMPLER = "torch.utils.data.BatchSampler"
 DDP_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.DataParallel"})
 GRAD_SCALER = "torch.amp.GradScaler"
 # Library classes whose instances scale a loss with a GradScaler (or apex's amp) when called with

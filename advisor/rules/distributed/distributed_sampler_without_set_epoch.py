@@ -1,12 +1,13 @@
 """GPU501 `distributed-sampler-without-set-epoch`: DistributedSampler reused across epochs without `set_epoch(epoch)`."""
 
 from __future__ import annotations
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.call_loops import loops_running
 from advisor.model.kinds import BuiltBy
 from advisor.model.loaders import loader_consumers
 from advisor.model.names import DATALOADER, DISTRIBUTED_SAMPLER
@@ -25,8 +26,11 @@ class SamplerWithoutSetEpoch(Rule):
         training loop) in which no `.set_epoch(...)` call runs, directly or through a function
         it calls (in its file or another module of the project); or whose loader an endless
         generator or a re-created `iter(loader)` goes over again and again with no `set_epoch`
-        between the passes. Reported at the sampler, naming the epoch loop (or where the passes
-        start again). A sampler whose loaders only evaluation loops take from (validation,
+        between the passes. The epoch loop may sit in another module than the sampler, around
+        the loop that goes over the loader or around a call of the function holding that loop
+        (`train(epoch, train_loader)`); a loader built with `batch_sampler=BatchSampler(sampler,
+        ...)` counts as built on the sampler. Reported at the sampler, naming the epoch loop (or
+        where the passes start again). A sampler whose loaders only evaluation loops take from (validation,
         test: the order changes no result) is reported as info. Samplers with
         `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
         (which set the epoch themselves) are left alone.
@@ -100,7 +104,7 @@ class SamplerWithoutSetEpoch(Rule):
         passes, nor in the loops around it."""
         built_on = BuiltBy(DISTRIBUTED_SAMPLER)
         for loader in model.calls_to(DATALOADER):
-            arg = call_argument(loader.node, "sampler", 3)
+            arg = _sampler_argument(loader)
             if arg is None or id(site.node) not in model.values.ask(built_on, arg.value, loader.ctx, loader.order):
                 continue
             passes = passes_over(model, loader)
@@ -156,18 +160,21 @@ class SamplerWithoutSetEpoch(Rule):
         built_on = BuiltBy(DISTRIBUTED_SAMPLER)
         for site in samplers:
             for loader in model.calls_to(DATALOADER):
-                arg = call_argument(loader.node, "sampler", 3)
+                arg = _sampler_argument(loader)
                 if arg is None or id(site.node) not in model.values.ask(built_on, arg.value, loader.ctx, loader.order):
                     continue
+                consumers = [(other, loop) for other, loop in loader_consumers(model, loader) if other is not model]
                 epochs = [
-                    (other, parent)
-                    for other, loop in loader_consumers(model, loader)
-                    if other is not model
-                    for parent in _enclosing(loop)
-                    if other.is_training_loop(parent) and not other.is_hot_loop(parent)
+                    (owner, parent)
+                    for other, loop in consumers
+                    for owner, parent in _around(other, loop)
+                    if owner.is_training_loop(parent) and not owner.is_hot_loop(parent)
                 ]
                 if not epochs or any(self._sets_epoch(other, loop, {}) for other, loop in epochs):
                     continue
+                # Only evaluation passes read it (`validate(val_loader)` in the epoch loop): its
+                # order changes no result.
+                trains = any(other.is_training_loop(loop) or other.in_training_code(loop.ctx) for other, loop in consumers)
                 other, loop = epochs[0]
                 target = loop.node.target if type(loop.node) is cst.For else None
                 yield self.report(
@@ -180,7 +187,7 @@ class SamplerWithoutSetEpoch(Rule):
                         "epoch": target.value if type(target) is cst.Name and target.value != "_" else "epoch",
                     },
                     hint="call `{sampler}.set_epoch({epoch})` at the start of every epoch",
-                severity=_severity(model, site),
+                    severity=_severity(model, site) if trains else Severity.INFO,
                 )
                 break
 
@@ -281,9 +288,23 @@ class SamplerWithoutSetEpoch(Rule):
         return f"{loaders[0]}.sampler" if loaders else None
 
 
+def _sampler_argument(loader: CallSite):
+    """What a loader draws its indices from: `sampler=`, else `batch_sampler=` (a `BatchSampler`
+    built on a sampler: `BuiltBy` looks through it)."""
+    return call_argument(loader.node, "sampler", 3) or call_argument(loader.node, "batch_sampler", 4)
+
+
 def _severity(model: FileModel, site: CallSite) -> Optional[Severity]:
     """A sampler only evaluation loops take from: its order changes no result (info)."""
     return Severity.INFO if evaluation_only(model, site) else None
+
+
+def _around(model: FileModel, loop: LoopInfo) -> List[Tuple[FileModel, LoopInfo]]:
+    """The loops that repeat ``loop``: those around it, else (a loop at the top of its function,
+    `train(epoch, loader)`) those around the calls of its function, in any project file."""
+    if loop.parent is not None or loop.function is None:
+        return [(model, parent) for parent in _enclosing(loop)]
+    return loops_running(model, loop.function)
 
 
 def _enclosing(loop: LoopInfo) -> Iterator[LoopInfo]:

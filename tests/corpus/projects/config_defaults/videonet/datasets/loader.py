@@ -10,7 +10,7 @@ def construct_loader(cfg, dataset, split):
     else:
         shuffle, drop_last = False, False
     if cfg.NUM_GPUS > 1:
-        sampler = DistributedSampler(dataset, shuffle=shuffle)
+        sampler = DistributedSampler(dataset, shuffle=shuffle)  # expect: GPU501
         loader = DataLoader(  # expect: GPU204
             dataset,
             batch_size=cfg.TRAIN.BATCH_SIZE,
