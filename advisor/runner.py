@@ -429,7 +429,7 @@ class _Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                 console=Console(stderr=True), transient=True)
+                                 console=Console(stderr=True, emoji=False), transient=True)
             self._task = self._bar.add_task("check", total=total)
 
     def __enter__(self) -> "_Progress":

@@ -136,3 +136,19 @@ def test_unwritable_output_file_is_an_error(capsys, monkeypatch, tmp_path):
     status, _, err = run(capsys, monkeypatch, "check", "--format", "sarif", "--output-file",
                          tmp_path / "missing" / "x.sarif", "examples/train.py")
     assert status == 2 and "cannot write the report" in err
+
+
+@pytest.mark.parametrize("color", ["never", "always"])
+def test_line_numbers_are_never_read_as_emoji_codes(capsys, monkeypatch, tmp_path, color):
+    # rich reads `:100:` as an emoji code: `train.py:100:5` must stay as it is, and so must
+    # `:smile:` in a quoted source line.
+    padding = "".join(f"x{i} = {i}\n" for i in range(92))
+    source = (
+        "import torch\n\nmodel = model.cuda()\n" + padding
+        + "for x, y in loader:\n    loss = model(x.cuda())\n    loss.backward()\n"
+        + "    opt.step()\n    print(loss.item())  # :smile:\n"
+    )
+    (tmp_path / "train.py").write_text(source)
+    status, out, _ = run(capsys, monkeypatch, "check", "--no-cache", "--color", color, "train.py", cwd=tmp_path)
+    assert status == 1
+    assert "train.py:100:" in out and "\U0001f4af" not in out and ":smile:" in out

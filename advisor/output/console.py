@@ -43,11 +43,13 @@ def report_console(out: TextIO, choice: str = "auto"):
     except (AttributeError, ValueError, OSError):
         terminal = False
     width = None if terminal else PIPED_WIDTH
+    # No emoji codes anywhere: `train.py:100:5` would print its `:100:` as an emoji.
     if not color:
-        return Console(file=out, highlight=False, soft_wrap=False, color_system=None, force_terminal=False,
+        return Console(file=out, highlight=False, emoji=False, soft_wrap=False, color_system=None, force_terminal=False,
                        no_color=True, width=width)
-    console = Console(file=out, highlight=False, soft_wrap=False, force_terminal=True, no_color=False, width=width)
+    console = Console(file=out, highlight=False, emoji=False, soft_wrap=False, force_terminal=True, no_color=False,
+                      width=width)
     if console.color_system is None:  # TERM=dumb or unset: still the 16 standard colours
-        console = Console(file=out, highlight=False, soft_wrap=False, force_terminal=True, no_color=False,
+        console = Console(file=out, highlight=False, emoji=False, soft_wrap=False, force_terminal=True, no_color=False,
                           width=width, color_system="standard")
     return console
