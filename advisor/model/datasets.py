@@ -1,7 +1,10 @@
 """Datasets that hold their samples in memory: a class of the project whose `__getitem__` only
 indexes lists or tensors its `__init__` built (`self.data = [(torch.rand(20), torch.rand(1)) ...]`,
 `return self.data[index]`), as `TensorDataset` does. Loading such a sample costs next to nothing,
-so worker processes have nothing to take off the training process.
+so worker processes have nothing to take off the training process. What `__init__` keeps from a
+parameter counts when every construction hands it a value built in memory (`torch.from_numpy(x)`)
+or the parameter is annotated as a list or a tensor; `__getitem__` may draw a random position
+(`torch.randint(...)`) and convert what it indexed (`.long()`, `.type(torch.int64)`).
 
 A `__getitem__` that calls anything (opens a file, decodes an image, tokenises, applies a
 transform), branches, or indexes an attribute `__init__` did not build in memory (a path list's
@@ -16,6 +19,8 @@ import libcst as cst
 
 from advisor.model.facts import ClassInfo, Context
 from advisor.model.instances import INSTANCES
+from advisor.model.names import dotted_name
+from advisor.model.value_flow import Question, argument
 from advisor.model.walk import children
 
 _IN_MEMORY_VALUES = (cst.List, cst.ListComp, cst.Tuple, cst.Dict, cst.DictComp)
@@ -32,7 +37,7 @@ def _class_in_memory(owner, info: ClassInfo) -> bool:
     init = owner.facts.functions.get(f"{info.name}.__init__")
     if getitem is None or init is None or len(getitem.params) < 2:
         return False
-    held = _attributes_built(owner, init.node)
+    held = _attributes_built(owner, init.node) | _attributes_handed_in(owner, init)
     bound: Set[str] = set()
     returned = False
     for index, statement in enumerate(getitem.node.body.body):
@@ -42,7 +47,7 @@ def _class_in_memory(owner, info: ClassInfo) -> bool:
         if index == 0 and type(small) is cst.Expr and type(small.value) is cst.SimpleString:
             continue  # the docstring
         if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
-            if not _indexes(small.value, held, bound):
+            if not (_indexes(small.value, held, bound) or _random_index(owner, small.value)):
                 return False
             bound.add(small.targets[0].target.value)
         elif type(small) is cst.Return and small.value is not None:
@@ -73,6 +78,79 @@ def _attributes_built(owner, init: cst.FunctionDef) -> Set[str]:
     return built - other
 
 
+def _attributes_handed_in(owner, init) -> Set[str]:
+    """`self.data = data` where every construction of the class passes, for that parameter, a
+    value built in memory (`TextSampler(torch.from_numpy(x), 1024)`, a name bound to one), or
+    where the parameter is annotated as a list or a tensor (`data: list`)."""
+    out: Set[str] = set()
+    params = {p.name.value: p for p in init.node.params.params}
+    names = list(params)
+    for statement in init.node.body.body:
+        if not type(statement) is cst.SimpleStatementLine or len(statement.body) != 1:
+            continue
+        small = statement.body[0]
+        if not type(small) is cst.Assign or len(small.targets) != 1 or not type(small.value) is cst.Name:
+            continue
+        attribute = _self_attribute(small.targets[0].target)
+        param = params.get(small.value.value)
+        if attribute is None or param is None or names.index(param.name.value) == 0:
+            continue
+        if _annotated_in_memory(param) or _always_given_in_memory(owner, init, names.index(param.name.value) - 1,
+                                                                  param.name.value):
+            out.add(attribute)
+    return out
+
+
+_IN_MEMORY_ANNOTATIONS = frozenset({"list", "List", "tuple", "Tuple", "torch.Tensor", "Tensor", "np.ndarray"})
+
+
+def _annotated_in_memory(param: cst.Param) -> bool:
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    if type(annotation) is cst.Subscript:
+        annotation = annotation.value
+    return annotation is not None and dotted_name(annotation) in _IN_MEMORY_ANNOTATIONS
+
+
+def _always_given_in_memory(owner, init, position: int, name: str) -> bool:
+    built = owner.calls.constructions(init)
+    if not built:
+        return False
+    for model, site in built:
+        arg = argument(site.node, name, position)
+        if arg is None or not _value_in_memory(model, arg.value, site.ctx, site.order):
+            return False
+    return True
+
+
+def _value_in_memory(model, value: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    if _built_in_memory(model, value):
+        return True
+    if type(value) is not cst.Name:
+        return False
+    reach = model.bindings.reaching(value.value, ctx, order)
+    return (
+        reach.closed and reach.parameter is None and bool(reach.assignments)
+        and all(_bound_in_memory(model, a) for a in reach.assignments)
+    )
+
+
+def _bound_in_memory(model, assignment) -> bool:
+    value = assignment.value
+    if value is not None and assignment.index is not None:
+        # `train, val = torch.from_numpy(a), torch.from_numpy(b)`
+        elements = value.elements if type(value) in (cst.Tuple, cst.List) else ()
+        value = elements[assignment.index].value if assignment.index < len(elements) else None
+    return value is not None and _built_in_memory(model, value)
+
+
+# Drawing a random position is cheap: `start = torch.randint(0, n - seq_len, (1,))`.
+_RANDOM_INDEX = frozenset({"torch.randint", "random.randint", "random.randrange", "numpy.random.randint"})
+
+
+def _random_index(owner, value: cst.BaseExpression) -> bool:
+    return type(value) is cst.Call and owner.imports.qualify(value.func) in _RANDOM_INDEX
+
+
 def _built_in_memory(owner, value: cst.BaseExpression) -> bool:
     if isinstance(value, _IN_MEMORY_VALUES):
         return True
@@ -88,9 +166,19 @@ def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+# Conversions of an indexed tensor that copy at most a few bytes per element: `.long()`,
+# `.type(torch.int64)`.
+_CONVERSIONS = frozenset({"long", "int", "float", "half", "bool", "type", "clone", "contiguous"})
+
+
 def _indexes(expr: cst.BaseExpression, held: Set[str], bound: Set[str]) -> bool:
     """The expression only indexes attributes held in memory (or names bound to such an index),
-    and calls nothing."""
+    converts what it indexed at most, and calls nothing else."""
+    if (
+        type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CONVERSIONS
+        and not _calls(a.value for a in expr.args)
+    ):
+        return _indexes(expr.func.value, held, bound)
     if type(expr) is cst.Tuple:
         return bool(expr.elements) and all(_indexes(e.value, held, bound) for e in expr.elements)
     if type(expr) is cst.Name:
@@ -113,3 +201,59 @@ def _calls(nodes) -> bool:
             return True
         stack.extend(children(node))
     return False
+
+
+# Hugging Face `datasets` tables prepared ahead of training: `load_dataset(...)` (or a table
+# read back from disk), then `.map(tokenize, batched=True)` and the like. A row is read from an
+# Arrow table as ready values; what is left per batch is the collate step (padding).
+_HF_LOADS = frozenset({
+    "datasets.load_dataset", "datasets.load_from_disk", "datasets.DatasetDict", "datasets.concatenate_datasets",
+    "datasets.Dataset.from_dict", "datasets.Dataset.from_list", "datasets.Dataset.from_pandas",
+})
+_HF_STEPS = frozenset({
+    "map", "filter", "select", "shuffle", "remove_columns", "rename_column", "rename_columns", "with_format",
+    "train_test_split", "flatten", "sort", "select_columns",
+})
+# Ways to run code on every row as it is read: then loading a sample is not cheap.
+_ON_THE_FLY = ("with_transform", "set_transform", "to_iterable_dataset")
+
+
+class _Prepared(Question[str]):
+    """"mapped": an HF table at least one `.map(...)` went over; "raw": one read as loaded."""
+
+    key = "hf-prepared"
+    unknown = "no"
+
+    def terminal(self, flow, expr, ctx: Context, order: int) -> Optional[str]:
+        if type(expr) is cst.Subscript:
+            return flow.ask(self, expr.value, ctx, order)  # `tokenized["train"]`
+        if type(expr) is not cst.Call:
+            return None
+        if flow.model.imports.qualify(expr.func) in _HF_LOADS:
+            return "raw"
+        func = expr.func
+        if type(func) is cst.Attribute and func.attr.value in _HF_STEPS:
+            before = flow.ask(self, func.value, ctx, order)
+            if before == "no":
+                return "no"
+            return "mapped" if func.attr.value == "map" else before
+        return None
+
+    def combine(self, answers) -> str:
+        if not answers or any(a == "no" for a in answers):
+            return "no"
+        return "mapped" if all(a == "mapped" for a in answers) else "raw"
+
+
+_PREPARED = _Prepared()
+
+
+def prepared_hf_table(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is a Hugging Face `datasets` table that a `.map(...)` prepared
+    (`load_dataset(...).map(tokenize, batched=True)["train"]`), in a file that sets no
+    per-row transform on a table."""
+    if not model.imports.imports_any("datasets"):
+        return False
+    if any(model.method_calls(method) for method in _ON_THE_FLY):
+        return False
+    return model.values.ask(_PREPARED, expr, ctx, order) == "mapped"

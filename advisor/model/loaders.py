@@ -26,6 +26,8 @@ import libcst as cst
 
 from advisor.model.containers import list_elements
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
+from advisor.model.framework_wrappers import wrapped_arguments
+from advisor.model.kinds import BuiltBy
 from advisor.model.names import DATALOADER, dotted_name, last_segment, root_name
 from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import ITERATION_WRAPPERS, MULTI_ITERABLE_WRAPPERS
@@ -99,6 +101,7 @@ class LoaderSites(Question[Sites]):
         # the project: (model, call site) pairs.
         self._callers = callers
         self._raw = raw
+        self.through_wrappers = not raw  # a prepared loader's batches arrive on the device
         self._call = call
         self._project_callers = project_callers
         if callers is not None or project_callers is not None:
@@ -441,6 +444,36 @@ def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:
                             listed.append(consumer)
         model._shared[key] = index
     return index
+
+
+def placed_by_framework(model, site: CallSite) -> bool:
+    """The loader is handed to `accelerator.prepare(...)` (or Fabric's `setup_dataloaders`),
+    which copies every batch it draws to the run's device, unless the file builds its
+    `Accelerator(device_placement=False)`."""
+    return id(site.node) in model.shared("framework-placed-loaders", _framework_placed)
+
+
+def _framework_placed(model) -> frozenset:
+    # The loader object itself: `prepare` wraps DataLoaders, and hands a generator over one
+    # (`cycle(loader)`) back untouched.
+    built = BuiltBy(DATALOADER)
+    found = set()
+    for call in model.method_calls("prepare", "prepare_data_loader", "setup_dataloaders"):
+        handed = wrapped_arguments(model, call.node)
+        if handed is None:
+            continue
+        for value in handed:
+            found.update(model.values.ask(built, value, call.ctx, call.order))
+    if found and any(_no_placement(site.node) for site in model.calls_to("accelerate.Accelerator")):
+        return frozenset()
+    return frozenset(found)
+
+
+def _no_placement(call: cst.Call) -> bool:
+    return any(
+        a.keyword is not None and a.keyword.value == "device_placement" and dotted_name(a.value) == "False"
+        for a in call.args
+    )
 
 
 def loader_consumers(model, site: CallSite) -> List[tuple]:

@@ -24,6 +24,7 @@ from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 import libcst as cst
 
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
+from advisor.model.framework_wrappers import wrapped_arguments
 from advisor.model.names import dotted_name
 from advisor.model.walk import children
 
@@ -50,6 +51,10 @@ class Question(Generic[A]):
     # Where a value lives (host or device) rather than what it is: the calls of a module's
     # `if __name__ == "__main__":` demo do not speak for the callers of the modules that import it.
     placement = False
+    # `accelerator.prepare(a, b)` hands back a and b (`framework_wrappers.py`): followed through,
+    # unless the question is about what the wrapping changes (a loader's batches as they come,
+    # before the framework copies them to the device).
+    through_wrappers = True
 
     def terminal(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int) -> Optional[A]:
         """An answer for what this question recognises, or None to let the follower go on."""
@@ -117,6 +122,14 @@ class ValueFlow:
         return answer
 
     def _answer(self, question: Question[A], expr, ctx: Context, order: int, index: Optional[int]) -> A:
+        if type(expr) is cst.Call and question.through_wrappers:
+            handed = wrapped_arguments(self.model, expr)
+            if handed is not None:
+                # `model, opt, loader = accelerator.prepare(model, opt, loader)`
+                if index is None and len(handed) == 1:
+                    return self.ask(question, handed[0], ctx, order)
+                if index is not None and index < len(handed):
+                    return self.ask(question, handed[index], ctx, order)
         if type(expr) is cst.Call and self.builtin_next(expr, ctx, order):
             drawn = question.drawn(self, expr, ctx, order, index)
             if drawn is not None:

@@ -70,6 +70,9 @@ SAME_OBJECT_METHODS = frozenset({"to", "cuda", "half", "float", "bfloat16", "tra
 # Text without which a file names no CUDA device: a pre-filter group (`Rule.requires`) of the rules
 # that judge only code running on CUDA. `torch.accelerator.current_accelerator()` is CUDA on a GPU box.
 CUDA_TEXT = ("cuda", "current_accelerator")
+# The same, or a framework call that places every batch a loader draws on the run's device
+# (`accelerator.prepare(..., loader)`, Fabric's `setup_dataloaders`): for the loader rules.
+PLACEMENT_TEXT = CUDA_TEXT + (".prepare(", "setup_dataloaders(")
 
 # A name that holds a device (`device`, `dev`, `local_rank`, `gpu_id`).
 DEVICE_NAME = re.compile(r"(^|_)(device|dev|gpu|gpu_id|local_rank|rank)s?$|^device", re.IGNORECASE)

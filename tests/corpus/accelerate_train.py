@@ -62,10 +62,10 @@ def main():
     train_sampler = DistributedSampler(  # trap: GPU501
         tokenized["train"], num_replicas=accelerator.num_processes, rank=accelerator.process_index
     )
-    train_dataloader = DataLoader(  # trap: GPU201
+    train_dataloader = DataLoader(  # expect: GPU201 info (tokenised rows: small copies)
         tokenized["train"], batch_size=args.batch_size, sampler=train_sampler, collate_fn=collator
     )
-    eval_dataloader = DataLoader(tokenized["validation"], batch_size=64, collate_fn=collator)  # trap: GPU201
+    eval_dataloader = DataLoader(tokenized["validation"], batch_size=64, collate_fn=collator)  # expect: GPU201 info
 
     model = AutoModelForSequenceClassification.from_pretrained(args.model_name, num_labels=2)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)

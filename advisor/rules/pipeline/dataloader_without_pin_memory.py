@@ -4,14 +4,15 @@ from __future__ import annotations
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.file_model import literal_bool
+from advisor.model.datasets import prepared_hf_table
+from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import batches_go_to_device, dataset_on_device, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
-from advisor.model.vocabulary import CUDA_TEXT
+from advisor.model.vocabulary import PLACEMENT_TEXT
 
 
 class DataLoaderWithoutPinnedMemory(Rule):
@@ -31,7 +32,12 @@ class DataLoaderWithoutPinnedMemory(Rule):
         the CPU, and those an `Engine(process_function)` hands to a function that moves them.
         Batches count as copied when a loop moves them itself, maps a moving lambda over them
         (`map(lambda t: t.cuda(), (text, images))`), or hands them to a function of the file or
-        of another project module that moves something (`model.parse_batch(batch)`). A loader
+        of another project module that moves something (`model.parse_batch(batch)`), or when
+        the loader is handed to `accelerator.prepare(...)` (Accelerate copies each batch to the
+        device, from whatever memory the loader gives it; not with
+        `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
+        training (`load_dataset(...).map(tokenize, batched=True)`) the finding is info: a batch
+        of token ids is a few kilobytes. A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once) and a loader bound to a name the file never mentions again are left alone.
     """
@@ -82,7 +88,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
             "https://docs.pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
         ),
     )
-    requires = (("DataLoader",), CUDA_TEXT)
+    requires = (("DataLoader",), PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for site in model.calls_to(DATALOADER):
@@ -140,6 +146,17 @@ class DataLoaderWithoutPinnedMemory(Rule):
         fix = None
         if call.args:
             fix = FixSpec("add `pin_memory=True`", append_argument(call, "pin_memory=True"))
+        dataset = call_argument(call, "dataset", 0)
+        if dataset is not None and prepared_hf_table(model, dataset.value, site.ctx, site.order):
+            # Rows of token ids: a batch is a few kilobytes, and its copy costs next to nothing.
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (batches of "
+                "tokenised rows are small: each copy costs little)",
+                severity=Severity.INFO,
+                fix=fix,
+                data=data,
+            )
         return self.report(
             call,
             "DataLoader without `pin_memory=True` while its batches go to the GPU: each copy is "

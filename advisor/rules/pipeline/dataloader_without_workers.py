@@ -14,8 +14,8 @@ from advisor.model.engine_runs import engine_runs_over
 from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, library_stream, loader_option, batches_go_to_device
-from advisor.model.vocabulary import CUDA_TEXT
-from advisor.model.datasets import holds_in_memory
+from advisor.model.vocabulary import PLACEMENT_TEXT
+from advisor.model.datasets import holds_in_memory, prepared_hf_table
 
 
 _EVAL_NAME = re.compile(
@@ -53,12 +53,16 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
 
 
 def _in_memory_dataset(model: FileModel, site: CallSite) -> bool:
-    """A `TensorDataset`, or a dataset class of the project that only indexes what it holds."""
+    """A `TensorDataset`, a dataset class of the project that only indexes what it holds, or a
+    Hugging Face table prepared with `.map(...)` before training (tokenised text)."""
     value = dataset_value(model, site)
     if type(value) is cst.Call and (dotted_name(value.func) or "").endswith("TensorDataset"):
         return True
     arg = call_argument(site.node, "dataset", 0)
-    return arg is not None and holds_in_memory(model, arg.value, site.ctx, site.order)
+    return arg is not None and (
+        holds_in_memory(model, arg.value, site.ctx, site.order)
+        or prepared_hf_table(model, arg.value, site.ctx, site.order)
+    )
 
 
 def _loader_label(model: FileModel, site: CallSite) -> str:
@@ -122,9 +126,12 @@ class DataLoaderWithoutWorkers(Rule):
         dataset classes of the project that hold their samples the same way (a `__getitem__`
         that only indexes lists or tensors its `__init__` built, calling nothing), datasets
         derived from `IterableDataset` (which shard their own streams) or made by a library
-        of iterable pipes (torchtext, torchdata, webdataset), and frameworks that
-        move batches themselves (Lightning, Accelerate, the Hugging Face `Trainer`) are left
-        alone. A `**kwargs` dict that cannot be resolved lowers the finding to info. A
+        of iterable pipes (torchtext, torchdata, webdataset), Hugging Face `datasets` tables
+        tokenised ahead of training (`load_dataset(...).map(tokenize, batched=True)`, with no
+        per-row `with_transform`: a batch is rows read and padded), and frameworks that run
+        the loop themselves (Lightning, the Hugging Face `Trainer`) are left alone. A loader
+        handed to `accelerator.prepare(...)` counts: Accelerate copies its batches to the
+        device but starts no workers. A `**kwargs` dict that cannot be resolved lowers the finding to info. A
         `num_workers` given as a variable counts when the analysis can read what it holds (a
         constant, a settings object, the default of a command-line option: the message then
         names the option) and is trusted otherwise; so is one a `**kwargs` dict gets on some
@@ -167,7 +174,7 @@ class DataLoaderWithoutWorkers(Rule):
             "https://docs.pytorch.org/docs/stable/data.html#multi-process-data-loading",
         ),
     )
-    requires = (("DataLoader",), CUDA_TEXT)
+    requires = (("DataLoader",), PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         sites = [s for s in model.calls_to(DATALOADER) if batches_go_to_device(model, s)]

@@ -8,7 +8,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
-from advisor.model.loaders import batch_names, loader_consumers, loader_factory
+from advisor.model.loaders import batch_names, loader_consumers, loader_factory, placed_by_framework
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -230,6 +230,8 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     if whole_dataset_batch(site) or never_read(model, site):
         return False
     if model.uses_cuda and moves_batches_to_device(model):
+        return True
+    if placed_by_framework(model, site):
         return True
     if any(
         other is not model and other.uses_cuda and loop_moves_batches(other, loop)

@@ -14,7 +14,7 @@ from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
 from advisor.rules.pipeline.loader_flow import literal_int, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
-from advisor.model.vocabulary import CUDA_TEXT
+from advisor.model.vocabulary import PLACEMENT_TEXT
 
 
 def _worker_counts(model: FileModel, site: CallSite):
@@ -288,7 +288,7 @@ class WorkersRestartedEveryEpoch(Rule):
             "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py",
         ),
     )
-    requires = (("DataLoader", "auto_dataloader"), ("backward", ".step(", "create_supervised_trainer"), CUDA_TEXT)
+    requires = (("DataLoader", "auto_dataloader"), ("backward", ".step(", "create_supervised_trainer"), PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         # Like every input-pipeline rule: only where a GPU waits for the batches.

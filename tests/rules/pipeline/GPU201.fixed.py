@@ -133,6 +133,17 @@ loader = DataLoader(ds, batch_size=16, num_workers=4, pin_memory=True)  # expect
 for batch in loader:
     batch = to_device(batch, torch.device("cuda"))
 
+# %% invalid: Accelerate copies every batch to the device, from the memory the loader gives it
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+accelerator = Accelerator()
+loader = DataLoader(ds, batch_size=16, pin_memory=True)  # expect: GPU201
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for batch in loader:
+    loss = model(**batch).loss
+    accelerator.backward(loss)
+    opt.step()
+
 # %% invalid: kwargs that get workers on the CUDA path, but never pinning
 import torch
 from torch.utils.data import DataLoader

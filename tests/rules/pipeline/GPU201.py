@@ -171,11 +171,11 @@ class Data(L.LightningDataModule):
 
 trainer = L.Trainer(accelerator="cuda", devices=1)
 
-# %% valid: Accelerate places batches
+# %% invalid: Accelerate copies every batch to the device, from the memory the loader gives it
 from accelerate import Accelerator
 from torch.utils.data import DataLoader
 accelerator = Accelerator()
-loader = DataLoader(ds, batch_size=16)
+loader = DataLoader(ds, batch_size=16)  # expect: GPU201
 model, opt, loader = accelerator.prepare(model, opt, loader)
 for batch in loader:
     loss = model(**batch).loss
@@ -450,3 +450,14 @@ def main(dataset_train, dataset_val, model):
             loss.backward()
             optimizer.step()
         evaluate(dataset_val, model)
+
+# %% valid: an Accelerator told not to place batches, and a loop that does not move them
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+accelerator = Accelerator(device_placement=False)
+loader = DataLoader(ds, batch_size=16)
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for batch in loader:
+    loss = model(**batch).loss
+    accelerator.backward(loss)
+    opt.step()

@@ -129,11 +129,11 @@ class Data(L.LightningDataModule):
 
 trainer = L.Trainer(accelerator="cuda", devices=1)
 
-# %% valid: Accelerate places batches (and no CUDA text)
+# %% invalid: Accelerate places batches (and no CUDA text), but adds no workers
 from accelerate import Accelerator
 from torch.utils.data import DataLoader
 accelerator = Accelerator()
-loader = DataLoader(ds, batch_size=16, shuffle=True)
+loader = DataLoader(ds, batch_size=16, shuffle=True)  # expect: GPU202
 model, opt, loader = accelerator.prepare(model, opt, loader)
 for batch in loader:
     accelerator.backward(model(**batch).loss)
@@ -488,3 +488,126 @@ for src, tgt in loader:
     loss = model(src.to("cuda"), tgt.to("cuda"))
     loss.backward()
     optimizer.step()
+
+# %% invalid: Accelerate places the batches but starts no workers
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+from torchvision.datasets import ImageFolder
+
+accelerator = Accelerator()
+train_set = ImageFolder("data/train", transform=train_tfm)
+loader = DataLoader(train_set, batch_size=64, shuffle=True, pin_memory=True)  # expect: GPU202
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for images, labels in loader:
+    loss = criterion(model(images), labels)
+    accelerator.backward(loss)
+    opt.step()
+
+# %% valid: a Hugging Face table tokenised before training: a batch is rows read and padded
+from accelerate import Accelerator
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+
+accelerator = Accelerator()
+raw = load_dataset("glue", "mrpc")
+tokenized = raw.map(lambda e: tokenizer(e["sentence1"], e["sentence2"], truncation=True), batched=True,
+                    remove_columns=["idx", "sentence1", "sentence2"])
+tokenized = tokenized.rename_column("label", "labels")
+loader = DataLoader(tokenized["train"], shuffle=True, collate_fn=collate_fn, batch_size=32, pin_memory=True)
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for batch in loader:
+    accelerator.backward(model(**batch).loss)
+    opt.step()
+
+# %% invalid: a table decoded row by row as it is read (`with_transform`) is not prepared
+from accelerate import Accelerator
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+
+accelerator = Accelerator()
+images = load_dataset("imagefolder", data_dir="pets").map(add_labels)
+images = images.with_transform(augment)
+loader = DataLoader(images["train"], shuffle=True, batch_size=32, pin_memory=True)  # expect: GPU202
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for batch in loader:
+    accelerator.backward(model(batch["pixel_values"]).loss)
+    opt.step()
+
+# %% valid: random windows of a tensor the script loaded in memory, handed to the dataset
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class TextSamplerDataset(Dataset):
+    def __init__(self, data, seq_len):
+        super().__init__()
+        self.data = data
+        self.seq_len = seq_len
+
+    def __getitem__(self, index):
+        rand_start = torch.randint(0, self.data.size(0) - self.seq_len - 1, (1,))
+        full_seq = self.data[rand_start: rand_start + self.seq_len + 1].long()
+        return full_seq
+
+    def __len__(self):
+        return self.data.size(0) // self.seq_len
+
+
+def train(model, optimizer, raw_bytes):
+    data_train, data_val = torch.from_numpy(raw_bytes[:90_000]), torch.from_numpy(raw_bytes[90_000:])
+    loader = DataLoader(TextSamplerDataset(data_train, 1024), batch_size=4, pin_memory=True)
+    for seq in loader:
+        loss = model(seq.cuda(non_blocking=True))
+        loss.backward()
+        optimizer.step()
+
+# %% valid: samples tokenised ahead of time, in a list annotated as one
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class InstructionDataset(Dataset):
+    def __init__(self, data: list):
+        self._data = data
+
+    def __len__(self):
+        return len(self._data)
+
+    def __getitem__(self, i: int):
+        input_ids = self._data[i]["input_ids"].type(torch.int64)
+        labels = self._data[i]["labels"].type(torch.int64)
+        return input_ids, labels
+
+
+def train(model, optimizer, data):
+    loader = DataLoader(InstructionDataset(data), batch_size=8, shuffle=True, pin_memory=True)
+    for input_ids, labels in loader:
+        loss = model(input_ids.cuda(non_blocking=True), labels.cuda(non_blocking=True))
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a list of paths handed in, each file decoded as it is read
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+
+class Pets(Dataset):
+    def __init__(self, files: list, transform):
+        self.files = files
+        self.transform = transform
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        return self.transform(Image.open(self.files[i]).convert("RGB"))
+
+
+def train(model, optimizer, files, tfm):
+    loader = DataLoader(Pets(files, tfm), batch_size=64, shuffle=True, pin_memory=True)  # expect: GPU202
+    for images in loader:
+        loss = model(images.cuda(non_blocking=True))
+        loss.backward()
+        optimizer.step()

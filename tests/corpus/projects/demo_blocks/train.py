@@ -15,7 +15,7 @@ def train(dataset, steps=1000):
     accelerator = Accelerator()
     model = NextEmbedding(Backbone(256, 512), 512)
     optim = torch.optim.Adam(model.parameters(), lr=3e-4)
-    loader = DataLoader(dataset, batch_size=8, shuffle=True, pin_memory=True)
+    loader = DataLoader(dataset, batch_size=8, shuffle=True, pin_memory=True)  # expect: GPU202
     model, optim, loader = accelerator.prepare(model, optim, loader)
     batches = cycle(loader)
     for step in range(steps):
