@@ -208,10 +208,23 @@ class Tensor(Question[str]):
         # `x, y = next(it)` over a loader: unpacked like `for x, y in loader`, the parts are tensors.
         if index is not None and loaders_drawn(flow.model, call, RAW_LOADERS)[0]:
             return TENSOR
+        # `model(next(train_loader))`: a whole batch handed to a module, as a loop's batch is.
+        if index is None and _module_argument(flow.model, call) and loaders_drawn(flow.model, call)[0]:
+            return TENSOR
         return None
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
         return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
+
+
+def _module_argument(model, call: cst.Call) -> bool:
+    """``call`` is the first positional argument of a call of a module instance (`model(...)`)."""
+    site = model.site_of(call)
+    outer = site.outer if site is not None else None
+    if outer is None or not outer.node.args or outer.node.args[0].value is not call:
+        return False
+    kinds = model.kinds(outer.node.func, outer.ctx, outer.order)
+    return "module" in kinds or "ddp" in kinds
 
 
 def iterated_source(model, assignment: Assignment) -> Optional[cst.BaseExpression]:
