@@ -192,3 +192,24 @@ def test_a_name_declared_outside_the_function_stays_open(declaration):
     inner = re.sub(r"(def run\(.*\):\n)(\s+)", rf"\1\2{declaration}\n\2", inner, count=1)
     source = "def outer():\n    shown = None\n" + inner if declaration.startswith("nonlocal") else inner
     assert not _reach(source).closed
+
+
+def test_a_binding_in_a_with_body_covers_reads_after_it():
+    found = _reach("""
+    shown = None
+    with open("data.bin", "rb") as f:
+        shown = build(f)
+    probe(shown)
+    """)
+    assert found.closed and len(found.assignments) == 1
+
+
+def test_a_with_that_may_swallow_an_exception_does_not():
+    found = _reach("""
+    import contextlib
+    shown = None
+    with contextlib.suppress(ValueError):
+        shown = build()
+    probe(shown)
+    """)
+    assert len(found.assignments) == 2

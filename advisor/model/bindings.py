@@ -200,8 +200,9 @@ class Bindings:
         return out, covered
 
     def _sealed(self, ctx: Context, chain: Set[int], order: float) -> bool:
-        """A binding at the top of a `try` body whose handlers all leave, read after the `try` in
-        the block around it: the read runs only when the body ran to its end."""
+        """A binding at the top of a `try` body whose handlers all leave, or of a `with` body,
+        read after that statement in the block around it: the read runs only when the body ran
+        to its end."""
         end = self.facts.sealed_tries.get(id(ctx))
         return end is not None and order > end and ctx.outer is not None and id(ctx.outer) in chain
 

@@ -640,6 +640,20 @@ class ModelBuilder(Walker):
         no_grad = self._with_flags.pop(id(node), False)
         self._push(self.ctx.derive(no_grad=self.ctx.no_grad or no_grad))
         self._autocast_stack.extend(self._autocasts_of_with.get(id(node), ()))
+        if not any(self._suppresses(item.item) for item in node.items):
+            self._sealing[id(node)] = self.ctx
+
+    def leave_With(self, original_node: cst.With) -> None:
+        # What follows a `with` runs only once its body ran to the end (unless the context
+        # manager swallows exceptions: `contextlib.suppress`, left out).
+        body = self._sealing.pop(id(original_node), None)
+        if body is not None:
+            self.facts.sealed_tries[id(body)] = self._order
+
+    def _suppresses(self, item: cst.BaseExpression) -> bool:
+        func = item.func if type(item) is cst.Call else item
+        name = self.imports.qualify(func) or dotted_name(func) or ""
+        return name.rsplit(".", 1)[-1] == "suppress"
 
     def leave_With_body(self, node: cst.With) -> None:
         self._pop()

@@ -261,7 +261,8 @@ class Facts:
     # The context of each `except` body (by id) -> the context of its `try` body.
     handler_tries: Dict[int, "Context"] = field(default_factory=dict)
     # The bodies of `try` statements whose every handler leaves (`raise`, `return`, `sys.exit`,
-    # click's `ctx.fail(...)`), by context id, with the order at which the `try` ends: a
-    # statement after it runs only when the body ran to its end.
+    # click's `ctx.fail(...)`), and of `with` statements (not `suppress(...)`), by context id,
+    # with the order at which the statement ends: a statement after it runs only when the body
+    # ran to its end.
     sealed_tries: Dict[int, int] = field(default_factory=dict)
     uses_cuda: bool = False
