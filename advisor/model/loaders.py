@@ -3,7 +3,8 @@ returns and parameters, iteration wrappers (`enumerate(tqdm(loader))`, `iter(loa
 `itertools.cycle(loader)`, both loaders of a `zip`), generators of the project that iterate a
 loader and yield its batches (`def sample_data(loader): while True: yield from loader`; read
 with the arguments of the call at hand), and
-wrapper classes of the file (`Prefetcher(loader)`). A call of a class picked at run time among
+wrapper classes of the file (`Prefetcher(loader)`: all the loaders it can hand on when its
+`__iter__` goes over the one it holds each time). A call of a class picked at run time among
 `DataLoader` and project subclasses that take its arguments unchanged (`loader = DataLoader if
 weighted else InfiniteDataLoader; loader(ds, ...)`) is a loader site too, and so is a call of a
 library's loader factory (`idist.auto_dataloader(ds, num_workers=8)`, see ``LOADER_FACTORIES``):
@@ -169,7 +170,10 @@ class LoaderSites(Question[Sites]):
             if self._raw:
                 return _NONE
             found = [flow.ask(self, a.value, ctx, order) for a in expr.args if not a.star]
-            return (tuple(s for sites, _ in found for s in sites), False)
+            sites = tuple(s for sites, _ in found for s in sites)
+            # All it can be when its `__iter__` goes over what it holds each time it is iterated.
+            exhaustive = bool(sites) and all(done for _, done in found) and _iterates_held(model, func.value)
+            return (sites, exhaustive)
         return None if flow.callee(expr, ctx, order) is not None else _NONE
 
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[Sites]:
@@ -444,6 +448,17 @@ def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:
                             listed.append(consumer)
         model._shared[key] = index
     return index
+
+
+def _iterates_held(model, class_name: str) -> bool:
+    """The class's `__iter__` is a generator whose `for` loop goes over one of its attributes
+    (`for batch in self.loader:`): each pass over an instance is a pass over that loader."""
+    info = model.facts.functions.get(f"{class_name}.__iter__")
+    if info is None or not info.generator:
+        return False
+    return any(
+        type(loop.node) is cst.For and (dotted_name(loop.node.iter) or "").startswith("self.") for loop in info.loops
+    )
 
 
 def placed_by_framework(model, site: CallSite) -> bool:

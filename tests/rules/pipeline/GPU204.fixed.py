@@ -300,3 +300,29 @@ def fit(net, train_set, val_set, opt, epochs, every=5):
         if epoch % every == 0 or epoch == epochs - 1:
             with torch.no_grad():
                 run_pass(net, val_loader)
+
+# %% invalid: a prefetching wrapper goes over the loader each time it is iterated
+import torch
+from torch.utils.data import DataLoader
+
+
+class PrefetchLoader:
+    def __init__(self, loader):
+        self.loader = loader
+        self.stream = torch.cuda.Stream()
+
+    def __iter__(self):
+        for images, targets in self.loader:
+            with torch.cuda.stream(self.stream):
+                yield images.cuda(non_blocking=True), targets.cuda(non_blocking=True)
+
+
+def train(model, optimizer, train_set, epochs):
+    loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=8, pin_memory=True, persistent_workers=True)  # expect: GPU204
+    loader = PrefetchLoader(loader)
+    for epoch in range(epochs):
+        for images, targets in loader:
+            loss = model(images, targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
