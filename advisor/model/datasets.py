@@ -252,8 +252,6 @@ def prepared_hf_table(model, expr: cst.BaseExpression, ctx: Context, order: floa
     """Every path of the value is a Hugging Face `datasets` table that a `.map(...)` prepared
     (`load_dataset(...).map(tokenize, batched=True)["train"]`), in a file that sets no
     per-row transform on a table."""
-    if not model.imports.imports_any("datasets"):
-        return False
     if any(model.method_calls(method) for method in _ON_THE_FLY):
         return False
     return model.values.ask(_PREPARED, expr, ctx, order) == "mapped"

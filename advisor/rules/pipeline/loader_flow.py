@@ -408,19 +408,26 @@ def library_stream(model: FileModel, site: CallSite) -> bool:
 
 
 def iterable_dataset(model: FileModel, site: CallSite) -> bool:
-    """The dataset is built from a class of this file that derives from `IterableDataset`."""
+    """The dataset is built from a class of this file, or of another module of the project
+    (`from lit_llama.packed_dataset import CombinedDataset`), that derives from `IterableDataset`."""
     value = dataset_value(model, site)
     if not type(value) is cst.Call:
         return False
-    name = dotted_name(value.func)
+    owner, name = model, dotted_name(value.func)
+    qual = model.imports.qualify(value.func)
+    if qual is not None:
+        symbol = model.symbol(qual)
+        if symbol is None or symbol.kind != "class":
+            return False
+        owner, name = symbol.model, symbol.info.name
     seen = set()
     while name is not None and name not in seen:
         seen.add(name)
-        info = model.facts.classes.get(name.rsplit(".", 1)[-1])
+        info = owner.facts.classes.get(name.rsplit(".", 1)[-1])
         if info is None:
             return False
         if any(base.rsplit(".", 1)[-1] == "IterableDataset" for base in info.bases):
             return True
-        parents = [b for b in info.bases if b.rsplit(".", 1)[-1] in model.facts.classes]
+        parents = [b for b in info.bases if b.rsplit(".", 1)[-1] in owner.facts.classes]
         name = parents[0] if parents else None
     return False
