@@ -20,6 +20,10 @@ from advisor.model.facts import CallSite, FunctionInfo
 # (`torch.cuda.synchronize()`, three bookkeeping lines, then `batch_time.update(time.time() - end)`).
 NEAR = 3
 NEAR_AFTER = 5
+# Further after it, when nothing between the two runs training work (the meter updates of a
+# logging block: `loss_meter.update(loss.item(), n)`, ...).
+FAR_AFTER = 10
+_TRAINING_WORK = frozenset({"backward", "step", "zero_grad", "forward"})
 
 
 def reads_clock(info: FunctionInfo) -> bool:
@@ -40,12 +44,23 @@ def _calls_clock_helper(model, site: CallSite) -> bool:
     return any(reads_clock(info) for _, info in model.calls.targets(site))
 
 
+def _trains_between(model, block: int, start: int, end: int) -> bool:
+    by_statement = model.shared("timing.calls-by-statement", _calls_by_statement)
+    return any(
+        other.method in _TRAINING_WORK for i in range(start + 1, end) for other in by_statement.get((block, i), ())
+    )
+
+
 def near_timing(model, site: CallSite) -> bool:
     """``site`` sits within `NEAR` statements of a clock read in its block (`NEAR_AFTER` when the
     read follows it), or inside a
     clock-reading helper that does not train, outside the helper's loops."""
     block, index = site.stmt
-    if any(-NEAR <= i - index <= NEAR_AFTER for i in model.facts.timing_statements.get(block, ())):
+    reads = model.facts.timing_statements.get(block, ())
+    if any(-NEAR <= i - index <= NEAR_AFTER for i in reads):
+        return True
+    later = [i for i in reads if NEAR_AFTER < i - index <= FAR_AFTER]
+    if later and not _trains_between(model, block, index, min(later)):
         return True
     function = site.ctx.function
     if function is not None and site.ctx.loop is None and reads_clock(function) and not model.trains(function):

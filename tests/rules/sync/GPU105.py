@@ -263,3 +263,44 @@ def train(arch, loader, optimizer):
     for images in loader:
         arch.train_step(images)
         optimizer.step()
+
+# %% valid: a longer logging block before the end-of-step timer
+import time
+import torch
+
+end = time.time()
+for idx, (samples, targets) in enumerate(data_loader):
+    outputs, aux = model(samples.cuda(non_blocking=True))
+    loss = criterion(outputs, targets.cuda(non_blocking=True)) + aux
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    loss_meter.update(loss.item(), targets.size(0))
+    aux_meter.update(aux.item(), targets.size(0))
+    cls_meter.update(loss.item() - aux.item(), targets.size(0))
+    norm_meter.update(grad_norm)
+    scaler_meter.update(scale)
+    lr_meter.update(lr)
+    batch_time.update(time.time() - end)
+    end = time.time()
+
+# %% invalid: training work between the synchronize and a far timer read
+import time
+import torch
+
+end = time.time()
+for samples, targets in data_loader:
+    loss = criterion(model(samples.cuda()), targets.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    torch.cuda.synchronize()  # expect: GPU105
+    loss_meter.update(loss.item())
+    aux_meter.update(aux)
+    cls_meter.update(cls)
+    norm_meter.update(grad_norm)
+    optimizer.step()
+    scheduler.step()
+    lr_meter.update(lr)
+    batch_time.update(time.time() - end)
+    end = time.time()
