@@ -267,9 +267,21 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
                 return []
         checkpoint()
         positions = _Positions(model, text, model.chunked)
+        if model.facts.dead_blocks:
+            reports = _outside_dead_blocks(model, reports, positions)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")
+
+
+def _outside_dead_blocks(model: FileModel, reports: List[Report], positions: _Positions) -> List[Report]:
+    """Leave out what sits in code switched off by hand (`if 0:`, the `else` of `if True:`)."""
+    spans = []
+    for block in model.facts.dead_blocks:
+        statements = block.body if type(block) is cst.IndentedBlock else (block,)
+        if statements:
+            spans.append((positions.start(statements[0]).row, positions.end(statements[-1]).row))
+    return [r for r in reports if not any(a <= positions.start(r.node).row <= b for a, b in spans)]
 
 
 def _syntax_problem(text: str, filename: str, exc: Exception) -> FileProblem:

@@ -129,6 +129,21 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
     return modulo, rank
 
 
+def _constant_truth(test: cst.BaseExpression) -> Optional[bool]:
+    """The truth of a test written as a constant (`if 0:`, `if True:`, `if not 1:`); None for any
+    other test."""
+    negated = False
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, negated = test.expression, not negated
+    if type(test) is cst.Integer:
+        truth = int(test.value) != 0 if test.value.isdigit() else None
+    elif type(test) is cst.Name and test.value in ("True", "False", "None"):
+        truth = test.value == "True"
+    else:
+        return None
+    return None if truth is None else truth != negated
+
+
 def _exits_only(body: cst.BaseSuite) -> bool:
     """The block always leaves: it ends with `continue`, `return` (with or without a value) or
     `raise` (`if isinstance(model, DDP): save(model.module); return`)."""
@@ -567,6 +582,14 @@ class ModelBuilder(Walker):
         self._if_gates[id(node)] = gate_kinds(node.test)
         self._if_ctx[id(node)] = (self.ctx, self._order)
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
+        truth = _constant_truth(node.test)
+        if truth is False:
+            # `if 0:` / `if False:`: switched off by hand (a one-line `if 0: f()` as a whole).
+            self.facts.dead_blocks.append(node.body if type(node.body) is cst.IndentedBlock else node)
+        elif truth is True and node.orelse is not None:
+            dead = node.orelse.body if type(node.orelse) is cst.Else else node.orelse  # an `elif` statement
+            if type(dead) in (cst.IndentedBlock, cst.If):
+                self.facts.dead_blocks.append(dead)
 
     def visit_If_body(self, node: cst.If) -> None:
         modulo, rank = self._if_gates[id(node)]

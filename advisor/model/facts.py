@@ -265,4 +265,7 @@ class Facts:
     # with the order at which the statement ends: a statement after it runs only when the body
     # ran to its end.
     sealed_tries: Dict[int, int] = field(default_factory=dict)
+    # Blocks no run executes: the body of `if 0:`/`if False:`, the `else` of `if 1:`/`if True:`
+    # (code switched off by hand). Findings in them are not reported (engine).
+    dead_blocks: List[cst.CSTNode] = field(default_factory=list)
     uses_cuda: bool = False
