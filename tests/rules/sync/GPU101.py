@@ -700,3 +700,18 @@ for step, (x, y) in enumerate(loader):
         print("first loss", loss.item())  # expect: GPU101 info
         continue
     running = loss.item()  # expect: GPU101
+
+# %% valid: code switched off by hand
+import torch
+
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    if 0:
+        print("loss", loss.item())
+    if False: print(loss.item())
+    if True:
+        running = loss.detach()
+    else:
+        running = loss.item()
