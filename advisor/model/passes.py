@@ -46,9 +46,10 @@ class Pass:
     file: the caller's, for an iterator made in a function a training loop calls). ``how``:
     "generator" or "iterator"."""
 
-    __slots__ = ("model", "node", "loaders", "function", "loop", "loop_model", "how")
+    __slots__ = ("model", "node", "loaders", "function", "loop", "loop_model", "how", "periodic")
 
-    def __init__(self, model, node, loaders: Sites, function, loop: LoopInfo, loop_model, how: str) -> None:
+    def __init__(self, model, node, loaders: Sites, function, loop: LoopInfo, loop_model, how: str,
+                 periodic: bool = False) -> None:
         self.model = model
         self.node = node
         self.loaders = loaders
@@ -56,6 +57,9 @@ class Pass:
         self.loop = loop
         self.loop_model = loop_model
         self.how = how
+        # The pass starts again only on some iterations of ``loop`` (`if step % 500 == 0:
+        # sample_images()`, whose `next(iter(val_loader))` peeks at one batch).
+        self.periodic = periodic
 
 
 def repeated_passes(model) -> List[Pass]:
@@ -146,7 +150,8 @@ def _iterator_passes(model) -> List[Pass]:
             if not _one_round(loop) and _runs_again(model, site.ctx, loop, None):
                 found = _iterated(model, site)
                 if found[0]:
-                    out.append(Pass(model, site.node, found, function, loop, model, "iterator"))
+                    out.append(Pass(model, site.node, found, function, loop, model, "iterator",
+                                    model.guards.periodic(site.ctx)))
             continue
         if function is None or site.ctx.loop is not None or not _runs_again(model, site.ctx, None, function):
             continue
@@ -156,7 +161,11 @@ def _iterator_passes(model) -> List[Pass]:
                 continue
             found = found or _iterated(model, site)
             if found[0]:
-                out.append(Pass(model, site.node, found, function, outer, caller_model, "iterator"))
+                periodic = all(
+                    m.guards.periodic(c.ctx) for m, c in model.callers(function)
+                    if m.enclosing_training_loop(c.ctx) is not None
+                )
+                out.append(Pass(model, site.node, found, function, outer, caller_model, "iterator", periodic))
             break
     return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.findings import Applicability, Fixable
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -229,7 +229,9 @@ class WorkersRestartedEveryEpoch(Rule):
         sight is not (its default may be 0).
         Passes that start again without an epoch loop count too: an endless generator that goes
         over the loader in its `while True:` loop, and an `iter(loader)` made again in a
-        training loop (each step, each epoch, or when `next(...)` raised `StopIteration`).
+        training loop (each step, each epoch, or when `next(...)` raised `StopIteration`); one
+        made only every few steps (`if step % 500 == 0: sample_images()` peeking at a batch
+        with `next(iter(val_loader))`) is info.
         `itertools.cycle(loader)` (one pass, replayed) and a single `next(iter(loader))` to look
         at a batch are left alone. A PyTorch Ignite `engine.run(loader, max_epochs=N)` with N
         above 1 goes over the loader once per epoch; without `max_epochs` it runs one epoch, and
@@ -347,9 +349,13 @@ class WorkersRestartedEveryEpoch(Rule):
             if not found:
                 continue
             where, fields, related = describe(model, found[0])
-            yield from self._restart(model, site, where, fields, related)
+            # A peek every N steps (`next(iter(val_loader))` when sampling images) restarts
+            # the workers now and then, not on every pass: info.
+            periodic = all(p.periodic for p in found)
+            yield from self._restart(model, site, where, fields, related, Severity.INFO if periodic else None)
 
-    def _restart(self, model: FileModel, site, where: str, fields: dict, related) -> Iterator[Report]:
+    def _restart(self, model: FileModel, site, where: str, fields: dict, related,
+                 severity: Optional[Severity] = None) -> Iterator[Report]:
         """The finding for a loader whose workers start again ``where`` (a message fragment),
         unless it has no workers or keeps them."""
         restarting = _restarting_workers(model, site)
@@ -363,6 +369,7 @@ class WorkersRestartedEveryEpoch(Rule):
             fix=self._fix(model, site, restarting),
             data=data,
             related=related,
+            severity=severity,
         )
 
     def _epoch_loops(self, model: FileModel) -> Iterator[Report]:

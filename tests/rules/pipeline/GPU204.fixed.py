@@ -326,3 +326,26 @@ def train(model, optimizer, train_set, epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: a batch peeked at every few hundred steps restarts the workers now and then: info
+import torch
+from torch.utils.data import DataLoader
+
+val_dataloader = DataLoader(val_set, batch_size=10, shuffle=True, num_workers=1, persistent_workers=True)  # expect: GPU204 info
+
+
+def sample_images(batches_done):
+    imgs = next(iter(val_dataloader))
+    generator.eval()
+    save_image(generator(imgs["A"].cuda()), f"images/{batches_done}.png")
+
+
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        loss = criterion(generator(batch["A"].cuda()), batch["B"].cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        batches_done = epoch * len(dataloader) + i
+        if batches_done % 500 == 0:
+            sample_images(batches_done)
