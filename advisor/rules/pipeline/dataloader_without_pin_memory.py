@@ -9,7 +9,9 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
-from advisor.rules.pipeline.loader_flow import batches_go_to_device, dataset_on_device, loader_option
+from advisor.rules.pipeline.loader_flow import (
+    batches_go_to_device, dataset_on_device, loader_option, only_peeked_now_and_then,
+)
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
 from advisor.model.vocabulary import PLACEMENT_TEXT
@@ -30,14 +32,16 @@ class DataLoaderWithoutPinnedMemory(Rule):
         Batches a PyTorch Ignite engine copies count too (`engine.run(loader, ...)`): those of
         `create_supervised_trainer`/`create_supervised_evaluator` given a `device` that is not
         the CPU, and those an `Engine(process_function)` hands to a function that moves them.
-        Batches count as copied when a loop moves them itself, maps a moving lambda over them
+        Batches count as copied when a loop moves them itself (also with `.type(Tensor)` where
+        `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`), maps a moving lambda over them
         (`map(lambda t: t.cuda(), (text, images))`), or hands them to a function of the file or
         of another project module that moves something (`model.parse_batch(batch)`), or when
         the loader is handed to `accelerator.prepare(...)` (Accelerate copies each batch to the
         device, from whatever memory the loader gives it; not with
         `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
         training (`load_dataset(...).map(tokenize, batched=True)`) the finding is info: a batch
-        of token ids is a few kilobytes. A loader
+        of token ids is a few kilobytes; so it is for a loader only peeked at every few steps
+        (`next(iter(val_loader))` in a `sample_images()` run every 500 batches). A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once) and a loader bound to a name the file never mentions again are left alone.
     """
@@ -146,6 +150,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
         fix = None
         if call.args:
             fix = FixSpec("add `pin_memory=True`", append_argument(call, "pin_memory=True"))
+        if only_peeked_now_and_then(model, site):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (read only "
+                "now and then: a batch every few steps)",
+                severity=Severity.INFO,
+                fix=fix,
+                data=data,
+            )
         dataset = call_argument(call, "dataset", 0)
         if dataset is not None and prepared_hf_table(model, dataset.value, site.ctx, site.order):
             # Rows of token ids: a batch is a few kilobytes, and its copy costs next to nothing.

@@ -13,7 +13,10 @@ from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.engine_runs import engine_runs_over
 from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
-from advisor.rules.pipeline.loader_flow import built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, library_stream, loader_option, batches_go_to_device
+from advisor.rules.pipeline.loader_flow import (
+    batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset,
+    library_stream, loader_option, only_peeked_now_and_then,
+)
 from advisor.model.vocabulary import PLACEMENT_TEXT
 from advisor.model.datasets import holds_in_memory, prepared_hf_table
 
@@ -208,4 +211,6 @@ class DataLoaderWithoutWorkers(Rule):
                         "DataLoader loads every batch in the training process (`{default_of}` defaults to "
                         "no worker processes) while the GPU waits"
                     )
-                yield self.report(site.node, message, data=data)
+                # A loader read only by a peek every few steps loads a batch now and then: info.
+                severity = Severity.INFO if only_peeked_now_and_then(model, site) else None
+                yield self.report(site.node, message, data=data, severity=severity)

@@ -8,7 +8,8 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
-from advisor.model.loaders import batch_names, loader_consumers, loader_factory, placed_by_framework
+from advisor.model.loaders import batch_names, loader_consumers, loader_factory, loaders_iterated, placed_by_framework
+from advisor.model.passes import passes_over
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -33,7 +34,7 @@ def moves_to_device(model: FileModel, call: cst.Call, method: str) -> bool:
     if method == "type":
         # `x.type(torch.cuda.FloatTensor)`: a CUDA tensor type moves the data too.
         first = call.args[0].value if call.args else None
-        return first is not None and ".cuda." in (model.imports.qualify(first) or dotted_name(first) or "")
+        return first is not None and cuda_tensor_type(model, first, call)
     if method != "to" or not call.args:
         return False
     first = call.args[0]
@@ -44,6 +45,35 @@ def moves_to_device(model: FileModel, call: cst.Call, method: str) -> bool:
         return "cpu" not in value.value
     qual = model.imports.qualify(value) or ""
     return not (qual.startswith(DTYPE_PREFIX) and qual[len(DTYPE_PREFIX):] in DTYPES)
+
+
+def cuda_tensor_type(model: FileModel, expr: cst.BaseExpression, call: cst.Call) -> bool:
+    """`torch.cuda.FloatTensor`, or a name bound to it on the CUDA path (`Tensor =
+    torch.cuda.FloatTensor if cuda else torch.FloatTensor`, the GAN scripts' idiom)."""
+    if _names_cuda_type(model, expr):
+        return True
+    if type(expr) is not cst.Name:
+        return False
+    site = model.site_of(call)
+    if site is None:
+        return False
+    return any(a.value is not None and _names_cuda_type(model, a.value) for a in model.reaching(expr.value, site.ctx, site.order))
+
+
+def _names_cuda_type(model: FileModel, expr: cst.BaseExpression) -> bool:
+    if type(expr) is cst.IfExp:
+        return _names_cuda_type(model, expr.body) or _names_cuda_type(model, expr.orelse)
+    return ".cuda." in (model.imports.qualify(expr) or dotted_name(expr) or "")
+
+
+def only_peeked_now_and_then(model: FileModel, site: CallSite) -> bool:
+    """No loop of the file goes over the loader; it is read only by iterators made every few
+    steps (`next(iter(val_loader))` in a `sample_images()` run every 500 batches): what its
+    batches cost is paid now and then, not per step."""
+    passes = passes_over(model, site)
+    if not passes or not all(p.periodic for p in passes):
+        return False
+    return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
 
 
 def derived_batch_names(model: FileModel, site: CallSite) -> set:
@@ -133,7 +163,7 @@ def moves_batches_to_device(model: FileModel) -> bool:
 
 def _moves_batches(model: FileModel) -> bool:
     movers = set()
-    for site in model.method_calls("to", "cuda"):
+    for site in model.method_calls("to", "cuda", "type"):
         if not is_device_move(model, site):
             continue
         if site.ctx.function is not None:

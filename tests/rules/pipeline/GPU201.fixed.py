@@ -233,3 +233,42 @@ def train(model, dataset, optimizer, epochs):
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
+
+# %% invalid: batches moved by a CUDA tensor type held in a name (the GAN scripts' idiom)
+import torch
+from torch.autograd import Variable
+from torch.utils.data import DataLoader
+
+cuda = True if torch.cuda.is_available() else False
+dataloader = DataLoader(mnist, batch_size=64, shuffle=True, pin_memory=True)  # expect: GPU201
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+for epoch in range(200):
+    for i, (imgs, _) in enumerate(dataloader):
+        real_imgs = Variable(imgs.type(Tensor))
+        loss = adversarial_loss(discriminator(real_imgs), valid)
+        optimizer_D.zero_grad()
+        loss.backward()
+        optimizer_D.step()
+
+# %% invalid: a loader read only by a peek every few hundred steps: info
+import torch
+from torch.utils.data import DataLoader
+
+Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+dataloader = DataLoader(train_set, batch_size=1, shuffle=True, num_workers=8, pin_memory=True, persistent_workers=True)
+val_dataloader = DataLoader(val_set, batch_size=10, shuffle=True, num_workers=1, pin_memory=True)  # expect: GPU201 info
+
+
+def sample_images(batches_done):
+    imgs = next(iter(val_dataloader))
+    save_image(generator(imgs["A"].type(Tensor)), f"images/{batches_done}.png")
+
+
+for epoch in range(200):
+    for i, batch in enumerate(dataloader):
+        loss = criterion(generator(batch["A"].type(Tensor)), batch["B"].type(Tensor))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if i % 500 == 0:
+            sample_images(i)
