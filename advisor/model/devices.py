@@ -93,3 +93,23 @@ DEVICE = DeviceKind()
 def device_kind(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 30) -> Optional[str]:
     """"cuda", "host", or None when the expression is not known to name a device."""
     return model.values.ask(DEVICE, expr, ctx, order) or None
+
+
+def cuda_tensor_type(model, expr: cst.BaseExpression, call: cst.Call) -> bool:
+    """`torch.cuda.FloatTensor`, or a name bound to it on the CUDA path (`Tensor =
+    torch.cuda.FloatTensor if cuda else torch.FloatTensor`, the GAN scripts' idiom)."""
+    if names_cuda_type(model, expr):
+        return True
+    if type(expr) is not cst.Name:
+        return False
+    site = model.site_of(call)
+    if site is None:
+        return False
+    return any(a.value is not None and names_cuda_type(model, a.value) for a in model.reaching(expr.value, site.ctx, site.order))
+
+
+def names_cuda_type(model, expr: cst.BaseExpression) -> bool:
+    """The expression names a CUDA tensor type (in either arm of a conditional expression)."""
+    if type(expr) is cst.IfExp:
+        return names_cuda_type(model, expr.body) or names_cuda_type(model, expr.orelse)
+    return ".cuda." in (model.imports.qualify(expr) or dotted_name(expr) or "")

@@ -10,6 +10,7 @@ from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
 from advisor.model.loaders import batch_names, loader_consumers, loader_factory, loaders_iterated, placed_by_framework
 from advisor.model.passes import passes_over
+from advisor.model.devices import cuda_tensor_type
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -45,25 +46,6 @@ def moves_to_device(model: FileModel, call: cst.Call, method: str) -> bool:
         return "cpu" not in value.value
     qual = model.imports.qualify(value) or ""
     return not (qual.startswith(DTYPE_PREFIX) and qual[len(DTYPE_PREFIX):] in DTYPES)
-
-
-def cuda_tensor_type(model: FileModel, expr: cst.BaseExpression, call: cst.Call) -> bool:
-    """`torch.cuda.FloatTensor`, or a name bound to it on the CUDA path (`Tensor =
-    torch.cuda.FloatTensor if cuda else torch.FloatTensor`, the GAN scripts' idiom)."""
-    if _names_cuda_type(model, expr):
-        return True
-    if type(expr) is not cst.Name:
-        return False
-    site = model.site_of(call)
-    if site is None:
-        return False
-    return any(a.value is not None and _names_cuda_type(model, a.value) for a in model.reaching(expr.value, site.ctx, site.order))
-
-
-def _names_cuda_type(model: FileModel, expr: cst.BaseExpression) -> bool:
-    if type(expr) is cst.IfExp:
-        return _names_cuda_type(model, expr.body) or _names_cuda_type(model, expr.orelse)
-    return ".cuda." in (model.imports.qualify(expr) or dotted_name(expr) or "")
 
 
 def only_peeked_now_and_then(model: FileModel, site: CallSite) -> bool:

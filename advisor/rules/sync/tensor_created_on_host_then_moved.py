@@ -8,7 +8,7 @@ from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.framework_steps import runs_per_batch
 from advisor.model.tensors import host_built_from
-from advisor.model.devices import device_kind, is_dtype
+from advisor.model.devices import cuda_tensor_type, device_kind, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
 
 
@@ -20,6 +20,13 @@ _RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
 # The legacy typed constructors (`torch.FloatTensor([w, h, w, h])`) build on the host; they take
 # no `device=`, so the finding has no fix. A script that changes the default tensor type or
 # device may build them on the GPU: such files are left alone.
+def _host_data(model: FileModel, value: cst.BaseExpression) -> bool:
+    """Values that live on the host: a numpy call (`np.random.normal(...)`), a list or tuple."""
+    if type(value) in (cst.List, cst.Tuple, cst.ListComp):
+        return True
+    return type(value) is cst.Call and (model.imports.qualify(value.func) or "").startswith("numpy.")
+
+
 _TYPED = frozenset(
     "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor "
     "CharTensor ByteTensor BoolTensor".split()
@@ -126,7 +133,10 @@ class TensorCreatedOnHostThenMoved(Rule):
         `torch.as_tensor(x)` counts only for literal data: given a tensor, it returns it. The
         legacy typed constructors (`torch.Tensor([w, h])`, `torch.FloatTensor(n).fill_(0)`,
         `torch.LongTensor(ids)`) count too, without a fix, unless the file changes the default
-        tensor type or device. A value the host fills in item by item before the copy
+        tensor type or device. So does a CUDA tensor type held in a name given host data
+        (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, then
+        `Tensor(np.random.normal(0, 1, (n, d)))`: the values are drawn on the host and copied;
+        `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host fills in item by item before the copy
         (`buf[i, :n] = torch.tensor(ids)`) is a staging buffer, and is left alone; so is an empty
         tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing. Nothing is
         reported in a file when it, or a project file around it (the training script that
@@ -188,7 +198,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         ),
     )
     requires = (
-        (".cuda(", ".to("),
+        (".cuda(", ".to(", "Tensor("),
         ("cuda",),
         ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor", "Tensor"),
     )
@@ -237,6 +247,31 @@ class TensorCreatedOnHostThenMoved(Rule):
                 fix=self._fix(model, factory, kind, move, site),
                 data={"factory": kind},
             )
+        yield from self._typed_from_host(model)
+
+    def _typed_from_host(self, model: FileModel) -> Iterator[Report]:
+        """`Tensor(np.random.normal(0, 1, (n, d)))` where `Tensor = torch.cuda.FloatTensor if
+        cuda else torch.FloatTensor`: the values are drawn on the host, then copied. (`Tensor(n,
+        1).fill_(1.0)` allocates on the device and copies nothing.)"""
+        names = {
+            name for (_, name), found in model.facts.assignments.items()
+            if "." not in name and any(
+                type(a.value) in (cst.IfExp, cst.Attribute) and names_cuda_type(model, a.value) for a in found
+            )
+        }
+        for name in sorted(names):
+            for site in model.facts.calls_by_callee.get(name, ()):
+                call = site.node
+                if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+                    continue
+                if not _host_data(model, call.args[0].value) or not cuda_tensor_type(model, call.func, call):
+                    continue
+                yield self.report(
+                    call,
+                    "`{name}(...)` copies values built in host memory to the GPU (`{name}` is a CUDA tensor type)",
+                    severity=self._severity(model, site),
+                    data={"name": name},
+                )
 
     def _built_before(self, model: FileModel, site: CallSite) -> Optional[Report]:
         """`emb = torch.exp(torch.arange(n) * -c)` then `emb.to(t.device)`: the factory is not the

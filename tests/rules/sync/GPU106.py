@@ -303,3 +303,32 @@ for images, annotations in loader:
     loss = focal_loss(model(images.cuda()), annotations.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: values drawn with numpy, copied into a CUDA tensor type held in a name
+import numpy as np
+import torch
+from torch.autograd import Variable
+
+cuda = True if torch.cuda.is_available() else False
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+for epoch in range(200):
+    for i, (imgs, _) in enumerate(dataloader):
+        valid = Variable(Tensor(imgs.size(0), 1).fill_(1.0), requires_grad=False)
+        z = Variable(Tensor(np.random.normal(0, 1, (imgs.shape[0], 100))))  # expect: GPU106
+        loss = adversarial_loss(discriminator(generator(z)), valid)
+        optimizer_G.zero_grad()
+        loss.backward()
+        optimizer_G.step()
+
+# %% valid: a CUDA tensor type given sizes allocates on the device; a host tensor type copies nothing
+import numpy as np
+import torch
+
+Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+HostTensor = torch.FloatTensor
+for imgs, _ in dataloader:
+    fake = Tensor(imgs.size(0), 1).fill_(0.0)
+    noise = HostTensor(np.random.normal(0, 1, (imgs.shape[0], 100)))
+    loss = criterion(discriminator(imgs.cuda()), fake)
+    loss.backward()
+    optimizer.step()
