@@ -5,6 +5,7 @@ import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, LoopInfo
+from advisor.model.guards import guards_of
 from advisor.model.names import last_segment
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule
@@ -154,8 +155,11 @@ class AccumulationWithoutNoSync(Rule):
             return True
         if not (ctx.gated or ctx.conditional) or ctx.rank_gated:
             return False
+        # A `%` test among the step's own guards in this loop (`if (i + 1) % accum == 0:`, or a
+        # flag bound to one), not one elsewhere in the loop (`if i % log_every == 0: print(...)`
+        # beside a step taken in the `else` of `if scaler is not None:`).
         return any(
-            c.kind == "if" and c.ctx.loop is loop and _modulo_in(model, c.test, c.ctx) for c in model.facts.conditions
+            guard.ctx.loop is loop and _modulo_in(model, guard.test, guard.ctx) for guard in guards_of(ctx)
         )
 
     def _periodic_steps(self, model, loop, steps, backwards) -> Optional[Tuple[CallSite, CallSite]]:

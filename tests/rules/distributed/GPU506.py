@@ -159,3 +159,19 @@ for i, real in enumerate(loader):
     if i % n_critic == 0:
         g_loss(netD, netG).backward()
         opt_g.step()
+
+# %% valid: backward and step on every iteration, in the else of a scaler test; a modulo test elsewhere logs
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model.cuda())
+for batch_idx, (input, target) in enumerate(loader):
+    loss = loss_fn(model(input.cuda()), target.cuda())
+    optimizer.zero_grad()
+    if loss_scaler is not None:
+        loss_scaler(loss, optimizer, parameters=model.parameters())
+    else:
+        loss.backward()
+        optimizer.step()
+    if batch_idx % args.log_interval == 0:
+        print(f"step {batch_idx}")
