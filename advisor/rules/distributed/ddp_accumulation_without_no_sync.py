@@ -164,11 +164,20 @@ class AccumulationWithoutNoSync(Rule):
 
     def _periodic_steps(self, model, loop, steps, backwards) -> Optional[Tuple[CallSite, CallSite]]:
         step_sites = self._helper_sites(model, loop, steps)
-        if not step_sites or not all(self._periodic(model, ctx, loop) for _, ctx in step_sites):
+        if not step_sites:
             return None
         for backward, ctx in self._helper_sites(model, loop, backwards):
-            if self._every_iteration(ctx) and self._every_iteration(backward.ctx):
-                return backward, step_sites[0][0]
+            if not (self._every_iteration(ctx) and self._every_iteration(backward.ctx)):
+                continue
+            # The steps on the backward's own path: not those in the other arm of an `if` it is
+            # under (`if accum > 1: ...periodic step... else: ...step every iteration`).
+            arms = {(id(g.test), g.positive) for g in guards_of(ctx)}
+            reachable = [
+                (step, step_ctx) for step, step_ctx in step_sites
+                if not any((id(g.test), not g.positive) in arms for g in guards_of(step_ctx))
+            ]
+            if reachable and all(self._periodic(model, step_ctx, loop) for _, step_ctx in reachable):
+                return backward, reachable[0][0]
         return None
 
     def _micro_loop(self, model, loop, steps, backwards) -> Optional[Tuple[CallSite, CallSite]]:

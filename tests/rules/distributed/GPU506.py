@@ -175,3 +175,22 @@ for batch_idx, (input, target) in enumerate(loader):
         optimizer.step()
     if batch_idx % args.log_interval == 0:
         print(f"step {batch_idx}")
+
+# %% invalid: accumulation in one arm of a setting test, a step every iteration in the other
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+model = DDP(model.cuda())
+for idx, (samples, targets) in enumerate(data_loader):
+    outputs = model(samples.cuda(non_blocking=True))
+    if config.accumulation_steps > 1:
+        loss = criterion(outputs, targets.cuda()) / config.accumulation_steps
+        loss.backward()  # expect: GPU506
+        if (idx + 1) % config.accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+    else:
+        loss = criterion(outputs, targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
