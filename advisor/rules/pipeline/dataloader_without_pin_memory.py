@@ -43,7 +43,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         of token ids is a few kilobytes; so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches). A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
-        once) and a loader bound to a name the file never mentions again are left alone.
+        once), a loader bound to a name the file never mentions again, and one drawn from once at
+        the top of the script (`test_imgs, _ = next(iter(test_loader))`) are left alone.
     """
     why = """
         The GPU can only read host memory that is page-locked. Batches in ordinary (pageable)

@@ -58,6 +58,24 @@ def only_peeked_now_and_then(model: FileModel, site: CallSite) -> bool:
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
 
 
+def drawn_once(model: FileModel, site: CallSite) -> bool:
+    """The loader is read only by `next(iter(loader))` at the top of the script or of a function
+    (outside loops): one batch, drawn once, before or after training. No loop of the project goes
+    over it, and no iterator over it is made again."""
+    name = site.assigned_to
+    if name is None or site.ctx.function is not None or passes_over(model, site):
+        return False
+    reads = [
+        call for call in model.facts.calls_by_callee.get("iter", ())
+        if len(call.node.args) == 1 and dotted_name(call.node.args[0].value) == name
+    ]
+    if not reads or any(call.ctx.loop is not None or call.ctx.function is not None for call in reads):
+        return False
+    if any(other is not model for other, _ in loader_consumers(model, site)):
+        return False
+    return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
+
+
 def derived_batch_names(model: FileModel, site: CallSite) -> set:
     """The names holding batches where ``site`` runs: loop targets, values drawn with `next()`
     from a loader, and what derives from them."""
@@ -238,8 +256,9 @@ _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     """The loader's batches are copied to a CUDA device: by a loop of this file (the file moves
     batches and uses CUDA), or by a loop of another project file that iterates this loader.
-    Not a loader of one batch that holds the whole dataset (``whole_dataset_batch``)."""
-    if whole_dataset_batch(site) or never_read(model, site):
+    Not a loader of one batch that holds the whole dataset (``whole_dataset_batch``), nor one
+    drawn from once (``drawn_once``)."""
+    if whole_dataset_batch(site) or never_read(model, site) or drawn_once(model, site):
         return False
     if model.uses_cuda and moves_batches_to_device(model):
         return True

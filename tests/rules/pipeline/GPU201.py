@@ -500,3 +500,19 @@ for epoch in range(200):
         optimizer.step()
         if i % 500 == 0:
             sample_images(i)
+
+# %% valid: a test loader drawn from once, before training
+import torch
+from torch.autograd import Variable
+from torch.utils.data import DataLoader
+
+Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+dataloader = DataLoader(mnist_train, batch_size=64, shuffle=True, pin_memory=True, num_workers=4)
+testdata = DataLoader(mnist_test, batch_size=64, shuffle=True)
+test_imgs, test_labels = next(iter(testdata))
+test_imgs = Variable(test_imgs.type(Tensor))
+for epoch in range(200):
+    for imgs, _ in dataloader:
+        loss = criterion(model(imgs.type(Tensor)))
+        loss.backward()
+        optimizer.step()
