@@ -69,7 +69,7 @@ class CallGraph:
         self.model = model
         self._targets: Dict[int, List[Target]] = {}
         self._incoming: Dict[int, List[Caller]] = {}
-        self._scans: Dict[Tuple[str, bool], _CallerScan] = {}
+        self._scans: Dict[Tuple[str, bool, bool], _CallerScan] = {}
         self._by_name: Optional[Dict[str, List[CallSite]]] = None
         self._sites: Optional[Dict[int, CallSite]] = None
         self._instance_calls: List[CallSite] = []
@@ -225,17 +225,22 @@ class CallGraph:
         name = info.node.name.value
         # A nested function is called only where it is defined.
         wide = info.class_name is not None or info.ctx is None or info.ctx.function is None
-        scan = self._scans.get((name, wide))
+        method = info.class_name is not None
+        scan = self._scans.get((name, wide, method))
         if scan is None:
             models = [self.model] + (self._importers() if wide else [])
-            scan = self._scans[(name, wide)] = _CallerScan(
+            if method:
+                # An instance may be handed to a module that never imports this one: a method
+                # runs from where the entry script's objects meet (`self.processor.convert(...)`).
+                models += [m for m in self._siblings() if m not in models]
+            scan = self._scans[(name, wide, method)] = _CallerScan(
                 self.model, [(m, site) for m in models for site in m.calls.candidates(name)])
         try:
             out = scan.callers_of(info)
         except BaseException:
             # Stopped half way (a budget ran out): a later question starts again. A question
             # nested in this one may have dropped the scan already.
-            self._scans.pop((name, wide), None)
+            self._scans.pop((name, wide, method), None)
             raise
         self._incoming[id(info)] = out
         return out
@@ -294,6 +299,10 @@ class CallGraph:
     def _importers(self) -> List[object]:
         project = getattr(self.model, "project", None)
         return project.importers(self.model) if project is not None else []
+
+    def _siblings(self) -> List[object]:
+        project = getattr(self.model, "project", None)
+        return project.siblings(self.model) if project is not None else []
 
 
 class _CallerScan:

@@ -82,6 +82,7 @@ class ProjectView:
         self._models: Dict[str, Optional[object]] = {}
         self._texts: Dict[str, str] = {}
         self._importers: Dict[str, List[object]] = {}
+        self._siblings: Dict[str, List[object]] = {}
         self._symbols: Dict[Tuple[int, str], Optional[Symbol]] = {}
         self._index: Optional[Dict[str, Set[str]]] = None
         self._imported: Dict[str, List[str]] = {}
@@ -117,6 +118,7 @@ class ProjectView:
         self._symbols.clear()
         self._found.clear()
         self._importers.clear()
+        self._siblings.clear()
         for model in models.values():
             model.forget_answers()
 
@@ -238,6 +240,31 @@ class ProjectView:
                         break
             self._importers[path] = found
         return self._importers[path]
+
+    def siblings(self, model) -> List[object]:
+        """The project files that the importers of ``model``'s module also import (read, at most
+        MAX_IMPORTERS): where an entry script wires objects of several modules together, an
+        instance of a class of this module may be called in one of them (`loss_fn =
+        SemanticLoss(processor)`, whose `forward` calls `processor.convert(...)`)."""
+        path = getattr(model, "real_path", None)
+        if path is None:
+            return []
+        known = self._siblings.get(path)
+        if known is None:
+            found: List[object] = []
+            seen = {path}
+            for importer in self.importers(model):
+                for other_path in self._imports_of(importer.real_path):
+                    if other_path in seen:
+                        continue
+                    seen.add(other_path)
+                    other = self.model(other_path)
+                    if other is not None:
+                        found.append(other)
+                if len(found) >= MAX_IMPORTERS:
+                    break
+            known = self._siblings[path] = found[:MAX_IMPORTERS]
+        return known
 
     def related_texts(self, path: str, hops: int = 2) -> List[str]:
         """The texts of the project files within ``hops`` imports of a file, either way: where

@@ -71,6 +71,9 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
     ]
     if not reads or any(call.ctx.loop is not None or call.ctx.function is not None for call in reads):
         return False
+    # Named nowhere else in the file: not run by an engine, not handed to a function.
+    if model.shared("name-counts", _name_counts).get(name, 0) != 1 + len(reads):
+        return False
     if any(other is not model for other, _ in loader_consumers(model, site)):
         return False
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
