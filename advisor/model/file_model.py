@@ -34,7 +34,7 @@ from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
 from advisor.model.tensors import is_tensor
-from advisor.model.value_flow import ValueFlow
+from advisor.model.value_flow import ValueFlow, main_block
 from advisor.model.vocabulary import CUDA_TEXT
 from advisor.model.names import (
     GRAD_SCALER,
@@ -493,6 +493,8 @@ class FileModel:
                 return Heat.GATED  # RL loops need host values per environment step anyway
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
+            if loop.function is None and self.self_test(ctx):
+                return Heat.GATED
             return Heat.HOT
         if ctx.function is None or runs_once(ctx, None) or branch_untaken(self, ctx, ctx.function):
             return None
@@ -500,6 +502,15 @@ class FileModel:
         if heat is None:
             return None
         return Heat.GATED if (self.guards.gated(ctx) or heat is Heat.GATED) else Heat.HOT
+
+    def self_test(self, ctx: Context) -> bool:
+        """The code runs in the `if __name__ == "__main__":` block of a module other files of
+        the project import: a library module's smoke test on made-up data, not the training run
+        (reported, but below the default view, as test modules are)."""
+        if not main_block(ctx):
+            return False
+        project = self.project
+        return project is not None and bool(project.importers(self))
 
     def function_heat(self, key: str) -> Optional[Heat]:
         """A function runs every step when a hot loop (or another hot function) calls it."""
