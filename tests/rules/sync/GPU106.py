@@ -332,3 +332,30 @@ for imgs, _ in dataloader:
     loss = criterion(discriminator(imgs.cuda()), fake)
     loss.backward()
     optimizer.step()
+
+# %% valid: the device of a tensor that lives on the host is the host
+import torch
+import torch.nn as nn
+
+
+class StochasticDepthBlock(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def survival(self):
+        var = torch.bernoulli(torch.tensor(self.p).float())
+        return torch.equal(var, torch.tensor(1).float().to(var.device))
+
+    def forward(self, x):
+        if self.training and self.survival():
+            return x * 2
+        return x
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x, y in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
