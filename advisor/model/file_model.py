@@ -435,6 +435,7 @@ class FileModel:
             # an inner loop accumulates micro-batches (or trains a GAN critic).
             known = self.is_training_loop(loop) and (
                 loop.own_step
+                or any(_steps_each(child) for child in loop.children)
                 or (
                     not any(self._has_nested_training_loop(child) for child in loop.children)
                     and not any(
@@ -448,6 +449,8 @@ class FileModel:
         return known
 
     def _has_nested_training_loop(self, loop: LoopInfo) -> bool:
+        if _steps_each(loop):
+            return False
         return self.is_training_loop(loop) or any(self._has_nested_training_loop(c) for c in loop.children)
 
     def epoch_loops(self) -> List[LoopInfo]:
@@ -694,3 +697,14 @@ def literal_bool(expr: cst.BaseExpression) -> Optional[bool]:
     if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
     return None
+
+
+def _steps_each(loop: LoopInfo) -> bool:
+    """`for optimizer in optimizers: optimizer.step()`: a loop that steps each optimizer of a
+    list, with no backward of its own: part of the step of the loop around it, not a training
+    loop."""
+    if type(loop.node) is not cst.For or not loop.own_step or loop.over_loader:
+        return False
+    if any(site.method == "backward" for site in loop.sites):
+        return False
+    return any(site.method == "step" and site.receiver_name in loop.targets for site in loop.sites)

@@ -715,3 +715,16 @@ for x, y in loader:
         running = loss.detach()
     else:
         running = loss.item()
+
+# %% invalid: the step goes through a loop over the optimizers; the loop around it is per step
+import torch
+
+for i in range(cfg.epoch_iters):
+    batch_data = next(iterator)
+    module.zero_grad()
+    loss, acc = module(batch_data.cuda())
+    loss = loss.mean()
+    loss.backward()
+    for optimizer in optimizers:
+        optimizer.step()
+    ave_total_loss.update(loss.data.item())  # expect: GPU101
