@@ -200,7 +200,7 @@ class Tensor(Question[str]):
         return TENSOR if all(a == TENSOR for a in answers) else UNKNOWN
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> str:
-        if loop_target_hint(flow.model, assignment) == "batch":
+        if loop_target_hint(flow.model, assignment) == "batch" or _parameter_target(assignment):
             return TENSOR
         return TENSOR if iterated_items(flow, assignment, self) == [TENSOR] else UNKNOWN
 
@@ -215,6 +215,17 @@ class Tensor(Question[str]):
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
         return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
+
+
+def _parameter_target(assignment: Assignment) -> bool:
+    """`p` in `for p in model.parameters():` or `for name, p in model.named_parameters():`."""
+    source = assignment.iterable
+    if assignment.value is not None or type(source) is not cst.Call or type(source.func) is not cst.Attribute:
+        return False
+    method = source.func.attr.value
+    if method in ("parameters", "buffers"):
+        return assignment.index is None
+    return method in ("named_parameters", "named_buffers") and assignment.index == 1
 
 
 def _module_argument(model, call: cst.Call) -> bool:

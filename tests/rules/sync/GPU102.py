@@ -290,3 +290,17 @@ for step, (x, y) in enumerate(loader):
         print(f"loss {loss}")  # expect: GPU102
     loss.backward()
     optimizer.step()
+
+# %% invalid: a gradient norm handed to TensorBoard on every step
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+writer = SummaryWriter()
+for batch_index, (images, labels) in enumerate(loader):
+    loss = loss_function(net(images.cuda()), labels.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    for name, para in list(net.children())[-1].named_parameters():
+        if "weight" in name:
+            writer.add_scalar("grad_norm2_weights", para.grad.norm(), batch_index)  # expect: GPU102
