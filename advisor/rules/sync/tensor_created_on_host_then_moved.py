@@ -20,6 +20,16 @@ _RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
 # The legacy typed constructors (`torch.FloatTensor([w, h, w, h])`) build on the host; they take
 # no `device=`, so the finding has no fix. A script that changes the default tensor type or
 # device may build them on the GPU: such files are left alone.
+def _converted_name(expr: cst.BaseExpression) -> Optional[str]:
+    """`buf` in `buf.long()` or `buf.float().contiguous()`: a name under conversions only."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CONVERSIONS:
+        expr = expr.func.value
+    return expr.value if type(expr) is cst.Name else None
+
+
+_CONVERSIONS = frozenset({"long", "int", "float", "half", "double", "bool", "contiguous", "detach"})
+
+
 def _host_data(model: FileModel, value: cst.BaseExpression) -> bool:
     """Values that live on the host: a numpy call (`np.random.normal(...)`), a list or tuple."""
     if type(value) in (cst.List, cst.Tuple, cst.ListComp):
@@ -282,8 +292,11 @@ class TensorCreatedOnHostThenMoved(Rule):
         if kind in _TYPED and any(model.calls_to(q) for q in _DEFAULT_PLACEMENT):
             return None
         name = site.receiver.value if type(site.receiver) is cst.Name else None
-        if name is not None and (site.ctx.scope, name) in model.facts.subscript_stores:
-            return None  # a staging buffer the host fills in (`buf[i, :n] = torch.tensor(ids)`), then copies once
+        filled = name or _converted_name(site.receiver)
+        if filled is not None and (site.ctx.scope, filled) in model.facts.subscript_stores:
+            # A staging buffer the host fills in (`buf[i, :n] = torch.tensor(ids)`), then copies
+            # once, also converted on the way (`buf.long().to(device)`).
+            return None
         if name is not None:
             found = model.reaching(name, site.ctx, site.order)
             if found and all(a.value is not None and a.index is None and _empty(_root_call(a.value)) for a in found):
