@@ -148,7 +148,10 @@ class Bindings:
                 out.reverse()
                 return Reach(out, None, True)
         out.reverse()
-        return Reach(out, None, False)
+        # Bound only under tests (`if __name__ == "__main__": loader = ...`): a function that
+        # reads the name runs after one of them did, or fails with NameError; unless a star
+        # import may bind it too.
+        return Reach(out, None, bool(out) and not self.facts.star_import)
 
     def _flow(
         self, key: Tuple[str, str], ctx: Context, order: int, found: Optional[Sequence[Assignment]] = None

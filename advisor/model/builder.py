@@ -275,6 +275,8 @@ class ModelBuilder(Walker):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.imports.add_import_from(node)
+        if type(node.names) is cst.ImportStar:
+            self.facts.star_import = True
 
     # -- functions and classes -----------------------------------------------------------
     def _unique_scope(self, name: str) -> str:

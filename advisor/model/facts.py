@@ -268,4 +268,5 @@ class Facts:
     # Blocks no run executes: the body of `if 0:`/`if False:`, the `else` of `if 1:`/`if True:`
     # (code switched off by hand). Findings in them are not reported (engine).
     dead_blocks: List[cst.CSTNode] = field(default_factory=list)
+    star_import: bool = False  # `from m import *`: module-level names may come from there
     uses_cuda: bool = False
