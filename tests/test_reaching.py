@@ -215,21 +215,11 @@ def test_a_with_that_may_swallow_an_exception_does_not():
     assert len(found.assignments) == 2
 
 
-def test_a_module_name_bound_only_under_the_main_test_is_all_a_function_sees():
-    found = _reach("""
-    def train():
-        probe(shown)
-
-    if __name__ == "__main__":
-        shown = build()
-        train()
-    """)
-    assert found.closed and len(found.assignments) == 1
-
-
-def test_a_star_import_may_bind_the_module_name():
-    found = _reach("""
-    from helpers import *
+@pytest.mark.parametrize("header, closed", [("", True), ("from helpers import *", False)])
+def test_a_module_name_bound_only_under_the_main_test_is_all_a_function_sees(header, closed):
+    # unless a star import may bind the name
+    found = _reach(f"""
+    {header}
 
     def train():
         probe(shown)
@@ -238,4 +228,4 @@ def test_a_star_import_may_bind_the_module_name():
         shown = build()
         train()
     """)
-    assert not found.closed
+    assert found.closed is closed and len(found.assignments) == 1
