@@ -110,7 +110,8 @@ def cuda_tensor_type(model, expr: cst.BaseExpression, call: cst.Call) -> bool:
     site = model.site_of(call)
     if site is None:
         return False
-    return any(a.value is not None and names_cuda_type(model, a.value) for a in model.reaching(expr.value, site.ctx, site.order))
+    found = model.reaching(expr.value, site.ctx, site.order)
+    return any(a.value is not None and names_cuda_type(model, a.value) for a in found)
 
 
 def names_cuda_type(model, expr: cst.BaseExpression) -> bool:

@@ -348,7 +348,8 @@ class ValueFlow:
             if not reach.closed or reach.parameter is not None or not reach.assignments:
                 return None
             found = {
-                None if a.value is None or a.index is not None else self.result_length(a.value, a.ctx, a.order, depth + 1)
+                None if a.value is None or a.index is not None
+                else self.result_length(a.value, a.ctx, a.order, depth + 1)
                 for a in reach.assignments
             }
             return found.pop() if len(found) == 1 else None

@@ -174,7 +174,9 @@ class SamplerWithoutSetEpoch(Rule):
                     continue
                 # Only evaluation passes read it (`validate(val_loader)` in the epoch loop): its
                 # order changes no result.
-                trains = any(other.is_training_loop(loop) or other.in_training_code(loop.ctx) for other, loop in consumers)
+                trains = any(
+                    other.is_training_loop(loop) or other.in_training_code(loop.ctx) for other, loop in consumers
+                )
                 other, loop = epochs[0]
                 target = loop.node.target if type(loop.node) is cst.For else None
                 yield self.report(

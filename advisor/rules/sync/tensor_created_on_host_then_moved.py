@@ -146,8 +146,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         tensor type or device. So does a CUDA tensor type held in a name given host data
         (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, then
         `Tensor(np.random.normal(0, 1, (n, d)))`: the values are drawn on the host and copied;
-        `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host fills in item by item before the copy
-        (`buf[i, :n] = torch.tensor(ids)`) is a staging buffer, and is left alone; so is an empty
+        `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host
+        fills in item by item before the copy (`buf[i, :n] = torch.tensor(ids)`, also converted
+        on the way: `buf.long().to(dev)`) is a staging buffer, and is left alone; so is an empty
         tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing. Nothing is
         reported in a file when it, or a project file around it (the training script that
         imports a loss module), makes CUDA the default tensor type or device: factories then
