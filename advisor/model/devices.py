@@ -70,11 +70,6 @@ class DeviceKind(Question[str]):
             return CUDA if qualname in ACCELERATOR_DEVICE_CALLS else NOT_A_DEVICE
         if _accelerator_type(flow.model, expr):
             return CUDA  # `torch.accelerator.current_accelerator().type`: "cuda" on a GPU box
-        if type(expr) is cst.Attribute and expr.attr.value == "device":
-            from advisor.model.tensors import is_host_tensor  # tensors asks where devices point
-
-            if is_host_tensor(flow.model, expr.value, ctx, order):
-                return HOST  # `.to(var.device)` where `var = torch.bernoulli(torch.tensor(p))`
         if is_dtype(flow.model, expr):
             return NOT_A_DEVICE
         return None

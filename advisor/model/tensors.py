@@ -691,6 +691,17 @@ class HostBuilt(Question[str]):
 HOST_BUILT = HostBuilt()
 
 
+def names_cuda(model, device: cst.BaseExpression, ctx: Context, order: int) -> bool:
+    """A device expression that points at CUDA: as `device_kind` says, but not the device of a
+    tensor that lives on the host (`.to(var.device)` where `var = torch.bernoulli(torch.tensor(p))`
+    copies nothing)."""
+    if device_kind(model, device, ctx, order) != "cuda":
+        return False
+    if type(device) is cst.Attribute and device.attr.value == "device":
+        return not is_host_tensor(model, device.value, ctx, order)
+    return True
+
+
 def host_built_from(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> str:
     """The factory a value is built from in host memory ("" when not known to be)."""
     return model.values.ask(HOST_BUILT, expr, ctx, _at(model, expr, order))

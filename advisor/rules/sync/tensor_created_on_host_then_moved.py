@@ -7,8 +7,8 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.framework_steps import runs_per_batch
-from advisor.model.tensors import host_built_from
-from advisor.model.devices import cuda_tensor_type, device_kind, is_dtype, names_cuda_type
+from advisor.model.tensors import host_built_from, names_cuda
+from advisor.model.devices import cuda_tensor_type, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
 
 
@@ -116,7 +116,7 @@ def _parse_move(model: FileModel, site: CallSite) -> Optional[_Move]:
             return _Move(None)  # `.cuda(local_rank)`: a CUDA move, but which spelling of the device?
         return _Move(cst.SimpleString('"cuda"'))
     device = keywords.get("device", positional[0] if positional else None)
-    if device is None or device_kind(model, device, site.ctx, site.order) != "cuda":
+    if device is None or not names_cuda(model, device, site.ctx, site.order):
         return None
     rest = positional[1:] if "device" not in keywords else positional
     dtype = keywords.get("dtype")
