@@ -656,13 +656,15 @@ def _built_list(binding: Assignment) -> Optional[cst.List]:
     return built
 
 
-def list_elements(model, name: str, ctx: Context, order: float) -> Optional[Tuple[Value, ...]]:
+def list_elements(model, name: str, ctx: Context, order: float, depth: int = 0) -> Optional[Tuple[Value, ...]]:
     """What the list a name holds at a read may hold: the elements of the list literals its
     reaching bindings build (`parts = []`), and what `append`, `insert` and `extend` (of a
     literal) add to those bindings in the same function, wherever they run (a loop may run them
     after the read, too). None when that is not the whole story: a binding is something else (a
     parameter, a call), an element is stored (`parts[i] = v`), or the list is handed to a
-    function of the project, which may add to it."""
+    function of the project, which may add to it. A name bound to another list's name
+    (`self.indices = indices` at the end of `__init__`) holds what that list holds, when nothing
+    adds to it or stores into it under its own name."""
     reach = model.bindings.reaching(name, ctx, order)
     if not reach.closed or reach.parameter is not None or not reach.assignments:
         return None
@@ -670,7 +672,11 @@ def list_elements(model, name: str, ctx: Context, order: float) -> Optional[Tupl
     for binding in reach.assignments:
         built = _built_list(binding)
         if built is None:
-            return None
+            aliased = _aliased_list(model, name, binding, depth)
+            if aliased is None:
+                return None
+            values.extend(aliased)
+            continue
         values.extend(Value(e.value, binding.ctx, binding.order, model.values) for e in built.elements)
     bindings = {id(a) for a in reach.assignments}
 
@@ -696,6 +702,20 @@ def list_elements(model, name: str, ctx: Context, order: float) -> Optional[Tupl
         if same_list(change.ctx, change.order):
             return None  # `parts[i] = v`, or handed to a function of the project
     return tuple(values)
+
+
+def _aliased_list(model, name: str, binding: Assignment, depth: int) -> Optional[Tuple[Value, ...]]:
+    """The elements of the list a plain alias binding hands ``name`` (`self.indices = indices`)."""
+    value = binding.value
+    if depth > 2 or binding.index is not None or binding.augmented or not type(value) is cst.Name:
+        return None
+    if name in model.shared("list-adders", _index_adders):
+        return None
+    for change in _changes(model, name):
+        if change.kind == "call" or (change.kind == "escape" and not model.calls.targets(change.node)):
+            continue
+        return None  # stored into, or handed to a function of the project, under this name
+    return list_elements(model, value.value, binding.ctx, binding.order, depth + 1)
 
 
 def _index_adders(model) -> Dict[str, List[CallSite]]:

@@ -498,6 +498,8 @@ class HostTensor(Question[bool]):
             # A Python number holds nothing on a device: `start = 0`, later `start = end` of a
             # host tensor, is host on every path.
             return True
+        if _listed_on_host(flow, expr, ctx, order):
+            return not _moved(flow.model, expr)
         root = value_root(flow.model, expr)
         if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)):
             return not _moved(flow.model, expr)
@@ -548,6 +550,21 @@ def _joined_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -
         return False
     return bool(found) and all(flow.ask(HOST_TENSOR, e, c, o) for e, c, o in found)
 
+
+def _listed_on_host(flow: ValueFlow, expr, ctx: Context, order: int) -> bool:
+    """`parts[i]`, or a chain on it (`parts[i] == c`), where every element the list may hold is a
+    host tensor (`containers.list_elements`: a list built in steps, also through an attribute
+    bound to it, `self.indices = indices`)."""
+    for node in value_chain(flow.model, expr):
+        if type(node) is cst.Subscript:
+            name = dotted_name(node.value)
+            if name is None or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+                return False  # a slice of a list is a list
+            values = list_elements(flow.model, name, ctx, order)
+            if not values or any(v.flow is not flow for v in values):
+                return False
+            return all(flow.ask(HOST_TENSOR, v.expr, v.ctx, v.order) for v in values)
+    return False
 
 
 class NumpyValue(Question[bool]):

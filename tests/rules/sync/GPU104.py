@@ -958,3 +958,75 @@ for x, y in loader:
     loss = pairwise_loss(model(x) @ model(x).T, x.shape[0])
     loss.backward()
     optimizer.step()
+
+# %% valid: per-level index tensors kept in a list on the host, also behind an attribute of the helper object
+import numpy as np
+import torch
+
+
+class LevelTargets:
+    def __init__(self, tree):
+        self.tree = tree
+        depth = torch.zeros(len(tree))
+        per_level = []
+        classes = torch.tensor(np.arange(len(tree)))
+        for level in range(4):
+            per_level.append(classes[depth == level].long())
+        self.levels = per_level
+
+    def convert(self, targets):
+        out = torch.zeros((targets.shape[0], len(self.levels))) - 1
+        for i, target in enumerate(targets.tolist()):
+            for j, node in enumerate(self.tree[target]):
+                hit = self.levels[j] == node
+                out[i, j] = torch.where(hit)[0]
+        return out.long().to(targets.device)
+
+
+def train(model, loader, optimizer, tree):
+    levels = LevelTargets(tree)
+    offsets = []
+    for k in range(3):
+        offsets.append(torch.arange(k + 2))
+    model = model.cuda()
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        picked = torch.nonzero(offsets[0] > 0)
+        loss = model(x).log_softmax(-1).gather(1, levels.convert(y)[:, :1]).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same lists when a part is made on the device, or another method adds to the attribute
+import torch
+
+
+class LevelTargets:
+    def __init__(self, sizes):
+        per_level = []
+        for size in sizes:
+            per_level.append(torch.arange(size, device="cuda"))
+        self.levels = per_level
+        shared = []
+        shared.append(torch.arange(4))
+        self.shared = shared
+
+    def grow(self, extra):
+        self.shared.append(extra)
+
+    def convert(self, node):
+        first = torch.where(self.levels[0] == node)[0]  # expect: GPU104
+        second = torch.where(self.shared[0] == node)[0]  # expect: GPU104
+        return first, second
+
+
+def train(model, loader, optimizer, sizes):
+    levels = LevelTargets(sizes)
+    model = model.cuda()
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        levels.convert(3)
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
