@@ -209,6 +209,7 @@ class ModelBuilder(Walker):
         self._assign_base: List[Optional[str]] = [None]
         self._stmt_pos: Dict[int, Tuple[int, int]] = {}
         self._stmt: Tuple[int, int] = (0, 0)
+        self._small_if_bodies: Dict[int, Tuple[int, int]] = {}
         self._blocks = 0
         self._order = 0
         self._sealing: Dict[int, Context] = {}
@@ -254,7 +255,10 @@ class ModelBuilder(Walker):
         self._register_block(node.body)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        owner = self._small_if_bodies.pop(id(node), None)
         self._register_block(node.body)
+        if owner is not None:
+            self.facts.small_if_bodies[self._blocks] = owner
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._blocks += 1
@@ -581,6 +585,8 @@ class ModelBuilder(Walker):
     # -- conditions ------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
         self._enter_statement(node)
+        if node.orelse is None and type(node.body) is cst.IndentedBlock and len(node.body.body) <= 2:
+            self._small_if_bodies[id(node.body)] = self._stmt
         self._if_gates[id(node)] = gate_kinds(node.test)
         self._if_ctx[id(node)] = (self.ctx, self._order)
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))

@@ -245,6 +245,9 @@ class Facts:
     autocasts: List[AutocastSite] = field(default_factory=list)
     backward_receivers: Set[Tuple[str, str]] = field(default_factory=set)  # (scope, name)
     timing_statements: Dict[int, Set[int]] = field(default_factory=dict)  # block id -> statement indexes
+    # block id of the body of an `if` with no `else` and at most two statements -> the position
+    # of that `if` in its own block (`if device == "cuda": torch.cuda.synchronize()`)
+    small_if_bodies: Dict[int, Tuple[int, int]] = field(default_factory=dict)
     conditions: List[Condition] = field(default_factory=list)
     subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops and functions
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name

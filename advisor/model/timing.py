@@ -56,6 +56,9 @@ def near_timing(model, site: CallSite) -> bool:
     read follows it), or inside a
     clock-reading helper that does not train, outside the helper's loops."""
     block, index = site.stmt
+    # A synchronize that is all an `if` holds (`if device == "cuda": torch.cuda.synchronize()`)
+    # stands where that `if` stands.
+    block, index = model.facts.small_if_bodies.get(block, (block, index))
     reads = model.facts.timing_statements.get(block, ())
     if any(-NEAR <= i - index <= NEAR_AFTER for i in reads):
         return True

@@ -10,7 +10,7 @@ from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, dataset_on_device, loader_option, only_peeked_now_and_then,
+    batches_go_to_device, dataset_on_device, loader_option, one_pass_beside_training, only_peeked_now_and_then,
 )
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
@@ -41,7 +41,10 @@ class DataLoaderWithoutPinnedMemory(Rule):
         `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
         training (`load_dataset(...).map(tokenize, batched=True)`) the finding is info: a batch
         of token ids is a few kilobytes; so it is for a loader only peeked at every few steps
-        (`next(iter(val_loader))` in a `sample_images()` run every 500 batches). A loader
+        (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
+        read in a single pass beside the training (a loop inside no other loop, that does not
+        train, in a function that trains in another loop: class images generated before
+        training, latents cached once, a last test pass). A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again, and one drawn from once at
         the top of the script (`test_imgs, _ = next(iter(test_loader))`) are left alone.
@@ -151,6 +154,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
         fix = None
         if call.args:
             fix = FixSpec("add `pin_memory=True`", append_argument(call, "pin_memory=True"))
+        if one_pass_beside_training(model, site):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (read in one "
+                "pass beside the training, not on every step)",
+                severity=Severity.INFO,
+                fix=fix,
+                data=data,
+            )
         if only_peeked_now_and_then(model, site):
             return self.report(
                 call,

@@ -15,7 +15,7 @@ from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import (
     batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset,
-    library_stream, loader_option, only_peeked_now_and_then,
+    library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then,
 )
 from advisor.model.vocabulary import PLACEMENT_TEXT
 from advisor.model.datasets import holds_in_memory, prepared_hf_table
@@ -142,7 +142,10 @@ class DataLoaderWithoutWorkers(Rule):
         `Engine` whose process function trains) is a training loader whatever its name; one only
         an evaluator runs (`create_supervised_evaluator`, a process function under `no_grad`)
         is not. Batches are seen copied as for GPU201, with the same preload and unused-loader
-        exceptions.
+        exceptions. A loader read only in a single pass beside the training (a loop inside no
+        other loop, that does not train, in a function that trains in another loop: class
+        images generated before training, latents cached once) or only peeked at every few
+        steps is info.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training
@@ -211,6 +214,8 @@ class DataLoaderWithoutWorkers(Rule):
                         "DataLoader loads every batch in the training process (`{default_of}` defaults to "
                         "no worker processes) while the GPU waits"
                     )
-                # A loader read only by a peek every few steps loads a batch now and then: info.
-                severity = Severity.INFO if only_peeked_now_and_then(model, site) else None
+                # A loader read only by a peek every few steps, or in one pass beside the
+                # training, loads its batches now and then: info.
+                occasional = only_peeked_now_and_then(model, site) or one_pass_beside_training(model, site)
+                severity = Severity.INFO if occasional else None
                 yield self.report(site.node, message, data=data, severity=severity)

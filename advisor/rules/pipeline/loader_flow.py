@@ -79,6 +79,26 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
 
 
+def one_pass_beside_training(model: FileModel, site: CallSite) -> bool:
+    """Every loop that takes batches from the loader runs once, beside the training rather than
+    in it: a loop inside no other loop, that does not train, in a function (or at the top of a
+    script) that trains in another loop. Class images generated before training, latents cached
+    in one pass, a last test pass: the loader's batches are read once, not on every step."""
+    consumers = loader_consumers(model, site)
+    if not consumers or passes_over(model, site) or engine_runs_over(model, site):
+        return False
+    for other, loop in consumers:
+        if loop.parent is not None or other.is_training_loop(loop):
+            return False
+        function = loop.function
+        if function is None:
+            if not any(other.is_training_loop(l) for l in other.facts.loops if l.function is None):
+                return False
+        elif not other.trains(function) or other.heat_of(function) is not None:
+            return False
+    return True
+
+
 def derived_batch_names(model: FileModel, site: CallSite) -> set:
     """The names holding batches where ``site`` runs: loop targets, values drawn with `next()`
     from a loader, and what derives from them."""

@@ -272,3 +272,59 @@ for epoch in range(200):
         optimizer.step()
         if i % 500 == 0:
             sample_images(i)
+
+# %% invalid: loaders read in one pass beside the training (class images made first, a last test pass): info
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+
+def main(args, pipeline, model, optimizer, train_set, test_set):
+    accelerator = Accelerator()
+    prompts = PromptDataset(args.class_prompt, args.num_class_images)
+    prompt_loader = DataLoader(prompts, batch_size=args.sample_batch_size, pin_memory=True)  # expect: GPU201 info
+    prompt_loader = accelerator.prepare(prompt_loader)
+    for example in prompt_loader:
+        for i, image in enumerate(pipeline(example["prompt"]).images):
+            image.save(f"{args.class_dir}/{example['index'][i]}.jpg")
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+    model = model.cuda()
+    for epoch in range(args.epochs):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    test_loader = DataLoader(test_set, batch_size=64, pin_memory=True)  # expect: GPU201 info
+    with torch.no_grad():
+        for x, y in test_loader:
+            print((model(x.cuda()).argmax(1) == y.cuda()).float().mean())
+
+# %% invalid: a loader read every epoch, by a loop inside the epoch loop or by a helper it calls
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        for x, y in loader:
+            model(x.cuda())
+
+
+def main(args, model, optimizer, train_set, extra_set, held_set):
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+    extra_loader = DataLoader(extra_set, batch_size=32, shuffle=True, pin_memory=True)  # expect: GPU201
+    held_loader = DataLoader(held_set, batch_size=32, shuffle=True, pin_memory=True)  # expect: GPU201
+    model = model.cuda()
+    for epoch in range(args.epochs):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        for x, y in extra_loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        evaluate(model, held_loader)

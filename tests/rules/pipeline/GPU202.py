@@ -611,3 +611,59 @@ def train(model, optimizer, files, tfm):
         loss = model(images.cuda(non_blocking=True))
         loss.backward()
         optimizer.step()
+
+# %% invalid: loaders read in one pass beside the training (class images made first, a last test pass): info
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+
+def main(args, pipeline, model, optimizer, train_set, test_set):
+    accelerator = Accelerator()
+    prompts = PromptDataset(args.class_prompt, args.num_class_images)
+    prompt_loader = DataLoader(prompts, batch_size=args.sample_batch_size)  # expect: GPU202 info
+    prompt_loader = accelerator.prepare(prompt_loader)
+    for example in prompt_loader:
+        for i, image in enumerate(pipeline(example["prompt"]).images):
+            image.save(f"{args.class_dir}/{example['index'][i]}.jpg")
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+    model = model.cuda()
+    for epoch in range(args.epochs):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    test_loader = DataLoader(test_set, batch_size=64)  # expect: GPU202 info
+    with torch.no_grad():
+        for x, y in test_loader:
+            print((model(x.cuda()).argmax(1) == y.cuda()).float().mean())
+
+# %% invalid: a loader read every epoch by a loop inside the epoch loop (one a helper only evaluates over is left alone)
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        for x, y in loader:
+            model(x.cuda())
+
+
+def main(args, model, optimizer, train_set, extra_set, held_set):
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+    extra_loader = DataLoader(extra_set, batch_size=32, shuffle=True)  # expect: GPU202
+    held_loader = DataLoader(held_set, batch_size=32, shuffle=True)  # an evaluation loader: left alone
+    model = model.cuda()
+    for epoch in range(args.epochs):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        for x, y in extra_loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        evaluate(model, held_loader)

@@ -304,3 +304,44 @@ for samples, targets in data_loader:
     lr_meter.update(lr)
     batch_time.update(time.time() - end)
     end = time.time()
+
+# %% valid: the synchronize is all a device test holds, just before the end-of-step clock read
+import time
+import torch
+for step in range(max_steps):
+    t0 = time.time()
+    x, y = next_batch()
+    x, y = x.to(device), y.to(device)
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if device_type == "cuda":
+        torch.cuda.synchronize()  # wait for the step before reading the clock
+    t1 = time.time()
+    print(f"step {step} took {(t1 - t0) * 1000:.1f} ms")
+
+# %% invalid: the same device test with no clock read after it
+import torch
+for step in range(max_steps):
+    x, y = next_batch()
+    x, y = x.to(device), y.to(device)
+    loss = model(x, y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if device_type == "cuda":
+        torch.cuda.synchronize()  # expect: GPU105
+
+# %% invalid: a device test holding more than the synchronize, before a clock read
+import time
+import torch
+for step in range(max_steps):
+    x, y = next_batch()
+    loss = model(x.to(device), y.to(device))
+    loss.backward()
+    if device_type == "cuda":
+        torch.cuda.synchronize()  # expect: GPU105
+        optimizer.step()
+        optimizer.zero_grad()
+    t1 = time.time()
