@@ -27,6 +27,21 @@ def _unwraps(expr: cst.IfExp) -> bool:
     return any(type(b) is cst.Attribute and b.attr.value == "module" for b in (expr.body, expr.orelse))
 
 
+# Hugging Face libraries whose `Class.from_pretrained(...)` builds a module (a model, a pipeline
+# of models), unless the class is one of the helpers they load the same way.
+_PRETRAINED_LIBRARIES = frozenset({"transformers", "diffusers", "peft"})
+_PRETRAINED_HELPERS = ("Tokenizer", "Processor", "FeatureExtractor", "Config", "Scheduler")
+
+
+def _pretrained_module(qual: str) -> bool:
+    """`diffusers.StableDiffusionPipeline.from_pretrained`, `transformers.AutoModel.from_pretrained`."""
+    parts = qual.split(".")
+    if len(parts) < 3 or parts[0] not in _PRETRAINED_LIBRARIES:
+        return False
+    owner = parts[-2]
+    return owner[:1].isupper() and not any(helper in owner for helper in _PRETRAINED_HELPERS)
+
+
 class Kinds(Question[KindMap]):
     key = "kinds"
     unknown: KindMap = {}
@@ -71,6 +86,8 @@ class Kinds(Question[KindMap]):
         if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and last[:1].isupper():
             return {"optimizer": True}
         if qual.startswith("torch.nn.") and last[:1].isupper():
+            return {"module": True}
+        if last == "from_pretrained" and _pretrained_module(qual):
             return {"module": True}
         return {}
 

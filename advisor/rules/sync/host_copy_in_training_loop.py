@@ -8,7 +8,7 @@ from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
-from advisor.model.tensors import is_numpy, is_raw_batch
+from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch
 from advisor.model.vocabulary import BATCH_TEXT
 
 
@@ -58,7 +58,10 @@ class HostCopyInTrainingLoop(Rule):
     summary = "device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`) on every training step"
     what = """
         `.cpu()`, `.to("cpu")`, `.numpy()` and `.tolist()` on tensors inside the innermost
-        training loop. A chain such as `out.detach().cpu().numpy()` is reported once.
+        training loop. A chain such as `out.detach().cpu().numpy()` is reported once. Tensors
+        already in host memory (`torch.empty(n, pin_memory=True).numpy()`, a view that copies
+        nothing) and modules, including pretrained models and pipelines of the Hugging Face
+        libraries (`pipe.to("cpu")` offloads weights), are left alone.
     """ + FORWARD_PATH_DOC
     why = """
         A copy from the GPU to ordinary host memory is synchronous: the host waits until the
@@ -113,6 +116,8 @@ class HostCopyInTrainingLoop(Rule):
                 continue
             if is_raw_batch(model, site.receiver, site.ctx, site.order):
                 continue
+            if is_host_tensor(model, site.receiver, site.ctx, site.order):
+                continue  # already in host memory (`torch.empty(n, pin_memory=True).numpy()`): no copy
             if site.method == "tolist" and not model.is_tensor(site.receiver, site.ctx):
                 continue
             if site.method == "numpy" and is_numpy(model, site.receiver, site.ctx, site.order):

@@ -192,3 +192,51 @@ for iteration in range(max_iter):
     update_plot(iteration, loc.detach(), conf.detach(), window)
     if mode == 0:
         print_stats(loc.cpu())  # expect: GPU103
+
+# %% valid: a pinned host buffer filled from a file, and a pretrained pipeline offloaded to the CPU
+import torch
+from diffusers import StableDiffusionPipeline
+
+
+def load_shard(f, n):
+    tokens = torch.empty(n, dtype=torch.uint16, pin_memory=True)
+    f.readinto(tokens.numpy())  # a view of host memory: nothing is copied
+    return tokens
+
+
+def encode(prompt, pipe, device, offload):
+    pipe = pipe.to(device)
+    with torch.no_grad():
+        embeds = pipe.encode_prompt(prompt)
+    if offload:
+        pipe = pipe.to("cpu")  # moves the weights back, once the embeddings are made
+    return embeds
+
+
+def train(model, batches, optimizer, f, n, prompts, device, offload):
+    pipe = StableDiffusionPipeline.from_pretrained("some/model")
+    model = model.cuda()
+    for x, prompt in batches:
+        shard = load_shard(f, n)
+        embeds = encode(prompt, pipe, device, offload)
+        loss = model(x.cuda(), embeds, shard.cuda(non_blocking=True)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a buffer made on the device, and the outputs of a pretrained model, copied to the host every step
+import torch
+from transformers import AutoModel
+
+
+def train(batches, optimizer, n):
+    model = AutoModel.from_pretrained("some/model").cuda()
+    for x in batches:
+        buf = torch.empty(n, device="cuda")
+        out = model(x.cuda())
+        loss = out.last_hidden_state.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        keep = buf.numpy()  # expect: GPU103
+        hidden = out.last_hidden_state.cpu()  # expect: GPU103
