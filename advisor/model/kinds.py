@@ -88,7 +88,8 @@ class Kinds(Question[KindMap]):
         if qual.startswith("torch.nn.") and last[:1].isupper():
             return {"module": True}
         if last == "from_pretrained" and _pretrained_module(qual):
-            return {"module": True}
+            owner = qual.rsplit(".", 2)[-2]
+            return {"module": True, "pipeline": True} if "Pipeline" in owner else {"module": True}
         return {}
 
     def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: KindMap) -> KindMap:

@@ -63,9 +63,10 @@ class EvaluationWithoutEvalMode(Rule):
         Information when the file calls `.eval()` elsewhere. Per-step code of the training loop
         (EMA teachers, target networks), passes whose results a caller hands to a function that
         trains (a memory bank or centroids filled before training), models from
-        `from_pretrained` (already in eval mode)
-        in files that never call `.train()`, Lightning and the Hugging Face Trainer are left
-        alone.
+        `from_pretrained` (already in eval mode) under a name the file never puts in training
+        mode, generation pipelines of the Hugging Face libraries (`pipeline(prompt)`: no mode of
+        their own), calls that act on a model (`accelerator.unwrap_model(m)`), Lightning and
+        the Hugging Face Trainer are left alone.
     """
     why = """
         A module starts in training mode and stays there until `.eval()`. In training mode
@@ -128,7 +129,9 @@ class EvaluationWithoutEvalMode(Rule):
             return
         evals = _eval_calls(model)
         markers = marker_sites(model)
-        trains_somewhere = bool(model.method_calls("train"))
+        # Names put in training mode somewhere: a pretrained model loaded under another name
+        # stays in the eval mode `from_pretrained` leaves it in.
+        trained = frozenset(filter(None, (dotted_name(s.receiver) for s in model.method_calls("train") if s.receiver is not None)))
         candidates = []
         for site in model_calls(model):
             info = site.ctx.function
@@ -145,7 +148,7 @@ class EvaluationWithoutEvalMode(Rule):
         for site in first_per(candidates, key):
             if feeds_training(model, site, markers) and site.ctx.loop is not None and not site.ctx.no_grad:
                 continue
-            if self._eval_reaches(model, site, evals, trains_somewhere):
+            if self._eval_reaches(model, site, evals, trained):
                 continue
             if not stochastic and self._local_class(model, site.node.func, site.ctx, site.order, 0):
                 continue  # built from this file's classes, which hold no dropout or batch norm
@@ -216,7 +219,7 @@ class EvaluationWithoutEvalMode(Rule):
         info = site.ctx.function
         return info is not None and model.function_heat(info.key) is Heat.HOT
 
-    def _eval_reaches(self, model: FileModel, site: CallSite, evals: List[CallSite], trains: bool) -> bool:
+    def _eval_reaches(self, model: FileModel, site: CallSite, evals: List[CallSite], trained: frozenset) -> bool:
         info = site.ctx.function
         scopes = {site.ctx.scope}
         if info is not None:
@@ -225,10 +228,13 @@ class EvaluationWithoutEvalMode(Rule):
             return True
         if any(t.ctx.scope == site.ctx.scope for t in model.method_calls("train")):
             return True  # the mode is set on purpose here (Monte Carlo dropout, restoring a flag)
-        return self._built_in_eval(model, site.node.func, site.ctx, site.order, evals, trains, 0)
+        return self._built_in_eval(model, site.node.func, site.ctx, site.order, evals, trained, 0)
 
-    def _built_in_eval(self, model, expr, ctx: Context, order: int, evals, trains: bool, depth: int) -> bool:
-        """The value the model name holds was put in eval mode where it was built."""
+    def _built_in_eval(self, model, expr, ctx: Context, order: int, evals, trained: frozenset, depth: int,
+                       pretrained: bool = True) -> bool:
+        """The value the model name holds was put in eval mode where it was built (`.eval()`,
+        `from_pretrained`, which returns a model in eval mode), and is not a name the file puts
+        in training mode."""
         if depth > 4:
             return False
         if type(expr) is cst.Call:
@@ -237,14 +243,14 @@ class EvaluationWithoutEvalMode(Rule):
                 if func.attr.value == "eval":
                     return True
                 if func.attr.value == "from_pretrained" or (model.imports.qualify(func) or "").endswith("from_pretrained"):
-                    return not trains
+                    return pretrained
                 if func.attr.value in ("to", "cuda", "half", "float", "bfloat16", "compile"):
-                    return self._built_in_eval(model, func.value, ctx, order, evals, trains, depth + 1)
+                    return self._built_in_eval(model, func.value, ctx, order, evals, trained, depth + 1, pretrained)
             qual = model.imports.qualify(func) or ""
             if qual == "torch.jit.load":
                 return True
             if qual.startswith("torch.nn.parallel.") or qual == "torch.compile":
-                return bool(expr.args) and self._built_in_eval(model, expr.args[0].value, ctx, order, evals, trains, depth + 1)
+                return bool(expr.args) and self._built_in_eval(model, expr.args[0].value, ctx, order, evals, trained, depth + 1, pretrained)
             if type(func) is cst.Name and func.value in model.facts.functions:
                 helper = model.facts.functions[func.value]
                 return any(e.ctx.function is helper for e in evals)
@@ -252,9 +258,10 @@ class EvaluationWithoutEvalMode(Rule):
         name = dotted_name(expr)
         if name is None:
             return False
+        pretrained = pretrained and name not in trained
         found = model.assignments(name, ctx)
         if any(
-            a.value is not None and self._built_in_eval(model, a.value, a.ctx, a.order, evals, trains, depth + 1)
+            a.value is not None and self._built_in_eval(model, a.value, a.ctx, a.order, evals, trained, depth + 1, pretrained)
             for a in found
         ):
             return True
@@ -263,6 +270,6 @@ class EvaluationWithoutEvalMode(Rule):
             position = info.params.index(name) - (1 if info.class_name else 0)
             for call in model.call_sites(info):
                 arg = call_argument(call.node, name, position)
-                if arg is not None and self._built_in_eval(model, arg.value, call.ctx, call.order, evals, trains, depth + 1):
+                if arg is not None and self._built_in_eval(model, arg.value, call.ctx, call.order, evals, trained, depth + 1, pretrained):
                     return True
         return False

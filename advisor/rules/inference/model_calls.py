@@ -18,7 +18,8 @@ MODEL_NAME = re.compile(r"(^|_)(model|net|network|classifier|backbone|encoder|de
 # `save_model(...)`, `build_model(cfg)`), not a model: the name alone says nothing then.
 ACTION_ON_A_MODEL = re.compile(
     r"^(log|save|load|build|get|create|init|update|export|register|wrap|compile|freeze|unfreeze|print|summari[sz]e"
-    r"|prepare|setup|set|make|upload|download|push|convert|check|watch|restore|fit|run|reset|copy)_",
+    r"|prepare|setup|set|make|upload|download|push|convert|check|watch|restore|fit|run|reset|copy|unwrap|merge"
+    r"|offload|quantize|patch|replace|remove|add|apply|cast|move|shard|clone|validate|evaluate)_",
     re.IGNORECASE,
 )
 
@@ -134,6 +135,8 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
     if NOT_A_MODEL.search(last):
         return False
     kinds = model.kinds(func, ctx, order)
+    if "pipeline" in kinds:
+        return False  # a generation pipeline of several models: no mode of its own
     if "ddp" in kinds or "module" in kinds:
         return True
     return any(a.value is not None and built_as_model(model, a.value) for a in model.assignments(name, ctx))

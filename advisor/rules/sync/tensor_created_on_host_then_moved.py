@@ -68,6 +68,65 @@ def _root_call(expr: cst.BaseExpression) -> Optional[cst.Call]:
     return expr if type(expr) is cst.Call else None
 
 
+# In-place fills that follow a typed constructor given sizes (`torch.LongTensor(n).fill_(0)`).
+_FILLS = frozenset({"fill_", "zero_", "uniform_", "normal_", "random_", "bernoulli_", "exponential_"})
+
+
+def _number(expr: cst.BaseExpression) -> Optional[str]:
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
+        inner = _number(expr.expression)
+        return None if inner is None else "-" + inner
+    return expr.value if type(expr) in (cst.Integer, cst.Float) else None
+
+
+def _data_built_on_device(model: FileModel, factory: cst.Call, kind: str, top: cst.BaseExpression) -> bool:
+    """`torch.tensor(data)`, `torch.as_tensor(data)` and typed constructors given data copy that
+    data from the host whatever `device=` says: only data a factory could make on the device
+    itself is a finding. A number (`torch.full`), numbers all equal (`[0]`: `torch.zeros`),
+    `range(n)` (`torch.arange`); for a typed constructor,
+    sizes (`torch.FloatTensor(n, h)`, one name followed by a fill: `LongTensor(n).fill_(0)`).
+    Python values (`torch.tensor(labels)`, `torch.Tensor([w, h, w, h])`) are not."""
+    positional = [a for a in factory.args if a.keyword is None]
+    if not positional:
+        return True
+    data = positional[0].value
+    if kind in _TYPED:
+        if len(positional) > 1 or type(data) is cst.Integer:
+            return True  # sizes
+        if type(data) not in (cst.List, cst.Tuple, cst.ListComp, cst.Call):
+            return any(
+                type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _FILLS
+                for node in _chain_above(factory, top)
+            )
+    if _number(data) is not None:
+        return True
+    if type(data) in (cst.List, cst.Tuple):
+        numbers = {_number(e.value) for e in data.elements if type(e) is cst.Element}
+        return len(numbers) == 1 and None not in numbers and len(data.elements) == len(
+            [e for e in data.elements if type(e) is cst.Element])
+    if type(data) is cst.Call:
+        qual = model.imports.qualify(data.func) or dotted_name(data.func) or ""
+        return qual == "range"
+    return False
+
+
+def _python_data(model: FileModel, value: cst.BaseExpression, kind: str) -> bool:
+    """A binding's value is the factory ``kind`` given Python data (`_data_built_on_device`)."""
+    factory = _root_call(value)
+    if factory is None or (model.imports.qualify(factory.func) or "").rpartition(".")[2] != kind:
+        return False
+    return not _data_built_on_device(model, factory, kind, value)
+
+
+def _chain_above(factory: cst.Call, move: cst.Call):
+    """The calls of the method chain from ``move`` down to ``factory`` (`.fill_(0)` in
+    `torch.LongTensor(n).fill_(0).to(device)`)."""
+    node = move
+    while type(node) is cst.Call and node is not factory and type(node.func) is cst.Attribute:
+        yield node
+        node = node.func.value
+
+
 def _empty(factory: Optional[cst.BaseExpression]) -> bool:
     """A factory that builds an empty tensor: from an empty list or tuple of data
     (`torch.tensor([])`, `torch.Tensor([])`), or with a first size of 0 (`torch.zeros(0, 4)`,
@@ -140,10 +199,13 @@ class TensorCreatedOnHostThenMoved(Rule):
         (and the functions of the file it calls), which runs on every batch however the model
         is built, it is a warning (not in a block that stores on the object, as a cache filled
         on a miss does); elsewhere (set-up code, once per epoch) it is informational.
-        `torch.as_tensor(x)` counts only for literal data: given a tensor, it returns it. The
-        legacy typed constructors (`torch.Tensor([w, h])`, `torch.FloatTensor(n).fill_(0)`,
-        `torch.LongTensor(ids)`) count too, without a fix, unless the file changes the default
-        tensor type or device. So does a CUDA tensor type held in a name given host data
+        `torch.tensor(...)` and `torch.as_tensor(...)` count only for data a factory could make
+        on the device itself: a number, numbers all equal (`[0]`), `range(n)`; Python values
+        (`torch.tensor(labels)`, `torch.tensor([w, h, w, h])`, NumPy arrays) cross the host link
+        whichever way the tensor is made, and are left alone. The legacy typed constructors
+        count too, without a fix, when given sizes (`torch.FloatTensor(n, h)`,
+        `torch.LongTensor(n).fill_(0)`) or such data (`torch.LongTensor(range(n))`), unless the
+        file changes the default tensor type or device. So does a CUDA tensor type held in a name given host data
         (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, then
         `Tensor(np.random.normal(0, 1, (n, d)))`: the values are drawn on the host and copied;
         `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host
@@ -229,7 +291,8 @@ class TensorCreatedOnHostThenMoved(Rule):
                     typed = not any(model.calls_to(q) for q in _DEFAULT_PLACEMENT)
                 if _empty(factory):
                     continue
-                if typed and not any(a.star or a.keyword is not None for a in factory.args) and _parse_move(model, site):
+                if (typed and not any(a.star or a.keyword is not None for a in factory.args)
+                        and _data_built_on_device(model, factory, kind, site.node) and _parse_move(model, site)):
                     yield self.report(
                         site.node,
                         "`torch.{factory}(...)` is built in host memory and then copied to the GPU",
@@ -248,6 +311,8 @@ class TensorCreatedOnHostThenMoved(Rule):
                 a.keyword is not None and a.keyword.value in ("device", "out", "pin_memory") for a in factory.args
             ):
                 continue
+            if kind in ("tensor", "as_tensor") and not _data_built_on_device(model, factory, kind, site.node):
+                continue  # Python data crosses the host link whichever way the tensor is made
             move = _parse_move(model, site)
             if move is None:
                 continue
@@ -302,6 +367,10 @@ class TensorCreatedOnHostThenMoved(Rule):
             found = model.reaching(name, site.ctx, site.order)
             if found and all(a.value is not None and a.index is None and _empty(_root_call(a.value)) for a in found):
                 return None  # `scores = torch.Tensor([])`, later `scores.cuda()`: an empty tensor, nothing copied
+            if (kind in ("tensor", "as_tensor") or kind in _TYPED) and found and all(
+                a.value is not None and a.index is None and _python_data(model, a.value, kind) for a in found
+            ):
+                return None  # `ids = torch.tensor([sizes])`, later `ids.to(device)`: Python data crosses anyway
         return self.report(
             site.node,
             "`torch.{factory}(...)` is built in host memory and then copied to the GPU",

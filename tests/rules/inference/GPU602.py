@@ -421,3 +421,52 @@ def test():
     print(y.size())
 
 # test()
+
+# %% valid: a generation pipeline, a pretrained encoder the file never trains, and unwrapping a model
+import torch
+from accelerate import Accelerator
+from diffusers import StableDiffusionPipeline
+from transformers import CLIPTextModel
+
+
+def log_validation(accelerator, unet, prompts):
+    pipeline = StableDiffusionPipeline.from_pretrained("some/model", unet=accelerator.unwrap_model(unet))
+    pipeline = pipeline.to(accelerator.device)
+    with torch.no_grad():
+        return [pipeline(p).images[0] for p in prompts]
+
+
+def encode(text_encoder, ids):
+    with torch.no_grad():
+        return text_encoder(ids.cuda())[0]
+
+
+def main(unet, loader, optimizer, prompts):
+    accelerator = Accelerator()
+    text_encoder = CLIPTextModel.from_pretrained("some/model").cuda()
+    unet.train()
+    for batch in loader:
+        loss = unet(batch["x"].cuda(), encode(text_encoder, batch["ids"])).mean()
+        accelerator.backward(loss)
+        optimizer.step()
+    log_validation(accelerator, unet, prompts)
+
+# %% invalid: a pretrained model the file puts in training mode, then evaluated in that mode
+import torch
+from transformers import AutoModelForSequenceClassification
+
+
+@torch.no_grad()
+def evaluate(model, val_loader):
+    for batch in val_loader:
+        logits = model(**{k: v.cuda() for k, v in batch.items()}).logits  # expect: GPU602
+
+
+def main(loader, val_loader, optimizer):
+    model = AutoModelForSequenceClassification.from_pretrained("some/model").cuda()
+    model.train()
+    for batch in loader:
+        loss = model(**{k: v.cuda() for k, v in batch.items()}).loss
+        loss.backward()
+        optimizer.step()
+    evaluate(model, val_loader)

@@ -29,7 +29,7 @@ import torch
 @torch.no_grad()
 def evaluate(model, loader, device):
     for images, labels in loader:
-        labels = torch.tensor(labels, device=device)  # expect: GPU106
+        labels = torch.tensor(labels).to(device)  # Python data: copied from the host whichever way it is made
         hits = torch.zeros(3, dtype=torch.long, device="cuda")  # expect: GPU106
         model(images.to(device))
 
@@ -133,5 +133,17 @@ def focal_loss(classifications, annotations):
 
 for images, annotations in loader:
     loss = focal_loss(model(images.cuda()), annotations.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: data a factory could make on the device itself: a range, equal numbers, sizes
+import torch
+
+for step, (images, labels) in enumerate(loader):
+    n = images.size(0)
+    index = torch.LongTensor(range(n)).to(device)  # expect: GPU106
+    ones = torch.tensor([1.0, 1.0, 1.0], device="cuda")  # expect: GPU106
+    zeros = torch.FloatTensor(n, 8).to(device)  # expect: GPU106
+    loss = model(images.cuda(), index, ones, zeros).mean()
     loss.backward()
     optimizer.step()

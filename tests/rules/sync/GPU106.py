@@ -30,7 +30,7 @@ import torch
 @torch.no_grad()
 def evaluate(model, loader, device):
     for images, labels in loader:
-        labels = torch.tensor(labels).to(device)  # expect: GPU106
+        labels = torch.tensor(labels).to(device)  # Python data: copied from the host whichever way it is made
         hits = torch.zeros(3, dtype=torch.long).cuda()  # expect: GPU106
         model(images.to(device))
 
@@ -44,7 +44,7 @@ eye = torch.eye(4).to(f"cuda:{local_rank}", torch.float16)  # expect: GPU106 inf
 import os
 import torch
 local_rank = int(os.environ["LOCAL_RANK"])
-class_weights = torch.tensor([1.0, 2.0, 5.0]).cuda(local_rank)  # expect: GPU106 info
+class_weights = torch.tensor([1.0, 2.0, 5.0]).cuda(local_rank)  # Python data: copied whichever way
 grid = torch.linspace(0, 1, 50).to("cuda", torch.float16)  # expect: GPU106 info
 
 # %% invalid: helper called every step; requires_grad makes the fix unsafe (the result becomes a leaf)
@@ -232,7 +232,7 @@ class Decoder(nn.Module):
         state = (torch.FloatTensor(n, self.hidden).fill_(0).to(device),  # expect: GPU106
                  torch.FloatTensor(n, self.hidden).fill_(0).to(device))  # expect: GPU106
         start = torch.LongTensor(n).fill_(0).to(device)  # expect: GPU106
-        scale = torch.Tensor([1.0, 2.0]).to(device)  # expect: GPU106
+        scale = torch.Tensor([1.0, 2.0]).to(device)  # Python data: copied whichever way
         return state, start, scale
 
 # %% valid: a label buffer the host fills in before one copy, and a default tensor type on the GPU
@@ -378,3 +378,43 @@ def train(model, loader, optimizer, tree):
         loss = model(x.cuda(), convert_targets(y.cuda(), tree, 3)).sum()
         loss.backward()
         optimizer.step()
+
+# %% valid: Python data turned into tensors and moved: it crosses the host link whichever way the tensor is made
+import numpy as np
+import torch
+
+
+def collate_sizes(batch, device):
+    sizes = [(img.height, img.width) for img in batch]
+    return torch.tensor(sizes).to(device)
+
+
+def time_ids(original, crop, resolution, device):
+    ids = list(original + crop + (resolution, resolution))
+    ids = torch.tensor([ids])
+    ids = ids.to(device)
+    return ids
+
+
+for step, (images, captions) in enumerate(loader):
+    ids = [vocab[w] for w in captions[0].split()]
+    seq = torch.LongTensor(ids).to(device)
+    crop = torch.tensor([top, left, height, width]).cuda()
+    size = collate_sizes(images, device) + time_ids((512, 512), (0, 0), 1024, device)
+    n = images.size(0)
+    drawn = torch.tensor(np.random.beta(0.4, 0.4, size=n)).cuda()  # NumPy's own draws: the same stream
+    loss = model(images.cuda(), seq, crop, size, drawn).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: data a factory could make on the device itself: a range, equal numbers, sizes
+import torch
+
+for step, (images, labels) in enumerate(loader):
+    n = images.size(0)
+    index = torch.LongTensor(range(n)).to(device)  # expect: GPU106
+    ones = torch.tensor([1.0, 1.0, 1.0]).cuda()  # expect: GPU106
+    zeros = torch.FloatTensor(n, 8).to(device)  # expect: GPU106
+    loss = model(images.cuda(), index, ones, zeros).mean()
+    loss.backward()
+    optimizer.step()
