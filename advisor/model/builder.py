@@ -59,8 +59,6 @@ _RANK_NAME = re.compile(
     re.IGNORECASE,  # module constants too: `RANK = int(os.getenv("RANK", -1))`, `if RANK in {-1, 0}:`
 )
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
-
-
 def _target_names(node: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
     """Names bound by an assignment or loop target, with their index in a tuple unpack."""
     if type(node) in (cst.Tuple, cst.List):

@@ -32,6 +32,7 @@ from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.constants import constant
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
+from advisor.model.occasional_tests import occasional
 from advisor.model.value_flow import argument, parameter_default
 
 _MAX_DEPTH = 3
@@ -387,7 +388,9 @@ class GuardKinds:
         if (guard.steps and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
-        return modulo or rank or (guard.positive and self._never_true(guard)) or self._rare(guard)
+        if modulo or rank or (guard.positive and self._never_true(guard)) or self._rare(guard):
+            return True
+        return occasional(guard.test, guard.positive and not guard.exits)
 
     def _rare(self, guard: Guard) -> bool:
         """The body (only: not the `else`, not what follows `if ...: continue`) of a test that

@@ -28,7 +28,9 @@ class ItemInTrainingLoop(Rule):
         forward evidently trains (its class is put in a registry, `@MODEL_REGISTRY.register()`,
         or the forward takes `labels`/`targets` or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
-        `if step % 100 == 0` or a rank-0 check the finding is only informational, and so it is
+        `if step % 100 == 0`, a rank-0 check, a test of the step counter for equality (`if step
+        != capture_step: return` at the top of a hook) or of the steps or time since the last
+        run (`if step - last_step < interval: return`) the finding is only informational, and so it is
         for an `.item()` under `if isinstance(v, torch.Tensor):` on a value not known to be a
         tensor (a metric logger converting whatever its callers hand it). An Ignite
         `create_supervised_trainer(..., device=<cuda>)` run in the file and given no

@@ -728,3 +728,62 @@ for i in range(cfg.epoch_iters):
     for optimizer in optimizers:
         optimizer.step()
     ave_total_loss.update(loss.data.item())  # expect: GPU101
+
+# %% invalid: hooks run every step that act only at one step or once an interval has passed: info
+import time
+import torch
+
+last_step = 0
+last_log = time.time()
+snapshot = None
+
+
+def maybe_move(model, step, interval):
+    global last_step
+    if step - last_step < interval:
+        return
+    last_step = step
+    norm = sum(p.detach().norm() for p in model.parameters())
+    print("moved at", step, norm.item())  # expect: GPU101 info
+
+
+def maybe_capture(model, step, capture_step):
+    global snapshot
+    if step != capture_step:
+        return
+    snapshot = {n: p.detach().clone() for n, p in model.named_parameters()}
+    print("captured", sum(p.sum() for p in snapshot.values()).item())  # expect: GPU101 info
+
+
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    maybe_move(model, step, 100)
+    maybe_capture(model, step, 500)
+    if time.time() - last_log > 10:
+        print("loss", loss.item())  # expect: GPU101 info
+        last_log = time.time()
+
+# %% invalid: the same tests read the other way run on nearly every step
+import time
+import torch
+
+last_step = 0
+
+
+def maybe_track(model, step, interval):
+    if step - last_step >= interval:
+        return
+    print("tracked", model.weight.norm().item())  # expect: GPU101
+
+
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    maybe_track(model, step, 100)
+    if step != 0:
+        print("loss", loss.item())  # expect: GPU101

@@ -1,0 +1,73 @@
+"""Tests that hold at one step, or once every so often, rather than on every step: for "this
+guard leaves its statements to some steps" (model/guards.py).
+
+Besides `step % N == 0` (builder.gate_kinds), two shapes are common in training scripts:
+- a step counter tested for equality: `if step == capture_step:` runs once; so does what
+  follows `if step != apply_step: continue` (or `return` at the top of a hook called every
+  step);
+- the steps or the time since an action last ran, compared with an interval: `if step -
+  last_eval_step >= every:`, `if time.time() - last_log > 10:`, or `if step - last_step <
+  interval: return` before the action.
+
+Direction matters: what follows `if step == 0: continue` runs on every step but one, so each
+test is read with the truth value under which the guarded statements run.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+# Step counters: a test of one for equality holds at a single step of the run (or of the epoch).
+_STEP_COUNTER = re.compile(
+    r"^(global_)?(step|steps|iter|iters|iteration|itr|it|i|epoch|batch_idx|batch_index|n_iter|global_iter"
+    r"|update|updates|num_updates|total_steps|completed_steps|curr_step|cur_step|current_step)$",
+    re.IGNORECASE,
+)
+# What a counter or a clock is compared with since an action last ran.
+_SINCE_LAST = re.compile(r"(^|_)(last|prev|previous)(_|$)", re.IGNORECASE)
+_AT_LEAST = (cst.GreaterThan, cst.GreaterThanEqual)
+_BELOW = (cst.LessThan, cst.LessThanEqual)
+
+
+def _last_name(node: cst.BaseExpression) -> str:
+    if type(node) is cst.Name:
+        return node.value
+    if type(node) is cst.Attribute:
+        return node.attr.value
+    return ""
+
+
+def _since_last(node: cst.BaseExpression) -> bool:
+    """`step - last_step`, `time.time() - self.last_log`."""
+    return (type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract
+            and bool(_SINCE_LAST.search(_last_name(node.right))))
+
+
+def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:
+    """The statements a test guards, which run when the test is ``runs_when``, run only at one
+    step or once every so often."""
+    kind = type(test)
+    if kind is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return occasional(test.expression, not runs_when)
+    if kind is cst.BooleanOperation:
+        conjunction = type(test.operator) is cst.And
+        if conjunction == runs_when:
+            # all parts hold (`and` true) or all fail (`or` false): one occasional part is enough
+            return occasional(test.left, runs_when) or occasional(test.right, runs_when)
+        return occasional(test.left, runs_when) and occasional(test.right, runs_when)
+    if kind is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    operator = type(test.comparisons[0].operator)
+    left, right = test.left, test.comparisons[0].comparator
+    if operator in (cst.Equal, cst.NotEqual):
+        counters = sum(bool(_STEP_COUNTER.match(_last_name(side))) for side in (left, right))
+        return counters == 1 and (operator is cst.Equal) == runs_when
+    if _since_last(right):
+        left, right = right, left
+        operator = {cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual,
+                    cst.LessThan: cst.GreaterThan, cst.LessThanEqual: cst.GreaterThanEqual}.get(operator)
+    if not _since_last(left):
+        return False
+    return (operator in _AT_LEAST and runs_when) or (operator in _BELOW and not runs_when)
