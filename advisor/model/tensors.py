@@ -658,6 +658,48 @@ HOST_BUILDERS = frozenset(
 _MOVES = frozenset({"cuda", "to", "type", "pin_memory"})
 
 
+_TYPED_CONSTRUCTORS = frozenset(
+    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor CharTensor "
+    "ByteTensor BoolTensor".split()
+)
+
+
+def _number(expr: cst.BaseExpression) -> Optional[str]:
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
+        inner = _number(expr.expression)
+        return None if inner is None else "-" + inner
+    return expr.value if type(expr) in (cst.Integer, cst.Float) else None
+
+
+def given_python_data(model, factory: cst.Call, kind: str) -> bool:
+    """`torch.tensor(labels)`, `torch.as_tensor(sizes)`, `torch.Tensor([w, h, w, h])`: a factory
+    that copies values the program holds, which cross the host link whichever way the tensor
+    is made (`device=` saves nothing). Not a number, numbers all equal (`[0]`) or `range(n)`,
+    which a factory could make on the device itself (`torch.full`, `torch.zeros`,
+    `torch.arange`), nor the sizes a typed constructor is given (`torch.FloatTensor(n, h)`, a
+    lone name or call, which may be a size)."""
+    if kind not in ("tensor", "as_tensor") and kind not in _TYPED_CONSTRUCTORS:
+        return False
+    positional = [a for a in factory.args if a.keyword is None and not a.star]
+    if not positional:
+        return False
+    data = positional[0].value
+    if kind in _TYPED_CONSTRUCTORS:
+        if len(positional) > 1 or type(data) not in (cst.List, cst.Tuple, cst.ListComp, cst.Call):
+            return False
+        if type(data) is cst.Call and not (model.imports.qualify(data.func) or "").startswith("numpy."):
+            return False  # `torch.LongTensor(len(ids))`: a size; `range(n)`: an arange
+    if _number(data) is not None:
+        return False
+    if type(data) in (cst.List, cst.Tuple):
+        elements = data.elements
+        numbers = {_number(e.value) for e in elements if type(e) is cst.Element}
+        return not (len(numbers) == 1 and None not in numbers and all(type(e) is cst.Element for e in elements))
+    if type(data) is cst.Call and dotted_name(data.func) == "range":
+        return False
+    return True
+
+
 class HostBuilt(Question[str]):
     """The torch factory (`arange`, `ones`, ...) a value is built from in host memory: the
     factory itself, torch functions, methods and arithmetic on it (`torch.exp(c *
@@ -673,6 +715,8 @@ class HostBuilt(Question[str]):
             qual = model.imports.qualify(func) or ""
             head, _, last = qual.rpartition(".")
             if head == "torch" and last in HOST_BUILDERS:
+                if given_python_data(model, expr, last):
+                    return ""  # the values cross the host link whichever way the tensor is made
                 placed = any(a.keyword is not None and a.keyword.value in ("device", "out") for a in expr.args)
                 if last == "as_tensor" and expr.args and not isinstance(expr.args[0].value, _HOST_DATA):
                     return ""  # `torch.as_tensor(sigma)` hands back a tensor argument as it is, wherever it lives

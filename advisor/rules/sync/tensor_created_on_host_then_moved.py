@@ -7,7 +7,7 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.framework_steps import runs_per_batch
-from advisor.model.tensors import host_built_from, names_cuda
+from advisor.model.tensors import given_python_data, host_built_from, names_cuda
 from advisor.model.devices import cuda_tensor_type, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
 
@@ -72,50 +72,17 @@ def _root_call(expr: cst.BaseExpression) -> Optional[cst.Call]:
 _FILLS = frozenset({"fill_", "zero_", "uniform_", "normal_", "random_", "bernoulli_", "exponential_"})
 
 
-def _number(expr: cst.BaseExpression) -> Optional[str]:
-    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
-        inner = _number(expr.expression)
-        return None if inner is None else "-" + inner
-    return expr.value if type(expr) in (cst.Integer, cst.Float) else None
-
-
 def _data_built_on_device(model: FileModel, factory: cst.Call, kind: str, top: cst.BaseExpression) -> bool:
-    """`torch.tensor(data)`, `torch.as_tensor(data)` and typed constructors given data copy that
-    data from the host whatever `device=` says: only data a factory could make on the device
-    itself is a finding. A number (`torch.full`), numbers all equal (`[0]`: `torch.zeros`),
-    `range(n)` (`torch.arange`); for a typed constructor,
-    sizes (`torch.FloatTensor(n, h)`, one name followed by a fill: `LongTensor(n).fill_(0)`).
-    Python values (`torch.tensor(labels)`, `torch.Tensor([w, h, w, h])`) are not."""
-    positional = [a for a in factory.args if a.keyword is None]
-    if not positional:
-        return True
-    data = positional[0].value
-    if kind in _TYPED:
-        if len(positional) > 1 or type(data) is cst.Integer:
-            return True  # sizes
-        if type(data) not in (cst.List, cst.Tuple, cst.ListComp, cst.Call):
-            return any(
-                type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _FILLS
-                for node in _chain_above(factory, top)
-            )
-    if _number(data) is not None:
-        return True
-    if type(data) in (cst.List, cst.Tuple):
-        numbers = {_number(e.value) for e in data.elements if type(e) is cst.Element}
-        return len(numbers) == 1 and None not in numbers and len(data.elements) == len(
-            [e for e in data.elements if type(e) is cst.Element])
-    if type(data) is cst.Call:
-        qual = model.imports.qualify(data.func) or dotted_name(data.func) or ""
-        return qual == "range"
-    return False
-
-
-def _python_data(model: FileModel, value: cst.BaseExpression, kind: str) -> bool:
-    """A binding's value is the factory ``kind`` given Python data (`_data_built_on_device`)."""
-    factory = _root_call(value)
-    if factory is None or (model.imports.qualify(factory.func) or "").rpartition(".")[2] != kind:
-        return False
-    return not _data_built_on_device(model, factory, kind, value)
+    """The factory is not given Python values (`tensors.given_python_data`): its data is one a
+    factory could make on the device itself. A typed constructor given one name may be given a
+    size or data: a size when a fill follows (`torch.LongTensor(n).fill_(0)`)."""
+    positional = [a for a in factory.args if a.keyword is None and not a.star]
+    if kind in _TYPED and len(positional) == 1 and type(positional[0].value) in (cst.Name, cst.Attribute, cst.Subscript):
+        return any(
+            type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _FILLS
+            for node in _chain_above(factory, top)
+        )
+    return not given_python_data(model, factory, kind)
 
 
 def _chain_above(factory: cst.Call, move: cst.Call):
@@ -367,10 +334,6 @@ class TensorCreatedOnHostThenMoved(Rule):
             found = model.reaching(name, site.ctx, site.order)
             if found and all(a.value is not None and a.index is None and _empty(_root_call(a.value)) for a in found):
                 return None  # `scores = torch.Tensor([])`, later `scores.cuda()`: an empty tensor, nothing copied
-            if (kind in ("tensor", "as_tensor") or kind in _TYPED) and found and all(
-                a.value is not None and a.index is None and _python_data(model, a.value, kind) for a in found
-            ):
-                return None  # `ids = torch.tensor([sizes])`, later `ids.to(device)`: Python data crosses anyway
         return self.report(
             site.node,
             "`torch.{factory}(...)` is built in host memory and then copied to the GPU",

@@ -389,6 +389,14 @@ def collate_sizes(batch, device):
     return torch.tensor(sizes).to(device)
 
 
+def next_batch(tokens, position, batch, length):
+    buf = tokens[position: position + batch * length + 1]
+    buf = torch.tensor(buf.astype(np.int32), dtype=torch.long)
+    x = (buf[:-1]).view(batch, length)
+    y = (buf[1:]).view(batch, length)
+    return x.cuda(), y.cuda()
+
+
 def time_ids(original, crop, resolution, device):
     ids = list(original + crop + (resolution, resolution))
     ids = torch.tensor([ids])
@@ -401,6 +409,7 @@ for step, (images, captions) in enumerate(loader):
     seq = torch.LongTensor(ids).to(device)
     crop = torch.tensor([top, left, height, width]).cuda()
     size = collate_sizes(images, device) + time_ids((512, 512), (0, 0), 1024, device)
+    tokens_x, tokens_y = next_batch(token_table, step * 64, 8, 8)
     n = images.size(0)
     drawn = torch.tensor(np.random.beta(0.4, 0.4, size=n)).cuda()  # NumPy's own draws: the same stream
     loss = model(images.cuda(), seq, crop, size, drawn).mean()
