@@ -377,6 +377,23 @@ class GuardKinds:
             return False
         return made
 
+    def rank_only(self, ctx: Context) -> bool:
+        """A guard around ``ctx`` leaves it to one rank, as read through values: a flag bound
+        to a rank test (`args.save_logs = args.logs and is_master(args)`, then `if
+        args.save_logs:`), a helper that returns one, an object only rank 0 gets."""
+        for guard in guards_of(ctx):
+            test = guard.test
+            negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+            if guard.positive and not guard.exits and not negated:
+                pass  # `if args.save_logs:`
+            elif guard.exits and negated:
+                test = test.expression  # `if not args.save_logs: return`
+            else:
+                continue
+            if self.test_kinds(test, guard.ctx, guard.order + 0.5)[1]:
+                return True
+        return False
+
     def _under_rank_test(self, ctx: Context) -> bool:
         return any(
             guard.positive and self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[1] for guard in guards_of(ctx)

@@ -5,6 +5,7 @@ import re
 from typing import Iterator, List, Tuple
 import libcst as cst
 from advisor.findings import Severity
+from advisor.model.world_size_tests import single_process_only
 from advisor.model import Context, FileModel, FunctionInfo
 from advisor.model.builder import gate_kinds
 from advisor.model.names import dotted_name, last_segment
@@ -118,8 +119,11 @@ class CheckpointSavedOnEveryRank(Rule):
         an upload helper called only from a `_save_snapshot` that is called only under
         `if self.local_rank == 0:` is guarded. Nor when the saving function returns early
         off rank 0 (`if rank != 0: return`) or carries a `@rank_zero_only`-style decorator; an `if gpu == 0:` around the save in an
-        `mp.spawn` worker also counts. A save whose path names the rank (one file per rank, as
-        sharded checkpoints do) is left alone. Reported as information when the saving
+        `mp.spawn` worker also counts, and so does a flag bound to a rank test (`args.save_logs =
+        args.logs and is_master(args)`, then `if args.save_logs:`). A save whose path names the
+        rank (one file per rank, as sharded checkpoints do), and one that runs only in a run of
+        one process (after `if dist.get_world_size() != 1: raise ...`, or under `if world_size
+        == 1:`), are left alone. Reported as information when the saving
         function (other than `main`) has no call site in the file.
     """
     why = """
@@ -177,7 +181,7 @@ class CheckpointSavedOnEveryRank(Rule):
             )
 
     def _guarded(self, model: FileModel, ctx: Context, node: cst.CSTNode) -> bool:
-        if ctx.rank_gated:
+        if ctx.rank_gated or model.guards.rank_only(ctx) or single_process_only(ctx):
             return True
         info = ctx.function
         if info is None:

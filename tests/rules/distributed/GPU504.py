@@ -251,3 +251,61 @@ def train(model, loader, optimizer, epochs):
         if RANK in {-1, 0}:
             ckpt = {"epoch": epoch, "model": model.module.state_dict()}
             torch.save(ckpt, "last.pt")
+
+# %% valid: a flag bound to a rank test, and a save hook that refuses to run on more than one process
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def is_master(args):
+    return args.rank == 0
+
+
+def save_screening_checkpoint(model, path, step):
+    if not path:
+        return
+    if dist.get_world_size() != 1:
+        raise RuntimeError("a single-GPU screening hook: run with one process")
+    torch.save({"step": step, "model": model.state_dict()}, path)
+
+
+def main(args, model, loader, optimizer):
+    dist.init_process_group("nccl")
+    model = DDP(model.cuda())
+    args.save_logs = args.logs and args.logs.lower() != "none" and is_master(args)
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if args.save_logs:
+            torch.save({"state_dict": model.module.state_dict()}, "latest.pt")
+        save_screening_checkpoint(model.module, args.screen_path, epoch)
+
+# %% invalid: a flag that is not a rank test, and a world-size test that lets every rank through
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def save_hook(model, path):
+    if dist.get_world_size() == 1:
+        raise RuntimeError("needs several processes")
+    torch.save(model.state_dict(), path)  # expect: GPU504
+
+
+def main(args, model, loader, optimizer):
+    dist.init_process_group("nccl")
+    model = DDP(model.cuda())
+    args.save_logs = args.logs and args.logs.lower() != "none"
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if args.save_logs:
+            torch.save({"state_dict": model.module.state_dict()}, "latest.pt")  # expect: GPU504
+        save_hook(model.module, args.path)
