@@ -30,6 +30,8 @@ def check(*args):
     ("conftest.py", ""),
     ("helpers.py", "import pytest\n"),
     ("cases.py", "import unittest\n"),
+    ("harness.py", "from torch.testing._internal.common_utils import run_tests\n"),
+    ("checkpoint_test.py", "class CheckpointCases(DTensorTestBase):\n    def test_resume(self):\n        pass\n"),
 ])
 def test_findings_in_a_test_module_are_info(tmp_path, name, header):
     path = tmp_path / name

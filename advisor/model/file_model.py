@@ -249,16 +249,19 @@ class FileModel:
 
     @property
     def is_test_code(self) -> bool:
-        """A test module: it imports pytest or unittest, or it is named and laid out as pytest
+        """A test module: it imports pytest, unittest or PyTorch's test harness, or it is named and laid out as pytest
         collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
         classes; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
         purpose to test them. An evaluation script named `test_net.py` defines no tests."""
         name = os.path.basename(self.path)
         if name == "conftest.py" or self.imports.imports_any("pytest", "unittest"):
             return True
+        if any(target.startswith("torch.testing._internal.") for target in self.imports.aliases.values()):
+            return True  # PyTorch's own test harness (`common_utils`, `common_distributed`)
         if not ((name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")):
             return False
-        return any(key.startswith("test_") for key in self.facts.functions) or any(
+        # Test methods of a class of another test harness's base (`class CheckpointTest(DTensorTestBase)`).
+        return any(key.rsplit(".", 1)[-1].startswith("test_") for key in self.facts.functions) or any(
             cls.startswith("Test") for cls in self.facts.classes
         )
 
