@@ -1,6 +1,7 @@
 """GPU503 `wrapped-model-state-dict-saved`: saving a DDP/DataParallel model's `state_dict()` instead of `.module`'s."""
 
 from __future__ import annotations
+import re
 from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
@@ -49,6 +50,23 @@ def _find_wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
     return found
 
 
+# A key rewrite of the project that strips the wrapper's prefix (`k.replace("module.", "")`,
+# `k[len("module."):]`, `k.startswith("module.")`).
+_PREFIX_LITERAL = re.compile(r"""['"]module\.['"]""")
+
+
+def strips_prefix(model: FileModel) -> bool:
+    """This file, or a project file within two imports of it, names the `module.` prefix in a
+    string: the project rewrites checkpoint keys itself, so a prefixed checkpoint loads."""
+    def compute(model: FileModel) -> bool:
+        models = [model]
+        if model.project is not None and model.real_path is not None:
+            models += model.project.related_models(model.real_path)
+        return any(other.text is not None and _PREFIX_LITERAL.search(other.text) for other in models)
+
+    return model.shared("distributed.strips-prefix", compute)
+
+
 def _wraps_to_read(model: FileModel, load: CallSite) -> bool:
     """The load sits in a function that never trains and builds a DDP/DataParallel wrapper
     itself: it wraps the model to read checkpoints saved with the `module.` prefix."""
@@ -69,7 +87,8 @@ class WrappedStateDictSaved(Rule):
         when this file, or a project file within two imports of it, has a function that never
         trains wrap a model in DDP/DataParallel and load a checkpoint into it (a sampler that
         wraps before loading): the project reads its checkpoints with their `module.` prefix
-        on purpose.
+        on purpose; so it is when one of those files names the prefix in a string (`k.replace(
+        "module.", "")`, `k[len("module."):]`): the project rewrites the keys when it loads.
     """
     why = """
         A wrapper stores the real model as `.module`, so every key of its state dict starts
@@ -148,7 +167,8 @@ class WrappedStateDictSaved(Rule):
                 site.node,
                 "`{model}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
                 "`module.` and will not load into the plain model",
-                severity=Severity.INFO if any(_wraps_to_read(o, load) for o, load in wrapped_loads(model)) else None,
+                severity=Severity.INFO if strips_prefix(model) or any(
+                    _wraps_to_read(o, load) for o, load in wrapped_loads(model)) else None,
                 fix=self._fix(model, site, receiver, kinds["ddp"]),
                 data={"model": receiver, "verb": verb},
             )

@@ -372,3 +372,25 @@ def main(args, loader):
             loss.backward()
             opt.step()
         torch.save({"encoder": encoder.state_dict(), "opt": opt.state_dict()}, "latest.pt")  # expect: GPU503
+
+# %% invalid: the project's loader strips the prefix from checkpoint keys: info
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def load_checkpoint(model, path):
+    state = torch.load(path, map_location="cpu")["state_dict"]
+    if next(iter(state)).startswith("module"):
+        state = {k[len("module."):]: v for k, v in state.items()}
+    model.load_state_dict(state)
+
+
+def train(model, loader, optimizer, epochs):
+    model = DDP(model.cuda())
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        torch.save({"epoch": epoch, "state_dict": model.state_dict()}, "last.pt")  # expect: GPU503 info
