@@ -653,6 +653,9 @@ class ModelBuilder(Walker):
                     no_grad = True
                 continue
             calls.append(call)
+            if item.asname is not None and type(item.asname.name) is cst.Name:
+                key = (self.ctx.scope, item.asname.name.value)
+                self.facts.with_targets.setdefault(key, []).append(call)
             qual = self.imports.qualify(call.func)
             if qual in NO_GRAD_CONTEXTS:
                 no_grad = True

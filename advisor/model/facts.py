@@ -248,6 +248,9 @@ class Facts:
     # block id of the body of an `if` with no `else` and at most two statements -> the position
     # of that `if` in its own block (`if device == "cuda": torch.cuda.synchronize()`)
     small_if_bodies: Dict[int, Tuple[int, int]] = field(default_factory=dict)
+    # (scope, name) -> the calls of `with <call> as name` (`with amp.scale_loss(loss, opt) as
+    # scaled_loss:`); not bindings the value model follows: what `__enter__` returns varies
+    with_targets: Dict[Tuple[str, str], List[cst.Call]] = field(default_factory=dict)
     conditions: List[Condition] = field(default_factory=list)
     subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops and functions
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name

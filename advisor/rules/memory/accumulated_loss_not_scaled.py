@@ -228,6 +228,9 @@ class AccumulatedLossNotScaled(Rule):
             if name in seen or depth > 3:
                 continue
             seen.add(name)
+            for call in model.facts.with_targets.get((ctx.scope, name), ()):
+                # `with amp.scale_loss(loss, optimizer) as scaled_loss:` scales what it is given
+                pending.extend((n, depth + 1) for a in call.args for n in iter_names(a.value))
             for assignment in model.assignments(name, ctx):
                 statement, assigned = assignment.statement, assignment.value
                 if assigned is None:

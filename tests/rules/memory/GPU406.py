@@ -201,3 +201,30 @@ for i, (x, y) in enumerate(train_loader):
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad()
+
+# %% valid: the loss divided before apex scales it in a `with ... as` block
+from apex import amp
+
+for step, (x, y) in enumerate(loader):
+    loss = model(x.cuda(), y.cuda())
+    if args.gradient_accumulation_steps > 1:
+        loss = loss / args.gradient_accumulation_steps
+    if args.fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    if (step + 1) % args.gradient_accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: apex scales a loss nobody divided
+from apex import amp
+
+for step, (x, y) in enumerate(loader):
+    loss = model(x.cuda(), y.cuda())
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()  # expect: GPU406
+    if (step + 1) % args.gradient_accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
