@@ -89,6 +89,13 @@ def root_name(node: cst.BaseExpression) -> Optional[str]:
             return None
 
 
+# The names a star-imported module usually binds its own imports to.
+_STAR_CONVENTIONS = {
+    "torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim",
+    "dist": "torch.distributed", "np": "numpy",
+}
+
+
 class ImportTable:
     """Local names bound by import statements, mapped to what they import."""
 
@@ -99,6 +106,7 @@ class ImportTable:
         # `try: from torch.amp import autocast / except ImportError: from torch.cuda.amp import
         # autocast` fallback binds one name to two.
         self.targets: Dict[str, Set[str]] = {}
+        self.star = False  # `from utils import *`: names the file never imports may come from there
 
     def _bind(self, local: str, target: str) -> None:
         self.aliases[local] = target
@@ -127,6 +135,7 @@ class ImportTable:
             return
         self.modules.add(module.split(".")[0])
         if type(node.names) is cst.ImportStar:
+            self.star = True
             return
         for alias in node.names:
             if not type(alias.name) is cst.Name:
@@ -140,6 +149,7 @@ class ImportTable:
         """`from .losses import BoxLoss` binds `BoxLoss` to ".losses.BoxLoss": the leading dots
         say how many package levels up the project's own module is (see advisor/project)."""
         if type(node.names) is cst.ImportStar:
+            self.star = True
             return
         dots = "." * len(node.relative)
         module = dotted_name(node.module) if node.module is not None else ""
@@ -164,7 +174,14 @@ class ImportTable:
         head, _, rest = dotted.partition(".")
         target = self.aliases.get(head)
         if target is None:
-            return None
+            if not self.star:
+                return None
+            # A star import (`from utils import *`, whose module imports torch) brings the
+            # modules that module imports: a file that never imports `torch` yet calls
+            # `torch.zeros` has it from there, under the usual names.
+            target = _STAR_CONVENTIONS.get(head)
+            if target is None:
+                return None
         full = f"{target}.{rest}" if rest else target
         return _CANONICAL.get(full, full)
 
