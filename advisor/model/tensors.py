@@ -398,15 +398,26 @@ def _training_batch_part(model, expr: cst.BaseExpression, ctx: Context, order: i
     loop = model.enclosing_training_loop(ctx)
     if loop is None or not type(loop.node) is cst.For:
         return False
-    reach = model.bindings.reaching(expr.value, ctx, order)
-    return (
-        reach.closed
-        and reach.parameter is None
-        and bool(reach.assignments)
-        and all(
-            a.value is None and a.batch_hint == "batch" and a.iterable is loop.node.iter for a in reach.assignments
-        )
-    )
+    return _bound_to_batch_part(model, expr.value, ctx, order, loop, 0)
+
+
+def _bound_to_batch_part(model, name: str, ctx: Context, order: int, loop: LoopInfo, depth: int) -> bool:
+    """``name`` is bound only to the training loop's item or a part of it (`batch` of `for i,
+    batch in enumerate(loader)`, or `bboxes = batch[1]`)."""
+    reach = model.bindings.reaching(name, ctx, order)
+    if not (reach.closed and reach.parameter is None and reach.assignments):
+        return False
+    for a in reach.assignments:
+        if a.value is None:
+            # the item itself (`batch`), whose part is taken, may be a tuple of tensors
+            whole = depth > 0 and a.kind_hint == "loader-batch"
+            if not ((a.batch_hint == "batch" or whole) and a.iterable is loop.node.iter):
+                return False
+        elif depth > 0 or type(a.value) is not cst.Subscript or type(a.value.value) is not cst.Name or a.index is not None:
+            return False
+        elif not _bound_to_batch_part(model, a.value.value.value, a.ctx, a.order, loop, depth + 1):
+            return False
+    return True
 
 
 TENSORS = Tensor()

@@ -787,3 +787,43 @@ for step, (x, y) in enumerate(loader):
     maybe_track(model, step, 100)
     if step != 0:
         print("loss", loss.item())  # expect: GPU101
+
+# %% invalid: parts of the batch taken by index, moved under the same name, counted by the loss per image
+import torch
+from torch import nn
+
+
+class BoxLoss(nn.Module):
+    def build_target(self, labels, batchsize):
+        counts = (labels.sum(dim=2) > 0).sum(dim=1)
+        sizes = []
+        for b in range(batchsize):
+            sizes.append(int(counts[b]))  # expect: GPU101
+        return sizes
+
+    def forward(self, outputs, labels=None):
+        sizes = self.build_target(labels, outputs.shape[0])
+        return outputs.sum() * len(sizes)
+
+
+criterion = BoxLoss()
+for i, batch in enumerate(train_loader):
+    images = batch[0]
+    boxes = batch[1]
+    images = images.to(device=device, dtype=torch.float32)
+    boxes = boxes.to(device=device)
+    loss = criterion(model(images), boxes)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a part of a loop item that is not a loader's batch, moved under the same name
+import torch
+
+for i, setting in enumerate(settings):
+    scale = setting[1]
+    scale = scale.to(device)
+    loss = model(inputs.cuda(), scale).sum()
+    loss.backward()
+    optimizer.step()
+    print(int(scale))
