@@ -11,7 +11,7 @@ import libcst as cst
 
 from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, every_value, list_elements
 from advisor.model.devices import HOST, device_kind, is_dtype
-from advisor.model.facts import Assignment, Context
+from advisor.model.facts import Assignment, Context, LoopInfo
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
