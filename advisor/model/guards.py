@@ -233,18 +233,32 @@ _RANK_WORD = re.compile(r"rank|gpu|device|world|node|proc", re.IGNORECASE)
 
 def _latch(model, guard: Guard) -> bool:
     """A flag the guarded body turns off (`if self.need_sync: ...; self.need_sync = False`, or
-    `if not done: ...; done = True`): the body runs once, the first time the test is reached."""
+    `if not done: ...; done = True`), or a name it gives a value (`if loss_ema is None:
+    loss_ema = loss.item()`): the body runs once, the first time the test is reached (after
+    each reset of the name, as an epoch's `loss_ema = None`)."""
     test, off = guard.test, "False"
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, off = test.expression, "True"
+    unset = (type(test) is cst.Comparison and len(test.comparisons) == 1
+             and type(test.comparisons[0].operator) is cst.Is and _is_none(test.comparisons[0].comparator))
+    if unset:
+        # `if loss_ema is None: loss_ema = loss.item()`: the body gives the name a value
+        test = test.left
     name = dotted_name(test)
     if name is None:
         return False
     ctx = guard.ctx
     scope = ctx.class_scope if name.startswith("self.") and ctx.class_scope else ctx.scope
+    found = model.facts.assignments.get((scope, name), ())
+    if unset:
+        return any(
+            a.value is not None and not _is_none(a.value) and not a.augmented and a.index is None
+            and guard in guards_of(a.ctx)
+            for a in found
+        )
     return any(
         type(a.value) is cst.Name and a.value.value == off and not a.augmented and guard in guards_of(a.ctx)
-        for a in model.facts.assignments.get((scope, name), ())
+        for a in found
     )
 
 

@@ -69,9 +69,18 @@ def strips_prefix(model: FileModel) -> bool:
 
 def _wraps_to_read(model: FileModel, load: CallSite) -> bool:
     """The load sits in a function that never trains and builds a DDP/DataParallel wrapper
-    itself: it wraps the model to read checkpoints saved with the `module.` prefix."""
+    itself (or at the top of a script that trains nothing there, as an evaluation script's
+    `__main__` block does): it wraps the model to read checkpoints saved with the `module.`
+    prefix."""
     info = load.ctx.function
-    if info is None or model.trains(info) or model.has_training_loop(info):
+    if info is None:
+        # At the top of a script (its `__main__` block): an evaluation script that wraps,
+        # then loads, when nothing at its top level trains.
+        if any(model.is_training_loop(loop) for loop in model.facts.loops if loop.function is None):
+            return False
+        if any(site.ctx.function is None for site in model.calls_to("torch.save")):
+            return False  # the top level saves too: a resume, not a reader
+    elif model.trains(info) or model.has_training_loop(info):
         return False
     return any(site.ctx.function is info for qual in DDP_WRAPPERS for site in model.calls_to(qual))
 

@@ -204,3 +204,24 @@ def train(model, loader, optimizer, epochs):
             loss.backward()
             optimizer.step()
         torch.save({"epoch": epoch, "state_dict": model.module.state_dict()}, "last.pt")  # expect: GPU503 info
+
+# %% invalid: the script's own evaluation entry wraps the model before loading what training saved: info
+import torch
+import torch.nn as nn
+
+
+def train(args, loader):
+    model = nn.DataParallel(FlowNet(args)).cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    for step, (a, b, flow) in enumerate(loader):
+        loss = (model(a.cuda(), b.cuda()) - flow.cuda()).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.save(model.module.state_dict(), "final.pth")  # expect: GPU503 info
+
+
+if __name__ == "__main__":
+    model = nn.DataParallel(FlowNet(args))
+    model.load_state_dict(torch.load(args.model))
+    evaluate(model.module)

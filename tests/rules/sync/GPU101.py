@@ -827,3 +827,18 @@ for i, setting in enumerate(settings):
     loss.backward()
     optimizer.step()
     print(int(scale))
+
+# %% invalid: a running average started on the first step of each epoch: only its update is per step
+import torch
+
+for epoch in range(epochs):
+    loss_ema = None
+    for x, _ in loader:
+        optimizer.zero_grad()
+        loss = model(x.cuda())
+        loss.backward()
+        if loss_ema is None:
+            loss_ema = loss.item()  # expect: GPU101 info
+        else:
+            loss_ema = 0.9 * loss_ema + 0.1 * loss.item()  # expect: GPU101
+        optimizer.step()
