@@ -6,6 +6,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.value_flow import main_block
 from advisor.model.names import DDP_WRAPPERS, dotted_name
 from advisor.model.subtree import iter_names
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -74,8 +75,10 @@ def _wraps_to_read(model: FileModel, load: CallSite) -> bool:
     prefix."""
     info = load.ctx.function
     if info is None:
-        # At the top of a script (its `__main__` block): an evaluation script that wraps,
-        # then loads, when nothing at its top level trains.
+        # In the `__main__` block of a script: an evaluation script that wraps, then loads,
+        # when nothing at its top level trains or saves.
+        if not main_block(load.ctx):
+            return False
         if any(model.is_training_loop(loop) for loop in model.facts.loops if loop.function is None):
             return False
         if any(site.ctx.function is None for site in model.calls_to("torch.save")):
