@@ -308,8 +308,10 @@ class GuardKinds:
             result = gate_kinds(test)
             if result[0] and _every_step(self.model, test, ctx, order):
                 result = (False, result[1])
-            if result == (False, False) and depth < _MAX_DEPTH:
-                result = self._through_values(test, ctx, order, depth)
+            if not result[1] and depth < _MAX_DEPTH:
+                # `if i % k == 0 and opt.is_master_node:`: the rank part may sit in a value
+                through = self._through_values(test, ctx, order, depth)
+                result = (result[0] or through[0], through[1])
         self._tests[key] = result
         return result
 

@@ -309,3 +309,23 @@ def main(args, model, loader, optimizer):
         if args.save_logs:
             torch.save({"state_dict": model.module.state_dict()}, "latest.pt")  # expect: GPU504
         save_hook(model.module, args.path)
+
+# %% valid: a periodic save under a master flag set from the rank in the same worker
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def save_checkpoint(path, epoch, model, optimizer):
+    torch.save({"epoch": epoch, "state_dict": model.module.state_dict(), "optimizer": optimizer.state_dict()}, path)
+
+
+def main_worker(index, opt):
+    dist.init_process_group("nccl", rank=opt.dist_rank, world_size=opt.world_size)
+    opt.is_master_node = not opt.distributed or opt.dist_rank == 0
+    model = DDP(build_model(opt).cuda())
+    optimizer = torch.optim.SGD(model.parameters(), lr=opt.lr)
+    for i in range(opt.begin_epoch, opt.n_epochs + 1):
+        train_epoch(i, loader, model, optimizer)
+        if i % opt.checkpoint == 0 and opt.is_master_node:
+            save_checkpoint(f"save_{i}.pth", i, model, optimizer)
