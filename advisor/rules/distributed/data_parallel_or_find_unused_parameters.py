@@ -9,12 +9,13 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
-from advisor.model.literals import sequence_lengths
-from advisor.model.guards import on_cpu_path
+from advisor.model.literals import literal_values, sequence_lengths
+from advisor.model.guards import guards_of, on_cpu_path
 from advisor.model.subtree import iter_names
 
 
 _DATA_PARALLEL = "torch.nn.parallel.DataParallel"
+_DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 
 
 _FIND_UNUSED_OWNERS = frozenset({"DistributedDataParallel", "DistributedDataParallelKwargs", "DDPStrategy"})
@@ -32,6 +33,11 @@ class DataParallelOrFindUnused(Rule):
         also through a name or a parameter default that holds a one-item list). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it.
+        A wrap bound to a name that is only ever called without autograd (under `no_grad`,
+        or handed to functions of the file that call it so: a sampler wrapped beside the
+        trained model) is information too, and so is a wrap in one arm of a test whose other
+        arm wraps in `DistributedDataParallel` (the script offers DDP already), unless the
+        switch's default takes the DataParallel arm (`--distributed` as a `store_true` option).
         A wrap on the path taken only without a GPU (the `else` of `torch.cuda.is_available()`)
         is not reported: there it only calls the module.
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
@@ -100,11 +106,19 @@ class DataParallelOrFindUnused(Rule):
                     "DataParallel over a single device only adds overhead: call the model directly",
                     severity=Severity.INFO,
                 )
-            elif (inference_only and not self._returned_to_training(model, site)) or self._inference_function(model, site):
+            elif ((inference_only and not self._returned_to_training(model, site)) or self._inference_function(model, site)
+                  or self._run_without_grad(model, site)):
                 yield self.report(
                     site.node,
                     "DataParallel replicates the model on every forward call and gathers outputs on one "
                     "GPU; for inference, one process per GPU over a shard of the data scales better",
+                    severity=Severity.INFO,
+                )
+            elif self._beside_ddp(model, site):
+                yield self.report(
+                    site.node,
+                    "DataParallel drives every GPU from one process: the other arm of this test "
+                    "already offers DistributedDataParallel, the faster choice on several GPUs",
                     severity=Severity.INFO,
                 )
             else:
@@ -145,6 +159,67 @@ class DataParallelOrFindUnused(Rule):
         if model.trains(info) or model.has_training_loop(info) or model.heat_of(info) is not None:
             return False
         return not any(target in iter_names(value) for value in info.returns)
+
+    def _run_without_grad(self, model: FileModel, site: CallSite) -> bool:
+        """The wrapper is bound to a local name that is only ever called without autograd: under
+        `no_grad` where it is called, or handed to functions of the file that call it so (a
+        sampler wrapped beside the trained model, used for periodic samples and evaluation)."""
+        target, info = site.assigned_to, site.ctx.function
+        if target is None or "." in target or info is None:
+            return False
+        uses = 0
+        for call in model.facts.calls:
+            if call.ctx.function is not info or call.order <= site.order:
+                continue
+            if dotted_name(call.node.func) == target:
+                if not call.ctx.no_grad:
+                    return False
+                uses += 1
+                continue
+            for position, arg in enumerate(call.node.args):
+                if dotted_name(arg.value) != target:
+                    continue
+                if arg.keyword is not None or arg.star or not self._calls_without_grad(model, call, position):
+                    return False
+                uses += 1
+        return uses > 0
+
+    @staticmethod
+    def _calls_without_grad(model: FileModel, call: CallSite, position: int) -> bool:
+        """Every function of the file ``call`` runs calls its parameter at ``position`` only
+        without autograd, and uses it no other way."""
+        targets = model.calls.targets(call)
+        if not targets:
+            return False
+        for owner, callee in targets:
+            if owner is not model or callee.class_name is not None or position >= len(callee.params):
+                return False
+            param = callee.params[position]
+            used = [s for s in owner.facts.calls if s.ctx.function is callee and (
+                dotted_name(s.node.func) == param or any(dotted_name(a.value) == param for a in s.node.args))]
+            if not used or any(dotted_name(s.node.func) != param or not s.ctx.no_grad for s in used):
+                return False
+        return True
+
+    @staticmethod
+    def _beside_ddp(model: FileModel, site: CallSite) -> bool:
+        """The wrap sits in one arm of an `if` whose other arm wraps in DDP (`if
+        args.distributed: DDP(...) else: DataParallel(...)`): the script offers DDP already."""
+        around = guards_of(site.ctx)
+        if not around:
+            return False
+        for qual in _DDP:
+            for other in model.calls_to(qual):
+                for guard in guards_of(other.ctx):
+                    for mine in around:
+                        if mine.test is guard.test and mine.positive != guard.positive:
+                            # Unless the switch's default takes this arm (`--distributed` a
+                            # `store_true` option): then DataParallel is what a plain run gets.
+                            found = literal_values(model, mine.test, mine.ctx, mine.order + 0.5)
+                            default_here = found.complete and bool(found.values) and all(
+                                bool(value) == mine.positive for _, value in found.values)
+                            return not default_here
+        return False
 
     def _returned_to_training(self, model: FileModel, site: CallSite) -> bool:
         """A factory of a file that trains nothing returns the wrapper to a caller that trains."""

@@ -163,3 +163,70 @@ for images, targets in loader:
     loss = criterion(model(images), targets)
     loss.backward()
     optimizer.step()
+
+# %% invalid: samplers only run without autograd, and a DDP switch read from a config file: info
+import argparse
+import torch
+import yaml
+
+
+def evaluate(sampler, model, noise):
+    model.eval()
+    with torch.no_grad():
+        images = sampler(noise)
+    model.train()
+    return images
+
+
+def train(loader, trainer, sampler, ema_sampler, optimizer, noise):
+    trainer = torch.nn.DataParallel(trainer)  # expect: GPU505
+    sampler = torch.nn.DataParallel(sampler)  # expect: GPU505 info
+    ema_sampler = torch.nn.DataParallel(ema_sampler)  # expect: GPU505 info
+    for step, (x, _) in enumerate(loader):
+        loss = trainer(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 1000 == 0:
+            with torch.no_grad():
+                samples = ema_sampler(noise)
+            evaluate(sampler, trainer, noise)
+
+
+def main_worker(gpu, config_path, model, loader, optimizer):
+    args = yaml.safe_load(open(config_path))
+    if args["distributed"]:
+        model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[gpu])
+    else:
+        model = torch.nn.DataParallel(model.cuda())  # expect: GPU505 info
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the DataParallel arm is what a plain run takes, and a sampler that is also trained
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--distributed", action="store_true")
+args = parser.parse_args()
+
+
+def make_parallel(model, is_distributed):
+    if is_distributed:
+        model = torch.nn.parallel.DistributedDataParallel(model.cuda())
+    else:
+        model = torch.nn.DataParallel(model).cuda()  # expect: GPU505
+    return model
+
+
+def train(loader, model, sampler, optimizer, noise):
+    model = make_parallel(model, args.distributed)
+    sampler = torch.nn.DataParallel(sampler)  # expect: GPU505
+    for x, y in loader:
+        loss = model(x.cuda()).mean() + sampler(noise).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
