@@ -17,6 +17,7 @@ from advisor.guards import nesting_problem
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
 from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
 from advisor.model import FileModel
+from advisor.model.subtree import node_ids
 from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
 from advisor.project.view import Views, project_view
@@ -260,6 +261,8 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
         if model.is_test_code:
             # What a test costs is not what training costs: report, but below the default view.
             reports = [replace(r, severity=Severity.INFO) for r in reports]
+        elif model.facts.main_blocks:
+            reports = _self_tests_lowered(model, reports)
         if not config.show_info:
             # `_visible` would drop them: their positions (printing their statements) are not needed.
             reports = [r for r in reports if r.severity is not Severity.INFO]
@@ -272,6 +275,16 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")
+
+
+def _self_tests_lowered(model: FileModel, reports: List[Report]) -> List[Report]:
+    """What the `if __name__ == "__main__":` block of a module that other project files import
+    does is that module's self-test, on made-up data: info, as in a test module."""
+    visible = [r for r in reports if r.severity is not Severity.INFO]
+    if not visible or model.project is None or not model.project.importers(model):
+        return reports
+    inside = set().union(*(node_ids(block.body) for block in model.facts.main_blocks))
+    return [replace(r, severity=Severity.INFO) if id(r.node) in inside else r for r in reports]
 
 
 def _outside_dead_blocks(model: FileModel, reports: List[Report], positions: _Positions) -> List[Report]:

@@ -23,7 +23,7 @@ from advisor.model.facts import (
     LoopInfo,
     ReturnSite,
 )
-from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, root_name
+from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, is_main_test, root_name
 from advisor.model.walk import Walker
 
 AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
@@ -584,6 +584,8 @@ class ModelBuilder(Walker):
     # -- conditions ------------------------------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
         self._enter_statement(node)
+        if self.ctx is self._module_ctx and is_main_test(node.test):
+            self.facts.main_blocks.append(node)
         if node.orelse is None and type(node.body) is cst.IndentedBlock and len(node.body.body) <= 2:
             self._small_if_bodies[id(node.body)] = self._stmt
         self._if_gates[id(node)] = gate_kinds(node.test)

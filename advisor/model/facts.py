@@ -248,6 +248,7 @@ class Facts:
     # block id of the body of an `if` with no `else` and at most two statements -> the position
     # of that `if` in its own block (`if device == "cuda": torch.cuda.synchronize()`)
     small_if_bodies: Dict[int, Tuple[int, int]] = field(default_factory=dict)
+    main_blocks: List[cst.If] = field(default_factory=list)  # module-level `if __name__ == "__main__":`
     # (scope, name) -> the calls of `with <call> as name` (`with amp.scale_loss(loss, opt) as
     # scaled_loss:`); not bindings the value model follows: what `__enter__` returns varies
     with_targets: Dict[Tuple[str, str], List[cst.Call]] = field(default_factory=dict)

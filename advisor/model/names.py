@@ -191,3 +191,16 @@ class ImportTable:
 
     def imports_any(self, *packages: str) -> bool:
         return any(p in self.modules for p in packages)
+
+
+def is_main_test(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not type(test) is cst.Comparison or len(test.comparisons) != 1:
+        return False
+    part = test.comparisons[0]
+    if not type(part.operator) is cst.Equal:
+        return False
+    sides = (test.left, part.comparator)
+    return any(type(x) is cst.Name and x.value == "__name__" for x in sides) and any(
+        type(x) is cst.SimpleString and x.evaluated_value == "__main__" for x in sides
+    )

@@ -3,7 +3,7 @@ without a second pass over the module."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Set
 
 import libcst as cst
 
@@ -19,6 +19,17 @@ def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
             return True
         stack.extend(children(current))
     return False
+
+
+def node_ids(tree: cst.CSTNode) -> Set[int]:
+    """The ids of ``tree`` and all its descendants: for many `contains` questions at once."""
+    out: Set[int] = set()
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        out.add(id(current))
+        stack.extend(children(current))
+    return out
 
 
 def iter_names(node: cst.CSTNode) -> Iterable[str]:

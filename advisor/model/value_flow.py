@@ -25,7 +25,7 @@ import libcst as cst
 
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.framework_wrappers import wrapped_arguments
-from advisor.model.names import dotted_name
+from advisor.model.names import dotted_name, is_main_test
 from advisor.model.walk import children
 
 A = TypeVar("A")
@@ -516,22 +516,10 @@ def main_block(ctx: Context) -> bool:
     current: Optional[Context] = ctx
     while current is not None:
         guard = current.guard
-        if guard is not None and guard.positive and not guard.exits and _is_main_test(guard.test):
+        if guard is not None and guard.positive and not guard.exits and is_main_test(guard.test):
             return True
         current = current.outer
     return False
-
-
-def _is_main_test(test: cst.BaseExpression) -> bool:
-    if not type(test) is cst.Comparison or len(test.comparisons) != 1:
-        return False
-    part = test.comparisons[0]
-    if not type(part.operator) is cst.Equal:
-        return False
-    sides = (test.left, part.comparator)
-    return any(type(x) is cst.Name and x.value == "__name__" for x in sides) and any(
-        type(x) is cst.SimpleString and x.evaluated_value == "__main__" for x in sides
-    )
 
 
 def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

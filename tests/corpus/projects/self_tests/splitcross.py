@@ -29,3 +29,7 @@ if __name__ == "__main__":
         optimizer.zero_grad()
         c.backward()  # expect: GPU305 info
         optimizer.step()
+    model = nn.Sequential(nn.Linear(10, 10), nn.Dropout(0.1)).cuda()
+    kept = []
+    for x in loader_for_checks():
+        kept.append(model(x.cuda()))  # expect: GPU601 info
