@@ -10,6 +10,7 @@ import libcst as cst
 
 from advisor.model.facts import Assignment, Context
 from advisor.model.kinds import KINDS
+from advisor.model.loaders import loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import SCALAR_BUILTINS
@@ -125,8 +126,8 @@ _FACTORIES = frozenset(
 
 
 class FreshTensor(Question[bool]):
-    """Every path of the value is a tensor a torch factory made without `requires_grad`
-    (moved or cast on the way), so no graph is recorded through it."""
+    """Every path of the value is a tensor a torch factory made without `requires_grad`, or a
+    batch of a DataLoader (moved or cast on the way), so no graph is recorded through it."""
 
     key = "fresh-tensor"
     unknown = False
@@ -149,6 +150,10 @@ class FreshTensor(Question[bool]):
 
     def combine(self, answers: Sequence[bool]) -> bool:
         return bool(answers) and all(answers)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
+        """A batch a DataLoader yields: new tensors, which never require grad."""
+        return loop_target_hint(flow.model, assignment) in ("batch", "loader-batch")
 
 
 FRESH = FreshTensor()

@@ -118,6 +118,10 @@ def _root(expr: cst.BaseExpression) -> Optional[str]:
     return expr.value if type(expr) is cst.Name else None
 
 
+# Libraries whose calls compute arrays or numbers, and build no layer.
+_NUMERIC_LIBRARIES = frozenset({"numpy", "scipy", "librosa", "math", "random"})
+
+
 class _Walker:
     def __init__(self, parameters: bool = False) -> None:
         self.seen: Set[int] = set()
@@ -226,6 +230,8 @@ class _Walker:
                 return True  # a torch function: torch.cat, F.relu, nn.init.orthogonal_
             if qual.startswith("torch."):
                 return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device")
+            if qual.split(".", 1)[0] in _NUMERIC_LIBRARIES:
+                return True  # `librosa.filters.mel(...)`, `np.hanning(n)`: arrays, never a layer
             return self._callee_free(model, qual, depth)
         if type(func) is cst.Name:
             name = func.value

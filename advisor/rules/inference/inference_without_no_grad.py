@@ -20,7 +20,8 @@ def _input_grads(model: FileModel) -> bool:
 
 
 def _records_nothing(model: FileModel, site) -> bool:
-    """A project module with no parameter, called on new tensors that do not require grad."""
+    """A project module with no parameter, called on new tensors that do not require grad (a
+    factory's, or a DataLoader's batches)."""
     args = site.node.args
     return (
         bool(args)
@@ -62,7 +63,8 @@ class InferenceWithoutNoGrad(Rule):
         same function), code that asks for input gradients (`torch.autograd.grad`,
         `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own
         `forward`, a project module that holds no parameter (no layer with weights, no
-        `nn.Parameter`) called on tensors just made by a torch factory without `requires_grad`
+        `nn.Parameter`; array helpers such as `librosa` may fill its buffers) called on tensors
+        just made by a torch factory without `requires_grad` or on a DataLoader's batches
         (nothing to record), and Lightning or Hugging Face Trainer hooks are left alone. Information when
         the function has no caller in the file, when the model was unpickled whole
         (`pickle.load(f)`: its parameters keep the `requires_grad` they were saved with, often

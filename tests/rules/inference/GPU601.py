@@ -287,7 +287,7 @@ for _ in range(100):
     a, b = torch.randn(8, 32), torch.randn(8, 32)
     print(projected_model(a, b).sum())  # expect: GPU601
 for batch_x, batch_y in loader:
-    print(swish_model(batch_x, batch_y).sum())  # expect: GPU601
+    print(swish_model(batch_x, batch_y).sum())  # a loader's batches never require grad: nothing recorded
 
 # %% valid: autograd is off two calls up
 import torch
