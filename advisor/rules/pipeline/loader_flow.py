@@ -8,7 +8,9 @@ from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
-from advisor.model.loaders import batch_names, loader_consumers, loader_factory, loaders_iterated, placed_by_framework
+from advisor.model.loaders import (
+    batch_names, loader_consumers, loader_factory, loaders_drawn, loaders_iterated, placed_by_framework,
+)
 from advisor.model.passes import passes_over
 from advisor.model.devices import cuda_tensor_type
 from advisor.model.names import dotted_name, root_name
@@ -193,6 +195,8 @@ def _moves_batches(model: FileModel) -> bool:
             movers.add(site.ctx.function.key)
         if site.ctx.loop is None:
             continue
+        if _drawn_then_moved(model, site.receiver):
+            return True
         root = site.receiver
         while type(root) in (cst.Attribute, cst.Subscript, cst.Call):
             root = root.func if type(root) is cst.Call else root.value
@@ -212,6 +216,17 @@ def _moves_batches(model: FileModel) -> bool:
     return _helper_moves_batches(model)
 
 
+def _drawn_then_moved(model: FileModel, receiver: Optional[cst.BaseExpression]) -> bool:
+    """`next(batches).to(device)`: an item drawn from an iterator over a loader (a project
+    generator, `iter(loader)`), moved as it comes."""
+    node = receiver
+    while type(node) in (cst.Attribute, cst.Subscript, cst.Call):
+        if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "next":
+            return bool(loaders_drawn(model, node)[0])
+        node = node.func if type(node) is cst.Call else node.value
+    return False
+
+
 def loop_moves_batches(model: FileModel, loop) -> bool:
     """This loop copies its batches (or values derived from them) to a device, itself or by
     passing them to a function of its file that does."""
@@ -223,7 +238,7 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
             movers.add(site.ctx.function.key)
         if site.ctx.loop is None or not site.ctx.loop.within(loop):
             continue
-        if root_name(site.receiver) in derived_batch_names(model, site):
+        if root_name(site.receiver) in derived_batch_names(model, site) or _drawn_then_moved(model, site.receiver):
             return True
     for key in movers:
         for site in model.facts.calls_by_callee.get(key, ()):

@@ -328,3 +328,26 @@ def main(args, model, optimizer, train_set, extra_set, held_set):
             loss.backward()
             optimizer.step()
         evaluate(model, held_loader)
+
+# %% invalid: an endless generator over the loader, each item drawn and moved as it comes
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda:0")
+
+
+def infiniteloop(dataloader):
+    while True:
+        for x, y in iter(dataloader):
+            yield x
+
+
+def train(dataset, net, optim, steps):
+    dataloader = DataLoader(dataset, batch_size=128, shuffle=True, num_workers=4, drop_last=True, pin_memory=True)  # expect: GPU201
+    datalooper = infiniteloop(dataloader)
+    for step in range(steps):
+        optim.zero_grad()
+        x_0 = next(datalooper).to(device)
+        loss = net(x_0).mean()
+        loss.backward()
+        optim.step()
