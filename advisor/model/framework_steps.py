@@ -108,7 +108,8 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
         strong: Optional[bool] = None
         for owner, root in _forward_roots(model, info, 0, set()):
             # A model module may not name the device: the script that builds the model does.
-            strong = _training_forward(owner, root) and (model.may_use_gpu or owner.may_use_gpu)
+            strong = (_training_forward(owner, root) and (model.may_use_gpu or owner.may_use_gpu)
+                      and not _built_never_called(owner, root))
             if strong:
                 break
         answers[id(info)] = strong
@@ -229,6 +230,25 @@ def _module_base(base: str) -> bool:
         return True
     last = base.rsplit(".", 1)[-1]
     return base.startswith("transformers.") and (last.endswith("Model") or "For" in last)
+
+
+def _built_never_called(model, info: FunctionInfo) -> bool:
+    """The forward's class is built by name in the project (not from a registry or a config
+    name), yet no call of the project is seen to run it: its instances go where the analysis
+    cannot follow (a list of blocks, some of which the model's loop skips), so whether it runs
+    at all is a guess."""
+    if _live_callers(model, info)[0]:
+        return False
+    cls = model.facts.classes.get(info.class_name or "")
+    if cls is None or _registered(cls.node):
+        return False
+    init = model.facts.functions.get(f"{info.class_name}.__init__")
+    if init is not None:
+        return bool(model.calls.constructions(init))
+    return any(  # no `__init__` of its own: calls of its name in this file
+        type(site.node.func) is cst.Name and site.node.func.value == info.class_name
+        for site in model.calls.candidates(info.class_name)
+    )
 
 
 def _training_forward(model, info: FunctionInfo) -> bool:

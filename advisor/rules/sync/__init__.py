@@ -10,5 +10,6 @@ FORWARD_PATH_DOC = """
         training call switches off (`else:` of `if train:` when it calls `model(x, y,
         train=True)`); a warning when that forward evidently
         trains (a registered class, a forward that takes `labels`/`targets` or computes a loss),
-        informational for a plain layer.
+        informational for a plain layer, and for a class the project builds by name that no call
+        is seen to run (put in a list of blocks the model's loop may skip).
 """

@@ -842,3 +842,41 @@ for epoch in range(epochs):
         else:
             loss_ema = 0.9 * loss_ema + 0.1 * loss.item()  # expect: GPU101
         optimizer.step()
+
+# %% invalid: a loss module built into a list of blocks that no call is seen to run: info
+import torch
+from torch import nn
+
+
+class RegionLoss(nn.Module):
+    def forward(self, output, target):
+        n = target.sum().item()  # expect: GPU101 info
+        return output.sum() * n
+
+
+class Detector(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        models = []
+        for block in blocks:
+            if block["type"] == "region":
+                models.append(RegionLoss())
+            else:
+                models.append(nn.Conv2d(3, 3, 3))
+        self.models = nn.ModuleList(models)
+        self.blocks = blocks
+
+    def forward(self, x):
+        for block, layer in zip(self.blocks, self.models):
+            if block["type"] == "region":
+                continue
+            x = layer(x)
+        return x
+
+
+model = Detector(blocks).cuda()
+for x, y in loader:
+    loss = model(x.cuda()).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
