@@ -97,7 +97,8 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
     calls down, through calls made with gradients on. None when it is not; True when the module is
     evidently a training model (its class is put in a registry, or that forward computes a loss
     or takes the targets) and a GPU may be used (in this file or the forward's), False when the
-    evidence is weak (a layer: info). Code under
+    evidence is weak (a layer, or a class the project builds by name that no call is seen to
+    run: info). Code under
     `no_grad`, under `if not self.training`, or in a function only reached from such places
     (`generate()`), is not on the path."""
     info = ctx.function
