@@ -52,7 +52,11 @@ def _bound_part(assignment) -> cst.BaseExpression:
 
 
 # Methods that keep a mask's values and dtype (unless given one): `(s > 0).to(device)`.
-_MASK_MOVES = frozenset({"to", "cuda", "detach", "clone", "contiguous"})
+# Methods that hand back the same boolean values, moved or reshaped (`valid.view(-1)`).
+_MASK_MOVES = frozenset({
+    "to", "cuda", "detach", "clone", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+    "expand", "expand_as", "permute", "transpose", "t",
+})
 
 
 _VALUE_COMPARISONS = (

@@ -1030,3 +1030,35 @@ def train(model, loader, optimizer, sizes):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a mask reshaped before it indexes, in a loss helper run every step
+import torch
+
+
+def sequence_loss(preds, gt, valid, max_flow=400):
+    mag = torch.sum(gt ** 2, dim=1).sqrt()
+    valid = (valid >= 0.5) & (mag < max_flow)
+    epe = torch.sum((preds[-1] - gt) ** 2, dim=1).sqrt()
+    epe = epe.view(-1)[valid.view(-1)]  # expect: GPU104
+    return epe.mean()
+
+
+for image, flow, valid in loader:
+    image, flow, valid = image.cuda(), flow.cuda(), valid.cuda()
+    loss = sequence_loss(model(image), flow, valid)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: reshaping values that are no mask, or a view as another dtype
+import torch
+
+for image, target in loader:
+    image, target = image.cuda(), target.cuda()
+    out = model(image)
+    rows = out.view(-1)[target.view(-1).long()]
+    raw = out.view(-1)[(target > 0).view(torch.uint8).long()]
+    loss = rows.mean() + raw.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
