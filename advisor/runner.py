@@ -89,6 +89,7 @@ def default_jobs() -> int:
 
 
 def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = None) -> List[Outcome]:
+    _DIGESTS.clear()  # a new run: files may have changed since the last one in this process
     cache = open_result_cache(options.cache_root) if options.use_cache else None
     index = _open_index(cache) if cache is not None else None
     fingerprints = _ConfigFingerprints()
@@ -170,11 +171,20 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     except (OSError, FileTooLarge):
         return 0  # the analysis reports it
     content = content_digest(data)
-    entry = cache.get(entry_key(content, job.display, config), _DIGESTS.unchanged)
+    depends: List[bool] = []
+
+    def deps_valid(deps: dict) -> bool:
+        if deps:
+            depends.append(True)
+        return _DIGESTS.unchanged(deps)
+
+    entry = cache.get(entry_key(content, job.display, config), deps_valid)
     if entry is None:
         return len(data)
     findings, problem, warnings = entry
-    if index is not None:
+    if index is not None and not depends:
+        # A result that other project files may change is never answered from the stat index
+        # (as when it is stored): the file's own stat says nothing about them.
         index.record(job.display, read_stat, config, not findings and problem is None and not warnings, content)
     if options.fix and any(
         f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
@@ -218,6 +228,9 @@ class _Digests:
 
     def unchanged(self, deps: dict) -> bool:
         return all(self.digest(path) == digest for path, digest in deps.items())
+
+    def clear(self) -> None:
+        self._known.clear()
 
     def forget(self, path: str) -> None:
         self._known.pop(path, None)
@@ -292,8 +305,12 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
         # A file about to be rewritten is not cached, nor one the limits stopped: that says
         # nothing about its content.
         stopped = isinstance(first_problem, LimitProblem) or isinstance(result.problem, LimitProblem)
-        cache = open_result_cache(options.cache_root) if use_cache and result.fixed_text is None and not stopped \
-            else None
+        # Nor, under --fix, a result that depends on other files: another worker may rewrite one
+        # of them while this one reads it, and the digest taken for the entry would then vouch
+        # for a text this analysis never saw.
+        racing = options.fix and bool(result.dependencies)
+        cache = open_result_cache(options.cache_root) \
+            if use_cache and result.fixed_text is None and not stopped and not racing else None
         if cache is not None:
             content = content_digest(data)
             deps = _DIGESTS.of(result.dependencies)

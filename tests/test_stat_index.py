@@ -67,6 +67,37 @@ def test_a_clean_unchanged_file_is_not_read_again(tmp_path, capsys, cache_dir, n
     assert reads == ["hot.py"]
 
 
+def test_a_result_that_depends_on_another_file_is_never_answered_from_the_index(
+        tmp_path, capsys, cache_dir, no_margin, reads):
+    """A clean script whose findings depend on a module it imports: served from the result
+    cache on the second run, it must not be recorded as clean in the stat index, or an edit of
+    the module would go unseen on the third."""
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = p\n")
+    (tmp_path / "loaders.py").write_text(
+        "from torch.utils.data import DataLoader\n"
+        "def make(ds):\n"
+        "    return DataLoader(ds, batch_size=8, num_workers=2, persistent_workers=True, pin_memory=False)\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "from loaders import make\n"
+        "def train(model, ds, opt):\n"
+        "    for x, y in make(ds):\n"
+        "        loss = model(x.cuda()).mean()\n"
+        "        opt.zero_grad()\n"
+        "        loss.backward()\n"
+        "        opt.step()\n"
+    )
+    run(capsys, "check", "--format", "concise", tmp_path)
+    run(capsys, "check", "--format", "concise", tmp_path)  # train.py: a cache hit
+    loaders = tmp_path / "loaders.py"
+    loaders.write_text(loaders.read_text().replace("pin_memory=False", "pin_memory=True"))
+    reads.clear()
+    code, out, _ = run(capsys, "check", "--format", "concise", tmp_path)
+    assert "train.py" in reads
+    assert "train.py:5:" in out and "GPU203" in out, out
+
+
 def test_an_edit_that_keeps_size_and_mtime_is_still_seen(tmp_path, capsys, cache_dir, no_margin, reads):
     path = tmp_path / "train.py"
     path.write_text(CLEAN)

@@ -81,16 +81,17 @@ class Layout:
     def __init__(self, root: str) -> None:
         self.root = root
         self.roots = source_roots(root)
-        self._found: Dict[Tuple[str, str], Optional[str]] = {}
+        self._found: Dict[tuple, Optional[str]] = {}
         self._files: Optional[List[str]] = None
 
-    def module_file(self, module: str, importer: str) -> Optional[str]:
+    def module_file(self, module: str, importer: str, extra: Tuple[str, ...] = ()) -> Optional[str]:
         """The file an absolute import of ``module`` loads when ``importer`` runs, if it is one
-        of the project's (a module file or a package's `__init__.py`)."""
+        of the project's (a module file or a package's `__init__.py`). ``extra``: folders the
+        importer adds to `sys.path` itself (`sys.path.append('core')`)."""
         here = os.path.dirname(os.path.abspath(importer))
-        key = (module, here)
+        key = (module, here, extra)
         if key not in self._found:
-            found = self._lookup(module, [here, *self.roots])
+            found = self._lookup(module, [here, *self.roots, *extra])
             head, _, rest = module.partition(".")
             if found is None and rest and head == os.path.basename(self.root):
                 # The repository is the package, run from its parent folder: `import

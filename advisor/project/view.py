@@ -39,6 +39,23 @@ _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*)", re.MULTILINE)
 
 
+# `sys.path.append("core")`, `sys.path.insert(0, "../lib")`: a folder a script adds to the
+# import path by a literal, relative to where it is run (its own folder or the project root).
+_PATH_ADDITION = re.compile(r"""sys\.path\.(?:append|insert)\(\s*(?:-?\d+\s*,\s*)?[rRuU]?['"]([^'"\n]+)['"]\s*\)""")
+
+
+def path_additions(text: str, path: str, root: str) -> Tuple[str, ...]:
+    """The existing folders a file's literal `sys.path` additions name."""
+    found: List[str] = []
+    for match in _PATH_ADDITION.finditer(text):
+        folder = match.group(1)
+        for base in (os.path.dirname(os.path.abspath(path)), root):
+            candidate = os.path.normpath(os.path.join(base, folder))
+            if os.path.isdir(candidate) and candidate not in found:
+                found.append(candidate)
+    return tuple(found)
+
+
 def _import_lines(text: str) -> List[Tuple[int, str, List[str]]]:
     """(level, module, imported names) for each import statement, read from the text alone."""
     out: List[Tuple[int, str, List[str]]] = []
@@ -86,6 +103,7 @@ class ProjectView:
         self._symbols: Dict[Tuple[int, str], Optional[Symbol]] = {}
         self._index: Optional[Dict[str, Set[str]]] = None
         self._imported: Dict[str, List[str]] = {}
+        self._path_additions: Dict[str, Tuple[str, ...]] = {}
         self._found: Dict[str, List[str]] = {}
         self.consulted: Set[str] = set()
 
@@ -130,6 +148,7 @@ class ProjectView:
         self._models.pop(key, None)
         self._texts.pop(key, None)
         old_targets = self._imported.pop(key, None)
+        self._path_additions.pop(key, None)
         if self._index is not None:
             for target in old_targets or ():
                 importers = self._index.get(target)
@@ -146,6 +165,7 @@ class ProjectView:
         self.layout = Layout(self.layout.root)
         self._index = None
         self._imported.clear()
+        self._path_additions.clear()
         self._models = {k: m for k, m in self._models.items() if m is not None}  # "absent" may no longer hold
         self._reset()
 
@@ -190,7 +210,7 @@ class ProjectView:
             if level:
                 found = self.layout.relative_file(module, level, path)
             elif module:
-                found = self.layout.module_file(module, path)
+                found = self.layout.module_file(module, path, self._additions(path))
             else:
                 found = None
             if found is None:
@@ -343,6 +363,16 @@ class ProjectView:
                 self.changed(path)  # an unsaved new file is indexed too
         return self._index
 
+    def _additions(self, path: str) -> Tuple[str, ...]:
+        """Folders the file adds to `sys.path` (cached with its imports; only when it says
+        `sys.path` at all)."""
+        known = self._path_additions.get(path)
+        if known is None:
+            text = self._text(path) or ""
+            known = path_additions(text, path, self.layout.root) if "sys.path" in text else ()
+            self._path_additions[path] = known
+        return known
+
     def _imports_of(self, path: str) -> List[str]:
         known = self._imported.get(path)
         if known is None:
@@ -352,8 +382,9 @@ class ProjectView:
                     found = [self.layout.relative_file(module, level, path)]
                     found += [self.layout.relative_file(f"{module}.{n}" if module else n, level, path) for n in names]
                 else:
-                    found = [self.layout.module_file(module, path)]
-                    found += [self.layout.module_file(f"{module}.{n}", path) for n in names]
+                    extra = self._additions(path)
+                    found = [self.layout.module_file(module, path, extra)]
+                    found += [self.layout.module_file(f"{module}.{n}", path, extra) for n in names]
                 known.extend(f for f in found if f is not None and f != path)
             self._imported[path] = known
         return known
