@@ -4,7 +4,8 @@ guard leaves its statements to some steps" (model/guards.py).
 Besides `step % N == 0` (builder.gate_kinds), two shapes are common in training scripts:
 - a step counter tested for equality: `if step == capture_step:` runs once; so does what
   follows `if step != apply_step: continue` (or `return` at the top of a hook called every
-  step);
+  step); one tested against a list of milestones (`if n_updates in [1000, 2000]:`) runs a few
+  times;
 - the steps or the time since an action last ran, compared with an interval: `if step -
   last_eval_step >= every:`, `if time.time() - last_log > 10:`, or `if step - last_step <
   interval: return` before the action.
@@ -22,7 +23,7 @@ import libcst as cst
 # Step counters: a test of one for equality holds at a single step of the run (or of the epoch).
 _STEP_COUNTER = re.compile(
     r"^(global_)?(step|steps|iter|iters|iteration|itr|it|i|epoch|batch_idx|batch_index|n_iter|global_iter"
-    r"|update|updates|num_updates|total_steps|completed_steps|curr_step|cur_step|current_step)$",
+    r"|update|updates|num_updates|n_updates|total_steps|completed_steps|curr_step|cur_step|current_step)$",
     re.IGNORECASE,
 )
 # What a counter or a clock is compared with since an action last ran.
@@ -64,6 +65,11 @@ def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:
     if operator in (cst.Equal, cst.NotEqual):
         counters = sum(bool(_STEP_COUNTER.match(_last_name(side))) for side in (left, right))
         return counters == 1 and (operator is cst.Equal) == runs_when
+    if operator in (cst.In, cst.NotIn):
+        # `if n_updates in [1000, 2000, 4000]:`: a few milestone steps
+        milestones = type(right) in (cst.List, cst.Tuple, cst.Set) and bool(right.elements)
+        return (milestones and bool(_STEP_COUNTER.match(_last_name(left)))
+                and (operator is cst.In) == runs_when)
     if _since_last(right):
         left, right = right, left
         operator = {cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual,

@@ -880,3 +880,44 @@ for x, y in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a loss object that steps when trained, called under no_grad by an evaluation pass at milestones: info
+import torch
+
+
+class LossCompute:
+    def __init__(self, criterion, opt):
+        self.criterion, self.opt = criterion, opt
+
+    def __call__(self, logits, y, only_return_losses=False):
+        losses = self.criterion(logits, y)
+        if only_return_losses:
+            return losses
+        losses.sum().backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return losses
+
+
+compute_loss = LossCompute(criterion, optimizer)
+n_updates = 0
+
+
+def evaluate(batches):
+    cost = 0
+    with torch.no_grad():
+        model.eval()
+        for x, y in batches:
+            losses = compute_loss(model(x.cuda()), y.cuda(), only_return_losses=True)
+            cost += losses.sum().item()  # expect: GPU101 info
+    return cost
+
+
+def run_epoch(batches):
+    global n_updates
+    for x, y in batches:
+        model.train()
+        compute_loss(model(x.cuda()), y.cuda())
+        n_updates += 1
+        if n_updates in [1000, 2000, 4000]:
+            evaluate(held_out)
