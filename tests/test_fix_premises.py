@@ -86,11 +86,11 @@ print("saved")
 def test_gpu503_fix_is_unsafe_when_the_script_resumes_into_the_wrapped_model(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(RESUME)
-    result = _advisor("--select", "GPU503", str(script))
+    result = _advisor("--select", "GPU503", "--show-info", str(script))
     assert "GPU503" in result.stdout
-    _advisor("--select", "GPU503", "--fix", str(script))
+    _advisor("--select", "GPU503", "--show-info", "--fix", str(script))
     assert script.read_text() == RESUME, "`--fix` applied GPU503's fix, which breaks the resume"
-    result = _advisor("--select", "GPU503", "--diff", "--unsafe-fixes", str(script))
+    result = _advisor("--select", "GPU503", "--show-info", "--diff", "--unsafe-fixes", str(script))
     assert "model.module.state_dict()" in result.stdout
 
 
@@ -103,7 +103,7 @@ def test_gpu503_unsafe_fix_breaks_the_resume(tmp_path):
     first = _python(script, cwd=tmp_path)
     again = _python(script, "ckpt.pt", cwd=tmp_path)
     assert first.returncode == again.returncode == 0, first.stderr + again.stderr
-    _advisor("--select", "GPU503", "--fix", "--unsafe-fixes", str(script))
+    _advisor("--select", "GPU503", "--show-info", "--fix", "--unsafe-fixes", str(script))
     assert "model.module.state_dict()" in script.read_text()
     first = _python(script, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -144,7 +144,7 @@ def test_gpu503_fix_is_unsafe_when_an_importer_resumes(tmp_path):
         "    model.load_state_dict(torch.load('last.pt')['model'])\n"
         "save(model, 'last.pt')\n"
     )
-    result = _advisor("--select", "GPU503", "--format", "json", str(tmp_path / "checkpoints.py"))
+    result = _advisor("--select", "GPU503", "--show-info", "--format", "json", str(tmp_path / "checkpoints.py"))
     import json
 
     findings = json.loads(result.stdout)
@@ -224,11 +224,11 @@ SOMETIMES_WRAPPED_NO_RESUME = SOMETIMES_WRAPPED.replace("""if "--resume" in sys.
 def test_gpu503_getattr_fix_is_unsafe_before_a_resume_into_the_maybe_wrapped_model(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SOMETIMES_WRAPPED)
-    result = _advisor("--select", "GPU503", str(script))
+    result = _advisor("--select", "GPU503", "--show-info", str(script))
     assert "may be wrapped" in result.stdout, result.stdout
-    _advisor("--select", "GPU503", "--fix", str(script))
+    _advisor("--select", "GPU503", "--show-info", "--fix", str(script))
     assert script.read_text() == SOMETIMES_WRAPPED
-    _advisor("--select", "GPU503", "--fix", "--unsafe-fixes", str(script))
+    _advisor("--select", "GPU503", "--show-info", "--fix", "--unsafe-fixes", str(script))
     assert 'getattr(model, "module", model).state_dict()' in script.read_text()
 
 

@@ -6,8 +6,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.value_flow import main_block
-from advisor.model.names import DDP_WRAPPERS, dotted_name
+from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 
@@ -68,26 +67,6 @@ def strips_prefix(model: FileModel) -> bool:
     return model.shared("distributed.strips-prefix", compute)
 
 
-def _wraps_to_read(model: FileModel, load: CallSite) -> bool:
-    """The load sits in a function that never trains and builds a DDP/DataParallel wrapper
-    itself (or at the top of a script that trains nothing there, as an evaluation script's
-    `__main__` block does): it wraps the model to read checkpoints saved with the `module.`
-    prefix."""
-    info = load.ctx.function
-    if info is None:
-        # In the `__main__` block of a script: an evaluation script that wraps, then loads,
-        # when nothing at its top level trains or saves.
-        if not main_block(load.ctx):
-            return False
-        if any(model.is_training_loop(loop) for loop in model.facts.loops if loop.function is None):
-            return False
-        if any(site.ctx.function is None for site in model.calls_to("torch.save")):
-            return False  # the top level saves too: a resume, not a reader
-    elif model.trains(info) or model.has_training_loop(info):
-        return False
-    return any(site.ctx.function is info for qual in DDP_WRAPPERS for site in model.calls_to(qual))
-
-
 class WrappedStateDictSaved(Rule):
     code = "GPU503"
     name = "wrapped-model-state-dict-saved"
@@ -96,11 +75,12 @@ class WrappedStateDictSaved(Rule):
         `state_dict()` called on a model wrapped in `DistributedDataParallel` or
         `DataParallel` when the result is saved: passed to `torch.save` directly, inside a
         checkpoint dict, or through a function of the module that saves. It is information
-        when this file, or a project file within two imports of it, has a function that never
-        trains wrap a model in DDP/DataParallel and load a checkpoint into it (a sampler that
-        wraps before loading): the project reads its checkpoints with their `module.` prefix
-        on purpose; so it is when one of those files names the prefix in a string (`k.replace(
-        "module.", "")`, `k[len("module."):]`): the project rewrites the keys when it loads.
+        when this file, or a project file within two imports of it, loads a checkpoint into a
+        model that may be wrapped in DDP/DataParallel (a resume into the wrapped model, a
+        sampler that wraps before loading): the project reads its checkpoints with their
+        `module.` prefix on purpose; so it is when one of those files names the prefix in a
+        string (`k.replace("module.", "")`, `k[len("module."):]`): the project rewrites the keys
+        when it loads.
     """
     why = """
         A wrapper stores the real model as `.module`, so every key of its state dict starts
@@ -179,8 +159,7 @@ class WrappedStateDictSaved(Rule):
                 site.node,
                 "`{model}` {verb} wrapped in DDP/DataParallel: its state_dict keys then start with "
                 "`module.` and will not load into the plain model",
-                severity=Severity.INFO if strips_prefix(model) or any(
-                    _wraps_to_read(o, load) for o, load in wrapped_loads(model)) else None,
+                severity=Severity.INFO if strips_prefix(model) or wrapped_loads(model) else None,
                 fix=self._fix(model, site, receiver, kinds["ddp"]),
                 data={"model": receiver, "verb": verb},
             )

@@ -317,14 +317,14 @@ def main(args):
     if not args.distributed:
         torch.save(model.state_dict(), "last.pt")  # expect: GPU503
 
-# %% invalid: resumed into the wrapped model: the fix is unsafe
+# %% invalid: resumed into the wrapped model: info (the project reads its prefixed checkpoints), and the fix is unsafe
 import torch
 import torch.nn as nn
 model = nn.DataParallel(Net())
 if args.resume:
     checkpoint = torch.load(args.resume)
     model.load_state_dict(checkpoint["state_dict"])
-torch.save({"state_dict": model.state_dict()}, "ckpt.pt")  # expect: GPU503
+torch.save({"state_dict": model.state_dict()}, "ckpt.pt")  # expect: GPU503 info
 
 # %% invalid: the sampling method wraps the model before loading what training saved
 import torch
@@ -349,7 +349,7 @@ class Diffusion:
         model.load_state_dict(states[0], strict=True)
         return model
 
-# %% invalid: a resume helper loads into the wrapped model, but only the training run wraps it
+# %% invalid: a resume helper loads into the wrapped model: info
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -371,7 +371,7 @@ def main(args, loader):
             opt.zero_grad()
             loss.backward()
             opt.step()
-        torch.save({"encoder": encoder.state_dict(), "opt": opt.state_dict()}, "latest.pt")  # expect: GPU503
+        torch.save({"encoder": encoder.state_dict(), "opt": opt.state_dict()}, "latest.pt")  # expect: GPU503 info
 
 # %% invalid: the project's loader strips the prefix from checkpoint keys: info
 import torch
