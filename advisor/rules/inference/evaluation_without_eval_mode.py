@@ -22,7 +22,7 @@ _EVAL_NAME = re.compile(
 
 _STOCHASTIC_LAYERS = (
     "torch.nn.Dropout", "torch.nn.AlphaDropout", "torch.nn.FeatureAlphaDropout", "torch.nn.BatchNorm",
-    "torch.nn.SyncBatchNorm", "torch.nn.InstanceNorm", "torch.nn.Transformer", "torch.nn.functional.dropout",
+    "torch.nn.SyncBatchNorm", "torch.nn.Transformer", "torch.nn.functional.dropout",
     "torch.nn.functional.batch_norm", "torchvision.models.", "timm.create_model",
 )
 
@@ -55,7 +55,8 @@ class EvaluationWithoutEvalMode(Rule):
         layers (`nn.Dropout`, `nn.BatchNorm*`, `nn.Transformer*`, torchvision or timm models).
         Not when the model is an instance of a project class built only from layers that compute
         the same in both modes (convolutions, linear layers, activations, layer or group norm,
-        pixel shuffle, and project blocks of those), nor when it is built in place from such
+        instance norm, whose per-sample statistics image generators keep at test time on
+        purpose, pixel shuffle, and project blocks of those), nor when it is built in place from such
         torch.nn layers (`model = nn.Linear(784, 10)`): a dropout or batch norm anywhere down its
         blocks, a layer of another library, a layer class handed in, or a `self.training` read
         keeps the report. Nor for a shape check: a model just built in the same function (no

@@ -470,3 +470,41 @@ def main(loader, val_loader, optimizer):
         loss.backward()
         optimizer.step()
     evaluate(model, val_loader)
+
+# %% valid: a generator of convolutions and instance norm, tested in training mode on purpose
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self, dim=64):
+        super().__init__()
+        self.main = nn.Sequential(
+            nn.Conv2d(3, dim, kernel_size=7, padding=3, bias=False),
+            nn.InstanceNorm2d(dim, affine=True, track_running_stats=True),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(dim, 3, kernel_size=7, padding=3, bias=False),
+            nn.Tanh(),
+        )
+
+    def forward(self, x):
+        return self.main(x)
+
+
+class Solver:
+    def __init__(self):
+        self.G = Generator().cuda()
+        self.g_optimizer = torch.optim.Adam(self.G.parameters(), 1e-4)
+
+    def train(self, loader):
+        for x in loader:
+            loss = self.G(x.cuda()).abs().mean()
+            self.g_optimizer.zero_grad()
+            loss.backward()
+            self.g_optimizer.step()
+
+    def test(self, loader):
+        with torch.no_grad():
+            for x in loader:
+                fake = self.G(x.cuda())
+                save(fake)
