@@ -43,8 +43,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         of token ids is a few kilobytes; so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
-        train, in a function that trains in another loop: class images generated before
-        training, latents cached once, a last test pass). A loader
+        train, in a function that trains in another loop or in one called once beside such a
+        loop: class images generated before training, latents cached once, a last test pass).
+        A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again, and one drawn from once at
         the top of the script (`test_imgs, _ = next(iter(test_loader))`) are left alone.

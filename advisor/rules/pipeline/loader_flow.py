@@ -94,9 +94,33 @@ def one_pass_beside_training(model: FileModel, site: CallSite) -> bool:
             return False
         function = loop.function
         if function is None:
-            if not any(other.is_training_loop(l) for l in other.facts.loops if l.function is None):
+            if not _trains_at_top(other):
                 return False
-        elif not other.trains(function) or other.heat_of(function) is not None:
+        elif other.heat_of(function) is not None:
+            return False
+        elif not other.trains(function) and not _called_once_beside_training(other, function):
+            return False
+    return True
+
+
+def _trains_at_top(model: FileModel) -> bool:
+    return any(model.is_training_loop(loop) for loop in model.facts.loops if loop.function is None)
+
+
+def _called_once_beside_training(model: FileModel, function) -> bool:
+    """Every call of the function runs once, outside any loop, in code that trains in another
+    loop: `test(...)` after the epoch loop of the script or of `main()`."""
+    callers = model.callers(function)
+    if not callers:
+        return False
+    for owner, site in callers:
+        if site.ctx.loop is not None:
+            return False
+        caller = site.ctx.function
+        if caller is None:
+            if not _trains_at_top(owner):
+                return False
+        elif not owner.trains(caller) or owner.heat_of(caller) is not None:
             return False
     return True
 
