@@ -424,7 +424,8 @@ class FileModel:
             # Under `no_grad` nothing can be backpropagated: a loss object called there (with
             # `only_return_losses=True`) evaluates, whatever its other path does.
             no_grad = loop.ctx.no_grad or (loop.function is not None and loop.function.no_grad)
-            known = not no_grad and (loop.direct_marker or self._calls_train(loop.sites)) and self._updates_parameters(loop)
+            known = (not no_grad and (loop.direct_marker or self._calls_train(loop.sites))
+                     and self._updates_parameters(loop))
             self._loop_training[id(loop)] = known
         return known
 

@@ -413,7 +413,8 @@ def _bound_to_batch_part(model, name: str, ctx: Context, order: int, loop: LoopI
             whole = depth > 0 and a.kind_hint == "loader-batch"
             if not ((a.batch_hint == "batch" or whole) and a.iterable is loop.node.iter):
                 return False
-        elif depth > 0 or type(a.value) is not cst.Subscript or type(a.value.value) is not cst.Name or a.index is not None:
+        elif (depth > 0 or type(a.value) is not cst.Subscript or type(a.value.value) is not cst.Name
+              or a.index is not None):
             return False
         elif not _bound_to_batch_part(model, a.value.value.value, a.ctx, a.order, loop, depth + 1):
             return False

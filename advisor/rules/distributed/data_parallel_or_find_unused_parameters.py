@@ -106,8 +106,8 @@ class DataParallelOrFindUnused(Rule):
                     "DataParallel over a single device only adds overhead: call the model directly",
                     severity=Severity.INFO,
                 )
-            elif ((inference_only and not self._returned_to_training(model, site)) or self._inference_function(model, site)
-                  or self._run_without_grad(model, site)):
+            elif ((inference_only and not self._returned_to_training(model, site))
+                  or self._inference_function(model, site) or self._run_without_grad(model, site)):
                 yield self.report(
                     site.node,
                     "DataParallel replicates the model on every forward call and gathers outputs on one "

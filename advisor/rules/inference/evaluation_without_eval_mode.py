@@ -132,7 +132,9 @@ class EvaluationWithoutEvalMode(Rule):
         markers = marker_sites(model)
         # Names put in training mode somewhere: a pretrained model loaded under another name
         # stays in the eval mode `from_pretrained` leaves it in.
-        trained = frozenset(filter(None, (dotted_name(s.receiver) for s in model.method_calls("train") if s.receiver is not None)))
+        trained = frozenset(
+            filter(None, (dotted_name(s.receiver) for s in model.method_calls("train") if s.receiver is not None))
+        )
         candidates = []
         for site in model_calls(model):
             info = site.ctx.function
@@ -251,7 +253,8 @@ class EvaluationWithoutEvalMode(Rule):
             if qual == "torch.jit.load":
                 return True
             if qual.startswith("torch.nn.parallel.") or qual == "torch.compile":
-                return bool(expr.args) and self._built_in_eval(model, expr.args[0].value, ctx, order, evals, trained, depth + 1, pretrained)
+                return bool(expr.args) and self._built_in_eval(
+                    model, expr.args[0].value, ctx, order, evals, trained, depth + 1, pretrained)
             if type(func) is cst.Name and func.value in model.facts.functions:
                 helper = model.facts.functions[func.value]
                 return any(e.ctx.function is helper for e in evals)
@@ -262,7 +265,8 @@ class EvaluationWithoutEvalMode(Rule):
         pretrained = pretrained and name not in trained
         found = model.assignments(name, ctx)
         if any(
-            a.value is not None and self._built_in_eval(model, a.value, a.ctx, a.order, evals, trained, depth + 1, pretrained)
+            a.value is not None
+            and self._built_in_eval(model, a.value, a.ctx, a.order, evals, trained, depth + 1, pretrained)
             for a in found
         ):
             return True
@@ -271,6 +275,7 @@ class EvaluationWithoutEvalMode(Rule):
             position = info.params.index(name) - (1 if info.class_name else 0)
             for call in model.call_sites(info):
                 arg = call_argument(call.node, name, position)
-                if arg is not None and self._built_in_eval(model, arg.value, call.ctx, call.order, evals, trained, depth + 1, pretrained):
+                if arg is not None and self._built_in_eval(
+                        model, arg.value, call.ctx, call.order, evals, trained, depth + 1, pretrained):
                     return True
         return False

@@ -77,7 +77,8 @@ def _data_built_on_device(model: FileModel, factory: cst.Call, kind: str, top: c
     factory could make on the device itself. A typed constructor given one name may be given a
     size or data: a size when a fill follows (`torch.LongTensor(n).fill_(0)`)."""
     positional = [a for a in factory.args if a.keyword is None and not a.star]
-    if kind in _TYPED and len(positional) == 1 and type(positional[0].value) in (cst.Name, cst.Attribute, cst.Subscript):
+    lone = len(positional) == 1 and type(positional[0].value) in (cst.Name, cst.Attribute, cst.Subscript)
+    if kind in _TYPED and lone:
         return any(
             type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _FILLS
             for node in _chain_above(factory, top)
