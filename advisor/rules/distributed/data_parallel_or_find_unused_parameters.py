@@ -168,8 +168,8 @@ class DataParallelOrFindUnused(Rule):
         if target is None or "." in target or info is None:
             return False
         uses = 0
-        for call in model.facts.calls:
-            if call.ctx.function is not info or call.order <= site.order:
+        for call in info.sites:  # the calls of its own body: no scan of the file per wrap
+            if call.order <= site.order:
                 continue
             if dotted_name(call.node.func) == target:
                 if not call.ctx.no_grad:
@@ -195,7 +195,7 @@ class DataParallelOrFindUnused(Rule):
             if owner is not model or callee.class_name is not None or position >= len(callee.params):
                 return False
             param = callee.params[position]
-            used = [s for s in owner.facts.calls if s.ctx.function is callee and (
+            used = [s for s in callee.sites if (
                 dotted_name(s.node.func) == param or any(dotted_name(a.value) == param for a in s.node.args))]
             if not used or any(dotted_name(s.node.func) != param or not s.ctx.no_grad for s in used):
                 return False
