@@ -244,6 +244,8 @@ def _latch(model, guard: Guard) -> bool:
     if unset:
         # `if loss_ema is None: loss_ema = loss.item()`: the body gives the name a value
         test = test.left
+    if type(test) is cst.Comparison and _lazy_init(model, guard, test):
+        return True
     name = dotted_name(test)
     if name is None:
         return False
@@ -260,6 +262,36 @@ def _latch(model, guard: Guard) -> bool:
         type(a.value) is cst.Name and a.value.value == off and not a.augmented and guard in guards_of(a.ctx)
         for a in found
     )
+
+
+def _lazy_init(model, guard: Guard, test: cst.Comparison) -> bool:
+    """A stored value compared with a sentinel, that the guarded body stores into: `Z =
+    self.params[2].item()`, then `if Z < 0: self.params[2] = out.mean() * n` fills a constant
+    on the first call only."""
+    if len(test.comparisons) != 1:
+        return False
+    read = test.left
+    if type(read) is cst.Name:
+        reach = model.bindings.reaching(read.value, guard.ctx, guard.order + 0.5)
+        if len(reach.assignments) != 1 or reach.assignments[0].value is None:
+            return False
+        read = reach.assignments[0].value
+    while type(read) is cst.Call and type(read.func) is cst.Attribute and read.func.attr.value in _READS:
+        read = read.func.value  # `self.params[2].item()`
+    if type(read) is not cst.Subscript or len(read.slice) != 1 or type(read.slice[0].slice) is not cst.Index:
+        return False
+    base, key = dotted_name(read.value), read.slice[0].slice.value
+    if base is None:
+        return False
+    text = model.code(key)
+    return any(
+        store.value is not None and model.code(store.key) == text and guard in guards_of(store.ctx)
+        for store in model.facts.item_stores.get(base, ())
+    )
+
+
+# Reads of a stored value on its way to a test (`buf[2].item()`).
+_READS = frozenset({"item", "clone", "detach", "float", "int", "tolist"})
 
 
 def _value_check(model, test: cst.BaseExpression) -> bool:

@@ -921,3 +921,31 @@ def run_epoch(batches):
         n_updates += 1
         if n_updates in [1000, 2000, 4000]:
             evaluate(held_out)
+
+# %% invalid: a constant filled in on the first call (the body stores what the test reads): info there
+import torch
+from torch import nn
+
+
+class NCEAverage(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("params", torch.tensor([n, -1.0]))
+
+    def forward(self, out):
+        z = self.params[1].item()  # expect: GPU101
+        if z < 0:
+            self.params[1] = out.mean() * self.params[0]
+            z = self.params[1].clone().detach().item()  # expect: GPU101 info
+        scale = self.params[0].item()  # expect: GPU101
+        if scale < 0:
+            print("negative scale", out.sum().item())  # expect: GPU101
+        return out / z
+
+
+contrast = NCEAverage(4096).cuda()
+for x, _ in loader:
+    loss = -contrast(model(x.cuda())).log().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
