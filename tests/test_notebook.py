@@ -238,3 +238,13 @@ def test_a_message_names_a_related_place_by_its_cell(tmp_path, capsys):
     status, out, err = run(capsys, "check", "--format", "concise", "--select", "GPU501", path)
     assert status == 1, err
     assert "epoch loop at line 2 of cell 2" in out, out
+
+
+def test_a_loader_no_cell_mentions_again_is_left_alone(tmp_path, capsys):
+    # A notebook's top-level names are its own: nothing imports a notebook, so a loader built
+    # and never mentioned again copies nothing; the loader the loop reads is still reported.
+    unused = ["test_loader = DataLoader(test_set, batch_size=4)\n"]
+    path = write_nb(tmp_path / "train.ipynb", notebook(code(SETUP, 1), code(unused, 2), code(LOOP, 3)))
+    status, out, err = run(capsys, "check", "--format", "concise", "--select", "GPU201,GPU202", path)
+    assert f"{path}:cell 1:5:10: GPU201" in out, out
+    assert "cell 2:" not in out, out

@@ -51,8 +51,8 @@ def _find_wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
 
 
 # A key rewrite of the project that strips the wrapper's prefix (`k.replace("module.", "")`,
-# `k[len("module."):]`, `k.startswith("module.")`).
-_PREFIX_LITERAL = re.compile(r"""['"]module\.['"]""")
+# `k[len("module."):]`, `k.startswith("module.transformer.")`).
+_PREFIX_LITERAL = re.compile(r"""['"]module\.[\w.]*['"]""")
 
 
 def strips_prefix(model: FileModel) -> bool:

@@ -47,7 +47,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         loop: class images generated before training, latents cached once, a last test pass).
         A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
-        once), a loader bound to a name the file never mentions again, and one drawn from once at
+        once), a loader bound to a name the file never mentions again (at the top of a notebook,
+        or of a script no project file imports, too), and one drawn from once at
         the top of the script (`test_imgs, _ = next(iter(test_loader))`) are left alone.
     """
     why = """

@@ -5,7 +5,7 @@ import re
 from typing import Iterator
 import libcst as cst
 from advisor.findings import Severity
-from advisor.model import CallSite, FileModel
+from advisor.model import CallSite, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER, dotted_name
 from advisor.rules.base import Report, Rule
@@ -92,6 +92,16 @@ def _eval_only(model: FileModel, site: CallSite) -> bool:
     return any(_EVAL_NAME.search(label.rsplit(".", 1)[-1]) for label in labels if label)
 
 
+def _trains_batches(model: FileModel, loop) -> bool:
+    """The loop trains on its batches, runs inside a loop that trains, or sits in code that
+    trains or runs on every step: not an evaluation loop in a helper the training loop calls
+    only every few thousand steps."""
+    if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
+        return True
+    function = loop.ctx.function
+    return function is not None and (model.trains(function) or model.heat_of(function) is Heat.HOT)
+
+
 def _loader_uses(model: FileModel) -> dict:
     """For each DataLoader call that some loop iterates or draws batches from with `next()` (in
     this file or in the project files around it): "train" when a training loop does, else "eval"."""
@@ -99,7 +109,7 @@ def _loader_uses(model: FileModel) -> dict:
     for loop in model.facts.loops:
         if not type(loop.node) is cst.For:
             continue
-        training = model.is_training_loop(loop) or model.in_training_code(loop.ctx)
+        training = _trains_batches(model, loop)
         sites, exhaustive = loaders_iterated(model, loop)
         for site in sites if exhaustive else ():
             if training or uses.get(id(site.node)) != "train":
@@ -108,7 +118,7 @@ def _loader_uses(model: FileModel) -> dict:
         for other, loop in loader_consumers(model, site):
             if other is model and any(found is site for found in loaders_iterated(model, loop)[0]):
                 continue  # this file's `for` loops: seen above
-            training = other.is_training_loop(loop) or other.in_training_code(loop.ctx)
+            training = _trains_batches(other, loop)
             if training or uses.get(id(site.node)) != "train":
                 uses[id(site.node)] = "train" if training else "eval"
         for run in engine_runs_over(model, site):

@@ -298,9 +298,19 @@ def never_read(model: FileModel, site: CallSite) -> bool:
     """`dataloader_val = DataLoader(...)` and the name appears nowhere else in the file (not
     even in a comment): a loader built and never used (the evaluation indexes the dataset)."""
     name = site.assigned_to
-    if not name or not name.isidentifier() or site.ctx.function is None:
+    if not name or not name.isidentifier():
+        return False
+    if site.ctx.function is None and not _imported_by_nobody(model):
         return False  # a module-level name may be imported by another module
     return model.shared("name-counts", _name_counts).get(name, 0) == 1
+
+
+def _imported_by_nobody(model: FileModel) -> bool:
+    """A notebook, or a script no file of its project imports: its top-level names are its own."""
+    if (model.path or "").endswith(".ipynb"):
+        return True
+    project = model.project
+    return project is not None and model.real_path is not None and not project.importers(model)
 
 
 def _name_counts(model: FileModel) -> Dict[str, int]:
