@@ -67,8 +67,9 @@ class InferenceWithoutNoGrad(Rule):
         just made by a torch factory without `requires_grad` or on a DataLoader's batches
         (nothing to record), and Lightning or Hugging Face Trainer hooks are left alone. Information when
         the function has no caller in the file, when the model was unpickled whole
-        (`pickle.load(f)`: its parameters keep the `requires_grad` they were saved with, often
-        off), or when the loop runs a handful of times (`range(10)`: each graph is dropped as
+        (`pickle.load(f)`, or a module saved whole and read back with `torch.load`, through
+        `checkpoint["encoder"]`: its parameters keep the `requires_grad` they were saved with,
+        often off), or when the loop runs a handful of times (`range(10)`: each graph is dropped as
         the next iteration rebinds the output).
     """
     why = """

@@ -97,29 +97,51 @@ def built_as_model(model: FileModel, value: cst.BaseExpression) -> bool:
 
 # Where a whole pickled module comes from: its parameters keep the `requires_grad` they were
 # saved with (frozen EMA copies, feature extractors), which the file cannot see.
-UNPICKLERS = frozenset({"pickle.load", "pickle.loads", "dill.load", "cloudpickle.load"})
+# `torch.load` too: a model name bound to what it loads (`checkpoint["encoder"]`) is a whole
+# module saved with `torch.save(module)`, not a state dict (which is not called).
+UNPICKLERS = frozenset({"pickle.load", "pickle.loads", "dill.load", "cloudpickle.load", "torch.load"})
 
 
 def unpickled(model: FileModel, func: cst.BaseExpression, ctx: Context) -> bool:
-    """Every binding of the model's name is an unpickled object (`pickle.load(f)["ema"].to(device)`)."""
+    """Every binding of the model's name is an unpickled object (`pickle.load(f)["ema"].to(device)`),
+    also through names on the way (`encoder = checkpoint["encoder"]; encoder = encoder.to(device)`
+    after `checkpoint = torch.load(path)`), read where the bindings reach."""
     name = dotted_name(func)
     found = model.assignments(name, ctx) if name is not None else []
     if not found:
         return False
-    for assignment in found:
-        value = assignment.value
-        while type(value) in (cst.Call, cst.Subscript) and not (
-            type(value) is cst.Call and model.imports.qualify(value.func) in UNPICKLERS
-        ):
-            if type(value) is cst.Subscript:
-                value = value.value
-            elif type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda", "eval", "half", "float"):
-                value = value.func.value
-            else:
-                return False
-        if not type(value) is cst.Call:
+    origins = [a for a in found if not _rebinds_itself(a)]
+    return bool(origins) and all(_loaded(model, a, 0) for a in origins)
+
+
+def _rebinds_itself(assignment) -> bool:
+    """`encoder = encoder.to(device)`: what it holds is what the earlier binding held."""
+    value = assignment.value
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _MOVES:
+        value = value.func.value
+    return type(value) is cst.Name and value.value == assignment.target
+
+
+_MOVES = ("to", "cuda", "eval", "half", "float")
+
+
+def _loaded(model: FileModel, assignment, depth: int) -> bool:
+    value = assignment.value
+    while type(value) in (cst.Call, cst.Subscript) and not (
+        type(value) is cst.Call and model.imports.qualify(value.func) in UNPICKLERS
+    ):
+        if type(value) is cst.Subscript:
+            value = value.value
+        elif type(value.func) is cst.Attribute and value.func.attr.value in _MOVES:
+            value = value.func.value
+        else:
             return False
-    return True
+    if type(value) is cst.Name and depth < 2:
+        # `checkpoint["encoder"]`: what the name holds where this binding reads it
+        reach = model.bindings.reaching(value.value, assignment.ctx, assignment.order)
+        return bool(reach.assignments) and reach.closed and all(
+            a.value is not None and _loaded(model, a, depth + 1) for a in reach.assignments)
+    return type(value) is cst.Call
 
 
 def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: int) -> bool:

@@ -335,3 +335,15 @@ class CometLogger:
         torch.cuda.empty_cache()
         for model_path in glob.glob(f"{path}/*.pt"):
             self.experiment.log_model(self.model_name, file_or_folder=model_path, file_name=Path(model_path).name)
+
+# %% invalid: a module saved whole and loaded with torch.load, evaluated in a loop: info
+import torch
+
+checkpoint = "BEST_checkpoint.pth.tar"
+checkpoint = torch.load(checkpoint)
+encoder = checkpoint["encoder"]
+encoder = encoder.to(device)
+encoder.eval()
+captions = []
+for image, caps in loader:
+    captions.append(encoder(image.to(device)))  # expect: GPU601 info
