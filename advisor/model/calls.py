@@ -150,6 +150,20 @@ class CallGraph:
                 out.append((model, info))
         return out
 
+    def _star_imported(self, name: str, site: CallSite) -> Optional[Target]:
+        """`accuracy(...)` in a file that says `from utils import *` and binds no `accuracy`
+        itself: the project function of that name in the star-imported module (the last one
+        that defines it, as Python's later star import wins)."""
+        model = self.model
+        modules = model.imports.star_modules
+        if not modules or model.reaching(name, site.ctx, site.order):
+            return None
+        for module in reversed(modules):
+            symbol = model.symbol(f"{module}.{name}" if not module.endswith(".") else f"{module}{name}")
+            if symbol is not None:
+                return (symbol.model, symbol.info) if symbol.kind == "function" and symbol.info is not None else None
+        return None
+
     def _find(self, site: CallSite) -> List[Target]:
         model = self.model
         func = site.node.func
@@ -167,6 +181,9 @@ class CallGraph:
             aliased = self._aliased_functions(func.value, site)
             if aliased:
                 return aliased
+            starred = self._star_imported(func.value, site)
+            if starred is not None:
+                return [starred]
         elif type(func) is cst.Attribute and site.receiver_name in ("self", "cls"):
             local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
             if local is None and site.ctx.class_name:

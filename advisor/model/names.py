@@ -6,7 +6,7 @@ several times a bare parse; a table filled while walking the tree gives the answ
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -107,6 +107,7 @@ class ImportTable:
         # autocast` fallback binds one name to two.
         self.targets: Dict[str, Set[str]] = {}
         self.star = False  # `from utils import *`: names the file never imports may come from there
+        self.star_modules: List[str] = []  # those modules (`utils`, `.helpers`), in import order
 
     def _bind(self, local: str, target: str) -> None:
         self.aliases[local] = target
@@ -136,6 +137,7 @@ class ImportTable:
         self.modules.add(module.split(".")[0])
         if type(node.names) is cst.ImportStar:
             self.star = True
+            self.star_modules.append(module)
             return
         for alias in node.names:
             if not type(alias.name) is cst.Name:
@@ -150,6 +152,9 @@ class ImportTable:
         say how many package levels up the project's own module is (see advisor/project)."""
         if type(node.names) is cst.ImportStar:
             self.star = True
+            module = dotted_name(node.module) if node.module is not None else ""
+            if module is not None:
+                self.star_modules.append("." * len(node.relative) + module)
             return
         dots = "." * len(node.relative)
         module = dotted_name(node.module) if node.module is not None else ""

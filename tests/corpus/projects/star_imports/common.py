@@ -16,3 +16,15 @@ class Meter:
     def update(self, value, n=1):
         self.total += value * n
         self.count += n
+
+
+def accuracy(scores, targets, k):
+    """Top-k accuracy of a batch, as a Python number: called on every step, it waits for the GPU."""
+    _, ind = scores.topk(k, 1, True, True)
+    correct = ind.eq(targets.view(-1, 1).expand_as(ind)).view(-1).float().sum()
+    return correct.item() * (100.0 / targets.size(0))  # expect: GPU101
+
+
+def count_parameters(model):
+    # Called once, at set-up: a sync here costs nothing per step.
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -14,10 +14,12 @@ def train(loader, model, criterion, optimizer):
         loss.backward()
         optimizer.step()
         meter.update(loss.item(), images.size(0))  # expect: GPU101
+        top5 = accuracy(scores[:, 0], labels[0], 5)
 
 
 def main(model, loader, epochs):
     model = model.to(device)
+    print("parameters:", count_parameters(model))
     criterion = BoxLoss(priors=make_priors(8732)).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
     for epoch in range(epochs):
