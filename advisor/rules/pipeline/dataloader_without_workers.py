@@ -152,10 +152,13 @@ class DataLoaderWithoutWorkers(Rule):
         `Engine` whose process function trains) is a training loader whatever its name; one only
         an evaluator runs (`create_supervised_evaluator`, a process function under `no_grad`)
         is not. Batches are seen copied as for GPU201, with the same preload and unused-loader
-        exceptions. A loader read only in a single pass beside the training (a loop inside no
-        other loop, that does not train, in a function that trains in another loop: class
-        images generated before training, latents cached once) or only peeked at every few
-        steps is info.
+        exceptions. A loader that only evaluation loops read (loops that neither train nor sit
+        in a training loop, in code that neither trains nor runs on every step: an `evaluate()`
+        the training loop calls every few thousand steps) is an evaluation loader and is left
+        alone too. A loader read only in a single pass beside the training (a loop inside no
+        other loop, that does not train, in a function that trains in another loop or one
+        called once beside it: class images generated before training, latents cached once)
+        or only peeked at every few steps is info.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training

@@ -667,3 +667,32 @@ def main(args, model, optimizer, train_set, extra_set, held_set):
             loss.backward()
             optimizer.step()
         evaluate(model, held_loader)
+
+# %% valid: a validation loader read by an evaluation helper the training loop calls every few thousand steps
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluate(model, valid_loader):
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for ids, mask in valid_loader:
+            total += model(ids.cuda(), mask.cuda()).loss.sum()
+    model.train()
+    return total
+
+
+def train(model, train_set, valid_set, optimizer, args):
+    train_loader = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=4, pin_memory=True)
+    valid_loader = DataLoader(valid_set, batch_size=8, pin_memory=True)
+    step = 0
+    for epoch in range(args.epochs):
+        for ids, mask in train_loader:
+            loss = model(ids.cuda(non_blocking=True), mask.cuda(non_blocking=True)).loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            step += 1
+            if step % 2000 == 0:
+                evaluate(model, valid_loader)
