@@ -415,3 +415,26 @@ if __name__ == "__main__":
     model = nn.DataParallel(FlowNet(args))
     model.load_state_dict(torch.load(args.model))
     evaluate(model.module)
+
+# %% invalid: the project's loader strips a longer prefix that starts with the wrapper's: info
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def load_weight(model, state):
+    renamed = {}
+    for key, value in state.items():
+        if key.startswith("module.transformer."):
+            key = key[len("module.transformer."):]
+        renamed[key] = value
+    model.transformer.load_state_dict(renamed, strict=False)
+
+
+def train(model, loader, optimizer, path):
+    model = DDP(model.cuda())
+    for ids in loader:
+        loss = model(ids.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    torch.save({"model_state_dict": model.state_dict()}, path)  # expect: GPU503 info
