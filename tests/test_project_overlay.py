@@ -104,3 +104,47 @@ def test_an_unsaved_new_file_that_imports_a_module_is_read_with_it(tmp_path):
     result = check_source(DATA, str(root / "data.py"), Config(), path=root / "data.py", views=views)
     assert str(root / "train.py") in result.dependencies
     assert "GPU201" in sorted(f.code for f in result.findings)
+
+
+INIT_PATHS = '''\
+import os.path as osp
+import sys
+
+this_dir = osp.dirname(__file__)
+sys.path.insert(0, osp.join(this_dir, "lib"))
+'''
+INIT_PATHS_NONE = "import sys\n"
+LIB_METRICS = '''\
+def accuracy(outputs, targets):
+    return (outputs.argmax(1) == targets).float().mean().item()
+'''
+TRAIN_WITH_INIT_PATHS = '''\
+import torch
+
+import _init_paths
+from metrics import accuracy
+
+
+def train(model, loader, optimizer):
+    for inputs, targets in loader:
+        outputs = model(inputs.cuda())
+        loss = torch.nn.functional.cross_entropy(outputs, targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(accuracy(outputs, targets.cuda()))
+'''
+
+
+def test_editing_an_init_paths_helper_moves_where_its_importers_imports_lead(tmp_path):
+    root = project(tmp_path, {"_init_paths.py": INIT_PATHS, "train.py": TRAIN_WITH_INIT_PATHS})
+    (root / "lib").mkdir()
+    (root / "lib" / "metrics.py").write_text(LIB_METRICS, encoding="utf-8")
+    views = Views()
+    assert codes(views, root / "lib" / "metrics.py") == ["GPU101"]  # train.py imports it through ../lib
+
+    views.set_texts({str(root / "_init_paths.py"): INIT_PATHS_NONE})
+    assert codes(views, root / "lib" / "metrics.py") == []
+
+    views.set_texts({})
+    assert codes(views, root / "lib" / "metrics.py") == ["GPU101"]

@@ -22,6 +22,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from advisor.limits import FileTooLarge, read_regular
 from advisor.project.layout import Layout, project_root
+from advisor.project.path_additions import path_additions
 
 _TEXT_LIMIT = 4 << 20
 
@@ -37,23 +38,6 @@ MAX_IMPORTERS = 48
 
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.MULTILINE)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n]*)", re.MULTILINE)
-
-
-# `sys.path.append("core")`, `sys.path.insert(0, "../lib")`: a folder a script adds to the
-# import path by a literal, relative to where it is run (its own folder or the project root).
-_PATH_ADDITION = re.compile(r"""sys\.path\.(?:append|insert)\(\s*(?:-?\d+\s*,\s*)?[rRuU]?['"]([^'"\n]+)['"]\s*\)""")
-
-
-def path_additions(text: str, path: str, root: str) -> Tuple[str, ...]:
-    """The existing folders a file's literal `sys.path` additions name."""
-    found: List[str] = []
-    for match in _PATH_ADDITION.finditer(text):
-        folder = match.group(1)
-        for base in (os.path.dirname(os.path.abspath(path)), root):
-            candidate = os.path.normpath(os.path.join(base, folder))
-            if os.path.isdir(candidate) and candidate not in found:
-                found.append(candidate)
-    return tuple(found)
 
 
 def _import_lines(text: str) -> List[Tuple[int, str, List[str]]]:
@@ -146,7 +130,10 @@ class ProjectView:
         the new text when next needed."""
         key = _key(path)
         self._models.pop(key, None)
-        self._texts.pop(key, None)
+        old_text = self._texts.pop(key, None)
+        if "sys.path" in (old_text or "") or "sys.path" in (self._text(key) or ""):
+            self.files_changed()  # an `_init_paths` helper moves where its importers' imports lead
+            return
         old_targets = self._imported.pop(key, None)
         self._path_additions.pop(key, None)
         if self._index is not None:
@@ -369,9 +356,23 @@ class ProjectView:
         known = self._path_additions.get(path)
         if known is None:
             text = self._text(path) or ""
-            known = path_additions(text, path, self.layout.root) if "sys.path" in text else ()
+            known = path_additions(text, path, self.layout.root)
+            for helper in self._path_helpers(path, text):
+                known += tuple(f for f in path_additions(self._text(helper) or "", helper, self.layout.root) if f not in known)
             self._path_additions[path] = known
         return known
+
+    def _path_helpers(self, path: str, text: str) -> List[str]:
+        """Modules beside the file that it imports by a bare name and that touch `sys.path`:
+        `import _init_paths` before the imports that helper makes possible."""
+        helpers = []
+        for level, module, _ in _import_lines(text):
+            if level or "." in module:
+                continue
+            helper = os.path.join(os.path.dirname(os.path.abspath(path)), module + ".py")
+            if helper != path and os.path.isfile(helper) and "sys.path" in (self._text(helper) or ""):
+                helpers.append(helper)
+        return helpers
 
     def _imports_of(self, path: str) -> List[str]:
         known = self._imported.get(path)
