@@ -24,7 +24,7 @@ from advisor.model.facts import (
     ReturnSite,
 )
 from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, is_main_test, root_name
-from advisor.model.walk import Walker
+from advisor.model.walk import Walker, children
 
 AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
 TIMING_FUNCTIONS = frozenset(
@@ -100,6 +100,25 @@ def _has_enumerate(iterable: cst.BaseExpression) -> bool:
 def is_periodic_test(test: cst.BaseExpression) -> bool:
     """`step % N == 0`, `rank == 0`, `accelerator.is_main_process` and combinations of them."""
     return gate_kinds(test) != (False, False)
+
+
+def _draws_first(node: cst.Try) -> bool:
+    """A simple statement directly in the `try` body calls `next(it)`, `it.next()` or
+    `it.__next__()` (only those: each statement is looked at for one `try`, whatever the nesting)."""
+    for statement in node.body.body:
+        if not type(statement) is cst.SimpleStatementLine:
+            continue
+        stack: List[cst.CSTNode] = list(statement.body)
+        while stack:
+            item = stack.pop()
+            if type(item) is cst.Call:
+                func = item.func
+                if (type(func) is cst.Name and func.value == "next") or (
+                    type(func) is cst.Attribute and func.attr.value in ("next", "__next__") and not item.args
+                ):
+                    return True
+            stack.extend(children(item))
+    return False
 
 
 def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
@@ -213,6 +232,7 @@ class ModelBuilder(Walker):
         self._order = 0
         self._sealing: Dict[int, Context] = {}
         self._try_bodies: List[Context] = []  # the `try` bodies around the walk, innermost last
+        self._try_nodes: List[cst.Try] = []  # their statements
         self._pending_loops: Dict[int, LoopInfo] = {}
         self._pending_functions: Dict[int, FunctionInfo] = {}
         self._if_gates: Dict[int, Tuple[bool, bool]] = {}
@@ -502,6 +522,7 @@ class ModelBuilder(Walker):
     def visit_Try_body(self, node: cst.Try) -> None:
         self._push(self.ctx.derive(in_try=self.ctx.in_try or bool(node.handlers)))
         self._try_bodies.append(self.ctx)
+        self._try_nodes.append(node)
         if node.handlers and all(self._handler_leaves(h.body) for h in node.handlers):
             self._sealing[id(node)] = self.ctx
 
@@ -510,6 +531,7 @@ class ModelBuilder(Walker):
 
     def leave_Try(self, original_node: cst.Try) -> None:
         self._try_bodies.pop()
+        self._try_nodes.pop()
         body = self._sealing.pop(id(original_node), None)
         if body is not None:
             self.facts.sealed_tries[id(body)] = self._order
@@ -538,8 +560,13 @@ class ModelBuilder(Walker):
         self.facts.handler_tries[id(self.ctx)] = self._try_bodies[-1]
         caught = node.type
         names = [e.value for e in caught.elements] if type(caught) is cst.Tuple else [caught]
-        if any(n is not None and dotted_name(n) == "StopIteration" for n in names):
-            self.facts.handlers[id(self.ctx)] = True  # an iterator ran out: its loader's pass ended
+        if any(n is not None and dotted_name(n) == "StopIteration" for n in names) or (
+            any(n is None or dotted_name(n) in ("Exception", "BaseException") for n in names)
+            and _draws_first(self._try_nodes[-1])
+        ):
+            # An iterator ran out, its loader's pass ended: `except StopIteration:`, or a handler
+            # that catches everything around a `next(...)` at the top of the `try`.
+            self.facts.handlers[id(self.ctx)] = True
         else:
             self.facts.handlers[id(self.ctx)] = False
 

@@ -100,6 +100,20 @@ for step in range(max_steps):
     loss.backward()
     optimizer.step()
 
+# %% invalid: a new iterator in a handler that catches everything around `.next()`
+from torch.utils.data import DataLoader
+labeled_loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)  # expect: GPU204
+labeled_iter = iter(labeled_loader)
+for step in range(max_steps):
+    try:
+        x, y = labeled_iter.next()
+    except:
+        labeled_iter = iter(labeled_loader)
+        x, y = labeled_iter.next()
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
 # %% invalid: the worker count is an option's default; the fix keeps runs without workers valid
 import argparse
 from torch.utils.data import DataLoader

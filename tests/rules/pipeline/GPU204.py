@@ -197,6 +197,35 @@ for step in range(max_steps):
     loss.backward()
     optimizer.step()
 
+# %% invalid: a new iterator in a handler that catches everything around `.next()`
+from torch.utils.data import DataLoader
+labeled_loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4)  # expect: GPU204
+labeled_iter = iter(labeled_loader)
+for step in range(max_steps):
+    try:
+        x, y = labeled_iter.next()
+    except:
+        labeled_iter = iter(labeled_loader)
+        x, y = labeled_iter.next()
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a handler that catches everything around something other than the iterator
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=4)
+for step in range(max_steps):
+    try:
+        stats = read_stats(step)
+    except Exception:
+        it = iter(loader)
+        stats = None
+    for x, y in it:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+        break
+
 # %% valid: itertools.cycle goes over the loader once and replays the batches it kept
 import itertools
 from torch.utils.data import DataLoader
