@@ -21,9 +21,15 @@ _RANDOM_FACTORIES = frozenset("rand randn randint randperm".split())
 # no `device=`, so the finding has no fix. A script that changes the default tensor type or
 # device may build them on the GPU: such files are left alone.
 def _converted_name(expr: cst.BaseExpression) -> Optional[str]:
-    """`buf` in `buf.long()` or `buf.float().contiguous()`: a name under conversions only."""
-    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CONVERSIONS:
-        expr = expr.func.value
+    """`buf` in `buf.long()`, `buf.float().contiguous()` or `buf[:, picked]` (a slice of a
+    staging buffer): a name under conversions and subscripts only."""
+    while True:
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _CONVERSIONS:
+            expr = expr.func.value
+        elif type(expr) is cst.Subscript:
+            expr = expr.value
+        else:
+            break
     return expr.value if type(expr) is cst.Name else None
 
 

@@ -379,6 +379,23 @@ def train(model, loader, optimizer, tree):
         loss.backward()
         optimizer.step()
 
+# %% valid: a rollout store kept on the host on purpose, filled from host copies, minibatch slices moved
+import torch
+
+device = torch.device("cuda")
+store_obs = torch.zeros((num_steps, rollouts, 3, 64, 64), dtype=torch.uint8)
+for phase in range(num_phases):
+    for rollout in range(rollouts):
+        obs = collect(agent, envs)
+        store_obs[:, rollout] = obs.cpu().to(torch.uint8)
+    for epoch in range(aux_epochs):
+        for picked in minibatches(rollouts):
+            batch = store_obs[:, picked].to(device)
+            loss = agent.aux_loss(batch.float())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
 # %% valid: Python data turned into tensors and moved: it crosses the host link whichever way the tensor is made
 import numpy as np
 import torch
