@@ -10,7 +10,7 @@ from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, dataset_on_device, loader_option, one_pass_beside_training, only_peeked_now_and_then,
+    batches_go_to_device, dataset_on_device, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
 )
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
@@ -170,6 +170,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 call,
                 "DataLoader without `pin_memory=True` while its batches go to the GPU (read only "
                 "now and then: a batch every few steps)",
+                severity=Severity.INFO,
+                fix=fix,
+                data=data,
+            )
+        if read_for_a_person(model, site):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (each batch "
+                "waits for a person: a key, a prompt or a plot window)",
                 severity=Severity.INFO,
                 fix=fix,
                 data=data,

@@ -15,7 +15,7 @@ from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import (
     batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset,
-    library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then,
+    library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
 )
 from advisor.model.vocabulary import PLACEMENT_TEXT
 from advisor.model.datasets import holds_in_memory, prepared_hf_table
@@ -227,8 +227,11 @@ class DataLoaderWithoutWorkers(Rule):
                         "DataLoader loads every batch in the training process (`{default_of}` defaults to "
                         "no worker processes) while the GPU waits"
                     )
-                # A loader read only by a peek every few steps, or in one pass beside the
-                # training, loads its batches now and then: info.
-                occasional = only_peeked_now_and_then(model, site) or one_pass_beside_training(model, site)
+                # A loader read only by a peek every few steps, in one pass beside the training,
+                # or by a viewer waiting for a key, loads its batches now and then: info.
+                occasional = (
+                    only_peeked_now_and_then(model, site) or one_pass_beside_training(model, site)
+                    or read_for_a_person(model, site)
+                )
                 severity = Severity.INFO if occasional else None
                 yield self.report(site.node, message, data=data, severity=severity)

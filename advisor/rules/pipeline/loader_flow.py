@@ -12,6 +12,7 @@ from advisor.model.loaders import (
     batch_names, loader_consumers, loader_factory, loaders_drawn, loaders_iterated, placed_by_framework,
 )
 from advisor.model.passes import passes_over
+from advisor.model.user_waits import waits_for_user
 from advisor.model.devices import cuda_tensor_type
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
@@ -79,6 +80,13 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
     if any(other is not model for other, _ in loader_consumers(model, site)):
         return False
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
+
+
+def read_for_a_person(model: FileModel, site: CallSite) -> bool:
+    """Every loop that takes batches from the loader waits for a person on each pass (a viewer
+    that shows a batch and waits for a key): loading speed is not what it waits for."""
+    consumers = loader_consumers(model, site)
+    return bool(consumers) and all(waits_for_user(other, loop) for other, loop in consumers)
 
 
 def one_pass_beside_training(model: FileModel, site: CallSite) -> bool:

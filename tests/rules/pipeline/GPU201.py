@@ -625,3 +625,29 @@ if __name__ == "__main__":
     for epoch in range(epochs):
         train(train_loader, model, optimizer)
     print(test(test_loader, model))
+
+# %% invalid: a viewer that shows each batch and waits for a key: info; a loop that only saves its plots is not waiting
+import cv2
+import matplotlib.pyplot as plt
+import torch
+from torch.utils.data import DataLoader
+
+
+def show(dataset, model):
+    loader = DataLoader(dataset, batch_size=1, num_workers=1)  # expect: GPU201 info
+    model.cuda().eval()
+    for data in loader:
+        with torch.no_grad():
+            boxes = model(data["img"].cuda().float())
+        cv2.imshow("img", draw(data, boxes))
+        cv2.waitKey(0)
+
+
+def render(dataset, model):
+    loader = DataLoader(dataset, batch_size=1, num_workers=1)  # expect: GPU201
+    model.cuda().eval()
+    for data in loader:
+        with torch.no_grad():
+            boxes = model(data["img"].cuda().float())
+        plt.imshow(draw(data, boxes))
+        plt.savefig("out.png")
