@@ -44,8 +44,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
         train, in a function that trains in another loop or in one called once beside such a
-        loop: class images generated before training, latents cached once, a last test pass).
-        A loader
+        loop: class images generated before training, latents cached once, a last test pass),
+        and for one read only by loops that wait for a person on each pass (a viewer that
+        shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`). A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at

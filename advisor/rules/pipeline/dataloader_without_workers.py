@@ -157,8 +157,9 @@ class DataLoaderWithoutWorkers(Rule):
         the training loop calls every few thousand steps) is an evaluation loader and is left
         alone too. A loader read only in a single pass beside the training (a loop inside no
         other loop, that does not train, in a function that trains in another loop or one
-        called once beside it: class images generated before training, latents cached once)
-        or only peeked at every few steps is info.
+        called once beside it: class images generated before training, latents cached once),
+        only peeked at every few steps, or read only by loops that wait for a person on each
+        pass (a viewer waiting on a key) is info.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training
