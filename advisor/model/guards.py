@@ -511,6 +511,14 @@ class GuardKinds:
         holds = guard.positive and not guard.exits
         return holds not in outcomes
 
+    def switched_off(self, ctx: Context) -> Optional[Guard]:
+        """The guard around ``ctx`` that is a flag no run of the project turns on (`if
+        self.use_checkpoint:` where every construction leaves it False), if any."""
+        for guard in guards_of(ctx):
+            if guard.positive and not guard.exits and self._never_true(guard):
+                return guard
+        return None
+
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):
         set from a parameter whose default is false and that no construction passes."""

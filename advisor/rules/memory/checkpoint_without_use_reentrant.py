@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 from typing import Iterator
-from advisor.findings import Applicability, Fixable
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel
 from advisor.model.file_model import call_argument, star_kwargs
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
@@ -18,7 +18,10 @@ class CheckpointWithoutUseReentrant(Rule):
     what = """
         Calls to `torch.utils.checkpoint.checkpoint(...)` and `checkpoint_sequential(...)`,
         however they were imported, that do not pass `use_reentrant`. Calls that forward a
-        `**kwargs` dict are left alone, since it may hold the argument.
+        `**kwargs` dict are left alone, since it may hold the argument. A call under a flag
+        that no construction in the project turns on (`if self.use_checkpoint:` whose default
+        is False) is reported as info: the project never runs it, though code that builds the
+        module with the flag on would.
     """
     why = """
         Activation checkpointing has two implementations. Without `use_reentrant`, torch
@@ -79,10 +82,23 @@ class CheckpointWithoutUseReentrant(Rule):
                     (NodeEdit(call.args[-1].value, ", use_reentrant=False", "after"),),
                     Applicability.UNSAFE,
                 )
+            data = {"function": snippet(model, call.func)}
+            off = model.guards.switched_off(site.ctx)
+            if off is not None:
+                data["flag"] = snippet(model, off.test)
+                yield self.report(
+                    call,
+                    "`{function}` without `use_reentrant=` (under `{flag}`, which nothing in the project "
+                    "turns on)",
+                    severity=Severity.INFO,
+                    fix=fix,
+                    data=data,
+                )
+                continue
             yield self.report(
                 call,
                 "`{function}` without `use_reentrant=` warns on every call and will "
                 "have to choose explicitly",
                 fix=fix,
-                data={"function": snippet(model, call.func)},
+                data=data,
             )

@@ -41,3 +41,47 @@ def run(blocks, *args):
     for block in blocks:
         args = torch.utils.checkpoint.checkpoint(block, *args, use_reentrant=False)  # expect: GPU405
     return args
+
+# %% invalid: under a flag whose default is off and that no construction turns on: info; one the project turns on: reported
+import torch.nn as nn
+import torch.utils.checkpoint as checkpoint
+
+
+class Stage(nn.Module):
+    def __init__(self, dim, depth, use_checkpoint=False):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            if self.use_checkpoint:
+                x = checkpoint.checkpoint(blk, x, use_reentrant=False)  # expect: GPU405 info
+            else:
+                x = blk(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self, dim, use_checkpoint=False):
+        super().__init__()
+        self.stage = Stage(dim, 4, use_checkpoint=use_checkpoint)
+
+    def forward(self, x):
+        return self.stage(x)
+
+
+class DeepStage(nn.Module):
+    def __init__(self, dim, grad_ckpt=False):
+        super().__init__()
+        self.grad_ckpt = grad_ckpt
+        self.block = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if self.grad_ckpt:
+            return checkpoint.checkpoint(self.block, x, use_reentrant=False)  # expect: GPU405
+        return self.block(x)
+
+
+model = Net(64)
+deep = DeepStage(64, grad_ckpt=True)
