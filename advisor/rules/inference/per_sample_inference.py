@@ -1,6 +1,7 @@
 """GPU603 `per-sample-inference`: model called one sample at a time in an inference loop."""
 
 from __future__ import annotations
+import re
 from typing import Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.findings import Severity
@@ -82,6 +83,22 @@ def _comprehension_targets(info: FunctionInfo, call: cst.Call) -> Set[str]:
     return set()
 
 
+# Names of a detector's or a segmenter's per-image outputs: images of different sizes, each
+# resized by its own scale, are usually run one at a time, and their kernels are not small.
+_PER_IMAGE_OUTPUT = re.compile(r"(^|_)(boxes|bboxes|box|dets|detections|masks|segms|keypoints|polygons)$", re.IGNORECASE)
+
+
+def _per_image_outputs(model: FileModel, call: cst.Call) -> bool:
+    """The call's value is unpacked into detection outputs (`scores, labels, boxes = model(...)`)."""
+    statement = model.statement_of.get(id(call))
+    if not type(statement) is cst.SimpleStatementLine:
+        return False
+    for small in statement.body:
+        if type(small) is cst.Assign and small.value is call:
+            return any(_PER_IMAGE_OUTPUT.search(name) for t in small.targets for name in iter_names(t.target))
+    return False
+
+
 def _is_zero(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Integer and expr.value == "0"
 
@@ -101,7 +118,9 @@ class PerSampleInference(Rule):
         Also, as information, a `DataLoader(..., batch_size=1)` iterated with autograd off by a
         loop that calls a model. Autoregressive decoding (calls passing a cache, or growing the
         input with `torch.cat`) and reinforcement-learning loops that step an environment are
-        left alone.
+        left alone. A call whose value is unpacked into a detector's per-image outputs
+        (`scores, labels, boxes = model(...)`) is information only: images of different sizes
+        are usually run one at a time, and a full-size image is no tiny launch.
     """
     why = """
         A GPU runs a batch of one nearly as slowly as a batch of hundreds: each call is a chain
@@ -177,6 +196,15 @@ class PerSampleInference(Rule):
                 if not self._per_item(model, inner, site, items):
                     continue
                 reported.add(key)
+                if _per_image_outputs(model, site.node):
+                    yield self.report(
+                        site.node,
+                        "`{expression}` runs the model on one image per call (a detector's outputs: "
+                        "images of different sizes are often run one at a time)",
+                        severity=Severity.INFO,
+                        data={"expression": snippet(model, site.node)},
+                    )
+                    break
                 yield self.report(
                     site.node,
                     "`{expression}` runs the model on one sample per call: the GPU idles "

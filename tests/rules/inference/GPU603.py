@@ -104,3 +104,24 @@ loader = DataLoader(train_set, batch_size=1, shuffle=True)
 for x, y in loader:
     criterion(model(x), y).backward()
     optimizer.step()
+
+# %% invalid: a detector's per-image outputs, images run one at a time: info; a classifier's scores: reported
+import torch
+
+
+def evaluate_detector(dataset, model):
+    model.eval()
+    with torch.no_grad():
+        for index in range(len(dataset)):
+            data = dataset[index]
+            scores, labels, boxes = model(data["img"].permute(2, 0, 1).cuda().float().unsqueeze(dim=0))  # expect: GPU603 info
+            boxes /= data["scale"]
+
+
+def evaluate_classifier(dataset, model):
+    model.eval()
+    with torch.no_grad():
+        for index in range(len(dataset)):
+            image, label = dataset[index]
+            scores = model(image.cuda().unsqueeze(0))  # expect: GPU603
+            print(scores.argmax(1) == label)
