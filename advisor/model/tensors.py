@@ -35,7 +35,9 @@ _TORCH_TENSOR_FUNCTIONS = frozenset(
     zeros_like ones_like rand_like randn_like full_like empty_like isnan isinf isfinite any all eq ne
     gt lt ge le allclose equal count_nonzero logical_and logical_or logical_not dot outer
     cartesian_prod cumsum cumprod flip roll tril triu diag diagonal bucketize searchsorted multinomial
-    repeat_interleave index_select masked_fill narrow take minimum maximum logsumexp rsqrt""".split()
+    repeat_interleave index_select masked_fill narrow take minimum maximum logsumexp rsqrt
+    Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor CharTensor
+    ByteTensor BoolTensor""".split()
 )
 # Qualified functions outside the `torch.` namespace root that return tensors.
 _TENSOR_FUNCTIONS = frozenset(
@@ -46,6 +48,8 @@ _TENSOR_FUNCTIONS = frozenset(
         "torch.linalg.norm",
         "torch.linalg.vector_norm",
         "torch.distributed.nn.all_reduce",
+        "torch.autograd.Variable",  # hands back the tensor it wraps
+        "torch.autograd.variable.Variable",
     }
 )
 # Functions and methods whose result unpacks into tensors.

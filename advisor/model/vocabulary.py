@@ -60,7 +60,8 @@ TENSOR_METHODS = frozenset(
     """detach clone mean sum to cuda float half double bfloat16 long view reshape squeeze unsqueeze
     flatten softmax log_softmax argmax argmin abs sqrt pow exp log norm std var masked_fill
     contiguous permute transpose t sigmoid relu tanh max min prod cumsum expand repeat
-    type_as view_as add sub mul div neg exp_ clamp round floor ceil square""".split()
+    type_as view_as add sub mul div neg exp_ clamp round floor ceil square expand_as reshape_as gather
+    index_select narrow flip roll""".split()
 )
 
 # Methods that return the object they are called on (modules and tensors alike), so that

@@ -1062,3 +1062,36 @@ for image, target in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a mask from a legacy typed target buffer moved to the GPU, widened with expand_as
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+class BoxLoss(nn.Module):
+    def __init__(self, use_gpu=True):
+        super().__init__()
+        self.use_gpu = use_gpu
+
+    def forward(self, predictions, targets):
+        loc_data, conf_data = predictions
+        conf_t = torch.LongTensor(loc_data.size(0), loc_data.size(1))
+        fill_targets(targets, conf_t)
+        if self.use_gpu:
+            conf_t = conf_t.cuda()
+        conf_t = Variable(conf_t, requires_grad=False)
+        pos = conf_t > 0
+        pos_idx = pos.unsqueeze(pos.dim()).expand_as(loc_data)
+        loc_p = loc_data[pos_idx].view(-1, 4)  # expect: GPU104
+        return loc_p.abs().sum()
+
+
+def train(net, loader, optimizer):
+    net = net.cuda()
+    criterion = BoxLoss()
+    for images, targets in loader:
+        loss = criterion(net(images.cuda()), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
