@@ -754,6 +754,17 @@ class HostBuilt(Question[str]):
             return flow.ask(self, expr.expression, ctx, order)
         if type(expr) is cst.Subscript:
             return flow.ask(self, expr.value, ctx, order)
+        if type(expr) is cst.Comparison:
+            # `(labels.unsqueeze(0) == labels.unsqueeze(1)).float()`: compared on the host.
+            operands = (expr.left, *(c.comparator for c in expr.comparisons))
+            return next((f for f in (flow.ask(self, o, ctx, order) for o in operands) if f), "")
+        if type(expr) in (cst.List, cst.Tuple) and expr.elements:
+            # The parts `torch.cat([...])` joins: every one built on the host.
+            if any(type(e) is cst.StarredElement for e in expr.elements):
+                return ""
+            return self.combine([flow.ask(self, e.value, ctx, order) for e in expr.elements])
+        if type(expr) is cst.ListComp:
+            return flow.ask(self, expr.elt, ctx, order)  # `[torch.arange(n) for _ in range(k)]`
         if type(expr) in (cst.Name, cst.IfExp):
             return None
         return ""
