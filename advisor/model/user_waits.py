@@ -25,7 +25,8 @@ _BUILTIN_WAITS = ("input", "breakpoint")
 
 
 def waits_for_user(model, loop: LoopInfo) -> bool:
-    """Some call in the loop's body, at any depth in the same function, waits for a person."""
+    """Some call in the loop's body (in the same function, nested loops included) waits for a
+    person on every pass: no test stands between the body and the call."""
     return id(loop) in model.shared("user-waiting-loops", _waiting_loops)
 
 
@@ -39,7 +40,18 @@ def _waiting_loops(model) -> Set[int]:
         ]
     for site in sites:
         loop = site.ctx.loop
-        while loop is not None and id(loop) not in waiting:
+        while loop is not None and id(loop) not in waiting and _every_pass(model, site, loop):
             waiting.add(id(loop))
             loop = loop.parent
     return waiting
+
+
+def _every_pass(model, site, loop: LoopInfo) -> bool:
+    """No `if` or handler between the loop's body and the call: a debugger entered when a file
+    exists, every few steps, is no wait on every pass."""
+    ctx = site.ctx
+    while ctx is not None and ctx.loop is not None and ctx.loop.within(loop):
+        if ctx.guard is not None or id(ctx) in model.facts.handlers:
+            return False
+        ctx = ctx.outer
+    return True

@@ -407,3 +407,21 @@ def render(dataset, model):
             boxes = model(data["img"].cuda().float())
         plt.imshow(draw(data, boxes))
         plt.savefig("out.png")
+
+# %% invalid: a debugger entered now and then does not make the training loop wait for a person
+import os
+import pdb
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)  # expect: GPU201
+model = build().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(epochs):
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if os.path.exists("debug_now"):
+            pdb.set_trace()
