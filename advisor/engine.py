@@ -288,10 +288,11 @@ def _self_tests_lowered(model: FileModel, reports: List[Report]) -> List[Report]
 
 
 def _outside_dead_blocks(model: FileModel, reports: List[Report], positions: _Positions) -> List[Report]:
-    """Leave out what sits in code switched off by hand (`if 0:`, the `else` of `if True:`)."""
+    """Leave out what sits in code switched off by hand (`if 0:`, the `else` of `if True:`) or
+    after a jump out of its block."""
     spans = []
     for block in model.facts.dead_blocks:
-        statements = block.body if type(block) is cst.IndentedBlock else (block,)
+        statements = block.body if type(block) is cst.IndentedBlock else block if type(block) is tuple else (block,)
         if statements:
             spans.append((positions.start(statements[0]).row, positions.end(statements[-1]).row))
     return [r for r in reports if not any(a <= positions.start(r.node).row <= b for a, b in spans)]

@@ -102,6 +102,9 @@ def is_periodic_test(test: cst.BaseExpression) -> bool:
     return gate_kinds(test) != (False, False)
 
 
+_JUMPS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+
+
 def _draws_first(node: cst.Try) -> bool:
     """A simple statement directly in the `try` body calls `next(it)`, `it.next()` or
     `it.__next__()` (only those: each statement is looked at for one `try`, whatever the nesting)."""
@@ -276,6 +279,13 @@ class ModelBuilder(Walker):
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         owner = self._small_if_bodies.pop(id(node), None)
         self._register_block(node.body)
+        body = node.body
+        for index in range(len(body) - 1):
+            statement = body[index]
+            if type(statement) is cst.SimpleStatementLine and type(statement.body[-1]) in _JUMPS:
+                # What follows `continue`, `break`, `return` or `raise` in the same block never runs.
+                self.facts.dead_blocks.append((body[index + 1], body[-1]))
+                break
         if owner is not None:
             self.facts.small_if_bodies[self._blocks] = owner
 

@@ -273,7 +273,8 @@ class Facts:
     # ran to its end.
     sealed_tries: Dict[int, int] = field(default_factory=dict)
     # Blocks no run executes: the body of `if 0:`/`if False:`, the `else` of `if 1:`/`if True:`
-    # (code switched off by hand). Findings in them are not reported (engine).
-    dead_blocks: List[cst.CSTNode] = field(default_factory=list)
+    # (code switched off by hand), and (first, last) statements after a `continue`, `break`,
+    # `return` or `raise` of the same block. Findings in them are not reported (engine).
+    dead_blocks: List[object] = field(default_factory=list)
     star_import: bool = False  # `from m import *`: module-level names may come from there
     uses_cuda: bool = False

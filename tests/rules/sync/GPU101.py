@@ -716,6 +716,30 @@ for x, y in loader:
     else:
         running = loss.item()
 
+# %% valid: code after a jump out of its block never runs
+import torch
+
+
+def accumulate(model, loader, optimizer, kinds):
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        loss.backward()
+        optimizer.step()
+        for kind in kinds:
+            if kind == "region":
+                continue
+                print("region loss", loss.item())
+            elif kind == "yolo":
+                pass
+    return loss
+    print(loss.item())
+
+
+def unsupported(model, loader):
+    for x, y in loader:
+        raise NotImplementedError("use train()")
+        print(model(x.cuda()).sum().item())
+
 # %% invalid: the step goes through a loop over the optimizers; the loop around it is per step
 import torch
 
