@@ -54,6 +54,18 @@ _DEFAULT_PLACEMENT = ("torch.set_default_tensor_type", "torch.set_default_device
 _DTYPE_MOVABLE = frozenset("zeros ones empty full eye tensor as_tensor".split())
 
 
+def _filled_before(model: FileModel, site: CallSite, name: str) -> bool:
+    """`name[...] = ...` runs before the copy: earlier in the code, or later in a loop around
+    the copy when the copy does not rebind the name (`targets = targets.cuda()` then
+    `targets[neg, :] = 0` writes into the device copy, not into a host buffer)."""
+    stores = model.facts.subscript_stores.get((site.ctx.scope, name), ())
+    if any(order < site.order for order, _ in stores):
+        return True
+    if site.assigned_to == name:
+        return False
+    return any(loop is not None and site.ctx.loop is not None and site.ctx.loop.within(loop) for _, loop in stores)
+
+
 def _fills_cache(model: FileModel, site: CallSite) -> bool:
     """The block stores something on the object (`self.cached_matrix = a`): a table built on a
     cache miss, once, not on every call."""
@@ -333,7 +345,7 @@ class TensorCreatedOnHostThenMoved(Rule):
             return None
         name = site.receiver.value if type(site.receiver) is cst.Name else None
         filled = name or _converted_name(site.receiver)
-        if filled is not None and (site.ctx.scope, filled) in model.facts.subscript_stores:
+        if filled is not None and _filled_before(model, site, filled):
             # A staging buffer the host fills in (`buf[i, :n] = torch.tensor(ids)`), then copies
             # once, also converted on the way (`buf.long().to(device)`).
             return None

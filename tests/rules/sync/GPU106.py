@@ -400,6 +400,27 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
 
+# %% invalid: a target tensor built on the host, moved, then filled in on the device
+import torch
+
+
+def focal_targets(classification, iou_max):
+    targets = torch.ones(classification.shape) * -1
+    if torch.cuda.is_available():
+        targets = targets.cuda()  # expect: GPU106
+    targets[torch.lt(iou_max, 0.4), :] = 0
+    return targets
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for images, _ in loader:
+        classification, iou_max = model(images.cuda())
+        loss = (classification - focal_targets(classification, iou_max)).abs().sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
 # %% valid: a rollout store kept on the host on purpose, filled from host copies, minibatch slices moved
 import torch
 
