@@ -182,7 +182,7 @@ class ValueFlow:
             assignments = live or assignments
         answers: List[A] = [self.assigned(question, a, index) for a in assignments]
         if reach.parameter is not None:
-            answers.append(self.passed(question, reach.parameter, name) if index is None else question.unknown)
+            answers.append(self.passed(question, reach.parameter, name, index))
         if not answers and question.follows_imports:
             imported = self.imported(question, name, index)
             if imported is not None:
@@ -247,8 +247,9 @@ class ValueFlow:
         found = self.callee(call, ctx, order)
         return None if found is None else (found[0], found[1], arity)
 
-    def passed(self, question: Question[A], info: FunctionInfo, name: str) -> A:
-        """A parameter's value: the arguments of every call of the function, or its default."""
+    def passed(self, question: Question[A], info: FunctionInfo, name: str, index: Optional[int] = None) -> A:
+        """A parameter's value: the arguments of every call of the function, or its default
+        (element ``index`` of them, for `train_loader, eval_loader = loaders`)."""
         position = info.params.index(name) - (1 if info.class_name is not None else 0)
         answers: List[A] = []
         chosen = question.chosen_calls(info)
@@ -264,7 +265,8 @@ class ValueFlow:
             if not callers and not local and question.callers(self, info, local) is local:
                 callers = self.model.calls.constructions(info)  # `__init__`: where instances are built
             if question.callers(self, info, local) is local:
-                answers.extend(self._spawned(question, info, position))
+                spawned = self._spawned(question, info, position)
+                answers.extend(spawned if index is None else [question.unknown for _ in spawned])
         if not callers:
             return question.combine_callers(answers) if answers else question.unknown
         if question.placement and chosen is None and self._demo_only(callers):
@@ -273,7 +275,10 @@ class ValueFlow:
         for model, site in callers:
             arg = argument(site.node, name, position)
             if arg is not None:
-                answers.append(model.values.ask(question, arg.value, site.ctx, site.order))
+                answers.append(model.values.ask(question, arg.value, site.ctx, site.order, index))
+                continue
+            if index is not None:
+                answers.append(question.unknown)  # an element of a spread or of a default: not followed
                 continue
             spread = (PRESENT, ()) if any(a.star == "*" for a in site.node.args) else (ABSENT, ())
             if spread[0] == ABSENT and any(a.star == "**" for a in site.node.args):

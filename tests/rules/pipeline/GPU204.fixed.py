@@ -363,3 +363,30 @@ for epoch in range(200):
         batches_done = epoch * len(dataloader) + i
         if batches_done % 500 == 0:
             sample_images(batches_done)
+
+# %% invalid: loaders handed over in a list and unpacked by the epoch's helper
+import torch
+from torch.utils.data import DataLoader
+
+
+def run(rank, epochs, train_set, eval_set, model, optimizer):
+    train_loader = DataLoader(train_set, num_workers=8, shuffle=True, batch_size=16, pin_memory=True, persistent_workers=True)  # expect: GPU204
+    eval_loader = DataLoader(eval_set, num_workers=2, batch_size=16, pin_memory=True, persistent_workers=True)
+    for epoch in range(epochs):
+        train_and_evaluate(rank, epoch, [model], [optimizer], [train_loader, eval_loader])
+
+
+def train_and_evaluate(rank, epoch, nets, optims, loaders):
+    net, = nets
+    optimizer, = optims
+    train_loader, eval_loader = loaders
+    net.train()
+    for x, y in train_loader:
+        x, y = x.cuda(rank, non_blocking=True), y.cuda(rank, non_blocking=True)
+        loss = (net(x) - y).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    with torch.no_grad():
+        for x, y in eval_loader:
+            net(x.cuda(rank, non_blocking=True))
