@@ -49,15 +49,59 @@ def _singleton_batch(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         return None
 
 
-def _singleton(model: FileModel, expr: cst.BaseExpression, site: CallSite) -> Optional[cst.BaseExpression]:
+def _singleton(model: FileModel, expr: cst.BaseExpression, site: CallSite):
     """The per-sample value batched alone in ``expr``, or in the value of the name ``expr`` is,
-    when that name was bound in the same loop (`x = tf(img).unsqueeze(0).cuda(); model(x)`)."""
+    when that name was bound in the same loop (`x = tf(img).unsqueeze(0).cuda(); model(x)`),
+    also through a move or a wrapper that rebinds it (`x = Variable(x.unsqueeze(0))`, then
+    `if cuda: x = x.cuda()`): every binding that reaches the call must batch one sample.
+    (value, context, order) of where the sample is read; None when nothing batches one."""
     inner = _singleton_batch(expr)
-    if inner is None and type(expr) is cst.Name and site.ctx.loop is not None:
-        reaching = model.reaching_assignment(expr.value, site.ctx, site.order)
-        if reaching is not None and reaching.value is not None and (reaching.ctx.loop is not None and reaching.ctx.loop.within(site.ctx.loop)):
-            inner = _singleton_batch(reaching.value)
+    if inner is not None:
+        return inner, site.ctx, site.order
+    if type(expr) is not cst.Name or site.ctx.loop is None:
+        return None
+    return _bound_singleton(model, expr.value, site.ctx, site.order, site.ctx.loop, 3)
+
+
+def _bound_singleton(model: FileModel, name: str, ctx, order: float, loop: LoopInfo, depth: int):
+    found = [a for a in model.reaching(name, ctx, order) if a.order < order]
+    if not found or depth == 0:
+        return None
+    inner = None
+    for assignment in found:
+        value = assignment.value
+        if value is None or assignment.index is not None or assignment.ctx.loop is None or not assignment.ctx.loop.within(loop):
+            return None
+        value = _unwrapped(model, value)
+        this = _singleton_batch(value)
+        if this is not None:
+            this = (this, assignment.ctx, assignment.order)
+        else:
+            source = _moved_name(value)
+            if source != name:
+                return None
+            this = _bound_singleton(model, name, assignment.ctx, assignment.order, loop, depth - 1)
+            if this is None:
+                return None
+        inner = inner or this
     return inner
+
+
+def _unwrapped(model: FileModel, value: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` in `Variable(x)` (the old autograd wrapper hands the tensor back)."""
+    if type(value) is cst.Call and len(value.args) >= 1 and value.args[0].keyword is None:
+        if model.imports.qualify(value.func) in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
+            return value.args[0].value
+    return value
+
+
+def _moved_name(value: cst.BaseExpression) -> Optional[str]:
+    """`x` in `x.cuda()`, `x.to(device)`, `x.float()`: the same sample, moved or cast."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in (
+        "cuda", "to", "float", "half", "contiguous",
+    ):
+        value = value.func.value
+    return value.value if type(value) is cst.Name else None
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -190,10 +234,10 @@ class PerSampleInference(Rule):
             grown = grown_names(model, loop) if loop is not None else set()
             if loop is not None and self._recurrent(model, site, loop, [v for v, _ in singles]):
                 continue
-            for value, inner in singles:
+            for value, (inner, read_ctx, read_order) in singles:
                 if derived_from(model, value, grown, site.ctx, site.order):
                     continue
-                if not self._per_item(model, inner, site, items):
+                if not self._per_item(model, inner, site, items, 0, read_ctx, read_order):
                     continue
                 reported.add(key)
                 if _per_image_outputs(model, site.node):
@@ -226,9 +270,13 @@ class PerSampleInference(Rule):
                     return True
         return False
 
-    def _per_item(self, model: FileModel, expr: cst.BaseExpression, site: CallSite, items: Set[str], depth: int = 0) -> bool:
+    def _per_item(self, model: FileModel, expr: cst.BaseExpression, site: CallSite, items: Set[str], depth: int = 0,
+                  ctx=None, order: Optional[float] = None) -> bool:
         """The value comes from the items iterated: loop or comprehension targets, names derived
-        from them, or an element indexed by a loop target (`dataset[i]`)."""
+        from them, or an element indexed by a loop target (`dataset[i]`, `dataset.pull_image(i)`).
+        A name is followed to the binding that reaches it where it is read."""
+        ctx = site.ctx if ctx is None else ctx
+        order = site.order if order is None else order
         targets: Set[str] = set(items)
         batch: Set[str] = set(items)
         loop = site.ctx.loop
@@ -242,13 +290,13 @@ class PerSampleInference(Rule):
             if type(node) is cst.Name:
                 if node.value in batch:
                     return True
-                if depth < 2 and node.value not in targets and site.ctx.loop is not None:
-                    reaching = model.reaching_assignment(node.value, site.ctx, site.order)
+                if depth < 3 and node.value not in targets and site.ctx.loop is not None:
+                    reaching = model.reaching_assignment(node.value, ctx, order)
                     if (
                         reaching is not None
                         and reaching.value is not None
                         and (reaching.ctx.loop is not None and reaching.ctx.loop.within(site.ctx.loop))
-                        and self._per_item(model, reaching.value, site, items, depth + 1)
+                        and self._per_item(model, reaching.value, site, items, depth + 1, reaching.ctx, reaching.order)
                     ):
                         return True
             elif type(node) is cst.Subscript:
@@ -256,6 +304,10 @@ class PerSampleInference(Rule):
                     return True
                 stack.append(node.value)
             elif type(node) is cst.Call:
+                if type(node.func) is cst.Attribute and any(
+                    a.keyword is None and type(a.value) is cst.Name and a.value.value in targets for a in node.args
+                ):
+                    return True  # `testset.pull_image(i)`: the item the loop's index picks
                 stack.extend(a.value for a in node.args)
                 stack.append(node.func)
             elif type(node) is cst.Attribute:

@@ -125,3 +125,19 @@ def evaluate_classifier(dataset, model):
             image, label = dataset[index]
             scores = model(image.cuda().unsqueeze(0))  # expect: GPU603
             print(scores.argmax(1) == label)
+
+# %% invalid: one image picked by the loop's index, batched alone, wrapped, then moved
+import torch
+from torch.autograd import Variable
+
+
+def test_net(net, testset, transform, cuda):
+    for i in range(len(testset)):
+        img = testset.pull_image(i)
+        x = torch.from_numpy(transform(img)[0]).permute(2, 0, 1)
+        x = Variable(x.unsqueeze(0))
+        if cuda:
+            x = x.cuda()
+        with torch.no_grad():
+            y = net(x)  # expect: GPU603
+        write_detections(y.data)
