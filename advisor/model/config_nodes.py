@@ -6,7 +6,8 @@ and handed from function to function, as `cfg.DATA_LOADER.NUM_WORKERS`.
 
 What the defaults module sets is what runs unless the run's config says otherwise, as an
 argparse default is: the answer names the setting (``Literals.option``). Only settings two or
-more levels deep are read (`DATA_LOADER.NUM_WORKERS`, not `NUM_GPUS`), and a setting stored
+more levels deep (`DATA_LOADER.NUM_WORKERS`) or one level in upper case (`WORKERS`, not `lr`)
+are read, and a setting stored
 anywhere else in the project (`cfg.DATA_LOADER.NUM_WORKERS = 0` in a setup function, a second
 default) is not known.
 """
@@ -45,11 +46,18 @@ def _defaults(owner) -> Dict[str, Optional[Assignment]]:
     out: Dict[str, Optional[Assignment]] = {}
     for name, found in module:
         root, _, path = name.partition(".")
-        if root not in roots or path.count(".") < 1:
+        if root not in roots or not _setting_path(path):
             continue
         plain = [a for a in found if a.value is not None and a.index is None and not a.augmented]
         out[path] = plain[0] if len(plain) == 1 and len(found) == 1 and path not in out else None
     return out
+
+
+def _setting_path(path: str) -> bool:
+    """A setting read by its path alone: two or more levels deep (`DATA_LOADER.NUM_WORKERS`),
+    or one level in yacs' upper-case style (`WORKERS`, `PIN_MEMORY`); a lower-case single name
+    (`cfg.lr`) is read from too many other objects."""
+    return "." in path or (path.isupper() and len(path) > 2)
 
 
 def _node_class(owner, func: cst.BaseExpression) -> bool:
@@ -78,7 +86,7 @@ def config_default(flow: ValueFlow, question: Question[Literals], expr: cst.Attr
     sets that setting; None when none does."""
     model = flow.model
     name = dotted_name(expr)
-    if model.project is None or name is None or name.count(".") < 2:
+    if model.project is None or name is None or "." not in name or not _setting_path(name.partition(".")[2]):
         return None
     defaults = model.shared("config-node-defaults-project", _project_defaults)
     if not defaults:

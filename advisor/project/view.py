@@ -30,6 +30,8 @@ _TEXT_LIMIT = 4 << 20
 # wherever a setting is (advisor/model/config_nodes.py), so every check depends on them.
 CONFIG_NODE_MARK = "CfgNode("
 PROJECT_NODE_MARK = "ConfigNode("  # a project's own subclass of it, by its usual name
+ALIASED_NODE_MARK = "CfgNode as "  # `from yacs.config import CfgNode as CN`, then `_C = CN()`
+NODE_MARKS = (CONFIG_NODE_MARK, PROJECT_NODE_MARK, ALIASED_NODE_MARK)
 
 # How many importers of one module are read: a module imported by hundreds of files is a
 # library's core, and the callers that make it hot are not to be found by reading them all.
@@ -319,8 +321,8 @@ class ProjectView:
             seen |= frontier
             if len(seen) > limit:
                 break
-        seen.update(self.files_containing(CONFIG_NODE_MARK))
-        seen.update(self.files_containing(PROJECT_NODE_MARK))
+        for mark in NODE_MARKS:
+            seen.update(self.files_containing(mark))
         return tuple(sorted(seen - {path}))
 
     def files_containing(self, needle: str) -> List[str]:
@@ -335,7 +337,7 @@ class ProjectView:
 
     def config_modules(self) -> List[object]:
         """The project's modules that build config nodes, read."""
-        files = sorted(set(self.files_containing(CONFIG_NODE_MARK)) | set(self.files_containing(PROJECT_NODE_MARK)))
+        files = sorted(set().union(*(self.files_containing(mark) for mark in NODE_MARKS)))
         return [m for m in map(self.model, files) if m is not None]
 
     def _import_index(self) -> Dict[str, Set[str]]:

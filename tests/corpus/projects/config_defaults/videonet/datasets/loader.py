@@ -43,8 +43,9 @@ def construct_prefetch_loader(cfg, dataset):
 
 
 def construct_flat_loader(cfg, dataset):
-    # A top-level setting is not read (too easily another object's attribute).
-    return DataLoader(dataset, batch_size=cfg.TRAIN.BATCH_SIZE, num_workers=2, pin_memory=cfg.PIN_ALWAYS, persistent_workers=True)
+    # A top-level setting in yacs' upper case is read as a default too; the finding names it,
+    # as info: the run's YAML file may turn it on.
+    return DataLoader(dataset, batch_size=cfg.TRAIN.BATCH_SIZE, num_workers=2, pin_memory=cfg.PIN_ALWAYS, persistent_workers=True)  # expect: GPU201 info
 
 
 def construct_test_loader(cfg, dataset):
