@@ -672,6 +672,12 @@ HOST_BUILDERS = frozenset(
     "Tensor FloatTensor DoubleTensor HalfTensor LongTensor IntTensor ShortTensor CharTensor ByteTensor BoolTensor".split()
 )
 _MOVES = frozenset({"cuda", "to", "type", "pin_memory"})
+# In-place writes of data taken from another tensor (`torch.zeros(n, k).scatter_(1, labels, 1)`,
+# a one-hot made from host labels): the buffer holds that data, which crosses to the device
+# whichever way the tensor is made, as a staging buffer's does.
+_DATA_WRITES = frozenset({
+    "scatter_", "scatter", "scatter_add_", "index_put_", "index_copy_", "index_add_", "masked_scatter_", "copy_", "put_",
+})
 
 
 _TYPED_CONSTRUCTORS = frozenset(
@@ -744,7 +750,7 @@ class HostBuilt(Question[str]):
                 found = [flow.ask(self, a.value, ctx, order) for a in expr.args if a.keyword is None and not a.star]
                 return next((f for f in found if f), "")
             if type(func) is cst.Attribute and not qual:
-                if func.attr.value in _MOVES:
+                if func.attr.value in _MOVES or func.attr.value in _DATA_WRITES:
                     return ""
                 return flow.ask(self, func.value, ctx, order)
             return ""
