@@ -78,10 +78,12 @@ def _target_names(node: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
 
 
 def _next_call(value: cst.Call) -> Optional[cst.Call]:
-    """`next(it)` or `next(it, default)`: the call itself (whether `next` is the builtin is for
-    the model to say: the walk cannot see every binding yet)."""
+    """`next(it)` or `next(it, default)`, or the old `it.next()`: the call itself (whether `next`
+    is the builtin is for the model to say: the walk cannot see every binding yet)."""
     func = value.func
     if type(func) is cst.Name and func.value == "next" and value.args and value.args[0].keyword is None:
+        return value
+    if type(func) is cst.Attribute and func.attr.value in ("next", "__next__") and not value.args:
         return value
     return None
 

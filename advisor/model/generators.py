@@ -81,9 +81,10 @@ def _advancing(model):
     known = []
     model._shared["generator-advances"] = known  # a generator that advances itself
     flow = model.values
-    for site in model.facts.calls_by_callee.get("next", ()):
-        if flow.builtin_next(site.node, site.ctx, site.order):
-            for owner, info in flow.ask(GENERATORS, site.node.args[0].value, site.ctx, site.order):
+    for site in [*model.facts.calls_by_callee.get("next", ()), *model.method_calls("next", "__next__")]:
+        iterator = flow.drawn_from(site.node, site.ctx, site.order)
+        if iterator is not None:
+            for owner, info in flow.ask(GENERATORS, iterator, site.ctx, site.order):
                 known.append((owner, id(info), site.ctx))
     for loop in model.facts.loops:
         node = loop.node

@@ -197,8 +197,9 @@ class LoaderSites(Question[Sites]):
         """`yield batch` in a loop over a loader, `yield x.cuda(), y.cuda()` for its parts, or
         `yield next(it)`."""
         value = site.value
-        if type(value) is cst.Call and owner.values.builtin_next(value, site.ctx, site.order):
-            return owner.values.ask(self, value.args[0].value, site.ctx, site.order)
+        iterator = owner.values.drawn_from(value, site.ctx, site.order) if type(value) is cst.Call else None
+        if iterator is not None:
+            return owner.values.ask(self, iterator, site.ctx, site.order)
         roots = _roots(value, self._raw)
         if roots is None:
             return _NONE
@@ -210,8 +211,9 @@ class LoaderSites(Question[Sites]):
                 call = loop.drawn.get(root)
                 if call is not None:
                     site_ = owner.site_of(call)
-                    if site_ is not None and owner.values.builtin_next(call, site_.ctx, site_.order):
-                        return owner.values.ask(self, call.args[0].value, site_.ctx, site_.order)
+                    iterator = owner.values.drawn_from(call, site_.ctx, site_.order) if site_ is not None else None
+                    if iterator is not None:
+                        return owner.values.ask(self, iterator, site_.ctx, site_.order)
             loop = loop.parent
         return _NONE
 
@@ -344,11 +346,12 @@ def loaders_iterated(model, loop, question: LoaderSites = LOADERS) -> Sites:
 
 
 def loaders_drawn(model, call: cst.Call, question: LoaderSites = LOADERS) -> Sites:
-    """The loaders a `next(iterator)` call of the file draws a batch from."""
+    """The loaders a `next(iterator)` (or `iterator.next()`) call of the file draws a batch from."""
     site = model.site_of(call)
-    if site is None or not model.values.builtin_next(call, site.ctx, site.order):
+    iterator = model.values.drawn_from(call, site.ctx, site.order) if site is not None else None
+    if iterator is None:
         return _NONE
-    return model.values.ask(question, call.args[0].value, site.ctx, site.order)
+    return model.values.ask(question, iterator, site.ctx, site.order)
 
 
 def drawn_batches(model, loop: LoopInfo) -> Dict[str, cst.Call]:
@@ -498,7 +501,7 @@ def loader_consumers(model, site: CallSite) -> List[tuple]:
     def consumers_of(other):
         for loop in other.facts.loops:
             yield _Consumer(other, loop), loaders_iterated(other, loop)[0]
-        for draw in other.facts.calls_by_callee.get("next", ()):
+        for draw in [*other.facts.calls_by_callee.get("next", ()), *other.method_calls("next", "__next__")]:
             if draw.ctx.loop is not None:
                 yield _Consumer(other, draw.ctx.loop), loaders_drawn(other, draw.node)[0]
 

@@ -166,7 +166,7 @@ class Tensor(Question[str]):
                 # where `for imgs, targets, paths in pbar` is the training loop around it.
                 if type(func.value) is cst.Subscript or _training_batch_part(model, func.value, ctx, order):
                     return TENSOR
-                if method == "cuda" and type(func.value) is cst.Call and flow.builtin_next(func.value, ctx, order):
+                if method == "cuda" and type(func.value) is cst.Call and flow.drawn_from(func.value, ctx, order) is not None:
                     return TENSOR  # `model(next(batches).cuda())`: an item drawn and moved (a dict has no `.cuda()`)
             if method in _TENSOR_RESULT_METHODS or (method.endswith("_") and method[:-1] in _TENSOR_RESULT_METHODS):
                 return self._tensor_of(flow, func.value, ctx, order)  # `x.clamp_(0, n)` too

@@ -130,7 +130,7 @@ class ValueFlow:
                     return self.ask(question, handed[0], ctx, order)
                 if index is not None and index < len(handed):
                     return self.ask(question, handed[index], ctx, order)
-        if type(expr) is cst.Call and self.builtin_next(expr, ctx, order):
+        if type(expr) is cst.Call and self.drawn_from(expr, ctx, order) is not None:
             drawn = question.drawn(self, expr, ctx, order, index)
             if drawn is not None:
                 return drawn
@@ -242,7 +242,7 @@ class ValueFlow:
         if arity is None:
             return None
         call, ctx, order = assignment.value, assignment.ctx, assignment.order
-        if self.builtin_next(call, ctx, order) or question.element(self, call, assignment.index, ctx, order) is not None:
+        if self.drawn_from(call, ctx, order) is not None or question.element(self, call, assignment.index, ctx, order) is not None:
             return None
         found = self.callee(call, ctx, order)
         return None if found is None else (found[0], found[1], arity)
@@ -387,6 +387,16 @@ class ValueFlow:
         symbol = self.model.symbol(qual)
         if symbol is not None and symbol.kind == "function" and symbol.info is not None:
             return symbol.model, symbol.info
+        return None
+
+    def drawn_from(self, call: cst.Call, ctx: Context, order: int) -> Optional[cst.BaseExpression]:
+        """The iterator a call advances: `it` in `next(it)` (Python's own `next`), or in the
+        old spelling `it.next()` / `it.__next__()`; None for any other call."""
+        if self.builtin_next(call, ctx, order):
+            return call.args[0].value
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value in ("next", "__next__") and not call.args:
+            return func.value
         return None
 
     def builtin_next(self, call: cst.Call, ctx: Context, order: int) -> bool:

@@ -92,9 +92,10 @@ class DdpWithoutDistributedSampler(Rule):
                     training[id(site.node)] = site
                 else:
                     other_loops.setdefault(id(site.node), []).append(loop)
-        for site in model.facts.calls_by_callee.get("next", ()):
-            if site.node.args and model.in_training_code(site.ctx):
-                for found in loaders_held(model, site.node.args[0].value, site.ctx, site.order)[0]:
+        for site in [*model.facts.calls_by_callee.get("next", ()), *model.method_calls("next", "__next__")]:
+            iterator = model.values.drawn_from(site.node, site.ctx, site.order)
+            if iterator is not None and model.in_training_code(site.ctx):
+                for found in loaders_held(model, iterator, site.ctx, site.order)[0]:
                     training[id(found.node)] = found
         if not training:
             shuffled = [s for s in loaders if self._shuffles(s)]

@@ -696,3 +696,35 @@ def train(model, train_set, valid_set, optimizer, args):
             step += 1
             if step % 2000 == 0:
                 evaluate(model, valid_loader)
+
+# %% invalid: a training loader drawn with the old `it.next()`, also handed to an evaluation pass
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(labeled_loader, model, optimizer, steps):
+    labeled_iter = iter(labeled_loader)
+    for step in range(steps):
+        try:
+            inputs, targets = labeled_iter.next()
+        except:
+            labeled_iter = iter(labeled_loader)
+            inputs, targets = labeled_iter.next()
+        loss = torch.nn.functional.cross_entropy(model(inputs.cuda()), targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def validate(loader, model):
+    with torch.no_grad():
+        for inputs, targets in loader:
+            model(inputs.cuda())
+
+
+labeled_loader = DataLoader(labeled_set, batch_size=64, shuffle=True, num_workers=0, pin_memory=True, drop_last=True)  # expect: GPU202
+model = build().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(epochs):
+    train(labeled_loader, model, optimizer, 1024)
+    validate(labeled_loader, model)
