@@ -771,6 +771,8 @@ class HostBuilt(Question[str]):
             return self.combine([flow.ask(self, e.value, ctx, order) for e in expr.elements])
         if type(expr) is cst.ListComp:
             return flow.ask(self, expr.elt, ctx, order)  # `[torch.arange(n) for _ in range(k)]`
+        if type(expr) is cst.Name and _filled_in_place(flow.model, expr.value, ctx, order):
+            return ""  # a staging buffer the host filled with data, also one a helper returns
         if type(expr) in (cst.Name, cst.IfExp):
             return None
         return ""
@@ -783,6 +785,13 @@ class HostBuilt(Question[str]):
 
 
 HOST_BUILT = HostBuilt()
+
+
+def _filled_in_place(model, name: str, ctx: Context, order: float) -> bool:
+    """Some `name[...] = ...` of the same scope runs before this read: the tensor holds data the
+    host wrote into it (a target buffer built item by item), not just what its factory made."""
+    stores = model.facts.subscript_stores.get((ctx.scope, name), ())
+    return any(store < order for store, _ in stores)
 
 
 def names_cuda(model, device: cst.BaseExpression, ctx: Context, order: int) -> bool:
