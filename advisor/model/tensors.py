@@ -116,7 +116,10 @@ class Tensor(Question[str]):
                 return PYTHON
             return self._tensor_of(flow, expr.expression, ctx, order)
         if type(expr) is cst.Comparison:
-            return self._either(flow, (expr.left, *(c.comparator for c in expr.comparisons)), ctx, order)
+            operands = (expr.left, *(c.comparator for c in expr.comparisons))
+            if any(type(o) in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString) for o in operands):
+                return PYTHON  # `args.optim.loss == 'l1'`: a setting compared with text, never a tensor
+            return self._either(flow, operands, ctx, order)
         if type(expr) is cst.Subscript:
             items = _list_item(flow, expr, ctx, order)
             if items:

@@ -1095,3 +1095,19 @@ def train(net, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a setting named like a loss compared with text
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer, args):
+    for mix, sources in loader:
+        estimate = model(mix.cuda())
+        sources = sources.cuda()
+        if args.optim.loss == "l1":
+            loss = F.l1_loss(estimate, sources)
+        elif args.optim.loss == "mse":
+            loss = F.mse_loss(estimate, sources)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
