@@ -1,5 +1,6 @@
 """Whether an `if` test holds exactly when the program runs on a GPU: `use_cuda`,
-`torch.cuda.is_available()`, `args.device == "cuda"`, `device.type != "cpu"`, `not args.no_cuda`.
+`torch.cuda.is_available()`, `args.device == "cuda"`, `device.type != "cpu"`, `not args.no_cuda`;
+or exactly off it: `x.device.type == "mps"`, `is_mps`.
 
 Settings added under such a test (`if use_cuda: kwargs.update(pin_memory=True)`) are those of
 the CUDA path, which is the path the input-pipeline rules judge.
@@ -23,7 +24,13 @@ _GPU_FLAG = re.compile(
     r"|(use_|with_|enable_)?accel|(use_|with_|enable_)accelerator)$",
     re.IGNORECASE,
 )
-_CPU_FLAG = re.compile(r"^(no_(cuda|gpu|accel|accelerator)|use_cpu|cpu|cpu_only|force_cpu)$", re.IGNORECASE)
+_CPU_FLAG = re.compile(
+    r"^(no_(cuda|gpu|accel|accelerator)|use_cpu|cpu|cpu_only|force_cpu"
+    r"|(\w+_)?(is_|use_|on_)(mps|xla|tpu|xpu|npu|hpu))$",  # `x_is_mps`: another device than CUDA
+    re.IGNORECASE,
+)
+# Device types other than CUDA's: a test that one is in use holds off the CUDA path.
+_OTHER_DEVICES = frozenset({"cpu", "mps", "xla", "xpu", "npu", "hpu", "meta"})
 _AVAILABILITY = ("torch.cuda.is_available", "torch.accelerator.is_available")
 
 
@@ -68,8 +75,8 @@ def _device_comparison(test: cst.Comparison) -> Optional[bool]:
         return None
     if text.startswith("cuda"):
         holds = True
-    elif text == "cpu":
-        holds = False
+    elif text in _OTHER_DEVICES:
+        holds = False  # `x.device.type == "mps"`: the branch for Apple's GPU
     else:
         return None
     return (not holds) if negated else holds

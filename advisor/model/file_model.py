@@ -29,7 +29,7 @@ from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import branch_untaken, forward_path, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
-from advisor.model.guards import GuardKinds, runs_once
+from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
@@ -472,8 +472,14 @@ class FileModel:
 
     def sync_heat(self, ctx: Context) -> Optional[Heat]:
         """`heat` for host-device syncs: in a script with no sign of a GPU they cost next to
-        nothing, so per-step ones are reported as GATED (info)."""
+        nothing, so per-step ones are reported as GATED (info); code that runs only off the CUDA
+        path (`if x.device.type == "mps": x = x.cpu()`, the `else` of `if use_cuda:`) syncs no
+        CUDA device at all."""
         heat = self.heat(ctx)
+        if heat is None:
+            return None
+        if on_cpu_path(self, ctx):
+            return None
         if heat is Heat.HOT and not self.may_use_gpu:
             return Heat.GATED
         return heat

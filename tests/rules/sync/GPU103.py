@@ -240,3 +240,25 @@ def train(batches, optimizer, n):
         optimizer.step()
         keep = buf.numpy()  # expect: GPU103
         hidden = out.last_hidden_state.cpu()  # expect: GPU103
+
+# %% valid: a copy to the host only on Apple's GPU, which has no complex numbers
+import torch
+
+
+def spectro(x, n_fft=512):
+    is_mps = x.device.type == "mps"
+    if is_mps:
+        x = x.cpu()
+    return torch.stft(x, n_fft, window=torch.hann_window(n_fft, device=x.device), return_complex=True)
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for wav, target in loader:
+        spec = spectro(wav.cuda())
+        if spec.device.type == "mps":
+            spec = spec.cpu()
+        loss = (model(spec.abs()) - target.cuda()).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
