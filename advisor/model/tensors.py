@@ -758,6 +758,8 @@ class HostBuilt(Question[str]):
                 return flow.ask(self, func.value, ctx, order)
             return ""
         if type(expr) is cst.BinaryOperation:
+            if _numpy_data(flow.model, expr.left, ctx, order) or _numpy_data(flow.model, expr.right, ctx, order):
+                return ""  # `(pos + shift) * np.exp(scale)`: values drawn on the host cross anyway
             return flow.ask(self, expr.left, ctx, order) or flow.ask(self, expr.right, ctx, order)
         if type(expr) is cst.UnaryOperation:
             return flow.ask(self, expr.expression, ctx, order)
@@ -788,6 +790,20 @@ class HostBuilt(Question[str]):
 
 
 HOST_BUILT = HostBuilt()
+
+
+def _numpy_data(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """A numpy call (`np.random.uniform(...)`), or a name every binding of which is one."""
+    if type(expr) is cst.Call:
+        return (model.imports.qualify(expr.func) or "").startswith("numpy.")
+    if type(expr) is cst.Name:
+        found = model.reaching(expr.value, ctx, order)
+        return bool(found) and all(
+            a.value is not None and a.index is None and type(a.value) is cst.Call
+            and (model.imports.qualify(a.value.func) or "").startswith("numpy.")
+            for a in found
+        )
+    return False
 
 
 def _filled_in_place(model, name: str, ctx: Context, order: float) -> bool:

@@ -471,6 +471,29 @@ for images, target in loader:
     loss.backward()
     optimizer.step()
 
+# %% valid: positions shifted by values numpy draws on the host, then copied
+import numpy as np
+import torch
+
+
+def positions(length, batch_size, device, augment=True, max_shift=10.0):
+    pos = 1.0 * torch.arange(length).view(-1, 1, 1)
+    pos = pos.repeat(1, batch_size, 1)
+    if augment:
+        delta = np.random.uniform(-max_shift, max_shift, size=[1, batch_size, 1])
+        pos = (pos + delta) * np.exp(np.random.uniform(-0.1, 0.1, size=[1, batch_size, 1]))
+    pos = pos.to(device)
+    return pos
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x, y in loader:
+        loss = (model(x.cuda(), positions(x.size(1), x.size(0), "cuda")) - y.cuda()).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
 # %% valid: a rollout store kept on the host on purpose, filled from host copies, minibatch slices moved
 import torch
 
