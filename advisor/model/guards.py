@@ -22,6 +22,7 @@ nothing in the loop catches) runs at most once: it is no per-step code at all (`
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Dict, List, Optional, Tuple
 
@@ -47,6 +48,25 @@ def guards_of(ctx: Context) -> List[Guard]:
             out.append(current.guard)
         current = current.outer
     return out
+
+
+def _conjuncts(test: cst.BaseExpression):
+    """The parts of `a and b and c` (the test itself otherwise): each must hold for it to."""
+    stack, out = [test], []
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
+            stack.extend((node.left, node.right))
+        else:
+            out.append(node)
+    return out
+
+
+def _false_constant(expr: cst.BaseExpression) -> bool:
+    """`False`, `None` or `0`."""
+    if type(expr) is cst.Name:
+        return expr.value in ("False", "None")
+    return type(expr) is cst.Integer and expr.value == "0"
 
 
 def on_cpu_path(model, ctx: Context) -> bool:
@@ -513,11 +533,48 @@ class GuardKinds:
 
     def switched_off(self, ctx: Context) -> Optional[Guard]:
         """The guard around ``ctx`` that is a flag no run of the project turns on (`if
-        self.use_checkpoint:` where every construction leaves it False), if any."""
+        self.use_checkpoint:` where every construction leaves it False, `if getattr(self.config,
+        "gradient_checkpointing", False) and self.training:` where nothing sets that attribute),
+        if any."""
         for guard in guards_of(ctx):
-            if guard.positive and not guard.exits and self._never_true(guard):
+            if not guard.positive or guard.exits:
+                continue
+            if self._never_true(guard) or any(self._unset_attribute(t) for t in _conjuncts(guard.test)):
                 return guard
         return None
+
+    def _unset_attribute(self, test: cst.BaseExpression) -> bool:
+        """`getattr(obj, "name", False)` (or None, 0) where no file of the project near this one
+        sets `name`: not as an attribute, a keyword, a dict key or through `setattr`."""
+        if not type(test) is cst.Call or dotted_name(test.func) != "getattr" or len(test.args) != 3:
+            return False
+        if self.model.imports.qualify(test.func) is not None:
+            return False
+        key, default = test.args[1].value, test.args[2].value
+        if not type(key) is cst.SimpleString or not _false_constant(default):
+            return False
+        name = key.evaluated_value
+        if not isinstance(name, str) or not name.isidentifier():
+            return False
+        sets = re.compile(
+            r"(\.%s\s*(=(?!=)|[-+*/|&]=)|\b%s\s*=(?!=)|['\"]%s['\"]\s*[:,)])" % (name, name, name)
+        )
+        # `getattr(self.config, "name", False)` itself names the key between quotes and a comma.
+        read = re.compile(r"getattr\([^()]*,\s*['\"]%s['\"]\s*," % name)
+        text = self.model.text or ""
+        if len(sets.findall(text)) > len(read.findall(text)):
+            return False
+        project = self.model.project
+        if project is None or self.model.real_path is None:
+            return True
+        # Only the files this check depends on, so that a cached answer and a fresh one agree.
+        nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(self.model.real_path)}
+        for path in project.files_containing(name):
+            if os.path.normpath(os.path.abspath(path)) in nearby:
+                other = project.text_of(path)
+                if len(sets.findall(other)) > len(read.findall(other)):
+                    return False
+        return True
 
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):

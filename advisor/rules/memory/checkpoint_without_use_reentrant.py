@@ -20,8 +20,9 @@ class CheckpointWithoutUseReentrant(Rule):
         however they were imported, that do not pass `use_reentrant`. Calls that forward a
         `**kwargs` dict are left alone, since it may hold the argument. A call under a flag
         that no construction in the project turns on (`if self.use_checkpoint:` whose default
-        is False) is reported as info: the project never runs it, though code that builds the
-        module with the flag on would.
+        is False, or `getattr(self.config, "gradient_checkpointing", False)` where no nearby
+        file sets that attribute) is reported as info: the project never runs it, though code
+        that builds the module with the flag on would.
     """
     why = """
         Activation checkpointing has two implementations. Without `use_reentrant`, torch

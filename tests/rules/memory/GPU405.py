@@ -119,3 +119,46 @@ class DeepStage(nn.Module):
 
 model = Net(64)
 deep = DeepStage(64, grad_ckpt=True)
+
+# %% invalid: a config attribute read with a False default that nothing sets: info
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.layer = nn.ModuleList([nn.Linear(config.hidden, config.hidden) for _ in range(config.layers)])
+
+    def forward(self, hidden_states):
+        for layer_module in self.layer:
+            if getattr(self.config, "gradient_checkpointing", False) and self.training:
+                hidden_states = torch.utils.checkpoint.checkpoint(layer_module, hidden_states)  # expect: GPU405 info
+            else:
+                hidden_states = layer_module(hidden_states)
+        return hidden_states
+
+# %% invalid: the same read, with the attribute turned on in the file
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.layer = nn.ModuleList([nn.Linear(config.hidden, config.hidden) for _ in range(config.layers)])
+
+    def forward(self, hidden_states):
+        for layer_module in self.layer:
+            if getattr(self.config, "use_checkpointing", False) and self.training:
+                hidden_states = torch.utils.checkpoint.checkpoint(layer_module, hidden_states)  # expect: GPU405
+            else:
+                hidden_states = layer_module(hidden_states)
+        return hidden_states
+
+
+def build(config):
+    config.use_checkpointing = True
+    return Encoder(config)
