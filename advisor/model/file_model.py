@@ -503,7 +503,7 @@ class FileModel:
         """Whether code in this context runs on every training step (and whether it is gated)."""
         loop = self.enclosing_training_loop(ctx)
         if loop is not None:
-            if not self.is_hot_loop(loop) or runs_once(ctx, loop):
+            if not self.is_hot_loop(loop) or runs_once(ctx, loop) or self.guards.evaluation_arm(ctx, loop):
                 return None
             if self.guards.gated(ctx) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
                 return Heat.GATED  # RL loops need host values per environment step anyway

@@ -543,6 +543,30 @@ class GuardKinds:
                 return guard
         return None
 
+    def evaluation_arm(self, ctx: Context, loop: LoopInfo) -> bool:
+        """The loop steps an optimizer only under a flag (`if train: loss.backward();
+        optimizer.step()`), and ``ctx`` runs only when that flag is false (`if not train:`, the
+        `else` of `if train:`): the evaluation passes of an epoch function shared by training
+        and validation, not a training step."""
+        flags = None
+        for step_ctx in loop.step_contexts:
+            held = {dotted_name(t) for g in guards_of(step_ctx) if g.positive and not g.exits for t in _conjuncts(g.test)}
+            held.discard(None)
+            flags = held if flags is None else flags & held
+        if not flags:
+            return False
+        for guard in guards_of(ctx):
+            if guard.exits:
+                continue
+            if not guard.positive and dotted_name(guard.test) in flags:
+                return True  # the `else` of `if train:`
+            if guard.positive and any(
+                type(t) is cst.UnaryOperation and type(t.operator) is cst.Not and dotted_name(t.expression) in flags
+                for t in _conjuncts(guard.test)
+            ):
+                return True
+        return False
+
     def _unset_attribute(self, test: cst.BaseExpression) -> bool:
         """`getattr(obj, "name", False)` (or None, 0) where no file of the project near this one
         sets `name`: not as an attribute, a keyword, a dict key or through `setattr`."""

@@ -740,6 +740,27 @@ def unsupported(model, loader):
         raise NotImplementedError("use train()")
         print(model(x.cuda()).sum().item())
 
+# %% invalid: an epoch function shared by training and validation; only its training passes step
+import torch
+
+
+def run_one_epoch(model, loader, optimizer, train=True):
+    scores = []
+    for sources in loader:
+        sources = sources.cuda()
+        estimate = model(sources[:, 0])
+        loss = (estimate - sources[:, 1:]).abs().mean()
+        if not train:
+            scores.append(score(estimate, sources).item())
+        if train:
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            print(loss.item())  # expect: GPU101
+        else:
+            print(loss.item())
+    return scores
+
 # %% invalid: the step goes through a loop over the optimizers; the loop around it is per step
 import torch
 
