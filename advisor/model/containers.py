@@ -581,7 +581,11 @@ def kwargs_entry(model, site: CallSite, key: str, path: Optional[str] = None) ->
     for arg in site.node.args:
         if arg.star != "**":
             continue
-        state, found = lookup(contents_of(model, arg.value, site.ctx, site.order), tag(key), path)
+        forwarded = _forwarded(model, site, arg.value, key, path)
+        if forwarded is not None:
+            state, found = forwarded
+        else:
+            state, found = lookup(contents_of(model, arg.value, site.ctx, site.order), tag(key), path)
         states.append(state)
         values += found
     if not states:
@@ -590,6 +594,44 @@ def kwargs_entry(model, site: CallSite, key: str, path: Optional[str] = None) ->
         if state in states:
             return state, values
     return ABSENT, values
+
+
+_FORWARDING: set = set()  # the functions whose `**kwargs` are being followed (a cycle stops)
+
+
+def _forwarded(model, site: CallSite, value: cst.BaseExpression, key: str, path: Optional[str]):
+    """`DataLoader(ds, **kwargs)` inside `def make_data_loader(args, **kwargs)`: the keyword the
+    function's own `**` parameter holds is what its callers pass, by name or in the dicts they
+    unpack (`make_data_loader(args, **{"pin_memory": True})`). None when ``value`` is not that
+    parameter, or nothing calls the function."""
+    function = site.ctx.function
+    if type(value) is not cst.Name or function is None or id(function) in _FORWARDING:
+        return None
+    star = function.node.params.star_kwarg
+    if star is None or star.name.value != value.value or model.reaching(value.value, site.ctx, site.order):
+        return None
+    callers = model.callers(function)
+    if not callers:
+        return None
+    states, values = [], ()
+    _FORWARDING.add(id(function))
+    try:
+        for owner, call in callers:
+            given = next((a for a in call.node.args if a.keyword is not None and a.keyword.value == key), None)
+            if given is not None:
+                states.append(PRESENT)
+                values += (Value(given.value, call.ctx, call.order, owner.values),)
+                continue
+            state, found = kwargs_entry(owner, call, key, path)
+            states.append(state)
+            values += found
+    finally:
+        _FORWARDING.discard(id(function))
+    if all(state == PRESENT for state in states):
+        return PRESENT, values
+    if UNKNOWN in states:
+        return UNKNOWN, values
+    return (SOMETIMES, values) if PRESENT in states or SOMETIMES in states else (ABSENT, values)
 
 
 def kwargs_value(model, site: CallSite, key: str) -> Tuple[str, Optional[cst.BaseExpression]]:

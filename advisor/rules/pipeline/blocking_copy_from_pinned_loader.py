@@ -22,6 +22,7 @@ def _pinned(model: FileModel, site: CallSite) -> bool:
     this file, or read from a constant, a settings object or an option's default; or built by a
     loader factory that pins by itself on CUDA (`idist.auto_dataloader`) and given no
     `pin_memory` (the batches are copied to CUDA wherever this is asked)."""
+    model = owner_of(model, site) or model  # a loader another project file builds
     option = loader_option(model, site, "pin_memory", 7)
     factory = loader_factory(site)
     if factory is not None and factory.pins_on_cuda and option.state == ABSENT:

@@ -9,7 +9,7 @@ def train(model, loader, optimizer, epoch, rank, sampler=None):
         sampler.set_epoch(epoch)
     total = torch.zeros(2, device=rank)
     for inputs, targets in loader:
-        inputs, targets = inputs.to(rank), targets.to(rank)
+        inputs, targets = inputs.to(rank), targets.to(rank)  # expect: GPU203, GPU203
         optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(inputs), targets)
         loss.backward()
