@@ -489,6 +489,12 @@ def _derived_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) 
     return flow.ask(HOST_TENSOR, call.args[0].value, ctx, order)
 
 
+_TYPED_CONSTRUCTORS = frozenset(
+    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor CharTensor ByteTensor "
+    "BoolTensor".split()
+)
+
+
 def host_factory(model, expr: cst.BaseExpression) -> bool:
     """`torch.rand(1)`, `torch.tensor(x).float()`: made in host memory (no `device=`), and not
     moved by the chain after it."""
@@ -497,7 +503,13 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
         return False
     qual = model.imports.qualify(root.func) or ""
     head, _, last = qual.rpartition(".")
-    if head != "torch" or last not in HOST_FACTORIES:
+    if head != "torch":
+        return False
+    if last in _TYPED_CONSTRUCTORS:
+        # `torch.IntTensor([c])`: on the host unless the project makes CUDA the default type.
+        if model.cuda_default_placement_in_project():
+            return False
+    elif last not in HOST_FACTORIES:
         return False
     if any(a.star for a in root.args) or argument(root, "device", None) is not None:
         return False

@@ -3,8 +3,8 @@
 from __future__ import annotations
 from typing import Dict, Iterator, Optional
 import libcst as cst
-from advisor.findings import Fixable
-from advisor.model import CallSite, FileModel
+from advisor.findings import Fixable, Severity
+from advisor.model import CallSite, FileModel, Heat
 from advisor.model.file_model import call_argument
 from advisor.model.names import root_name
 from advisor.model.subtree import contains
@@ -192,13 +192,32 @@ class BlockingCopyFromPinnedLoader(Rule):
                 edit = NodeEdit(call.args[-1].value, ", non_blocking=True", "after")
             else:
                 edit = NodeEdit(call.whitespace_before_args, "non_blocking=True", "after")
+            fix = FixSpec("add `non_blocking=True`", (edit,))
+            if self._evaluated_now_and_then(model, loop):
+                yield self.report(
+                    call,
+                    "copy of a pinned batch without `non_blocking=True` (in an evaluation pass run "
+                    "every few steps, not on every step)",
+                    severity=Severity.INFO,
+                    fix=fix,
+                )
+                continue
             yield self.report(
                 call,
                 "copy of a pinned batch without `non_blocking=True`: the host waits for the transfer "
                 "instead of queueing the next kernels",
-                fix=FixSpec("add `non_blocking=True`", (edit,)),
+                fix=fix,
             )
         yield from self._engine_trainers(model)
+
+    @staticmethod
+    def _evaluated_now_and_then(model: FileModel, loop) -> bool:
+        """The loop neither trains nor sits in a loop that does, in a function the training loop
+        calls only under a periodic test (`if step % eval_interval == 0: evaluate(...)`)."""
+        if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
+            return False
+        function = loop.ctx.function
+        return function is not None and not model.trains(function) and model.heat_of(function) is Heat.GATED
 
     def _engine_trainers(self, model: FileModel) -> Iterator[Report]:
         """`create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose engine runs

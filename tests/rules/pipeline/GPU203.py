@@ -333,3 +333,34 @@ def train(rank, model, val_set, plain_set):
         shown = make_loader(val_set, 64, 8)[0]
     for images, targets in shown:
         model(images.to("cuda"), targets.to("cuda"))
+
+# %% invalid: an evaluation pass the training loop runs every few steps: info
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluate(model, eval_loader):
+    model.eval()
+    with torch.no_grad():
+        for x, y in eval_loader:
+            x, y = x.cuda(0), y.cuda(0)  # expect: GPU203 info, GPU203 info
+            print(model(x).sub(y).abs().mean())
+            break
+    model.train()
+
+
+train_loader = DataLoader(train_set, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+eval_loader = DataLoader(eval_set, batch_size=32, num_workers=4, pin_memory=True)
+model = build().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+step = 0
+for epoch in range(epochs):
+    for x, y in train_loader:
+        x, y = x.cuda(0, non_blocking=True), y.cuda(0, non_blocking=True)
+        loss = model(x).sub(y).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step += 1
+        if step % 1000 == 0:
+            evaluate(model, eval_loader)
