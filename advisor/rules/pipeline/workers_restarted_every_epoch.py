@@ -6,6 +6,8 @@ from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.file_model import call_argument
+from advisor.model.names import dotted_name
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import LoaderSites, loader_calls, loader_consumers, loaders_held, loaders_iterated
@@ -141,7 +143,34 @@ def _restarting_workers(model: FileModel, site: CallSite) -> Optional[_Restart]:
         return None
     if loader_option(model, site, "persistent_workers", None).state != ABSENT:
         return None
+    if _dataset_changed_between_passes(model, site):
+        return None
     return _Restart(*found)
+
+
+def _dataset_changed_between_passes(model: FileModel, site: CallSite) -> bool:
+    """A loop sets an attribute of the loader's dataset (`gen.dataset.epoch_now = epoch`,
+    `train_dataset.mosaic = False`) or calls one of its `set_*` methods: each pass's fresh
+    workers take a new copy of the dataset with it, which persistent workers would not."""
+    prefixes = []
+    if site.assigned_to:
+        prefixes.append(site.assigned_to + ".dataset.")
+    dataset = call_argument(site.node, "dataset", 0)
+    name = dotted_name(dataset.value) if dataset is not None else None
+    if name is not None:
+        prefixes.append(name + ".")
+    if not prefixes:
+        return False
+    prefixes = tuple(prefixes)
+    for (_, target), found in model.facts.assignments.items():
+        if target.startswith(prefixes) and any(a.ctx.loop is not None for a in found):
+            return True
+    for call in model.facts.calls:
+        if call.ctx.loop is not None and call.method is not None and call.method.startswith("set_"):
+            receiver = dotted_name(call.receiver) if call.receiver is not None else None
+            if receiver is not None and (receiver + ".").startswith(prefixes) and not receiver.endswith("sampler"):
+                return True
+    return False
 
 
 def _epochs(model: FileModel) -> set:
@@ -237,7 +266,9 @@ class WorkersRestartedEveryEpoch(Rule):
         above 1 goes over the loader once per epoch; without `max_epochs` it runs one epoch, and
         with a literal `epoch_length` it draws on from the same iterator: both are left alone.
         A loader built by Ignite's `idist.auto_dataloader(dataset, num_workers=N, ...)` counts as
-        a `DataLoader(...)` call: it builds one from the keywords it is given.
+        a `DataLoader(...)` call: it builds one from the keywords it is given. A loader whose
+        dataset a loop changes (`gen.dataset.epoch_now = epoch`, `train_set.set_scale(s)`) is
+        left alone: fresh workers each pass are how the change reaches them.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at

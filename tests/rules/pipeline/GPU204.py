@@ -760,3 +760,16 @@ def train_and_evaluate(rank, epoch, nets, optims, loaders):
     with torch.no_grad():
         for x, y in eval_loader:
             net(x.cuda(rank, non_blocking=True))
+
+# %% valid: the epoch loop tells the dataset which epoch it is: fresh workers take the new copy
+import torch
+from torch.utils.data import DataLoader
+
+gen = DataLoader(train_dataset, batch_size=16, shuffle=True, num_workers=4, pin_memory=True, drop_last=True)
+for epoch in range(init_epoch, total_epochs):
+    gen.dataset.epoch_now = epoch
+    for images, targets in gen:
+        loss = model(images.cuda(non_blocking=True), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
