@@ -516,6 +516,28 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
     return not _moved(model, expr)
 
 
+def _copied_to_host(model, expr: cst.BaseExpression) -> bool:
+    """The last move of the method chain is to the host (`loss.cpu()`, `x.to("cpu").sum()`); a
+    later `.cuda()` or `.to(device)` undoes it."""
+    if type(expr) is not cst.Call:
+        return False  # a plain name or attribute: its bindings decide
+    for node in value_chain(model, expr):
+        if not (type(node) is cst.Call and type(node.func) is cst.Attribute) or model.imports.qualify(node.func):
+            continue
+        method = node.func.attr.value
+        if method == "cpu":
+            return True
+        if method == "to" and node.args:
+            first = node.args[0].value
+            if type(first) is cst.SimpleString and first.evaluated_value == "cpu":
+                return True
+            if not is_dtype(model, first):
+                return False
+        elif method == "cuda":
+            return False
+    return False
+
+
 class HostTensor(Question[bool]):
     """A tensor in host memory on every path: a factory without `device=`, or a name only ever
     bound to one (`coin = torch.rand(1)`)."""
@@ -525,6 +547,8 @@ class HostTensor(Question[bool]):
     placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        if _copied_to_host(flow.model, expr):
+            return True  # `loss.cpu()`, handed to a logger: what it reads is on the host
         if host_factory(flow.model, expr) or type(expr) in (cst.Integer, cst.Float):
             # A Python number holds nothing on a device: `start = 0`, later `start = end` of a
             # host tensor, is host on every path.
