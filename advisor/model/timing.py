@@ -5,7 +5,8 @@ A statement times something when it reads a clock itself (`time.perf_counter()`,
 `event.elapsed_time(...)`: `Facts.timing_statements`), or calls a function of the project that
 does (`t0 = timer()`, `timer.toc()` on an instance of the file's own `Timer`). A synchronize
 inside such a clock-reading helper, outside any loop of it, is the helper's own measurement
-(`def time_synchronized(): torch.cuda.synchronize(); return time.time()`).
+(`def time_synchronized(): torch.cuda.synchronize(); return time.time()`), and so is one in the
+body of `with Timer(...):` whose project class reads the clock in `__enter__` or `__exit__`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from __future__ import annotations
 from typing import Dict, List, Tuple
 
 from advisor.model.builder import TIMING_FUNCTIONS
+import libcst as cst
+
 from advisor.model.facts import CallSite, FunctionInfo
+from advisor.model.names import dotted_name
+from advisor.model.subtree import contains
 
 # How many statements apart a synchronize and the clock read it serves may be. A clock read
 # after it may sit further: the end-of-step timer often comes after a few meter updates
@@ -72,5 +77,44 @@ def near_timing(model, site: CallSite) -> bool:
     for i in range(index - NEAR, index + NEAR_AFTER + 1):
         if any(_calls_clock_helper(model, other) for other in by_statement.get((block, i), ())):
             return True
+    return _in_timed_block(model, site)
+
+
+def _in_timed_block(model, site: CallSite) -> bool:
+    """``site`` is in the body of `with Timer(...):` where the project's `Timer` reads the clock
+    as the block starts or ends (its `__enter__` or `__exit__`)."""
+    for item in model.shared("timing.timed-with-items", _timed_with_items):
+        if item.ctx.function is site.ctx.function:
+            statement = model.statement_of.get(id(item.node))
+            if type(statement) is cst.With and contains(statement.body, site.node):
+                return True
     return False
+
+
+def _timed_with_items(model) -> List[CallSite]:
+    out = []
+    for site in model.facts.calls:
+        if not site.with_item:
+            continue
+        found = _class_built(model, site.node)
+        if found is None:
+            continue
+        owner, name = found
+        hooks = [owner.facts.functions.get(f"{name}.{hook}") for hook in ("__enter__", "__exit__")]
+        if any(h is not None and reads_clock(h) for h in hooks):
+            out.append(site)
+    return out
+
+
+def _class_built(model, call: cst.Call):
+    """(model, class name) of the project class a call builds: one of this file, or one it
+    imports from another module of the project; None otherwise."""
+    name = dotted_name(call.func)
+    if name is not None and name in model.facts.classes and model.imports.qualify(call.func) is None:
+        return model, name
+    qual = model.imports.qualify(call.func)
+    symbol = model.symbol(qual) if qual is not None else None
+    if symbol is not None and symbol.kind == "class":
+        return symbol.model, symbol.name
+    return None
 

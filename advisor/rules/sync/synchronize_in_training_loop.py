@@ -28,9 +28,10 @@ class SynchronizeInTrainingLoop(Rule):
         a few meter updates; up to ten after it when no backward or optimizer step runs in
         between), a call there of a project function that reads the clock (`t0 =
         timer()`, `timer.toc()`), or a synchronize inside such a helper
-        (`def time_synchronized(): torch.cuda.synchronize(); return time.time()`). A
-        synchronize that is all an `if` holds (`if device == "cuda": torch.cuda.synchronize()`)
-        is measured from that `if`.
+        (`def time_synchronized(): torch.cuda.synchronize(); return time.time()`), or in the
+        body of `with Timer(...):` where the project's `Timer` reads the clock as the block
+        starts or ends. A synchronize that is all an `if` holds (`if device == "cuda":
+        torch.cuda.synchronize()`) is measured from that `if`.
     """
     why = """
         An explicit synchronize blocks the host until every queued kernel has finished, so the

@@ -345,3 +345,31 @@ for step in range(max_steps):
         optimizer.step()
         optimizer.zero_grad()
     t1 = time.time()
+
+# %% valid: a synchronize at the end of a block the project's own timer measures
+import time
+
+import torch
+
+
+class Timer:
+    def __init__(self, msg):
+        self.msg = msg
+        self.start_time = None
+
+    def __enter__(self):
+        self.start_time = time.time()
+
+    def __exit__(self, exc_type, exc_value, exc_tb):
+        print(self.msg % (time.time() - self.start_time))
+
+
+for images_a, images_b in zip(loader_a, loader_b):
+    images_a, images_b = images_a.cuda().detach(), images_b.cuda().detach()
+    with Timer("Elapsed time in update: %f"):
+        trainer.dis_update(images_a, images_b, config)
+        trainer.gen_update(images_a, images_b, config)
+        gen_loss = trainer.loss_gen_total
+        gen_loss.backward()
+        trainer.gen_opt.step()
+        torch.cuda.synchronize()
