@@ -82,6 +82,22 @@ def moves_to_device(model, call: cst.Call, ctx: Context, order: int = 1 << 30) -
     return device_kind(model, target.value, ctx, order) != HOST
 
 
+_LOSS_NAME = re.compile(r"(^|_)loss(es)?(_|$)", re.IGNORECASE)
+
+
+def _old_item(expr: cst.Subscript) -> bool:
+    """`loss.data[0]`: before PyTorch 0.4 a loss was a one-element tensor and this read its number
+    (the old `.item()`); on a loss today it would fail, so code that does it means the number."""
+    value = expr.value
+    if not (type(value) is cst.Attribute and value.attr.value == "data") or len(expr.slice) != 1:
+        return False
+    index = expr.slice[0].slice
+    if not (type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0"):
+        return False
+    name = dotted_name(value.value)
+    return name is not None and bool(_LOSS_NAME.search(name.rsplit(".", 1)[-1]))
+
+
 class Tensor(Question[str]):
     """TENSOR when some path gives a tensor and none a plain Python value (text, `.item()`,
     `float(...)`): a name that also holds Python values is never taken for a tensor."""
@@ -121,6 +137,8 @@ class Tensor(Question[str]):
                 return PYTHON  # `args.optim.loss == 'l1'`: a setting compared with text, never a tensor
             return self._either(flow, operands, ctx, order)
         if type(expr) is cst.Subscript:
+            if _old_item(expr):
+                return PYTHON
             items = _list_item(flow, expr, ctx, order)
             if items:
                 return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors

@@ -304,3 +304,17 @@ for batch_index, (images, labels) in enumerate(loader):
     for name, para in list(net.children())[-1].named_parameters():
         if "weight" in name:
             writer.add_scalar("grad_norm2_weights", para.grad.norm(), batch_index)  # expect: GPU102
+
+# %% valid: a running total of `loss.data[0]`, the number a loss held before PyTorch 0.4
+import torch
+
+train_loss = 0
+for batch_idx, (inputs, targets) in enumerate(trainloader):
+    inputs, targets = inputs.cuda(), targets.cuda()
+    outputs = net(inputs)
+    loss = criterion(outputs, targets)
+    train_loss += loss.data[0]
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print("Loss: %.3f" % (train_loss / (batch_idx + 1)))
