@@ -117,6 +117,12 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
     return answers[id(info)]
 
 
+def _runs_its_own_loop(model, info: FunctionInfo) -> bool:
+    """A `forward` that holds a training loop (a trainer written as an `nn.Module`, run once by
+    `trainer()`): it is not called per batch; its loop is, and that loop's own heat says so."""
+    return any(model.is_training_loop(loop) for loop in info.loops)
+
+
 def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[int]) -> Iterator[Tuple[object, FunctionInfo]]:
     if depth > 3 or id(info) in seen:
         return
@@ -124,7 +130,7 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[int]) -> Ite
     # Calls from tests do not say how the module is used; calls under no_grad, under
     # `if not self.training`, or from a no_grad function (`generate()`) are inference.
     callers, live = _live_callers(model, info)
-    if _module_forward(model, info) and not info.no_grad and (live or not callers):
+    if _module_forward(model, info) and not info.no_grad and (live or not callers) and not _runs_its_own_loop(model, info):
         yield model, info  # a caller the call graph sees may still say more (a loss)
     for owner, site in live:
         caller = site.ctx.function

@@ -789,6 +789,31 @@ for inputs, targets in loader:
         correct = torch.argmax(predictions, 1) == targets.cuda()
         log(model, loss.cpu(), correct.cpu())
 
+# %% invalid: a trainer written as a module: its forward runs once and holds the training loop
+import torch
+from torch import nn
+
+
+class Trainer(nn.Module):
+    def __init__(self, net, loader, optimizer, steps):
+        super().__init__()
+        self.net, self.loader, self.optimizer, self.steps = net.cuda(), loader, optimizer, steps
+        self.register_buffer("step", torch.tensor(0))
+
+    def forward(self):
+        start = self.step.item()
+        batches = iter(self.loader)
+        for _ in range(start, self.steps):
+            images = next(batches).cuda()
+            loss = self.net(images)
+            loss.backward()
+            print(f"loss {loss.item():.3f}")  # expect: GPU101
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+
+Trainer(build(), loader, optimizer, 1000)()
+
 # %% invalid: the step goes through a loop over the optimizers; the loop around it is per step
 import torch
 
