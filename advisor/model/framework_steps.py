@@ -64,7 +64,10 @@ def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
         return False
     if info.class_name is not None and info.node.name.value == "forward":
         cls = model.facts.classes.get(info.class_name)
-        return cls is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases)
+        return (cls is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases)
+                and not instances_only_used_through_methods(model, info))
+    if info.class_name is not None and _method_entry(model, info):
+        return True  # `gen.encode(x)` where the module is only ever used through its methods
     return any(
         owner is model and site.ctx.function is not None and site.ctx.function is not info
         and runs_per_batch(model, site.ctx.function, depth + 1)
@@ -117,6 +120,72 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
     return answers[id(info)]
 
 
+def instances_only_used_through_methods(model, info: FunctionInfo) -> bool:
+    """Every instance of the forward's class that the project builds is bound to a name and
+    used only through its other methods (`self.gen_a = VAEGen(...)`, then `self.gen_a.encode(x)`
+    and `self.gen_a.decode(h)`): nothing calls the module itself, so its `forward` never runs.
+    False when some instance is called, handed on (to `DataParallel`, a list, a function) or
+    built where the analysis cannot follow it."""
+    known = model.shared("instances-through-methods", lambda m: {})
+    name = info.class_name or ""
+    if name not in known:
+        known[name] = _only_through_methods(model, name)
+    return known[name]
+
+
+def _only_through_methods(model, name: str) -> bool:
+    init = model.facts.functions.get(f"{name}.__init__")
+    if init is None:
+        return False
+    built = model.calls.constructions(init)
+    if not built:
+        return False
+    for owner, site in built:
+        target = site.assigned_to
+        if target is None or site.outer is not None:
+            return False
+        called, handed = owner.shared("instance-uses", _instance_uses)
+        if target in called or target in handed:
+            return False  # `self.gen_a(x)`; `nn.DataParallel(self.gen_a)`, `gen = self.gen_a`
+    return True
+
+
+def _instance_uses(model):
+    """(dotted names called, dotted names handed on as an argument or bound to another name)."""
+    called, handed = set(), set()
+    for call in model.facts.calls:
+        name = dotted_name(call.node.func)
+        if name is not None:
+            called.add(name)
+        for arg in call.node.args:
+            name = dotted_name(arg.value)
+            if name is not None:
+                handed.add(name)
+    for found in model.facts.assignments.values():
+        for assignment in found:
+            name = dotted_name(assignment.value) if assignment.value is not None else None
+            if name is not None:
+                handed.add(name)
+    return called, handed
+
+
+def _method_entry(model, info: FunctionInfo) -> bool:
+    """A method of an `nn.Module` class whose instances are used only through their methods, and
+    called that way (`self.gen_a.encode(x)`): it stands where `forward` would, once per batch."""
+    cls = model.facts.classes.get(info.class_name or "")
+    forward = model.facts.functions.get(f"{info.class_name}.forward")
+    if cls is None or forward is None or not any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases):
+        return False
+    if not instances_only_used_through_methods(model, forward):
+        return False
+    init = model.facts.functions.get(f"{info.class_name}.__init__")
+    name = info.node.name.value
+    for owner, site in model.calls.constructions(init):
+        if f"{site.assigned_to}.{name}" in owner.shared("instance-uses", _instance_uses)[0]:
+            return True
+    return False
+
+
 def _runs_its_own_loop(model, info: FunctionInfo) -> bool:
     """A `forward` that holds a training loop (a trainer written as an `nn.Module`, run once by
     `trainer()`): it is not called per batch; its loop is, and that loop's own heat says so."""
@@ -130,7 +199,8 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[int]) -> Ite
     # Calls from tests do not say how the module is used; calls under no_grad, under
     # `if not self.training`, or from a no_grad function (`generate()`) are inference.
     callers, live = _live_callers(model, info)
-    if _module_forward(model, info) and not info.no_grad and (live or not callers) and not _runs_its_own_loop(model, info):
+    if (_module_forward(model, info) and not info.no_grad and (live or not callers) and not _runs_its_own_loop(model, info)
+            and not instances_only_used_through_methods(model, info)):
         yield model, info  # a caller the call graph sees may still say more (a loss)
     for owner, site in live:
         caller = site.ctx.function

@@ -559,3 +559,41 @@ for step, (images, labels) in enumerate(loader):
     loss = model(images.cuda(), index, ones, zeros).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a generator only used through its encode and decode methods: its forward never runs
+import torch
+from torch import nn
+
+
+class VAEGen(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.enc = nn.Linear(dim, dim)
+        self.dec = nn.Linear(dim, dim)
+
+    def forward(self, images):
+        hiddens = self.enc(images)
+        noise = torch.randn(hiddens.size()).cuda()  # expect: GPU106 info
+        return self.dec(hiddens + noise)
+
+    def encode(self, images):
+        hiddens = self.enc(images)
+        noise = torch.randn(hiddens.size()).cuda()  # expect: GPU106
+        return hiddens, noise
+
+    def decode(self, hiddens):
+        return self.dec(hiddens)
+
+
+class Trainer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.gen_a = VAEGen(dim)
+        self.opt = torch.optim.Adam(self.gen_a.parameters())
+
+    def gen_update(self, x_a):
+        h_a, n_a = self.gen_a.encode(x_a)
+        loss = (self.gen_a.decode(h_a + n_a) - x_a).abs().mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
