@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
-from advisor.model import CallSite, FileModel, Heat
+from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.names import root_name
 from advisor.model.subtree import contains
@@ -14,7 +14,7 @@ from advisor.model.call_options import ABSENT
 from advisor.model.engine_runs import TRAINER, engine_runs
 from advisor.model.loaders import RAW_LOADERS, drawn_batches, loader_factory, loaders_drawn, loaders_iterated, owner_of
 from advisor.model.value_flow import argument
-from advisor.rules.pipeline.loader_flow import engine_moves_batches, is_device_move, loader_option
+from advisor.rules.pipeline.loader_flow import engine_moves_batches, evaluated_now_and_then, is_device_move, loader_option
 
 
 def _pinned(model: FileModel, site: CallSite) -> bool:
@@ -212,12 +212,7 @@ class BlockingCopyFromPinnedLoader(Rule):
 
     @staticmethod
     def _evaluated_now_and_then(model: FileModel, loop) -> bool:
-        """The loop neither trains nor sits in a loop that does, in a function the training loop
-        calls only under a periodic test (`if step % eval_interval == 0: evaluate(...)`)."""
-        if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
-            return False
-        function = loop.ctx.function
-        return function is not None and not model.trains(function) and model.heat_of(function) is Heat.GATED
+        return evaluated_now_and_then(model, loop)
 
     def _engine_trainers(self, model: FileModel) -> Iterator[Report]:
         """`create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose engine runs

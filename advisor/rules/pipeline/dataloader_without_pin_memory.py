@@ -10,7 +10,7 @@ from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, dataset_on_device, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
+    batches_go_to_device, dataset_on_device, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then,
 )
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
@@ -45,8 +45,10 @@ class DataLoaderWithoutPinnedMemory(Rule):
         read in a single pass beside the training (a loop inside no other loop, that does not
         train, in a function that trains in another loop or in one called once beside such a
         loop: class images generated before training, latents cached once, a last test pass),
-        and for one read only by loops that wait for a person on each pass (a viewer that
-        shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`). A loader
+        for one read only by loops that wait for a person on each pass (a viewer that
+        shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`), and for one read
+        only by an evaluation pass the training loop runs every few steps (`if step % 500 ==
+        0: evaluate(...)`). A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at
@@ -162,6 +164,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 call,
                 "DataLoader without `pin_memory=True` while its batches go to the GPU (read in one "
                 "pass beside the training, not on every step)",
+                severity=Severity.INFO,
+                fix=fix,
+                data=data,
+            )
+        if evaluation_loader_now_and_then(model, site):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (read by an "
+                "evaluation pass run every few steps, not on every step)",
                 severity=Severity.INFO,
                 fix=fix,
                 data=data,

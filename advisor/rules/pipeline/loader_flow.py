@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Optional
 import libcst as cst
-from advisor.model import CallSite, FileModel
+from advisor.model import CallSite, FileModel, Heat
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
@@ -80,6 +80,28 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
     if any(other is not model for other, _ in loader_consumers(model, site)):
         return False
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
+
+
+def evaluated_now_and_then(model: FileModel, loop) -> bool:
+    """The loop neither trains nor sits in a loop that does, in a function the training loop
+    calls only under a periodic test (`if step % eval_interval == 0: evaluate(...)`)."""
+    if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
+        return False
+    function = loop.ctx.function
+    if function is None or model.trains(function):
+        return False
+    if model.heat_of(function) is Heat.GATED:
+        return True
+    # An evaluation under `no_grad` has no heat of its own: its calls say how often it runs.
+    callers = model.callers(function)
+    return bool(callers) and all(owner.heat(site.ctx) is Heat.GATED for owner, site in callers)
+
+
+def evaluation_loader_now_and_then(model: FileModel, site: CallSite) -> bool:
+    """Every loop that takes batches from the loader is such an evaluation pass (a loader built
+    inside `evaluate()` that the training loop runs every 500 steps)."""
+    consumers = loader_consumers(model, site)
+    return bool(consumers) and all(evaluated_now_and_then(other, loop) for other, loop in consumers)
 
 
 def read_for_a_person(model: FileModel, site: CallSite) -> bool:

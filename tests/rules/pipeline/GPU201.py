@@ -669,3 +669,35 @@ for epoch in range(epochs):
         optimizer.step()
         if os.path.exists("debug_now"):
             pdb.set_trace()
+
+# %% invalid: a loader built inside an evaluation the training loop runs every 500 steps: info
+import torch
+from torch.utils.data import DataLoader
+
+
+@torch.inference_mode()
+def evaluate(model, dataset, max_batches=10):
+    model.eval()
+    loader = DataLoader(dataset, shuffle=True, batch_size=100, num_workers=0)  # expect: GPU201 info
+    losses = []
+    for i, (x, y) in enumerate(loader):
+        losses.append(model(x.to("cuda"), y.to("cuda")).item())
+        if i >= max_batches:
+            break
+    model.train()
+    return sum(losses) / len(losses)
+
+
+train_loader = DataLoader(train_dataset, batch_size=32, pin_memory=True, num_workers=4)
+model = build().to("cuda")
+optimizer = torch.optim.AdamW(model.parameters())
+step = 0
+for epoch in range(epochs):
+    for x, y in train_loader:
+        loss = model(x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step += 1
+        if step % 500 == 0:
+            print(evaluate(model, test_dataset))
