@@ -9,7 +9,7 @@ from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
 from advisor.model.loaders import (
-    batch_names, loader_consumers, loader_factory, loaders_drawn, loaders_iterated, placed_by_framework,
+    batch_names, loader_consumers, loader_factory, loaders_drawn, loaders_held, loaders_iterated, placed_by_framework,
 )
 from advisor.model.passes import passes_over
 from advisor.model.user_waits import waits_for_user
@@ -128,7 +128,7 @@ def one_pass_beside_training(model: FileModel, site: CallSite) -> bool:
                 return False
         elif other.heat_of(function) is not None:
             return False
-        elif not other.trains(function) and not _called_once_beside_training(other, function):
+        elif not other.trains(function) and not _called_once_beside_training(other, function, site):
             return False
     return True
 
@@ -137,10 +137,15 @@ def _trains_at_top(model: FileModel) -> bool:
     return any(model.is_training_loop(loop) for loop in model.facts.loops if loop.function is None)
 
 
-def _called_once_beside_training(model: FileModel, function) -> bool:
+def _called_once_beside_training(model: FileModel, function, loader: Optional[CallSite] = None) -> bool:
     """Every call of the function runs once, outside any loop, in code that trains in another
-    loop: `test(...)` after the epoch loop of the script or of `main()`."""
+    loop: `test(...)` after the epoch loop of the script or of `main()`. With ``loader``, only
+    the calls that hand it that loader count (`evaluate(model, test_loader)` once after
+    training, while `evaluate(model, valid_loader)` runs every epoch)."""
     callers = model.callers(function)
+    if loader is not None:
+        handing = [(owner, site) for owner, site in callers if _hands_loader(owner, site, loader)]
+        callers = handing or callers
     if not callers:
         return False
     for owner, site in callers:
@@ -153,6 +158,13 @@ def _called_once_beside_training(model: FileModel, function) -> bool:
         elif not owner.trains(caller) or owner.heat_of(caller) is not None:
             return False
     return True
+
+
+def _hands_loader(owner: FileModel, site: CallSite, loader: CallSite) -> bool:
+    return any(
+        any(found is loader for found in loaders_held(owner, arg.value, site.ctx, site.order)[0])
+        for arg in site.node.args if not arg.star
+    )
 
 
 def derived_batch_names(model: FileModel, site: CallSite) -> set:

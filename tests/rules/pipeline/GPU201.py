@@ -701,3 +701,37 @@ for epoch in range(epochs):
         step += 1
         if step % 500 == 0:
             print(evaluate(model, test_dataset))
+
+# %% invalid: one evaluation helper, run every epoch on the validation loader and once after training on the test loader
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluate(model, iterator, device):
+    model.eval()
+    total = 0
+    with torch.no_grad():
+        for x, y in iterator:
+            total += (model(x.to(device)).argmax(1) == y.to(device)).sum()
+    return total
+
+
+def train(model, iterator, optimizer, device):
+    model.train()
+    for x, y in iterator:
+        loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+device = torch.device("cuda")
+train_iterator = DataLoader(train_data, shuffle=True, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+valid_iterator = DataLoader(valid_data, batch_size=64, num_workers=4, persistent_workers=True)  # expect: GPU201
+test_iterator = DataLoader(test_data, batch_size=64, num_workers=4)  # expect: GPU201 info
+model = build().to(device)
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    train(model, train_iterator, optimizer, device)
+    print(evaluate(model, valid_iterator, device))
+print(evaluate(model, test_iterator, device))
