@@ -94,6 +94,8 @@ class DdpWithoutDistributedSampler(Rule):
                     other_loops.setdefault(id(site.node), []).append(loop)
         for site in [*model.facts.calls_by_callee.get("next", ()), *model.method_calls("next", "__next__")]:
             iterator = model.values.drawn_from(site.node, site.ctx, site.order)
+            if type(iterator) is cst.Call and type(iterator.func) is cst.Name and iterator.func.value == "iter":
+                continue  # `next(iter(val_loader))`: one batch peeked at, not the training draw
             if iterator is not None and model.in_training_code(site.ctx):
                 for found in loaders_held(model, iterator, site.ctx, site.order)[0]:
                     training[id(found.node)] = found

@@ -213,3 +213,25 @@ for epoch in range(10):
     with torch.no_grad():
         for x, y in holdout:
             model(x.cuda())
+
+# %% valid: the validation loader is only evaluated and peeked at once per epoch
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler
+
+dist.init_process_group("nccl")
+sampler_train = DistributedSampler(dataset_train, shuffle=True)
+data_loader_train = DataLoader(dataset_train, sampler=sampler_train, batch_size=64, num_workers=8, pin_memory=True, drop_last=True)
+data_loader_val = DataLoader(dataset_val, batch_size=96, shuffle=False, num_workers=8, pin_memory=True)
+model = DDP(build().cuda(), device_ids=[local_rank])
+for epoch in range(epochs):
+    sampler_train.set_epoch(epoch)
+    for samples, targets in data_loader_train:
+        loss = criterion(model(samples.cuda(non_blocking=True)), targets.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    evaluate(data_loader_val, model)
+    batch = next(iter(data_loader_val))[0]
+    log_attention(model.module, batch.cuda(non_blocking=True))
