@@ -481,12 +481,14 @@ def value_root(model, expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _moved(model, expr: cst.BaseExpression) -> bool:
-    """The method chain moves the value (`torch.cat(parts).cuda()`, `(torch.ones(n) * i).to(d)`);
-    `.to(torch.int32)` only changes the dtype."""
+    """The method chain moves the value (`torch.cat(parts).cuda()`, `(torch.ones(n) * i).to(d)`,
+    `y_true.type_as(x)` to the place of another tensor); `.to(torch.int32)` only changes the
+    dtype."""
     return any(
-        type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("cuda", "to")
+        type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("cuda", "to", "type_as")
         and model.imports.qualify(node.func) is None
         and not (node.func.attr.value == "to" and len(node.args) == 1 and is_dtype(model, node.args[0].value))
+        and not (node.func.attr.value == "type_as" and (not node.args or host_factory(model, node.args[0].value)))
         for node in value_chain(model, expr)
     )
 
@@ -534,26 +536,27 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
     return not _moved(model, expr)
 
 
-def _copied_to_host(model, expr: cst.BaseExpression) -> bool:
-    """The last move of the method chain is to the host (`loss.cpu()`, `x.to("cpu").sum()`); a
-    later `.cuda()` or `.to(device)` undoes it."""
+def _last_move(model, expr: cst.BaseExpression) -> Optional[str]:
+    """Where the last move of the method chain sends the value: "host" (`loss.cpu()`,
+    `x.to("cpu").sum()`), "device" (`y.cuda()`, `y.to(device)`, `y_true.type_as(x)`), or None
+    when the chain moves nothing (a plain name or attribute: its bindings decide)."""
     if type(expr) is not cst.Call:
-        return False  # a plain name or attribute: its bindings decide
+        return None
     for node in value_chain(model, expr):
         if not (type(node) is cst.Call and type(node.func) is cst.Attribute) or model.imports.qualify(node.func):
             continue
         method = node.func.attr.value
         if method == "cpu":
-            return True
+            return "host"
         if method == "to" and node.args:
             first = node.args[0].value
             if type(first) is cst.SimpleString and first.evaluated_value == "cpu":
-                return True
+                return "host"
             if not is_dtype(model, first):
-                return False
-        elif method == "cuda":
-            return False
-    return False
+                return "device"
+        elif method == "cuda" or (method == "type_as" and node.args and not host_factory(model, node.args[0].value)):
+            return "device"
+    return None
 
 
 class HostTensor(Question[bool]):
@@ -565,8 +568,9 @@ class HostTensor(Question[bool]):
     placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
-        if _copied_to_host(flow.model, expr):
-            return True  # `loss.cpu()`, handed to a logger: what it reads is on the host
+        moved = _last_move(flow.model, expr)
+        if moved is not None:
+            return moved == "host"  # `loss.cpu()` handed to a logger; `y.cuda()` of a host `y`
         if host_factory(flow.model, expr) or type(expr) in (cst.Integer, cst.Float):
             # A Python number holds nothing on a device: `start = 0`, later `start = end` of a
             # host tensor, is host on every path.
