@@ -47,8 +47,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         loop: class images generated before training, latents cached once, a last test pass),
         for one read only by loops that wait for a person on each pass (a viewer that
         shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`), and for one read
-        only by an evaluation pass the training loop runs every few steps (`if step % 500 ==
-        0: evaluate(...)`). A loader
+        only by a short evaluation pass (a loop that can `break` after a few batches) the training
+        loop runs every few steps (`if step % 500 == 0: evaluate(...)`). A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at

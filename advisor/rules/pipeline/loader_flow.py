@@ -83,9 +83,13 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
 
 
 def evaluated_now_and_then(model: FileModel, loop) -> bool:
-    """The loop neither trains nor sits in a loop that does, in a function the training loop
-    calls only under a periodic test (`if step % eval_interval == 0: evaluate(...)`)."""
+    """The loop neither trains nor sits in a loop that does, reads a few batches only (it can
+    `break`: one batch, or `max_batches`), in a function the training loop calls only under a
+    periodic test (`if step % eval_interval == 0: evaluate(...)`). A full evaluation pass every
+    few steps still copies every batch of its loader."""
     if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
+        return False
+    if not _breaks(loop.node):
         return False
     function = loop.ctx.function
     if function is None or model.trains(function):
@@ -95,6 +99,19 @@ def evaluated_now_and_then(model: FileModel, loop) -> bool:
     # An evaluation under `no_grad` has no heat of its own: its calls say how often it runs.
     callers = model.callers(function)
     return bool(callers) and all(owner.heat(site.ctx) is Heat.GATED for owner, site in callers)
+
+
+def _breaks(loop_node) -> bool:
+    """A `break` of this loop (not of a loop nested in it) somewhere in its body."""
+    stack = list(children(loop_node.body))
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Break:
+            return True
+        if type(node) in (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        stack.extend(children(node))
+    return False
 
 
 def evaluation_loader_now_and_then(model: FileModel, site: CallSite) -> bool:

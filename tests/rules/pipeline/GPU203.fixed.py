@@ -192,3 +192,35 @@ for epoch in range(epochs):
         step += 1
         if step % 1000 == 0:
             evaluate(model, eval_loader)
+
+# %% invalid: a full validation pass every few thousand steps still copies every batch it reads
+import torch
+from torch.utils.data import DataLoader
+
+
+def valid(model, test_loader):
+    model.eval()
+    correct = 0
+    for step, batch in enumerate(test_loader):
+        batch = tuple(t.to("cuda", non_blocking=True) for t in batch)  # expect: GPU203
+        x, y = batch
+        with torch.no_grad():
+            correct += (model(x).argmax(-1) == y).sum()
+    model.train()
+    return correct
+
+
+train_loader = DataLoader(train_set, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+test_loader = DataLoader(test_set, batch_size=64, num_workers=4, pin_memory=True)
+model = build().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+global_step = 0
+for epoch in range(epochs):
+    for x, y in train_loader:
+        loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        global_step += 1
+        if global_step % 1000 == 0:
+            valid(model, test_loader)
