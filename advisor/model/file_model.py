@@ -26,7 +26,7 @@ from advisor.model.facts import (
 
 from advisor.model.bindings import Bindings
 from advisor.model.containers import kwargs_entry
-from advisor.model.framework_steps import branch_untaken, forward_path, is_framework_step
+from advisor.model.framework_steps import branch_untaken, forward_path, inference_branch, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
@@ -500,7 +500,10 @@ class FileModel:
         return Heat.GATED
 
     def heat(self, ctx: Context) -> Optional[Heat]:
-        """Whether code in this context runs on every training step (and whether it is gated)."""
+        """Whether code in this context runs on every training step (and whether it is gated).
+        Code under `if not self.training:` (a module's evaluation-only path) never does."""
+        if inference_branch(ctx):
+            return None
         loop = self.enclosing_training_loop(ctx)
         if loop is not None:
             if not self.is_hot_loop(loop) or runs_once(ctx, loop) or self.guards.evaluation_arm(ctx, loop):

@@ -105,7 +105,7 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
     `no_grad`, under `if not self.training`, or in a function only reached from such places
     (`generate()`), is not on the path."""
     info = ctx.function
-    if info is None or ctx.no_grad or _inference_branch(ctx) or branch_untaken(model, ctx, info):
+    if info is None or ctx.no_grad or inference_branch(ctx) or branch_untaken(model, ctx, info):
         return None
     answers = model.shared("forward-path", lambda m: {})
     if id(info) not in answers:
@@ -217,7 +217,7 @@ def _live_callers(model, info: FunctionInfo):
         callers = [(owner, site) for owner, site in model.callers(info) if not owner.is_test_code]
         live = [
             (owner, site) for owner, site in callers
-            if not (site.ctx.no_grad or _inference_branch(site.ctx)
+            if not (site.ctx.no_grad or inference_branch(site.ctx)
                     or (site.ctx.function is not None and site.ctx.function.no_grad))
         ]
         found[id(info)] = (callers, live)
@@ -353,16 +353,32 @@ def _loss_functions(model) -> Set[int]:
     return model.shared("loss-computing-functions", compute)
 
 
-def _inference_branch(ctx: Context) -> bool:
-    """Under `if not self.training:` (or in the `else` of `if self.training:`)."""
+def inference_branch(ctx: Context) -> bool:
+    """Under `if not self.training:` (also as one part of `if self.self_ensemble and not
+    self.training:`), or in the `else` of `if self.training:`."""
     current: Optional[Context] = ctx
     while current is not None:
         guard = current.guard
         if guard is not None:
-            test, positive = guard.test, guard.positive
-            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-                test, positive = test.expression, not positive
-            if dotted_name(test) == "self.training" and not positive:
-                return True
+            parts = [guard.test]
+            if guard.positive and type(guard.test) is cst.BooleanOperation and type(guard.test.operator) is cst.And:
+                parts = _and_parts(guard.test)
+            for test in parts:
+                positive = guard.positive
+                if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+                    test, positive = test.expression, not positive
+                if dotted_name(test) == "self.training" and not positive:
+                    return True
         current = current.outer
     return False
+
+
+def _and_parts(test: cst.BaseExpression) -> list:
+    stack, out = [test], []
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
+            stack.extend((node.left, node.right))
+        else:
+            out.append(node)
+    return out

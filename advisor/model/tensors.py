@@ -135,6 +135,10 @@ class Tensor(Question[str]):
             operands = (expr.left, *(c.comparator for c in expr.comparisons))
             if any(type(o) in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString) for o in operands):
                 return PYTHON  # `args.optim.loss == 'l1'`: a setting compared with text, never a tensor
+            if any(type(o) is cst.Name and o.value == "None" for o in operands) or any(
+                type(c.operator) in (cst.Is, cst.IsNot) for c in expr.comparisons
+            ):
+                return PYTHON  # `x != None`, `x is not None`: Python decides, the device is not read
             return self._either(flow, operands, ctx, order)
         if type(expr) is cst.Subscript:
             if _old_item(expr):
