@@ -105,6 +105,7 @@ def is_periodic_test(test: cst.BaseExpression) -> bool:
 
 
 _JUMPS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+_GRAD_OFF_DECORATOR = re.compile(r"(^|_)(inference_mode|no_grad)$")
 
 
 def _draws_first(node: cst.Try) -> bool:
@@ -346,7 +347,9 @@ class ModelBuilder(Walker):
                 expr = expr.func
             qual = self.imports.qualify(expr)
             decorators.append(qual or dotted_name(expr) or "")
-            if qual in NO_GRAD_CONTEXTS:
+            if qual in NO_GRAD_CONTEXTS or _GRAD_OFF_DECORATOR.search(decorators[-1].rsplit(".", 1)[-1]):
+                # A project's own wrapper named for what it does (`@smart_inference_mode()`,
+                # `@torch_no_grad`) turns autograd off as the one it wraps does.
                 no_grad = True
         info = FunctionInfo(
             node=node, key=key, class_name=class_name, params=names, no_grad=no_grad, decorators=tuple(decorators),

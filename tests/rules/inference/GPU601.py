@@ -347,3 +347,18 @@ encoder.eval()
 captions = []
 for image, caps in loader:
     captions.append(encoder(image.to(device)))  # expect: GPU601 info
+
+# %% valid: a project decorator named for the autograd switch it applies
+import torch
+
+from utils.torch_utils import smart_inference_mode
+
+
+@smart_inference_mode()
+def run(model, dataloader, device):
+    model.eval()
+    stats = []
+    for im, targets in dataloader:
+        preds = model(im.to(device, non_blocking=True))
+        stats.append(match(preds, targets))
+    return stats
