@@ -27,7 +27,9 @@ class Fp16AutocastWithoutGradScaler(Rule):
         (which scale the loss themselves) are not reported, nor is a loss handed to a callable
         object of the project that scales it with a GradScaler (`loss_scaler(loss, optimizer)`,
         the scaler built in another module and passed in). A loss handed to a callable passed
-        in from outside the project, which nothing shows, is reported as info.
+        in from outside the project, which nothing shows, is reported as info. A region whose
+        backward feeds no optimizer step (a batch-size probe that measures memory) is not
+        training.
     """
     why = """
         float16 stops at about 6e-8: smaller gradient values round to zero. Many gradients of
@@ -94,14 +96,22 @@ class Fp16AutocastWithoutGradScaler(Rule):
         of its evaluation loops."""
         if site.no_grad:
             return False
-        if site.body_trains or any(model.function_trains(c) for c in site.callees):
+        if site.body_trains or any(self._steps_through(model, c) for c in site.callees):
             return True
         ctx = site.with_ctx
         if model.heat(ctx) is not None:
             return True
-        if ctx.function is not None and model.function_trains(ctx.function.key):
+        if ctx.function is not None and model.trains(ctx.function) and model.steps(ctx.function):
             return ctx.loop is None or model.is_training_loop(ctx.loop)
         return False
+
+    @staticmethod
+    def _steps_through(model: FileModel, key: str) -> bool:
+        """The function called in the region trains and steps an optimizer (itself or through
+        what it calls): a memory profile that runs backward and steps nothing (`autobatch()`
+        measuring a batch size) leaves no gradient to underflow into an update."""
+        info = model.resolve(key)
+        return info is not None and model.trains(info) and model.steps(info)
 
     def _check_site(self, model: FileModel, site: AutocastSite) -> Optional[Report]:
         call = site.call.node

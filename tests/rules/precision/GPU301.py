@@ -149,3 +149,21 @@ for epoch in range(epochs):
             loss = criterion(model(inputs), targets)
         optimizer.zero_grad()
         loss_scaler(loss, optimizer, parameters=model.parameters())
+
+# %% valid: a batch-size probe runs backward under float16 autocast but never steps an optimizer
+import torch
+
+
+def profile(model, sizes):
+    peaks = []
+    for size in sizes:
+        x = torch.randn(size, 3, 640, 640, device="cuda")
+        y = model(x)
+        y.sum().backward()
+        peaks.append(torch.cuda.max_memory_allocated())
+    return peaks
+
+
+def check_train_batch_size(model, amp=True):
+    with torch.cuda.amp.autocast(amp):
+        return profile(model.train(), [1, 2, 4, 8, 16])
