@@ -469,7 +469,10 @@ class GuardKinds:
 
     def gates(self, guard: Guard) -> bool:
         """The guard leaves its statements to some steps or to one rank, or to runs the project
-        never makes (`if self.autobalance:` where every construction leaves it False)."""
+        never makes (`if self.autobalance:` where every construction leaves it False, the `else`
+        of `if self.use_dfl:` where every construction leaves it on)."""
+        if not guard.positive and not guard.exits and not guard.steps and self._never_false(guard):
+            return True
         if (guard.steps and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
@@ -599,6 +602,15 @@ class GuardKinds:
                 if len(sets.findall(other)) > len(read.findall(other)):
                     return False
         return True
+
+    def _never_false(self, guard: Guard) -> bool:
+        """An attribute flag whose every value, on every path, is true (`True`, a non-zero
+        number): set from a parameter whose default is true and that no construction turns off."""
+        name = dotted_name(guard.test)
+        if name is None or not name.startswith("self."):
+            return False
+        found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
+        return found.complete and bool(found.values) and all(value for _, value in found.values)
 
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):

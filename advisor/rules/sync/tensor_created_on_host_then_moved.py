@@ -370,7 +370,8 @@ class TensorCreatedOnHostThenMoved(Rule):
                 return self.severity  # an evaluation or preprocessing loop: once per batch
             loop = loop.parent
         info = site.ctx.function
-        if site.ctx.loop is None and info is not None and runs_per_batch(model, info) and not _fills_cache(model, site):
+        if (site.ctx.loop is None and info is not None and runs_per_batch(model, info) and not _fills_cache(model, site)
+                and not model.guards.gated(site.ctx)):
             return self.severity  # a module's forward: once per batch, however the module is built
         return Severity.INFO
 

@@ -185,3 +185,38 @@ class Trainer(nn.Module):
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
+
+# %% invalid: the `else` of a flag every construction leaves on: info
+import torch
+from torch import nn
+
+
+class BboxLoss(nn.Module):
+    def __init__(self, reg_max, use_dfl=False):
+        super().__init__()
+        self.reg_max = reg_max
+        self.use_dfl = use_dfl
+
+    def forward(self, pred_dist, pred_bboxes, target_bboxes):
+        loss_iou = (pred_bboxes - target_bboxes).abs().mean()
+        if self.use_dfl:
+            loss_dfl = (pred_dist.softmax(-1) * target_bboxes.unsqueeze(-1)).mean()
+        else:
+            loss_dfl = torch.tensor(0.0, device=pred_dist.device)  # expect: GPU106 info
+        return loss_iou, loss_dfl
+
+
+class ComputeLoss:
+    def __init__(self, model, use_dfl=True):
+        self.bbox_loss = BboxLoss(16, use_dfl=use_dfl).to("cuda")
+
+    def __call__(self, p, targets):
+        return self.bbox_loss(p[0], p[1], targets)
+
+
+compute_loss = ComputeLoss(model)
+for imgs, targets in loader:
+    loss_iou, loss_dfl = compute_loss(model(imgs.cuda()), targets.cuda())
+    (loss_iou + loss_dfl).backward()
+    optimizer.step()
+    optimizer.zero_grad()
