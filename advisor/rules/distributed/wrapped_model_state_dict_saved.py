@@ -7,7 +7,8 @@ import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.names import dotted_name
-from advisor.model.subtree import iter_names
+from advisor.model.subtree import contains, iter_names
+from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 
 
@@ -29,6 +30,33 @@ def _names_and_dotted(node: cst.CSTNode) -> Iterator[str]:
     if name is not None:
         yield name
     yield from iter_names(node)
+
+
+def _else_of_unwrapping_choice(model: FileModel, site: CallSite) -> bool:
+    """The call is the `else` of a conditional expression whose other arm reads the same model's
+    `.module` (`m.module.state_dict() if distributed else m.state_dict()`): the author says
+    when the model is wrapped, and this arm is the plain model's."""
+    receiver = dotted_name(site.receiver)
+    statement = model.statement_of.get(id(site.node))
+    if receiver is None or statement is None:
+        return False
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.IfExp and contains(node.orelse, site.node) and _reads(node.body, receiver + ".module"):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _reads(tree: cst.CSTNode, dotted: str) -> bool:
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Attribute and dotted_name(node) == dotted:
+            return True
+        stack.extend(children(node))
+    return False
 
 
 def wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
@@ -120,7 +148,9 @@ class WrappedStateDictSaved(Rule):
           the `getattr` form would save that submodule instead).
 
         No fix writes `.module` where the tests on the path say the model is not wrapped: the
-        `else` of `isinstance(model, DDP)` or of `hasattr(model, "module")` is not reported.
+        `else` of `isinstance(model, DDP)` or of `hasattr(model, "module")` is not reported,
+        nor is the `else` arm of a conditional expression whose other arm saves the same
+        model's `.module` (`m.module.state_dict() if distributed else m.state_dict()`).
     """
     references = (
         (
@@ -150,6 +180,8 @@ class WrappedStateDictSaved(Rule):
                 savers = _save_functions(model)
             if not self._is_saved(model, site, savers):
                 continue
+            if _else_of_unwrapping_choice(model, site):
+                continue  # `model.module.state_dict() if distributed else model.state_dict()`
             receiver = model.code(site.receiver)
             verb = "is" if kinds["ddp"] else "may be"
             # A function of the project that never trains wraps a model only to read these

@@ -438,3 +438,19 @@ def train(model, loader, optimizer, path):
         loss.backward()
         optimizer.step()
     torch.save({"model_state_dict": model.state_dict()}, path)  # expect: GPU503 info
+
+# %% valid: a conditional expression that saves `.module` when the run is distributed
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def save_model_on_master(model, distributed, fname):
+    torch.save(model.module.state_dict() if distributed else model.state_dict(), fname)
+
+
+def main(args):
+    model = build().cuda()
+    if args.distributed:
+        model = DDP(model, device_ids=[args.local_rank])
+    train(model)
+    save_model_on_master(model, args.distributed, "final.pth")
