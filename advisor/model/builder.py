@@ -105,6 +105,14 @@ def is_periodic_test(test: cst.BaseExpression) -> bool:
 
 
 _JUMPS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+_TIMING_EVENTS = frozenset({"torch.cuda.Event", "torch.Event", "torch.cuda.streams.Event"})
+
+
+def _times(call: cst.Call) -> bool:
+    return any(
+        a.keyword is not None and a.keyword.value == "enable_timing" and type(a.value) is cst.Name and a.value.value == "True"
+        for a in call.args
+    )
 _GRAD_OFF_DECORATOR = re.compile(r"(^|_)(inference_mode|no_grad)$")
 
 
@@ -932,7 +940,8 @@ class ModelBuilder(Walker):
                 self._record_buffer(node)
         if qualname is not None:
             facts.calls_by_qualname.setdefault(qualname, []).append(site)
-            if qualname in TIMING_FUNCTIONS:
+            if qualname in TIMING_FUNCTIONS or (qualname in _TIMING_EVENTS and _times(node)):
+                # `torch.cuda.Event(enable_timing=True)`: an event made to time what follows.
                 facts.timing_statements.setdefault(self._stmt[0], set()).add(self._stmt[1])
             elif qualname == "torch.save" and ctx.function is not None:
                 ctx.function.calls_save = True

@@ -373,3 +373,17 @@ for images_a, images_b in zip(loader_a, loader_b):
         gen_loss.backward()
         trainer.gen_opt.step()
         torch.cuda.synchronize()
+
+# %% valid: a synchronize before a CUDA timing event is recorded
+import torch
+
+for batch in train_dl:
+    start_timer = torch.cuda.Event(enable_timing=True)
+    end_timer = torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start_timer.record()
+    loss = model(batch.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    end_timer.record()
