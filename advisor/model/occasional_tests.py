@@ -8,7 +8,8 @@ Besides `step % N == 0` (builder.gate_kinds), two shapes are common in training 
   times;
 - the steps or the time since an action last ran, compared with an interval: `if step -
   last_eval_step >= every:`, `if time.time() - last_log > 10:`, or `if step - last_step <
-  interval: return` before the action.
+  interval: return` before the action; also a name holding the time elapsed compared with an
+  interval setting (`if save_delta >= config.train.save_every_seconds:`).
 
 Direction matters: what follows `if step == 0: continue` runs on every step but one, so each
 test is read with the truth value under which the guarded statements run.
@@ -28,6 +29,10 @@ _STEP_COUNTER = re.compile(
 )
 # What a counter or a clock is compared with since an action last ran.
 _SINCE_LAST = re.compile(r"(^|_)(last|prev|previous)(_|$)", re.IGNORECASE)
+# A time elapsed since an action, held in a name (`save_delta = timer.elapsed()`), compared with
+# an interval setting (`config.train.save_every_seconds`).
+_ELAPSED = re.compile(r"(^|_)(delta|elapsed|since|duration)(_|$)", re.IGNORECASE)
+_INTERVAL = re.compile(r"(^|_)(every|interval|period)(_|$)", re.IGNORECASE)
 _AT_LEAST = (cst.GreaterThan, cst.GreaterThanEqual)
 _BELOW = (cst.LessThan, cst.LessThanEqual)
 
@@ -44,6 +49,10 @@ def _since_last(node: cst.BaseExpression) -> bool:
     """`step - last_step`, `time.time() - self.last_log`."""
     return (type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract
             and bool(_SINCE_LAST.search(_last_name(node.right))))
+
+
+def _elapsed(node: cst.BaseExpression) -> bool:
+    return type(node) in (cst.Name, cst.Attribute) and bool(_ELAPSED.search(_last_name(node)))
 
 
 def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:
@@ -70,10 +79,10 @@ def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:
         milestones = type(right) in (cst.List, cst.Tuple, cst.Set) and bool(right.elements)
         return (milestones and bool(_STEP_COUNTER.match(_last_name(left)))
                 and (operator is cst.In) == runs_when)
-    if _since_last(right):
+    if _since_last(right) or _elapsed(right):
         left, right = right, left
         operator = {cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual,
                     cst.LessThan: cst.GreaterThan, cst.LessThanEqual: cst.GreaterThanEqual}.get(operator)
-    if not _since_last(left):
+    if not (_since_last(left) or (_elapsed(left) and bool(_INTERVAL.search(_last_name(right))))):
         return False
     return (operator in _AT_LEAST and runs_when) or (operator in _BELOW and not runs_when)

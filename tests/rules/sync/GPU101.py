@@ -814,6 +814,24 @@ class Trainer(nn.Module):
 
 Trainer(build(), loader, optimizer, 1000)()
 
+# %% invalid: work done when the time elapsed since the last save passes an interval setting: info
+import torch
+
+
+def report(trainer, loader):
+    losses = [trainer.eval_step(x.cuda()).item() for x in loader]  # expect: GPU101 info
+    return sum(losses) / len(losses)
+
+
+for x in train_loader:
+    loss = trainer(x.cuda())
+    loss.backward()
+    trainer.optimizer.step()
+    save_delta = save_timer.elapsed()
+    if save_delta >= config.train.save_every_seconds:
+        print("loss", loss.item(), "eval", report(trainer, valid_loader))  # expect: GPU101 info
+        save_timer.reset()
+
 # %% invalid: the step goes through a loop over the optimizers; the loop around it is per step
 import torch
 
