@@ -24,7 +24,7 @@ from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 import libcst as cst
 
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
-from advisor.model.framework_wrappers import wrapped_arguments
+from advisor.model.framework_wrappers import keeps_batches, wrapped_arguments
 from advisor.model.names import dotted_name, is_main_test
 from advisor.model.walk import children
 
@@ -122,7 +122,7 @@ class ValueFlow:
         return answer
 
     def _answer(self, question: Question[A], expr, ctx: Context, order: int, index: Optional[int]) -> A:
-        if type(expr) is cst.Call and question.through_wrappers:
+        if type(expr) is cst.Call and (question.through_wrappers or keeps_batches(self.model, expr)):
             handed = wrapped_arguments(self.model, expr)
             if handed is not None:
                 # `model, opt, loader = accelerator.prepare(model, opt, loader)`

@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Dict, Iterator, List, Optional
 import libcst as cst
+from advisor.model.framework_wrappers import PRIVACY_WRAPPERS, wrapped_arguments
 from advisor.findings import Severity
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool
@@ -114,12 +115,22 @@ class DdpWithoutDistributedSampler(Rule):
         arg = call_argument(site.node, "shuffle", 2)
         return arg is not None and literal_bool(arg.value) is True
 
+    @staticmethod
+    def _made_private(model: FileModel, site: CallSite) -> bool:
+        """The loader goes through Opacus's `make_private(...)`, whose `DPDataLoader` draws its
+        own sampler (a distributed one for a distributed model)."""
+        for call in model.method_calls(*PRIVACY_WRAPPERS):
+            handed = wrapped_arguments(model, call.node)
+            if handed is not None and any(found is site for found in loaders_held(model, handed[2], call.ctx, call.order)[0]):
+                return True
+        return False
+
     def _check_loader(self, model: FileModel, site: CallSite) -> Optional[Report]:
         factory = loader_factory(site)
         if factory is not None and factory.distributed_sampler:
             return None  # `idist.auto_dataloader(...)` gives the loader a DistributedSampler itself
         call = site.node
-        if self._dataset_shards_itself(model, site):
+        if self._dataset_shards_itself(model, site) or self._made_private(model, site):
             return None
         batch_sampler = call_argument(call, "batch_sampler", 4)
         if batch_sampler is not None and not is_none(batch_sampler.value):

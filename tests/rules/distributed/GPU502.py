@@ -235,3 +235,25 @@ for epoch in range(epochs):
     evaluate(data_loader_val, model)
     batch = next(iter(data_loader_val))[0]
     log_attention(model.module, batch.cuda(non_blocking=True))
+
+# %% valid: Opacus's make_private hands back a loader that draws its own distributed sampler
+import torch
+import torch.distributed as dist
+from opacus import PrivacyEngine
+from opacus.distributed import DifferentiallyPrivateDistributedDataParallel as DPDDP
+from torch.utils.data import DataLoader
+
+dist.init_process_group("nccl")
+train_loader = DataLoader(train_set, batch_size=256, num_workers=2, pin_memory=True)
+model = DPDDP(build().cuda())
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+privacy_engine = PrivacyEngine()
+model, optimizer, train_loader = privacy_engine.make_private(
+    module=model, optimizer=optimizer, data_loader=train_loader, noise_multiplier=1.0, max_grad_norm=1.0,
+)
+for epoch in range(epochs):
+    for images, target in train_loader:
+        loss = criterion(model(images.cuda(non_blocking=True)), target.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

@@ -224,3 +224,22 @@ for epoch in range(epochs):
         global_step += 1
         if global_step % 1000 == 0:
             valid(model, test_loader)
+
+# %% invalid: the pinned loader goes through Opacus's make_private, which keeps its pinning
+import torch
+from opacus import PrivacyEngine
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=256, num_workers=2, pin_memory=True, persistent_workers=True)
+model = build().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer, train_loader = PrivacyEngine().make_private(
+    module=model, optimizer=optimizer, data_loader=train_loader, noise_multiplier=1.0, max_grad_norm=1.0,
+)
+for epoch in range(epochs):
+    for images, target in train_loader:
+        images = images.cuda(non_blocking=True)  # expect: GPU203
+        loss = criterion(model(images), target.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
