@@ -50,7 +50,7 @@ def guards_of(ctx: Context) -> List[Guard]:
     return out
 
 
-def _conjuncts(test: cst.BaseExpression):
+def conjuncts(test: cst.BaseExpression):
     """The parts of `a and b and c` (the test itself otherwise): each must hold for it to."""
     stack, out = [test], []
     while stack:
@@ -542,7 +542,7 @@ class GuardKinds:
         for guard in guards_of(ctx):
             if not guard.positive or guard.exits:
                 continue
-            if self._never_true(guard) or any(self._unset_attribute(t) for t in _conjuncts(guard.test)):
+            if self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(guard.test)):
                 return guard
         return None
 
@@ -553,7 +553,7 @@ class GuardKinds:
         and validation, not a training step."""
         flags = None
         for step_ctx in loop.step_contexts:
-            held = {dotted_name(t) for g in guards_of(step_ctx) if g.positive and not g.exits for t in _conjuncts(g.test)}
+            held = {dotted_name(t) for g in guards_of(step_ctx) if g.positive and not g.exits for t in conjuncts(g.test)}
             held.discard(None)
             flags = held if flags is None else flags & held
         if not flags:
@@ -565,7 +565,7 @@ class GuardKinds:
                 return True  # the `else` of `if train:`
             if guard.positive and any(
                 type(t) is cst.UnaryOperation and type(t.operator) is cst.Not and dotted_name(t.expression) in flags
-                for t in _conjuncts(guard.test)
+                for t in conjuncts(guard.test)
             ):
                 return True
         return False

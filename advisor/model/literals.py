@@ -61,6 +61,14 @@ class LiteralValues(Question[Literals]):
                     # `cfg.get("num_workers", 4)`: the setting, or the default the code gives.
                     return self.combine([_or_setting(found, expr.args[0].value), flow.ask(self, default, ctx, order)])
                 return _or_setting(found, expr.args[0].value)
+            if (type(func) is cst.Name and func.value == "int" and len(expr.args) == 1 and expr.args[0].keyword is None
+                    and not expr.args[0].star and model.imports.qualify(func) is None
+                    and flow.bindings.function("int", ctx, order) is None):
+                # `ngpu = int(opt.ngpu)`: an option's whole-number values pass through unchanged.
+                inner = flow.ask(self, expr.args[0].value, ctx, order)
+                if inner.values and all(kind == "int" for kind, _ in inner.values):
+                    return inner
+                return UNKNOWN
             qual = model.imports.qualify(func)
             if qual in CPU_COUNTS:
                 # The machine's core count: some workers wherever it runs, never a value the code holds.

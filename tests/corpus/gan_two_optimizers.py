@@ -99,8 +99,8 @@ def main():
     netG.apply(weights_init)
     netD.apply(weights_init)
     if device.type == "cuda" and args.ngpu > 1:
-        netG = nn.DataParallel(netG, list(range(args.ngpu)))  # expect: GPU505
-        netD = nn.DataParallel(netD, list(range(args.ngpu)))  # expect: GPU505
+        netG = nn.DataParallel(netG, list(range(args.ngpu)))  # expect: GPU505 info
+        netD = nn.DataParallel(netD, list(range(args.ngpu)))  # expect: GPU505 info
 
     criterion = nn.BCEWithLogitsLoss()
     fixed_noise = torch.randn(64, args.nz, 1, 1, device=device)

@@ -10,7 +10,7 @@ from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
 from advisor.model.literals import literal_values, sequence_lengths
-from advisor.model.guards import guards_of, on_cpu_path
+from advisor.model.guards import conjuncts, guards_of, on_cpu_path
 from advisor.model.subtree import iter_names
 
 
@@ -39,7 +39,10 @@ class DataParallelOrFindUnused(Rule):
         arm wraps in `DistributedDataParallel` (the script offers DDP already), unless the
         switch's default takes the DataParallel arm (`--distributed` as a `store_true` option).
         A wrap on the path taken only without a GPU (the `else` of `torch.cuda.is_available()`)
-        is not reported: there it only calls the module.
+        is not reported: there it only calls the module. A wrap under a test of the GPU count
+        that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
+        defaulting to 1, the DCGAN examples' branch) is information: it runs only when the user
+        asks for more GPUs.
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
         Accelerate's `DistributedDataParallelKwargs` or Lightning's `DDPStrategy` (also
         through a kwargs dict) is information: sometimes the model needs it.
@@ -112,6 +115,13 @@ class DataParallelOrFindUnused(Rule):
                     site.node,
                     "DataParallel replicates the model on every forward call and gathers outputs on one "
                     "GPU; for inference, one process per GPU over a shard of the data scales better",
+                    severity=Severity.INFO,
+                )
+            elif self._more_gpus_than_default(model, site):
+                yield self.report(
+                    site.node,
+                    "DataParallel drives every GPU from one process, under a test that the GPU count's "
+                    "default leaves false: DistributedDataParallel is faster when it runs",
                     severity=Severity.INFO,
                 )
             elif self._beside_ddp(model, site):
@@ -200,6 +210,28 @@ class DataParallelOrFindUnused(Rule):
             if not used or any(dotted_name(s.node.func) != param or not s.ctx.no_grad for s in used):
                 return False
         return True
+
+    @staticmethod
+    def _more_gpus_than_default(model: FileModel, site: CallSite) -> bool:
+        """Under `if input.is_cuda and self.ngpu > 1:` where the count's every known value (an
+        option's default of 1) leaves the test false: the DCGAN examples' multi-GPU branch."""
+        for guard in guards_of(site.ctx):
+            if not guard.positive or guard.exits:
+                continue
+            for test in conjuncts(guard.test):
+                if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+                    continue
+                operator, bound = type(test.comparisons[0].operator), test.comparisons[0].comparator
+                if type(bound) is not cst.Integer or not (
+                    (operator is cst.GreaterThan and bound.value == "1") or (operator is cst.GreaterThanEqual and bound.value == "2")
+                ):
+                    continue
+                found = literal_values(model, test.left, guard.ctx, guard.order + 0.5)
+                if found.complete and found.values and all(
+                    isinstance(value, int) and not isinstance(value, bool) and value <= 1 for _, value in found.values
+                ):
+                    return True
+        return False
 
     @staticmethod
     def _beside_ddp(model: FileModel, site: CallSite) -> bool:

@@ -230,3 +230,34 @@ def train(loader, model, sampler, optimizer, noise):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: the DCGAN multi-GPU branch, under a GPU count whose default is one: info
+import argparse
+
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ngpu", type=int, default=1)
+opt = parser.parse_args()
+ngpu = int(opt.ngpu)
+
+
+class Generator(nn.Module):
+    def __init__(self, ngpu):
+        super().__init__()
+        self.ngpu = ngpu
+        self.main = nn.Sequential(nn.ConvTranspose2d(100, 64, 4), nn.Tanh())
+
+    def forward(self, input):
+        if input.is_cuda and self.ngpu > 1:
+            output = nn.parallel.data_parallel(self.main, input, range(self.ngpu))  # expect: GPU505 info
+        else:
+            output = self.main(input)
+        return output
+
+
+netG = Generator(ngpu).cuda()
+for data in loader:
+    loss = netG(data.cuda()).mean()
+    loss.backward()
+    optimizer.step()
