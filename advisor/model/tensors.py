@@ -23,6 +23,11 @@ TENSOR, PYTHON, UNKNOWN = "tensor", "python", ""
 
 # Methods whose result is a plain Python value: the sync has already happened.
 SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__len__", "format"})
+# Methods of text: what they give is text (or a list of it), never a tensor.
+_TEXT_METHODS = frozenset({
+    "strip", "lstrip", "rstrip", "lower", "upper", "split", "rsplit", "splitlines", "replace", "encode",
+    "startswith", "endswith", "casefold", "title",
+})
 # Predicates, reductions and casts that return tensors too.
 _PREDICATE_METHODS = frozenset(
     "any all isnan isinf isfinite logical_not logical_and logical_or eq ne gt lt ge le bool int".split()
@@ -184,7 +189,7 @@ class Tensor(Question[str]):
             return PYTHON
         if type(func) is cst.Attribute:
             method = func.attr.value
-            if method in SCALAR_METHODS:
+            if method in SCALAR_METHODS or method in _TEXT_METHODS:
                 return PYTHON
             if method in ("cuda", "to") and moves_to_device(model, call, ctx, order) and _names_cuda(model, call, ctx, order):
                 # `batch["labels"].cuda()`: a field of a batch, moved to the device; `targets.to(device)`
@@ -451,6 +456,11 @@ def _bound_to_batch_part(model, name: str, ctx: Context, order: int, loop: LoopI
 
 
 TENSORS = Tensor()
+
+
+def is_python_value(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 30) -> bool:
+    """The expression is known to evaluate to a plain Python value (text, a number, `.item()`)."""
+    return model.values.ask(TENSORS, expr, ctx, order) == PYTHON
 
 
 def is_tensor(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 30) -> bool:

@@ -7,6 +7,7 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel, LoopInfo
 from advisor.model.graphs import fresh_tensor
 from advisor.model.module_layers import parameter_free
+from advisor.model.tensors import is_python_value
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file, unpickled
 
@@ -21,11 +22,15 @@ def _input_grads(model: FileModel) -> bool:
 
 def _records_nothing(model: FileModel, site) -> bool:
     """A project module with no parameter, called on new tensors that do not require grad (a
-    factory's, or a DataLoader's batches)."""
+    factory's, or a DataLoader's batches) or on plain Python values (text to encode)."""
     args = site.node.args
     return (
         bool(args)
-        and all(not a.star and fresh_tensor(model, a.value, site.ctx, site.order) for a in args)
+        and all(
+            not a.star and (fresh_tensor(model, a.value, site.ctx, site.order)
+                            or is_python_value(model, a.value, site.ctx, site.order))
+            for a in args
+        )
         and parameter_free(model, site.node.func, site.ctx, site.order)
     )
 

@@ -362,3 +362,23 @@ def run(model, dataloader, device):
         preds = model(im.to(device, non_blocking=True))
         stats.append(match(preds, targets))
     return stats
+
+# %% valid: a parameter-free encoder module called on text while a dataset is built
+import torch
+from torch import nn
+
+
+class CharEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.start_idx = 256
+
+    def forward(self, s):
+        return torch.tensor([self.start_idx] + list(s.encode()))
+
+
+encoder = CharEncoder()
+samples = []
+with open("names.txt") as fin:
+    for row in fin:
+        samples.append(encoder(row.strip()))
