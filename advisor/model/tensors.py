@@ -13,6 +13,7 @@ from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, every_value, lis
 from advisor.model.devices import HOST, device_kind, is_dtype
 from advisor.model.facts import Assignment, Context, LoopInfo
 from advisor.model.kinds import KINDS
+from advisor.model.literals import literal_values
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
@@ -797,6 +798,34 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
     return True
 
 
+def _converts_named_data(model, factory: cst.Call, kind: str, ctx: Context, order: int) -> bool:
+    """`torch.FloatTensor(train_feats)`: a typed constructor given one name that is not known to
+    hold a whole number (a size): the conversion of an array the program holds."""
+    if kind not in _TYPED_CONSTRUCTORS or len(factory.args) != 1:
+        return False
+    arg = factory.args[0]
+    if arg.keyword is not None or arg.star or type(arg.value) is not cst.Name:
+        return False
+    found = literal_values(model, arg.value, ctx, order)
+    if found.values and all(kind_ == "int" for kind_, _ in found.values):
+        return False
+    # `n = feats.size(0)`, `n = len(ids)`, `n = h * w`: a size, whatever its value.
+    return not any(_size_like(a.value) for a in model.reaching(arg.value.value, ctx, order) if a.value is not None)
+
+
+def _size_like(value: cst.BaseExpression) -> bool:
+    if type(value) in (cst.Integer, cst.BinaryOperation):
+        return True
+    if type(value) is cst.Subscript:
+        return type(value.value) is cst.Attribute and value.value.attr.value == "shape"
+    if type(value) is cst.Call:
+        func = value.func
+        if type(func) is cst.Name:
+            return func.value in ("len", "int", "max", "min")
+        return type(func) is cst.Attribute and func.attr.value in ("size", "numel", "item", "dim")
+    return False
+
+
 class HostBuilt(Question[str]):
     """The torch factory (`arange`, `ones`, ...) a value is built from in host memory: the
     factory itself, torch functions, methods and arithmetic on it (`torch.exp(c *
@@ -812,7 +841,7 @@ class HostBuilt(Question[str]):
             qual = model.imports.qualify(func) or ""
             head, _, last = qual.rpartition(".")
             if head == "torch" and last in HOST_BUILDERS:
-                if given_python_data(model, expr, last):
+                if given_python_data(model, expr, last) or _converts_named_data(model, expr, last, ctx, order):
                     return ""  # the values cross the host link whichever way the tensor is made
                 placed = any(a.keyword is not None and a.keyword.value in ("device", "out") for a in expr.args)
                 if last == "as_tensor" and expr.args and not isinstance(expr.args[0].value, _HOST_DATA):

@@ -494,6 +494,27 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
 
+# %% valid: a typed constructor converting arrays handed in, then batches selected and copied
+import torch
+
+
+class Ranker:
+    def prepare_data(self, train_txt, train_img):
+        train_txt = torch.FloatTensor(train_txt)
+        train_img = torch.FloatTensor(train_img)
+        return train_txt, train_img
+
+    def train_epoch(self, model, optimizer, train_txt, train_img, batch_size=128):
+        permutation = torch.randperm(len(train_txt))
+        for i in range(0, len(train_txt), batch_size):
+            idx = permutation[i:i + batch_size]
+            txt = train_txt.index_select(0, idx).cuda()
+            img = train_img.index_select(0, idx).cuda()
+            loss = model(txt, img)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
 # %% valid: a rollout store kept on the host on purpose, filled from host copies, minibatch slices moved
 import torch
 
