@@ -42,6 +42,14 @@ def test_findings_in_a_test_module_are_info(tmp_path, name, header):
     assert f"{path}:{7 + header.count(chr(10))}:11: GPU101 [info]" in shown.stdout, shown.stdout
 
 
+def test_a_test_script_in_the_tests_folder_is_test_code(tmp_path):
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    path = folder / "actions_test.py"
+    path.write_text(LOOP)
+    assert "GPU101" not in check(str(path)).stdout
+
+
 @pytest.mark.parametrize("name", ["testing_loop.py", "test_net.py"])
 def test_a_script_that_defines_no_tests_keeps_its_severity(tmp_path, name):
     # "test" in a name (an evaluation script called test_net.py with a `def test(cfg)`), or a

@@ -251,7 +251,7 @@ class FileModel:
     def is_test_code(self) -> bool:
         """A test module: it imports pytest, unittest or PyTorch's test harness, or it is named and laid out as pytest
         collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
-        classes; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
+        classes, or any `*_test.py` in a `tests/` or `test/` folder; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
         purpose to test them. An evaluation script named `test_net.py` defines no tests."""
         name = os.path.basename(self.path)
         if name == "conftest.py" or self.imports.imports_any("pytest", "unittest"):
@@ -260,6 +260,9 @@ class FileModel:
             return True  # PyTorch's own test harness (`common_utils`, `common_distributed`)
         if not ((name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")):
             return False
+        folders = os.path.normpath(os.path.dirname(self.path)).split(os.sep)
+        if name.endswith("_test.py") and ("tests" in folders or "test" in folders):
+            return True  # `tests/actions_test.py`: a test script its CI runs as it is (not `test_net.py`)
         # Test methods of a class of another test harness's base (`class CheckpointTest(DTensorTestBase)`).
         return any(key.rsplit(".", 1)[-1].startswith("test_") for key in self.facts.functions) or any(
             cls.startswith("Test") for cls in self.facts.classes
