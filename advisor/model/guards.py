@@ -50,6 +50,9 @@ def guards_of(ctx: Context) -> List[Guard]:
     return out
 
 
+_STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
+
+
 def conjuncts(test: cst.BaseExpression):
     """The parts of `a and b and c` (the test itself otherwise): each must hold for it to."""
     stack, out = [test], []
@@ -583,17 +586,27 @@ class GuardKinds:
         name = key.evaluated_value
         if not isinstance(name, str) or not name.isidentifier():
             return False
-        sets = re.compile(
-            r"(\.%s\s*(=(?!=)|[-+*/|&]=)|\b%s\s*=(?!=)|['\"]%s['\"]\s*[:,)])" % (name, name, name)
-        )
+        assigned = re.compile(r"(\.%s\s*(=(?!=)|[-+*/|&]=)|\b%s\s*=(?!=))" % (name, name))
+        keyed = re.compile(r"['\"]%s['\"]\s*[:,)]" % name)
         # `getattr(self.config, "name", False)` itself names the key between quotes and a comma.
         read = re.compile(r"getattr\([^()]*,\s*['\"]%s['\"]\s*," % name)
-        text = self.model.text or ""
-        if len(sets.findall(text)) > len(read.findall(text)):
+
+        def sets(text: str) -> bool:
+            # An attribute or keyword set outside text (a message that mentions
+            # `config.name=True` sets nothing), or a dict key other than the reads themselves.
+            return bool(assigned.search(_STRINGS.sub('""', text))) or len(keyed.findall(text)) > len(read.findall(text))
+
+        if sets(self.model.text or ""):
             return False
         project = self.model.project
         if project is None or self.model.real_path is None:
             return True
+        # Only the files this check depends on, so that a cached answer and a fresh one agree.
+        nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(self.model.real_path)}
+        for path in project.files_containing(name):
+            if os.path.normpath(os.path.abspath(path)) in nearby and sets(project.text_of(path)):
+                return False
+        return True
         # Only the files this check depends on, so that a cached answer and a fresh one agree.
         nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(self.model.real_path)}
         for path in project.files_containing(name):
