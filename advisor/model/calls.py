@@ -94,12 +94,23 @@ class CallGraph:
         subclasses (`TrainEpoch`, `ValidEpoch`) define."""
         model = self.model
         out: List[Target] = []
+        if class_name is None or method is None:
+            return out
         for info in model.facts.classes.values():
-            if class_name is None or method is None or class_name not in info.bases:
+            if class_name not in info.bases:
                 continue
             found = model.bindings.method(info.scope, method)
             if found is not None:
                 out.append((model, found))
+        # Subclasses in the project files that import this one (`class ImageSoftmaxEngine(Engine)`
+        # overriding the `forward_backward` that `Engine.train`'s loop calls).
+        for other in self._importers():
+            for info in other.facts.classes.values():
+                if not any(last_segment(base) == class_name for base in info.bases):
+                    continue
+                found = other.bindings.method(info.scope, method)
+                if found is not None:
+                    out.append((other, found))
         return out
 
     def _loop_functions(self) -> set:
@@ -250,6 +261,9 @@ class CallGraph:
                 # An instance may be handed to a module that never imports this one: a method
                 # runs from where the entry script's objects meet (`self.processor.convert(...)`).
                 models += [m for m in self._siblings() if m not in models]
+                # A base class of another module calls the override through `self` (its
+                # template method's loop runs `self.forward_backward(data)`).
+                models += [m for m in self._base_modules(info.class_name) if m not in models]
             scan = self._scans[(name, wide, method)] = _CallerScan(
                 self.model, [(m, site) for m in models for site in m.calls.candidates(name)])
         try:
@@ -316,6 +330,18 @@ class CallGraph:
     def _importers(self) -> List[object]:
         project = getattr(self.model, "project", None)
         return project.importers(self.model) if project is not None else []
+
+    def _base_modules(self, class_name: Optional[str]) -> List[object]:
+        """The project modules that define the bases of this file's class ``class_name``."""
+        cls = self.model.facts.classes.get(class_name or "")
+        out: List[object] = []
+        for base in cls.bases if cls is not None else ():
+            if base in self.model.facts.classes:
+                continue
+            symbol = self.model.symbol(base) if "." in base else None
+            if symbol is not None and symbol.kind == "class" and symbol.model is not self.model:
+                out.append(symbol.model)
+        return out
 
     def _siblings(self) -> List[object]:
         project = getattr(self.model, "project", None)

@@ -1,0 +1,2 @@
+from .base import Engine
+from .softmax import SoftmaxEngine
