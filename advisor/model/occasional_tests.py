@@ -52,7 +52,9 @@ def _since_last(node: cst.BaseExpression) -> bool:
 
 
 def _elapsed(node: cst.BaseExpression) -> bool:
-    return type(node) in (cst.Name, cst.Attribute) and bool(_ELAPSED.search(_last_name(node)))
+    """A name for the time elapsed (`save_delta`), not an interval setting (`TRAIL_DELTA_INTERVAL`)."""
+    name = _last_name(node)
+    return type(node) in (cst.Name, cst.Attribute) and bool(_ELAPSED.search(name)) and not _INTERVAL.search(name)
 
 
 def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:

@@ -832,6 +832,31 @@ for x in train_loader:
         print("loss", loss.item(), "eval", report(trainer, valid_loader))  # expect: GPU101 info
         save_timer.reset()
 
+# %% invalid: a hook that acts once an interval named with "delta" has passed since it last did: info
+import torch
+
+TRAIL_DELTA_INTERVAL = 100
+trail_delta_last_step = 0
+
+
+def maybe_apply_trail_delta(step, params):
+    global trail_delta_last_step
+    if step - trail_delta_last_step < TRAIL_DELTA_INTERVAL:
+        return
+    moved_sq = torch.zeros((), device="cuda")
+    for p in params:
+        moved_sq += p.detach().float().square().sum()
+    trail_delta_last_step = step
+    print(f"trail_delta moved_norm:{moved_sq.sqrt().item():.6f}")  # expect: GPU101 info
+
+
+for step, (x, y) in enumerate(loader):
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    maybe_apply_trail_delta(step, model.parameters())
+
 # %% invalid: the step goes through a loop over the optimizers; the loop around it is per step
 import torch
 
