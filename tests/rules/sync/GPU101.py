@@ -857,6 +857,30 @@ for step, (x, y) in enumerate(loader):
     optimizer.zero_grad()
     maybe_apply_trail_delta(step, model.parameters())
 
+# %% invalid: work under a debug or test switch, and under a count an option's default of 0 leaves off: info
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--vis-every", type=int, default=0)
+args = parser.parse_args()
+
+
+def run_epoch(opt, model, loader, optimizer):
+    for iter_id, batch in enumerate(loader):
+        output, loss = model(batch["input"].cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if opt.debug > 0:
+            print("debug", output.max().item())  # expect: GPU101 info
+        if opt.test:
+            print("test", output.mean().item())  # expect: GPU101 info
+        if args.vis_every > 0:
+            print("vis", loss.item())  # expect: GPU101 info
+        print("loss", loss.item())  # expect: GPU101
+
 # %% invalid: the step goes through a loop over the optimizers; the loop around it is per step
 import torch
 
