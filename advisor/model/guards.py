@@ -69,14 +69,6 @@ def _debug_switch(test: cst.BaseExpression) -> bool:
     return name is not None and bool(_DEBUG_NAME.match(name.rsplit(".", 1)[-1]))
 
 
-_NUMBER_TESTS = {
-    cst.GreaterThan: lambda a, b: a > b,
-    cst.GreaterThanEqual: lambda a, b: a >= b,
-    cst.LessThan: lambda a, b: a < b,
-    cst.LessThanEqual: lambda a, b: a <= b,
-    cst.Equal: lambda a, b: a == b,
-    cst.NotEqual: lambda a, b: a != b,
-}
 _STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 
 
@@ -503,8 +495,6 @@ class GuardKinds:
         of `if self.use_dfl:` where every construction leaves it on)."""
         if not guard.positive and not guard.exits and not guard.steps and self._never_false(guard):
             return True
-        if not guard.exits and not guard.steps and self._decided_by_numbers(guard):
-            return True  # `if opt.debug > 0:` where `--debug` defaults to 0
         if guard.positive and not guard.exits and not guard.steps and any(_debug_switch(t) for t in conjuncts(guard.test)):
             return True  # `if opt.debug:`, `if args.vis > 0:`: a run asks for it, training does not
         if (guard.steps and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
@@ -542,25 +532,6 @@ class GuardKinds:
         if known is None:
             known = self._dead[id(ctx)] = any(self._decided_against(g) for g in guards_of(ctx))
         return known
-
-    def _decided_by_numbers(self, guard: Guard) -> bool:
-        """A comparison of a setting with a whole number (`opt.debug > 0`, `args.ngpu >= 2`) that
-        every value the setting is known to take (an option's default, a constant) decides
-        against the block: it runs only when the user asks for it."""
-        test = guard.test
-        if type(test) is not cst.Comparison or len(test.comparisons) != 1 or dotted_name(test.left) is None:
-            return False
-        operator = type(test.comparisons[0].operator)
-        bound = test.comparisons[0].comparator
-        compare = _NUMBER_TESTS.get(operator)
-        if compare is None or type(bound) is not cst.Integer:
-            return False
-        found = literal_values(self.model, test.left, guard.ctx, guard.order + 0.5)
-        if not found.complete or not found.values or any(kind != "int" for kind, _ in found.values):
-            return False
-        limit = int(bound.value, 0)
-        outcomes = {compare(value, limit) for _, value in found.values}
-        return guard.positive not in outcomes
 
     def _decided_against(self, guard: Guard) -> bool:
         test = guard.test
