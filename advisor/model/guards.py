@@ -369,6 +369,7 @@ class GuardKinds:
         self._tests: Dict[Tuple[int, int], Tuple[bool, bool]] = {}
         self._contexts: Dict[int, bool] = {}
         self._dead: Dict[int, bool] = {}
+        self._unset: Dict[str, bool] = {}  # attribute names no nearby file sets (getattr flags)
 
     def test_kinds(self, test: cst.BaseExpression, ctx: Context, order: float, depth: int = 0) -> Tuple[bool, bool]:
         key = (id(test), depth)
@@ -607,6 +608,13 @@ class GuardKinds:
         name = key.evaluated_value
         if not isinstance(name, str) or not name.isidentifier():
             return False
+        known = self._unset.get(name)
+        if known is None:
+            known = self._unset[name] = self._never_set(name)
+        return known
+
+    def _never_set(self, name: str) -> bool:
+        """No file of the project near this one sets the attribute or key ``name`` (once per name)."""
         assigned = re.compile(r"(\.%s\s*(=(?!=)|[-+*/|&]=)|\b%s\s*=(?!=))" % (name, name))
         keyed = re.compile(r"['\"]%s['\"]\s*[:,)]" % name)
         # `getattr(self.config, "name", False)` itself names the key between quotes and a comma.

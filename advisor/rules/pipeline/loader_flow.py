@@ -89,7 +89,10 @@ def evaluated_now_and_then(model: FileModel, loop) -> bool:
     few steps still copies every batch of its loader."""
     if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
         return False
-    if not _breaks(loop.node):
+    breaks = model.shared("loops-that-break", lambda m: {})
+    if id(loop) not in breaks:
+        breaks[id(loop)] = _breaks(loop.node)
+    if not breaks[id(loop)]:
         return False
     function = loop.ctx.function
     if function is None or model.trains(function):

@@ -152,25 +152,29 @@ def _dataset_changed_between_passes(model: FileModel, site: CallSite) -> bool:
     """A loop sets an attribute of the loader's dataset (`gen.dataset.epoch_now = epoch`,
     `train_dataset.mosaic = False`) or calls one of its `set_*` methods: each pass's fresh
     workers take a new copy of the dataset with it, which persistent workers would not."""
-    prefixes = []
-    if site.assigned_to:
-        prefixes.append(site.assigned_to + ".dataset.")
+    changed = model.shared("gpu204-changed-in-loops", _changed_in_loops)
+    if site.assigned_to and site.assigned_to + ".dataset" in changed:
+        return True
     dataset = call_argument(site.node, "dataset", 0)
     name = dotted_name(dataset.value) if dataset is not None else None
-    if name is not None:
-        prefixes.append(name + ".")
-    if not prefixes:
-        return False
-    prefixes = tuple(prefixes)
+    return name is not None and name in changed
+
+
+def _changed_in_loops(model: FileModel) -> set:
+    """Every dotted prefix of an attribute a loop stores (`a.b.c = v`: `a`, `a.b`) and every
+    receiver of a `set_*` method a loop calls (not a sampler's): computed once per file."""
+    out: set = set()
     for (_, target), found in model.facts.assignments.items():
-        if target.startswith(prefixes) and any(a.ctx.loop is not None for a in found):
-            return True
+        if "." in target and any(a.ctx.loop is not None for a in found):
+            parts = target.split(".")
+            out.update(".".join(parts[:i]) for i in range(1, len(parts)))
     for call in model.facts.calls:
         if call.ctx.loop is not None and call.method is not None and call.method.startswith("set_"):
             receiver = dotted_name(call.receiver) if call.receiver is not None else None
-            if receiver is not None and (receiver + ".").startswith(prefixes) and not receiver.endswith("sampler"):
-                return True
-    return False
+            if receiver is not None and not receiver.endswith("sampler"):
+                parts = receiver.split(".")
+                out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return out
 
 
 def _epochs(model: FileModel) -> set:
