@@ -145,8 +145,8 @@ def _only_through_methods(model, name: str) -> bool:
         if target is None or site.outer is not None:
             return False
         called, handed = owner.shared("instance-uses", _instance_uses)
-        if target in called or target in handed:
-            return False  # `self.gen_a(x)`; `nn.DataParallel(self.gen_a)`, `gen = self.gen_a`
+        if target in called or f"{target}.forward" in called or target in handed:
+            return False  # `self.gen_a(x)`, `self.gen_a.forward(x)`; `nn.DataParallel(self.gen_a)`, `gen = self.gen_a`
     return True
 
 

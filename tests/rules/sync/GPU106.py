@@ -653,3 +653,28 @@ for imgs, targets in loader:
     (loss_iou + loss_dfl).backward()
     optimizer.step()
     optimizer.zero_grad()
+
+# %% invalid: a module whose forward is called by name through its attribute still runs it
+import torch
+from torch import nn
+
+
+class Noise(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc(x) + torch.randn(x.shape).cuda()  # expect: GPU106
+
+    def sample(self, n):
+        return torch.randn(n, self.fc.in_features, device="cuda")
+
+
+class Trainer:
+    def __init__(self, dim):
+        self.noise = Noise(dim)
+        self.noise.cuda()
+
+    def step(self, x):
+        return self.noise.forward(x)
