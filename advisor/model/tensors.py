@@ -25,9 +25,10 @@ TENSOR, PYTHON, UNKNOWN = "tensor", "python", ""
 # Methods whose result is a plain Python value: the sync has already happened.
 SCALAR_METHODS = frozenset({"item", "tolist", "numpy", "__len__", "format"})
 # Methods of text: what they give is text (or a list of it), never a tensor.
+# (`split` is left out: a tensor has one too, `q, k, v = qkv.split(n, dim=2)`.)
 _TEXT_METHODS = frozenset({
-    "strip", "lstrip", "rstrip", "lower", "upper", "split", "rsplit", "splitlines", "replace", "encode",
-    "startswith", "endswith", "casefold", "title",
+    "strip", "lstrip", "rstrip", "lower", "upper", "splitlines", "encode", "startswith", "endswith", "casefold",
+    "title",
 })
 # Predicates, reductions and casts that return tensors too.
 _PREDICATE_METHODS = frozenset(
