@@ -515,6 +515,11 @@ class Ranker:
             loss.backward()
             optimizer.step()
 
+    def run(self, model, optimizer, features):
+        train_txt, train_img = self.prepare_data(features["txt"], features["img"])
+        for epoch in range(10):
+            self.train_epoch(model, optimizer, train_txt, train_img)
+
 # %% valid: a rollout store kept on the host on purpose, filled from host copies, minibatch slices moved
 import torch
 
