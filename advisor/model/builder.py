@@ -788,8 +788,9 @@ class ModelBuilder(Walker):
             while type(root) is cst.Subscript:
                 root = root.value  # `buf[i][:n] = row` writes into `buf` too
             if dotted_name(root) is not None:
-                self.facts.subscript_stores.setdefault((self.ctx.scope, dotted_name(root)), []).append(
-                    (self._order, self.ctx.loop))
+                record = self.facts.subscript_stores.setdefault((self.ctx.scope, dotted_name(root)), [self._order, set()])
+                if self.ctx.loop is not None:
+                    record[1].add(id(self.ctx.loop))
             if base is not None:
                 # `d[k] += v`: what the item then holds is not `v`.
                 self._record_item_store(base, target, cst.Ellipsis() if type(statement) is cst.AugAssign else value)

@@ -911,8 +911,8 @@ def _numpy_data(model, expr: cst.BaseExpression, ctx: Context, order: float) -> 
 def _filled_in_place(model, name: str, ctx: Context, order: float) -> bool:
     """Some `name[...] = ...` of the same scope runs before this read: the tensor holds data the
     host wrote into it (a target buffer built item by item), not just what its factory made."""
-    stores = model.facts.subscript_stores.get((ctx.scope, name), ())
-    return any(store < order for store, _ in stores)
+    record = model.facts.subscript_stores.get((ctx.scope, name))
+    return record is not None and record[0] < order
 
 
 def names_cuda(model, device: cst.BaseExpression, ctx: Context, order: int) -> bool:

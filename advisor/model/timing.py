@@ -83,16 +83,17 @@ def near_timing(model, site: CallSite) -> bool:
 def _in_timed_block(model, site: CallSite) -> bool:
     """``site`` is in the body of `with Timer(...):` where the project's `Timer` reads the clock
     as the block starts or ends (its `__enter__` or `__exit__`)."""
-    for item in model.shared("timing.timed-with-items", _timed_with_items):
-        if item.ctx.function is site.ctx.function:
-            statement = model.statement_of.get(id(item.node))
-            if type(statement) is cst.With and contains(statement.body, site.node):
-                return True
+    items = model.shared("timing.timed-with-items", _timed_with_items).get(id(site.ctx.function), ())
+    for item in items:
+        statement = model.statement_of.get(id(item.node))
+        if type(statement) is cst.With and contains(statement.body, site.node):
+            return True
     return False
 
 
-def _timed_with_items(model) -> List[CallSite]:
-    out = []
+def _timed_with_items(model) -> Dict[int, List[CallSite]]:
+    """The `with Timer(...)` items of the file, by the function they sit in."""
+    out: Dict[int, List[CallSite]] = {}
     for site in model.facts.calls:
         if not site.with_item:
             continue
@@ -102,7 +103,7 @@ def _timed_with_items(model) -> List[CallSite]:
         owner, name = found
         hooks = [owner.facts.functions.get(f"{name}.{hook}") for hook in ("__enter__", "__exit__")]
         if any(h is not None and reads_clock(h) for h in hooks):
-            out.append(site)
+            out.setdefault(id(site.ctx.function), []).append(site)
     return out
 
 

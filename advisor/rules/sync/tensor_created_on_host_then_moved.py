@@ -58,12 +58,19 @@ def _filled_before(model: FileModel, site: CallSite, name: str) -> bool:
     """`name[...] = ...` runs before the copy: earlier in the code, or later in a loop around
     the copy when the copy does not rebind the name (`targets = targets.cuda()` then
     `targets[neg, :] = 0` writes into the device copy, not into a host buffer)."""
-    stores = model.facts.subscript_stores.get((site.ctx.scope, name), ())
-    if any(order < site.order for order, _ in stores):
+    record = model.facts.subscript_stores.get((site.ctx.scope, name))
+    if record is None:
+        return False
+    if record[0] < site.order:
         return True
     if site.assigned_to == name:
         return False
-    return any(loop is not None and site.ctx.loop is not None and site.ctx.loop.within(loop) for _, loop in stores)
+    loop = site.ctx.loop
+    while loop is not None:
+        if id(loop) in record[1]:
+            return True
+        loop = loop.parent
+    return False
 
 
 def _fills_cache(model: FileModel, site: CallSite) -> bool:
