@@ -19,6 +19,7 @@ from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Positi
 from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
 from advisor.model import FileModel
 from advisor.model.subtree import node_ids
+from advisor.model.unbuilt_classes import unbuilt_class_rows
 from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
 from advisor.project.view import Views, project_view
@@ -273,6 +274,8 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
         positions = _Positions(model, text, model.chunked)
         if model.facts.dead_blocks:
             reports = _outside_dead_blocks(model, reports, positions)
+        if model.project is not None and model.facts.classes:
+            reports = _unbuilt_classes_lowered(model, reports, positions, config.show_info)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")
@@ -286,6 +289,32 @@ def _self_tests_lowered(model: FileModel, reports: List[Report]) -> List[Report]
         return reports
     inside = set().union(*(node_ids(block.body) for block in model.facts.main_blocks))
     return [replace(r, severity=Severity.INFO) if id(r.node) in inside else r for r in reports]
+
+
+def _unbuilt_classes_lowered(model: FileModel, reports: List[Report], positions: _Positions, show_info: bool) -> List[Report]:
+    """What the methods of a class nothing in the project builds or names do costs no run of
+    the project anything (model/unbuilt_classes.py): info."""
+    if not any(r.severity is not Severity.INFO for r in reports):
+        return reports
+
+    def rows(statement: cst.CSTNode):
+        return positions.start(statement).row, positions.end(statement).row
+
+    spans = unbuilt_class_rows(model, rows)
+    if not spans:
+        return reports
+    firsts = [first for first, _ in spans]
+    out = []
+    for report in reports:
+        if report.severity is not Severity.INFO:
+            row = positions.start(report.node).row
+            at = bisect.bisect_right(firsts, row) - 1
+            if at >= 0 and row <= spans[at][1]:
+                if not show_info:
+                    continue
+                report = replace(report, severity=Severity.INFO)
+        out.append(report)
+    return out
 
 
 def _outside_dead_blocks(model: FileModel, reports: List[Report], positions: _Positions) -> List[Report]:

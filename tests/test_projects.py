@@ -101,3 +101,31 @@ def test_editing_a_neighbour_rechecks_a_cached_file(tmp_path):
     train = project / "train.py"
     train.write_text(train.read_text().replace(".cuda(non_blocking=True)", ""))
     assert ("data.py", "GPU201") not in codes()
+
+
+def test_a_config_that_starts_naming_an_unbuilt_class_rechecks_a_cached_file(tmp_path):
+    """In a project that loads classes by dotted name, a class no file names is reported at info
+    (model/unbuilt_classes.py). Once a config file names it, the cached result for the unchanged
+    module must not be served: the project's config files are among its dependencies."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "unbuilt_classes"
+    shutil.copytree(ROOT / "unbuilt_classes", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+
+    def findings():
+        run = subprocess.run(
+            [sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", str(project)],
+            capture_output=True, text=True, env=env,
+        )
+        return {(os.path.basename(f["filename"]), f["location"]["row"], f["code"]) for f in json.loads(run.stdout)}
+
+    assert ("losses.py", 27, "GPU103") not in findings()
+    assert ("losses.py", 27, "GPU103") not in findings()  # served from the cache
+    config = project / "cog.yaml"
+    config.write_text(config.read_text().replace("ConfiguredLoss", "OldEdgeLoss"))
+    assert ("losses.py", 27, "GPU103") in findings()

@@ -636,14 +636,6 @@ class GuardKinds:
             if os.path.normpath(os.path.abspath(path)) in nearby and sets(project.text_of(path)):
                 return False
         return True
-        # Only the files this check depends on, so that a cached answer and a fresh one agree.
-        nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(self.model.real_path)}
-        for path in project.files_containing(name):
-            if os.path.normpath(os.path.abspath(path)) in nearby:
-                other = project.text_of(path)
-                if len(sets.findall(other)) > len(read.findall(other)):
-                    return False
-        return True
 
     def _never_false(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is true (`True`, a non-zero

@@ -83,6 +83,7 @@ class Layout:
         self.roots = source_roots(root)
         self._found: Dict[tuple, Optional[str]] = {}
         self._files: Optional[List[str]] = None
+        self._installable: Optional[bool] = None
 
     def module_file(self, module: str, importer: str, extra: Tuple[str, ...] = ()) -> Optional[str]:
         """The file an absolute import of ``module`` loads when ``importer`` runs, if it is one
@@ -135,6 +136,17 @@ class Layout:
         if parts[-1] == "__init__":
             parts = parts[:-1]
         return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
+
+    def installable(self) -> bool:
+        """The project is a distribution others install (a `setup.py`, a `[project]` or Poetry
+        table in `pyproject.toml`, `[options]` in `setup.cfg`): its packages are an API, and
+        what they define is built by code outside the project."""
+        if self._installable is None:
+            self._installable = os.path.isfile(os.path.join(self.root, "setup.py")) or any(
+                mark in _read(os.path.join(self.root, name))
+                for name, mark in (("pyproject.toml", "[project]"), ("pyproject.toml", "[tool.poetry]"), ("setup.cfg", "[options]"))
+            )
+        return self._installable
 
     def files(self) -> List[str]:
         """The project's Python files (tools, dependencies and build output left out)."""

@@ -32,6 +32,22 @@ CONFIG_NODE_MARK = "CfgNode("
 PROJECT_NODE_MARK = "ConfigNode("  # a project's own subclass of it, by its usual name
 ALIASED_NODE_MARK = "CfgNode as "  # `from yacs.config import CfgNode as CN`, then `_C = CN()`
 NODE_MARKS = (CONFIG_NODE_MARK, PROJECT_NODE_MARK, ALIASED_NODE_MARK)
+# Text that marks code loading classes by a dotted name a config file or the command line gives:
+# in such a project a config the user writes may build any class (model/unbuilt_classes.py), so
+# every check depends on these files.
+DYNAMIC_MARKS = (
+    "import_module(", "__import__(", "instantiate_from_config", "instantiate(", "LightningCLI",
+    "get_obj_from_str", "locate(", "load_source(", "spec_from_file_location",
+)
+_CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".sh")
+_CONFIG_TEXT_LIMIT = 1 << 20
+# `import_module("network." + name)`, `import_module(f"datasets.{name}")`, `import_module('models.%s' % n)`:
+# the package whose modules a call may load (group 1); `import_module("pkg.mod")`: that module
+# (group 2). Any other argument may name any module.
+_IMPORT_MODULE = re.compile(
+    r"""import_module\(\s*(?:f?["']([A-Za-z_][\w.]*?)\.(?:\{|%s|["']\s*[+%])|["']([A-Za-z_][\w.]*)["']\s*\))?"""
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # How many importers of one module are read: a module imported by hundreds of files is a
 # library's core, and the callers that make it hot are not to be found by reading them all.
@@ -91,6 +107,9 @@ class ProjectView:
         self._imported: Dict[str, List[str]] = {}
         self._path_additions: Dict[str, Tuple[str, ...]] = {}
         self._found: Dict[str, List[str]] = {}
+        self._root_words: Optional[Set[str]] = None
+        self._loaded: Optional[List[str]] = None
+        self._roots: Optional[List[str]] = None
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -121,6 +140,7 @@ class ProjectView:
         models = {k: m for k, m in self._models.items() if m is not None}
         self._symbols.clear()
         self._found.clear()
+        self._loaded = None
         self._importers.clear()
         self._siblings.clear()
         for model in models.values():
@@ -323,7 +343,50 @@ class ProjectView:
                 break
         for mark in NODE_MARKS:
             seen.update(self.files_containing(mark))
+        seen.update(self._root_configs())
+        for mark in DYNAMIC_MARKS:
+            seen.update(self.files_containing(mark))
         return tuple(sorted(seen - {path}))
+
+    def loads_by_name(self, path: str) -> bool:
+        """Some project file may load ``path``'s module by a name given as text
+        (`importlib.import_module`, `instantiate_from_config`, Hydra's `instantiate`,
+        `LightningCLI`). `import_module("network." + args.arch)` loads modules of the `network`
+        package only."""
+        if self._loaded is None:
+            prefixes: List[str] = []
+            for mark in DYNAMIC_MARKS:
+                for other in self.files_containing(mark):
+                    text = self._text(other)
+                    if mark != "import_module(":
+                        prefixes.append("")
+                        break
+                    for call in _IMPORT_MODULE.finditer(text):
+                        prefixes.append(call.group(1) or call.group(2) or "")
+            self._loaded = prefixes
+        if not self._loaded:
+            return False
+        if "" in self._loaded:
+            return True
+        module = self.layout.module_name(path) or ""
+        return any(module == p or module.startswith(p + ".") for p in self._loaded)
+
+    def named_in_configs(self, name: str) -> bool:
+        """A config file at the project's root names ``name`` as a word (`cog.yaml` names its
+        predictor class, which cog loads by that name)."""
+        if self._root_words is None:
+            self._root_words = _words_of(self._root_configs())
+        return name in self._root_words
+
+    def _root_configs(self) -> List[str]:
+        """The config files directly in the project's root folder."""
+        if self._roots is None:
+            try:
+                names = sorted(os.listdir(self.layout.root))
+            except OSError:
+                names = []
+            self._roots = [os.path.join(self.layout.root, n) for n in names if n.endswith(_CONFIG_SUFFIXES)][:64]
+        return self._roots
 
     def files_containing(self, needle: str) -> List[str]:
         """The project's files whose text holds ``needle`` (its own file list, read once)."""
@@ -410,6 +473,19 @@ class ProjectView:
                 text = ""  # a named pipe, a device, a vanished or huge file: no imports seen
             self._texts[path] = text
         return text
+
+
+def _words_of(paths: List[str]) -> Set[str]:
+    """Every word of these files (each read up to 1 MB; a larger one, data more than settings,
+    left out)."""
+    words: Set[str] = set()
+    for path in paths:
+        try:
+            text = read_regular(path, _CONFIG_TEXT_LIMIT)[0].decode("utf-8", "replace")
+        except (OSError, ValueError, FileTooLarge):
+            continue
+        words.update(_WORD.findall(text))
+    return words
 
 
 # -- the views of a line of work ------------------------------------------------------------------

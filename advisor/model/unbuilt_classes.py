@@ -1,0 +1,139 @@
+"""Top-level classes that nothing in the project builds or names: a loss kept from an earlier
+experiment, a model variant in a module no script imports, a vendored package's classifier the
+project never uses. What their methods do costs nothing on any run the project makes, so the
+engine reports it at info severity.
+
+A class counts as unbuilt only when every way of reaching it is ruled out:
+
+- in its own file, its name is read nowhere that runs: not at module level, not in a function,
+  not in another class that is itself reached (a loss only an unbuilt loss builds is unbuilt);
+- it has no decorator (registries build classes by the name a config file gives);
+- the file never looks itself up by name (`globals()`, `eval`, `sys.modules`, `vars()`);
+- no project file within a few imports of it names the class, looks the module up with
+  `getattr`, `__dict__` or `inspect.getmembers`, or imports `*` from it;
+- no config file at the project's root names it (`cog.yaml` names a predictor class);
+- the project does not load code by a name given as text (`importlib.import_module`,
+  `instantiate_from_config`, Hydra's `instantiate`, `LightningCLI`): there, a config the user
+  writes may build any class;
+- the file is not in a package of a project others install (a `setup.py`, a `[project]` table):
+  a library's classes are built by its users' code.
+
+Only the files a check depends on are read (`ProjectView.dependencies`: the files within a few
+imports, the root's config files, and the files that load code by name), so a cached answer
+and a fresh one agree.
+
+A file checked outside any project (no `pyproject.toml`, `setup.cfg` or `.git` above it) has no
+unbuilt classes: its classes are what its user will build. The names are matched as words over
+the text, comments and strings included, so a mention anywhere keeps a class reached.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Callable, Dict, List, Set, Tuple
+
+import libcst as cst
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The file reads its own namespace by name: any class may be built from a string.
+# (Not `model.eval()`: a method of that name is no lookup.)
+_SELF_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|eval\(|exec\(|vars\(\)|locals\(\))|sys\.modules")
+Rows = Callable[[cst.CSTNode], Tuple[int, int]]
+
+
+def unbuilt_class_rows(model, rows: Rows) -> List[Tuple[int, int]]:
+    """The first and last rows (1-based) of the file's top-level classes nothing in the project
+    builds or names, sorted; computed once per file."""
+    return model.shared("unbuilt-class-rows", lambda m: _unbuilt(m, rows))
+
+
+def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
+    project, path, text = model.project, model.real_path, model.text
+    if project is None or path is None or not text or _SELF_LOOKUP.search(text):
+        return []
+    if project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py")):
+        return []  # a package others install: its classes are built by their code
+    lines = text.splitlines()
+    # Undecorated top-level classes and functions, by name: their rows and the words they read.
+    candidates: Dict[str, List[Tuple[int, int]]] = {}
+    functions: Set[str] = set()
+    by_owner: Dict[str, List[Set[str]]] = {}
+    frontier: List[Set[str]] = []  # words read by code that runs: module level, decorated definitions
+    for statement in model.module.body:
+        first, last = rows(statement)
+        words = set(_WORD.findall("\n".join(lines[first - 1:last])))
+        kind = type(statement)
+        if kind in (cst.ClassDef, cst.FunctionDef) and not statement.decorators:
+            name = statement.name.value
+            candidates.setdefault(name, []).append((first, last))
+            by_owner.setdefault(name, []).append(words - {name})
+            if kind is cst.FunctionDef:
+                functions.add(name)
+        else:
+            frontier.append(words)
+    if len(candidates) == len(functions):
+        return []
+    # A function no code of the file names is an entry point (a script's `main`, an API, a
+    # fixture): reached. One that only unbuilt classes call is unbuilt with them.
+    named = set().union(*frontier, *(w for ws in by_owner.values() for w in ws))
+    reached: Set[str] = {name for name in functions if name not in named}
+    for name in reached:
+        frontier.extend(by_owner[name])
+    _spread(frontier, reached, candidates, by_owner)
+    unreached = [name for name in candidates if name not in reached]
+    if all(name in functions for name in unreached):
+        return []  # only functions: nothing unbuilt calls them
+    if project.loads_by_name(path):
+        return []  # any class may be built by a config the user writes
+    nearby = project.dependencies(path)
+    if _looked_up_by_module(project, path, nearby):
+        return []
+    # Names another file uses are reached, and so is what they read, until nothing changes (each
+    # name is looked up in the project once).
+    looked: Set[str] = set()
+    while True:
+        named_elsewhere = []
+        for name in unreached:
+            if name in reached or name in looked:
+                continue
+            looked.add(name)
+            pattern = re.compile(r"\b%s\b" % re.escape(name))
+            if any(pattern.search(project.text_of(p)) for p in nearby) or project.named_in_configs(name):
+                named_elsewhere.append(name)
+        if not named_elsewhere:
+            break
+        reached.update(named_elsewhere)
+        _spread([w for name in named_elsewhere for w in by_owner[name]], reached, candidates, by_owner)
+    return sorted(rows for name in unreached if name not in reached for rows in candidates[name])
+
+
+def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -> None:
+    """Marks reached every definition the words of ``frontier`` name, and what they name."""
+    while frontier:
+        words = frontier.pop()
+        for name in words & candidates.keys():
+            if name not in reached:
+                reached.add(name)
+                frontier.extend(by_owner.get(name, ()))
+
+
+def _looked_up_by_module(project, path: str, nearby) -> bool:
+    """A nearby file reaches the module's classes without naming them: `getattr(losses, name)`,
+    `losses.__dict__`, `inspect.getmembers(losses)`, `from losses import *`."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "__init__":
+        stem = os.path.basename(os.path.dirname(path))
+    word = re.escape(stem)
+    aliases = re.compile(r"\b%s\s+as\s+(\w+)" % word)
+    for other in nearby:
+        text = project.text_of(other)
+        if stem not in text:
+            continue
+        names = [word] + [re.escape(a) for a in aliases.findall(text)]
+        either = "(?:%s)" % "|".join(names)
+        if re.search(r"\bgetattr\(\s*%s\b|\b%s\.__dict__|getmembers\(\s*%s\b|\bvars\(\s*%s\b" % ((either,) * 4), text):
+            return True
+        if re.search(r"\b%s\s+import\s+\*" % word, text):
+            return True
+    return False

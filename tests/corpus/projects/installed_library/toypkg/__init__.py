@@ -1,0 +1,1 @@
+"""A package its users install: their code builds its classes."""

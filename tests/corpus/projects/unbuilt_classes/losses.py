@@ -1,0 +1,42 @@
+"""Losses of the segmentation runs; two are left over from earlier experiments."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class BalancedLoss(nn.Module):
+    """The loss train.py builds: what it does runs on every step."""
+
+    def forward(self, logits, target):
+        counts = torch.bincount(target.flatten().cpu(), minlength=logits.shape[1])  # expect: GPU103
+        weights = (counts.sum() / counts.clamp(min=1)).float().to(logits.device)
+        return F.cross_entropy(logits, target, weight=weights)
+
+
+def _edge_weights(target):
+    # Only OldEdgeLoss calls this helper: it runs when that class does, which is never.
+    edges = torch.nonzero(target[:, 1:] != target[:, :-1])  # expect: GPU104 info
+    return edges
+
+
+class OldEdgeLoss(nn.Module):
+    """Kept from an earlier experiment: no script, config or registry builds it."""
+
+    def forward(self, logits, target):
+        host = target.cpu()  # expect: GPU103 info
+        return F.cross_entropy(logits, target) + 0.0 * _edge_weights(target).float().sum() + 0.0 * host.sum().cuda()
+
+
+class _Unused(nn.Module):
+    def forward(self, logits, target):
+        kept = OldEdgeLoss()  # named only by an unbuilt class: unbuilt too
+        return kept(logits, target)
+
+
+class ConfiguredLoss(nn.Module):
+    """Named only in cog.yaml, at the project's root: a runner there builds it by that name."""
+
+    def forward(self, logits, target):
+        host = target.cpu()  # expect: GPU103
+        return F.cross_entropy(logits, host.to(logits.device))

@@ -1,0 +1,32 @@
+import argparse
+import importlib
+
+import torch
+import criteria
+from losses import BalancedLoss
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--criterion", default="SoftTargets")
+    parser.add_argument("--arch", default="conv1x1")
+    args = parser.parse_args()
+    torch.backends.cudnn.benchmark = True
+    # Loads a module of the `archs` package by name: no class of losses.py comes this way.
+    arch = importlib.import_module("archs." + args.arch)
+    model = arch.build(3, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    balanced = BalancedLoss()
+    chosen = getattr(criteria, args.criterion)()
+    for step in range(1000):
+        images = torch.randn(8, 3, 32, 32, device="cuda")
+        target = torch.randint(0, 4, (8, 32, 32), device="cuda")
+        logits = model(images)
+        loss = balanced(logits, target) + chosen(logits, target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
