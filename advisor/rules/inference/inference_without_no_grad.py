@@ -74,8 +74,10 @@ class InferenceWithoutNoGrad(Rule):
         the function has no caller in the file, when the model was unpickled whole
         (`pickle.load(f)`, or a module saved whole and read back with `torch.load`, through
         `checkpoint["encoder"]`: its parameters keep the `requires_grad` they were saved with,
-        often off), or when the loop runs a handful of times (`range(10)`: each graph is dropped as
-        the next iteration rebinds the output).
+        often off), when the loop runs a handful of times (`range(10)`: each graph is dropped as
+        the next iteration rebinds the output), or when nothing in the file or the project files
+        around it puts a tensor on a GPU (no CUDA, no device, no `.to(...)`: the graphs cost host
+        memory only).
     """
     why = """
         With autograd on, every forward pass records the graph and keeps each layer's
@@ -159,7 +161,12 @@ class InferenceWithoutNoGrad(Rule):
                     (NodeEdit(info.node, "@torch.no_grad()", "line_before"),),
                     Applicability.UNSAFE,
                 )
-            unsure = disabled is None or unpickled(model, site.node.func, site.ctx) or _few_iterations(site.ctx.loop)
+            # A project file whose tensors never leave the CPU (no CUDA, no device, no move, here
+            # or in the files around it) pays in host memory, not in the GPU memory this rule is about.
+            unsure = (
+                disabled is None or unpickled(model, site.node.func, site.ctx) or _few_iterations(site.ctx.loop)
+                or (model.project is not None and not model.may_use_gpu)
+            )
             yield self.report(
                 site.node,
                 "`{expression}` runs in a loop that never trains, with autograd on: every "
