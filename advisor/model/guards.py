@@ -57,6 +57,10 @@ _DEBUG_NAME = re.compile(
 )
 
 
+# A flag named for keeping tensors in host memory: `cpu_cache`, `offload`, `keep_on_cpu`.
+_OFFLOAD_SWITCH = re.compile(r"(^|_)(cpu|offload)(_|$)|offload", re.IGNORECASE)
+
+
 def _debug_switch(test: cst.BaseExpression) -> bool:
     """`opt.debug`, `args.vis`, `cfg.DEBUG`, or such a switch compared above zero."""
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
@@ -206,14 +210,39 @@ def _number(node: cst.BaseExpression) -> bool:
     return type(node) in (cst.Integer, cst.Float)
 
 
-def _extreme(model, node: cst.BaseExpression) -> bool:
-    """`torch.min(y)`, `y.max()`, `y.abs().amax()`: the smallest or largest value of a tensor."""
+def _extreme(model, node: cst.BaseExpression, ctx=None, order: float = 0) -> bool:
+    """`torch.min(y)`, `y.max()`, `y.abs().amax()`: the smallest or largest value of a tensor;
+    or the mean of its magnitudes (`torch.mean(torch.abs(offset))`: how far off it drifted);
+    also through a local name bound to one of them alone (`absmean = ...; if absmean > 50:`)."""
+    if type(node) is cst.Name and ctx is not None:
+        reach = model.bindings.reaching(node.value, ctx, order)
+        return bool(reach.assignments) and reach.closed and reach.parameter is None and all(
+            a.value is not None and not a.augmented and a.index is None and _extreme(model, a.value)
+            for a in reach.assignments
+        )
     if type(node) is not cst.Call:
         return False
+    if _mean_of_magnitudes(model, node):
+        return True
     qual = model.imports.qualify(node.func) or ""
     if qual.startswith("torch.") and qual[len("torch."):] in _CHECKED_EXTREMES:
         return True
     return type(node.func) is cst.Attribute and node.func.attr.value in _CHECKED_EXTREMES and qual == ""
+
+
+def _mean_of_magnitudes(model, node: cst.Call) -> bool:
+    """`torch.mean(torch.abs(x))`, `x.abs().mean()`."""
+    qual = model.imports.qualify(node.func) or ""
+    if qual == "torch.mean" and node.args:
+        inner = node.args[0].value
+    elif type(node.func) is cst.Attribute and node.func.attr.value == "mean" and qual == "":
+        inner = node.func.value
+    else:
+        return False
+    if type(inner) is not cst.Call:
+        return False
+    inner_qual = model.imports.qualify(inner.func) or ""
+    return inner_qual == "torch.abs" or (type(inner.func) is cst.Attribute and inner.func.attr.value == "abs" and inner_qual == "")
 
 
 def _compared_with_zero(test: cst.BaseExpression) -> Optional[cst.BaseExpression]:
@@ -336,7 +365,7 @@ def _lazy_init(model, guard: Guard, test: cst.Comparison) -> bool:
 _READS = frozenset({"item", "clone", "detach", "float", "int", "tolist"})
 
 
-def _value_check(model, test: cst.BaseExpression) -> bool:
+def _value_check(model, test: cst.BaseExpression, ctx=None, order: float = 0) -> bool:
     """A sanity check of values, whose branch runs only when something went wrong: a tensor's
     extreme compared with a number (`if torch.min(y) < -1.:`) or a test for NaN or infinity
     (`if torch.isnan(loss).any():`, `if not torch.isfinite(loss):`). The test itself still
@@ -349,7 +378,7 @@ def _value_check(model, test: cst.BaseExpression) -> bool:
                 cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual):
             return False
         left, right = node.left, node.comparisons[0].comparator
-        return (_extreme(model, left) and _number(right)) or (_number(left) and _extreme(model, right))
+        return (_extreme(model, left, ctx, order) and _number(right)) or (_number(left) and _extreme(model, right, ctx, order))
     while type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("any", "all", "item") \
             and not node.args:
         node = node.func.value
@@ -512,7 +541,7 @@ class GuardKinds:
         if not guard.positive or guard.exits:
             return False
         test = guard.test
-        return _value_check(self.model, test) or _empty_case(test) or _first_round(
+        return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(test) or _first_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard)
 
     @staticmethod
@@ -570,6 +599,17 @@ class GuardKinds:
             if self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(guard.test)):
                 return guard
         return None
+
+    def offloading(self, ctx: Context) -> bool:
+        """Some guard around ``ctx`` is a switch named for keeping data in host memory (`if
+        self.cpu_cache:`, `if args.offload:`, `if keep_on_cpu and ...`): what copies to the host
+        under it is a memory saving the user turned on, not an accident of the step."""
+        for guard in guards_of(ctx):
+            if guard.positive and not guard.exits and any(
+                _OFFLOAD_SWITCH.search((dotted_name(t) or "").rpartition(".")[2]) for t in conjuncts(guard.test)
+            ):
+                return True
+        return False
 
     def evaluation_arm(self, ctx: Context, loop: LoopInfo) -> bool:
         """The loop steps an optimizer only under a flag (`if train: loss.backward();

@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
-from advisor.model import CallSite, FileModel
+from advisor.model import CallSite, FileModel, Heat
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
 from advisor.rules.sync import FORWARD_PATH_DOC
@@ -61,7 +61,9 @@ class HostCopyInTrainingLoop(Rule):
         training loop. A chain such as `out.detach().cpu().numpy()` is reported once. Tensors
         already in host memory (`torch.empty(n, pin_memory=True).numpy()`, a view that copies
         nothing) and modules, including pretrained models and pipelines of the Hugging Face
-        libraries (`pipe.to("cpu")` offloads weights), are left alone.
+        libraries (`pipe.to("cpu")` offloads weights), are left alone. A copy under a switch
+        named for keeping data in host memory (`if self.cpu_cache:`, `if offload:`) is
+        information: the user chose that saving.
     """ + FORWARD_PATH_DOC
     why = """
         A copy from the GPU to ordinary host memory is synchronous: the host waits until the
@@ -125,6 +127,8 @@ class HostCopyInTrainingLoop(Rule):
             kinds = model.kinds(site.receiver, site.ctx, site.order)
             if "module" in kinds or "ddp" in kinds or _is_module_value(model, site.receiver):
                 continue
+            if model.guards.offloading(site.ctx):
+                heat = Heat.GATED  # `if self.cpu_cache: feat = feat.cpu()`: a saving the user chose
             yield self.report(
                 site.node,
                 "`.{method}()` copies `{receiver}` to the host and waits "

@@ -281,6 +281,30 @@ for audio, target in loader:
     loss.backward()
     optimizer.step()
 
+# %% invalid: a drift warning under the mean magnitude of offsets a layer predicts, bound to a name first, is info
+import torch
+import torch.nn as nn
+
+
+class OffsetConv(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.offsets = nn.Conv2d(channels, 18, 3, padding=1)
+
+    def forward(self, x):
+        offset = self.offsets(x)
+        drift = torch.mean(torch.abs(offset))
+        if drift > 50:
+            print(f"offsets drifted: mean magnitude {drift}")  # expect: GPU102 info
+        return x + offset.mean(1, keepdim=True)
+
+
+layer = OffsetConv(64).cuda()
+for x, y in loader:
+    loss = criterion(layer(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
 # %% invalid: a range test that is not a sanity check of extremes gates nothing
 import torch
 
