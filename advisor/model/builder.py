@@ -370,7 +370,13 @@ class ModelBuilder(Walker):
 
     def visit_FunctionDef_body(self, node: cst.FunctionDef) -> None:
         info = self._pending_functions.pop(id(node))
-        info.body_ctx = Context(function=info, class_name=info.class_name, class_scope=info.class_scope)
+        class_name, class_scope = info.class_name, info.class_scope
+        outer = self.ctx
+        if class_name is None and outer.class_name is not None and outer.function is not None and "self" not in info.params:
+            # A closure inside a method (`def closure():` handed to `LBFGS.step`): its `self` is
+            # the method's, so `self.flag` reads the instance's attribute.
+            class_name, class_scope = outer.class_name, outer.class_scope
+        info.body_ctx = Context(function=info, class_name=class_name, class_scope=class_scope)
         self._push(info.body_ctx)
 
     def leave_FunctionDef_body(self, node: cst.FunctionDef) -> None:

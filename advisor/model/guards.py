@@ -688,9 +688,10 @@ class GuardKinds:
 
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):
-        set from a parameter whose default is false and that no construction passes."""
+        set from a parameter whose default is false and that no construction passes; or such a
+        parameter itself (`def loss(..., use_collision=False)` whose callers pass it nothing true)."""
         name = dotted_name(guard.test)
-        if name is None or not name.startswith("self."):
+        if name is None or not (name.startswith("self.") or "." not in name):
             return False
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
         return found.complete and bool(found.values) and not any(value for _, value in found.values)

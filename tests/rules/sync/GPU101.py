@@ -1114,3 +1114,38 @@ for x, _ in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a term behind a parameter flag that no caller turns on is info, also when the caller is a closure reading `self`
+import torch
+
+
+def fitting_loss(pred, target, use_penalty=False, use_prior=False):
+    loss = (pred - target).pow(2).sum()
+    if use_penalty:
+        if (pred < 0).sum().item() > 0:  # expect: GPU101 info
+            loss = loss + pred.clamp(max=0).abs().sum()
+    if use_prior:
+        if (pred > 1).sum().item() > 0:  # expect: GPU101
+            loss = loss + pred.clamp(min=1).sum()
+    return loss
+
+
+class Fitter:
+    def __init__(self, model, use_penalty=False, iters=100):
+        self.model = model.cuda()
+        self.use_penalty = use_penalty
+        self.iters = iters
+
+    def fit(self, x, target):
+        optimizer = torch.optim.LBFGS(self.model.parameters())
+        for _ in range(self.iters):
+            def closure():
+                optimizer.zero_grad()
+                loss = fitting_loss(self.model(x), target, use_penalty=self.use_penalty, use_prior=True)
+                loss.backward()
+                return loss
+            optimizer.step(closure)
+
+
+fitter = Fitter(torch.nn.Linear(8, 8))
+fitter.fit(torch.randn(4, 8).cuda(), torch.randn(4, 8).cuda())
