@@ -165,6 +165,14 @@ class CallGraph:
         """`accuracy(...)` in a file that says `from utils import *` and binds no `accuracy`
         itself: the project function of that name in the star-imported module (the last one
         that defines it, as Python's later star import wins)."""
+        symbol = self.star_symbol(name, site)
+        if symbol is not None and symbol.kind == "function" and symbol.info is not None:
+            return (symbol.model, symbol.info)
+        return None
+
+    def star_symbol(self, name: str, site: CallSite):
+        """The project symbol (function, class, value) a name this file never binds comes from
+        through its star imports, if any."""
         model = self.model
         modules = model.imports.star_modules
         if not modules or model.reaching(name, site.ctx, site.order):
@@ -172,7 +180,7 @@ class CallGraph:
         for module in reversed(modules):
             symbol = model.symbol(f"{module}.{name}" if not module.endswith(".") else f"{module}{name}")
             if symbol is not None:
-                return (symbol.model, symbol.info) if symbol.kind == "function" and symbol.info is not None else None
+                return symbol
         return None
 
     def _find(self, site: CallSite) -> List[Target]:
@@ -296,6 +304,8 @@ class CallGraph:
                         out.append((model, site))
                         continue
                 symbol = model.symbol(site.qualname) if site.qualname is not None else None
+                if symbol is None and model is not self.model and type(site.node.func) is cst.Name and site.node.func.value == name:
+                    symbol = model.calls.star_symbol(name, site)  # `from utils import *`, then `Trainer(...)`
                 if symbol is not None and symbol.kind == "class" and symbol.info is owner:
                     out.append((model, site))
                 elif model is self.model or symbol is not None:

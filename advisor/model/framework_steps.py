@@ -246,6 +246,21 @@ def branch_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
     return False
 
 
+def untaken_by(model, ctx: Context, info: FunctionInfo, site) -> bool:
+    """The call ``site`` of ``info`` never runs the code at ``ctx``: a guard of a parameter on the
+    way decides against it for the literal that call passes (`save_checkpoint(best=True)` never
+    runs the `if not best:` arm)."""
+    current: Optional[Context] = ctx
+    while current is not None and current.function is info:
+        guard = current.guard
+        if guard is not None and guard.ctx.function is info:
+            decided = _decides(model, guard, info, None, site)
+            if decided is not None and decided != guard.positive:
+                return True
+        current = current.outer
+    return False
+
+
 def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
     """The value a parameter test (`train`, `not train`, `mode == "rank"`) takes for one call."""
     test, negated = guard.test, False

@@ -125,17 +125,23 @@ def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
     return False
 
 
-def every_call_path(model, info, holds, depth: int = _MAX_DEPTH) -> bool:
+def every_call_path(model, info, holds, depth: int = _MAX_DEPTH, skip=None) -> bool:
     """Every path of calls in the file that runs the function ``info`` passes a call for which
     ``holds(model, ctx, node)``, within ``depth`` calls up: `_save_snapshot` called only under
     `if self.local_rank == 0:` guards the `upload(...)` it calls, and the `torch.save` in that.
     False when a path ends in a function no call of the file runs (nothing known of its guard),
-    or goes deeper than ``depth`` or round a cycle."""
-    return _every_call_path(model, info, holds, depth, set())
+    or goes deeper than ``depth`` or round a cycle. ``skip(site)``: calls of ``info`` itself that
+    never reach the code in question (they pass a flag that takes another branch)."""
+    return _every_call_path(model, info, holds, depth, set(), skip)
 
 
-def _every_call_path(model, info, holds, depth: int, seen: set) -> bool:
+def _every_call_path(model, info, holds, depth: int, seen: set, skip=None) -> bool:
     callers = model.call_sites(info)
+    if skip is not None:
+        kept = [site for site in callers if not skip(site)]
+        if callers and not kept:
+            return True  # no call reaches it
+        callers = kept
     if not callers or depth <= 0 or id(info) in seen:
         return False
     seen = seen | {id(info)}
@@ -390,6 +396,45 @@ def _value_check(model, test: cst.BaseExpression, ctx=None, order: float = 0) ->
     return type(node.func) is cst.Attribute and node.func.attr.value in _NON_FINITE_TESTS and qual == ""
 
 
+_WORLD_SIZE = re.compile(
+    r"^(world_size|get_world_size|num_processes|nprocs|num_gpus|n_gpus|n_gpu|ngpus|num_replicas)$", re.IGNORECASE
+)
+# Whether `size <op> n` holds for a world of one process.
+_HOLDS_FOR_ONE = {
+    cst.Equal: lambda n: n == 1, cst.NotEqual: lambda n: n != 1,
+    cst.LessThan: lambda n: 1 < n, cst.LessThanEqual: lambda n: 1 <= n,
+    cst.GreaterThan: lambda n: 1 > n, cst.GreaterThanEqual: lambda n: 1 >= n,
+}
+_FLIPPED = {cst.LessThan: cst.GreaterThan, cst.LessThanEqual: cst.GreaterThanEqual,
+            cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual}
+
+
+def _names_world_size(node: cst.BaseExpression) -> bool:
+    if type(node) is cst.Call:
+        node = node.func
+    last = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
+    return bool(_WORLD_SIZE.match(last))
+
+
+def single_when(test: cst.BaseExpression) -> Optional[bool]:
+    """The truth value of ``test`` in a run of one process, when the test only compares the
+    world size with a number (`world_size != 1`, `get_world_size() > 1`); else None."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = single_when(test.expression)
+        return None if inner is None else not inner
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    operator = type(test.comparisons[0].operator)
+    left, right = test.left, test.comparisons[0].comparator
+    if type(left) is cst.Integer:
+        left, right = right, left
+        operator = _FLIPPED.get(operator, operator)
+    if type(right) is not cst.Integer or not _names_world_size(left) or operator not in _HOLDS_FOR_ONE:
+        return None
+    return _HOLDS_FOR_ONE[operator](int(right.value))
+
+
+
 class GuardKinds:
     """Per model: (periodic, rank-0) for a test, a guard, a context; memoised."""
 
@@ -557,11 +602,32 @@ class GuardKinds:
     def dead(self, ctx: Context) -> bool:
         """Code no run of the project reaches: some guard around it tests a string setting (or
         None) against values it never has (`elif self.model in ["L2", "l2"]:` where every path
-        sets `self.model` to "net-lin"), or its `else` against values it always has."""
+        sets `self.model` to "net-lin"), or its `else` against values it always has; or it runs
+        only with several processes and the world size it tests is always 1."""
         known = self._dead.get(id(ctx))
         if known is None:
-            known = self._dead[id(ctx)] = any(self._decided_against(g) for g in guards_of(ctx))
+            known = self._dead[id(ctx)] = any(
+                self._decided_against(g) or self._never_distributed(g) for g in guards_of(ctx)
+            )
         return known
+
+    def _never_distributed(self, guard: Guard) -> bool:
+        """`if self.world_size > 1:` (the DDP wrap) where the world size is 1 on every path the
+        project takes: a parameter whose default is 1 that no construction or call passes, with
+        no command-line option behind it."""
+        holds = single_when(guard.test)
+        if holds is None or holds == (guard.positive and not guard.exits):
+            return False
+        test = guard.test
+        while type(test) is cst.UnaryOperation:
+            test = test.expression
+        left = test.left if type(test.left) is not cst.Integer else test.comparisons[0].comparator
+        if type(left) is cst.Call:
+            return False  # `dist.get_world_size()`: known only at run time
+        found = literal_values(self.model, left, guard.ctx, guard.order + 0.5)
+        return found.complete and found.option is None and bool(found.values) and all(
+            kind == "int" and value == 1 for kind, value in found.values
+        )
 
     def _decided_against(self, guard: Guard) -> bool:
         test = guard.test
@@ -684,7 +750,7 @@ class GuardKinds:
         if name is None or not name.startswith("self."):
             return False
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
-        return found.complete and bool(found.values) and all(value for _, value in found.values)
+        return found.complete and found.option is None and bool(found.values) and all(value for _, value in found.values)
 
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):
@@ -694,7 +760,8 @@ class GuardKinds:
         if name is None or not (name.startswith("self.") or "." not in name):
             return False
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
-        return found.complete and bool(found.values) and not any(value for _, value in found.values)
+        # A command-line option's default is what a run gets unless it asks otherwise: not never.
+        return found.complete and found.option is None and bool(found.values) and not any(value for _, value in found.values)
 
     def periodic(self, ctx: Context) -> bool:
         """Some guard around ``ctx`` holds on some iterations only (`if epoch % 5 == 0:`, not a

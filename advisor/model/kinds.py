@@ -45,6 +45,9 @@ def _pretrained_module(qual: str) -> bool:
 class Kinds(Question[KindMap]):
     key = "kinds"
     unknown: KindMap = {}
+    # A binding no run reaches gives no kind: `model = DDP(model)` under `if self.world_size > 1:`
+    # where the world is always one process.
+    skips_dead = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[KindMap]:
         if type(expr) is cst.IfExp:

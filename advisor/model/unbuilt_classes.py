@@ -9,8 +9,9 @@ A class counts as unbuilt only when every way of reaching it is ruled out:
   not in another class that is itself reached (a loss only an unbuilt loss builds is unbuilt);
 - it has no decorator (registries build classes by the name a config file gives);
 - the file never looks itself up by name (`globals()`, `eval`, `sys.modules`, `vars()`);
-- no project file within a few imports of it names the class, looks the module up with
-  `getattr`, `__dict__` or `inspect.getmembers`, or imports `*` from it;
+- no project file within a few imports of it, or naming its module (an import the analysis
+  cannot resolve still names it), names the class, looks the module up with `getattr`,
+  `__dict__` or `inspect.getmembers`, or imports `*` from it;
 - no config file at the project's root names it (`cog.yaml` names a predictor class);
 - the project does not load code by a name given as text (`importlib.import_module`,
   `instantiate_from_config`, Hydra's `instantiate`, `LightningCLI`): there, a config the user
@@ -34,6 +35,8 @@ import re
 from typing import Callable, Dict, List, Set, Tuple
 
 import libcst as cst
+
+from advisor.project.layout import module_stem
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The file reads its own namespace by name: any class may be built from a string.
@@ -86,6 +89,8 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         return []  # only functions: nothing unbuilt calls them
     if project.loads_by_name(path):
         return []  # any class may be built by a config the user writes
+    # The files within a few imports, and every file that names the module (`from
+    # pkg.moco.builder import MoCo` names `builder` even where the import does not resolve).
     nearby = project.dependencies(path)
     if _looked_up_by_module(project, path, nearby):
         return []
@@ -121,9 +126,7 @@ def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -
 def _looked_up_by_module(project, path: str, nearby) -> bool:
     """A nearby file reaches the module's classes without naming them: `getattr(losses, name)`,
     `losses.__dict__`, `inspect.getmembers(losses)`, `from losses import *`."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    if stem == "__init__":
-        stem = os.path.basename(os.path.dirname(path))
+    stem = module_stem(path)
     word = re.escape(stem)
     aliases = re.compile(r"\b%s\s+as\s+(\w+)" % word)
     for other in nearby:

@@ -75,6 +75,13 @@ def source_roots(root: str) -> List[str]:
     return out
 
 
+def module_stem(path: str) -> str:
+    """The last part of the dotted name a file is imported by: `losses` for `pkg/losses.py`,
+    `pkg` for `pkg/__init__.py`."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem
+
+
 class Layout:
     """One project: its root, where imports are looked up, and its Python files."""
 

@@ -21,7 +21,7 @@ import re
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from advisor.limits import FileTooLarge, read_regular
-from advisor.project.layout import Layout, project_root
+from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 
 _TEXT_LIMIT = 4 << 20
@@ -344,6 +344,9 @@ class ProjectView:
         for mark in NODE_MARKS:
             seen.update(self.files_containing(mark))
         seen.update(self._root_configs())
+        # Files that name the module, also where their import does not resolve: whether they
+        # name a class of it decides whether that class is built (model/unbuilt_classes.py).
+        seen.update(self.files_containing(module_stem(path)))
         for mark in DYNAMIC_MARKS:
             seen.update(self.files_containing(mark))
         return tuple(sorted(seen - {path}))

@@ -15,6 +15,7 @@ from advisor.rules.base import Report, Rule
 from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
 from advisor.model.mentions import mentions
 from advisor.model.guards import every_call_path
+from advisor.model.framework_steps import untaken_by
 
 
 _MAIN_ONLY_DECORATOR = re.compile(r"rank_zero|rank0|main_process|master_only|main_only", re.IGNORECASE)
@@ -169,7 +170,8 @@ class CheckpointSavedOnEveryRank(Rule):
             info = site.ctx.function
             severity = None
             if info is not None:
-                if every_call_path(model, info, self._guarded):
+                if every_call_path(model, info, self._guarded,
+                                   skip=lambda caller: untaken_by(model, site.ctx, info, caller)):
                     continue
                 if not model.call_sites(info) and info.node.name.value != "main":
                     severity = Severity.INFO  # who calls it, and how guarded, is out of sight

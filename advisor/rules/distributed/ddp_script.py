@@ -33,5 +33,9 @@ RANK_WORD = re.compile(r"rank|process_index|proc_id", re.IGNORECASE)
 
 
 def is_ddp_script(model: FileModel) -> bool:
-    """The file builds a DDP model or starts a process group: it runs once per rank."""
-    return bool(model.calls_to(DDP, INIT_PROCESS_GROUP))
+    """The file builds a DDP model or starts a process group: it runs once per rank. Not when
+    every such call sits under a test of a world size that is 1 on every path the project
+    takes (`if self.world_size > 1:` where no construction passes a world size)."""
+    return model.shared("ddp-script", lambda m: any(
+        not m.guards.dead(site.ctx) for site in m.calls_to(DDP, INIT_PROCESS_GROUP)
+    ))

@@ -1149,3 +1149,27 @@ class Fitter:
 
 fitter = Fitter(torch.nn.Linear(8, 8))
 fitter.fit(torch.randn(4, 8).cuda(), torch.randn(4, 8).cuda())
+
+# %% invalid: a parameter flag fed by a command-line switch is a run's choice: reported
+import argparse
+
+import torch
+
+
+def smoothed_loss(pred, gold, smoothing=False):
+    if smoothing:
+        keep = gold.ne(0)
+        if keep.sum().item() == 0:  # expect: GPU101
+            return pred.sum() * 0
+    return torch.nn.functional.cross_entropy(pred, gold)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--label_smoothing", action="store_true")
+opt = parser.parse_args()
+model = torch.nn.Linear(8, 4).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = smoothed_loss(model(x.cuda()), y.cuda(), smoothing=opt.label_smoothing)
+    loss.backward()
+    optimizer.step()
