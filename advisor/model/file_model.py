@@ -376,11 +376,12 @@ class FileModel:
         if known is not None:
             return known
         self._steps[id(info)] = False
-        result = info.direct_step or info.loose_step or self._calls_step(info.sites)
+        result = info.direct_step or info.loose_step or self.calls_step(info.sites)
         self._steps[id(info)] = result
         return result
 
-    def _calls_step(self, sites) -> bool:
+    def calls_step(self, sites) -> bool:
+        """One of these calls runs a project function that steps an optimizer."""
         return any(owner.steps(target) for site in sites for owner, target in self.calls.targets(site))
 
     def _updates_parameters(self, loop: LoopInfo) -> bool:
@@ -388,7 +389,7 @@ class FileModel:
         called from a loop: backward alone (Grad-CAM, input gradients) trains nothing."""
         current: Optional[LoopInfo] = loop
         while current is not None:
-            if current.has_step or current.loose_step or self._calls_step(current.sites):
+            if current.has_step or current.loose_step or self.calls_step(current.sites):
                 return True
             current = current.parent
         function = loop.function
@@ -398,7 +399,7 @@ class FileModel:
             return True
         for model, site in self.callers(function):
             outer = site.ctx.loop
-            if outer is not None and (outer.has_step or model._calls_step(outer.sites)):
+            if outer is not None and (outer.has_step or model.calls_step(outer.sites)):
                 return True
         return False
 
@@ -525,6 +526,13 @@ class FileModel:
             return None
         return Heat.GATED if (self.guards.gated(ctx) or heat is Heat.GATED) else Heat.HOT
 
+    def env_step_only(self, ctx: Context) -> bool:
+        """``ctx`` is in a training loop that steps an environment (reported as GATED: its own
+        host reads are what an agent needs), with no guard of its own that gates it."""
+        loop = self.enclosing_training_loop(ctx)
+        return (loop is not None and (loop.env_step or (ctx.loop is not None and ctx.loop.env_step))
+                and self.is_hot_loop(loop) and not self.guards.gated(ctx))
+
     def self_test(self, ctx: Context) -> bool:
         """The code runs in the `if __name__ == "__main__":` block of a module other files of
         the project import: a library module's smoke test on made-up data, not the training run
@@ -558,6 +566,8 @@ class FileModel:
                 if ctx.function is not None and branch_untaken(model, ctx, ctx.function):
                     continue  # `else: return self.rank(...)` of `if train:`, which training calls set
                 heat = model.heat(ctx)
+                if heat is Heat.GATED and self.steps(info) and model.env_step_only(ctx):
+                    heat = Heat.HOT  # `agent.learn(memory)` in an RL loop: each call is an update
                 if heat is Heat.HOT:
                     result = Heat.HOT
                     break

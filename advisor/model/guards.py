@@ -444,6 +444,7 @@ class GuardKinds:
         self._contexts: Dict[int, bool] = {}
         self._dead: Dict[int, bool] = {}
         self._unset: Dict[str, bool] = {}  # attribute names no nearby file sets (getattr flags)
+        self._guarded_calls: Optional[Dict[int, List[object]]] = None  # id(guard) -> calls under it
 
     def test_kinds(self, test: cst.BaseExpression, ctx: Context, order: float, depth: int = 0) -> Tuple[bool, bool]:
         key = (id(test), depth)
@@ -572,7 +573,7 @@ class GuardKinds:
             return True
         if guard.positive and not guard.exits and not guard.steps and any(_debug_switch(t) for t in conjuncts(guard.test)):
             return True  # `if opt.debug:`, `if args.vis > 0:`: a run asks for it, training does not
-        if (guard.steps and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
+        if (self._steps(guard) and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
         if modulo or rank or (guard.positive and self._never_true(guard)) or self._rare(guard):
@@ -589,15 +590,31 @@ class GuardKinds:
         return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(test) or _first_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard)
 
-    @staticmethod
-    def _steps_elsewhere(guard: Guard) -> bool:
-        """The loop around the guard also steps an optimizer outside it: the guarded step is an
-        extra update made on some iterations (a lazy regulariser), not the accumulation
-        boundary every update goes through."""
+    def _steps(self, guard: Guard) -> bool:
+        """An optimizer steps under the guard: there (`if (i + 1) % accum == 0: opt.step()`), or in
+        a function a call there runs (`if T % replay_frequency == 0: agent.learn(memory)`)."""
+        if guard.steps:
+            return True
+        if guard.ctx.loop is None:
+            return False
+        if self._guarded_calls is None:
+            index: Dict[int, List[object]] = {}
+            for site in self.model.facts.calls:
+                for around in guards_of(site.ctx):
+                    index.setdefault(id(around), []).append(site)
+            self._guarded_calls = index
+        return self.model.calls_step(self._guarded_calls.get(id(guard), ()))
+
+    def _steps_elsewhere(self, guard: Guard) -> bool:
+        """The loop around the guard also steps an optimizer outside it (itself, or through a
+        call): the guarded step is an extra update made on some iterations (a lazy regulariser),
+        not the accumulation boundary every update goes through."""
         loop = guard.ctx.loop
         if loop is None:
             return False
-        return any(guard not in guards_of(ctx) for ctx in loop.step_contexts)
+        if any(guard not in guards_of(ctx) for ctx in loop.step_contexts):
+            return True
+        return self.model.calls_step([site for site in loop.sites if guard not in guards_of(site.ctx)])
 
     def dead(self, ctx: Context) -> bool:
         """Code no run of the project reaches: some guard around it tests a string setting (or
@@ -767,7 +784,7 @@ class GuardKinds:
         """Some guard around ``ctx`` holds on some iterations only (`if epoch % 5 == 0:`, not a
         rank test): what runs under it runs every few passes, not every pass."""
         for guard in guards_of(ctx):
-            if not (guard.positive or guard.exits) or (guard.steps and not self._steps_elsewhere(guard)):
+            if not (guard.positive or guard.exits) or (self._steps(guard) and not self._steps_elsewhere(guard)):
                 continue
             if self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[0] or self._rare(guard):
                 return True

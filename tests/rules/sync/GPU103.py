@@ -295,3 +295,56 @@ for clip, target in loader:
     loss = criterion(torch.stack([o.cuda() for o in out]), target.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: an agent's update called every few environment steps is a training step; a lazy regulariser's extra update is not
+import gym
+import torch
+import torch.nn.functional as F
+
+
+class Agent:
+    def __init__(self, net):
+        self.net = net.cuda()
+        self.optimizer = torch.optim.Adam(self.net.parameters())
+
+    def act(self, state):
+        return self.net(torch.as_tensor(state).cuda()).argmax().item()
+
+    def learn(self, batch):
+        states, targets = batch
+        loss = F.mse_loss(self.net(states.cuda()), targets.cuda())
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach().cpu().numpy()  # expect: GPU103
+
+
+def train_step(model, optimizer, x, y):
+    loss = F.cross_entropy(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
+def regularise(model, optimizer):
+    penalty = sum(p.pow(2).sum() for p in model.parameters())
+    optimizer.zero_grad()
+    penalty.backward()
+    optimizer.step()
+    return penalty.detach().cpu()  # expect: GPU103 info
+
+
+env = gym.make("CartPole-v1")
+agent = Agent(torch.nn.Linear(4, 2))
+state, _ = env.reset()
+for t in range(100000):
+    state, reward, done, _, _ = env.step(agent.act(state))
+    if t % 4 == 0:
+        agent.learn(memory.sample(32))
+
+model = torch.nn.Linear(8, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, (x, y) in enumerate(loader):
+    train_step(model, optimizer, x, y)
+    if i % 16 == 0:
+        regularise(model, optimizer)
