@@ -14,6 +14,7 @@ another file is asked about in that file's own model.
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -24,6 +25,11 @@ from advisor.model.names import dotted_name, last_segment
 
 Target = Tuple[object, FunctionInfo]
 Caller = Tuple[object, CallSite]
+# Methods every torch module has, and names that hold one: `model.train()` on a value of no known
+# class is nn.Module's, whatever class of the file also defines a `train`.
+_MODULE_METHODS = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float", "parameters", "state_dict",
+                             "load_state_dict", "zero_grad", "apply", "modules", "requires_grad_"})
+_MODEL_RECEIVER = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|backbone|classifier|generator|discriminator)s?$", re.IGNORECASE)
 _INSTANCE_CALL = ("forward", "__call__")
 
 
@@ -237,6 +243,9 @@ class CallGraph:
             if any(model.kinds(site.receiver, site.ctx, site.order).values()):
                 # `model.train()` on a DataParallel wrapper, `loader.sampler`: torch's object,
                 # not the one class of the file with a method of that name.
+                return []
+            if site.method in _MODULE_METHODS and _MODEL_RECEIVER.search(dotted_name(site.receiver).rsplit(".", 1)[-1]):
+                # `self._model.train()`: nn.Module's mode switch, not a recipe's own `train`.
                 return []
             local = model.resolve(f".{site.method}")
             return [(model, local)] if local is not None else []

@@ -246,7 +246,24 @@ def may_set(model, attr: str) -> bool:
     A rounded share of the attribute itself (`args.workers = (args.workers + n - 1) // n`) does
     not count: it keeps a positive count positive (see `shared_only`)."""
     stored, anything, _ = model.shared("namespace-stores", _namespace_stores)
-    return anything or attr in stored
+    if anything:
+        return True
+    places = stored.get(attr)
+    if places is None:
+        return False
+    if not places:
+        return True  # `setattr(args, "attr", ...)`
+    # Stores no run reaches (`args.world_size = int(os.environ["WORLD_SIZE"])` under a test of
+    # another option that its default decides against) leave the option's default in place.
+    # Deciding that reads options again: a store met again while deciding counts as a store.
+    busy = model.shared("namespace-stores-busy", lambda m: set())
+    if attr in busy:
+        return True
+    busy.add(attr)
+    try:
+        return not all(model.guards.dead(ctx) for ctx in places)
+    finally:
+        busy.discard(attr)
 
 
 def shared_only(model, attr: str) -> bool:
@@ -283,8 +300,10 @@ def rounded_share(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpres
     return None
 
 
-def _namespace_stores(model) -> Tuple[Set[str], bool, Set[str]]:
-    stored: Set[str] = set()
+def _namespace_stores(model) -> Tuple[Dict[str, List[Context]], bool, Set[str]]:
+    """(attribute -> where plain stores set it, empty for a `setattr`; whether anything may set
+    any attribute; attributes set only to a rounded share of themselves)."""
+    stored: Dict[str, List[Context]] = {}
     shares: Set[str] = set()
     anything = False
     for (_, target), found in model.facts.assignments.items():
@@ -293,13 +312,13 @@ def _namespace_stores(model) -> Tuple[Set[str], bool, Set[str]]:
             if all(not a.augmented and dotted_name(rounded_share(a.value)) == target for a in found):
                 shares.add(parts[-1])
             else:
-                stored.add(parts[-1])
+                stored.setdefault(parts[-1], []).extend(a.ctx for a in found)
     for site in model.facts.calls_by_callee.get("setattr", ()):
         args = site.node.args
         if len(args) >= 2 and type(args[1].value) is cst.SimpleString:
             value = args[1].value.evaluated_value
             if isinstance(value, str):
-                stored.add(value)
+                stored[value] = []
                 continue
         anything = anything or not _on_self(site)
     for site in model.method_calls("update"):
@@ -310,7 +329,7 @@ def _namespace_stores(model) -> Tuple[Set[str], bool, Set[str]]:
             anything = True  # `vars(args).update(config)`
     if any(name.endswith("__dict__") for name in model.facts.item_stores):
         anything = True
-    return stored, anything, shares - stored
+    return stored, anything, shares - stored.keys()
 
 
 def _on_self(site) -> bool:

@@ -97,6 +97,7 @@ class FileModel:
         """Drops every memoised answer that may depend on other files (one of them changed)."""
         self._trains: Dict[int, bool] = {}
         self._steps: Dict[int, bool] = {}
+        self._strict_steps: Dict[int, bool] = {}
         self._has_training_loop: Dict[int, bool] = {}
         self._loop_training: Dict[int, bool] = {}
         self._loop_hot: Dict[int, bool] = {}
@@ -378,6 +379,21 @@ class FileModel:
         self._steps[id(info)] = False
         result = info.direct_step or info.loose_step or self.calls_step(info.sites)
         self._steps[id(info)] = result
+        return result
+
+    def calls_optimizer_step(self, sites) -> bool:
+        """One of these calls runs a project function that steps an optimizer it names, itself
+        or through the functions it calls (not a `.step()` of something unknown: a profiler's,
+        an engine's)."""
+        return any(owner.steps_optimizer(target) for site in sites for owner, target in self.calls.targets(site))
+
+    def steps_optimizer(self, info: FunctionInfo) -> bool:
+        known = self._strict_steps.get(id(info))
+        if known is not None:
+            return known
+        self._strict_steps[id(info)] = False
+        result = info.direct_step or self.calls_optimizer_step(info.sites)
+        self._strict_steps[id(info)] = result
         return result
 
     def calls_step(self, sites) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -603,7 +603,7 @@ class GuardKinds:
                 for around in guards_of(site.ctx):
                     index.setdefault(id(around), []).append(site)
             self._guarded_calls = index
-        return self.model.calls_step(self._guarded_calls.get(id(guard), ()))
+        return self.model.calls_optimizer_step(self._guarded_calls.get(id(guard), ()))
 
     def _steps_elsewhere(self, guard: Guard) -> bool:
         """The loop around the guard also steps an optimizer outside it (itself, or through a
@@ -614,7 +614,7 @@ class GuardKinds:
             return False
         if any(guard not in guards_of(ctx) for ctx in loop.step_contexts):
             return True
-        return self.model.calls_step([site for site in loop.sites if guard not in guards_of(site.ctx)])
+        return self.model.calls_optimizer_step([site for site in loop.sites if guard not in guards_of(site.ctx)])
 
     def dead(self, ctx: Context) -> bool:
         """Code no run of the project reaches: some guard around it tests a string setting (or
@@ -647,29 +647,38 @@ class GuardKinds:
         )
 
     def _decided_against(self, guard: Guard) -> bool:
+        holds = guard.positive and not guard.exits
         test = guard.test
+        if holds and type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+            # `if args.dist_url == "env://" and args.world_size == -1:`: one conjunct that never
+            # holds is enough.
+            return any(self._outcomes(part, guard) == {False} for part in conjuncts(test))
+        outcomes = self._outcomes(test, guard)
+        return outcomes is not None and holds not in outcomes
+
+    def _outcomes(self, test: cst.BaseExpression, guard: Guard) -> Optional[Set[bool]]:
+        """The truth values a comparison of a string setting (or None) with literals takes on
+        every path the project takes, if known."""
         if type(test) is not cst.Comparison or len(test.comparisons) != 1 or dotted_name(test.left) is None:
-            return False
+            return None
         operator = type(test.comparisons[0].operator)
         comparator = test.comparisons[0].comparator
         model = self.model
         if operator in (cst.In, cst.NotIn):
             if type(comparator) not in (cst.List, cst.Tuple, cst.Set):
-                return False
+                return None
             allowed = [constant(model, e.value) for e in comparator.elements]
         elif operator in (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot):
             allowed = [constant(model, comparator)]
         else:
-            return False
+            return None
         if not allowed or any(a is None or a[0] not in ("str", "none") for a in allowed):
-            return False
+            return None
         found = literal_values(model, test.left, guard.ctx, guard.order + 0.5)
         if not found.complete or not found.values or any(t[0] not in ("str", "none") for t in found.values):
-            return False
+            return None
         hits = {t in allowed for t in found.values}
-        outcomes = hits if operator in (cst.In, cst.Equal, cst.Is) else {not h for h in hits}
-        holds = guard.positive and not guard.exits
-        return holds not in outcomes
+        return hits if operator in (cst.In, cst.Equal, cst.Is) else {not h for h in hits}
 
     def switched_off(self, ctx: Context) -> Optional[Guard]:
         """The guard around ``ctx`` that is a flag no run of the project turns on (`if

@@ -35,6 +35,9 @@ class LiteralValues(Question[Literals]):
     key = "literals"
     unknown = UNKNOWN
     follows_imports = True
+    # A binding no run reaches adds no value (`args.world_size = int(os.environ["WORLD_SIZE"])`
+    # under `if args.dist_url == "env://" and ...` where the option's default is a TCP address).
+    skips_dead = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Literals]:
         model = flow.model
@@ -76,12 +79,14 @@ class LiteralValues(Question[Literals]):
             return None  # a helper of the project: what it returns
         if type(expr) is cst.IfExp:
             return None
+        if type(expr) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation):
+            return _evaluated(flow, self, expr, ctx, order)
         return UNKNOWN
 
     def _attribute(self, flow: ValueFlow, expr: cst.Attribute, ctx: Context, order: int) -> Optional[Literals]:
         name = dotted_name(expr)
         reach = flow.bindings.reaching(name, ctx, order) if name is not None else None
-        if reach and not _only_shares(reach, name):
+        if reach and not _only_shares(reach, name) and not _only_dead(flow, reach):
             return None  # bound where it is read (`args.workers = 0`)
         qual = flow.model.imports.qualify(expr)
         if qual is not None and flow.model.symbol(qual) is not None:
@@ -152,6 +157,15 @@ def _only_shares(reach, name: str) -> bool:
     )
 
 
+def _only_dead(flow: ValueFlow, reach) -> bool:
+    """Every binding that reaches the read sits where no run goes (`args.world_size =
+    int(os.environ["WORLD_SIZE"])` under `if args.dist_url == "env://" and ...` whose option
+    defaults to a TCP address): the option's own value is what the read sees."""
+    return reach.parameter is None and bool(reach.assignments) and all(
+        flow.model.guards.dead(a.ctx) for a in reach.assignments
+    )
+
+
 def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
     if len(expr.slice) != 1 or not type(expr.slice[0].slice) is cst.Index:
         return None
@@ -187,3 +201,57 @@ SEQUENCE_LENGTHS = SequenceLengths()
 def sequence_lengths(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> Literals:
     """The lengths of the list or tuple literals ``expr`` can be where it is read."""
     return model.values.ask(SEQUENCE_LENGTHS, expr, ctx, model.order_of(expr) if order is None else order)
+
+
+# Operands with more values than this are not combined (the answer is then unknown).
+_MAX_OPERAND_VALUES = 8
+_COMPARE = {
+    cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b,
+    cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
+    cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
+}
+
+
+def _evaluated(flow: ValueFlow, question: LiteralValues, expr, ctx: Context, order: int) -> Literals:
+    """`args.world_size > 1 or args.multiprocessing_distributed`, `not args.no_cuda`: the
+    values the expression takes for every combination of its operands' known values (a
+    command-line default stays marked as one)."""
+    if type(expr) is cst.UnaryOperation:
+        if type(expr.operator) is not cst.Not:
+            return UNKNOWN
+        inner = flow.ask(question, expr.expression, ctx, order)
+        return _mapped([inner], lambda v: not v[1])
+    if type(expr) is cst.BooleanOperation:
+        left = flow.ask(question, expr.left, ctx, order)
+        is_or = type(expr.operator) is cst.Or
+        if left.complete and left.values and all(bool(v) is is_or for _, v in left.values):
+            return left  # decided by the left operand alone (`False and ...`, `True or ...`)
+        right = flow.ask(question, expr.right, ctx, order)
+        return _mapped([left, right], lambda a, b: (a if a[1] else b) if is_or else (b if a[1] else a), tagged=True)
+    if len(expr.comparisons) != 1 or type(expr.comparisons[0].operator) not in _COMPARE:
+        return UNKNOWN
+    compare = _COMPARE[type(expr.comparisons[0].operator)]
+    left = flow.ask(question, expr.left, ctx, order)
+    right = flow.ask(question, expr.comparisons[0].comparator, ctx, order)
+
+    def compared(a, b):
+        if {a[0], b[0]} <= {"int", "float", "bool"} or a[0] == b[0]:
+            return compare(a[1], b[1])
+        raise TypeError  # a str against a number: not a value this follower knows
+    return _mapped([left, right], compared)
+
+
+def _mapped(answers, combine, tagged: bool = False) -> Literals:
+    if not all(a.complete and a.values and len(a.values) <= _MAX_OPERAND_VALUES for a in answers):
+        return UNKNOWN
+    out = set()
+    pools = [sorted(a.values, key=repr) for a in answers]
+    combos = [(v,) for v in pools[0]] if len(pools) == 1 else [(a, b) for a in pools[0] for b in pools[1]]
+    for combo in combos:
+        try:
+            value = combine(*combo)
+        except TypeError:
+            return UNKNOWN
+        out.add(value if tagged else tag(value))
+    option = next((a.option for a in answers if a.option is not None), None)
+    return known(out, option)

@@ -16,6 +16,9 @@ from advisor.rules.memory.walks import walk
 _OPTIMIZER_RECEIVER = re.compile(r"optim|(^|_)opt($|_)|scaler", re.IGNORECASE)
 
 
+# Helpers that rescale gradients in place before the step: `scale_grads`, `scale_grads_`,
+# `_grad_scaler`, `rescale_gradients`, `normalize_grads`.
+_RESCALES_GRADS = re.compile(r"^_?(scale_grads?_?|rescale_grad(s|ients)?_?|normali[sz]e_grad(s|ients)?_?|grad_scaler)$", re.IGNORECASE)
 _ACCUMULATION_NAME = re.compile(r"accum|grad_acc|gradient_acc", re.IGNORECASE)
 
 
@@ -118,6 +121,8 @@ class AccumulatedLossNotScaled(Rule):
                 continue
             if self._steps_every_iteration(model, loop):
                 continue  # another optimizer steps every iteration (a GAN critic): its backward
+            if self._gradients_rescaled(model, loop):
+                continue  # `scale_grads(model, 1 / num_tokens)` before the step normalises the sum
             k = _modulus(test)
             if k is None or (type(k) is cst.Integer and k.evaluated_value <= 1):
                 continue
@@ -143,6 +148,23 @@ class AccumulatedLossNotScaled(Rule):
                     # accum_steps: the count itself where it is written as a number, for the probe
                     data={"steps": shown, "accum_steps": k.evaluated_value if type(k) is cst.Integer else None},
                 )
+
+    @staticmethod
+    def _gradients_rescaled(model: FileModel, loop: LoopInfo) -> bool:
+        """The loop rescales the summed gradients itself before stepping: a helper named for it
+        (`training.scale_grads(model, 1 / num_tokens)`), or `p.grad.div_(n)` / `p.grad /= n`.
+        The loss is then summed on purpose (times its token count) and divided once."""
+        for site in loop.sites:
+            name = dotted_name(site.node.func) or ""
+            last = name.rsplit(".", 1)[-1]
+            if _RESCALES_GRADS.match(last):
+                return True
+            if site.method in ("div_", "mul_") and ".grad" in (site.receiver_name or ""):
+                return True
+        return any(
+            a.augmented and a.target.endswith(".grad") and a.ctx.loop is not None and a.ctx.loop.within(loop)
+            for (_, target), found in model.facts.assignments.items() if target.endswith(".grad") for a in found
+        )
 
     def _steps_every_iteration(self, model: FileModel, loop: LoopInfo) -> bool:
         for site in model.method_calls("step"):

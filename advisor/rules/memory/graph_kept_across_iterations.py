@@ -215,8 +215,10 @@ class GraphRetainedAcrossIterations(Rule):
             inside = [a for a in bindings if a.ctx.function is ctx.function and (a.ctx.loop is not None and a.ctx.loop.within(loop))]
         else:
             inside = [a for a in bindings if a.ctx.function is ctx.function and ctx.function is not None]
-        if any(not a.ctx.gated for a in inside):
-            return False  # rebuilt every iteration
+        if any(not a.ctx.gated or not model.guards.gated(a.ctx) for a in inside):
+            # Rebuilt every iteration, or on every optimizer step (`running_loss = 0` in the
+            # `if (i + 1) % accum == 0:` branch that steps): one step's worth at most.
+            return False
         if target.startswith("self."):
             return True
         if any(a not in inside for a in bindings):

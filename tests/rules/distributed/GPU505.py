@@ -261,3 +261,30 @@ for data in loader:
     loss = netG(data.cuda()).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a DDP switch computed from options (`world_size > 1 or multiprocessing_distributed`) whose defaults leave it off
+import argparse
+import os
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--world-size", default=-1, type=int)
+parser.add_argument("--dist-url", default="tcp://127.0.0.1:23456")
+parser.add_argument("--multiprocessing-distributed", action="store_true")
+args = parser.parse_args()
+
+
+def main(model, loader, optimizer):
+    if args.dist_url == "env://" and args.world_size == -1:
+        args.world_size = int(os.environ["WORLD_SIZE"])
+    args.distributed = args.world_size > 1 or args.multiprocessing_distributed
+    if args.distributed:
+        model = torch.nn.parallel.DistributedDataParallel(model.cuda())
+    else:
+        model = torch.nn.DataParallel(model).cuda()  # expect: GPU505
+    for x, y in loader:
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

@@ -235,3 +235,36 @@ for step, (data, targets) in enumerate(train_loader):
         loss = loss_func(output_chunk, target_chunk)
         loss.backward()
     optimizer.step()
+
+# %% valid: a running total reset in the branch that steps the optimizer holds one step's micro-batches
+import torch
+
+
+class Recipe:
+    def __init__(self, model, optimizer, loader, accumulation=4):
+        self._model = model.cuda()
+        self._optimizer = optimizer
+        self._loader = loader
+        self._accumulation = accumulation
+
+    def validate(self, loader):
+        self._model.eval()
+        with torch.no_grad():
+            losses = [self._model(x.cuda()).mean() for x in loader]
+        self._model.train()
+        return torch.stack(losses).mean()
+
+    def train(self, epochs):
+        running_loss = 0
+        for epoch in range(epochs):
+            for idx, (x, y) in enumerate(self._loader):
+                loss = torch.nn.functional.mse_loss(self._model(x.cuda()), y.cuda())
+                running_loss += loss
+                loss.backward()
+                if (idx + 1) % self._accumulation == 0:
+                    self._optimizer.step()
+                    self._optimizer.zero_grad()
+                    print(f"loss {running_loss.detach().item() / self._accumulation:.4f}")
+                    running_loss = 0
+                if idx % 1000 == 999:
+                    self.validate(self._loader)

@@ -228,3 +228,28 @@ for step, (x, y) in enumerate(loader):
     if (step + 1) % args.gradient_accumulation_steps == 0:
         optimizer.step()
         optimizer.zero_grad()
+
+# %% valid: losses summed by token count, the gradients divided by the total tokens before the step
+import torch
+
+
+def scale_grads(model, factor):
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad.mul_(factor)
+
+
+def train(model, loader, optimizer, loss_fn, accumulation=8):
+    model.cuda()
+    num_tokens = 0
+    for idx, batch in enumerate(loader):
+        labels = batch["labels"].cuda()
+        tokens = (labels != -100).sum()
+        num_tokens += tokens
+        loss = loss_fn(model(batch["input_ids"].cuda()), labels) * tokens
+        loss.backward()
+        if (idx + 1) % accumulation == 0:
+            scale_grads(model, 1 / num_tokens)
+            optimizer.step()
+            optimizer.zero_grad()
+            num_tokens = 0
