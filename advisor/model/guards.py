@@ -35,6 +35,7 @@ from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.occasional_tests import occasional
 from advisor.model.value_flow import argument, parameter_default
+from advisor.model.walk import children
 
 _MAX_DEPTH = 3
 
@@ -59,6 +60,17 @@ _DEBUG_NAME = re.compile(
 
 # A flag named for keeping tensors in host memory: `cpu_cache`, `offload`, `keep_on_cpu`.
 _OFFLOAD_SWITCH = re.compile(r"(^|_)(cpu|offload)(_|$)|offload", re.IGNORECASE)
+
+
+def _asks_for_cpu(test: cst.BaseExpression) -> bool:
+    """`mode == "cpu"`, `device == 'cpu'`: the arm a caller picks to do the work in host memory
+    (YOLOX's label assignment retried on the CPU after running out of GPU memory)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(type(side) is cst.SimpleString and side.evaluated_value == "cpu" for side in sides)
 
 
 def _debug_switch(test: cst.BaseExpression) -> bool:
@@ -122,6 +134,43 @@ def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
             return True
         if loop is not None and abort.loop is loop and (abort.kind == "break" or not abort.caught):
             return True
+    return False
+
+
+def single_pass(model, loop: Optional[LoopInfo]) -> bool:
+    """The loop's body ends with a `break` that nothing skips (no `continue` of this loop): it
+    runs once (`for batch in loader: ...; break`, a data-dependent initialisation)."""
+    if loop is None:
+        return False
+    return id(loop) in model.shared("single-pass-loops", _single_pass_loops)
+
+
+def _single_pass_loops(model) -> Set[int]:
+    out: Set[int] = set()
+    for loop in model.facts.loops:
+        body = getattr(loop.node, "body", None)
+        statements = getattr(body, "body", ())
+        if not statements or type(statements[-1]) is not cst.SimpleStatementLine:
+            continue
+        if not statements[-1].body or type(statements[-1].body[-1]) is not cst.Break:
+            continue
+        if not _continues(statements):
+            out.add(id(loop))
+    return out
+
+
+def _continues(statements) -> bool:
+    """A `continue` of the loop these statements are the body of (not of a nested loop)."""
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Continue:
+            return True
+        if type(node) in (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            if type(node) in (cst.For, cst.While) and node.orelse is not None:
+                stack.append(node.orelse)
+            continue
+        stack.extend(children(node))
     return False
 
 
@@ -694,11 +743,13 @@ class GuardKinds:
 
     def offloading(self, ctx: Context) -> bool:
         """Some guard around ``ctx`` is a switch named for keeping data in host memory (`if
-        self.cpu_cache:`, `if args.offload:`, `if keep_on_cpu and ...`): what copies to the host
-        under it is a memory saving the user turned on, not an accident of the step."""
+        self.cpu_cache:`, `if args.offload:`, `if keep_on_cpu and ...`) or asks for the CPU (`if
+        mode == "cpu":`): what copies to the host under it is a choice, not an accident of the
+        step."""
         for guard in guards_of(ctx):
             if guard.positive and not guard.exits and any(
-                _OFFLOAD_SWITCH.search((dotted_name(t) or "").rpartition(".")[2]) for t in conjuncts(guard.test)
+                _OFFLOAD_SWITCH.search((dotted_name(t) or "").rpartition(".")[2]) or _asks_for_cpu(t)
+                for t in conjuncts(guard.test)
             ):
                 return True
         return False

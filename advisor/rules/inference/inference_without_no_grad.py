@@ -5,6 +5,7 @@ from typing import Iterator, Optional, Set
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel, LoopInfo
+from advisor.model.guards import single_pass
 from advisor.model.graphs import fresh_tensor
 from advisor.model.module_layers import parameter_free
 from advisor.model.tensors import is_python_value
@@ -75,7 +76,7 @@ class InferenceWithoutNoGrad(Rule):
         (`pickle.load(f)`, or a module saved whole and read back with `torch.load`, through
         `checkpoint["encoder"]`: its parameters keep the `requires_grad` they were saved with,
         often off), when the loop runs a handful of times (`range(10)`: each graph is dropped as
-        the next iteration rebinds the output), or when nothing in the file or the project files
+        the next iteration rebinds the output) or once (its body ends with a `break`), or when nothing in the file or the project files
         around it puts a tensor on a GPU (no CUDA, no device, no `.to(...)`: the graphs cost host
         memory only).
     """
@@ -165,6 +166,7 @@ class InferenceWithoutNoGrad(Rule):
             # or in the files around it) pays in host memory, not in the GPU memory this rule is about.
             unsure = (
                 disabled is None or unpickled(model, site.node.func, site.ctx) or _few_iterations(site.ctx.loop)
+                or single_pass(model, site.ctx.loop)  # `for batch in loader: model(batch); break`
                 or (model.project is not None and not model.may_use_gpu)
             )
             yield self.report(

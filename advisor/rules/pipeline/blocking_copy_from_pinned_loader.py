@@ -5,6 +5,7 @@ from typing import Dict, Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.guards import single_pass
 from advisor.model.file_model import call_argument
 from advisor.model.names import root_name
 from advisor.model.subtree import contains
@@ -92,7 +93,8 @@ class BlockingCopyFromPinnedLoader(Rule):
         An Ignite `create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose
         engine runs over pinned loaders is reported at its call when it gets no
         `non_blocking=True` and no `prepare_batch` of the user's: ignite's default
-        `prepare_batch` then makes each copy with `non_blocking=False`.
+        `prepare_batch` then makes each copy with `non_blocking=False`. A loop whose body ends
+        with a `break` nothing skips copies one batch: information.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -193,6 +195,15 @@ class BlockingCopyFromPinnedLoader(Rule):
             else:
                 edit = NodeEdit(call.whitespace_before_args, "non_blocking=True", "after")
             fix = FixSpec("add `non_blocking=True`", (edit,))
+            if single_pass(model, loop) and not self._evaluated_now_and_then(model, loop):
+                yield self.report(
+                    call,
+                    "copy of a pinned batch without `non_blocking=True` (one batch: the loop is left "
+                    "after its first pass)",
+                    severity=Severity.INFO,
+                    fix=fix,
+                )
+                continue
             if self._evaluated_now_and_then(model, loop):
                 yield self.report(
                     call,

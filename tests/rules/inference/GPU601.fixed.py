@@ -89,3 +89,20 @@ def generate(ckpt, steps, device):
 
 
 generate("snapshot.pt", range(18), "cuda")
+
+# %% invalid: a model called once, in a loop left after its first pass, is info
+import torch
+from torch.utils.data import DataLoader
+
+
+@torch.no_grad()
+def initialise(model, dataset):
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True)
+    model.cuda().train()
+    for x, lengths in loader:
+        model(x.cuda(non_blocking=True), lengths.cuda(non_blocking=True))  # expect: GPU601 info
+        break
+    torch.save(model.state_dict(), "init.pth")
+
+
+initialise(torch.nn.Linear(8, 8), torch.utils.data.TensorDataset(torch.randn(64, 8), torch.randn(64)))

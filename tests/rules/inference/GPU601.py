@@ -382,3 +382,19 @@ samples = []
 with open("names.txt") as fin:
     for row in fin:
         samples.append(encoder(row.strip()))
+
+# %% invalid: a model called once, in a loop left after its first pass, is info
+import torch
+from torch.utils.data import DataLoader
+
+
+def initialise(model, dataset):
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True)
+    model.cuda().train()
+    for x, lengths in loader:
+        model(x.cuda(non_blocking=True), lengths.cuda(non_blocking=True))  # expect: GPU601 info
+        break
+    torch.save(model.state_dict(), "init.pth")
+
+
+initialise(torch.nn.Linear(8, 8), torch.utils.data.TensorDataset(torch.randn(64, 8), torch.randn(64)))

@@ -243,3 +243,18 @@ for epoch in range(epochs):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: one batch drawn for a data-dependent initialisation, the loop left after its first pass: info
+import torch
+from torch.utils.data import DataLoader
+
+
+def initialise(model, dataset):
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True, shuffle=True)
+    model.cuda().train()
+    for x, lengths in loader:
+        x, lengths = x.cuda(non_blocking=True), lengths.cuda(non_blocking=True)  # expect: GPU203 info, GPU203 info
+        with torch.no_grad():
+            model(x, lengths, init=True)
+        break
+    torch.save(model.state_dict(), "init.pth")

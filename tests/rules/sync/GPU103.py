@@ -348,3 +348,26 @@ for i, (x, y) in enumerate(loader):
     train_step(model, optimizer, x, y)
     if i % 16 == 0:
         regularise(model, optimizer)
+
+# %% invalid: tensors moved to the host in the arm a caller picks with `mode="cpu"` (a retry after running out of GPU memory) are info
+import torch
+
+
+def assign(preds, targets, mode="gpu"):
+    if mode == "cpu":
+        preds, targets = preds.cpu().float(), targets.cpu().float()  # expect: GPU103 info, GPU103 info
+    cost = torch.cdist(preds, targets)
+    return cost.argmin(1)
+
+
+model = torch.nn.Linear(4, 4).cuda()
+for x, y in loader:
+    preds = model(x.cuda())
+    try:
+        matched = assign(preds, y.cuda())
+    except RuntimeError:
+        torch.cuda.empty_cache()
+        matched = assign(preds, y.cuda(), mode="cpu").cuda()
+    loss = (preds - y.cuda()[matched]).pow(2).mean()
+    loss.backward()
+    optimizer.step()
