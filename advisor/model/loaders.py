@@ -419,8 +419,11 @@ class Enumerated(Question[frozenset]):
             wrapper = last_segment(model.imports.qualify(expr.func) or dotted_name(expr.func))
             if wrapper == "enumerate":
                 return _ALWAYS_ENUMERATED
-            if wrapper in ITERATION_WRAPPERS and expr.args and not model.calls.targets_of_expression(expr, ctx, order):
+            targets = model.calls.targets_of_expression(expr, ctx, order)
+            if wrapper in ITERATION_WRAPPERS and expr.args and not targets:
                 return flow.ask(self, expr.args[0].value, ctx, order)
+            if targets and all(_yields_counted(info) for _, info in targets):
+                return _ALWAYS_ENUMERATED  # `for it, (x, y) in logger.log_every(...)`: a count first
             return self.unknown
         return None if type(expr) in (cst.Name, cst.IfExp) else self.unknown
 
@@ -429,6 +432,31 @@ class Enumerated(Question[frozenset]):
 
 
 ENUMERATED = Enumerated()
+
+
+def _yields_counted(info) -> bool:
+    """A generator of the project whose every `yield` is `i, item` with `i` the count of a loop
+    of its own (`for i in range(...)`, `for i, obj in enumerate(...)`: a logger's `log_every`
+    that counts the batches it hands on): iterating it is like iterating `enumerate(...)`."""
+    if not info.generator or not info.yields or info.yields_from:
+        return False
+    counters = set()
+    for loop in info.loops:
+        node = loop.node
+        if type(node) is not cst.For or type(node.iter) is not cst.Call:
+            continue
+        wrapper = dotted_name(node.iter.func)
+        if wrapper == "range" and type(node.target) is cst.Name:
+            counters.add(node.target.value)  # `for i in range(start, total):`
+        elif wrapper == "enumerate" and type(node.target) is cst.Tuple and node.target.elements:
+            first = node.target.elements[0].value  # `for i, obj in enumerate(loader):`
+            if type(first) is cst.Name:
+                counters.add(first.value)
+    return bool(counters) and all(
+        type(y.value) is cst.Tuple and len(y.value.elements) == 2 and type(y.value.elements[0].value) is cst.Name
+        and y.value.elements[0].value.value in counters
+        for y in info.yields
+    )
 
 
 def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:

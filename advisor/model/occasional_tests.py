@@ -22,6 +22,8 @@ import re
 import libcst as cst
 
 # Step counters: a test of one for equality holds at a single step of the run (or of the epoch).
+# A collection of chosen steps: `log_iters`, `save_steps`, `eval_epochs`, `milestones`.
+_STEP_SET = re.compile(r"(iters|steps|epochs|milestones|checkpoints)$", re.IGNORECASE)
 _STEP_COUNTER = re.compile(
     r"^(global_)?(step|steps|iter|iters|iteration|itr|it|i|epoch|batch_idx|batch_index|n_iter|global_iter"
     r"|update|updates|num_updates|n_updates|total_steps|completed_steps|curr_step|cur_step|current_step)$",
@@ -79,6 +81,8 @@ def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:
     if operator in (cst.In, cst.NotIn):
         # `if n_updates in [1000, 2000, 4000]:`: a few milestone steps
         milestones = type(right) in (cst.List, cst.Tuple, cst.Set) and bool(right.elements)
+        # `if it in metric_lg.log_iters:`, `if step in save_steps:`: steps a collection names
+        milestones = milestones or bool(_STEP_SET.search(_last_name(right)))
         return (milestones and bool(_STEP_COUNTER.match(_last_name(left)))
                 and (operator is cst.In) == runs_when)
     if _since_last(right) or _elapsed(right):

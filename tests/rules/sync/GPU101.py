@@ -1173,3 +1173,23 @@ for x, y in loader:
     loss = smoothed_loss(model(x.cuda()), y.cuda(), smoothing=opt.label_smoothing)
     loss.backward()
     optimizer.step()
+
+# %% invalid: reads under a test that the step is one a logger's collection names run now and then: info
+import torch
+
+
+class Logger:
+    def __init__(self, every):
+        self.log_iters = set(range(0, 100000, every))
+
+
+def train(model, loader, optimizer, logger):
+    model.cuda()
+    for it, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if it == 0 or it in logger.log_iters:
+            print(loss.item())  # expect: GPU101 info
+        print(loss.item())  # expect: GPU101

@@ -1165,3 +1165,42 @@ for images, targets in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% valid: the count a logger's generator yields with each batch is a Python int
+from collections.abc import Iterator
+
+import torch
+
+
+class MetricLogger:
+    def log_every(self, start, total, itrt):
+        if isinstance(itrt, Iterator):
+            for i in range(start, total):
+                obj = next(itrt)
+                yield i, obj
+        else:
+            for i, obj in enumerate(itrt):
+                if i < start:
+                    continue
+                yield i, obj
+
+
+def train_one_epoch(ep, model, ld_or_itrt, optimizer, iters, warmup):
+    logger = MetricLogger()
+    for it, (x, y) in logger.log_every(0, iters, ld_or_itrt):
+        g_it = ep * iters + it
+        if g_it <= warmup:
+            for group in optimizer.param_groups:
+                group["lr"] = 1e-3 * g_it / warmup
+        loss = torch.nn.functional.cross_entropy(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(model, dataset, epochs, iters):
+    model.cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    loader = torch.utils.data.DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+    for ep in range(epochs):
+        train_one_epoch(ep, model, loader, optimizer, iters, 500)
