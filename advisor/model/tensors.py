@@ -594,7 +594,8 @@ class HostTensor(Question[bool]):
         if _listed_on_host(flow, expr, ctx, order):
             return not _moved(flow.model, expr)
         root = value_root(flow.model, expr)
-        if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)):
+        if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)
+                                       or _tokenized(root)):
             return not _moved(flow.model, expr)
         if not type(root) is cst.Name:
             return False
@@ -616,6 +617,15 @@ class HostTensor(Question[bool]):
 
 
 HOST_TENSOR = HostTensor()
+
+
+def _tokenized(call: cst.Call) -> bool:
+    """`tokenizer(text, ..., return_tensors="pt")`, `processor(images=..., return_tensors="pt")`:
+    a tokenizer's or processor's tensors are made in host memory."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "return_tensors":
+            return type(arg.value) is cst.SimpleString and arg.value.evaluated_value == "pt"
+    return False
 # Functions that join a sequence of tensors into one on the device the parts are on.
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
@@ -635,13 +645,33 @@ def _joined_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -
     elif type(parts.value) is cst.Name:
         values = list_elements(flow.model, parts.value.value, ctx, order)
         if values is None:
-            return False
-        found = [(v.expr, v.ctx, v.order) for v in values if v.flow is flow]
-        if len(found) != len(values):
-            return False
+            found = _tuple_bound(flow, parts.value.value, ctx, order)
+            if found is None:
+                return False
+        else:
+            found = [(v.expr, v.ctx, v.order) for v in values if v.flow is flow]
+            if len(found) != len(values):
+                return False
     else:
         return False
     return bool(found) and all(flow.ask(HOST_TENSOR, e, c, o) for e, c, o in found)
+
+
+def _tuple_bound(flow: ValueFlow, name: str, ctx: Context, order: int):
+    """The parts of the tuple literal a name is bound to on every path (`chunk =
+    (ids[0:1], ids[i:j], ids[-1:])`, then `torch.cat(chunk)`), with where each is read."""
+    reach = flow.bindings.reaching(name, ctx, order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return None
+    found = []
+    for assignment in reach.assignments:
+        value = assignment.value
+        if assignment.augmented or assignment.index is not None or type(value) is not cst.Tuple:
+            return None  # a list may grow after it is bound (a helper appends to it)
+        if any(type(e) is cst.StarredElement for e in value.elements):
+            return None
+        found.extend((e.value, assignment.ctx, assignment.order) for e in value.elements)
+    return found
 
 
 def _listed_on_host(flow: ValueFlow, expr, ctx: Context, order: int) -> bool:

@@ -1204,3 +1204,29 @@ def main(model, dataset, epochs, iters):
     loader = torch.utils.data.DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
     for ep in range(epochs):
         train_one_epoch(ep, model, loader, optimizer, iters, 500)
+
+# %% valid: a tokenizer's ids are made in host memory, and so are chunks joined from them
+import torch
+
+
+def encode(tokenizer, text, max_length):
+    input_ids = tokenizer(text, padding="max_length", max_length=max_length, return_tensors="pt").input_ids
+    input_ids = input_ids.squeeze(0)
+    chunks = []
+    for i in range(1, max_length - 75, 75):
+        chunk = (input_ids[0].unsqueeze(0), input_ids[i:i + 75], input_ids[-1].unsqueeze(0))
+        chunk = torch.cat(chunk)
+        if chunk[-2] != tokenizer.eos_token_id:
+            chunk[-1] = tokenizer.eos_token_id
+        chunks.append(chunk)
+    return torch.stack(chunks)
+
+
+def train(model, text_encoder, tokenizer, loader, optimizer):
+    model.cuda()
+    for images, captions in loader:
+        ids = torch.cat([encode(tokenizer, c, 225) for c in captions]).cuda()
+        loss = model(images.cuda(), text_encoder(ids)).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
