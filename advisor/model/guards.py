@@ -426,6 +426,12 @@ def _value_check(model, test: cst.BaseExpression, ctx=None, order: float = 0) ->
     (`if torch.isnan(loss).any():`, `if not torch.isfinite(loss):`). The test itself still
     reads the GPU every step; what its branch does (print the bad value, raise) is not per step."""
     node = test
+    if type(node) is cst.BooleanOperation:
+        # `if torch.isnan(q).any() or q.abs().max() > 1500:` runs when one check fails; with
+        # `and`, only when one does and more holds.
+        left = _value_check(model, node.left, ctx, order)
+        right = _value_check(model, node.right, ctx, order)
+        return (left and right) if type(node.operator) is cst.Or else (left or right)
     while type(node) is cst.UnaryOperation and type(node.operator) in (cst.Not, cst.BitInvert):
         node = node.expression
     if type(node) is cst.Comparison:

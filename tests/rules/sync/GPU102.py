@@ -342,3 +342,17 @@ for batch_idx, (inputs, targets) in enumerate(trainloader):
     loss.backward()
     optimizer.step()
     print("Loss: %.3f" % (train_loss / (batch_idx + 1)))
+
+# %% invalid: prints under one of several sanity checks joined with `or` are info (the checks themselves are GPU104's)
+import torch
+
+for video, queries in loader:
+    video, queries = video.cuda(), queries.cuda()
+    if torch.isnan(queries).any() or queries.abs().max() > 1500:
+        print("failed sample", queries)  # expect: GPU102 info
+        queries = torch.zeros_like(queries)
+    if torch.isnan(queries).any() or queries.mean() > 0:
+        print("odd sample", queries)  # expect: GPU102
+    loss = model(video, queries).mean()
+    loss.backward()
+    optimizer.step()
