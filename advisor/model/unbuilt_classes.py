@@ -47,25 +47,50 @@ Rows = Callable[[cst.CSTNode], Tuple[int, int]]
 
 def unbuilt_class_rows(model, rows: Rows) -> List[Tuple[int, int]]:
     """The first and last rows (1-based) of the file's top-level classes nothing in the project
-    builds or names, sorted; computed once per file."""
+    builds or names, sorted; computed once per file. ``rows(statement)`` is asked only when the
+    file was parsed whole (the chunks of a chunked parse already say where each statement is)."""
     return model.shared("unbuilt-class-rows", lambda m: _unbuilt(m, rows))
+
+
+def _units(model, rows: Rows) -> List[Tuple[cst.CSTNode, str, int, int]]:
+    """(top-level statement, its text, first row, last row). A chunk of several statements (`a =
+    1; b = 2`) is one unit of its first statement and plain code: no class is found in it."""
+    text = model.text
+    chunked = model.chunked
+    if chunked is not None and chunked.prints_text:
+        out = []
+        firsts = chunked.first_lines
+        total = text.count("\n") + 1
+        for index, chunk in enumerate(chunked.chunks):
+            if not chunk.statements:
+                continue
+            last = firsts[index + 1] - 1 if index + 1 < len(firsts) else total
+            statement = chunk.statements[0] if len(chunk.statements) == 1 else None
+            out.append((statement, chunk.text, firsts[index], last))
+        return out
+    lines = text.splitlines()
+    out = []
+    for statement in model.module.body:
+        first, last = rows(statement)
+        out.append((statement, "\n".join(lines[first - 1:last]), first, last))
+    return out
 
 
 def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     project, path, text = model.project, model.real_path, model.text
     if project is None or path is None or not text or _SELF_LOOKUP.search(text):
         return []
+    if not any(type(s) is cst.ClassDef and not s.decorators for s in model.module.body):
+        return []
     if project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py")):
         return []  # a package others install: its classes are built by their code
-    lines = text.splitlines()
     # Undecorated top-level classes and functions, by name: their rows and the words they read.
     candidates: Dict[str, List[Tuple[int, int]]] = {}
     functions: Set[str] = set()
     by_owner: Dict[str, List[Set[str]]] = {}
     frontier: List[Set[str]] = []  # words read by code that runs: module level, decorated definitions
-    for statement in model.module.body:
-        first, last = rows(statement)
-        words = set(_WORD.findall("\n".join(lines[first - 1:last])))
+    for statement, unit_text, first, last in _units(model, rows):
+        words = set(_WORD.findall(unit_text))
         kind = type(statement)
         if kind in (cst.ClassDef, cst.FunctionDef) and not statement.decorators:
             name = statement.name.value
