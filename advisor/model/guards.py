@@ -500,6 +500,7 @@ class GuardKinds:
         self._dead: Dict[int, bool] = {}
         self._unset: Dict[str, bool] = {}  # attribute names no nearby file sets (getattr flags)
         self._guarded_calls: Optional[Dict[int, List[object]]] = None  # id(guard) -> calls under it
+        self._loop_steps: Dict[int, List[object]] = {}  # id(loop) -> its calls that step an optimizer
 
     def test_kinds(self, test: cst.BaseExpression, ctx: Context, order: float, depth: int = 0) -> Tuple[bool, bool]:
         key = (id(test), depth)
@@ -669,7 +670,15 @@ class GuardKinds:
             return False
         if any(guard not in guards_of(ctx) for ctx in loop.step_contexts):
             return True
-        return self.model.calls_optimizer_step([site for site in loop.sites if guard not in guards_of(site.ctx)])
+        return any(guard not in guards_of(site.ctx) for site in self._stepping_calls(loop))
+
+    def _stepping_calls(self, loop: LoopInfo) -> List[object]:
+        """The calls in the loop that run a function stepping an optimizer (once per loop: a
+        loop of many guarded steps asks for each)."""
+        known = self._loop_steps.get(id(loop))
+        if known is None:
+            known = self._loop_steps[id(loop)] = [s for s in loop.sites if self.model.calls_optimizer_step([s])]
+        return known
 
     def dead(self, ctx: Context) -> bool:
         """Code no run of the project reaches: some guard around it tests a string setting (or
