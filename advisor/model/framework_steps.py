@@ -11,6 +11,7 @@ from typing import Iterator, Optional, Set, Tuple
 import libcst as cst
 
 from advisor.model.facts import Context, FunctionInfo
+from advisor.model.guards import conjuncts
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument, parameter_default
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
@@ -377,7 +378,7 @@ def inference_branch(ctx: Context) -> bool:
         if guard is not None:
             parts = [guard.test]
             if guard.positive and type(guard.test) is cst.BooleanOperation and type(guard.test.operator) is cst.And:
-                parts = _and_parts(guard.test)
+                parts = conjuncts(guard.test)
             for test in parts:
                 positive = guard.positive
                 if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
@@ -387,13 +388,3 @@ def inference_branch(ctx: Context) -> bool:
         current = current.outer
     return False
 
-
-def _and_parts(test: cst.BaseExpression) -> list:
-    stack, out = [test], []
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
-            stack.extend((node.left, node.right))
-        else:
-            out.append(node)
-    return out
