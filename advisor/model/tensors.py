@@ -552,10 +552,11 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
     return not _moved(model, expr)
 
 
-def _last_move(model, expr: cst.BaseExpression) -> Optional[str]:
+def _last_move(model, expr: cst.BaseExpression, ctx: Optional[Context] = None, order: int = 1 << 30) -> Optional[str]:
     """Where the last move of the method chain sends the value: "host" (`loss.cpu()`,
-    `x.to("cpu").sum()`), "device" (`y.cuda()`, `y.to(device)`, `y_true.type_as(x)`), or None
-    when the chain moves nothing (a plain name or attribute: its bindings decide)."""
+    `x.to("cpu").sum()`, `x.to(loss_device)` after `loss_device = torch.device("cpu")`),
+    "device" (`y.cuda()`, `y.to(device)`, `y_true.type_as(x)`), or None when the chain moves
+    nothing (a plain name or attribute: its bindings decide)."""
     if type(expr) is not cst.Call:
         return None
     for node in value_chain(model, expr):
@@ -569,7 +570,8 @@ def _last_move(model, expr: cst.BaseExpression) -> Optional[str]:
             if type(first) is cst.SimpleString and first.evaluated_value == "cpu":
                 return "host"
             if not is_dtype(model, first):
-                return "device"
+                on_host = ctx is not None and type(first) is not cst.SimpleString and device_kind(model, first, ctx, order) == HOST
+                return "host" if on_host else "device"
         elif method == "cuda" or (method == "type_as" and node.args and not host_factory(model, node.args[0].value)):
             return "device"
     return None
@@ -584,7 +586,7 @@ class HostTensor(Question[bool]):
     placement = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
-        moved = _last_move(flow.model, expr)
+        moved = _last_move(flow.model, expr, ctx, order)
         if moved is not None:
             return moved == "host"  # `loss.cpu()` handed to a logger; `y.cuda()` of a host `y`
         if host_factory(flow.model, expr) or type(expr) in (cst.Integer, cst.Float):
@@ -593,6 +595,9 @@ class HostTensor(Question[bool]):
             return True
         if _listed_on_host(flow, expr, ctx, order):
             return not _moved(flow.model, expr)
+        if type(expr) is cst.BinaryOperation:
+            # `out.to(loss_device).sum() - y.to(loss_device).sum()`: arithmetic of host values
+            return flow.ask(self, expr.left, ctx, order) and flow.ask(self, expr.right, ctx, order)
         root = value_root(flow.model, expr)
         if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)
                                        or _tokenized(root)):

@@ -1193,3 +1193,18 @@ def train(model, loader, optimizer, logger):
         if it == 0 or it in logger.log_iters:
             print(loss.item())  # expect: GPU101 info
         print(loss.item())  # expect: GPU101
+
+# %% valid: a loss computed from outputs copied to a CPU device variable is read without waiting again
+import torch
+
+
+def train(model, loader, optimizer):
+    device = torch.device("cuda")
+    loss_device = torch.device("cpu")
+    model.to(device)
+    for x, y in loader:
+        out = model(x.to(device))
+        loss = out.to(loss_device).sum() - y.to(loss_device).sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())

@@ -371,3 +371,31 @@ for x, y in loader:
     loss = (preds - y.cuda()[matched]).pow(2).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: outputs sent to a device held in a variable that names the CPU
+import torch
+
+
+def train(model, loader, optimizer):
+    device = torch.device("cuda")
+    loss_device = torch.device("cpu")
+    model.to(device)
+    for x, y in loader:
+        out = model(x.to(device))
+        loss = out.to(loss_device).sum() - y.to(loss_device).sum()  # expect: GPU103
+        loss.backward()
+        optimizer.step()
+
+# %% valid: a device variable that names the CPU on one path only
+import torch
+
+
+def train(model, loader, optimizer, cpu_eval):
+    loss_device = torch.device("cuda")
+    if cpu_eval:
+        loss_device = torch.device("cuda:1")
+    for x, y in loader:
+        out = model(x.cuda())
+        loss = (out.to(loss_device) - y.to(loss_device)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
