@@ -967,9 +967,9 @@ def host_built_from(model, expr: cst.BaseExpression, ctx: Context, order: Option
 
 
 def type_fallback(model, expr: cst.BaseExpression, ctx: Context) -> bool:
-    """The read runs under `if isinstance(name, torch.Tensor):`: code that takes tensors and
-    numbers alike and converts only the tensors (a metric logger's `update(**values)`), whose
-    callers decide what it gets."""
+    """The read runs under `if isinstance(name, torch.Tensor):` (or `if hasattr(name, "item"):`):
+    code that takes tensors and numbers alike and converts only the tensors (a metric logger's
+    `update(**values)`), whose callers decide what it gets."""
     name = dotted_name(expr)
     if name is None:
         return False
@@ -977,7 +977,11 @@ def type_fallback(model, expr: cst.BaseExpression, ctx: Context) -> bool:
         test = condition.guard.test
         if not condition.holds or not type(test) is cst.Call or len(test.args) != 2:
             continue
-        if dotted_name(test.func) == "isinstance" and dotted_name(test.args[0].value) == name:
-            if model.imports.qualify(test.args[1].value) == "torch.Tensor":
-                return True
+        tested, kind = test.args[0].value, test.args[1].value
+        if dotted_name(tested) != name:
+            continue
+        if dotted_name(test.func) == "isinstance" and model.imports.qualify(kind) == "torch.Tensor":
+            return True
+        if dotted_name(test.func) == "hasattr" and type(kind) is cst.SimpleString and kind.evaluated_value == "item":
+            return True
     return False

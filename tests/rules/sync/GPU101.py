@@ -546,6 +546,26 @@ for images, captions in loader:
     optimizer.step()
     logger.update(loss=loss.item(), lr=optimizer.param_groups[0]["lr"])  # expect: GPU101
 
+# %% invalid: a logger that converts what has an `.item()` method leaves the choice to its callers
+class SmoothedLogger:
+    def __init__(self):
+        self.meters = {}
+
+    def update(self, **values):
+        for name, v in values.items():
+            if hasattr(v, "item"):
+                v = v.item()  # expect: GPU101 info
+            self.meters.setdefault(name, []).append(v)
+
+
+logger = SmoothedLogger()
+for images, captions in loader:
+    loss = model(images.cuda(non_blocking=True), captions)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    logger.update(loss=loss.item(), lr=optimizer.param_groups[0]["lr"])  # expect: GPU101
+
 # %% invalid: the isinstance test does not make a known tensor any cheaper
 import torch
 
