@@ -111,10 +111,12 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
     answers = model.shared("forward-path", lambda m: {})
     if id(info) not in answers:
         strong: Optional[bool] = None
-        for owner, root in _forward_roots(model, info, 0, set()):
+        for owner, root, gated in _forward_roots(model, info, 0, set(), False):
             # A model module may not name the device: the script that builds the model does.
+            # Reached only through a guarded call (`if self.immiscible: self.assign(...)`, a
+            # flag nothing turns on): weak evidence, as for a layer.
             strong = (_training_forward(owner, root) and (model.may_use_gpu or owner.may_use_gpu)
-                      and not _built_never_called(owner, root))
+                      and not _built_never_called(owner, root) and not gated)
             if strong:
                 break
         answers[id(info)] = strong
@@ -193,20 +195,24 @@ def _runs_its_own_loop(model, info: FunctionInfo) -> bool:
     return any(model.is_training_loop(loop) for loop in info.loops)
 
 
-def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[int]) -> Iterator[Tuple[object, FunctionInfo]]:
-    if depth > 3 or id(info) in seen:
+def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[Tuple[int, bool]],
+                   gated: bool) -> Iterator[Tuple[object, FunctionInfo, bool]]:
+    """(file, forward, whether the way down to ``info`` passes a guarded call) for the module
+    forwards that run ``info``."""
+    # A function reached through a guarded call first may still be reached through an open one.
+    if depth > 3 or (id(info), gated) in seen:
         return
-    seen.add(id(info))
+    seen.add((id(info), gated))
     # Calls from tests do not say how the module is used; calls under no_grad, under
     # `if not self.training`, or from a no_grad function (`generate()`) are inference.
     callers, live = _live_callers(model, info)
     if (_module_forward(model, info) and not info.no_grad and (live or not callers) and not _runs_its_own_loop(model, info)
             and not instances_only_used_through_methods(model, info)):
-        yield model, info  # a caller the call graph sees may still say more (a loss)
+        yield model, info, gated  # a caller the call graph sees may still say more (a loss)
     for owner, site in live:
         caller = site.ctx.function
         if caller is not None and caller is not info and not branch_untaken(owner, site.ctx, caller):
-            yield from _forward_roots(owner, caller, depth + 1, seen)
+            yield from _forward_roots(owner, caller, depth + 1, seen, gated or owner.guards.gated(site.ctx))
 
 
 def _live_callers(model, info: FunctionInfo):

@@ -31,6 +31,7 @@ import libcst as cst
 from advisor.model.builder import gate_kinds
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.constants import constant
+from advisor.model.default_flags import keeps_false_default
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.occasional_tests import occasional
@@ -847,7 +848,11 @@ class GuardKinds:
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):
         set from a parameter whose default is false and that no construction passes; or such a
-        parameter itself (`def loss(..., use_collision=False)` whose callers pass it nothing true)."""
+        parameter itself (`def loss(..., use_collision=False)` whose callers pass it nothing true);
+        or, for a part of an `and` test, an attribute set only from such a default that nothing
+        near this file turns on (`model/default_flags.py`)."""
+        if any(keeps_false_default(self.model, t) for t in conjuncts(guard.test)):
+            return True
         name = dotted_name(guard.test)
         if name is None or not (name.startswith("self.") or "." not in name):
             return False

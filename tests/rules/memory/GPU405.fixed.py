@@ -128,3 +128,56 @@ class Encoder(nn.Module):
 def build(config):
     config.use_checkpointing = True
     return Encoder(config)
+
+# %% invalid: a block built by a registry, its flag off by default and handed on as it is: info; a block the file turns on elsewhere: reported
+import torch.nn as nn
+import torch.utils.checkpoint as cp
+
+BACKBONES = {}
+
+
+def register(cls):
+    BACKBONES[cls.__name__] = cls
+    return cls
+
+
+class Block(nn.Module):
+    def __init__(self, dim, with_cp=False):
+        super().__init__()
+        self.with_cp = with_cp
+        self.mlp = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if self.with_cp and x.requires_grad:
+            return cp.checkpoint(self.mlp, x, use_reentrant=False)  # expect: GPU405 info
+        return self.mlp(x)
+
+
+@register
+class Adapter(nn.Module):
+    def __init__(self, dim, depth, with_cp=False):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(dim, with_cp=with_cp) for _ in range(depth)])
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class Stem(nn.Module):
+    def __init__(self, dim, use_ckpt=False):
+        super().__init__()
+        self.use_ckpt = use_ckpt
+        self.conv = nn.Conv2d(dim, dim, 3)
+
+    def forward(self, x):
+        if self.use_ckpt and x.requires_grad:
+            return cp.checkpoint(self.conv, x, use_reentrant=False)  # expect: GPU405
+        return self.conv(x)
+
+
+def build_stem(cfg):
+    stem = Stem(cfg.dim)
+    stem.use_ckpt = cfg.checkpointing
+    return stem

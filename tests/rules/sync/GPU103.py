@@ -399,3 +399,79 @@ def train(model, loader, optimizer, cpu_eval):
         loss = (out.to(loss_device) - y.to(loss_device)).pow(2).mean()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a library's opt-in step, off by default, that a subclass only hands its arguments on to: info
+import torch
+import torch.nn as nn
+from scipy.optimize import linear_sum_assignment
+
+
+class Diffusion(nn.Module):
+    def __init__(self, model, immiscible=False):
+        super().__init__()
+        self.model = model
+        self.immiscible = immiscible
+
+    def noise_assignment(self, x_start, noise):
+        dist = torch.cdist(x_start.flatten(1), noise.flatten(1))
+        _, assign = linear_sum_assignment(dist.cpu())  # expect: GPU103 info
+        return torch.from_numpy(assign).to(dist.device)
+
+    def forward(self, x, target):
+        noise = torch.randn_like(x)
+        if self.immiscible:
+            noise = noise[self.noise_assignment(x, noise)]
+        return nn.functional.mse_loss(self.model(x + noise), target)
+
+
+class LearnedDiffusion(Diffusion):
+    def __init__(self, model, weight=0.001, *args, **kwargs):
+        super().__init__(model, *args, **kwargs)
+        self.weight = weight
+
+
+def train(model, loader, optimizer):
+    diffusion = LearnedDiffusion(model).cuda()
+    for x, y in loader:
+        loss = diffusion(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same step where a caller turns it on
+import torch
+import torch.nn as nn
+from scipy.optimize import linear_sum_assignment
+
+
+class Diffusion(nn.Module):
+    def __init__(self, model, immiscible=False):
+        super().__init__()
+        self.model = model
+        self.immiscible = immiscible
+
+    def noise_assignment(self, x_start, noise):
+        dist = torch.cdist(x_start.flatten(1), noise.flatten(1))
+        _, assign = linear_sum_assignment(dist.cpu())  # expect: GPU103
+        return torch.from_numpy(assign).to(dist.device)
+
+    def forward(self, x, target):
+        noise = torch.randn_like(x)
+        if self.immiscible:
+            noise = noise[self.noise_assignment(x, noise)]
+        return nn.functional.mse_loss(self.model(x + noise), target)
+
+
+class LearnedDiffusion(Diffusion):
+    def __init__(self, model, weight=0.001, *args, **kwargs):
+        super().__init__(model, *args, **kwargs)
+        self.weight = weight
+
+
+def train(model, loader, optimizer):
+    diffusion = LearnedDiffusion(model, 0.01, immiscible=True).cuda()
+    for x, y in loader:
+        loss = diffusion(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
