@@ -10,7 +10,7 @@ from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, dataset_on_device, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then,
+    batches_go_to_device, dataset_on_device, tensors_of_unknown_place, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then,
 )
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
@@ -48,7 +48,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         for one read only by loops that wait for a person on each pass (a viewer that
         shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`), and for one read
         only by a short evaluation pass (a loop that can `break` after a few batches) the training
-        loop runs every few steps (`if step % 500 == 0: evaluate(...)`). A loader
+        loop runs every few steps (`if step % 500 == 0: evaluate(...)`); so is a `TensorDataset`
+        of tensors not known to be in host memory (features a helper extracted, which may have
+        been gathered on the GPU: pinning those would fail), and no fix is offered. A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at
@@ -184,6 +186,14 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 "now and then: a batch every few steps)",
                 severity=Severity.INFO,
                 fix=fix,
+                data=data,
+            )
+        if tensors_of_unknown_place(model, site):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (a TensorDataset "
+                "of tensors made elsewhere: pinning fails if they already live on the GPU)",
+                severity=Severity.INFO,
                 data=data,
             )
         if read_for_a_person(model, site):

@@ -14,6 +14,7 @@ from advisor.model.loaders import (
 from advisor.model.passes import passes_over
 from advisor.model.user_waits import waits_for_user
 from advisor.model.devices import cuda_tensor_type
+from advisor.model.tensors import is_host_tensor
 from advisor.model.names import dotted_name, root_name
 from advisor.model.walk import children
 
@@ -526,6 +527,17 @@ def dataset_on_device(model: FileModel, site: CallSite) -> bool:
     if not type(dataset) is cst.Call or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
         return False
     return any(built_on_device(model, a.value, site) for a in dataset.args)
+
+
+def tensors_of_unknown_place(model: FileModel, site: CallSite) -> bool:
+    """`DataLoader(TensorDataset(features, labels))` where a tensor is not known to be in host
+    memory (the output of a feature-extraction helper, which may gather on the GPU): pinning
+    such a dataset may fail, and its batches are slices of memory already filled."""
+    dataset = dataset_value(model, site)
+    if not type(dataset) is cst.Call or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
+        return False
+    parts = [a.value for a in dataset.args if a.keyword is None and not a.star]
+    return bool(parts) and not all(is_host_tensor(model, part, site.ctx, site.order) for part in parts)
 
 
 def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:

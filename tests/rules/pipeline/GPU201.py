@@ -197,6 +197,29 @@ loader = DataLoader(TensorDataset(X, Y), batch_size=32, shuffle=True)
 for x, y in loader:
     x = x.to("cuda")
 
+# %% invalid: features a helper extracted, which may already be on the GPU: info; host arrays: reported
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def evaluate(model, dataset, extract_features):
+    features, labels = extract_features(model, dataset)
+    loader = DataLoader(TensorDataset(features, labels), batch_size=256)  # expect: GPU201 info
+    for x, y in loader:
+        model(x.cuda())
+
+
+def train(model, optimizer):
+    X = torch.from_numpy(np.load("x.npy"))
+    Y = torch.from_numpy(np.load("y.npy"))
+    loader = DataLoader(TensorDataset(X, Y), batch_size=256)  # expect: GPU201
+    for x, y in loader:
+        loss = model(x.cuda()).sub(y.cuda()).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
 # %% invalid: pinning left to a command-line switch that is off by default
 import argparse
 from torch.utils.data import DataLoader
