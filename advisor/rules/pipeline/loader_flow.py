@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 import re
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 import libcst as cst
 from advisor.model import CallSite, FileModel, Heat
 from advisor.model.file_model import call_argument
@@ -274,12 +274,10 @@ def moves_batches_to_device(model: FileModel) -> bool:
 
 
 def _moves_batches(model: FileModel) -> bool:
-    movers = set()
+    movers = _movers(model)
     for site in model.method_calls("to", "cuda", "type"):
         if not is_device_move(model, site):
             continue
-        if site.ctx.function is not None:
-            movers.add(site.ctx.function.key)
         if site.ctx.loop is None:
             continue
         if _drawn_then_moved(model, site.receiver):
@@ -303,6 +301,86 @@ def _moves_batches(model: FileModel) -> bool:
     return _helper_moves_batches(model)
 
 
+def _movers(model: FileModel) -> Set[str]:
+    """The functions of the file that move something to a device, and those that hand one of
+    their parameters on to a function that moves that parameter (`run_step(batch)` calls
+    `forward_backward(batch)`, which moves slices of it), a few calls up: worked out once per
+    file."""
+    return set(model.shared("batch-movers", _moved_parameters))
+
+
+def _moved_parameters(model: FileModel) -> Dict[str, Set[str]]:
+    """{function key: the parameters it moves to a device, itself or through the functions it
+    hands them to}. A move of something the function built itself (`torch.zeros(1).to(dev)`)
+    moves none of them; a move of a name it binds in a way the walk does not follow (a
+    comprehension's `v` in `{k: v.to(dev) for k, v in batch.items()}`) is taken to move any."""
+    moved: Dict[str, Set[str]] = {}
+    derived_of: Dict[int, Dict[str, set]] = {}
+    for site in model.method_calls("to", "cuda", "type"):
+        info = site.ctx.function
+        if info is None or not is_device_move(model, site):
+            continue
+        flows = derived_of.get(id(info))
+        if flows is None:
+            flows = derived_of[id(info)] = _parameter_flows(info)
+        root = root_name(site.receiver)
+        found = {p for p, names in flows.items() if root in names}
+        if not found and root is not None and root != "self" and not _bound_here(model, info, root):
+            found = set(info.params)
+        moved.setdefault(info.key, set()).update(found)
+    frontier = {k for k, params in moved.items() if params}
+    for _ in range(3):
+        added: Dict[str, Set[str]] = {}
+        for key in frontier:
+            targets = moved[key]
+            for site in model.facts.calls_by_callee.get(key, ()):
+                info = site.ctx.function
+                if info is None:
+                    continue
+                flows = derived_of.get(id(info))
+                if flows is None:
+                    flows = derived_of[id(info)] = _parameter_flows(info)
+                handed = {root_name(arg.value) for arg in _arguments_for(site, model, key, targets)}
+                found = {p for p, names in flows.items() if names & handed} - moved.get(info.key, set())
+                if found:
+                    added.setdefault(info.key, set()).update(found)
+        if not added:
+            break
+        for key, params in added.items():
+            moved.setdefault(key, set()).update(params)
+        frontier = set(added)
+    return moved
+
+
+def _arguments_for(site: CallSite, model: FileModel, key: str, params: Set[str]) -> List[cst.Arg]:
+    """The arguments of a call that go to the named parameters of the function ``key`` (all
+    of them when the call spreads a sequence or a dict)."""
+    callee = model.facts.functions.get(key)
+    if callee is None or any(a.star for a in site.node.args):
+        return list(site.node.args)
+    positional = list(callee.params[1:] if callee.class_name is not None else callee.params)
+    out = []
+    for index, arg in enumerate(site.node.args):
+        if arg.keyword is not None:
+            if arg.keyword.value in params:
+                out.append(arg)
+        elif index < len(positional) and positional[index] in params:
+            out.append(arg)
+    return out
+
+
+def _parameter_flows(info) -> Dict[str, set]:
+    """{parameter: the names a function's own assignments derive from it}."""
+    return {p: _derived_names(info, p) for p in info.params if p != "self"}
+
+
+def _bound_here(model: FileModel, info, name: str) -> bool:
+    """``name`` is bound by an assignment of the function, or is a module-level name (`torch`)."""
+    if model.facts.assignments.get((info.scope, name)):
+        return True
+    return model.imports.qualify(cst.Name(name)) is not None
+
+
 def _drawn_then_moved(model: FileModel, receiver: Optional[cst.BaseExpression]) -> bool:
     """`next(batches).to(device)`: an item drawn from an iterator over a loader (a project
     generator, `iter(loader)`), moved as it comes."""
@@ -317,12 +395,10 @@ def _drawn_then_moved(model: FileModel, receiver: Optional[cst.BaseExpression]) 
 def loop_moves_batches(model: FileModel, loop) -> bool:
     """This loop copies its batches (or values derived from them) to a device, itself or by
     passing them to a function of its file that does."""
-    movers = set()
+    movers = _movers(model)
     for site in model.method_calls("to", "cuda", "type"):
         if not is_device_move(model, site):
             continue
-        if site.ctx.function is not None:
-            movers.add(site.ctx.function.key)
         if site.ctx.loop is None or not site.ctx.loop.within(loop):
             continue
         if root_name(site.receiver) in derived_batch_names(model, site) or _drawn_then_moved(model, site.receiver):
@@ -435,26 +511,29 @@ def engine_moves_batches(run: EngineRun) -> bool:
 
 
 def _derived_names(info, name: str) -> set:
-    """``name`` and the names a function's own assignments derive from it (`x, y = batch`,
-    `images = batch["image"]`), up to a fixed point."""
-    assigns = []
+    """``name`` and the names a function's own assignments and loops derive from it (`x, y =
+    batch`, `images = batch["image"]`, `for t in batch`, `{k: v for k, v in batch.items()}`),
+    up to a fixed point."""
+    flows = []  # (what is read, the targets bound from it)
     stack = list(children(info.node.body))
     while stack:
         node = stack.pop()
         if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         if type(node) is cst.Assign:
-            assigns.append(node)
+            flows.append((node.value, [t.target for t in node.targets]))
+        elif type(node) in (cst.For, cst.CompFor):
+            flows.append((node.iter, [node.target]))
         stack.extend(children(node))
     derived = {name}
     grown = True
     while grown:
         grown = False
-        for node in assigns:
-            if not (_read_roots(node.value) & derived):
+        for value, targets in flows:
+            if not (_read_roots(value) & derived):
                 continue
-            for target in node.targets:
-                new = _target_names(target.target) - derived
+            for target in targets:
+                new = _target_names(target) - derived
                 if new:
                     derived |= new
                     grown = True

@@ -167,6 +167,44 @@ def train(model, optimizer):
         loss.backward()
         optimizer.step()
 
+# %% invalid: batches drawn from a generator kept on a trainer, moved two calls down
+import torch
+from torch.utils.data import DataLoader
+
+
+def load_data(*, dataset, batch_size):
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=1, drop_last=True, pin_memory=True)  # expect: GPU201
+    while True:
+        yield from loader
+
+
+class TrainLoop:
+    def __init__(self, *, model, data, microbatch):
+        self.model = model
+        self.data = data
+        self.microbatch = microbatch
+        self.opt = torch.optim.AdamW(model.parameters())
+
+    def run_loop(self):
+        while True:
+            batch, cond = next(self.data)
+            self.run_step(batch, cond)
+
+    def run_step(self, batch, cond):
+        self.forward_backward(batch, cond)
+        self.opt.step()
+
+    def forward_backward(self, batch, cond):
+        self.opt.zero_grad()
+        for i in range(0, batch.shape[0], self.microbatch):
+            micro = batch[i : i + self.microbatch].to("cuda")
+            self.model(micro).mean().backward()
+
+
+def main(model, dataset):
+    data = load_data(dataset=dataset, batch_size=8)
+    TrainLoop(model=model.cuda(), data=data, microbatch=4).run_loop()
+
 # %% invalid: kwargs that get workers on the CUDA path, but never pinning
 import torch
 from torch.utils.data import DataLoader

@@ -220,6 +220,77 @@ def train(model, optimizer):
         loss.backward()
         optimizer.step()
 
+# %% invalid: batches drawn from a generator kept on a trainer, moved two calls down
+import torch
+from torch.utils.data import DataLoader
+
+
+def load_data(*, dataset, batch_size):
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=1, drop_last=True)  # expect: GPU201
+    while True:
+        yield from loader
+
+
+class TrainLoop:
+    def __init__(self, *, model, data, microbatch):
+        self.model = model
+        self.data = data
+        self.microbatch = microbatch
+        self.opt = torch.optim.AdamW(model.parameters())
+
+    def run_loop(self):
+        while True:
+            batch, cond = next(self.data)
+            self.run_step(batch, cond)
+
+    def run_step(self, batch, cond):
+        self.forward_backward(batch, cond)
+        self.opt.step()
+
+    def forward_backward(self, batch, cond):
+        self.opt.zero_grad()
+        for i in range(0, batch.shape[0], self.microbatch):
+            micro = batch[i : i + self.microbatch].to("cuda")
+            self.model(micro).mean().backward()
+
+
+def main(model, dataset):
+    data = load_data(dataset=dataset, batch_size=8)
+    TrainLoop(model=model.cuda(), data=data, microbatch=4).run_loop()
+
+# %% valid: the same chain of calls, where the trainer only counts the batches
+import torch
+from torch.utils.data import DataLoader
+
+
+def load_data(*, dataset, batch_size):
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=1, drop_last=True)
+    while True:
+        yield from loader
+
+
+class Counter:
+    def __init__(self, *, data):
+        self.data = data
+        self.seen = 0
+        self.device = torch.device("cuda")
+
+    def run_loop(self):
+        while True:
+            batch, cond = next(self.data)
+            self.run_step(batch, cond)
+
+    def run_step(self, batch, cond):
+        self.record(batch, cond)
+
+    def record(self, batch, cond):
+        self.seen += len(batch)
+        self.total = torch.zeros(1).to(self.device)
+
+
+def main(dataset):
+    Counter(data=load_data(dataset=dataset, batch_size=8)).run_loop()
+
 # %% invalid: pinning left to a command-line switch that is off by default
 import argparse
 from torch.utils.data import DataLoader
