@@ -1,14 +1,18 @@
 """Flags that keep their constructor's false default on every path the project can take.
 
 `if self.with_cp and x.requires_grad:` in a block built by a registry, or `if self.immiscible:`
-in a library class whose subclass forwards `*args, **kwargs` to it: the value flow cannot follow
-the constructions (there are none it can see, or they pass spreads on), so it does not know the
-flag. It is still off unless something in the project turns it on. This fact answers that from
-the texts: the attribute is set only in `__init__`, from a parameter of the same name or one
-whose default is false, and no file of the project near this one (the files a cached answer
-depends on) gives that name anything but a false constant or the name passed on as it is
-(`with_cp=with_cp`). A command-line option (`with_cp=args.with_cp`), a config value, a
-positional-looking `setattr(m, "with_cp", flag)`: anything else may turn it on.
+in a library class whose only subclass hands `*args, **kwargs` on to it: the plain value flow
+sees no construction that decides the flag, so it does not know it. It is still off unless
+something in the project turns it on. Two conditions, both needed:
+
+- followed as the project's own code makes the object (`literals.DefaultedLiterals`: a
+  parameter no call passes has its default, a spread of the `*args`/`**kwargs` of a function
+  nobody calls passes nothing), every value of the flag is false; calls that pass it by
+  position, from an option or a config read, keep it unknown;
+- no file of the project near this one (the files a cached answer depends on) gives the
+  attribute, or the parameter it is set from, anything but a false constant or the name
+  passed on as it is (`with_cp=with_cp`): a config file that says `with_cp=True` for a block a
+  registry builds keeps it on.
 """
 
 from __future__ import annotations
@@ -19,52 +23,38 @@ from typing import Dict
 
 import libcst as cst
 
+from advisor.model.facts import Context
+from advisor.model.literals import defaulted_literals
 from advisor.model.names import dotted_name
-from advisor.model.value_flow import parameter_default
 
 _STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 # What a false setting looks like where it is written: Python's and the config formats'.
 _FALSE = frozenset({"False", "None", "0", "0.0", '""', "''", "false", "null"})
 
 
-def keeps_false_default(model, expr: cst.BaseExpression) -> bool:
+def keeps_false_default(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """``expr`` is `self.<flag>` that no run of the project turns on (see the module doc)."""
     name = dotted_name(expr)
     if name is None or not name.startswith("self.") or name.count(".") != 1:
         return False
+    found = defaulted_literals(model, expr, ctx, order)
+    if not found.complete or found.option is not None or not found.values or any(value for _, value in found.values):
+        return False
     known: Dict[str, bool] = model.shared("default-flags", lambda m: {})
     answer = known.get(name)
     if answer is None:
-        answer = known[name] = _keeps_false_default(model, name)
+        answer = known[name] = _not_turned_on(model, name)
     return answer
 
 
-def _keeps_false_default(model, name: str) -> bool:
+def _not_turned_on(model, name: str) -> bool:
+    """No text near the file turns the attribute on, nor the parameters it is set from."""
     attribute = name.partition(".")[2]
     passed = {attribute}
-    stores = [a for (_, target), found in model.facts.assignments.items() if target == name for a in found]
-    if not stores:
-        return False
-    for store in stores:
-        info = store.ctx.function
-        value = store.value
-        if info is None or info.node.name.value != "__init__" or type(value) is not cst.Name or store.augmented:
-            return False
-        if value.value not in info.params:
-            return False
-        default = parameter_default(info, value.value)
-        if default is None or _text(default) not in _FALSE:
-            return False
-        passed.add(value.value)
+    for (_, target), found in model.facts.assignments.items():
+        if target == name:
+            passed.update(a.value.value for a in found if type(a.value) is cst.Name)
     return all(_never_given_true(model, word, passed) for word in passed)
-
-
-def _text(expr: cst.BaseExpression) -> str:
-    if type(expr) is cst.Name or type(expr) in (cst.Integer, cst.Float):
-        return expr.value
-    if type(expr) is cst.SimpleString:
-        return expr.value if expr.value in ('""', "''") else "?"
-    return "?"
 
 
 def _never_given_true(model, word: str, passed) -> bool:

@@ -95,6 +95,26 @@ def device_kind(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 <<
     return model.values.ask(DEVICE, expr, ctx, order) or None
 
 
+def names_host_device(model, expr: cst.BaseExpression, ctx: Context, order: int) -> bool:
+    """A plain name every binding of which, on every path, is the CPU (`loss_device =
+    torch.device("cpu")`, `cpu = "cpu"`): no option, parameter or attribute that a run may set
+    otherwise. Stricter than `device_kind`, for the findings that say a copy goes to the host."""
+    if type(expr) is not cst.Name:
+        return False
+    reach = model.bindings.reaching(expr.value, ctx, order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return False
+    for assignment in reach.assignments:
+        value = assignment.value
+        if value is None or assignment.index is not None or assignment.augmented:
+            return False
+        if type(value) is cst.Call and model.imports.qualify(value.func) == "torch.device" and len(value.args) == 1:
+            value = value.args[0].value
+        if string_device(value) != "cpu":
+            return False
+    return True
+
+
 def cuda_tensor_type(model, expr: cst.BaseExpression, call: cst.Call) -> bool:
     """`torch.cuda.FloatTensor`, or a name bound to it on the CUDA path (`Tensor =
     torch.cuda.FloatTensor if cuda else torch.FloatTensor`, the GAN scripts' idiom)."""

@@ -851,7 +851,7 @@ class GuardKinds:
         parameter itself (`def loss(..., use_collision=False)` whose callers pass it nothing true);
         or, for a part of an `and` test, an attribute set only from such a default that nothing
         near this file turns on (`model/default_flags.py`)."""
-        if any(keeps_false_default(self.model, t) for t in conjuncts(guard.test)):
+        if any(keeps_false_default(self.model, t, guard.ctx, guard.order + 0.5) for t in conjuncts(guard.test)):
             return True
         name = dotted_name(guard.test)
         if name is None or not (name.startswith("self.") or "." not in name):

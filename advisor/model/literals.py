@@ -178,6 +178,22 @@ def literal_values(model, expr: cst.BaseExpression, ctx: Context, order: Optiona
     return model.values.ask(LITERALS, expr, ctx, model.order_of(expr) if order is None else order)
 
 
+class DefaultedLiterals(LiteralValues):
+    """`LiteralValues` where a parameter that no call of the project passes has its default
+    (`Question.uncalled_default`): the flags a library or a registry-built block leaves off
+    unless its user turns them on."""
+
+    key = "literals-defaulted"
+    uncalled_default = True
+
+
+DEFAULTED_LITERALS = DefaultedLiterals()
+
+
+def defaulted_literals(model, expr: cst.BaseExpression, ctx: Context, order: float) -> Literals:
+    return model.values.ask(DEFAULTED_LITERALS, expr, ctx, order)
+
+
 class SequenceLengths(LiteralValues):
     """How many items a list or tuple literal holds, on every path to the read: `device_ids` taken
     from a parameter whose default is `[0]` and that no caller passes is one device."""

@@ -10,7 +10,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, every_value, list_elements
-from advisor.model.devices import HOST, device_kind, is_dtype
+from advisor.model.devices import HOST, device_kind, is_dtype, names_host_device
 from advisor.model.facts import Assignment, Context, LoopInfo
 from advisor.model.kinds import KINDS
 from advisor.model.literals import literal_values
@@ -570,7 +570,7 @@ def _last_move(model, expr: cst.BaseExpression, ctx: Optional[Context] = None, o
             if type(first) is cst.SimpleString and first.evaluated_value == "cpu":
                 return "host"
             if not is_dtype(model, first):
-                on_host = ctx is not None and type(first) is not cst.SimpleString and device_kind(model, first, ctx, order) == HOST
+                on_host = ctx is not None and names_host_device(model, first, ctx, order)
                 return "host" if on_host else "device"
         elif method == "cuda" or (method == "type_as" and node.args and not host_factory(model, node.args[0].value)):
             return "device"

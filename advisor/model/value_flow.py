@@ -23,6 +23,7 @@ from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 import libcst as cst
 
+from advisor.model.text_calls import called_by_name
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.framework_wrappers import keeps_batches, wrapped_arguments
 from advisor.model.names import dotted_name, is_main_test
@@ -55,6 +56,10 @@ class Question(Generic[A]):
     # unless the question is about what the wrapping changes (a loader's batches as they come,
     # before the framework copies them to the device).
     through_wrappers = True
+    # A parameter of a function no call of the project is seen to make takes its default (a
+    # class built by a registry), and a spread of a caller's own `*args`/`**kwargs` from a
+    # function nobody calls passes nothing: the run as the project's own code makes it.
+    uncalled_default = False
 
     def terminal(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int) -> Optional[A]:
         """An answer for what this question recognises, or None to let the follower go on."""
@@ -268,7 +273,12 @@ class ValueFlow:
                 spawned = self._spawned(question, info, position)
                 answers.extend(spawned if index is None else [question.unknown for _ in spawned])
         if not callers:
-            return question.combine_callers(answers) if answers else question.unknown
+            if answers:
+                return question.combine_callers(answers)
+            default = None
+            if question.uncalled_default and index is None and not called_by_name(self.model, info):
+                default = parameter_default(info, name)
+            return question.unknown if default is None else self.ask(question, default, info.ctx, info.order)
         if question.placement and chosen is None and self._demo_only(callers):
             answers.append(question.unknown)
         default = parameter_default(info, name)
@@ -287,6 +297,8 @@ class ValueFlow:
             state, values = spread
             if state in (PRESENT, SOMETIMES) and values:
                 answers.extend(v.flow.ask(question, v.expr, v.ctx, v.order) for v in values)
+            if question.uncalled_default and state in (UNKNOWN, PRESENT) and not values and _forwards_uncalled(model, site):
+                state = ABSENT  # `super().__init__(model, *args, **kwargs)` of a subclass nobody builds
             if state == UNKNOWN or (state == PRESENT and not values):
                 answers.append(question.unknown)  # `f(*args)`: it may be in there
             elif state in (ABSENT, SOMETIMES):
@@ -549,6 +561,21 @@ def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[
                 return arg
             positional += 1
     return None
+
+
+def _forwards_uncalled(model, site) -> bool:
+    """Every spread of the call hands on the calling function's own `*args`/`**kwargs`, and no
+    call or construction of the project runs that function."""
+    info = site.ctx.function
+    if info is None:
+        return False
+    params = info.node.params
+    own = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+    spreads = [a for a in site.node.args if a.star]
+    if not spreads or not all(type(a.value) is cst.Name and a.value.value in own for a in spreads):
+        return False
+    return (not model.call_sites(info) and not model.callers(info) and not model.calls.constructions(info)
+            and not called_by_name(model, info))
 
 
 def parameter_default(info: FunctionInfo, name: str) -> Optional[cst.BaseExpression]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
 from advisor.model import CallSite, FileModel, Heat
-from advisor.model.devices import HOST, device_kind
+from advisor.model.devices import names_host_device
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
 from advisor.rules.sync import FORWARD_PATH_DOC
@@ -40,7 +40,7 @@ def _moves_to_host(model: FileModel, site: CallSite) -> bool:
     if type(value) is cst.SimpleString:
         return value.value in _HOST_DEVICES
     # `out.to(loss_device)` after `loss_device = torch.device("cpu")`: a copy to the host too
-    return device_kind(model, value, site.ctx, site.order) == HOST
+    return names_host_device(model, value, site.ctx, site.order)
 
 
 def _chain_has_host_copy(model: FileModel, expr: Optional[cst.BaseExpression]) -> bool:

@@ -1,0 +1,53 @@
+"""Whether the project's text calls a function by its name, wherever the call graph lost track.
+
+The value flow takes "no call of the project is seen" as "nobody calls it" only for questions
+that ask how the project's own code runs (`Question.uncalled_default`). A call the graph could
+not resolve (`self.init_encoder(...)` from a subclass in another file, `obj.build(...)` of an
+object it cannot type) still says somebody does: this is the check that it is absent. Read from
+the file's own text and the project files near it (those a cached answer depends on).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict
+
+
+def called_by_name(model, info) -> bool:
+    """``name(`` appears somewhere other than its own `def`/`class` line: for `__init__`, the
+    class's name, or `cls(...)`/`type(self)(...)` anywhere (a classmethod of it or of a base
+    class builds an instance of whichever class it is called on)."""
+    building = info.node.name.value == "__init__" and info.class_name is not None
+    name = info.class_name if building else info.node.name.value
+    known: Dict[str, bool] = model.shared("called-by-name", lambda m: {})
+    answer = known.get(name)
+    if answer is None:
+        answer = known[name] = _called(model, name, building)
+    return answer
+
+
+def _called(model, name: str, building: bool) -> bool:
+    call = re.compile(r"(?<![\w])(?<!def )(?<!class )%s\s*\(" % re.escape(name))
+    made = re.compile(r"(?<![\w.])cls\s*\(|type\(self\)\s*\(")
+    # A file that defines a function or class of the same name calls its own.
+    defines = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+%s\b" % re.escape(name), re.MULTILINE)
+
+    def calls(text: str, own: bool) -> bool:
+        if building and made.search(text):
+            return True
+        return bool(call.search(text)) and (own or not defines.search(text))
+
+    if calls(model.text or "", True):
+        return True
+    project = model.project
+    if project is None or model.real_path is None:
+        return False
+    nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
+    candidates = set(project.files_containing(name))
+    if building:
+        candidates.update(project.files_containing("cls("), project.files_containing("type(self)("))
+    return any(
+        os.path.normpath(os.path.abspath(path)) in nearby and calls(project.text_of(path), False)
+        for path in sorted(candidates)
+    )
