@@ -56,8 +56,8 @@ def _engine_functions(model) -> Set[int]:
 
 
 def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
-    """A module's `forward` (of an `nn.Module` subclass of the file), or a function of the file
-    that such code calls (up to three calls down): it runs on every batch the module sees, in
+    """A module's `forward` (of an `nn.Module` subclass of the file), or a function of the
+    project that such code calls (up to three calls down): it runs on every batch the module sees, in
     training and evaluation alike, however the module is built (from a registry, a config
     name). GPU106's question: building a tensor costs the same whoever runs the module. The
     host syncs ask `forward_path`, which weighs how the module is used."""
@@ -69,9 +69,11 @@ def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
                 and not instances_only_used_through_methods(model, info))
     if info.class_name is not None and _method_entry(model, info):
         return True  # `gen.encode(x)` where the module is only ever used through its methods
+    # Callers in other project files count too: `timestep_embedding` of a `nn.py` helper
+    # module runs in every forward of the UNet that `unet.py` defines.
     return any(
-        owner is model and site.ctx.function is not None and site.ctx.function is not info
-        and runs_per_batch(model, site.ctx.function, depth + 1)
+        site.ctx.function is not None and site.ctx.function is not info
+        and runs_per_batch(owner, site.ctx.function, depth + 1)
         for owner, site in model.callers(info)
     )
 
