@@ -1,10 +1,10 @@
 import torch
 
-from unet import UNet
+from unet import create_model
 
 
 def main(loader):
-    model = UNet(128).cuda()
+    model = create_model("unet", 128).cuda()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     for x, t in loader:
         x, t = x.cuda(non_blocking=True), t.cuda(non_blocking=True)

@@ -12,3 +12,10 @@ class UNet(nn.Module):
 
     def forward(self, x, t):
         return self.body(x + timestep_embedding(t, self.dim) + self.table[: x.shape[1]])
+
+
+MODELS = {"unet": UNet}
+
+
+def create_model(name, dim):
+    return MODELS[name](dim)
