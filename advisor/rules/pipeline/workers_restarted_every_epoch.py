@@ -10,7 +10,9 @@ from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.model.loaders import LoaderSites, loader_calls, loader_consumers, loaders_held, loaders_iterated
+from advisor.model.loaders import (
+    LoaderSites, loader_calls, loader_consumers, loaders_held, loaders_iterated, placed_by_framework,
+)
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
@@ -272,7 +274,10 @@ class WorkersRestartedEveryEpoch(Rule):
         A loader built by Ignite's `idist.auto_dataloader(dataset, num_workers=N, ...)` counts as
         a `DataLoader(...)` call: it builds one from the keywords it is given. A loader whose
         dataset a loop changes (`gen.dataset.epoch_now = epoch`, `train_set.set_scale(s)`) is
-        left alone: fresh workers each pass are how the change reaches them.
+        left alone: fresh workers each pass are how the change reaches them. A loader handed
+        to `accelerator.prepare(...)` counts in a script that never names CUDA: Accelerate
+        places its batches on the GPU, and the loader it hands back starts the same workers
+        on each pass (it adds no `persistent_workers`).
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -330,8 +335,13 @@ class WorkersRestartedEveryEpoch(Rule):
     def check(self, model: FileModel) -> Iterator[Report]:
         # Like every input-pipeline rule: only where a GPU waits for the batches.
         reported = set()
-        if model.uses_cuda:
-            for report in self._epoch_loops(model):
+        # Where a framework places the batches (`accelerator.prepare(loader)`), the GPU waits
+        # for them whether or not the file names CUDA.
+        placed = None if model.uses_cuda else {
+            id(site.node) for site in loader_calls(model) if placed_by_framework(model, site)
+        }
+        if placed is None or placed:
+            for report in self._epoch_loops(model, placed):
                 reported.add(id(report.node))
                 yield report
         if model.cuda_in_project:
@@ -407,7 +417,7 @@ class WorkersRestartedEveryEpoch(Rule):
             severity=severity,
         )
 
-    def _epoch_loops(self, model: FileModel) -> Iterator[Report]:
+    def _epoch_loops(self, model: FileModel, only: Optional[set] = None) -> Iterator[Report]:
         epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
         if not epochs:
             return
@@ -430,7 +440,7 @@ class WorkersRestartedEveryEpoch(Rule):
             rebuilt = _inside(site.ctx.loop, epochs) or (
                 site.ctx.loop is None and _epoch_callers(model, site.ctx.function, epochs) is not None
             )
-            if id(site.node) not in iterated and not rebuilt:
+            if (id(site.node) not in iterated and not rebuilt) or (only is not None and id(site.node) not in only):
                 continue
             restarting = _restarting_workers(model, site)
             if restarting is None:

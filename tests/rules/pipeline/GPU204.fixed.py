@@ -70,6 +70,17 @@ for epoch in range(100):
         loss.backward()
         optimizer.step()
 
+# %% invalid: the loop runs over what Accelerate returned, which starts the same workers each pass
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+accelerator = Accelerator(device_placement=True)  # places batches on cuda
+loader = DataLoader(ds, batch_size=16, num_workers=4, persistent_workers=True)  # expect: GPU204
+model, opt, loader = accelerator.prepare(model, opt, loader)
+for epoch in range(3):
+    for batch in loader:
+        accelerator.backward(model(**batch).loss)
+        opt.step()
+
 # %% invalid: an endless generator goes over the loader again and again
 from torch.utils.data import DataLoader
 
@@ -390,3 +401,21 @@ def train_and_evaluate(rank, epoch, nets, optims, loaders):
     with torch.no_grad():
         for x, y in eval_loader:
             net(x.cuda(rank, non_blocking=True))
+
+# %% invalid: a loader Accelerate prepares, in a script that never names CUDA
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+
+def training_function(train_dataset, model, epochs):
+    accelerator = Accelerator(mixed_precision="fp16")
+    train_dataloader = DataLoader(train_dataset, shuffle=True, batch_size=64, num_workers=4, persistent_workers=True)  # expect: GPU204
+    optimizer = torch.optim.AdamW(model.parameters())
+    model, optimizer, train_dataloader = accelerator.prepare(model, optimizer, train_dataloader)
+    for epoch in range(epochs):
+        for batch in train_dataloader:
+            loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()

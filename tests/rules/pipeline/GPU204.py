@@ -136,11 +136,11 @@ for epoch in range(1):
         loss.backward()
         optimizer.step()
 
-# %% valid: the loop runs over what Accelerate returned
+# %% invalid: the loop runs over what Accelerate returned, which starts the same workers each pass
 from accelerate import Accelerator
 from torch.utils.data import DataLoader
 accelerator = Accelerator(device_placement=True)  # places batches on cuda
-loader = DataLoader(ds, batch_size=16, num_workers=4)
+loader = DataLoader(ds, batch_size=16, num_workers=4)  # expect: GPU204
 model, opt, loader = accelerator.prepare(model, opt, loader)
 for epoch in range(3):
     for batch in loader:
@@ -773,3 +773,39 @@ for epoch in range(init_epoch, total_epochs):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a loader Accelerate prepares, in a script that never names CUDA
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+
+def training_function(train_dataset, model, epochs):
+    accelerator = Accelerator(mixed_precision="fp16")
+    train_dataloader = DataLoader(train_dataset, shuffle=True, batch_size=64, num_workers=4)  # expect: GPU204
+    optimizer = torch.optim.AdamW(model.parameters())
+    model, optimizer, train_dataloader = accelerator.prepare(model, optimizer, train_dataloader)
+    for epoch in range(epochs):
+        for batch in train_dataloader:
+            loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+
+# %% valid: the same loop where the script keeps the batches where the loader leaves them
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+
+def training_function(train_dataset, model, epochs):
+    accelerator = Accelerator(device_placement=False)
+    train_dataloader = DataLoader(train_dataset, shuffle=True, batch_size=64, num_workers=4)
+    optimizer = torch.optim.AdamW(model.parameters())
+    model, optimizer, train_dataloader = accelerator.prepare(model, optimizer, train_dataloader)
+    for epoch in range(epochs):
+        for batch in train_dataloader:
+            loss = torch.nn.functional.cross_entropy(model(batch["image"]), batch["label"])
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
