@@ -263,13 +263,21 @@ class DataDependentSyncInTrainingLoop(Rule):
             if is_host_tensor(model, first, site.ctx, site.order) or is_raw_batch(model, first, site.ctx, site.order):
                 continue
             yield self._size_report(model, site, heat)
+        counted = None
         for site in model.method_calls(*_SIZE_SYNC_METHODS):
             if site.qualname is not None or site.receiver is None:
                 continue
             heat = model.batch_heat(site.ctx)
             receiver = site.receiver
-            if heat is None or not is_tensor(model, receiver, site.ctx, site.order):
+            if heat is None:
                 continue
+            if not is_tensor(model, receiver, site.ctx, site.order):
+                if counted is None:
+                    # `indices.unique().numel()`: only a tensor has both (NumPy's arrays have
+                    # `.size`, pandas' `.unique()` returns an array).
+                    counted = {id(s.receiver) for s in model.method_calls("numel") if s.receiver is not None}
+                if id(site.node) not in counted or is_raw_batch(model, receiver, site.ctx, site.order):
+                    continue
             if is_numpy(model, receiver, site.ctx, site.order) or is_host_tensor(model, receiver, site.ctx, site.order):
                 continue
             if is_raw_batch(model, receiver, site.ctx, site.order):

@@ -1230,3 +1230,34 @@ def train(model, text_encoder, tokenizer, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: codes a model returns, counted with `.unique().numel()` for the progress bar
+import torch
+from tqdm import trange
+
+
+def train(model, batches, opt, num_codes, steps):
+    model = model.cuda()
+    pbar = trange(steps)
+    for _ in pbar:
+        x = next(batches).cuda()
+        out, indices, commit_loss = model(x)
+        loss = (out - x).abs().mean() + commit_loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        pbar.set_description(f"active: {indices.unique().numel() / num_codes:.3f}")  # expect: GPU104
+
+# %% valid: labels a data frame holds, counted with pandas
+import pandas as pd
+import torch
+
+
+def train(model, loader, opt, frame):
+    model = model.cuda()
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        classes = frame["label"].unique().size
