@@ -495,7 +495,7 @@ class FileModel:
         nothing, so per-step ones are reported as GATED (info); code that runs only off the CUDA
         path (`if x.device.type == "mps": x = x.cpu()`, the `else` of `if use_cuda:`) syncs no
         CUDA device at all."""
-        heat = self.heat(ctx)
+        heat = self.heat(ctx, ranks=False)
         if heat is None:
             return None
         if on_cpu_path(self, ctx):
@@ -515,20 +515,22 @@ class FileModel:
         evident = forward_path(self, ctx)
         if evident is None or runs_once(ctx, None):
             return None
-        if evident and not self.guards.gated(ctx):
+        if evident and not self.guards.gated(ctx, ranks=False):
             return Heat.HOT
         return Heat.GATED
 
-    def heat(self, ctx: Context) -> Optional[Heat]:
+    def heat(self, ctx: Context, ranks: bool = True) -> Optional[Heat]:
         """Whether code in this context runs on every training step (and whether it is gated).
-        Code under `if not self.training:` (a module's evaluation-only path) never does."""
+        Code under `if not self.training:` (a module's evaluation-only path) never does. With
+        ``ranks`` False (host syncs), a rank-0 test does not gate: on one GPU it holds every
+        step, and on several the other ranks wait for rank 0 at the next collective."""
         if inference_branch(ctx):
             return None
         loop = self.enclosing_training_loop(ctx)
         if loop is not None:
             if not self.is_hot_loop(loop) or runs_once(ctx, loop) or self.guards.evaluation_arm(ctx, loop):
                 return None
-            if self.guards.gated(ctx) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
+            if self.guards.gated(ctx, ranks) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
                 return Heat.GATED  # RL loops need host values per environment step anyway
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
@@ -537,10 +539,10 @@ class FileModel:
             return Heat.HOT
         if ctx.function is None or runs_once(ctx, None) or branch_untaken(self, ctx, ctx.function):
             return None
-        heat = self.heat_of(ctx.function)
+        heat = self.heat_of(ctx.function, ranks)
         if heat is None:
             return None
-        return Heat.GATED if (self.guards.gated(ctx) or heat is Heat.GATED) else Heat.HOT
+        return Heat.GATED if (self.guards.gated(ctx, ranks) or heat is Heat.GATED) else Heat.HOT
 
     def env_step_only(self, ctx: Context) -> bool:
         """``ctx`` is in a training loop that steps an environment (reported as GATED: its own
@@ -563,8 +565,10 @@ class FileModel:
         info = self.facts.functions.get(key)
         return self.heat_of(info) if info is not None else None
 
-    def heat_of(self, info: FunctionInfo) -> Optional[Heat]:
-        key = id(info)
+    def heat_of(self, info: FunctionInfo, ranks: bool = True) -> Optional[Heat]:
+        """Whether a function runs every training step, through the places that run it. With
+        ``ranks`` False (host syncs), a rank test on the way does not gate it."""
+        key = id(info) if ranks else -id(info)
         if key in self._function_heat:
             return self._function_heat[key]
         self._function_heat[key] = None  # recursion guard
@@ -581,7 +585,7 @@ class FileModel:
                     continue
                 if ctx.function is not None and branch_untaken(model, ctx, ctx.function):
                     continue  # `else: return self.rank(...)` of `if train:`, which training calls set
-                heat = model.heat(ctx)
+                heat = model.heat(ctx, ranks)
                 if heat is Heat.GATED and self.steps(info) and model.env_step_only(ctx):
                     heat = Heat.HOT  # `agent.learn(memory)` in an RL loop: each call is an update
                 if heat is Heat.HOT:

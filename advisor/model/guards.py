@@ -622,7 +622,7 @@ class GuardKinds:
             guard.positive and self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[1] for guard in guards_of(ctx)
         )
 
-    def gates(self, guard: Guard) -> bool:
+    def gates(self, guard: Guard, ranks: bool = True) -> bool:
         """The guard leaves its statements to some steps or to one rank, or to runs the project
         never makes (`if self.autobalance:` where every construction leaves it False, the `else`
         of `if self.use_dfl:` where every construction leaves it on)."""
@@ -633,7 +633,7 @@ class GuardKinds:
         if (self._steps(guard) and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
-        if modulo or rank or (guard.positive and self._never_true(guard)) or self._rare(guard):
+        if modulo or (rank and ranks) or (guard.positive and self._never_true(guard)) or self._rare(guard):
             return True
         return occasional(guard.test, guard.positive and not guard.exits)
 
@@ -870,8 +870,12 @@ class GuardKinds:
                 return True
         return False
 
-    def gated(self, ctx: Context) -> bool:
-        known = self._contexts.get(id(ctx))
+    def gated(self, ctx: Context, ranks: bool = True) -> bool:
+        """Some guard around ``ctx`` gates it (see `gates`). With ``ranks`` False a rank test
+        alone does not: for a host sync, rank 0's wait is every step's wait on one GPU, and the
+        other ranks wait for rank 0 at the next collective."""
+        key = id(ctx) if ranks else -id(ctx)
+        known = self._contexts.get(key)
         if known is None:
-            known = self._contexts[id(ctx)] = any(self.gates(g) for g in guards_of(ctx))
+            known = self._contexts[key] = any(self.gates(g, ranks) for g in guards_of(ctx))
         return known

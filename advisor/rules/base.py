@@ -145,7 +145,8 @@ class Rule:
     def severity_for(self, heat: Heat) -> Severity:
         """Per-step findings under a periodic or rank-0 condition drop to info (also in the body
         of a rarely true test: a sanity check of values, an empty input, `if step == 0:`, a flag
-        the block turns off)."""
+        the block turns off). The host-sync rules ask `sync_heat`, for which a rank-0 test
+        alone does not gate."""
         return Severity.INFO if heat is Heat.GATED else self.severity
 
 

@@ -110,7 +110,7 @@ def main():
             if completed_steps % args.logging_steps == 0:
                 accelerator.print(f"step {completed_steps} loss {loss.item():.4f}")  # expect: GPU101 info
             if accelerator.is_main_process:
-                loss_log.write(f"{completed_steps}\t{loss.item():.5f}\n")  # expect: GPU101 info
+                loss_log.write(f"{completed_steps}\t{loss.item():.5f}\n")  # expect: GPU101
 
         model.eval()
         all_preds, all_refs = [], []

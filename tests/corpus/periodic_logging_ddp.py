@@ -122,7 +122,7 @@ def main():
                 print(f"[{epoch}:{i + 1}] sup={loss_sup.item():.4f}")  # expect: GPU101 info
                 print(x_l.shape)  # trap: GPU102
             if rank == 0:
-                writer.add_scalar("train/loss", loss, step)  # expect: GPU102 info
+                writer.add_scalar("train/loss", loss, step)  # expect: GPU102
                 writer.add_scalar("train/mask_rate", mask_rate, step)  # trap: GPU102
             if dist.get_rank() == 0 and step % args.hist_every == 0:
                 conf_buffer.append(conf.cpu())  # expect: GPU103 info

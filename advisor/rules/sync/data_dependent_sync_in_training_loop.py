@@ -170,8 +170,9 @@ class DataDependentSyncInTrainingLoop(Rule):
         that is a tensor on the device (`ws[:, cutoff:]`). Tests on Python values, integer or
         slice indexes, masked fills (`out[keep] = 0`, `out[:, keep] = 0`), masks in host memory
         (a factory without `device=`, or a `torch.cat` of a list of such parts), and batches
-        still in host memory (before they are moved) are left alone. Under a periodic or rank-0
-        condition it is only informational.
+        still in host memory (before they are moved) are left alone. Under a periodic condition
+        it is only informational (not under a rank-0 check alone, which one GPU passes every
+        step).
     """ + FORWARD_PATH_DOC
     why = """
         Python needs a real `True` or `False` to choose a branch, and the allocator needs to

@@ -28,9 +28,11 @@ class ItemInTrainingLoop(Rule):
         forward evidently trains (its class is put in a registry, `@MODEL_REGISTRY.register()`,
         or the forward takes `labels`/`targets` or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
-        `if step % 100 == 0`, a rank-0 check, a test of the step counter for equality (`if step
+        `if step % 100 == 0`, a test of the step counter for equality (`if step
         != capture_step: return` at the top of a hook) or of the steps or time since the last
-        run (`if step - last_step < interval: return`) the finding is only informational, and so it is
+        run (`if step - last_step < interval: return`) the finding is only informational (a
+        rank-0 check alone is not such a condition: on one GPU it holds every step, and on
+        several the other ranks wait for rank 0 at the next collective), and so it is
         for an `.item()` under `if isinstance(v, torch.Tensor):` on a value not known to be a
         tensor (a metric logger converting whatever its callers hand it). An Ignite
         `create_supervised_trainer(..., device=<cuda>)` run in the file and given no

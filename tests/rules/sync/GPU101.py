@@ -51,13 +51,13 @@ class Trainer:
                 break
             self.history.append(loss.detach().item())  # expect: GPU101
 
-# %% invalid: rank-0 gate
+# %% invalid: a rank-0 gate does not make a per-step read cheaper
 for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
     optimizer.step()
     if rank == 0:
-        acc = (model(x).argmax(1) == y).float().mean().item()  # expect: GPU101 info
+        acc = (model(x).argmax(1) == y).float().mean().item()  # expect: GPU101
 
 # %% invalid: outer loop of micro-batch accumulation steps the optimizer
 import torch
@@ -182,7 +182,7 @@ def train(model, loader, opt):
         if it % eval_every == 0:
             print("eval", loss.item())  # expect: GPU101 info
 
-# %% invalid: a logger object only the main process gets is a rank-0 gate
+# %% invalid: a logger object only the main process gets is a rank-0 gate, which a read every step still pays
 import torch
 
 
@@ -193,7 +193,7 @@ def train_one_epoch(model, loader, opt, board=None, tracker=None):
         loss.backward()
         opt.step()
         if board:
-            board.add_scalar("loss", loss.item())  # expect: GPU101 info
+            board.add_scalar("loss", loss.item())  # expect: GPU101
         if tracker is not None:
             tracker.log({"loss": loss.item()})  # expect: GPU101
 
