@@ -515,10 +515,11 @@ class GuardKinds:
             result = gate_kinds(test)
             if result[0] and _every_step(self.model, test, ctx, order):
                 result = (False, result[1])
-            if not result[1] and depth < _MAX_DEPTH:
-                # `if i % k == 0 and opt.is_master_node:`: the rank part may sit in a value
+            if not (result[0] and result[1]) and depth < _MAX_DEPTH:
+                # `if i % k == 0 and opt.is_master_node:`: the rank part may sit in a value, and
+                # the periodic part in a helper (`if divisible_by(step, n) and is_main:`).
                 through = self._through_values(test, ctx, order, depth)
-                result = (result[0] or through[0], through[1])
+                result = (result[0] or through[0], result[1] or through[1])
         self._tests[key] = result
         return result
 

@@ -1228,3 +1228,22 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         print(loss.item())
+
+# %% invalid: a step test in a helper, joined with a rank test: info; the rank test alone: reported
+import torch
+
+
+def divisible_by(num, den):
+    return (num % den) == 0
+
+
+def train(model, loader, optimizer, accelerator, every):
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if divisible_by(step, every) and accelerator.is_main_process:
+            print(loss.item())  # expect: GPU101 info
+        if accelerator.is_main_process:
+            print(loss.item())  # expect: GPU101
