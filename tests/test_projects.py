@@ -129,3 +129,31 @@ def test_a_config_that_starts_naming_an_unbuilt_class_rechecks_a_cached_file(tmp
     config = project / "cog.yaml"
     config.write_text(config.read_text().replace("ConfiguredLoss", "OldEdgeLoss"))
     assert ("losses.py", 27, "GPU103") in findings()
+
+
+def test_a_launch_script_that_stops_passing_an_option_rechecks_a_cached_file(tmp_path):
+    """An option the `train.sh` beside the script passes is not left at its default
+    (model/cli_options.py). Once the launcher stops passing it, the cached result for the
+    unchanged script must not be served: the shell scripts beside it are among its dependencies."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "launch_scripts"
+    shutil.copytree(ROOT / "launch_scripts", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+
+    def findings():
+        run = subprocess.run(
+            [sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", str(project)],
+            capture_output=True, text=True, env=env,
+        )
+        return {(os.path.basename(f["filename"]), f["code"]) for f in json.loads(run.stdout)}
+
+    assert ("train.py", "GPU202") not in findings()
+    assert ("train.py", "GPU202") not in findings()  # served from the cache
+    launcher = project / "run" / "train.sh"
+    launcher.write_text(launcher.read_text().replace("  --dataloader_num_workers=4 \\\n", ""))
+    assert ("train.py", "GPU202") in findings()

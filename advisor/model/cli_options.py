@@ -8,11 +8,15 @@ that a rule can say the value is a default. The parser may be built in a helper 
 file of the project (`parser = get_args_parser()`, `ArgumentParser(parents=[base_parser()])`),
 its options added through argument groups and helpers that receive it. Anything that may set the
 attribute elsewhere (`args.workers = ...` out of the read's sight, `setattr`, `vars(args)`,
-`parser.set_defaults(**cfg)`) makes the answer unknown.
+`parser.set_defaults(**cfg)`) makes the answer unknown, and so does a shell script beside the
+script (or beside the parser's file) that runs Python with the option (`train.sh` passing
+`--dataloader_num_workers=4`): the shipped launch, not the default, is what a run gets.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -159,6 +163,8 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
             if mine and dest is None:
                 return UNKNOWN  # options named by expressions
             if mine:
+                if _launched_with(reader, other, site.node):
+                    return UNKNOWN  # `python train.py --workers 2` in the `train.sh` beside it
                 answers.append(_option_default(other, site, question))
         for site in other.method_calls("set_defaults"):
             owners, known = other.values.ask(PARSERS, site.receiver, site.ctx, site.order)
@@ -175,6 +181,28 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
     if not answers:
         return UNKNOWN
     return answers[0] if len(answers) == 1 else question.combine(answers)
+
+
+def _launched_with(reader, model, add_argument: cst.Call) -> bool:
+    """A shell script beside the file that reads the option, or the one that defines it, runs a
+    Python script and passes the option (`accelerate launch train.py --dataloader_num_workers=2`):
+    what the shipped launch sets, not the default, is what a run gets."""
+    project = reader.project
+    paths = {p for p in (reader.real_path, model.real_path) if p is not None}
+    if project is None or not paths:
+        return False
+    flags = [a.value.evaluated_value for a in add_argument.args
+             if a.keyword is None and type(a.value) is cst.SimpleString
+             and str(a.value.evaluated_value).startswith("-")]
+    if not flags:
+        return False
+    patterns = [re.compile(r"(?<![\w-])%s(?![\w-])" % re.escape(f)) for f in flags]
+    for folder in sorted({os.path.dirname(p) for p in paths}):
+        for launcher in project.launch_scripts(folder):
+            text = project.text_of(launcher)
+            if ".py" in text and any(p.search(text) for p in patterns):
+                return True
+    return False
 
 
 def _options_for(model, attr: str) -> List[Tuple[Optional[str], object]]:

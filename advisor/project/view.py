@@ -110,6 +110,7 @@ class ProjectView:
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[str]] = None
         self._roots: Optional[List[str]] = None
+        self._launchers: Dict[str, List[str]] = {}
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -349,7 +350,22 @@ class ProjectView:
         seen.update(self.files_containing(module_stem(path)))
         for mark in DYNAMIC_MARKS:
             seen.update(self.files_containing(mark))
+        # The shell scripts beside a file that runs with command-line options decide them
+        # (`model/cli_options.py`).
+        for folder in sorted({os.path.dirname(p) for p in seen | {path}}):
+            seen.update(self.launch_scripts(folder))
         return tuple(sorted(seen - {path}))
+
+    def launch_scripts(self, folder: str) -> List[str]:
+        """The shell scripts in a folder (`train.sh` that runs `python train.py --workers 2`)."""
+        found = self._launchers.get(folder)
+        if found is None:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            found = self._launchers[folder] = [os.path.join(folder, n) for n in names if n.endswith((".sh", ".bash"))][:32]
+        return found
 
     def loads_by_name(self, path: str) -> bool:
         """Some project file may load ``path``'s module by a name given as text
