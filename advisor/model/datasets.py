@@ -32,6 +32,61 @@ def holds_in_memory(model, expr: cst.BaseExpression, ctx: Context, order: float)
     return known and bool(found) and all(_class_in_memory(owner, info) for owner, info in found)
 
 
+def holds_token_windows(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is such an in-memory dataset whose `__getitem__` hands out
+    integer ids (`self.data[start: start + seq_len + 1].long()`): a window of token ids, a few
+    kilobytes a batch."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    return known and bool(found) and all(
+        _class_in_memory(owner, info) and _hands_out_ids(owner, info) for owner, info in found
+    )
+
+
+_ID_CONVERSIONS = frozenset({"long", "int"})
+_ID_DTYPES = frozenset({"torch.long", "torch.int64", "torch.int32", "torch.int"})
+
+
+def _hands_out_ids(owner, info: ClassInfo) -> bool:
+    """What `__getitem__` returns is converted to an integer dtype (`.long()`, `.int()`,
+    `.type(torch.int64)`, `.to(torch.long)`), or `__init__` built what it holds as one
+    (`torch.tensor(seq, dtype=torch.long)`)."""
+    getitem = owner.facts.functions.get(f"{info.name}.__getitem__")
+    init = owner.facts.functions.get(f"{info.name}.__init__")
+    if getitem is None or init is None:
+        return False
+    return _converts_to_ids(owner, getitem.node.body, False) or _converts_to_ids(owner, init.node.body, True)
+
+
+def _converts_to_ids(owner, body: cst.CSTNode, built: bool) -> bool:
+    """In `__getitem__` (``built`` False): some conversion to an integer dtype. In `__init__`:
+    every tensor it builds is given an integer dtype (images kept beside their labels are not
+    token ids)."""
+    ids = other = False
+    stack = list(children(body))
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call:
+            if type(node.func) is cst.Attribute:
+                method = node.func.attr.value
+                if not built and method in _ID_CONVERSIONS and not node.args:
+                    return True
+                if not built and method in ("type", "to") and any(
+                        owner.imports.qualify(a.value) in _ID_DTYPES for a in node.args):
+                    return True
+            if built and owner.imports.qualify(node.func) in _TENSOR_BUILDERS:
+                if any(a.keyword is not None and a.keyword.value == "dtype"
+                       and owner.imports.qualify(a.value) in _ID_DTYPES for a in node.args):
+                    ids = True
+                else:
+                    other = True
+        stack.extend(children(node))
+    return ids and not other
+
+
+_TENSOR_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.stack",
+                              "torch.cat", "torch.zeros", "torch.ones", "torch.randn", "torch.rand"})
+
+
 def _class_in_memory(owner, info: ClassInfo) -> bool:
     getitem = owner.facts.functions.get(f"{info.name}.__getitem__")
     init = owner.facts.functions.get(f"{info.name}.__init__")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.datasets import prepared_hf_table
+from advisor.model.datasets import holds_token_windows, prepared_hf_table
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -40,7 +40,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         device, from whatever memory the loader gives it; not with
         `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
         training (`load_dataset(...).map(tokenize, batched=True)`) the finding is info: a batch
-        of token ids is a few kilobytes; so it is for a loader only peeked at every few steps
+        of token ids is a few kilobytes (so it is over a dataset class that holds its ids in
+        memory and hands out windows of them, `self.data[start: start + n].long()`); so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
         train, in a function that trains in another loop or in one called once beside such a
@@ -206,7 +207,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 data=data,
             )
         dataset = call_argument(call, "dataset", 0)
-        if dataset is not None and prepared_hf_table(model, dataset.value, site.ctx, site.order):
+        if dataset is not None and (prepared_hf_table(model, dataset.value, site.ctx, site.order)
+                                    or holds_token_windows(model, dataset.value, site.ctx, site.order)):
             # Rows of token ids: a batch is a few kilobytes, and its copy costs next to nothing.
             return self.report(
                 call,

@@ -205,6 +205,53 @@ def main(model, dataset):
     data = load_data(dataset=dataset, batch_size=8)
     TrainLoop(model=model.cuda(), data=data, microbatch=4).run_loop()
 
+# %% invalid: windows of token ids sliced from a tensor in memory: info; images kept in memory beside their labels: reported
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class TextSampler(Dataset):
+    def __init__(self, data, seq_len):
+        super().__init__()
+        self.data = data
+        self.seq_len = seq_len
+
+    def __getitem__(self, index):
+        start = torch.randint(0, self.data.size(0) - self.seq_len - 1, (1,))
+        return self.data[start: start + self.seq_len + 1].long()
+
+    def __len__(self):
+        return self.data.size(0) // self.seq_len
+
+
+class Pictures(Dataset):
+    def __init__(self, images, labels):
+        self.images = torch.tensor(images, dtype=torch.float32)
+        self.labels = torch.tensor(labels, dtype=torch.long)
+
+    def __getitem__(self, index):
+        return self.images[index], self.labels[index]
+
+    def __len__(self):
+        return len(self.labels)
+
+
+def train(model, optimizer, raw, images, labels):
+    text = DataLoader(TextSampler(torch.from_numpy(raw), 1024), batch_size=4, pin_memory=True)  # expect: GPU201 info
+    pictures = DataLoader(Pictures(images, labels), batch_size=256, shuffle=True, pin_memory=True)  # expect: GPU201
+    model.cuda()
+    for tokens in text:
+        loss = model(tokens.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    for x, y in pictures:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
 # %% invalid: kwargs that get workers on the CUDA path, but never pinning
 import torch
 from torch.utils.data import DataLoader
