@@ -53,7 +53,9 @@ class DeprecatedAmpApi(Rule):
         `torch.amp.autocast("cpu", ...)`, keeping every argument (positional `enabled`, `dtype`
         and `cache_enabled` become keywords, since the new autocast takes the device first). It
         is offered when the configured minimum torch version is 2.3 or later, and for a name
-        imported on its own only when `torch` itself is imported too.
+        imported on its own only when `torch` itself is imported too. The old autocast kept in
+        a name (`amp_autocast = torch.cuda.amp.autocast`, then `with amp_autocast():`) is
+        reported where it is assigned, without a fix.
     """
     why = """
         Since torch 2.4 the device-specific entry points emit a FutureWarning on every call
@@ -141,6 +143,29 @@ class DeprecatedAmpApi(Rule):
                     message = '`{deprecated}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
             yield self.report(site.node, message, severity=severity, fix=self._fix(model, site, kind, device),
                               data={"deprecated": shown, "replacement": replacement, "device": device})
+        yield from self._references(model)
+
+    def _references(self, model: FileModel) -> Iterator[Report]:
+        """`amp_autocast = torch.cuda.amp.autocast` (timm's scripts, then `with amp_autocast():`):
+        the deprecated entry point kept in a name and called through it. No fix: the new one
+        takes the device first, which every call through the name would have to pass."""
+        for (_, _name), found in model.facts.assignments.items():
+            for assignment in found:
+                value = assignment.value
+                if type(value) is not cst.Attribute or assignment.index is not None:
+                    continue
+                spelled = spelled_name(model, value)
+                entry = _DEPRECATED_AMP.get(spelled or "")
+                if entry is None or entry[0] != "autocast":
+                    continue
+                kind, device = entry
+                shown = spelled.replace(".autocast_mode", "")
+                yield self.report(
+                    value,
+                    "`{deprecated}` is deprecated (kept in a name and called through it); use "
+                    "`functools.partial(torch.amp.autocast, \"{device}\")`",
+                    data={"deprecated": shown, "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device},
+                )
 
     def _fix(self, model: FileModel, site: CallSite, kind: str, device: str) -> Optional[FixSpec]:
         if model.torch_version < (2, 3):

@@ -201,3 +201,32 @@ def make_scaler(enabled):
     else:
         scaler = None
     return scaler
+
+# %% invalid: the old autocast kept in a name, as timm's training scripts do
+import torch
+from contextlib import suppress
+
+
+def train(model, loader, optimizer, use_amp):
+    amp_autocast = suppress
+    if use_amp:
+        amp_autocast = torch.cuda.amp.autocast  # expect: GPU303
+    for x, y in loader:
+        with amp_autocast():
+            loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: the device-generic autocast kept in a name
+import functools
+import torch
+
+
+def train(model, loader, optimizer):
+    amp_autocast = functools.partial(torch.amp.autocast, "cuda")
+    plain = torch.autocast
+    for x, y in loader:
+        with amp_autocast(dtype=torch.bfloat16):
+            loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
