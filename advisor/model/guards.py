@@ -338,6 +338,26 @@ def _first_round(model, test: cst.BaseExpression, ctx: Context, order: float) ->
     return _counter(model, counted.value, ctx, order)
 
 
+def _state_unset(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`if not state:` / `if len(state) == 0:` where `state = self.state[p]`: an optimizer's
+    per-parameter state, filled on the first step only."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        name = test.expression
+    else:
+        counted = _compared_with_zero(test)
+        if not (type(counted) is cst.Call and dotted_name(counted.func) == "len" and len(counted.args) == 1):
+            return False
+        name = counted.args[0].value
+    if type(name) is cst.Subscript and dotted_name(name.value) == "self.state":
+        return True
+    if type(name) is not cst.Name:
+        return False
+    reach = model.bindings.reaching(name.value, ctx, order)
+    return reach.closed and bool(reach.assignments) and all(
+        type(a.value) is cst.Subscript and dotted_name(a.value.value) == "self.state" for a in reach.assignments
+    )
+
+
 def _counter(model, name: str, ctx: Context, order: float, depth: int = 0) -> bool:
     reach = model.bindings.reaching(name, ctx, order)
     if any(a.iterable is not None or a.augmented for a in reach.assignments):
@@ -646,7 +666,8 @@ class GuardKinds:
             return False
         test = guard.test
         return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(test) or _first_round(
-            self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard)
+            self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard) or _state_unset(
+            self.model, test, guard.ctx, guard.order + 0.5)
 
     def _steps(self, guard: Guard) -> bool:
         """An optimizer steps under the guard: there (`if (i + 1) % accum == 0: opt.step()`), or in

@@ -1247,3 +1247,33 @@ def train(model, loader, optimizer, accelerator, every):
             print(loss.item())  # expect: GPU101 info
         if accelerator.is_main_process:
             print(loss.item())  # expect: GPU101
+
+# %% invalid: an optimizer's per-parameter state filled on its first step: info; the update itself: reported
+import torch
+
+
+def init_scale(grad):
+    return grad.float().abs().mean().clamp(min=1e-24).pow(-0.5).item()  # expect: GPU101 info
+
+
+class Scaled(torch.optim.Optimizer):
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if not state:
+                    state["scale"] = init_scale(p.grad)
+                if p.grad.norm().item() > 10:  # expect: GPU101
+                    continue
+                p.add_(p.grad, alpha=-group["lr"] * state["scale"])
+
+
+def train(model, loader):
+    optimizer = Scaled(model.parameters(), {"lr": 0.1})
+    model.cuda()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
