@@ -129,7 +129,7 @@ def option_values(
         return None
     if not exhaustive:
         return UNKNOWN
-    answers = [_default(flow.model, model, call, attr, question) for model, call in parsers]
+    answers = [_default(flow.model, model, call, attr, question, ctx, order) for model, call in parsers]
     found = answers[0] if len(answers) == 1 else question.combine(answers)
     if any(shared_only(m, attr) for owner, _ in parsers for m in models_around(flow.model, owner)):
         found = _with_shares(found)
@@ -145,12 +145,13 @@ def _with_shares(found: Literals) -> Literals:
     return Literals(frozenset(values), found.complete, found.option)
 
 
-def _default(reader, model, parser: cst.Call, attr: str, question: Question[Literals]) -> Literals:
+def _default(reader, model, parser: cst.Call, attr: str, question: Question[Literals],
+             ctx: Optional[Context] = None, order: Optional[float] = None) -> Literals:
     family = _family(model, parser)
     if family is None:
         return UNKNOWN
     models = models_around(reader, model)
-    if any(may_set(m, attr) for m in models):
+    if any(may_set(m, attr, ctx if m is reader else None, order) for m in models):
         return UNKNOWN
     answers: List[Literals] = []
     override: Optional[Literals] = None
@@ -268,11 +269,12 @@ def models_around(reader, model) -> List[object]:
     return out
 
 
-def may_set(model, attr: str) -> bool:
+def may_set(model, attr: str, ctx: Optional[Context] = None, order: Optional[float] = None) -> bool:
     """The file may set ``attr`` on some namespace: `x.attr = ...` (other than `self.attr`),
     `setattr(x, name, ...)` with that or an unknown name, `x.__dict__.update(...)`, `vars(x)`.
     A rounded share of the attribute itself (`args.workers = (args.workers + n - 1) // n`) does
-    not count: it keeps a positive count positive (see `shared_only`)."""
+    not count: it keeps a positive count positive (see `shared_only`). With the read's place, a
+    store later in the same function, outside any loop, cannot reach it."""
     stored, anything, _ = model.shared("namespace-stores", _namespace_stores)
     if anything:
         return True
@@ -284,12 +286,16 @@ def may_set(model, attr: str) -> bool:
     # Stores no run reaches (`args.world_size = int(os.environ["WORLD_SIZE"])` under a test of
     # another option that its default decides against) leave the option's default in place.
     # Deciding that reads options again: a store met again while deciding counts as a store.
+    if ctx is not None and order is not None and ctx.loop is None:
+        places = [(c, o) for c, o in places if not (c.function is ctx.function and c.loop is None and o > order)]
+        if not places:
+            return False
     busy = model.shared("namespace-stores-busy", lambda m: set())
     if attr in busy:
         return True
     busy.add(attr)
     try:
-        return not all(model.guards.dead(ctx) for ctx in places)
+        return not all(model.guards.dead(c) for c, _ in places)
     finally:
         busy.discard(attr)
 
@@ -328,10 +334,10 @@ def rounded_share(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpres
     return None
 
 
-def _namespace_stores(model) -> Tuple[Dict[str, List[Context]], bool, Set[str]]:
-    """(attribute -> where plain stores set it, empty for a `setattr`; whether anything may set
-    any attribute; attributes set only to a rounded share of themselves)."""
-    stored: Dict[str, List[Context]] = {}
+def _namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool, Set[str]]:
+    """(attribute -> where plain stores set it (context, order), empty for a `setattr`; whether
+    anything may set any attribute; attributes set only to a rounded share of themselves)."""
+    stored: Dict[str, List[Tuple[Context, int]]] = {}
     shares: Set[str] = set()
     anything = False
     for (_, target), found in model.facts.assignments.items():
@@ -340,7 +346,7 @@ def _namespace_stores(model) -> Tuple[Dict[str, List[Context]], bool, Set[str]]:
             if all(not a.augmented and dotted_name(rounded_share(a.value)) == target for a in found):
                 shares.add(parts[-1])
             else:
-                stored.setdefault(parts[-1], []).extend(a.ctx for a in found)
+                stored.setdefault(parts[-1], []).extend((a.ctx, a.order) for a in found)
     for site in model.facts.calls_by_callee.get("setattr", ()):
         args = site.node.args
         if len(args) >= 2 and type(args[1].value) is cst.SimpleString:

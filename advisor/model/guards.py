@@ -739,13 +739,23 @@ class GuardKinds:
         if holds and type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
             # `if args.dist_url == "env://" and args.world_size == -1:`: one conjunct that never
             # holds is enough.
-            return any(self._outcomes(part, guard) == {False} for part in conjuncts(test))
+            # Left to right, as Python evaluates them: a later part may read what this guard
+            # protects (`args.world_size`, whose store under this very test is being judged).
+            return any(self._outcomes(part, guard) == {False} for part in reversed(conjuncts(test)))
         outcomes = self._outcomes(test, guard)
         return outcomes is not None and holds not in outcomes
 
     def _outcomes(self, test: cst.BaseExpression, guard: Guard) -> Optional[Set[bool]]:
         """The truth values a comparison of a string setting (or None) with literals takes on
         every path the project takes, if known."""
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
+            # `args.arch.startswith("alexnet") or args.arch.startswith("vgg")`
+            left, right = self._outcomes(test.left, guard), self._outcomes(test.right, guard)
+            if left is None or right is None:
+                return None
+            return {a or b for a in left for b in right} if len(left) == 1 or len(right) == 1 else left | right
+        if type(test) is cst.Call:
+            return self._prefix_outcomes(test, guard)
         if type(test) is not cst.Comparison or len(test.comparisons) != 1 or dotted_name(test.left) is None:
             return None
         operator = type(test.comparisons[0].operator)
@@ -766,6 +776,25 @@ class GuardKinds:
             return None
         hits = {t in allowed for t in found.values}
         return hits if operator in (cst.In, cst.Equal, cst.Is) else {not h for h in hits}
+
+    def _prefix_outcomes(self, test: cst.Call, guard: Guard) -> Optional[Set[bool]]:
+        """`args.arch.startswith("alexnet")` (or `endswith`) of a string setting known on every
+        path: the truth values it takes."""
+        func = test.func
+        if type(func) is not cst.Attribute or func.attr.value not in ("startswith", "endswith") or len(test.args) != 1:
+            return None
+        if dotted_name(func.value) is None or test.args[0].keyword is not None or test.args[0].star:
+            return None
+        affix = test.args[0].value
+        options = affix.elements if type(affix) is cst.Tuple else [affix]
+        texts = [constant(self.model, e.value if type(e) is not cst.SimpleString else e) for e in options]
+        if not texts or any(t is None or t[0] != "str" for t in texts):
+            return None
+        found = literal_values(self.model, func.value, guard.ctx, guard.order + 0.5)
+        if not found.complete or not found.values or any(t[0] != "str" for t in found.values):
+            return None
+        check = str.startswith if func.attr.value == "startswith" else str.endswith
+        return {any(check(value, t[1]) for t in texts) for _, value in found.values}
 
     def switched_off(self, ctx: Context) -> Optional[Guard]:
         """The guard around ``ctx`` that is a flag no run of the project turns on (`if

@@ -29,7 +29,7 @@ from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known, 
 from advisor.model.containers import item_values
 from advisor.model.facts import Assignment, Context
 from advisor.model.names import dotted_name
-from advisor.model.value_flow import Question, ValueFlow
+from advisor.model.value_flow import SPAWNERS, Question, ValueFlow, argument
 
 class LiteralValues(Question[Literals]):
     key = "literals"
@@ -88,6 +88,10 @@ class LiteralValues(Question[Literals]):
         reach = flow.bindings.reaching(name, ctx, order) if name is not None else None
         if reach and not _only_shares(reach, name) and not _only_dead(flow, reach):
             return None  # bound where it is read (`args.workers = 0`)
+        if not reach and name is not None:
+            passed = _attribute_of_parameter(flow, self, name, ctx)
+            if passed is not None and passed.complete:
+                return passed  # `args.distributed` in `main_worker(gpu, ngpus, args)`, set in `main()`
         qual = flow.model.imports.qualify(expr)
         if qual is not None and flow.model.symbol(qual) is not None:
             return None  # a module's name (`config.NUM_WORKERS`), not an attribute of an imported object
@@ -124,6 +128,50 @@ class LiteralValues(Question[Literals]):
 LITERALS = LiteralValues()
 # Functions that count the machine's CPUs (a loader's `num_workers=os.cpu_count()`).
 CPU_COUNTS = frozenset({"os.cpu_count", "multiprocessing.cpu_count", "psutil.cpu_count"})
+
+
+_THROUGH_DEPTH = 3
+
+
+def _attribute_of_parameter(flow: ValueFlow, question: "LiteralValues", name: str, ctx: Context) -> Optional[Literals]:
+    """`args.distributed` read in a function that takes `args` and binds no such attribute
+    itself: what the attribute holds where each call passes the object (`args.distributed =
+    args.world_size > 1 or args.multiprocessing_distributed` in `main()`, then
+    `main_worker(args.gpu, ngpus, args)` or `mp.spawn(main_worker, args=(ngpus, args))`).
+    None when some call cannot be followed."""
+    info = ctx.function
+    root, _, rest = name.partition(".")
+    if info is None or root in ("self", "cls") or root not in info.params or flow.through_depth >= _THROUGH_DEPTH:
+        return None
+    position = info.params.index(root) - (1 if info.class_name is not None else 0)
+    passed = []
+    for owner, site in flow.model.callers(info):
+        arg = argument(site.node, root, position)
+        if arg is None or arg.star:
+            return None
+        passed.append((owner, arg.value, site.ctx, site.order))
+    for site in flow.model.calls_to(*SPAWNERS):
+        target = argument(site.node, "fn", 0)
+        if target is None or type(target.value) is not cst.Name or info.class_name is not None:
+            continue
+        if flow.bindings.function(target.value.value, site.ctx, site.order) is not info:
+            continue
+        tupled = argument(site.node, "args", 1)
+        elements = tupled.value.elements if tupled is not None and type(tupled.value) is cst.Tuple else None
+        if position < 1 or elements is None or position - 1 >= len(elements) or any(
+                type(e) is cst.StarredElement for e in elements):
+            return None
+        passed.append((flow.model, elements[position - 1].value, site.ctx, site.order))
+    if not passed:
+        return None
+    answers = []
+    flow.through_depth += 1
+    try:
+        for owner, value, site_ctx, site_order in passed:
+            answers.append(owner.values.ask(question, owner.values.made_read(value, rest), site_ctx, site_order))
+    finally:
+        flow.through_depth -= 1
+    return question.combine(answers)
 
 
 def _or_setting(found: Literals, key: cst.BaseExpression) -> Literals:

@@ -113,6 +113,21 @@ class ValueFlow:
         self.model = model
         self.bindings = model.bindings
         self._memo: Dict[Tuple[str, int, Optional[int], int], Any] = {}
+        # Reads made up to follow a value into its callers (`args.distributed` at a call that
+        # passes `args`): kept, so that their ids, the memo's keys, stay theirs.
+        self._made_reads: Dict[Tuple[int, str], cst.BaseExpression] = {}
+        self.through_depth = 0
+
+    def made_read(self, value: cst.BaseExpression, rest: str) -> cst.BaseExpression:
+        """`value.<rest>` as an expression (`args.distributed` for the argument `args`)."""
+        key = (id(value), rest)
+        read = self._made_reads.get(key)
+        if read is None:
+            read = value
+            for part in rest.split("."):
+                read = cst.Attribute(value=read, attr=cst.Name(part))
+            self._made_reads[key] = read
+        return read
 
     def ask(
         self, question: Question[A], expr: cst.BaseExpression, ctx: Context, order: int, index: Optional[int] = None

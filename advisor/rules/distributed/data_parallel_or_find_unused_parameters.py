@@ -42,7 +42,10 @@ class DataParallelOrFindUnused(Rule):
         is not reported: there it only calls the module. A wrap under a test of the GPU count
         that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
         defaulting to 1, the DCGAN examples' branch) is information: it runs only when the user
-        asks for more GPUs.
+        asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
+        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`). The switch may be
+        computed in `main()` and read in the `main_worker(gpu, ngpus, args)` it calls or spawns
+        (`args.distributed = args.world_size > 1 or args.multiprocessing_distributed`).
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
         Accelerate's `DistributedDataParallelKwargs` or Lightning's `DDPStrategy` (also
         through a kwargs dict) is information: sometimes the model needs it.
@@ -122,6 +125,13 @@ class DataParallelOrFindUnused(Rule):
                     site.node,
                     "DataParallel drives every GPU from one process, under a test that the GPU count's "
                     "default leaves false: DistributedDataParallel is faster when it runs",
+                    severity=Severity.INFO,
+                )
+            elif model.guards.dead(site.ctx):
+                yield self.report(
+                    site.node,
+                    "DataParallel drives every GPU from one process, in a branch the settings' defaults "
+                    "never take: DistributedDataParallel is faster when a run takes it",
                     severity=Severity.INFO,
                 )
             elif self._beside_ddp(model, site):

@@ -288,3 +288,51 @@ def main(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: the ImageNet-example template: a plain run takes the DataParallel arm (reported), the VGG arm only with `--arch` set so (info)
+import argparse
+import os
+
+import torch
+import torch.multiprocessing as mp
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="resnet50")
+parser.add_argument("--world-size", default=-1, type=int)
+parser.add_argument("--dist-url", default="tcp://224.66.41.62:23456", type=str)
+parser.add_argument("--gpu", default=None, type=int)
+parser.add_argument("--multiprocessing-distributed", action="store_true")
+
+
+def main():
+    args = parser.parse_args()
+    if args.dist_url == "env://" and args.world_size == -1:
+        args.world_size = int(os.environ["WORLD_SIZE"])
+    args.distributed = args.world_size > 1 or args.multiprocessing_distributed
+    ngpus_per_node = torch.cuda.device_count()
+    if args.multiprocessing_distributed:
+        args.world_size = ngpus_per_node * args.world_size
+        mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+    else:
+        main_worker(args.gpu, ngpus_per_node, args)
+
+
+def main_worker(gpu, ngpus_per_node, args):
+    model = build(args.arch)
+    if args.distributed:
+        model.cuda()
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    elif args.gpu is not None:
+        model = model.cuda(args.gpu)
+    else:
+        if args.arch.startswith("alexnet") or args.arch.startswith("vgg"):
+            model.features = torch.nn.DataParallel(model.features)  # expect: GPU505 info
+            model.cuda()
+        else:
+            model = torch.nn.DataParallel(model).cuda()  # expect: GPU505
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for images, target in loader(args):
+        loss = torch.nn.functional.cross_entropy(model(images.cuda()), target.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
