@@ -113,3 +113,39 @@ def test_a_setting_and_a_literal_on_two_paths():
     found = probed("import yaml\ncfg = yaml.safe_load(open('a.yaml'))\nprobe(0 if cfg['debug'] else cfg['num_workers'])\n")
     assert found.values == frozenset({("int", 0)})
     assert found.settings == frozenset({"num_workers"}) and found.covered and not found.complete
+
+
+def test_an_attribute_set_in_main_is_read_through_the_worker_parameter():
+    source = PARSER + """
+parser.add_argument("--world-size", default=-1, type=int)
+parser.add_argument("--multiprocessing-distributed", action="store_true")
+
+
+def main():
+    args = parser.parse_args()
+    args.distributed = args.world_size > 1 or args.multiprocessing_distributed
+    if args.multiprocessing_distributed:
+        args.world_size = 8 * args.world_size
+    main_worker(0, args)
+
+
+def main_worker(gpu, args):
+    probe(args.distributed)
+"""
+    found = probed(source)
+    assert found.complete and {value for _, value in found.values} == {False}
+
+
+def test_prefix_tests_of_settings_decide_branches_and_unknown_prefixes_decide_nothing():
+    source = PARSER + """
+parser.add_argument("--arch", default="resnet50")
+args = parser.parse_args()
+if args.arch.startswith("vgg") or args.arch.startswith(("alexnet", "lenet")):
+    probe(1)
+if args.arch.startswith(pick()):
+    probe(2)
+"""
+    model = FileModel.build(cst.parse_module(textwrap.dedent(source)))
+    first, second = sorted(model.facts.calls_by_callee["probe"], key=lambda s: s.order)
+    assert model.guards.dead(first.ctx)
+    assert not model.guards.dead(second.ctx)

@@ -8,9 +8,10 @@ that a rule can say the value is a default. The parser may be built in a helper 
 file of the project (`parser = get_args_parser()`, `ArgumentParser(parents=[base_parser()])`),
 its options added through argument groups and helpers that receive it. Anything that may set the
 attribute elsewhere (`args.workers = ...` out of the read's sight, `setattr`, `vars(args)`,
-`parser.set_defaults(**cfg)`) makes the answer unknown, and so does a shell script beside the
-script (or beside the parser's file) that runs Python with the option (`train.sh` passing
-`--dataloader_num_workers=4`): the shipped launch, not the default, is what a run gets.
+`parser.set_defaults(**cfg)`) makes the answer unknown. A shell script beside the script (or
+beside the parser's file) that runs Python with the option (`train.sh` passing
+`--dataloader_num_workers=4`) adds the value it passes to the default: the shipped launch is a
+run too (a value that is no literal, `--workers $N`, makes the answer unknown).
 """
 
 from __future__ import annotations
@@ -164,9 +165,14 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
             if mine and dest is None:
                 return UNKNOWN  # options named by expressions
             if mine:
-                if _launched_with(reader, other, site.node):
-                    return UNKNOWN  # `python train.py --workers 2` in the `train.sh` beside it
-                answers.append(_option_default(other, site, question))
+                default = _option_default(other, site, question)
+                launched = _launched_values(reader, other, site.node)
+                if launched is not None:
+                    # `python train.py --workers 2` in the `train.sh` beside it: the shipped
+                    # launch's value, beside the default a plain run gets.
+                    default = Literals(default.values | launched.values, default.complete and launched.complete,
+                                       default.option)
+                answers.append(default)
         for site in other.method_calls("set_defaults"):
             owners, known = other.values.ask(PARSERS, site.receiver, site.ctx, site.order)
             if owners and not any(id(call) in family for _, call in owners):
@@ -184,26 +190,59 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
     return answers[0] if len(answers) == 1 else question.combine(answers)
 
 
-def _launched_with(reader, model, add_argument: cst.Call) -> bool:
-    """A shell script beside the file that reads the option, or the one that defines it, runs a
-    Python script and passes the option (`accelerate launch train.py --dataloader_num_workers=2`):
-    what the shipped launch sets, not the default, is what a run gets."""
+def _launched_values(reader, model, add_argument: cst.Call) -> Optional[Literals]:
+    """The values a shell script beside the file that reads the option, or the one that defines
+    it, passes when it runs Python with the option (`accelerate launch train.py
+    --dataloader_num_workers=2`, `--with_tracking` for a switch); None when none passes it,
+    unknown when a value is not a literal (`--workers $N`)."""
     project = reader.project
     paths = {p for p in (reader.real_path, model.real_path) if p is not None}
     if project is None or not paths:
-        return False
+        return None
     flags = [a.value.evaluated_value for a in add_argument.args
              if a.keyword is None and type(a.value) is cst.SimpleString
              and str(a.value.evaluated_value).startswith("-")]
     if not flags:
-        return False
-    patterns = [re.compile(r"(?<![\w-])%s(?![\w-])" % re.escape(f)) for f in flags]
+        return None
+    action = next((a.value for a in add_argument.args if a.keyword is not None and a.keyword.value == "action"), None)
+    switch = None
+    if type(action) is cst.SimpleString and action.evaluated_value in ("store_true", "store_false"):
+        switch = action.evaluated_value == "store_true"
+    found = []
+    complete = True
     for folder in sorted({os.path.dirname(p) for p in paths}):
         for launcher in project.launch_scripts(folder):
             text = project.text_of(launcher)
-            if ".py" in text and any(p.search(text) for p in patterns):
-                return True
-    return False
+            if ".py" not in text:
+                continue
+            for flag in flags:
+                for match in re.finditer(r"(?<![\w-])%s(?![\w-])(?:=|[ \t]+)?(\S*)" % re.escape(flag), text):
+                    if switch is not None:
+                        found.append(tag(switch))
+                        continue
+                    value = _shell_literal(match.group(1))
+                    if value is None:
+                        complete = False
+                    else:
+                        found.append(value)
+    if not found and complete:
+        return None
+    return Literals(frozenset(found), complete, None)
+
+
+def _shell_literal(text: str) -> Optional[Tagged]:
+    """`4`, `0.5`, `True`, `"fp16"`, `bf16`: a value written in a shell command line."""
+    text = text.strip("'\"").rstrip("\\;")
+    if not text or text.startswith(("$", "-", "`")):
+        return None
+    for convert in (int, float):
+        try:
+            return tag(convert(text))
+        except ValueError:
+            pass
+    if text in ("True", "False"):
+        return tag(text == "True")
+    return tag(text)
 
 
 def _options_for(model, attr: str) -> List[Tuple[Optional[str], object]]:

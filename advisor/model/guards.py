@@ -786,8 +786,8 @@ class GuardKinds:
         if dotted_name(func.value) is None or test.args[0].keyword is not None or test.args[0].star:
             return None
         affix = test.args[0].value
-        options = affix.elements if type(affix) is cst.Tuple else [affix]
-        texts = [constant(self.model, e.value if type(e) is not cst.SimpleString else e) for e in options]
+        options = [e.value for e in affix.elements] if type(affix) is cst.Tuple else [affix]
+        texts = [constant(self.model, e) for e in options]
         if not texts or any(t is None or t[0] != "str" for t in texts):
             return None
         found = literal_values(self.model, func.value, guard.ctx, guard.order + 0.5)

@@ -336,3 +336,14 @@ def main_worker(gpu, ngpus_per_node, args):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a prefix test of a value the analysis cannot read decides nothing
+import torch
+
+PREFIXES = ("vgg", "alexnet")
+
+
+def wrap(model, args, names):
+    if args.arch.startswith(tuple(names)) or args.arch.startswith(PREFIXES[0]):
+        model.features = model.features.cuda()
+    return model
