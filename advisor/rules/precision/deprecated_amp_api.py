@@ -152,8 +152,8 @@ class DeprecatedAmpApi(Rule):
         for (_, _name), found in model.facts.assignments.items():
             for assignment in found:
                 value = assignment.value
-                if type(value) is not cst.Attribute or assignment.index is not None:
-                    continue
+                if type(value) is not cst.Attribute or assignment.index is not None or assignment.ctx.in_try:
+                    continue  # in a `try:` whose `except` defines a stand-in: old torch's fallback
                 spelled = spelled_name(model, value)
                 entry = _DEPRECATED_AMP.get(spelled or "")
                 if entry is None or entry[0] != "autocast":

@@ -230,3 +230,19 @@ def train(model, loader, optimizer):
             loss = model(x.cuda(), y.cuda())
         loss.backward()
         optimizer.step()
+
+# %% valid: the old autocast kept in a name inside a try whose except defines a stand-in for old torch
+import torch
+
+try:
+    autocast = torch.cuda.amp.autocast
+except AttributeError:
+    class autocast:
+        def __init__(self, enabled):
+            pass
+
+        def __enter__(self):
+            pass
+
+        def __exit__(self, *args):
+            pass
