@@ -47,7 +47,34 @@ _CONFIG_TEXT_LIMIT = 1 << 20
 _IMPORT_MODULE = re.compile(
     r"""import_module\(\s*(?:f?["']([A-Za-z_][\w.]*?)\.(?:\{|%s|["']\s*[+%])|["']([A-Za-z_][\w.]*)["']\s*\))?"""
 )
+# `import_module(f"zoedepth.trainers.{config.trainer}_trainer")`: the module's name ends with
+# what follows the variable part (group 2), so `zoedepth.trainers.loss` is not among them.
+_SUFFIXED = re.compile(r"""import_module\(\s*f["']([A-Za-z_][\w.]*?)\.\{[^{}"']*\}(\w+)["']\s*\)""")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `import_module(module_name)`, and the name's one binding in the text: what it names.
+_NAMED_ARGUMENT = re.compile(r"import_module\(\s*([A-Za-z_]\w*)\s*\)")
+
+
+def _loaded_modules(text: str) -> List[Tuple[str, str]]:
+    """(package prefix, module-name suffix) for each `import_module(...)` of a file's text:
+    ("", "") when it may load any module."""
+    out: List[Tuple[str, str]] = []
+    for call in _IMPORT_MODULE.finditer(text):
+        suffixed = _SUFFIXED.match(text, call.start())
+        if suffixed is not None:
+            out.append((suffixed.group(1), suffixed.group(2)))
+            continue
+        found = call.group(1) or call.group(2)
+        if not found:
+            named = _NAMED_ARGUMENT.match(text, call.start())
+            if named is not None:
+                # `module_name = f"zoedepth.models.{config.model}"` then `import_module(module_name)`
+                bound = re.findall(r"(?m)^[ \t]*%s[ \t]*=[ \t]*(f?[\"'][^\n]*)$" % named.group(1), text)
+                if len(bound) == 1:
+                    out.extend(_loaded_modules("import_module(%s)" % bound[0].rstrip()))
+                    continue
+        out.append((found or "", ""))
+    return out
 
 # How many importers of one module are read: a module imported by hundreds of files is a
 # library's core, and the callers that make it hot are not to be found by reading them all.
@@ -108,7 +135,7 @@ class ProjectView:
         self._path_additions: Dict[str, Tuple[str, ...]] = {}
         self._found: Dict[str, List[str]] = {}
         self._root_words: Optional[Set[str]] = None
-        self._loaded: Optional[List[str]] = None
+        self._loaded: Optional[List[Tuple[str, str]]] = None
         self._roots: Optional[List[str]] = None
         self._launchers: Dict[str, List[str]] = {}
         self.consulted: Set[str] = set()
@@ -371,24 +398,25 @@ class ProjectView:
         """Some project file may load ``path``'s module by a name given as text
         (`importlib.import_module`, `instantiate_from_config`, Hydra's `instantiate`,
         `LightningCLI`). `import_module("network." + args.arch)` loads modules of the `network`
-        package only."""
+        package only, `import_module(f"trainers.{name}_trainer")` only those whose name ends
+        with `_trainer`, and `import_module(module_name)` what the name's one binding in the
+        text says."""
         if self._loaded is None:
             prefixes: List[str] = []
             for mark in DYNAMIC_MARKS:
                 for other in self.files_containing(mark):
                     text = self._text(other)
                     if mark != "import_module(":
-                        prefixes.append("")
+                        prefixes.append(("", ""))
                         break
-                    for call in _IMPORT_MODULE.finditer(text):
-                        prefixes.append(call.group(1) or call.group(2) or "")
+                    prefixes.extend(_loaded_modules(text))
             self._loaded = prefixes
         if not self._loaded:
             return False
-        if "" in self._loaded:
+        if ("", "") in self._loaded:
             return True
         module = self.layout.module_name(path) or ""
-        return any(module == p or module.startswith(p + ".") for p in self._loaded)
+        return any((module == p or module.startswith(p + ".")) and module.endswith(suffix) for p, suffix in self._loaded)
 
     def named_in_configs(self, name: str) -> bool:
         """A config file at the project's root names ``name`` as a word (`cog.yaml` names its
