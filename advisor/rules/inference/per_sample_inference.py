@@ -143,6 +143,46 @@ def _per_image_outputs(model: FileModel, call: cst.Call) -> bool:
     return False
 
 
+# Readers of one image file: each image has the size it was saved with.
+_IMAGE_READERS = frozenset({
+    "PIL.Image.open", "cv2.imread", "torchvision.io.read_image", "torchvision.io.decode_image",
+    "imageio.imread", "imageio.v2.imread", "imageio.v3.imread", "skimage.io.imread", "matplotlib.pyplot.imread",
+})
+
+
+def _own_sized_images(model: FileModel, loop: Optional[LoopInfo]) -> bool:
+    """The loop reads an image file per item and takes that image's own size (`w, h =
+    image.size`, `h, w = image.shape[:2]`): images of different sizes, which a batch would
+    first have to resize to one."""
+    if loop is None:
+        return False
+    for site in model.facts.calls:
+        if site.ctx.loop is None or not site.ctx.loop.within(loop) or site.assigned_to is None:
+            continue
+        if model.imports.qualify(site.node.func) not in _IMAGE_READERS and not _reads_image_chain(model, site.node):
+            continue
+        name = site.assigned_to
+        for (_, target), found in model.facts.assignments.items():
+            for a in found:
+                value = a.value
+                while type(value) is cst.Subscript:
+                    value = value.value
+                if (type(value) is cst.Attribute and value.attr.value in ("size", "shape")
+                        and dotted_name(value.value) == name and a.ctx.loop is not None and a.ctx.loop.within(loop)):
+                    return True
+    return False
+
+
+def _reads_image_chain(model: FileModel, call: cst.Call) -> bool:
+    """`Image.open(path).convert("RGB")`: a method chain that starts with an image reader."""
+    node: cst.BaseExpression = call
+    while type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Call:
+        node = node.func.value
+        if model.imports.qualify(node.func) in _IMAGE_READERS:
+            return True
+    return False
+
+
 def _is_zero(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Integer and expr.value == "0"
 
@@ -164,7 +204,9 @@ class PerSampleInference(Rule):
         input with `torch.cat`) and reinforcement-learning loops that step an environment are
         left alone. A call whose value is unpacked into a detector's per-image outputs
         (`scores, labels, boxes = model(...)`) is information only: images of different sizes
-        are usually run one at a time, and a full-size image is no tiny launch.
+        are usually run one at a time, and a full-size image is no tiny launch. So is a loop
+        that reads each image from its own file and takes that image's size (`w, h =
+        image.size`): images of different sizes.
     """
     why = """
         A GPU runs a batch of one nearly as slowly as a batch of hundreds: each call is a chain
@@ -240,6 +282,15 @@ class PerSampleInference(Rule):
                 if not self._per_item(model, inner, site, items, 0, read_ctx, read_order):
                     continue
                 reported.add(key)
+                if _own_sized_images(model, loop):
+                    yield self.report(
+                        site.node,
+                        "`{expression}` runs the model on one image per call (each read from its own file, "
+                        "at its own size: a batch would first resize them to one)",
+                        severity=Severity.INFO,
+                        data={"expression": snippet(model, site.node)},
+                    )
+                    break
                 if _per_image_outputs(model, site.node):
                     yield self.report(
                         site.node,

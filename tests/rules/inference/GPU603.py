@@ -141,3 +141,23 @@ def test_net(net, testset, transform, cuda):
         with torch.no_grad():
             y = net(x)  # expect: GPU603
         write_detections(y.data)
+
+# %% invalid: images read one per file at their own size: info; tensors of one size from a list: reported
+import glob
+
+import torch
+from PIL import Image
+from torchvision import transforms
+
+
+@torch.no_grad()
+def process_images(model, folder, samples):
+    for path in glob.glob(folder + "/*.png"):
+        image = Image.open(path).convert("RGB")
+        width, height = image.size
+        tensor = transforms.ToTensor()(image).unsqueeze(0).cuda()
+        depth = model(tensor)  # expect: GPU603 info
+        save(depth, width, height)
+    for sample in samples:
+        out = model(sample.unsqueeze(0).cuda())  # expect: GPU603
+        save(out, 0, 0)
