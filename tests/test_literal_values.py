@@ -149,3 +149,31 @@ if args.arch.startswith(pick()):
     first, second = sorted(model.facts.calls_by_callee["probe"], key=lambda s: s.order)
     assert model.guards.dead(first.ctx)
     assert not model.guards.dead(second.ctx)
+
+
+def test_arguments_after_a_spread_are_not_taken_for_the_first_positions():
+    source = """
+def run(workers, epoch):
+    probe(workers)
+
+
+def main(rest):
+    params = (4,)
+    run(*params, 3)
+    run(*rest, 3)
+"""
+    found = probed(source)
+    assert not found.complete and 3 not in {value for _, value in found.values}
+
+
+def test_a_spread_of_a_tuple_written_out_gives_its_items_by_position():
+    source = """
+def run(workers, epoch):
+    probe(workers)
+
+
+def main():
+    params = (4,)
+    run(*params, 3)
+"""
+    assert probed(source).ints() == (4,)

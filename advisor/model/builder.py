@@ -874,6 +874,11 @@ class ModelBuilder(Walker):
             self._record_targets(original_node.target, original_node.value, original_node)
         self._assign_base.pop()
 
+    def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
+        # `if (mask := batch.get("mask")) is not None:` binds `mask` as an assignment would.
+        if type(original_node.target) is cst.Name:
+            self._record_assignment(original_node.target.value, original_node.value)
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._assign_base.append(self._base_of(node.target))
 

@@ -731,13 +731,16 @@ class RawBatch(Question[bool]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         node = expr
-        while type(node) in (cst.Attribute, cst.Subscript, cst.Call, cst.Comparison, cst.BinaryOperation):
+        while type(node) in (cst.Attribute, cst.Subscript, cst.Call, cst.Comparison, cst.BinaryOperation,
+                             cst.UnaryOperation):
             if type(node) is cst.Call:
                 if not type(node.func) is cst.Attribute or moves_to_device(flow.model, node, ctx, order):
                     return False
                 node = node.func.value
             elif type(node) in (cst.Comparison, cst.BinaryOperation):
                 node = node.left  # `(y == 1).sum()`: computed from its left operand
+            elif type(node) is cst.UnaryOperation:
+                node = node.expression  # `(~mask).sum()`
             else:
                 node = node.value
         if not type(node) is cst.Name:

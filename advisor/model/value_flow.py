@@ -302,6 +302,10 @@ class ValueFlow:
             if arg is not None:
                 answers.append(model.values.ask(question, arg.value, site.ctx, site.order, index))
                 continue
+            spread = spread_argument(model, site, position) if any(a.star == "*" for a in site.node.args) else None
+            if spread is not None:
+                answers.append(model.values.ask(question, spread[0], spread[1], spread[2], index))
+                continue
             if index is not None:
                 answers.append(question.unknown)  # an element of a spread or of a default: not followed
                 continue
@@ -565,17 +569,46 @@ def main_block(ctx: Context) -> bool:
 
 
 def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:
-    """The argument passed for a parameter, by keyword or by position (None when absent)."""
+    """The argument passed for a parameter, by keyword or by position (None when absent, or
+    when a `*spread` before it leaves its position unknown)."""
     positional = 0
+    spread = False
     for arg in call.args:
         if arg.keyword is not None:
             if arg.keyword.value == keyword:
                 return arg
+        elif arg.star == "*":
+            spread = True
         elif arg.star == "":
-            if position is not None and positional == position:
+            if position is not None and positional == position and not spread:
                 return arg
             positional += 1
     return None
+
+
+def spread_argument(model, site, position: int):
+    """`train_epoch(*params, epoch)` where `params = (loader, model, ...)`, bound once to a
+    tuple or list written out: the expression at ``position`` (with where it is read), or None."""
+    items = []
+    for arg in site.node.args:
+        if arg.keyword is not None or arg.star == "**":
+            continue
+        if arg.star == "*":
+            if type(arg.value) is not cst.Name:
+                return None
+            reach = model.bindings.reaching(arg.value.value, site.ctx, site.order)
+            if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+                return None
+            bound = reach.assignments[0]
+            value = bound.value
+            if bound.index is not None or bound.augmented or type(value) not in (cst.Tuple, cst.List):
+                return None
+            if any(type(e) is cst.StarredElement for e in value.elements):
+                return None
+            items.extend((e.value, bound.ctx, bound.order) for e in value.elements)
+        else:
+            items.append((arg.value, site.ctx, site.order))
+    return items[position] if 0 <= position < len(items) else None
 
 
 def _forwards_uncalled(model, site) -> bool:

@@ -1277,3 +1277,28 @@ def train(model, loader):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a mask read from the batch with `:=` and inverted before the batch is moved
+def move_to_device(batch, device):
+    return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+
+
+class Trainer:
+    def __init__(self, model, loader, optim):
+        self.model = model.cuda()
+        self.loader = loader
+        self.optim = optim
+
+    def train_batch(self, batch):
+        metrics = {}
+        if (instance_mask := batch.get("instance_mask")) is not None:
+            metrics["masked"] = (~instance_mask).sum().item()
+        batch = move_to_device(batch, "cuda")
+        loss = self.model(**batch)
+        loss.backward()
+        self.optim.step()
+        return metrics
+
+    def fit(self):
+        for batch in self.loader:
+            self.train_batch(batch)
