@@ -15,7 +15,10 @@ A class counts as unbuilt only when every way of reaching it is ruled out:
 - no config file at the project's root names it (`cog.yaml` names a predictor class);
 - the project does not load code by a name given as text (`importlib.import_module`,
   `instantiate_from_config`, Hydra's `instantiate`, `LightningCLI`): there, a config the user
-  writes may build any class;
+  writes may build any class. A loader of config targets in a project that ships config files
+  naming targets (`target: losses.SmoothedLoss`) builds what those files name: a class none
+  of them names is still unbuilt (`import_module(f"trainers.{name}_trainer")` loads only
+  modules named so);
 - the file is not in a package of a project others install (a `setup.py`, a `[project]` table):
   a library's classes are built by its users' code.
 
@@ -114,6 +117,8 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         return []  # only functions: nothing unbuilt calls them
     if project.loads_by_name(path):
         return []  # any class may be built by a config the user writes
+    # `instantiate_from_config(cfg)`: a class a config file of the project names may be built.
+    configured = project.loads_config_targets()
     # The files within a few imports, and every file that names the module (`from
     # pkg.moco.builder import MoCo` names `builder` even where the import does not resolve).
     nearby = project.dependencies(path)
@@ -129,7 +134,8 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
                 continue
             looked.add(name)
             pattern = re.compile(r"\b%s\b" % re.escape(name))
-            if any(pattern.search(project.text_of(p)) for p in nearby) or project.named_in_configs(name):
+            if (any(pattern.search(project.text_of(p)) for p in nearby) or project.named_in_configs(name)
+                    or (configured and project.named_in_project_configs(name))):
                 named_elsewhere.append(name)
         if not named_elsewhere:
             break

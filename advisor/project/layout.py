@@ -26,6 +26,7 @@ _SKIPPED = frozenset(
 _WHERE = re.compile(r"""^\s*where\s*=\s*\[([^\]]*)\]""", re.MULTILINE)
 _PACKAGE_DIR_TOML = re.compile(r"""^\s*package-dir\s*=\s*\{[^}]*""\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 _PACKAGE_DIR_CFG = re.compile(r"""^\s*package_dir\s*=\s*(?:\n\s*)?=\s*(\S+)""", re.MULTILINE)
+_CONFIG_NAMES = (".yaml", ".yml", ".json", ".toml")
 _MAX_FILES = 20_000  # a project larger than this is looked at through its imports only
 
 
@@ -90,6 +91,7 @@ class Layout:
         self.roots = source_roots(root)
         self._found: Dict[tuple, Optional[str]] = {}
         self._files: Optional[List[str]] = None
+        self._configs = None  # a list, or False when there are too many
         self._installable: Optional[bool] = None
 
     def module_file(self, module: str, importer: str, extra: Tuple[str, ...] = ()) -> Optional[str]:
@@ -154,6 +156,24 @@ class Layout:
                 for name, mark in (("pyproject.toml", "[project]"), ("pyproject.toml", "[tool.poetry]"), ("setup.cfg", "[options]"))
             )
         return self._installable
+
+    def config_files(self, limit: int = 512) -> Optional[List[str]]:
+        """The project's config files (YAML, JSON, TOML), in the folders `files` walks; None when
+        there are more than ``limit`` (a dataset's annotations, not settings)."""
+        if self._configs is None:
+            out: Optional[List[str]] = []
+            for folder, dirs, names in os.walk(self.root):
+                dirs[:] = sorted(
+                    d for d in dirs
+                    if d not in _SKIPPED and not d.startswith(".")
+                    and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
+                )
+                out.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(_CONFIG_NAMES))
+                if len(out) > limit:
+                    out = None
+                    break
+            self._configs = out if out is not None else False
+        return self._configs if self._configs is not False else None
 
     def files(self) -> List[str]:
         """The project's Python files (tools, dependencies and build output left out)."""

@@ -39,6 +39,13 @@ DYNAMIC_MARKS = (
     "import_module(", "__import__(", "instantiate_from_config", "instantiate(", "LightningCLI",
     "get_obj_from_str", "locate(", "load_source(", "spec_from_file_location",
 )
+# Of those, the loaders that build what a config file names by its dotted path (`target:
+# sgm.models.diffusion.DiffusionEngine`, Hydra's `_target_:`, LightningCLI's `class_path:`): a
+# class no config file of the project names, and no code, is not built by them.
+CONFIG_TARGET_MARKS = ("instantiate_from_config", "instantiate(", "LightningCLI", "get_obj_from_str", "locate(")
+_CONFIG_TARGETS = ("", "config")
+# The keys under which such configs name what to build.
+_TARGET_KEYS = frozenset({"target", "_target_", "class_path"})
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".sh")
 _CONFIG_TEXT_LIMIT = 1 << 20
 # `import_module("network." + name)`, `import_module(f"datasets.{name}")`, `import_module('models.%s' % n)`:
@@ -136,6 +143,7 @@ class ProjectView:
         self._found: Dict[str, List[str]] = {}
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
+        self._config_words: Optional[Set[str]] = None
         self._roots: Optional[List[str]] = None
         self._launchers: Dict[str, List[str]] = {}
         self.consulted: Set[str] = set()
@@ -377,6 +385,8 @@ class ProjectView:
         seen.update(self.files_containing(module_stem(path)))
         for mark in DYNAMIC_MARKS:
             seen.update(self.files_containing(mark))
+        if self.loads_config_targets():
+            seen.update(self.layout.config_files() or ())  # whether one names a class
         # The shell scripts beside a file that runs with command-line options decide them
         # (`model/cli_options.py`).
         for folder in sorted({os.path.dirname(p) for p in seen | {path}}):
@@ -406,17 +416,42 @@ class ProjectView:
             for mark in DYNAMIC_MARKS:
                 for other in self.files_containing(mark):
                     text = self._text(other)
+                    if mark in CONFIG_TARGET_MARKS:
+                        prefixes.append(_CONFIG_TARGETS)
+                        break
                     if mark != "import_module(":
                         prefixes.append(("", ""))
                         break
-                    prefixes.extend(_loaded_modules(text))
+                    loaded = _loaded_modules(text)
+                    if any(m in text for m in CONFIG_TARGET_MARKS):
+                        # `get_obj_from_str(string)` itself: its `import_module(module)` loads what
+                        # the config's `target:` names.
+                        loaded = [_CONFIG_TARGETS if p == ("", "") else p for p in loaded]
+                    prefixes.extend(loaded)
             self._loaded = prefixes
         if not self._loaded:
             return False
         if ("", "") in self._loaded:
             return True
         module = self.layout.module_name(path) or ""
-        return any((module == p or module.startswith(p + ".")) and module.endswith(suffix) for p, suffix in self._loaded)
+        return any((module == p or module.startswith(p + ".")) and module.endswith(suffix)
+                   for p, suffix in self._loaded if (p, suffix) != _CONFIG_TARGETS)
+
+    def loads_config_targets(self) -> bool:
+        """Some project file builds classes a config file names by dotted path
+        (`instantiate_from_config(config.model)`): see ``named_in_project_configs``."""
+        self.loads_by_name("")
+        return _CONFIG_TARGETS in (self._loaded or ())
+
+    def named_in_project_configs(self, name: str) -> bool:
+        """A config file anywhere in the project names ``name`` as a word (a `target:` path ends
+        with the class's name). Every name, when the project has too many config files to read,
+        or ships none that names a target (its configs come from elsewhere)."""
+        if self._config_words is None:
+            files = self.layout.config_files()
+            words = _words_of(files) if files is not None else set()
+            self._config_words = words if words & _TARGET_KEYS else {"*"}
+        return "*" in self._config_words or name in self._config_words
 
     def named_in_configs(self, name: str) -> bool:
         """A config file at the project's root names ``name`` as a word (`cog.yaml` names its
