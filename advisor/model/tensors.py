@@ -734,6 +734,15 @@ class RawBatch(Question[bool]):
         while type(node) in (cst.Attribute, cst.Subscript, cst.Call, cst.Comparison, cst.BinaryOperation,
                              cst.UnaryOperation):
             if type(node) is cst.Call:
+                qual = flow.model.imports.qualify(node.func) or ""
+                if qual in _JOINS:
+                    # `torch.stack([x[0] for x in batch[1]])`: joined where the parts are
+                    return self._joined_raw(flow, node, ctx, order)
+                if (qual.startswith("torch.") and qual.count(".") == 1 and qual not in _PLACING and node.args
+                        and node.args[0].keyword is None and not node.args[0].star
+                        and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)):
+                    # `torch.where(labels[i] == end)[0]` of a batch still on the host
+                    return bool(flow.ask(self, node.args[0].value, ctx, order))
                 if not type(node.func) is cst.Attribute or moves_to_device(flow.model, node, ctx, order):
                     return False
                 node = node.func.value
@@ -746,6 +755,17 @@ class RawBatch(Question[bool]):
         if not type(node) is cst.Name:
             return False
         return None if node is expr else flow.ask(self, node, ctx, order)
+
+    def _joined_raw(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
+        """The parts a join is given are raw batch parts: a comprehension over one, or a list of them."""
+        if not call.args or call.args[0].keyword is not None or call.args[0].star:
+            return False
+        parts = call.args[0].value
+        if type(parts) in (cst.ListComp, cst.GeneratorExp):
+            return bool(flow.ask(self, parts.for_in.iter, ctx, order))
+        if type(parts) in (cst.List, cst.Tuple) and parts.elements:
+            return all(type(e) is cst.Element and flow.ask(self, e.value, ctx, order) for e in parts.elements)
+        return False
 
     def combine(self, answers: Sequence[bool]) -> bool:
         return any(answers)

@@ -1261,3 +1261,24 @@ def train(model, loader, opt, frame):
         loss.backward()
         opt.step()
         classes = frame["label"].unique().size
+
+# %% valid: labels stacked from the batch's parts and masked on the host before they are moved
+import torch
+
+
+def train(model, loader, optimizer, pad_id, media_id, end_id):
+    model.cuda()
+    for images, texts in loader:
+        input_ids = torch.stack([t[0] for t in texts]).squeeze(1)
+        labels = input_ids.clone()
+        labels[labels == pad_id] = -100
+        for i in range(labels.shape[0]):
+            for end in torch.where(labels[i] == end_id)[0]:
+                k = end + 1
+                while k < labels.shape[1] and labels[i][k] != media_id:
+                    labels[i][k] = -100
+                    k += 1
+        loss = model(images.cuda(non_blocking=True), input_ids.cuda(), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
