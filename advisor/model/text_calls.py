@@ -16,8 +16,8 @@ from typing import Dict
 
 def called_by_name(model, info) -> bool:
     """``name(`` appears somewhere other than its own `def`/`class` line: for `__init__`, the
-    class's name, or `cls(...)`/`type(self)(...)` anywhere (a classmethod of it or of a base
-    class builds an instance of whichever class it is called on)."""
+    class's name, or `cls(...)`/`type(self)(...)` in a file that defines the class or a
+    subclass of it (a classmethod there builds an instance, as a `from_config` does)."""
     building = info.node.name.value == "__init__" and info.class_name is not None
     name = info.class_name if building else info.node.name.value
     known: Dict[str, bool] = model.shared("called-by-name", lambda m: {})
@@ -33,8 +33,12 @@ def _called(model, name: str, building: bool) -> bool:
     # A file that defines a function or class of the same name calls its own.
     defines = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+%s\b" % re.escape(name), re.MULTILINE)
 
+    # A class of the file that is this class or one of its subclasses: a classmethod there may
+    # build it (`cls(...)` in `MiniGPT4.from_config`, a subclass of `MiniGPTBase`).
+    related = re.compile(r"^\s*class\s+(?:%s\b|\w+\s*\([^)]*\b%s\b)" % (re.escape(name), re.escape(name)), re.MULTILINE)
+
     def calls(text: str, own: bool) -> bool:
-        if building and made.search(text):
+        if building and made.search(text) and (own or related.search(text)):
             return True
         return bool(call.search(text)) and (own or not defines.search(text))
 
