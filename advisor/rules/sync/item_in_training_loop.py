@@ -19,7 +19,8 @@ class ItemInTrainingLoop(Rule):
     summary = "`.item()` or `float(tensor)` on every training step"
     what = """
         Calls to `.item()`, and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
-        `isfinite()` (which call `float()` first) applied to a tensor, inside the
+        `isfinite()` (which call `float()` first) applied to a tensor, or `range()` given one
+        (`range(num_images + 1)` converts it with `__index__`), inside the
         innermost training loop (the loop that runs `backward()` or `optimizer.step()`, directly
         or through a function it calls), or in the forward path of a model the call graph does
         not see trained (built from a registry or a config name, handed to a `Trainer`): the
@@ -86,7 +87,7 @@ class ItemInTrainingLoop(Rule):
     )
     # An Ignite trainer's `.item()` is in ignite's default `output_transform`: its call stands for it.
     requires = (
-        (".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite(", "create_supervised_trainer"),
+        (".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite(", "range(", "create_supervised_trainer"),
         BATCH_TEXT + ("create_supervised_trainer",),
     )
 
@@ -127,6 +128,25 @@ class ItemInTrainingLoop(Rule):
                     data={"expression": snippet(model, site.node), "builtin": builtin},
                 )
 
+        # `range(num_images + 1)` with a tensor count: `range` converts it with `__index__`.
+        for site in model.facts.calls_by_callee.get("range", ()):
+            if model.imports.qualify(site.node.func) is not None:
+                continue
+            bounds = [a.value for a in site.node.args if a.keyword is None and not a.star]
+            if not bounds or len(bounds) != len(site.node.args):
+                continue
+            heat = model.batch_heat(site.ctx)
+            if heat is None:
+                continue
+            if not any(model.is_tensor(b, site.ctx) and not is_host_tensor(model, b, site.ctx, site.order) for b in bounds):
+                continue
+            yield self.report(
+                site.node,
+                "`{expression}` converts a tensor to a Python value, "
+                "waiting for the GPU on every training step",
+                severity=self.severity_for(heat),
+                data={"expression": snippet(model, site.node), "builtin": "range"},
+            )
         yield from self._engine_trainers(model)
 
     def _engine_trainers(self, model: FileModel) -> Iterator[Report]:

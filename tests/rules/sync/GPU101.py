@@ -1302,3 +1302,23 @@ class Trainer:
     def fit(self):
         for batch in self.loader:
             self.train_batch(batch)
+
+# %% invalid: a loop bound that is a tensor count converts it every step; shapes and lengths do not
+import torch
+
+
+def train(model, loader, optimizer, image_token):
+    model.cuda()
+    for ids, images in loader:
+        ids = ids.cuda()
+        num_images = (ids == image_token).sum()
+        for i in range(num_images + 1):  # expect: GPU101
+            pass
+        for j in range(ids.shape[0]):
+            pass
+        for k in range(len(images)):
+            pass
+        loss = model(ids, images.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
