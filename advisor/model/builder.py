@@ -525,6 +525,8 @@ class ModelBuilder(Walker):
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self.facts.conditions.append(Condition(node.test, self.ctx, "assert"))
+        if node.msg is not None:
+            self.facts.assert_messages.append(node.msg)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self.ctx.loop is not None or self.ctx.function is not None:

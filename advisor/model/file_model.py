@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from advisor.config import DEFAULT_TORCH_VERSION
+from advisor.model.subtree import node_ids
 from advisor.model.builder import ModelBuilder
 from advisor.model.facts import (
     MODULE_SCOPE,
@@ -247,6 +248,16 @@ class FileModel:
         Gluon's layers run without a graph outside `autograd.record()`, `model(x)` in a Keras
         loop is not a PyTorch module call: no rule applies."""
         return self.imports.imports_any(*OTHER_FRAMEWORKS) and not self.imports.imports_any("torch")
+
+    def in_assert_message(self, node: cst.CSTNode) -> bool:
+        """The node is part of an `assert`'s message, which runs only when the assert fails."""
+        if not self.facts.assert_messages:
+            return False
+        inside = self._shared.get("assert-message-nodes")
+        if inside is None:
+            inside = self._shared["assert-message-nodes"] = set().union(
+                *(node_ids(m) for m in self.facts.assert_messages))
+        return id(node) in inside
 
     @property
     def is_test_code(self) -> bool:

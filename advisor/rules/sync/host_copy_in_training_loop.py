@@ -118,7 +118,7 @@ class HostCopyInTrainingLoop(Rule):
             if site.method in ("cpu", "to") and not _moves_to_host(model, site):
                 continue
             heat = model.batch_heat(site.ctx)
-            if heat is None or _chain_has_host_copy(model, site.receiver):
+            if heat is None or _chain_has_host_copy(model, site.receiver) or model.in_assert_message(site.node):
                 continue
             if is_raw_batch(model, site.receiver, site.ctx, site.order):
                 continue

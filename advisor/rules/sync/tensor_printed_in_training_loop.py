@@ -123,6 +123,8 @@ class TensorFormattedInTrainingLoop(Rule):
             for value in self._tensor_args(model, site):
                 yield self._report(model, value, heat)
         for formatted in model.facts.formatted:
+            if model.in_assert_message(formatted.expr):
+                continue  # an assert's message is formatted only when the assert fails
             heat = model.batch_heat(formatted.ctx)
             if heat is not None and model.is_tensor(formatted.expr, formatted.ctx):
                 yield self._report(model, formatted.expr, heat)

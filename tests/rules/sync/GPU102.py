@@ -356,3 +356,19 @@ for video, queries in loader:
     loss = model(video, queries).mean()
     loss.backward()
     optimizer.step()
+
+# %% valid: a tensor formatted in an assert's message, built only when the assert fails
+import torch
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        out = model(x)
+        assert out.shape == y.shape, f"shape mismatch: {out.shape} vs {y.shape}, first {out[0]}"
+        assert torch.isfinite(out).all().item(), f"bad output {out.abs().max().item()}"
+        loss = torch.nn.functional.mse_loss(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
