@@ -1046,6 +1046,7 @@ class ModelBuilder(Walker):
     def _mark_training(self, ctx: Context, step: bool = False) -> None:
         for site in self._autocast_stack:
             site.body_trains = True
+            site.body_steps = site.body_steps or step
         if step:
             current: Optional[Context] = ctx
             while current is not None:

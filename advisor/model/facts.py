@@ -197,6 +197,7 @@ class AutocastSite:
     with_ctx: Context  # context of the `with` statement
     no_grad: bool = False  # the block also runs without autograd: nothing to scale
     body_trains: bool = False  # backward or a step runs inside the block
+    body_steps: bool = False  # an optimizer step runs inside the block
     callees: Set[str] = field(default_factory=set)  # same-module functions called inside it
 
 

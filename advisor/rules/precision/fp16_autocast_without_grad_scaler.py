@@ -28,8 +28,9 @@ class Fp16AutocastWithoutGradScaler(Rule):
         object of the project that scales it with a GradScaler (`loss_scaler(loss, optimizer)`,
         the scaler built in another module and passed in). A loss handed to a callable passed
         in from outside the project, which nothing shows, is reported as info. A region whose
-        backward feeds no optimizer step (a batch-size probe that measures memory) is not
-        training.
+        backward feeds no optimizer step (a batch-size probe that measures memory, a timed
+        forward-backward benchmark, a gradient check: no step in the region, in a loop around
+        it or in its function) is not training.
     """
     why = """
         float16 stops at about 6e-8: smaller gradient values round to zero. Many gradients of
@@ -96,14 +97,27 @@ class Fp16AutocastWithoutGradScaler(Rule):
         of its evaluation loops."""
         if site.no_grad:
             return False
-        if site.body_trains or any(self._steps_through(model, c) for c in site.callees):
+        if site.body_steps or any(self._steps_through(model, c) for c in site.callees):
             return True
         ctx = site.with_ctx
-        if model.heat(ctx) is not None:
+        if (site.body_trains or model.heat(ctx) is not None) and self._steps_around(model, ctx):
             return True
         if ctx.function is not None and model.trains(ctx.function) and model.steps(ctx.function):
             return ctx.loop is None or model.is_training_loop(ctx.loop)
         return False
+
+    @staticmethod
+    def _steps_around(model: FileModel, ctx) -> bool:
+        """Some optimizer steps where the region runs: in a loop around it (itself or through
+        a call), or in its function. A loop that runs backward and steps nothing (a timed
+        forward-backward benchmark, a gradient check) leaves no gradient to underflow into an
+        update."""
+        loop = ctx.loop
+        while loop is not None:
+            if loop.has_step or loop.loose_step or model.calls_optimizer_step(loop.sites):
+                return True
+            loop = loop.parent
+        return ctx.function is not None and model.steps(ctx.function)
 
     @staticmethod
     def _steps_through(model: FileModel, key: str) -> bool:

@@ -167,3 +167,22 @@ def profile(model, sizes):
 def check_train_batch_size(model, amp=True):
     with torch.cuda.amp.autocast(amp):
         return profile(model.train(), [1, 2, 4, 8, 16])
+
+# %% valid: a timed forward-backward benchmark in fp16 that steps no optimizer
+import time
+
+import torch
+
+
+def benchmark(loader, model, rounds=20):
+    model.cuda().train()
+    criterion = torch.nn.CrossEntropyLoss()
+    for images, targets in loader:
+        images, targets = images.cuda(non_blocking=True), targets.cuda(non_blocking=True)
+        start = time.time()
+        for _ in range(rounds):
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = criterion(model(images), targets)
+                loss.backward()
+        torch.cuda.synchronize()
+        return (time.time() - start) / rounds
