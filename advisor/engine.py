@@ -18,8 +18,7 @@ from advisor.guards import nesting_problem
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
 from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
 from advisor.model import FileModel
-from advisor.model.subtree import node_ids
-from advisor.model.value_flow import main_block
+from advisor.model.self_tests import self_test_nodes
 from advisor.model.unbuilt_classes import unbuilt_class_rows
 from advisor.noqa import is_suppressed
 from advisor.positions import Span, node_spans
@@ -283,20 +282,13 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
 
 
 def _self_tests_lowered(model: FileModel, reports: List[Report]) -> List[Report]:
-    """What the `if __name__ == "__main__":` block of a module that other project files import
-    does is that module's self-test, on made-up data: info, as in a test module."""
-    visible = [r for r in reports if r.severity is not Severity.INFO]
-    if not visible or model.project is None or not model.project.importers(model):
+    """What the self-test of a library module runs (model/self_tests.py) is info, as in a test
+    module."""
+    if not any(r.severity is not Severity.INFO for r in reports):
         return reports
-    inside = set().union(*(node_ids(block.body) for block in model.facts.main_blocks))
-    # A function of the module that only that block calls (`def test(): ...` then `test()`)
-    # is part of the self-test too.
-    for info in model.facts.functions.values():
-        if info.class_name is not None or info.ctx is None or info.ctx.function is not None:
-            continue
-        callers = model.callers(info)
-        if callers and all(owner is model and main_block(site.ctx) for owner, site in callers):
-            inside |= node_ids(info.node.body)
+    inside = self_test_nodes(model)
+    if not inside:
+        return reports
     return [replace(r, severity=Severity.INFO) if id(r.node) in inside else r for r in reports]
 
 

@@ -34,6 +34,7 @@ from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
+from advisor.model.self_tests import self_test_nodes
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow, main_block
 from advisor.model.vocabulary import CUDA_TEXT
@@ -566,10 +567,7 @@ class FileModel:
         """The code runs in the `if __name__ == "__main__":` block of a module other files of
         the project import: a library module's smoke test on made-up data, not the training run
         (reported, but below the default view, as test modules are)."""
-        if not main_block(ctx):
-            return False
-        project = self.project
-        return project is not None and bool(project.importers(self))
+        return main_block(ctx) and bool(self_test_nodes(self))
 
     def function_heat(self, key: str) -> Optional[Heat]:
         """A function runs every step when a hot loop (or another hot function) calls it."""

@@ -30,7 +30,7 @@ class Fp16AutocastWithoutGradScaler(Rule):
         in from outside the project, which nothing shows, is reported as info. A region whose
         backward feeds no optimizer step (a batch-size probe that measures memory, a timed
         forward-backward benchmark, a gradient check: no step in the region, in a loop around
-        it or in its function) is not training.
+        it, in its function or around the calls of that function) is not training.
     """
     why = """
         float16 stops at about 6e-8: smaller gradient values round to zero. Many gradients of
@@ -106,18 +106,27 @@ class Fp16AutocastWithoutGradScaler(Rule):
             return ctx.loop is None or model.is_training_loop(ctx.loop)
         return False
 
-    @staticmethod
-    def _steps_around(model: FileModel, ctx) -> bool:
+    @classmethod
+    def _steps_around(cls, model: FileModel, ctx, depth: int = 0) -> bool:
         """Some optimizer steps where the region runs: in a loop around it (itself or through
-        a call), or in its function. A loop that runs backward and steps nothing (a timed
-        forward-backward benchmark, a gradient check) leaves no gradient to underflow into an
-        update."""
+        a call), in its function, or around the calls of that function (a `loss_step()`
+        helper the training loop calls, then steps). A loop that runs backward and steps
+        nothing (a timed forward-backward benchmark, a gradient check) leaves no gradient to
+        underflow into an update."""
         loop = ctx.loop
         while loop is not None:
             if loop.has_step or loop.loose_step or model.calls_optimizer_step(loop.sites):
                 return True
             loop = loop.parent
-        return ctx.function is not None and model.steps(ctx.function)
+        function = ctx.function
+        if function is None:
+            return False
+        if model.steps(function):
+            return True
+        # Two calls up cover a loss helper called by a step helper; the walk stays bounded.
+        return depth < 2 and any(
+            cls._steps_around(owner, site.ctx, depth + 1) for owner, site in model.callers(function)
+        )
 
     @staticmethod
     def _steps_through(model: FileModel, key: str) -> bool:

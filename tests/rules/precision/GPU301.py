@@ -81,6 +81,28 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
 
+# %% invalid: a loss helper autocasts; the training function that calls it runs backward and steps
+import torch
+
+
+def loss_step(batch, unet, mixed_precision=False):
+    latents = batch["latents"].cuda()
+    if mixed_precision:
+        with torch.cuda.amp.autocast():  # expect: GPU301
+            pred = unet(latents)
+    else:
+        pred = unet(latents)
+    return torch.nn.functional.mse_loss(pred, latents)
+
+
+def train_inversion(unet, dataloader, optimizer, steps, mixed_precision=False):
+    for step in range(steps):
+        for batch in dataloader:
+            loss = loss_step(batch, unet, mixed_precision=mixed_precision)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
 # %% valid: inference only
 import torch
 @torch.no_grad()
