@@ -644,8 +644,12 @@ class ModelBuilder(Walker):
         self._enter_statement(node)
         if self.ctx is self._module_ctx and is_main_test(node.test):
             self.facts.main_blocks.append(node)
-        if node.orelse is None and type(node.body) is cst.IndentedBlock and len(node.body.body) <= 2:
-            self._small_if_bodies[id(node.body)] = self._stmt
+        if id(node) in self._stmt_pos:
+            # A chain whose every arm is a statement or two (`if device == "mps": ... elif
+            # device == "cuda": torch.cuda.synchronize()`) stands where its first `if` stands.
+            arms = _small_arms(node)
+            for arm in arms:
+                self._small_if_bodies[id(arm)] = self._stmt
         self._if_gates[id(node)] = gate_kinds(node.test)
         self._if_ctx[id(node)] = (self.ctx, self._order)
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
@@ -1101,3 +1105,17 @@ def _is_template(expr: cst.BaseExpression) -> bool:
         if type(expr.operator) is cst.Multiply:
             return _is_template(expr.left) or _is_template(expr.right)
     return False
+
+
+def _small_arms(node: cst.If) -> List[cst.IndentedBlock]:
+    """The bodies of an `if`/`elif`/`else` chain when each holds at most two statements; none
+    when one holds more."""
+    arms: List[cst.IndentedBlock] = []
+    current: Optional[cst.CSTNode] = node
+    while current is not None:
+        body = current.body
+        if type(body) is not cst.IndentedBlock or len(body.body) > 2:
+            return []
+        arms.append(body)
+        current = current.orelse if type(current) is cst.If else None
+    return arms

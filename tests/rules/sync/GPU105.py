@@ -321,6 +321,33 @@ for step in range(max_steps):
     t1 = time.time()
     print(f"step {step} took {(t1 - t0) * 1000:.1f} ms")
 
+# %% valid: a device dispatch chain whose arms only synchronize, just before the end-of-step clock read
+import time
+import torch
+for step in range(max_steps):
+    t0 = time.time()
+    loss = model(*next_batch())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    if device == "mps":
+        torch.mps.synchronize()
+    elif device == "cuda":
+        torch.cuda.synchronize()
+    t1 = time.time()
+    print(f"step {step}: {(t1 - t0) * 1000:.1f} ms")
+
+# %% invalid: the same chain with no clock read after it
+import torch
+for step in range(max_steps):
+    loss = model(*next_batch())
+    loss.backward()
+    optimizer.step()
+    if device == "mps":
+        torch.mps.synchronize()
+    elif device == "cuda":
+        torch.cuda.synchronize()  # expect: GPU105
+
 # %% invalid: the same device test with no clock read after it
 import torch
 for step in range(max_steps):
