@@ -338,6 +338,33 @@ def _first_round(model, test: cst.BaseExpression, ctx: Context, order: float) ->
     return _counter(model, counted.value, ctx, order)
 
 
+_START_WORD = re.compile(r"(^|_)(start|starting|initial|init|first|begin|resumed?)(_|$)", re.IGNORECASE)
+_COUNTER_WORD = re.compile(r"(^|_)(step|steps|iter|iters|iteration|epoch|it|i|idx|batch_idx)(_|$)", re.IGNORECASE)
+
+
+def _at_start(test: cst.BaseExpression) -> bool:
+    """`it == start_iter`, `self.iteration_step == self.initial_iter_step`: the step counter at
+    the step the run started from (a resumed run's first step), once per run."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    names = [_last_name(side) for side in (test.left, test.comparisons[0].comparator)]
+    if None in names:
+        return False
+    first, second = names
+    return bool((_START_WORD.search(first) and _COUNTER_WORD.search(second) and not _START_WORD.search(second))
+                or (_START_WORD.search(second) and _COUNTER_WORD.search(first) and not _START_WORD.search(first)))
+
+
+def _last_name(expr: cst.BaseExpression) -> Optional[str]:
+    if type(expr) is cst.Name:
+        return expr.value
+    if type(expr) is cst.Attribute:
+        return expr.attr.value
+    return None
+
+
 def _state_unset(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """`if not state:` / `if len(state) == 0:` where `state = self.state[p]`: an optimizer's
     per-parameter state, filled on the first step only."""
@@ -667,7 +694,7 @@ class GuardKinds:
         test = guard.test
         return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(test) or _first_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard) or _state_unset(
-            self.model, test, guard.ctx, guard.order + 0.5)
+            self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test))
 
     def _steps(self, guard: Guard) -> bool:
         """An optimizer steps under the guard: there (`if (i + 1) % accum == 0: opt.step()`), or in

@@ -139,3 +139,25 @@ for x, y in loader:
     optimizer.step()
     cache.empty_cache()
     tokenizer_cache.clear()
+
+# %% invalid: optimizer state moved back to the GPU on the first step of a resumed run: info
+import torch
+
+
+def states_to_gpu(state_dict):
+    torch.cuda.empty_cache()  # expect: GPU403 info
+    for state in state_dict["state"].values():
+        for key, value in state.items():
+            state[key] = value.to("cuda")
+    torch.cuda.empty_cache()  # expect: GPU403 info
+
+
+class Trainer:
+    def train(self, loader):
+        for batch in loader:
+            self.iteration_step += 1
+            loss = self.model(batch).mean()
+            loss.backward()
+            if self.resume_path is not None and self.iteration_step == self.initial_iter_step:
+                states_to_gpu(self.optimizer.state_dict())
+            self.optimizer.step()
