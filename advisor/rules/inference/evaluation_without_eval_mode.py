@@ -32,6 +32,22 @@ def _test_file(model: FileModel) -> bool:
     return base.startswith("test_") or base.endswith("_test.py") or base == "conftest.py"
 
 
+_TRAINING_DATA = re.compile(r"(^|_)train(ing)?_?(loader|dataloader|data|set|queue)s?$|^loader_train$", re.IGNORECASE)
+
+
+def _over_training_data(site: CallSite) -> bool:
+    """The call sits under no_grad in a loop over the training loader (`for x, y in
+    train_loader:`)."""
+    loop = site.ctx.loop
+    if not site.ctx.no_grad or loop is None or type(loop.node) is not cst.For:
+        return False
+    iterable = loop.node.iter
+    while type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.args:
+        iterable = iterable.args[0].value  # enumerate(...), tqdm(...)
+    name = dotted_name(iterable)
+    return name is not None and bool(_TRAINING_DATA.search(name.rsplit(".", 1)[-1]))
+
+
 def _eval_calls(model: FileModel) -> List[CallSite]:
     """`.eval()` and `.train(False)` / `.train(mode=False)` calls."""
     out = [s for s in model.method_calls("eval") if not s.node.args]
@@ -61,7 +77,9 @@ class EvaluationWithoutEvalMode(Rule):
         blocks, a layer of another library, a layer class handed in, or a `self.training` read
         keeps the report. Nor for a shape check: a model just built in the same function (no
         weights loaded there) and run on random input (`net(torch.randn(1, 3, 32, 32))`).
-        Information when the file calls `.eval()` elsewhere. Per-step code of the training loop
+        Information when the file calls `.eval()` elsewhere, or
+        when the pass goes over the training loader under no_grad (batch-norm statistics
+        recomputed on purpose, as `swa_utils.update_bn` does). Per-step code of the training loop
         (EMA teachers, target networks), passes whose results a caller hands to a function that
         trains (a memory bank or centroids filled before training), models from
         `from_pretrained` (already in eval mode) under a name the file never puts in training
@@ -161,7 +179,10 @@ class EvaluationWithoutEvalMode(Rule):
                 continue  # `model = nn.Linear(784, 10)`: no layer that eval mode changes
             if shape_check(model, site.node, site.ctx, site.order):
                 continue  # a model just built, run on random input: no trained weights are read
-            severity = Severity.INFO if evals else None
+            # A pass over the training data without autograd and without eval mode is how batch
+            # norm statistics are recomputed on purpose (`swa_utils.update_bn`, a calibration
+            # pass after reparameterising): it may be meant.
+            severity = Severity.INFO if evals or _over_training_data(site) else None
             yield self.report(
                 site.node,
                 "`{model}` is evaluated here but never switched to eval "
