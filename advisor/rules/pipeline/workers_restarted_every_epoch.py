@@ -192,6 +192,8 @@ def _project_epoch_callers(model: FileModel, info, depth: int = 0) -> Optional[d
     chosen = []
     chains: dict = {}
     for caller, site in model.callers(info):
+        if caller.guards.periodic(site.ctx):
+            continue  # every few epochs only, as in `_epoch_callers`
         if _inside(site.ctx.loop, _epochs(caller)):
             chosen.append((caller, site))
         elif site.ctx.loop is None and site.ctx.function is not None:
