@@ -303,9 +303,21 @@ class CallGraph:
         if owner is None or info.node.name.value != "__init__" or info.ctx is None or info.ctx.function is not None:
             return []
         models = [self.model] + self._importers()
-        if any(last_segment(b) == name for m in models for c in m.facts.classes.values() for b in c.bases):
-            return []
         out: List[Caller] = []
+        for model in models:
+            for sub in model.facts.classes.values():
+                if sub is owner or not any(last_segment(b) == name for b in sub.bases):
+                    continue
+                if _other_base(model, sub, name, owner):
+                    continue  # `class Trainer(nerf.utils.Trainer)` seen from another `Trainer`
+                # A subclass builds this class through its own `super().__init__(...)`: that call
+                # passes what the class gets (a parameter of the subclass's own `__init__` is
+                # followed to where the subclass is built). A subclass without one, or whose base
+                # is not surely this class, may pass anything.
+                handed = self._super_init_call(model, sub, owner)
+                if handed is None:
+                    return []
+                out.append((model, handed))
         for model in models:
             for site in model.calls.candidates(name):
                 if model is self.model and site.qualname is None and type(site.node.func) is cst.Name:
@@ -320,6 +332,20 @@ class CallGraph:
                 elif model is self.model or symbol is not None:
                     return []  # `obj.ComputeLoss(...)`, another class of that name: not sure
         return out
+
+    @staticmethod
+    def _super_init_call(model, sub, owner) -> Optional[CallSite]:
+        """The one `super().__init__(...)` call of ``sub``'s own `__init__`, when ``sub``
+        derives from the class ``owner`` (resolved through the imports); None otherwise."""
+        bases = [model.symbol(b) if "." in b else None for b in sub.bases]
+        local = [model.facts.classes.get(b) for b in sub.bases]
+        if not any((s is not None and s.kind == "class" and s.info is owner) or c is owner for s, c in zip(bases, local)):
+            return None
+        init = model.facts.functions.get(f"{sub.name}.__init__")
+        if init is None:
+            return None
+        found = [site for site in init.sites if _super_init(site.node)]
+        return found[0] if len(found) == 1 and found[0].ctx.loop is None else None
 
     def candidates(self, name: str) -> List[CallSite]:
         """The calls of this file that may run a function named ``name``: those that call that
@@ -459,3 +485,31 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
         kinds.add("scaler")
     cache[id(info)] = frozenset(kinds)
     return cache[id(info)]
+
+
+def _super_init(call: cst.Call) -> bool:
+    """`super().__init__(...)` or `super(Cls, self).__init__(...)`."""
+    func = call.func
+    return (
+        type(func) is cst.Attribute
+        and func.attr.value == "__init__"
+        and type(func.value) is cst.Call
+        and type(func.value.func) is cst.Name
+        and func.value.func.value == "super"
+    )
+
+
+def _other_base(model, sub, name: str, owner) -> bool:
+    """Every base of ``sub`` named ``name`` is a project class other than ``owner``."""
+    found = False
+    for base in sub.bases:
+        if last_segment(base) != name:
+            continue
+        symbol = model.symbol(base) if "." in base else None
+        local = model.facts.classes.get(base)
+        if local is owner or (symbol is not None and symbol.kind == "class" and symbol.info is owner):
+            return False
+        if local is None and (symbol is None or symbol.kind != "class"):
+            return False  # not resolved: it may be ``owner``
+        found = True
+    return found

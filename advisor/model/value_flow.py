@@ -197,9 +197,9 @@ class ValueFlow:
         """What a read of ``name`` may see (element ``index`` of it, for `x, y = name`)."""
         reach = self.bindings.reaching(name, ctx, order)
         assignments = reach.assignments
-        if question.skips_dead and len(assignments) > 1:
+        if question.skips_dead and len(assignments) + (reach.parameter is not None) > 1:
             live = [a for a in assignments if not self.model.guards.dead(a.ctx)]
-            assignments = live or assignments
+            assignments = live if live or reach.parameter is not None else assignments
         answers: List[A] = [self.assigned(question, a, index) for a in assignments]
         if reach.parameter is not None:
             answers.append(self.passed(question, reach.parameter, name, index))
@@ -318,6 +318,17 @@ class ValueFlow:
                 answers.extend(v.flow.ask(question, v.expr, v.ctx, v.order) for v in values)
             if question.uncalled_default and state in (UNKNOWN, PRESENT) and not values and _forwards_uncalled(model, site):
                 state = ABSENT  # `super().__init__(model, *args, **kwargs)` of a subclass nobody builds
+            elif state in (UNKNOWN, PRESENT) and not values:
+                # `super().__init__(model, *args, **kwargs)` of a subclass built as
+                # `LearnedDiffusion(model)`: what its own callers put in those spreads.
+                handed = _handed_on(model, site, name)
+                if handed is not None:
+                    for owner, call, arg in handed:
+                        if arg is not None:
+                            answers.append(owner.values.ask(question, arg.value, call.ctx, call.order))
+                        else:
+                            answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
+                    continue
             if state == UNKNOWN or (state == PRESENT and not values):
                 answers.append(question.unknown)  # `f(*args)`: it may be in there
             elif state in (ABSENT, SOMETIMES):
@@ -609,6 +620,34 @@ def spread_argument(model, site, position: int):
         else:
             items.append((arg.value, site.ctx, site.order))
     return items[position] if 0 <= position < len(items) else None
+
+
+def _handed_on(model, site, name: str):
+    """Every spread of the call hands on the calling function's own `*args`/`**kwargs`: what
+    each call of that function puts there for the keyword ``name``, as (model, call, Arg or None
+    when absent). None when a call may put it there unseen (a spread of its own, positional
+    arguments beyond the named parameters), or when no call is seen."""
+    info = site.ctx.function
+    if info is None:
+        return None
+    params = info.node.params
+    own = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+    spreads = [a for a in site.node.args if a.star]
+    if not spreads or not all(type(a.value) is cst.Name and a.value.value in own for a in spreads) or name in info.params:
+        return None
+    building = info.node.name.value == "__init__" and info.class_name is not None
+    calls = model.calls.constructions(info) if building else model.callers(info)
+    if not calls:
+        return None
+    room = len(params.posonly_params) + len(params.params) - (1 if info.class_name is not None else 0)
+    out = []
+    for owner, call in calls:
+        if any(a.star for a in call.node.args):
+            return None
+        if sum(1 for a in call.node.args if a.keyword is None) > room:
+            return None  # extra positional arguments land in `*args`
+        out.append((owner, call, argument(call.node, name, None)))
+    return out
 
 
 def _forwards_uncalled(model, site) -> bool:

@@ -1,0 +1,7 @@
+import torch
+
+from core.trainer import *
+
+model = torch.nn.Linear(8, 8)
+trainer = Trainer("core", model, torch.optim.SGD(model.parameters(), lr=0.1), workspace="runs")
+trainer.train(torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(64, 8), torch.randn(64, 8))), 2)
