@@ -622,19 +622,23 @@ def spread_argument(model, site, position: int):
     return items[position] if 0 <= position < len(items) else None
 
 
+def _spreads_own(info, site) -> bool:
+    """The call has spreads, and each is the calling function's own `*args` or `**kwargs`."""
+    params = info.node.params
+    own = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+    spreads = [a for a in site.node.args if a.star]
+    return bool(spreads) and all(type(a.value) is cst.Name and a.value.value in own for a in spreads)
+
+
 def _handed_on(model, site, name: str):
     """Every spread of the call hands on the calling function's own `*args`/`**kwargs`: what
     each call of that function puts there for the keyword ``name``, as (model, call, Arg or None
     when absent). None when a call may put it there unseen (a spread of its own, positional
     arguments beyond the named parameters), or when no call is seen."""
     info = site.ctx.function
-    if info is None:
+    if info is None or not _spreads_own(info, site) or name in info.params:
         return None
     params = info.node.params
-    own = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
-    spreads = [a for a in site.node.args if a.star]
-    if not spreads or not all(type(a.value) is cst.Name and a.value.value in own for a in spreads) or name in info.params:
-        return None
     building = info.node.name.value == "__init__" and info.class_name is not None
     calls = model.calls.constructions(info) if building else model.callers(info)
     if not calls:
@@ -654,12 +658,7 @@ def _forwards_uncalled(model, site) -> bool:
     """Every spread of the call hands on the calling function's own `*args`/`**kwargs`, and no
     call or construction of the project runs that function."""
     info = site.ctx.function
-    if info is None:
-        return False
-    params = info.node.params
-    own = {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
-    spreads = [a for a in site.node.args if a.star]
-    if not spreads or not all(type(a.value) is cst.Name and a.value.value in own for a in spreads):
+    if info is None or not _spreads_own(info, site):
         return False
     return (not model.call_sites(info) and not model.callers(info) and not model.calls.constructions(info)
             and not called_by_name(model, info))
