@@ -7,6 +7,7 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel, LoopInfo
 from advisor.model.guards import single_pass
 from advisor.model.graphs import fresh_tensor
+from advisor.model.grad_free_methods import runs_without_grad
 from advisor.model.module_layers import parameter_free
 from advisor.model.tensors import is_python_value
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
@@ -23,7 +24,10 @@ def _input_grads(model: FileModel) -> bool:
 
 def _records_nothing(model: FileModel, site) -> bool:
     """A project module with no parameter, called on new tensors that do not require grad (a
-    factory's, or a DataLoader's batches) or on plain Python values (text to encode)."""
+    factory's, or a DataLoader's batches) or on plain Python values (text to encode); or a
+    model whose method turns autograd off itself (a `forward` under `with torch.no_grad():`)."""
+    if runs_without_grad(model, site.node, site.ctx, site.order):
+        return True
     args = site.node.args
     return (
         bool(args)
@@ -71,7 +75,9 @@ class InferenceWithoutNoGrad(Rule):
         `forward`, a project module that holds no parameter (no layer with weights, no
         `nn.Parameter`; array helpers such as `librosa` may fill its buffers) called on tensors
         just made by a torch factory without `requires_grad` or on a DataLoader's batches
-        (nothing to record), and Lightning or Hugging Face Trainer hooks are left alone. Information when
+        (nothing to record), a project model whose called method turns autograd off itself (its
+        body under `with torch.no_grad():` or decorated, or only dispatching to such methods),
+        and Lightning or Hugging Face Trainer hooks are left alone. Information when
         the function has no caller in the file, when the model was unpickled whole
         (`pickle.load(f)`, or a module saved whole and read back with `torch.load`, through
         `checkpoint["encoder"]`: its parameters keep the `requires_grad` they were saved with,

@@ -398,3 +398,61 @@ def initialise(model, dataset):
 
 
 initialise(torch.nn.Linear(8, 8), torch.utils.data.TensorDataset(torch.randn(64, 8), torch.randn(64)))
+
+# %% valid: the model's forward turns autograd off itself, in the methods it dispatches to
+import torch
+import torch.nn as nn
+
+
+class RNNRunner(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.head = nn.Linear(16, 100)
+
+    def forward(self, idx, state):
+        if state is None:
+            state = [torch.zeros(16, device="cuda") for _ in range(2)]
+        if type(idx) is list and len(idx) > 1:
+            return self.forward_seq(idx, state)
+        return self.forward_one(idx, state)
+
+    def forward_one(self, idx, state):
+        with torch.no_grad():
+            x = self.emb(torch.tensor([idx], device="cuda"))
+            return self.head(x + state[0]), state
+
+    @torch.no_grad()
+    def forward_seq(self, idx, state):
+        x = self.emb(torch.tensor(idx, device="cuda")).sum(0)
+        return self.head(x + state[0]), state
+
+
+model = RNNRunner(torch.load("weights.pth")).cuda()
+state = None
+token = 0
+for step in range(1000):
+    out, state = model.forward(token, state)
+    token = int(out.argmax())
+
+# %% invalid: only part of the forward runs without autograd
+import torch
+import torch.nn as nn
+
+
+class PartlyFrozen(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 16)
+        self.head = nn.Linear(16, 100)
+
+    def forward(self, idx):
+        with torch.no_grad():
+            x = self.emb(idx)
+        return self.head(x)
+
+
+model = PartlyFrozen().cuda()
+outputs = []
+for batch in loader:
+    outputs.append(model(batch.cuda()))  # expect: GPU601
