@@ -544,6 +544,7 @@ class GuardKinds:
     def __init__(self, model) -> None:
         self.model = model
         self._tests: Dict[Tuple[int, int], Tuple[bool, bool]] = {}
+        self._named: Dict[str, list] = {}  # method name -> the project methods of that name, when periodic
         self._contexts: Dict[int, bool] = {}
         self._dead: Dict[int, bool] = {}
         self._unset: Dict[str, bool] = {}  # attribute names no nearby file sets (getattr flags)
@@ -586,7 +587,12 @@ class GuardKinds:
                 stack.append(node.expression)
                 continue
             if type(node) is cst.Call:
-                for owner, info in model.calls.targets_of_expression(node, ctx, order):
+                targets = model.calls.targets_of_expression(node, ctx, order)
+                if not targets and type(node.func) is cst.Attribute:
+                    # `self.metrics_processor.should_log(step)` on an object a config built:
+                    # the project's methods of that name, when each tests the step the same way.
+                    targets = self._methods_named(node.func.attr.value)
+                for owner, info in targets:
                     for site in info.return_sites:
                         kinds = owner.guards.test_kinds(site.value, site.ctx, site.order, depth + 1)
                         found = (found[0] or kinds[0], found[1] or kinds[1])
@@ -603,6 +609,37 @@ class GuardKinds:
                     found = (found[0], True)
             modulo, rank = modulo or found[0], rank or found[1]
         return modulo, rank
+
+    def _methods_named(self, name: str) -> list:
+        """The methods called ``name`` in this file and the project files its answers depend on,
+        when every one of them returns a periodic test (`step == 1 or step % freq == 0`);
+        none otherwise."""
+        known = self._named.get(name)
+        if known is not None:
+            return known
+        self._named[name] = []
+        model = self.model
+        found = [(model, info) for info in model.facts.functions.values()
+                 if info.class_name is not None and info.node.name.value == name]
+        project = model.project
+        if project is not None and model.real_path is not None:
+            nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
+            for path in sorted(project.files_containing(f"def {name}(")):
+                if os.path.normpath(os.path.abspath(path)) not in nearby:
+                    continue
+                other = project.model(path)
+                if other is None or other is model:
+                    continue
+                found.extend((other, info) for info in other.facts.functions.values()
+                             if info.class_name is not None and info.node.name.value == name)
+        periodic = bool(found) and all(
+            info.return_sites and all(
+                owner.guards.test_kinds(site.value, site.ctx, site.order, _MAX_DEPTH)[0] for site in info.return_sites
+            )
+            for owner, info in found
+        )
+        self._named[name] = found if periodic else []
+        return self._named[name]
 
     def main_process_object(self, name: Optional[str], ctx: Context, order: float, depth: int = 0) -> bool:
         """``name`` holds None, or an object made only under a rank-0 test (`logger =
