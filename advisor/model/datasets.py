@@ -19,6 +19,7 @@ import libcst as cst
 
 from advisor.model.facts import ClassInfo, Context
 from advisor.model.instances import INSTANCES
+from advisor.model.named_methods import project_methods_named
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, argument
 from advisor.model.walk import children
@@ -310,3 +311,33 @@ def prepared_hf_table(model, expr: cst.BaseExpression, ctx: Context, order: floa
     if any(model.method_calls(method) for method in _ON_THE_FLY):
         return False
     return model.values.ask(_PREPARED, expr, ctx, order) == "mapped"
+
+
+# Graph libraries whose batching makes an object of their own. DataLoader pinning reaches only
+# tensors and objects with a `pin_memory()` method, and DGL's graphs have none (`pin_memory_()`
+# works in place, by hand): the graph's own copy to the GPU gains nothing from `pin_memory=True`.
+_GRAPH_BATCHES = frozenset({"dgl.batch", "dgl.batch_hetero"})
+
+
+def collates_graphs(model, call: cst.Call) -> bool:
+    """The loader's `collate_fn` is a project function (or, for `dataset.collate`, every project
+    method of that name) that batches samples into a graph library's object (`dgl.batch`)."""
+    arg = argument(call, "collate_fn", None)
+    if arg is None:
+        return False
+    value = arg.value
+    functions = []
+    if type(value) is cst.Attribute:
+        functions = project_methods_named(model, value.attr.value)
+    elif type(value) is cst.Name:
+        info = model.facts.functions.get(value.value)
+        if info is not None:
+            functions = [(model, info)]
+        else:
+            qual = model.imports.qualify(value)
+            symbol = model.symbol(qual) if qual is not None else None
+            if symbol is not None and symbol.kind == "function":
+                functions = [(symbol.model, symbol.info)]
+    return bool(functions) and all(
+        any(site.qualname in _GRAPH_BATCHES for site in info.sites) for _, info in functions
+    )

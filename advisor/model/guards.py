@@ -32,6 +32,7 @@ from advisor.model.builder import gate_kinds
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.constants import constant
 from advisor.model.default_flags import keeps_false_default
+from advisor.model.named_methods import project_methods_named
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.occasional_tests import occasional
@@ -611,27 +612,13 @@ class GuardKinds:
         return modulo, rank
 
     def _methods_named(self, name: str) -> list:
-        """The methods called ``name`` in this file and the project files its answers depend on,
-        when every one of them returns a periodic test (`step == 1 or step % freq == 0`);
-        none otherwise."""
+        """The project's methods called ``name`` (model/named_methods.py), when every one of
+        them returns a periodic test (`step == 1 or step % freq == 0`); none otherwise."""
         known = self._named.get(name)
         if known is not None:
             return known
         self._named[name] = []
-        model = self.model
-        found = [(model, info) for info in model.facts.functions.values()
-                 if info.class_name is not None and info.node.name.value == name]
-        project = model.project
-        if project is not None and model.real_path is not None:
-            nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
-            for path in sorted(project.files_containing(f"def {name}(")):
-                if os.path.normpath(os.path.abspath(path)) not in nearby:
-                    continue
-                other = project.model(path)
-                if other is None or other is model:
-                    continue
-                found.extend((other, info) for info in other.facts.functions.values()
-                             if info.class_name is not None and info.node.name.value == name)
+        found = project_methods_named(self.model, name)
         periodic = bool(found) and all(
             info.return_sites and all(
                 owner.guards.test_kinds(site.value, site.ctx, site.order, _MAX_DEPTH)[0] for site in info.return_sites

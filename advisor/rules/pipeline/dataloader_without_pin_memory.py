@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.datasets import holds_token_windows, prepared_hf_table
+from advisor.model.datasets import collates_graphs, holds_token_windows, prepared_hf_table
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -41,7 +41,10 @@ class DataLoaderWithoutPinnedMemory(Rule):
         `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
         training (`load_dataset(...).map(tokenize, batched=True)`) the finding is info: a batch
         of token ids is a few kilobytes (so it is over a dataset class that holds its ids in
-        memory and hands out windows of them, `self.data[start: start + n].long()`); so it is for a loader only peeked at every few steps
+        memory and hands out windows of them, `self.data[start: start + n].long()`); so it is
+        for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning
+        reaches tensors and objects with a `pin_memory()` method, and a DGL graph has none; for
+        `dataset.collate`, every project method of that name must); so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
         train, in a function that trains in another loop or in one called once beside such a
@@ -202,6 +205,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 call,
                 "DataLoader without `pin_memory=True` while its batches go to the GPU (each batch "
                 "waits for a person: a key, a prompt or a plot window)",
+                severity=Severity.INFO,
+                fix=fix,
+                data=data,
+            )
+        if collates_graphs(model, call):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (its batches "
+                "are graph objects that pinning does not reach)",
                 severity=Severity.INFO,
                 fix=fix,
                 data=data,

@@ -876,3 +876,28 @@ for epoch in range(10):
     train(model, train_iterator, optimizer, device)
     print(evaluate(model, valid_iterator, device))
 print(evaluate(model, test_iterator, device))
+
+# %% invalid: batches a collate method makes into DGL graphs, which pinning does not reach: info
+import dgl
+import torch
+from torch.utils.data import DataLoader
+
+
+class MoleculeDataset:
+    def __init__(self, graphs, labels):
+        self.graphs, self.labels = graphs, labels
+
+    def collate(self, samples):
+        graphs, labels = map(list, zip(*samples))
+        return dgl.batch(graphs), torch.tensor(labels).unsqueeze(1)
+
+
+def train(dataset, model, optimizer):
+    device = torch.device("cuda")
+    loader = DataLoader(dataset.train, batch_size=128, shuffle=True, collate_fn=dataset.collate)  # expect: GPU201 info
+    for batch_graphs, batch_targets in loader:
+        batch_graphs = batch_graphs.to(device)
+        loss = model(batch_graphs).sub(batch_targets.to(device)).abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

@@ -1,0 +1,40 @@
+"""The project's methods of a given name, for calls the call graph cannot resolve.
+
+`self.metrics.should_log(step)` on an object a config built, `collate_fn=dataset.collate` on a
+dataset a factory returns: the receiver's class is not known, but the project's own methods of
+that name are. A question that holds for every one of them holds for the call. Only the file's
+own methods and those of the project files its answers already depend on are read, so a cached
+answer goes stale with them."""
+
+from __future__ import annotations
+
+import os
+from typing import List, Tuple
+
+
+def project_methods_named(model, name: str) -> List[Tuple[object, object]]:
+    """(model, FunctionInfo) of every method called ``name`` in this file and the project files
+    near it (memoised per file)."""
+    memo = model.shared("named-methods", lambda m: {})
+    found = memo.get(name)
+    if found is None:
+        found = memo[name] = _methods(model, name)
+    return found
+
+
+def _methods(model, name: str):
+    found = [(model, info) for info in model.facts.functions.values()
+             if info.class_name is not None and info.node.name.value == name]
+    project = model.project
+    if project is None or model.real_path is None:
+        return found
+    nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
+    for path in sorted(project.files_containing(f"def {name}(")):
+        if os.path.normpath(os.path.abspath(path)) not in nearby:
+            continue
+        other = project.model(path)
+        if other is None or other is model:
+            continue
+        found.extend((other, info) for info in other.facts.functions.values()
+                     if info.class_name is not None and info.node.name.value == name)
+    return found
