@@ -236,9 +236,11 @@ def _tests_none(test: cst.Comparison) -> bool:
     return type(target.operator) in (cst.IsNot, cst.NotEqual) and _is_none(target.comparator)
 
 
-def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, settings: bool = False) -> bool:
     """Every `%` of the test divides by 1 (`if step % log_interval == 0:` with `log_interval = 1`
-    at the top of the script): true on every step, so no periodic gate."""
+    at the top of the script): true on every step, so no periodic gate. With ``settings``, also
+    through settings and options (`args.test_freq`, whose default is 1), for the few tests a rule
+    asks about itself."""
     found = []
     stack = [test]
     while stack:
@@ -248,7 +250,8 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> 
         stack.extend(child for child in node.children if isinstance(child, (cst.BaseExpression, cst.ComparisonTarget, cst.Arg)))
     # Plain names only (`log_interval = 1` at the top of the script): settings objects would send
     # the question through the project's config modules, at a cost paid for every periodic test.
-    if not found or not all(type(d) in (cst.Name, cst.Integer) for d in found):
+    kinds = (cst.Name, cst.Integer, cst.Attribute) if settings else (cst.Name, cst.Integer)
+    if not found or not all(type(d) in kinds for d in found):
         return False
     for divisor in found:
         values = literal_values(model, divisor, ctx, order)
@@ -961,6 +964,15 @@ class GuardKinds:
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
         # A command-line option's default is what a run gets unless it asks otherwise: not never.
         return found.complete and found.option is None and bool(found.values) and not any(value for _, value in found.values)
+
+    def every_pass_by_default(self, ctx: Context) -> bool:
+        """Some guard around ``ctx`` tests a `%` whose every divisor is 1 unless the run asks
+        otherwise (`if epoch % args.test_freq == 0 or ...:` with `--test-freq` defaulting to 1)."""
+        return any(
+            (guard.positive and not guard.exits)
+            and _every_step(self.model, guard.test, guard.ctx, guard.order + 0.5, settings=True)
+            for guard in guards_of(ctx)
+        )
 
     def periodic(self, ctx: Context) -> bool:
         """Some guard around ``ctx`` holds on some iterations only (`if epoch % 5 == 0:`, not a

@@ -192,8 +192,11 @@ def _project_epoch_callers(model: FileModel, info, depth: int = 0) -> Optional[d
     chosen = []
     chains: dict = {}
     for caller, site in model.callers(info):
-        if caller.guards.periodic(site.ctx):
-            continue  # every few epochs only, as in `_epoch_callers`
+        if (id(site.ctx.loop) in _epochs(caller) and caller.guards.periodic(site.ctx)
+                and not caller.guards.every_pass_by_default(site.ctx)):
+            # `if epoch % 20 == 0: validate(...)` in the epoch loop: every few epochs only. In a
+            # step loop (`if step % eval_every == 0:`) it may come round more often than that.
+            continue
         if _inside(site.ctx.loop, _epochs(caller)):
             chosen.append((caller, site))
         elif site.ctx.loop is None and site.ctx.function is not None:
