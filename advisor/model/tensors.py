@@ -584,6 +584,7 @@ class HostTensor(Question[bool]):
     key = "host-tensor"
     unknown = False
     placement = True
+    self_edge = True  # `count += (labels != -100).sum()` of host values stays on the host
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         moved = _last_move(flow.model, expr, ctx, order)
@@ -604,7 +605,27 @@ class HostTensor(Question[bool]):
             return not _moved(flow.model, expr)
         if not type(root) is cst.Name:
             return False
-        return None if root is expr else flow.ask(self, root, ctx, order)
+        if root is expr:
+            return None
+        if flow.ask(self, root, ctx, order):
+            return True
+        compared = next((n for n in value_chain(flow.model, expr) if type(n) is cst.Comparison), None)
+        if compared is not None:
+            # `(labels != -100).sum()` of a batch not yet moved: a count made in host memory
+            parts = [compared.left, *(c.comparator for c in compared.comparisons)]
+            return not _moved(flow.model, expr) and all(self._host_operand(flow, p, ctx, order) for p in parts)
+        return False
+
+    def _host_operand(self, flow: ValueFlow, expr, ctx: Context, order: int) -> bool:
+        if type(expr) is cst.UnaryOperation:
+            expr = expr.expression
+        if type(expr) in (cst.Integer, cst.Float):
+            return True
+        if type(expr) is cst.Name:
+            found = literal_values(flow.model, expr, ctx, order)
+            if found.complete and found.values and all(kind in ("int", "float") for kind, _ in found.values):
+                return True  # `IGNORE_INDEX = -100` at the top of the module
+        return flow.ask(self, expr, ctx, order) or flow.ask(RAW_BATCH, expr, ctx, order)
 
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[bool]:
         """A part of a host tensor split (`head, tail = torch.chunk(torch.arange(8), 2)`)."""

@@ -33,6 +33,7 @@ A = TypeVar("A")
 # Start processes that run a function with the process index, then the `args` tuple.
 SPAWNERS = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
 _PENDING = object()
+_SELF = object()  # an augmented binding read through its own loop back edge
 # What a lookup of a key finds (in a dict, in a call's `**` spreads): there on every path, on
 # none, on some, or it cannot tell.
 PRESENT, ABSENT, SOMETIMES, UNKNOWN = "present", "absent", "sometimes", "unknown"
@@ -43,6 +44,9 @@ class Question(Generic[A]):
 
     key: str
     unknown: A
+    # What `x += v` in a loop reads of x through its own back edge: the answer of the other
+    # bindings decides (a question whose answers must all hold sets it to its neutral value).
+    self_edge: Optional[A] = None
     # A name imported from another module of the project (`from config import LOADER_KWARGS`) is
     # followed to its module-level bindings there, for questions that set this.
     follows_imports = False
@@ -230,6 +234,8 @@ class ValueFlow:
     def assigned(self, question: Question[A], assignment: Assignment, index: Optional[int] = None) -> A:
         key = (question.key, id(assignment), index, -1)
         known = self._memo.get(key)
+        if known is _SELF:
+            return question.unknown if question.self_edge is None else question.self_edge
         if known is not None:
             return question.unknown if known is _PENDING else known
         self._memo[key] = _PENDING
@@ -252,7 +258,13 @@ class ValueFlow:
             return value
         # The target is read just before the statement binds it (through the loop's back edge,
         # that may be this same binding, one iteration earlier).
-        before = self.name(question, assignment.target, assignment.ctx, assignment.order - 0.5)
+        key = (question.key, id(assignment), index, -1)
+        pending = self._memo.get(key)
+        self._memo[key] = _SELF
+        try:
+            before = self.name(question, assignment.target, assignment.ctx, assignment.order - 0.5)
+        finally:
+            self._memo[key] = pending
         return question.augmented(self, assignment, before, value)
 
     def _unpacked_call(self, question: Question[A], assignment: Assignment):

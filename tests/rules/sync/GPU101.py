@@ -1337,3 +1337,42 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a token count summed from batches before they are moved stays in host memory
+import torch
+
+IGNORE_INDEX = -100
+
+
+def train(model, dataset, optimizer, device):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+    batches = iter(loader)
+    for step in range(1000):
+        valid_tokens = torch.tensor(0, dtype=torch.int64)
+        for _ in range(4):
+            inputs, labels = next(batches)
+            valid_tokens += (labels != IGNORE_INDEX).sum()
+            model(inputs.to(device), labels.to(device)).backward()
+        print("tokens", int(valid_tokens))
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: the same count kept on the device
+import torch
+
+IGNORE_INDEX = -100
+
+
+def train(model, dataset, optimizer, device):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=8)
+    batches = iter(loader)
+    for step in range(1000):
+        valid_tokens = torch.tensor(0, dtype=torch.int64, device=device)
+        for _ in range(4):
+            inputs, labels = next(batches)
+            labels = labels.to(device)
+            valid_tokens += (labels != IGNORE_INDEX).sum()
+            model(inputs.to(device), labels).backward()
+        print("tokens", int(valid_tokens))  # expect: GPU101
+        optimizer.step()
+        optimizer.zero_grad()
