@@ -26,7 +26,9 @@ class Fp16AutocastWithoutGradScaler(Rule):
         inference-only autocast, and training driven by Accelerate, DeepSpeed or Lightning
         (which scale the loss themselves) are not reported, nor is a loss handed to a callable
         object of the project that scales it with a GradScaler (`loss_scaler(loss, optimizer)`,
-        the scaler built in another module and passed in). A loss handed to a callable passed
+        the scaler built in another module and passed in). An autocast in a module's `forward`, in a file that trains nothing, is left alone when a
+        project file importing it builds a GradScaler (`if self.amp: with autocast():`, scaled by
+        the training script). A loss handed to a callable passed
         in from outside the project, which nothing shows, is reported as info. A region whose
         backward feeds no optimizer step (a batch-size probe that measures memory, a timed
         forward-backward benchmark, a gradient check: no step in the region, in a loop around
@@ -86,6 +88,12 @@ class Fp16AutocastWithoutGradScaler(Rule):
 
     def _has_scaler(self, model: FileModel) -> bool:
         if model.builds_scaler() or model.uses_framework(*LIGHTNING):
+            return True
+        if not model.trains_anywhere and model.project is not None and any(
+            other.builds_scaler() for other in model.project.importers(model)
+        ):
+            # The autocast sits in a module's `forward` (`if self.amp: with autocast():`), and
+            # the training script that imports the module scales the loss.
             return True
         if any(q.split(".")[0] in _SCALING_FRAMEWORKS for q in model.facts.calls_by_qualname):
             return True
