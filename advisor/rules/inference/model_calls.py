@@ -210,8 +210,24 @@ def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
         return True
     callers = model.call_sites(info)
     if not callers:
-        return None
-    return every_call_path(model, info, _grad_off_at)
+        return True if _grad_off_in_project(model, info, 3) else None
+    return every_call_path(model, info, _grad_off_at) or _grad_off_in_project(model, info, 3)
+
+
+def _grad_off_in_project(model: FileModel, info, depth: int) -> bool:
+    """Every call of the function in the project (this file and the files that import it,
+    up to ``depth`` calls up) passes through no-grad code: `generate_image(...)` called only
+    by a `@torch.no_grad()` validation in another module."""
+    callers = model.callers(info)
+    if not callers or depth <= 0:
+        return False
+    for owner, site in callers:
+        if _grad_off_at(owner, site.ctx, site.node):
+            continue
+        outer = site.ctx.function
+        if outer is None or outer is info or not _grad_off_in_project(owner, outer, depth - 1):
+            return False
+    return True
 
 
 def _grad_off_at(model: FileModel, ctx: Context, node) -> bool:
