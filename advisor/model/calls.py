@@ -293,18 +293,22 @@ class CallGraph:
         self._incoming[id(info)] = out
         return out
 
-    def constructions(self, info: FunctionInfo) -> List[Caller]:
+    def constructions(self, info: FunctionInfo, through_subclasses: bool = False) -> List[Caller]:
         """For a class's `__init__`: the calls that build an instance (`ComputeLoss(model)`), in
         this file and the project files that import it. None are returned when the class may be
-        built where the analysis cannot see: a subclass (whose `super().__init__` passes what it
-        likes), or the class used other than by calling its name."""
+        built where the analysis cannot see: a subclass, or the class used other than by calling
+        its name. With ``through_subclasses`` (what the arguments may be, not where instances
+        are made), a subclass's own `super().__init__(...)` counts as a call that builds it."""
         name = info.class_name
         owner = self.model.facts.classes.get(name or "")
         if owner is None or info.node.name.value != "__init__" or info.ctx is None or info.ctx.function is not None:
             return []
         models = [self.model] + self._importers()
+        if not through_subclasses:
+            if any(last_segment(b) == name for m in models for c in m.facts.classes.values() for b in c.bases):
+                return []
         out: List[Caller] = []
-        for model in models:
+        for model in models if through_subclasses else ():
             for sub in model.facts.classes.values():
                 if sub is owner or not any(last_segment(b) == name for b in sub.bases):
                     continue

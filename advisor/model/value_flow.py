@@ -295,7 +295,7 @@ class ValueFlow:
                 # callers names this file's own calls only).
                 callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
             if not callers and not local and question.callers(self, info, local) is local:
-                callers = self.model.calls.constructions(info)  # `__init__`: where instances are built
+                callers = self.model.calls.constructions(info, through_subclasses=True)  # `__init__`: where instances are built
             if question.callers(self, info, local) is local:
                 spawned = self._spawned(question, info, position)
                 answers.extend(spawned if index is None else [question.unknown for _ in spawned])
@@ -652,7 +652,7 @@ def _handed_on(model, site, name: str):
         return None
     params = info.node.params
     building = info.node.name.value == "__init__" and info.class_name is not None
-    calls = model.calls.constructions(info) if building else model.callers(info)
+    calls = model.calls.constructions(info, through_subclasses=True) if building else model.callers(info)
     if not calls:
         return None
     room = len(params.posonly_params) + len(params.params) - (1 if info.class_name is not None else 0)
