@@ -152,6 +152,9 @@ class DeprecatedAmpApi(Rule):
         for (_, _name), found in model.facts.assignments.items():
             for assignment in found:
                 value = assignment.value
+                if type(value) is cst.IfExp:
+                    # `autocast = torch.cuda.amp.autocast if cfg.use_fp16 else nullcontext`
+                    value = value.body if type(value.body) is cst.Attribute else value.orelse
                 if type(value) is not cst.Attribute or assignment.index is not None or assignment.ctx.in_try:
                     continue  # in a `try:` whose `except` defines a stand-in: old torch's fallback
                 spelled = spelled_name(model, value)

@@ -246,3 +246,17 @@ except AttributeError:
 
         def __exit__(self, *args):
             pass
+
+# %% invalid: the old autocast chosen by a conditional expression and kept in a name
+from contextlib import nullcontext
+
+import torch
+
+
+def train(model, loader, optimizer, use_fp16):
+    autocast = torch.cuda.amp.autocast if use_fp16 else nullcontext  # expect: GPU303
+    for batch in loader:
+        with autocast():
+            loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
