@@ -617,6 +617,10 @@ class ModelBuilder(Walker):
     def leave_Try_finalbody(self, node: cst.Try) -> None:
         self._pop()
 
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        # `a if num_fg > 0 else b` tests its condition as an `if` statement does
+        self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
+
     def visit_CompFor(self, node: cst.CompFor) -> None:
         for clause in node.ifs:  # tested once per item: `[v for v in parts if v > 0]`
             self.facts.conditions.append(Condition(clause.test, self.ctx, "comprehension if"))

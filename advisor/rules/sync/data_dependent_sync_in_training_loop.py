@@ -160,7 +160,7 @@ class DataDependentSyncInTrainingLoop(Rule):
     name = "data-dependent-sync-in-training-loop"
     summary = "tensor truthiness or data-dependent output sizes on every training step"
     what = """
-        Inside the innermost training loop: an `if`, `while`, `assert` or comprehension `if`
+        Inside the innermost training loop: an `if` (statement or `a if test else b`), `while`, `assert` or comprehension `if`
         clause that tests a tensor (`if (x != 0).all():`, `if loss > 10:`, `while not
         torch.isfinite(loss):`, `[t for t in terms if t > 0]`), and the operations whose output
         size depends on the values: `nonzero()`, `argwhere`, one-argument `torch.where(cond)`,

@@ -1282,3 +1282,16 @@ def train(model, loader, optimizer, pad_id, media_id, end_id):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a conditional expression tests a device tensor every step
+import torch
+
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    logits = model(x)
+    hits = (logits.argmax(1) == y).sum()
+    scale = 2.0 if hits > 10 else 1.0  # expect: GPU104
+    loss = torch.nn.functional.cross_entropy(logits, y) * scale
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
