@@ -17,11 +17,20 @@ BATCH_TEXT = TRAINING_TEXT + ("forward", "Module", "register", "torch")
 
 # Methods a framework calls once per training step, by the base classes that call them
 # (matched on the base's last dotted segment, however it was imported).
+# Lightning's hooks around each training batch (LightningModule and Callback alike).
+_LIGHTNING_BATCH_HOOKS = frozenset({
+    "on_train_batch_start", "on_train_batch_end", "on_before_backward", "on_after_backward",
+    "on_before_optimizer_step", "on_before_zero_grad",
+})
 FRAMEWORK_STEP_METHODS = {
-    "LightningModule": frozenset({"training_step"}),
+    "LightningModule": frozenset({"training_step"}) | _LIGHTNING_BATCH_HOOKS,
+    "Callback": _LIGHTNING_BATCH_HOOKS,
     "Trainer": frozenset({"training_step", "compute_loss"}),  # transformers, trl
     "Seq2SeqTrainer": frozenset({"training_step", "compute_loss"}),
     "SFTTrainer": frozenset({"training_step", "compute_loss"}),
+    # transformers' callbacks, called on every optimizer step
+    "TrainerCallback": frozenset({"on_step_begin", "on_step_end", "on_substep_end", "on_pre_optimizer_step",
+                                  "on_optimizer_step"}),
 }
 FRAMEWORK_STEP_PACKAGES = ("lightning", "pytorch_lightning", "transformers", "trl")
 

@@ -1376,3 +1376,29 @@ def train(model, dataset, optimizer, device):
         print("tokens", int(valid_tokens))  # expect: GPU101
         optimizer.step()
         optimizer.zero_grad()
+
+# %% invalid: Lightning's per-batch hooks run on every training step, as training_step does
+import lightning.pytorch as pl
+import torch
+
+
+class LossLogger(pl.Callback):
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        print("loss", outputs["loss"].item())  # expect: GPU101
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        print("epoch", trainer.callback_metrics["loss"].item())
+
+
+class Regressor(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 1)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.mse_loss(self.net(x), y)
+
+    def on_before_optimizer_step(self, optimizer):
+        norm = torch.nn.utils.clip_grad_norm_(self.parameters(), 1.0)
+        print(float(norm))  # expect: GPU101
