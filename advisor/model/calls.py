@@ -31,6 +31,7 @@ _MODULE_METHODS = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "floa
                              "load_state_dict", "zero_grad", "apply", "modules", "requires_grad_"})
 _MODEL_RECEIVER = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|backbone|classifier|generator|discriminator)s?$", re.IGNORECASE)
 _INSTANCE_CALL = ("forward", "__call__")
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
 
 def class_method(model, info: ClassInfo, name: str, depth: int = 0) -> Optional[Target]:
@@ -192,6 +193,10 @@ class CallGraph:
     def _find(self, site: CallSite) -> List[Target]:
         model = self.model
         func = site.node.func
+        if site.method == "apply" and site.receiver is not None:
+            applied = self._autograd_function(site)
+            if applied is not None:
+                return applied
         if site.qualname is not None:
             symbol = model.symbol(site.qualname)
             if symbol is not None and symbol.kind == "function" and symbol.info is not None:
@@ -350,6 +355,25 @@ class CallGraph:
             return None
         found = [site for site in init.sites if _super_init(site.node)]
         return found[0] if len(found) == 1 and found[0].ctx.loop is None else None
+
+    def _autograd_function(self, site: CallSite) -> Optional[List[Target]]:
+        """`Rosa.apply(x)` of a project subclass of `torch.autograd.Function`: its `forward` runs
+        now and its `backward` when the loss is backpropagated, both once per call."""
+        model = self.model
+        name = dotted_name(site.receiver)
+        if name is None:
+            return None
+        owner, info = model, model.facts.classes.get(name)
+        if info is None:
+            qual = model.imports.qualify(site.receiver)
+            symbol = model.symbol(qual) if qual is not None else None
+            if symbol is None or symbol.kind != "class":
+                return None
+            owner, info = symbol.model, symbol.info
+        if not any(base in _AUTOGRAD_FUNCTIONS for base in info.bases):
+            return None
+        found = [class_method(owner, info, method) for method in ("forward", "backward")]
+        return [hit for hit in found if hit is not None]
 
     def candidates(self, name: str) -> List[CallSite]:
         """The calls of this file that may run a function named ``name``: those that call that

@@ -1402,3 +1402,38 @@ class Regressor(pl.LightningModule):
     def on_before_optimizer_step(self, optimizer):
         norm = torch.nn.utils.clip_grad_norm_(self.parameters(), 1.0)
         print(float(norm))  # expect: GPU101
+
+# %% invalid: a project autograd Function's backward runs on every backward of the step
+import torch
+
+
+class Rosa(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        idx = x[0, :8].tolist()
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        scale = float(x[0, 0])  # expect: GPU101
+        return grad * 2 * scale
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return Rosa.apply(self.lin(x))
+
+
+def train(loader):
+    model = Block().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        opt.step()

@@ -475,3 +475,38 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a project autograd Function's forward runs on every call of `.apply`
+import torch
+
+
+class Rosa(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        idx = x[0, :8].tolist()  # expect: GPU103
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        scale = float(x[0, 0])
+        return grad * 2 * scale
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return Rosa.apply(self.lin(x))
+
+
+def train(loader):
+    model = Block().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        opt.step()
