@@ -178,9 +178,23 @@ def find_model_calls(model: FileModel) -> List[CallSite]:
         func = site.node.func
         if site.method == "forward" and site.receiver is not None:
             func = site.receiver
-        if is_model(model, func, site.ctx, site.order):
+        if is_model(model, func, site.ctx, site.order) and not _project_helper(model, site):
             out.append(site)
     return out
+
+
+def _project_helper(model: FileModel, site: CallSite) -> bool:
+    """The call runs a function or method of the project that is no module's `forward` and
+    calls no model itself (`cls.extract_embedder_from_model(model)`, named like a model but a
+    helper that only unwraps it); `model.predict(x)`, which runs the model, stays a model call."""
+    if site.method == "forward":
+        return False
+    targets = model.calls.targets(site)
+    return bool(targets) and all(
+        info.node.name.value not in ("forward", "__call__")
+        and not any(is_model(owner, s.node.func, s.ctx, s.order) for s in info.sites)
+        for owner, info in targets
+    )
 
 
 def grad_off_call(model: FileModel, ctx: Context) -> bool:

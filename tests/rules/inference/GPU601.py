@@ -456,3 +456,23 @@ model = PartlyFrozen().cuda()
 outputs = []
 for batch in loader:
     outputs.append(model(batch.cuda()))  # expect: GPU601
+
+# %% valid: a helper named like a model call that only unwraps the model, in an evaluation loop
+import torch
+import torch.nn as nn
+
+
+class Trainer:
+    @classmethod
+    def extract_embedder_from_model(cls, model):
+        if isinstance(model, nn.parallel.DistributedDataParallel):
+            model = model.module
+        return getattr(model, "embedder", None)
+
+    @classmethod
+    def test(cls, cfg, model, loaders):
+        results = {}
+        for name, loader in loaders.items():
+            embedder = cls.extract_embedder_from_model(model)
+            results[name] = cls.build_evaluator(cfg, name, embedder=embedder)
+        return results
