@@ -551,7 +551,12 @@ class FileModel:
             return Heat.HOT
         if ctx.function is None or runs_once(ctx, None) or branch_untaken(self, ctx, ctx.function):
             return None
-        heat = self.heat_of(ctx.function, ranks)
+        if ctx.loop is None and _yields_only_in_loops(ctx.function):
+            # A generator's code outside its yielding loops (`images = batch_crop(...)` before
+            # `for i in ...: yield`) runs once per pass, where the iterator is made.
+            heat = self._pass_heat(ctx.function, ranks)
+        else:
+            heat = self.heat_of(ctx.function, ranks)
         if heat is None:
             return None
         return Heat.GATED if (self.guards.gated(ctx, ranks) or heat is Heat.GATED) else Heat.HOT
@@ -603,6 +608,18 @@ class FileModel:
                 if heat is Heat.GATED:
                     result = Heat.GATED
         self._function_heat[key] = result
+        return result
+
+    def _pass_heat(self, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
+        """How often a generator starts a pass: the heat of the places that call it (each call
+        makes a new iterator)."""
+        result: Optional[Heat] = None
+        for model, site in self.callers(info):
+            heat = model.heat(site.ctx, ranks)
+            if heat is Heat.HOT:
+                return Heat.HOT
+            if heat is Heat.GATED:
+                result = Heat.GATED
         return result
 
     @staticmethod
@@ -766,3 +783,9 @@ def _steps_each(loop: LoopInfo) -> bool:
     if any(site.method == "backward" for site in loop.sites):
         return False
     return any(site.method == "step" and site.receiver_name in loop.targets for site in loop.sites)
+
+
+def _yields_only_in_loops(info: FunctionInfo) -> bool:
+    """A generator whose every `yield` sits in a loop of its own body."""
+    sites = info.yields + info.yields_from
+    return info.generator and bool(sites) and all(site.ctx.loop is not None for site in sites)

@@ -1295,3 +1295,31 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
+
+# %% valid: a generator crops the whole data set once per pass, before the loop that yields batches
+import torch
+
+
+def batch_crop(inputs, size):
+    with torch.no_grad():
+        keep = torch.rand(inputs.shape, device=inputs.device) > 0.5
+        return torch.masked_select(inputs, keep).view(inputs.shape[0], -1)[:, :size]
+
+
+def get_batches(data, batch_size):
+    images = batch_crop(data["images"], 24)
+    labels = data["labels"]
+    order = torch.randperm(len(images), device=images.device)
+    for i in range(len(images) // batch_size):
+        chosen = order[i * batch_size:(i + 1) * batch_size]
+        yield images.index_select(0, chosen), labels.index_select(0, chosen)
+
+
+def train(model, data, optimizer, epochs):
+    data = {k: v.cuda() for k, v in data.items()}
+    for epoch in range(epochs):
+        for inputs, targets in get_batches(data, 512):
+            loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
