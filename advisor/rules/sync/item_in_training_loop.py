@@ -8,6 +8,8 @@ from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
 from advisor.model.vocabulary import BATCH_TEXT
+from advisor.model.containers import Value, list_elements
+import libcst as cst
 
 
 _MATH_TESTS = ("math.isnan", "math.isinf", "math.isfinite")
@@ -20,7 +22,9 @@ class ItemInTrainingLoop(Rule):
     what = """
         Calls to `.item()`, and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
         `isfinite()` (which call `float()` first) applied to a tensor, or `range()` given one
-        (`range(num_images + 1)` converts it with `__index__`), inside the
+        (`range(num_images + 1)` converts it with `__index__`), or `torch.tensor()` /
+        `torch.Tensor()` given a list that holds tensors not known to be in host memory
+        (`torch.Tensor([losses])` reads each one back; `torch.stack` would not), inside the
         innermost training loop (the loop that runs `backward()` or `optimizer.step()`, directly
         or through a function it calls), or in the forward path of a model the call graph does
         not see trained (built from a registry or a config name, handed to a `Trainer`): the
@@ -87,7 +91,8 @@ class ItemInTrainingLoop(Rule):
     )
     # An Ignite trainer's `.item()` is in ignite's default `output_transform`: its call stands for it.
     requires = (
-        (".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite(", "range(", "create_supervised_trainer"),
+        (".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite(", "range(", "create_supervised_trainer",
+         "tensor(", "Tensor(", "as_tensor("),
         BATCH_TEXT + ("create_supervised_trainer",),
     )
 
@@ -147,7 +152,34 @@ class ItemInTrainingLoop(Rule):
                 severity=self.severity_for(heat),
                 data={"expression": snippet(model, site.node), "builtin": "range"},
             )
+        yield from self._tensors_from_tensor_lists(model)
         yield from self._engine_trainers(model)
+
+    def _tensors_from_tensor_lists(self, model: FileModel) -> Iterator[Report]:
+        """`torch.Tensor([losses])`, `torch.tensor(parts)` where the list holds tensors not known
+        to be in host memory: each element is read back as a Python number, one wait per element
+        (and the result leaves autograd). `torch.stack` keeps them on the device."""
+        for site in model.calls_to(*_TENSOR_FROM_DATA):
+            args = site.node.args
+            if not args or args[0].keyword is not None or args[0].star:
+                continue
+            heat = model.batch_heat(site.ctx)
+            if heat is None:
+                continue
+            elements = _listed(model, args[0].value, site.ctx, site.order, 0)
+            if not elements or not any(
+                v.flow is model.values and model.is_tensor(v.expr, v.ctx, v.order)
+                and not is_host_tensor(model, v.expr, v.ctx, v.order)
+                for v in elements
+            ):
+                continue
+            yield self.report(
+                site.node,
+                "`{expression}` converts each tensor of the list to a Python value, waiting for "
+                "the GPU on every training step",
+                severity=self.severity_for(heat),
+                data={"expression": snippet(model, site.node), "builtin": "tensor"},
+            )
 
     def _engine_trainers(self, model: FileModel) -> Iterator[Report]:
         """An Ignite `create_supervised_trainer(..., device=<cuda>)` of this file, run here, left
@@ -170,3 +202,25 @@ class ItemInTrainingLoop(Rule):
                     "number only where it is logged"
                 ),
             )
+
+
+# Constructors that copy Python data (numbers, or tensors read back one by one) into a tensor.
+_TENSOR_FROM_DATA = ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.as_tensor")
+
+
+def _listed(model: FileModel, expr, ctx, order, depth: int):
+    """The values a list literal (nested ones included) or a list built in steps may hold; None
+    when not known."""
+    if depth > 3:
+        return None
+    if type(expr) in (cst.List, cst.Tuple):
+        out = []
+        for element in expr.elements:
+            if type(element) is cst.StarredElement:
+                return None
+            inner = _listed(model, element.value, ctx, order, depth + 1)
+            out.extend(inner if inner is not None else [Value(element.value, ctx, order, model.values)])
+        return out
+    if type(expr) is cst.Name:
+        return list(list_elements(model, expr.value, ctx, order) or ()) or None
+    return None

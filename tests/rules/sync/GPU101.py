@@ -1437,3 +1437,40 @@ def train(loader):
         loss = model(x.cuda()).sum()
         loss.backward()
         opt.step()
+
+# %% invalid: a tensor built from a list of loss tensors reads each one back
+import torch
+import torch.nn.functional as F
+
+
+class ContentLoss(torch.nn.Module):
+    def __init__(self, extractor, nodes):
+        super().__init__()
+        self.extractor = extractor
+        self.nodes = nodes
+
+    def forward(self, sr, gt):
+        losses = []
+        sr_features, gt_features = self.extractor(sr), self.extractor(gt)
+        for node in self.nodes:
+            losses.append(F.mse_loss(sr_features[node], gt_features[node]))
+        return torch.Tensor([losses]).to(sr.device)  # expect: GPU101
+
+
+criterion = ContentLoss(extractor, ["features.35"]).cuda()
+for lr, hr in loader:
+    lr, hr = lr.cuda(), hr.cuda()
+    loss = criterion(generator(lr), hr).sum()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a tensor built from Python numbers read once each, and a stack of loss tensors
+import torch
+
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    parts = [criterion(model(x), y), penalty(model)]
+    loss = torch.stack(parts).sum()
+    weights = torch.tensor([0.5, 1.0, 2.0])
+    loss.backward()
+    optimizer.step()
