@@ -48,6 +48,27 @@ def _over_training_data(site: CallSite) -> bool:
     return name is not None and bool(_TRAINING_DATA.search(name.rsplit(".", 1)[-1]))
 
 
+def _base_switches_then_calls(model: FileModel, info) -> bool:
+    """``info`` overrides a method that a project base class calls as `self.<name>(...)` in a
+    function that also calls `.eval()` (`model.eval(); return self._validate(model, loader)`)."""
+    cls = model.facts.classes.get(info.class_name or "")
+    if cls is None:
+        return False
+    name = info.node.name.value
+    for base in cls.bases:
+        owner, found = model, model.facts.classes.get(base)
+        if found is None:
+            symbol = model.symbol(base) if "." in base else None
+            if symbol is None or symbol.kind != "class":
+                continue
+            owner, found = symbol.model, symbol.info
+        evals = {e.ctx.scope for e in owner.method_calls("eval")}
+        for site in owner.method_calls(name):
+            if site.receiver_name == "self" and site.ctx.class_name == found.name and site.ctx.scope in evals:
+                return True
+    return False
+
+
 def _eval_calls(model: FileModel) -> List[CallSite]:
     """`.eval()` and `.train(False)` / `.train(mode=False)` calls."""
     out = [s for s in model.method_calls("eval") if not s.node.args]
@@ -250,6 +271,8 @@ class EvaluationWithoutEvalMode(Rule):
             scopes.update(c.ctx.scope for c in model.call_sites(info))
         if any(e.ctx.scope in scopes for e in evals):
             return True
+        if info is not None and _base_switches_then_calls(model, info):
+            return True  # a base class's `validate()` switches modes, then calls this override
         if any(t.ctx.scope == site.ctx.scope for t in model.method_calls("train")):
             return True  # the mode is set on purpose here (Monte Carlo dropout, restoring a flag)
         return self._built_in_eval(model, site.node.func, site.ctx, site.order, evals, trained, 0)
