@@ -25,5 +25,5 @@ class ClsTrainer(Trainer):
 
 
 def build(provider):
-    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Flatten(), nn.LazyLinear(10)).cuda()
+    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Flatten(), nn.LazyLinear(10)).cuda()  # expect: GPU704 info, GPU706 info
     return ClsTrainer(net, provider)
