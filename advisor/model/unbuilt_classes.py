@@ -20,7 +20,10 @@ A class counts as unbuilt only when every way of reaching it is ruled out:
   of them names is still unbuilt (`import_module(f"trainers.{name}_trainer")` loads only
   modules named so);
 - the file is not in a package of a project others install (a `setup.py`, a `[project]` table):
-  a library's classes are built by its users' code.
+  a library's classes are built by its users' code. A folder on the way that holds a licence
+  of its own is third-party code copied into the project (`libraries/mingpt/LICENSE`): only the
+  project's own code builds its classes, so that exception does not hold there (a licence file
+  added or removed later is seen when the file itself is checked again).
 
 Only the files a check depends on are read (`ProjectView.dependencies`: the files within a few
 imports, the root's config files, and the files that load code by name), so a cached answer
@@ -79,13 +82,33 @@ def _units(model, rows: Rows) -> List[Tuple[cst.CSTNode, str, int, int]]:
     return out
 
 
+_LICENSE = re.compile(r"^(LICEN[CS]E|COPYING)(\.\w+)?$", re.IGNORECASE)
+
+
+def _vendored(path: str, root: str) -> bool:
+    """A folder between the file and the project's root holds a licence of its own: third-party
+    code copied into the project (`libraries/mingpt/LICENSE`), whose classes only the project's
+    own code builds."""
+    root = os.path.abspath(root)
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder.startswith(root) and folder != root:
+        try:
+            if any(_LICENSE.match(name) for name in os.listdir(folder)):
+                return True
+        except OSError:
+            return False
+        folder = os.path.dirname(folder)
+    return False
+
+
 def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     project, path, text = model.project, model.real_path, model.text
     if project is None or path is None or not text or _SELF_LOOKUP.search(text):
         return []
     if not any(type(s) is cst.ClassDef and not s.decorators for s in model.module.body):
         return []
-    if project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py")):
+    if (project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
+            and not _vendored(path, project.layout.root)):
         return []  # a package others install: its classes are built by their code
     # Undecorated top-level classes and functions, by name: their rows and the words they read.
     candidates: Dict[str, List[Tuple[int, int]]] = {}
