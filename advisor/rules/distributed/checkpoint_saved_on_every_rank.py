@@ -16,6 +16,7 @@ from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
 from advisor.model.mentions import mentions
 from advisor.model.guards import every_call_path
 from advisor.model.framework_steps import untaken_by
+from advisor.model.file_model import call_argument
 
 
 _MAIN_ONLY_DECORATOR = re.compile(r"rank_zero|rank0|main_process|master_only|main_only", re.IGNORECASE)
@@ -122,7 +123,8 @@ class CheckpointSavedOnEveryRank(Rule):
         off rank 0 (`if rank != 0: return`) or carries a `@rank_zero_only`-style decorator; an `if gpu == 0:` around the save in an
         `mp.spawn` worker also counts, and so does a flag bound to a rank test (`args.save_logs =
         args.logs and is_master(args)`, then `if args.save_logs:`). A save whose path names the
-        rank (one file per rank, as sharded checkpoints do), and one that runs only in a run of
+        rank (one file per rank, as sharded checkpoints do), one into an in-memory buffer
+        (`torch.save(state, io.BytesIO())`: no file), and one that runs only in a run of
         one process (after `if dist.get_world_size() != 1: raise ...`, or under `if world_size
         == 1:`), are left alone. Reported as information when the saving
         function (other than `main`) has no call site in the file.
@@ -167,6 +169,8 @@ class CheckpointSavedOnEveryRank(Rule):
                 continue
             if any(mentions(model, arg.value, site.ctx, RANK_WORD, 1) for arg in site.node.args[1:]):
                 continue  # one file per rank
+            if _in_memory(model, site):
+                continue  # `torch.save(state, io.BytesIO())`: a copy in memory, no file
             info = site.ctx.function
             severity = None
             if info is not None:
@@ -189,3 +193,20 @@ class CheckpointSavedOnEveryRank(Rule):
         if info is None:
             return False
         return _main_only_before(info, node) or (ctx.conditional and _under_zero_test(info, node))
+
+
+_MEMORY_FILES = frozenset({"io.BytesIO", "io.StringIO"})
+
+
+def _in_memory(model: FileModel, site) -> bool:
+    """The file argument is an in-memory buffer: `io.BytesIO()`, or a name bound only to one."""
+    target = call_argument(site.node, "f", 1)
+    if target is None:
+        return False
+    value = target.value
+    if type(value) is cst.Name:
+        reach = model.bindings.reaching(value.value, site.ctx, site.order)
+        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+            return False
+        value = reach.assignments[0].value
+    return type(value) is cst.Call and model.imports.qualify(value.func) in _MEMORY_FILES

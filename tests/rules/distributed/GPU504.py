@@ -329,3 +329,23 @@ def main_worker(index, opt):
         train_epoch(i, loader, model, optimizer)
         if i % opt.checkpoint == 0 and opt.is_master_node:
             save_checkpoint(f"save_{i}.pth", i, model, optimizer)
+
+# %% valid: a state saved into an in-memory buffer to be read back, on every rank
+import io
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def load_for_ema(model_ema, checkpoint):
+    buffer = io.BytesIO()
+    torch.save(checkpoint, buffer)
+    buffer.seek(0)
+    model_ema.load(buffer)
+
+
+def main(model, checkpoint):
+    dist.init_process_group("nccl")
+    model = DDP(model.cuda())
+    load_for_ema(model, checkpoint)
