@@ -68,7 +68,9 @@ class InferenceWithoutNoGrad(Rule):
         `net`, `self.model`, `*_model`, ...) inside a loop that never runs `backward()` or an
         optimizer step, when neither the loop's `with` blocks, nor its function's decorator,
         nor every path of calls in the file to its function (up to three calls up), nor every call of it
-        in the project (a `@torch.no_grad()` validation in another module), turns autograd off with
+        in the project (a `@torch.no_grad()` validation in another module; for a method nothing
+        resolves, every call of a method of that name near the file, `policy.predict_action(obs)`
+        on a policy a config built), turns autograd off with
         `torch.no_grad()` or `torch.inference_mode()`. Loops whose outputs may still be
         backpropagated (inside the per-step training code, or before a `backward()` in the
         same function), code that asks for input gradients (`torch.autograd.grad`,

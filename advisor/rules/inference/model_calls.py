@@ -1,6 +1,7 @@
 """Helpers shared by the inference rules."""
 
 from __future__ import annotations
+import os
 import re
 from typing import List, Optional, Set, Tuple
 import libcst as cst
@@ -233,6 +234,8 @@ def _grad_off_in_project(model: FileModel, info, depth: int) -> bool:
     up to ``depth`` calls up) passes through no-grad code: `generate_image(...)` called only
     by a `@torch.no_grad()` validation in another module."""
     callers = model.callers(info)
+    if not callers and info.class_name is not None:
+        callers = _calls_by_method_name(model, info.node.name.value)
     if not callers or depth <= 0:
         return False
     for owner, site in callers:
@@ -242,6 +245,25 @@ def _grad_off_in_project(model: FileModel, info, depth: int) -> bool:
         if outer is None or outer is info or not _grad_off_in_project(owner, outer, depth - 1):
             return False
     return True
+
+
+def _calls_by_method_name(model: FileModel, name: str):
+    """`policy.predict_action(obs)` on objects a config built, in the project files near this
+    one: every call of a method of that name, as (model, site). Empty when a file that names the
+    method cannot be read."""
+    project = model.project
+    if project is None or model.real_path is None:
+        return []
+    nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
+    out = []
+    for path in sorted(project.files_containing(f".{name}(")):
+        if os.path.normpath(os.path.abspath(path)) not in nearby:
+            continue
+        other = project.model(path)
+        if other is None:
+            return []
+        out.extend((other, site) for site in other.method_calls(name) if site.receiver_name not in ("self", "cls"))
+    return out
 
 
 def _grad_off_at(model: FileModel, ctx: Context, node) -> bool:
