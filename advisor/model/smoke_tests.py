@@ -32,12 +32,20 @@ def _made_up(model, expr: cst.BaseExpression, ctx: Context, order: float) -> boo
         qual = model.imports.qualify(expr.func)
         if qual in _VARIABLE and len(expr.args) >= 1 and expr.args[0].keyword is None and not expr.args[0].star:
             return _made_up(model, expr.args[0].value, ctx, order)  # `net(Variable(x))`, older torch
+        if qual == "torch.tensor" and expr.args and _number(expr.args[0].value):
+            return True  # `timestep = torch.tensor(0)`: a made-up scalar
         return qual in _MADE_UP
     name = dotted_name(expr)
     if not type(expr) is cst.Name or name is None:
         return False
     found = model.reaching(name, ctx, order)
     return bool(found) and all(a.value is not None and a.index is None and _made_up(model, a.value, a.ctx, a.order) for a in found)
+
+
+def _number(expr: cst.BaseExpression) -> bool:
+    if type(expr) is cst.UnaryOperation:
+        expr = expr.expression
+    return type(expr) in (cst.Integer, cst.Float)
 
 
 def _fresh(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:

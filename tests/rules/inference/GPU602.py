@@ -522,3 +522,26 @@ def recompute_bn_statistics(model, train_loader, batches):
                 break
             model(images.cuda(non_blocking=True))  # expect: GPU602 info
     torch.save(model.state_dict(), "calibrated.pt")
+
+# %% valid: a module's smoke test runs a model just built on zeros and a made-up time step
+import torch
+import torch.nn as nn
+
+
+class Denoiser(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(width, width), nn.Dropout(0.1), nn.Linear(width, width))
+
+    def forward(self, x, t):
+        return self.net(x) + t
+
+
+def test():
+    model = Denoiser(16)
+    optimizer = torch.optim.AdamW(model.parameters())
+    timestep = torch.tensor(0)
+    sample = torch.zeros((4, 8, 16))
+    with torch.no_grad():
+        out = model(sample, timestep)
+    assert out.shape == sample.shape
