@@ -647,6 +647,12 @@ class GuardKinds:
                 return False
             if _is_none(value):
                 continue
+            if type(value) is cst.Name and assignment.ctx.function is not None and value.value in assignment.ctx.function.params:
+                # `self.save_path = save_path` in `__init__`: what the constructions pass
+                if not self.main_process_object(value.value, assignment.ctx, assignment.order, depth + 1):
+                    return False
+                made = True
+                continue
             if type(value) is cst.IfExp and _is_none(value.orelse):
                 if not self.test_kinds(value.test, assignment.ctx, assignment.order, depth + 1)[1]:
                     return False
@@ -657,6 +663,8 @@ class GuardKinds:
         if info is not None:
             position = info.params.index(name) - (1 if info.class_name is not None else 0)
             callers = model.callers(info)
+            if not callers and info.node.name.value == "__init__":
+                callers = model.calls.constructions(info)
             if not callers:
                 return False
             for owner, site in callers:
@@ -668,8 +676,9 @@ class GuardKinds:
                     continue
                 if _is_none(arg.value):
                     continue
-                if not owner.guards.main_process_object(dotted_name(arg.value), site.ctx, site.order, depth + 1):
-                    return False
+                if not (owner.guards._under_rank_test(site.ctx) or owner.guards.main_process_object(
+                        dotted_name(arg.value), site.ctx, site.order, depth + 1)):
+                    return False  # handed a value outside a rank-0 branch
                 made = True
         elif not reach.closed:
             return False
@@ -686,6 +695,11 @@ class GuardKinds:
                 pass  # `if args.save_logs:`
             elif guard.exits and negated:
                 test = test.expression  # `if not args.save_logs: return`
+            elif guard.exits and _is_none_test(test):
+                # `if self.save_path is None: return`, where only rank 0 is handed a path
+                if self.main_process_object(dotted_name(test.left), guard.ctx, guard.order + 0.5):
+                    return True
+                continue
             else:
                 continue
             if self.test_kinds(test, guard.ctx, guard.order + 0.5)[1]:
@@ -993,3 +1007,9 @@ class GuardKinds:
         if known is None:
             known = self._contexts[key] = any(self.gates(g, ranks) for g in guards_of(ctx))
         return known
+
+
+def _is_none_test(test: cst.BaseExpression) -> bool:
+    """`x is None` (one comparison)."""
+    return (type(test) is cst.Comparison and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) is cst.Is and _is_none(test.comparisons[0].comparator))
