@@ -349,3 +349,27 @@ def main(model, checkpoint):
     dist.init_process_group("nccl")
     model = DDP(model.cuda())
     load_for_ema(model, checkpoint)
+
+# %% valid: the saving helper's caller returns off rank 0 part-way, before it calls the helper
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Trainer:
+    def __init__(self, model):
+        dist.init_process_group("nccl")
+        self.distributed_rank = dist.get_rank()
+        self.model = DDP(model.cuda())
+
+    def save_checkpoint(self, epoch, paths):
+        checkpoint = {"epoch": epoch, "model": self.model.module.state_dict()}
+        # DDP replicas are identical: rank 0 writes for all
+        if self.distributed_rank != 0:
+            return
+        for path in paths:
+            self._save_checkpoint(checkpoint, path)
+
+    def _save_checkpoint(self, checkpoint, path):
+        with open(path + ".tmp", "wb") as f:
+            torch.save(checkpoint, f)
