@@ -51,6 +51,10 @@ class Parsers(Question[ParserSet]):
             func = expr.func
             if qual is None and type(func) is cst.Attribute and func.attr.value in _GROUPS:
                 return flow.ask(self, func.value, ctx, order)
+            if qual is not None and _adds_to_parser(qual) and expr.args and expr.args[0].keyword is None:
+                # `parser = deepspeed.add_config_arguments(parser)`: the same parser, with the
+                # library's own options added
+                return flow.ask(self, expr.args[0].value, ctx, order)
             return None if qual is None or _project_function(flow, qual) else _NONE
         if type(expr) in (cst.Name, cst.Attribute, cst.IfExp):
             return None
@@ -68,6 +72,13 @@ class Parsers(Question[ParserSet]):
 
 
 PARSERS = Parsers()
+
+
+def _adds_to_parser(qual: str) -> bool:
+    """A library function that adds its own options to the parser it is given and returns it
+    (`deepspeed.add_config_arguments`)."""
+    name = qual.rsplit(".", 1)[-1]
+    return name.startswith("add_") and name.endswith(("_arguments", "_args"))
 
 
 class ParsedArgs(Question[ParserSet]):

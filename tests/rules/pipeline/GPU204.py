@@ -809,3 +809,32 @@ def training_function(train_dataset, model, epochs):
             accelerator.backward(loss)
             optimizer.step()
             optimizer.zero_grad()
+
+# %% invalid: a library adds its own options to the parser and hands it back
+import argparse
+
+import torch
+
+
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num_workers", default=10, type=int)
+    parser.add_argument("--enable_deepspeed", action="store_true")
+    known, _ = parser.parse_known_args()
+    if known.enable_deepspeed:
+        import deepspeed
+        parser = deepspeed.add_config_arguments(parser)
+    return parser.parse_args()
+
+
+def main(args, dataset, model, optimizer):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=64, num_workers=args.num_workers, pin_memory=True)  # expect: GPU204
+    for epoch in range(100):
+        for x, y in loader:
+            loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    main(get_args(), None, None, None)
