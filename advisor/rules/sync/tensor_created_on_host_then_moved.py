@@ -300,10 +300,10 @@ class TensorCreatedOnHostThenMoved(Rule):
                 continue
             if _empty(factory):
                 continue  # `torch.zeros(0, 4).cuda()`: nothing is copied
-            if any(a.star for a in factory.args) or any(
+            if any(a.star == "**" for a in factory.args) or any(
                 a.keyword is not None and a.keyword.value in ("device", "out", "pin_memory") for a in factory.args
             ):
-                continue
+                continue  # a `**` spread may hold the device; a `*shape` spread cannot
             if kind in ("tensor", "as_tensor") and not _data_built_on_device(model, factory, kind, site.node):
                 continue  # Python data crosses the host link whichever way the tensor is made
             move = _parse_move(model, site)

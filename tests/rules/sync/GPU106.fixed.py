@@ -245,3 +245,26 @@ class Trainer:
 
     def step(self, x):
         return self.noise.forward(x)
+
+# %% invalid: random crop offsets drawn in host memory from a spread shape, then moved
+import torch
+
+
+def sample_crops(images, crop_h, crop_w, num_crops):
+    device = images.device
+    max_h = images.shape[-2] - crop_h
+    offsets = (max_h * torch.rand(*images.shape[:-3], num_crops, device=device)).long()  # expect: GPU106
+    return offsets
+
+
+class RandomCrop(torch.nn.Module):
+    def forward(self, x):
+        return sample_crops(x, 76, 76, 1)
+
+
+encoder = RandomCrop()
+for x, y in loader:
+    x = x.cuda()
+    loss = criterion(model(x + encoder(x).float().mean()), y.cuda())
+    loss.backward()
+    optimizer.step()
