@@ -221,6 +221,9 @@ def _listed(model: FileModel, expr, ctx, order, depth: int):
             inner = _listed(model, element.value, ctx, order, depth + 1)
             out.extend(inner if inner is not None else [Value(element.value, ctx, order, model.values)])
         return out
+    if type(expr) in (cst.ListComp, cst.GeneratorExp):
+        # `[torch.norm(p.grad) for p in params]`: what each round puts in
+        return [Value(expr.elt, ctx, order, model.values)]
     if type(expr) is cst.Name:
         return list(list_elements(model, expr.value, ctx, order) or ()) or None
     return None

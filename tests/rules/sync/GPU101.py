@@ -1474,3 +1474,13 @@ for x, y in loader:
     weights = torch.tensor([0.5, 1.0, 2.0])
     loss.backward()
     optimizer.step()
+
+# %% invalid: a tensor built from a comprehension of gradient norms reads each one back
+import torch
+
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    norms = torch.tensor([torch.norm(p.grad) for p in model.parameters() if p.grad is not None])  # expect: GPU101
+    optimizer.step()
+    optimizer.zero_grad()
