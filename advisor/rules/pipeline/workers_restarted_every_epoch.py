@@ -382,8 +382,13 @@ class WorkersRestartedEveryEpoch(Rule):
             if id(site.node) in reported:
                 continue
             for other, loop in loader_consumers(model, site):
-                # The GPU is where the consumer or the loader's own file says it is.
-                if other is model or not (other.uses_cuda or model.uses_cuda) or not _per_epoch(other, loop, site):
+                # The GPU is where the consumer or the loader's own file says it is. A consumer
+                # of this very file counts when the epoch loop that runs it is elsewhere (an
+                # `_evaluate(loader)` helper beside the loader's builder, called by `train.py`).
+                if other is model and _epochs(model):
+                    continue
+                on_gpu = other.uses_cuda or model.uses_cuda or (other is model and model.cuda_in_project)
+                if not on_gpu or not _per_epoch(other, loop, site):
                     continue
                 name = other.display_name().replace("{", "{{").replace("}", "}}")
                 yield from self._restart(model, site, f"for every epoch (each goes over it at {name}:{other.line_of(loop.node)})", {}, [])
