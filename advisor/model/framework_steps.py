@@ -6,6 +6,8 @@ framework, so the file shows no loop; what such a function does, it does on ever
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator, Optional, Set, Tuple
 
 import libcst as cst
@@ -92,6 +94,8 @@ def _registered(node: cst.ClassDef) -> bool:
 
 # Parameters a model's forward takes to compute its own loss (`model(x, labels=y)` in training).
 _TARGET_PARAMETERS = frozenset({"labels", "label", "targets", "target"})
+# The same with a qualifier: `targets_batch`, `gt_labels`, `target_masks`.
+_TARGET_PARAMETER = re.compile(r"(^|_)(labels?|targets?)(_|$)")
 
 
 def forward_path(model, ctx: Context) -> Optional[bool]:
@@ -357,7 +361,8 @@ def _training_forward(model, info: FunctionInfo) -> bool:
     if cls is not None and _registered(cls.node):
         return True
     params = info.node.params
-    if any(p.name.value in _TARGET_PARAMETERS for p in (*params.params, *params.kwonly_params)):
+    if any(p.name.value in _TARGET_PARAMETERS or _TARGET_PARAMETER.search(p.name.value)
+           for p in (*params.params, *params.kwonly_params)):
         return True
     return id(info) in _loss_functions(model)
 

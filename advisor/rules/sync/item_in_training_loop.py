@@ -31,7 +31,7 @@ class ItemInTrainingLoop(Rule):
         `forward` of an `nn.Module` or Hugging Face model class and the project functions it
         calls, with gradients on and outside `if not self.training:`. That is a warning when the
         forward evidently trains (its class is put in a registry, `@MODEL_REGISTRY.register()`,
-        or the forward takes `labels`/`targets` or computes a loss) and informational for a
+        or the forward takes `labels`/`targets`, also qualified as `targets_batch`, or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
         `if step % 100 == 0`, a test of the step counter for equality (`if step
         != capture_step: return` at the top of a hook) or of the steps or time since the last

@@ -1484,3 +1484,20 @@ for x, y in loader:
     norms = torch.tensor([torch.norm(p.grad) for p in model.parameters() if p.grad is not None])  # expect: GPU101
     optimizer.step()
     optimizer.zero_grad()
+
+# %% invalid: a loss module a config builds, whose forward takes the batch's targets under a longer name
+import torch
+import torch.nn as nn
+
+DEVICE = torch.device("cuda")
+
+
+class MultiStepMaskLoss(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        self.weights = weights
+
+    def forward(self, outs_batch, targets_batch):
+        num_objects = torch.tensor(targets_batch.shape[1], device=targets_batch.device, dtype=torch.float)
+        num_objects = torch.clamp(num_objects, min=1).item()  # expect: GPU101
+        return sum(self.weights[k] * v.sum() for k, v in outs_batch.items()) / num_objects
