@@ -520,6 +520,11 @@ def _derived_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) 
     function of a host tensor, with no `device=`, computes on the host. Its first positional
     argument decides (the tensor the op works on)."""
     qual = flow.model.imports.qualify(call.func) or ""
+    if qual.startswith("torch.distributions."):
+        # `Categorical(probs.cpu())`: a distribution samples where its parameters are
+        given = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else (
+            argument(call, "probs", None) or argument(call, "logits", None) or argument(call, "loc", None))
+        return given is not None and flow.ask(HOST_TENSOR, given.value, ctx, order)
     if not qual.startswith("torch.") or qual.count(".") != 1 or qual in _PLACING:
         return False
     if argument(call, "device", None) is not None or not call.args or call.args[0].keyword is not None or call.args[0].star:

@@ -1501,3 +1501,41 @@ class MultiStepMaskLoss(nn.Module):
         num_objects = torch.tensor(targets_batch.shape[1], device=targets_batch.device, dtype=torch.float)
         num_objects = torch.clamp(num_objects, min=1).item()  # expect: GPU101
         return sum(self.weights[k] * v.sum() for k, v in outs_batch.items()) / num_objects
+
+# %% valid: an action sampled from a distribution over probabilities already copied to the host
+import torch
+from torch.distributions import Categorical
+
+
+def pick(policy, state, device):
+    probs = policy(torch.from_numpy(state).float().unsqueeze(0).to(device)).cpu()
+    dist = Categorical(probs)
+    action = dist.sample()
+    return action.item(), dist.log_prob(action)
+
+
+def train(policy, env, optimizer, device):
+    for episode in range(1000):
+        action, log_prob = pick(policy, env.reset(), device)
+        loss = -log_prob.sum()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same sample from probabilities left on the device
+import torch
+from torch.distributions import Categorical
+
+
+def pick(policy, state, device):
+    probs = policy(torch.from_numpy(state).float().unsqueeze(0).to(device))
+    dist = Categorical(probs)
+    action = dist.sample()
+    return action.item(), dist.log_prob(action)  # expect: GPU101
+
+
+def train(policy, env, optimizer, device):
+    for episode in range(1000):
+        action, log_prob = pick(policy, env.reset(), device)
+        loss = -log_prob.sum()
+        loss.backward()
+        optimizer.step()
