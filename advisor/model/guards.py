@@ -600,6 +600,8 @@ class GuardKinds:
                     for site in info.return_sites:
                         kinds = owner.guards.test_kinds(site.value, site.ctx, site.order, depth + 1)
                         found = (found[0] or kinds[0], found[1] or kinds[1])
+                    if not found[0] and _true_only_when_periodic(owner, info, depth):
+                        found = (True, found[1])  # `if step % freq == 0: return True` then `return False`
             elif type(node) is cst.Comparison and _tests_none(node) and dotted_name(node.left) is not None:
                 # `if logger is not None:`, where only rank 0 ever gets a logger
                 found = (False, self.main_process_object(dotted_name(node.left), ctx, order, depth))
@@ -1013,3 +1015,22 @@ def _is_none_test(test: cst.BaseExpression) -> bool:
     """`x is None` (one comparison)."""
     return (type(test) is cst.Comparison and len(test.comparisons) == 1
             and type(test.comparisons[0].operator) is cst.Is and _is_none(test.comparisons[0].comparator))
+
+
+def _true_only_when_periodic(model, info, depth: int) -> bool:
+    """Every `return True` of the helper sits under a periodic test of its own, and every other
+    return gives False (`def check_frequency(self, idx): if idx % self.freq == 0: return True;
+    return False`)."""
+    found = False
+    for site in info.return_sites:
+        value = site.value
+        if type(value) is cst.Name and value.value == "False":
+            continue
+        if not (type(value) is cst.Name and value.value == "True"):
+            return False
+        if not any(guard.positive and not guard.exits
+                   and model.guards.test_kinds(guard.test, guard.ctx, guard.order + 0.5, depth + 1)[0]
+                   for guard in guards_of(site.ctx)):
+            return False
+        found = True
+    return found

@@ -510,3 +510,26 @@ def train(loader):
         loss = model(x.cuda()).sum()
         loss.backward()
         opt.step()
+
+# %% invalid: a copy under a helper that answers True only every few hundred steps: info
+import torch
+
+
+class ImageLogger:
+    def __init__(self, batch_freq):
+        self.batch_freq = batch_freq
+
+    def check_frequency(self, idx):
+        if idx % self.batch_freq == 0 and idx > 0:
+            return True
+        return False
+
+
+logger = ImageLogger(500)
+for step, (x, y) in enumerate(loader):
+    out = model(x.cuda())
+    loss = criterion(out, y.cuda())
+    loss.backward()
+    optimizer.step()
+    if logger.check_frequency(step):
+        images = out.detach().cpu()  # expect: GPU103 info
