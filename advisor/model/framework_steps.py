@@ -6,6 +6,7 @@ framework, so the file shows no loop; what such a function does, it does on ever
 
 from __future__ import annotations
 
+import os
 import re
 
 from typing import Iterator, Optional, Set, Tuple
@@ -34,7 +35,35 @@ def _step_method(model, info: FunctionInfo) -> bool:
     if cls is None:
         return False
     name = info.node.name.value
-    return any(name in FRAMEWORK_STEP_METHODS.get(base.rsplit(".", 1)[-1], ()) for base in cls.bases)
+    bases = [base.rsplit(".", 1)[-1] for base in cls.bases if name in FRAMEWORK_STEP_METHODS.get(base.rsplit(".", 1)[-1], ())]
+    if not bases:
+        return False
+    if all(base in ("LightningModule", "Callback") for base in bases):
+        return _lightning_runs(model)
+    return True
+
+
+def _lightning_runs(model) -> bool:
+    """Some file of the project near this one runs a Lightning `Trainer` (or `LightningCLI`):
+    a LightningModule copied into a project that never trains it with Lightning (a vendored
+    latent-diffusion beside a NeRF trainer) has hooks nothing calls."""
+    project = model.project
+    if project is None or model.real_path is None:
+        return True
+    return model.shared("lightning-runs", lambda m: _runs_trainer(m, project))
+
+
+def _runs_trainer(model, project) -> bool:
+    if _TRAINER_TEXT.search(model.text or "") and "lightning" in (model.text or ""):
+        return True
+    nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
+    for path in project.files_containing("lightning"):
+        if os.path.normpath(os.path.abspath(path)) in nearby and _TRAINER_TEXT.search(project.text_of(path)):
+            return True
+    return False
+
+
+_TRAINER_TEXT = re.compile(r"\bTrainer\s*[(.]|\bLightningCLI\b")
 
 
 def _engine_functions(model) -> Set[int]:
