@@ -604,8 +604,15 @@ class HostTensor(Question[bool]):
         if _listed_on_host(flow, expr, ctx, order):
             return not _moved(flow.model, expr)
         if type(expr) is cst.BinaryOperation:
-            # `out.to(loss_device).sum() - y.to(loss_device).sum()`: arithmetic of host values
-            return flow.ask(self, expr.left, ctx, order) and flow.ask(self, expr.right, ctx, order)
+            # `out.to(loss_device).sum() - y.to(loss_device).sum()`: arithmetic of host values;
+            # `i + block_size` of a host index and a Python number stays on the host too
+            sides = [flow.ask(self, side, ctx, order) for side in (expr.left, expr.right)]
+            if all(sides):
+                return True
+            return any(sides) and all(
+                host or flow.ask(TENSORS, side, ctx, order) != TENSOR  # a number, or nothing says a tensor
+                for host, side in zip(sides, (expr.left, expr.right))
+            )
         root = value_root(flow.model, expr)
         if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)
                                        or _tokenized(root)):

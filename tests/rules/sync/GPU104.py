@@ -1323,3 +1323,23 @@ def train(model, data, optimizer, epochs):
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
+
+# %% valid: slice bounds from a host random index plus a Python size (nanoGPT's get_batch)
+import numpy as np
+import torch
+
+
+def get_batch(data, block_size, batch_size, device):
+    ix = torch.randint(len(data) - block_size, (batch_size,))
+    x = torch.stack([torch.from_numpy((data[i:i + block_size]).astype(np.int64)) for i in ix])
+    y = torch.stack([torch.from_numpy((data[i + 1:i + 1 + block_size]).astype(np.int64)) for i in ix])
+    return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
+
+
+def train(model, data, optimizer, device, config):
+    for step in range(10000):
+        x, y = get_batch(data, config.block_size, config.batch_size, device)
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
