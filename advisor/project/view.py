@@ -16,6 +16,8 @@ its import lines, and every answer built on them).
 
 from __future__ import annotations
 
+import json
+
 import os
 import re
 from typing import Callable, Dict, List, Optional, Set, Tuple
@@ -553,8 +555,29 @@ class ProjectView:
                 text = read_regular(path, _TEXT_LIMIT)[0].decode("utf-8", "replace")
             except (OSError, ValueError, FileTooLarge):
                 text = ""  # a named pipe, a device, a vanished or huge file: no imports seen
+            if path.endswith(".ipynb") and text:
+                text = _notebook_code(text)
             self._texts[path] = text
         return text
+
+
+def _notebook_code(raw: str) -> str:
+    """A notebook's code cells, one after the other: what its imports and calls are read from
+    (the JSON around them hides them from the line patterns)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return ""
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        return ""
+    out = []
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            out.append("".join(s for s in source if isinstance(s, str)) if isinstance(source, list)
+                       else source if isinstance(source, str) else "")
+    return "\n".join(out)
 
 
 def _words_of(paths: List[str]) -> Set[str]:
