@@ -413,8 +413,16 @@ def _latch(model, guard: Guard) -> bool:
     """A flag the guarded body turns off (`if self.need_sync: ...; self.need_sync = False`, or
     `if not done: ...; done = True`), or a name it gives a value (`if loss_ema is None:
     loss_ema = loss.item()`): the body runs once, the first time the test is reached (after
-    each reset of the name, as an epoch's `loss_ema = None`)."""
-    test, off = guard.test, "False"
+    each reset of the name, as an epoch's `loss_ema = None`). One part of an `and` is enough
+    (`if epoch >= freeze_epoch and not unfrozen:`)."""
+    parts = conjuncts(guard.test)
+    if len(parts) > 1:
+        return any(_latch_test(model, guard, part) for part in parts)
+    return _latch_test(model, guard, guard.test)
+
+
+def _latch_test(model, guard: Guard, test: cst.BaseExpression) -> bool:
+    off = "False"
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test, off = test.expression, "True"
     unset = (type(test) is cst.Comparison and len(test.comparisons) == 1

@@ -448,3 +448,23 @@ def main(args, dataset, model, optimizer):
 
 if __name__ == "__main__":
     main(get_args(), None, None, None)
+
+# %% invalid: a loader built again once, when the backbone is unfrozen, is still gone over every epoch
+import torch
+from torch.utils.data import DataLoader
+
+
+def fit(model, train_dataset, optimizer, freeze_epoch, total_epochs):
+    gen = DataLoader(train_dataset, batch_size=8, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)  # expect: GPU204
+    unfrozen = False
+    for epoch in range(total_epochs):
+        if epoch >= freeze_epoch and not unfrozen:
+            for param in model.parameters():
+                param.requires_grad = True
+            gen = DataLoader(train_dataset, batch_size=4, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)  # expect: GPU204
+            unfrozen = True
+        for images, targets in gen:
+            loss = model(images.cuda(non_blocking=True), targets.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
