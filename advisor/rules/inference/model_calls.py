@@ -5,6 +5,7 @@ import os
 import re
 from typing import List, Optional, Set, Tuple
 import libcst as cst
+from advisor.model.instances import INSTANCES
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, LoopInfo
 from advisor.model.file_model import literal_bool
 from advisor.model.guards import every_call_path
@@ -235,7 +236,7 @@ def _grad_off_in_project(model: FileModel, info, depth: int) -> bool:
     by a `@torch.no_grad()` validation in another module."""
     callers = model.callers(info)
     if not callers and info.class_name is not None:
-        callers = _calls_by_method_name(model, info.node.name.value)
+        callers = _calls_by_method_name(model, info)
     if not callers or depth <= 0:
         return False
     for owner, site in callers:
@@ -247,10 +248,11 @@ def _grad_off_in_project(model: FileModel, info, depth: int) -> bool:
     return True
 
 
-def _calls_by_method_name(model: FileModel, name: str):
+def _calls_by_method_name(model: FileModel, info):
     """`policy.predict_action(obs)` on objects a config built, in the project files near this
-    one: every call of a method of that name, as (model, site). Empty when a file that names the
-    method cannot be read."""
+    one: every call of a method of that name whose receiver is not known to be another class's
+    instance, as (model, site). Empty when a file that names the method cannot be read."""
+    name = info.node.name.value
     project = model.project
     if project is None or model.real_path is None:
         return []
@@ -262,7 +264,13 @@ def _calls_by_method_name(model: FileModel, name: str):
         other = project.model(path)
         if other is None:
             return []
-        out.extend((other, site) for site in other.method_calls(name) if site.receiver_name not in ("self", "cls"))
+        for site in other.method_calls(name):
+            if site.receiver_name in ("self", "cls"):
+                continue
+            found, known = other.values.ask(INSTANCES, site.receiver, site.ctx, site.order)
+            if known and found and all(cls.name != info.class_name for _, cls in found):
+                continue  # `evaluators.evaluate(...)` on an instance of another class
+            out.append((other, site))
     return out
 
 

@@ -23,3 +23,15 @@ class Workspace:
                 obs = next(iter(loader))["obs"].cuda(non_blocking=True)
                 result = policy.predict_action(obs)
                 print(epoch, result.shape, policy_module.__name__)
+
+
+class ReplayPolicy:
+    """A scripted policy for demos: its own `predict_action`, called with autograd on."""
+
+    def predict_action(self, obs):
+        return obs.flip(0)
+
+
+def replay(loader):
+    scripted = ReplayPolicy()
+    return [scripted.predict_action(batch["obs"]) for batch in loader]
