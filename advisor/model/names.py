@@ -188,6 +188,8 @@ class ImportTable:
             if target is None:
                 return None
         full = f"{target}.{rest}" if rest else target
+        while full.startswith("torch.torch."):
+            full = full[len("torch."):]  # `torch.torch.rand(n)`: the package holds itself
         return _CANONICAL.get(full, full)
 
     def imported_once(self, name: str) -> bool:

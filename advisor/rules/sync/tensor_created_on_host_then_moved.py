@@ -204,7 +204,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host
         fills in item by item before the copy (`buf[i, :n] = torch.tensor(ids)`, also converted
         on the way: `buf.long().to(dev)`) is a staging buffer, and is left alone; so is an empty
-        tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing. Nothing is
+        tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing, and so is a
+        factory in a `@torch.compile` function or a helper only such functions call (the
+        compiler builds constructors on the device their result goes to). Nothing is
         reported in a file when it, or a project file around it (the training script that
         imports a loss module), makes CUDA the default tensor type or device: factories then
         build on the GPU.
@@ -275,7 +277,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         typed = None
         for site in model.method_calls("cuda", "to"):
             factory = site.receiver
-            if factory is None:
+            if factory is None or _compiled(model, site.ctx.function):
                 continue
             qual = model.imports.qualify(factory.func) if type(factory) is cst.Call else None
             head, _, kind = (qual or "").rpartition(".")
@@ -411,3 +413,15 @@ class TensorCreatedOnHostThenMoved(Rule):
             (NodeEdit(site.node, replacement),),
             Applicability.UNSAFE if unsafe else Applicability.SAFE,
         )
+
+
+def _compiled(model, info, depth: int = 0) -> bool:
+    """A function decorated with `@torch.compile`, or one only such functions call (traced into
+    the same graph): the compiler moves tensor constructors to the device their result goes to,
+    so nothing is built on the host."""
+    if info is None:
+        return False
+    if any(d.split("(")[0] in ("torch.compile", "compile") for d in info.decorators):
+        return True
+    callers = model.call_sites(info)
+    return depth < 2 and bool(callers) and all(_compiled(model, c.ctx.function, depth + 1) for c in callers)

@@ -268,3 +268,13 @@ for x, y in loader:
     loss = criterion(model(x + encoder(x).float().mean()), y.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: the package spelled twice still names torch's factory
+import torch
+
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    t = torch.torch.rand(x.shape[0], device=x.device)  # expect: GPU106
+    loss = criterion(model(x, t), y)
+    loss.backward()
+    optimizer.step()

@@ -706,3 +706,43 @@ for x, y in loader:
     loss = criterion(model(x + encoder(x).float().mean()), y.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: the package spelled twice still names torch's factory
+import torch
+
+for x, y in loader:
+    x, y = x.cuda(), y.cuda()
+    t = torch.torch.rand(x.shape[0]).to(x.device)  # expect: GPU106
+    loss = criterion(model(x, t), y)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a compiled forward (and the helper only it calls) has its constructors placed by the compiler
+import math
+
+import torch
+import torch.nn as nn
+
+
+class TimestepEmbedder(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.mlp = nn.Linear(256, hidden)
+
+    @staticmethod
+    def timestep_embedding(t, dim, max_period=10000):
+        half = dim // 2
+        freqs = torch.exp(-math.log(max_period) * torch.arange(start=0, end=half) / half).to(t.device)
+        args = t[:, None].float() * freqs[None]
+        return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+    @torch.compile()
+    def forward(self, t):
+        return self.mlp(self.timestep_embedding(t, 256))
+
+
+embedder = TimestepEmbedder(64).cuda()
+for x, t in loader:
+    loss = model(x.cuda(), embedder(t.cuda())).mean()
+    loss.backward()
+    optimizer.step()
