@@ -47,7 +47,8 @@ def cuda_test(model, test: cst.BaseExpression) -> Optional[bool]:
     if type(test) is cst.Call:
         return True if model.imports.qualify(test.func) in _AVAILABILITY else None
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
-        return _device_comparison(test)
+        other = _other_backend_present(test)
+        return other if other is not None else _device_comparison(test)
     name = dotted_name(test)
     if name is None:
         return None
@@ -57,6 +58,24 @@ def cuda_test(model, test: cst.BaseExpression) -> Optional[bool]:
     if _CPU_FLAG.match(last):
         return False
     return None
+
+
+_OTHER_BACKEND = re.compile(r"(^|_)(npu|xla|xpu|hpu|mps)($|_)", re.IGNORECASE)
+
+
+def _other_backend_present(test: cst.Comparison) -> Optional[bool]:
+    """`torch_npu is not None`: another accelerator's package was imported, so the branch is
+    that accelerator's (False: off the CUDA path). `is None` says nothing: the run may still
+    be on the CPU."""
+    target = test.comparisons[0]
+    if type(target.operator) not in (cst.Is, cst.IsNot):
+        return None
+    if not (type(target.comparator) is cst.Name and target.comparator.value == "None"):
+        return None
+    name = dotted_name(test.left)
+    if name is None or not _OTHER_BACKEND.search(name.rsplit(".", 1)[-1]):
+        return None
+    return False if type(target.operator) is cst.IsNot else None
 
 
 def _device_comparison(test: cst.Comparison) -> Optional[bool]:

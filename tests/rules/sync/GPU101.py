@@ -1539,3 +1539,18 @@ def train(policy, env, optimizer, device):
         loss = -log_prob.sum()
         loss.backward()
         optimizer.step()
+
+# %% valid: a read in the branch for another accelerator's package, imported only where it exists
+import torch
+
+try:
+    import torch_npu
+except ImportError:
+    torch_npu = None
+
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    if torch_npu is not None:
+        print("npu loss", loss.item())
