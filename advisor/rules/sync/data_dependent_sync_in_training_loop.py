@@ -11,6 +11,8 @@ from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, loop_sources, value_root
 from advisor.model.vocabulary import BATCH_TEXT
+from advisor.model.literals import defaulted_literals
+from advisor.model.names import dotted_name
 
 
 # Calls whose output size depends on the data: the host must read a count back from the GPU.
@@ -88,14 +90,18 @@ def _one_positional(call: cst.Call) -> bool:
     return len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star
 
 
-def _truth_operands(test: cst.BaseExpression) -> Iterator[Tuple[cst.BaseExpression, bool]]:
+def _truth_operands(test: cst.BaseExpression, never=lambda node: False) -> Iterator[Tuple[cst.BaseExpression, bool]]:
     """The parts of a test that Python turns into `bool`: `a and not b` gives `a` and `b`, each
     with whether a periodic test before it short-circuits it (`step % 100 == 0 and loss > 9`).
-    Identity and membership tests (`x is None`, `k in d`) never read a tensor's value."""
+    Identity and membership tests (`x is None`, `k in d`) never read a tensor's value, nor does
+    what follows `flag and` when ``never(flag)`` (a flag no run turns on)."""
     stack = [(test, False)]
     while stack:
         node, gated = stack.pop()
         if type(node) is cst.BooleanOperation:
+            if type(node.operator) is cst.And and never(node.left):
+                stack.append((node.left, gated))
+                continue
             short = type(node.operator) is cst.And and is_periodic_test(node.left)
             stack.extend(((node.right, gated or short), (node.left, gated)))
         elif type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
@@ -106,6 +112,15 @@ def _truth_operands(test: cst.BaseExpression) -> Iterator[Tuple[cst.BaseExpressi
             continue
         else:
             yield node, gated
+
+
+def _never_on(model: FileModel, expr: cst.BaseExpression, ctx) -> bool:
+    """A flag (`error_if_nonfinite`, `self.debug`) that every run of the project leaves false:
+    a parameter no call turns on, or an attribute set only from one."""
+    if dotted_name(expr) is None:
+        return False
+    found = defaulted_literals(model, expr, ctx, model.order_of(expr))
+    return found.complete and found.option is None and bool(found.values) and not any(v for _, v in found.values)
 
 
 class _StoreTargets:
@@ -232,7 +247,8 @@ class DataDependentSyncInTrainingLoop(Rule):
             heat = model.batch_heat(ctx)
             if heat is None:
                 continue
-            for operand, short_circuited in _truth_operands(condition.test):
+            never = lambda node, c=condition: _never_on(model, node, c.ctx)  # noqa: E731
+            for operand, short_circuited in _truth_operands(condition.test, never):
                 if self._device_tensor(model, operand, ctx):
                     yield self.report(
                         operand,

@@ -1343,3 +1343,42 @@ def train(model, data, optimizer, device, config):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+# %% valid: a tensor test behind a flag parameter no caller turns on
+import torch
+
+
+def clip_grad_norm_(parameters, max_norm, clip_grad=True, error_if_nonfinite=False):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = torch.norm(torch.stack([torch.norm(g.detach(), 2.0) for g in grads]), 2.0)
+    if clip_grad:
+        if error_if_nonfinite and torch.logical_or(total.isnan(), total.isinf()):
+            raise RuntimeError("non-finite gradient norm")
+        for g in grads:
+            g.detach().mul_(torch.clamp(max_norm / (total + 1e-6), max=1.0))
+    return total
+
+
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    clip_grad_norm_(model.parameters(), 1.0, clip_grad=True)
+    optimizer.step()
+
+# %% invalid: the same test when a caller turns the flag on
+import torch
+
+
+def clip_grad_norm_(parameters, max_norm, error_if_nonfinite=False):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = torch.norm(torch.stack([torch.norm(g.detach(), 2.0) for g in grads]), 2.0)
+    if error_if_nonfinite and torch.logical_or(total.isnan(), total.isinf()):  # expect: GPU104
+        raise RuntimeError("non-finite gradient norm")
+    return total
+
+
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+    optimizer.step()
