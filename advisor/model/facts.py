@@ -39,6 +39,11 @@ class FunctionInfo:
     calls_save: bool = False  # calls torch.save itself
     set_epoch: bool = False  # calls .set_epoch(...) itself
 
+    @property
+    def receiver_params(self) -> int:
+        """How many leading parameters a call does not pass: the `self`/`cls` of a method; none
+        for a function or a `@staticmethod`."""
+        return 1 if self.class_name is not None and "staticmethod" not in self.decorators else 0
 
 @dataclass(eq=False)
 class LoopInfo:

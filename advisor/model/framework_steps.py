@@ -334,7 +334,7 @@ def _passed(model, guard, info: FunctionInfo, name: str, site):
     reach = model.bindings.reaching(name, guard.ctx, guard.order)
     if reach.parameter is not info or reach.assignments:
         return _UNDECIDED
-    position = info.params.index(name) - (1 if info.class_name is not None else 0)
+    position = info.params.index(name) - info.receiver_params
     arg = argument(site.node, name, position)
     value = arg.value if arg is not None else parameter_default(info, name)
     return _UNDECIDED if value is None else _literal_value(value)

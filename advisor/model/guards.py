@@ -671,7 +671,7 @@ class GuardKinds:
             made = True
         info = reach.parameter
         if info is not None:
-            position = info.params.index(name) - (1 if info.class_name is not None else 0)
+            position = info.params.index(name) - info.receiver_params
             callers = model.callers(info)
             if not callers and info.node.name.value == "__init__":
                 callers = model.calls.constructions(info)

@@ -161,7 +161,7 @@ def unwrapped_by_callers(flow: ValueFlow, name: Optional[str], ctx: Context, ord
     if reach.assignments or reach.parameter is not function:
         return False
     false_keys = [c for c in flow.bindings.paths.of(ctx) if c.key is not None and not c.holds]
-    position = function.params.index(name) - (1 if function.class_name is not None else 0)
+    position = function.params.index(name) - function.receiver_params
     callers = flow.model.callers(function) if false_keys else []
     if not callers:
         return False
@@ -181,7 +181,7 @@ def _wraps_only_under(model, held: str, site, function, false_keys) -> bool:
         root, _, rest = condition.key.partition(".")
         if root not in function.params:
             continue
-        position = function.params.index(root) - (1 if function.class_name is not None else 0)
+        position = function.params.index(root) - function.receiver_params
         passed = argument(site.node, root, position)
         caller_root = dotted_name(passed.value) if passed is not None else None
         if caller_root is not None:

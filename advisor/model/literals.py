@@ -143,7 +143,7 @@ def _attribute_of_parameter(flow: ValueFlow, question: "LiteralValues", name: st
     root, _, rest = name.partition(".")
     if info is None or root in ("self", "cls") or root not in info.params or flow.through_depth >= _THROUGH_DEPTH:
         return None
-    position = info.params.index(root) - (1 if info.class_name is not None else 0)
+    position = info.params.index(root) - info.receiver_params
     passed = []
     for owner, site in flow.model.callers(info):
         arg = argument(site.node, root, position)

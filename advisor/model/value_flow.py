@@ -282,7 +282,7 @@ class ValueFlow:
     def passed(self, question: Question[A], info: FunctionInfo, name: str, index: Optional[int] = None) -> A:
         """A parameter's value: the arguments of every call of the function, or its default
         (element ``index`` of them, for `train_loader, eval_loader = loaders`)."""
-        position = info.params.index(name) - (1 if info.class_name is not None else 0)
+        position = info.params.index(name) - info.receiver_params
         answers: List[A] = []
         chosen = question.chosen_calls(info)
         if chosen is not None:
@@ -655,7 +655,7 @@ def _handed_on(model, site, name: str):
     calls = model.calls.constructions(info, through_subclasses=True) if building else model.callers(info)
     if not calls:
         return None
-    room = len(params.posonly_params) + len(params.params) - (1 if info.class_name is not None else 0)
+    room = len(params.posonly_params) + len(params.params) - info.receiver_params
     out = []
     for owner, call in calls:
         if any(a.star for a in call.node.args):

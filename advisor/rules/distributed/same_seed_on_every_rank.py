@@ -88,7 +88,7 @@ class SameSeedOnEveryRank(Rule):
         helpers = self._helpers(model, seeds)
         for info, position in helpers.items():
             for site in model.call_sites(info):
-                arg = call_argument(site.node, info.params[position], position - (1 if info.class_name else 0))
+                arg = call_argument(site.node, info.params[position], position - info.receiver_params)
                 if arg is not None:
                     seeds.append((site, arg.value))
         for site in model.method_calls("manual_seed", "seed"):

@@ -239,7 +239,7 @@ class EvaluationWithoutEvalMode(Rule):
         info = ctx.function
         if info is None or name not in info.params:
             return False
-        position = info.params.index(name) - (1 if info.class_name else 0)
+        position = info.params.index(name) - info.receiver_params
         calls = model.call_sites(info)
         args = [call_argument(c.node, name, position) for c in calls]
         return bool(calls) and all(
@@ -316,7 +316,7 @@ class EvaluationWithoutEvalMode(Rule):
             return True
         info = ctx.function
         if not found and info is not None and name in info.params:
-            position = info.params.index(name) - (1 if info.class_name else 0)
+            position = info.params.index(name) - info.receiver_params
             for call in model.call_sites(info):
                 arg = call_argument(call.node, name, position)
                 if arg is not None and self._built_in_eval(

@@ -1382,3 +1382,35 @@ for x, y in loader:
     loss.backward()
     clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
     optimizer.step()
+
+# %% valid: a staticmethod called through self: its second parameter takes the second argument, an int
+import math
+
+import torch
+import torch.nn as nn
+
+
+class TimestepEmbedder(nn.Module):
+    def __init__(self, hidden, frequency_size=256):
+        super().__init__()
+        self.mlp = nn.Linear(frequency_size, hidden)
+        self.frequency_size = frequency_size
+
+    @staticmethod
+    def timestep_embedding(t, dim, max_period=10000):
+        half = dim // 2
+        freqs = torch.exp(-math.log(max_period) * torch.arange(half, device=t.device) / half)
+        emb = torch.cat([torch.cos(t[:, None] * freqs), torch.sin(t[:, None] * freqs)], dim=-1)
+        if dim % 2:
+            emb = torch.cat([emb, torch.zeros_like(emb[:, :1])], dim=-1)
+        return emb
+
+    def forward(self, t):
+        return self.mlp(self.timestep_embedding(t, self.frequency_size))
+
+
+embedder = TimestepEmbedder(64).cuda()
+for x, t in loader:
+    loss = model(x.cuda(), embedder(t.cuda())).mean()
+    loss.backward()
+    optimizer.step()
