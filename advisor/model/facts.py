@@ -41,9 +41,14 @@ class FunctionInfo:
 
     @property
     def receiver_params(self) -> int:
-        """How many leading parameters a call does not pass: the `self`/`cls` of a method; none
-        for a function or a `@staticmethod`."""
-        return 1 if self.class_name is not None and "staticmethod" not in self.decorators else 0
+        """How many leading parameters a call does not pass: the `self`/`cls` of a method, the
+        `ctx` an autograd Function's static `forward(ctx, x)` is handed by `apply`; none for a
+        function or another `@staticmethod`."""
+        if self.class_name is None:
+            return 0
+        if "staticmethod" in self.decorators:
+            return 1 if self.params[:1] == ("ctx",) else 0
+        return 1
 
 @dataclass(eq=False)
 class LoopInfo:
