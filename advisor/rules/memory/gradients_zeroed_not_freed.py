@@ -7,6 +7,7 @@ from advisor.findings import Applicability, Fixable
 from advisor.model import Context, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
+from advisor.model.guards import guards_of
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.memory.walks import walk
 
@@ -65,7 +66,8 @@ class GradientsZeroedNotFreed(Rule):
         `zero_grad()` is reported only when the configured minimum torch is older than 2.0,
         where it still zeroed in place. Scripts that add into `.grad` themselves
         (`p.grad += ...`, `p.grad.add_(...)`) or capture CUDA graphs are left alone: they
-        need the gradient tensors to stay allocated.
+        need the gradient tensors to stay allocated; so is a zero gradient made only for a
+        parameter that has none (`if p.grad is None: p.grad = torch.zeros_like(p)`).
     """
     why = """
         Zeroing launches a memset kernel for every parameter, and the next backward then has to
@@ -164,6 +166,8 @@ class GradientsZeroedNotFreed(Rule):
                     continue
                 if model.imports.qualify(value.func) not in ("torch.zeros_like", "torch.zeros"):
                     continue
+                if _fills_missing(assignment.ctx, target):
+                    continue  # `if p.grad is None: p.grad = torch.zeros(...)`: only where none exists
                 if self._in_parameter_loop(model, assignment.ctx, param):
                     yield self.report(
                         assignment.statement, "`{target} = {value}` allocates zeroed gradients",
@@ -196,3 +200,14 @@ class GradientsZeroedNotFreed(Rule):
                 if _grad_path(site.receiver_name) is not None:
                     return True
         return False
+
+
+def _fills_missing(ctx, target: str) -> bool:
+    """A guard around the store holds only when the gradient is missing (`if p.grad is None:`)."""
+    for guard in guards_of(ctx):
+        test = guard.test
+        if (guard.positive and not guard.exits and type(test) is cst.Comparison and len(test.comparisons) == 1
+                and type(test.comparisons[0].operator) is cst.Is and dotted_name(test.left) == target
+                and type(test.comparisons[0].comparator) is cst.Name and test.comparisons[0].comparator.value == "None"):
+            return True
+    return False

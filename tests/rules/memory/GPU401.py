@@ -140,3 +140,15 @@ for x, y in loader:
     for p in model.parameters():
         p.grad.data.add_(p.data, alpha=weight_decay)
     opt.step()
+
+# %% valid: gradients created only for parameters that got none, so every rank reduces the same buckets
+import torch
+
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    for param in model.parameters():
+        if param.grad is None:
+            param.grad = torch.zeros(param.size(), dtype=param.dtype, device=param.device)
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
