@@ -10,6 +10,7 @@ from advisor.model.framework_steps import runs_per_batch
 from advisor.model.tensors import given_python_data, host_built_from, names_cuda
 from advisor.model.devices import cuda_tensor_type, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
+from advisor.model.guards import guards_of
 
 
 _PLAIN_FACTORIES = frozenset("zeros ones empty full arange linspace logspace eye tensor as_tensor".split())
@@ -74,9 +75,20 @@ def _filled_before(model: FileModel, site: CallSite, name: str) -> bool:
 
 
 def _fills_cache(model: FileModel, site: CallSite) -> bool:
-    """The block stores something on the object (`self.cached_matrix = a`): a table built on a
-    cache miss, once, not on every call."""
-    return id(site.ctx) in model.shared("sync.attribute-store-blocks", _attribute_store_blocks)
+    """The block stores something on the object (`self.cached_matrix = a`), or runs on a miss
+    of a table the object keeps (`if key not in self.cache:`): built once, not on every call."""
+    return id(site.ctx) in model.shared("sync.attribute-store-blocks", _attribute_store_blocks) or _cache_miss(site)
+
+
+def _cache_miss(site: CallSite) -> bool:
+    """The code runs on a miss of a table the object keeps (`if key not in self.cache:`)."""
+    for guard in guards_of(site.ctx):
+        test = guard.test
+        if (guard.positive and not guard.exits and type(test) is cst.Comparison and len(test.comparisons) == 1
+                and type(test.comparisons[0].operator) is cst.NotIn
+                and (dotted_name(test.comparisons[0].comparator) or "").startswith("self.")):
+            return True
+    return False
 
 
 def _attribute_store_blocks(model: FileModel) -> Set[int]:
@@ -191,7 +203,8 @@ class TensorCreatedOnHostThenMoved(Rule):
         training loop, a loop over a DataLoader, or the `forward` of an `nn.Module` subclass
         (and the functions of the file it calls), which runs on every batch however the model
         is built, it is a warning (not in a block that stores on the object, as a cache filled
-        on a miss does); elsewhere (set-up code, once per epoch) it is informational.
+        on a miss does); elsewhere (set-up code, once per epoch), and anywhere on a miss of a
+        table the object keeps (`if key not in self.cache:`), it is informational.
         `torch.tensor(...)` and `torch.as_tensor(...)` count only for data a factory could make
         on the device itself: a number, numbers all equal (`[0]`), `range(n)`; Python values
         (`torch.tensor(labels)`, `torch.tensor([w, h, w, h])`, NumPy arrays) cross the host link
@@ -370,6 +383,8 @@ class TensorCreatedOnHostThenMoved(Rule):
         )
 
     def _severity(self, model: FileModel, site: CallSite) -> Severity:
+        if _cache_miss(site):
+            return Severity.INFO  # built once per key, then read from the object's table
         heat = model.sync_heat(site.ctx)
         if heat is not None:
             return self.severity_for(heat)

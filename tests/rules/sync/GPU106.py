@@ -746,3 +746,33 @@ for x, t in loader:
     loss = model(x.cuda(), embedder(t.cuda())).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a rotary table built on a miss of the object's own cache: info
+import torch
+import torch.nn as nn
+
+
+class RoPE(nn.Module):
+    def __init__(self, base=10000.0):
+        super().__init__()
+        self.base = base
+        self.cache = {}
+
+    def get_cos_sin(self, dim, seq_len, device):
+        if (dim, seq_len, device) not in self.cache:
+            inv_freq = 1.0 / (self.base ** (torch.arange(0, dim, 2).float().to(device) / dim))  # expect: GPU106 info
+            t = torch.arange(seq_len, device=device, dtype=inv_freq.dtype)
+            freqs = torch.outer(t, inv_freq)
+            self.cache[(dim, seq_len, device)] = (freqs.cos(), freqs.sin())
+        return self.cache[(dim, seq_len, device)]
+
+    def forward(self, q):
+        cos, sin = self.get_cos_sin(q.shape[-1], q.shape[-2], q.device)
+        return q * cos + q.roll(1, -1) * sin
+
+
+rope = RoPE().cuda()
+for x, y in loader:
+    loss = criterion(model(rope(x.cuda())), y.cuda())
+    loss.backward()
+    optimizer.step()
