@@ -609,9 +609,11 @@ class HostTensor(Question[bool]):
             sides = [flow.ask(self, side, ctx, order) for side in (expr.left, expr.right)]
             if all(sides):
                 return True
-            return any(sides) and all(
-                host or flow.ask(TENSORS, side, ctx, order) != TENSOR  # a number, or nothing says a tensor
-                for host, side in zip(sides, (expr.left, expr.right))
+            # One side a tensor in host memory (not merely a Python number, which says nothing
+            # of where the other side lives), the other a number or nothing said to be a tensor
+            kinds = [flow.ask(TENSORS, side, ctx, order) for side in (expr.left, expr.right)]
+            return any(host and kind == TENSOR for host, kind in zip(sides, kinds)) and all(
+                host or kind != TENSOR for host, kind in zip(sides, kinds)
             )
         root = value_root(flow.model, expr)
         if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)

@@ -1554,3 +1554,24 @@ for x, y in loader:
     optimizer.step()
     if torch_npu is not None:
         print("npu loss", loss.item())
+
+# %% invalid: a loss that starts as a Python number and adds the model's outputs is a device tensor
+from math import log
+
+import torch
+
+
+def calc_loss(log_p, logdet, image_size, n_bins):
+    n_pixel = image_size * image_size * 3
+    loss = -log(n_bins) * n_pixel
+    loss = loss + logdet + log_p
+    return (-loss / (log(2) * n_pixel)).mean()
+
+
+for image in loader:
+    log_p, logdet, _ = model(image.cuda())
+    loss = calc_loss(log_p, logdet, 64, 32)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print(f"loss {loss.item():.5f}")  # expect: GPU101
