@@ -417,8 +417,24 @@ def _latch(model, guard: Guard) -> bool:
     (`if epoch >= freeze_epoch and not unfrozen:`)."""
     parts = conjuncts(guard.test)
     if len(parts) > 1:
-        return any(_latch_test(model, guard, part) for part in parts)
+        # Only a flag that outlives the call: an attribute, or a name the enclosing loop keeps
+        # (`unfrozen` set before the epoch loop); a parameter (`mask is None`) starts over each call.
+        return any(_persists(part, guard) and _latch_test(model, guard, part) for part in parts)
     return _latch_test(model, guard, guard.test)
+
+
+def _persists(test: cst.BaseExpression, guard: Guard) -> bool:
+    while type(test) is cst.UnaryOperation:
+        test = test.expression
+    if type(test) is cst.Comparison:
+        test = test.left
+    name = dotted_name(test)
+    if name is None:
+        return False
+    if name.startswith("self."):
+        return True
+    function = guard.ctx.function
+    return guard.ctx.loop is not None and (function is None or name not in function.params)
 
 
 def _latch_test(model, guard: Guard, test: cst.BaseExpression) -> bool:

@@ -776,3 +776,25 @@ for x, y in loader:
     loss = criterion(model(rope(x.cuda())), y.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: a default built on every call when a parameter is left None is no latch
+import torch
+import torch.nn as nn
+
+
+class SupConLoss(nn.Module):
+    def forward(self, features, labels=None, mask=None):
+        device = features.device
+        batch_size = features.shape[0]
+        if labels is not None and mask is not None:
+            raise ValueError("both labels and mask")
+        elif labels is None and mask is None:
+            mask = torch.eye(batch_size, dtype=torch.float32).to(device)  # expect: GPU106
+        return (features @ features.T * mask).mean()
+
+
+criterion = SupConLoss().cuda()
+for images, _ in loader:
+    loss = criterion(model(images.cuda()))
+    loss.backward()
+    optimizer.step()
