@@ -199,6 +199,9 @@ class DdpWithoutDistributedSampler(Rule):
             ):
                 return True
             info = model.facts.classes.get(func)
+            if info is None and qual:
+                symbol = model.symbol(qual)  # `from data.datasets import ConstantLengthDataset`
+                info = symbol.info if symbol is not None and symbol.kind == "class" else None
             if info is not None and any("IterableDataset" in b for b in info.bases):
                 return True
         return False

@@ -57,7 +57,8 @@ class AccumulatedLossNotScaled(Rule):
     what = """
         A hot loop that runs `backward()` on every iteration but steps the optimizer only under
         `if (i + 1) % k == 0` (or `step % k == 0`), where the loss is never divided by `k`: no
-        `loss / k` in the backward expression, no `loss = loss / k` or `loss /= k`, no division
+        `loss / k` in the backward expression (also one handed by keyword,
+        `booster.backward(loss=loss / k, ...)`), no `loss = loss / k` or `loss /= k`, no division
         by that name in the assignments leading to the loss or in a same-module helper that
         computes it. Reported at the backward call. Criteria with `reduction="sum"`, loss
         functions or loss objects of the project that return the loss multiplied by the batch
@@ -190,6 +191,9 @@ class AccumulatedLossNotScaled(Rule):
         call = site.node
         if call.args and call.args[0].keyword is None:
             return call.args[0].value
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "loss":
+                return arg.value  # `booster.backward(loss=loss / accumulation_steps, optimizer=opt)`
         receiver = site.receiver
         if type(receiver) is cst.Call and type(receiver.func) is cst.Attribute:
             if receiver.func.attr.value == "scale" and receiver.args:

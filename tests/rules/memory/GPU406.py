@@ -253,3 +253,11 @@ def train(model, loader, optimizer, loss_fn, accumulation=8):
             optimizer.step()
             optimizer.zero_grad()
             num_tokens = 0
+
+# %% valid: the loss handed to a framework's backward by keyword is divided there
+for step, batch in enumerate(loader):
+    loss = criterion(model(batch["x"].cuda()), batch["y"].cuda())
+    booster.backward(loss=loss / accumulation_steps, optimizer=optimizer)
+    if (step + 1) % accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
