@@ -125,13 +125,7 @@ class ItemInTrainingLoop(Rule):
                     continue
                 if is_host_tensor(model, args[0].value, site.ctx, site.order) or model.in_assert_message(site.node):
                     continue
-                yield self.report(
-                    site.node,
-                    "`{expression}` converts a tensor to a Python value, "
-                    "waiting for the GPU on every training step",
-                    severity=self.severity_for(heat),
-                    data={"expression": snippet(model, site.node), "builtin": builtin},
-                )
+                yield self._conversion(model, site, heat, builtin)
 
         # `range(num_images + 1)` with a tensor count: `range` converts it with `__index__`.
         for site in model.facts.calls_by_callee.get("range", ()):
@@ -145,15 +139,17 @@ class ItemInTrainingLoop(Rule):
                 continue
             if not any(model.is_tensor(b, site.ctx) and not is_host_tensor(model, b, site.ctx, site.order) for b in bounds):
                 continue
-            yield self.report(
-                site.node,
-                "`{expression}` converts a tensor to a Python value, "
-                "waiting for the GPU on every training step",
-                severity=self.severity_for(heat),
-                data={"expression": snippet(model, site.node), "builtin": "range"},
-            )
+            yield self._conversion(model, site, heat, "range")
         yield from self._tensors_from_tensor_lists(model)
         yield from self._engine_trainers(model)
+
+    def _conversion(self, model: FileModel, site, heat, builtin: str) -> Report:
+        return self.report(
+            site.node,
+            "`{expression}` converts a tensor to a Python value, waiting for the GPU on every training step",
+            severity=self.severity_for(heat),
+            data={"expression": snippet(model, site.node), "builtin": builtin},
+        )
 
     def _tensors_from_tensor_lists(self, model: FileModel) -> Iterator[Report]:
         """`torch.Tensor([losses])`, `torch.tensor(parts)` where the list holds tensors not known
