@@ -10,7 +10,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, is_none, last_segment
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
-from advisor.model.loaders import loader_factory, loaders_held, loaders_iterated
+from advisor.model.loaders import loader_consumers, loader_factory, loaders_held, loaders_iterated
 from advisor.model.names import DATALOADER
 from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
 from advisor.model.containers import kwargs_value
@@ -27,8 +27,9 @@ class DdpWithoutDistributedSampler(Rule):
     summary = "DDP script whose training DataLoader has no DistributedSampler"
     what = """
         A `DataLoader` that feeds the training loop (a loop that runs `backward()` or an
-        optimizer step iterates it, directly, through `next(...)` or inside a helper; failing
-        that, the only loader built with `shuffle=True`) in a file that builds a
+        optimizer step iterates it, directly, through `next(...)` or inside a helper, in this
+        file or in another module of the project; failing that, the only loader built with
+        `shuffle=True`) in a file that builds a
         `DistributedDataParallel` model or calls `init_process_group`, when the loader gets no
         `sampler=`, or a sampler that does not split the data between ranks
         (`RandomSampler`, `WeightedRandomSampler`, ...). A custom sampler of unknown kind is
@@ -100,6 +101,12 @@ class DdpWithoutDistributedSampler(Rule):
             if iterator is not None and model.in_training_code(site.ctx):
                 for found in loaders_held(model, iterator, site.ctx, site.order)[0]:
                     training[id(found.node)] = found
+        if not training:
+            # The loops of the project files around this one: `train_one_epoch(model,
+            # loader_train, ...)` in an engine module trains on the loader passed to it.
+            for site in loaders:
+                if any(other.is_training_loop(loop) for other, loop in loader_consumers(model, site)):
+                    training[id(site.node)] = site
         if not training:
             shuffled = [s for s in loaders if self._shuffles(s)]
             if len(shuffled) == 1:
