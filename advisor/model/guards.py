@@ -998,12 +998,24 @@ class GuardKinds:
         near this file turns on (`model/default_flags.py`)."""
         if any(keeps_false_default(self.model, t, guard.ctx, guard.order + 0.5) for t in conjuncts(guard.test)):
             return True
+        if type(guard.test) is cst.Comparison and _tests_none(guard.test):
+            return self._always_none(guard, guard.test.left)
         name = dotted_name(guard.test)
         if name is None or not (name.startswith("self.") or "." not in name):
             return False
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
         # A command-line option's default is what a run gets unless it asks otherwise: not never.
         return found.complete and found.option is None and bool(found.values) and not any(value for _, value in found.values)
+
+    def _always_none(self, guard: Guard, tested: cst.BaseExpression) -> bool:
+        """`if self.remap is not None:` where every construction leaves `remap` at its `None`
+        default: the test of an optional feature nobody asks for. `0 is not None` holds, so
+        only None itself counts."""
+        name = dotted_name(tested)
+        if name is None or not (name.startswith("self.") or "." not in name):
+            return False
+        found = literal_values(self.model, tested, guard.ctx, guard.order + 0.5)
+        return found.complete and found.option is None and bool(found.values) and all(v is None for _, v in found.values)
 
     def every_pass_by_default(self, ctx: Context) -> bool:
         """Some guard around ``ctx`` tests a `%` whose every divisor is 1 unless the run asks

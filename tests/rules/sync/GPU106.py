@@ -798,3 +798,65 @@ for images, _ in loader:
     loss = criterion(model(images.cuda()))
     loss.backward()
     optimizer.step()
+
+# %% invalid: a remapping that runs only when a table is given, and no construction gives one: info
+import torch
+import torch.nn as nn
+
+
+class Quantizer(nn.Module):
+    def __init__(self, n_codes, dim, remap=None, unknown_index="random"):
+        super().__init__()
+        self.embedding = nn.Embedding(n_codes, dim)
+        self.remap = remap
+        self.unknown_index = unknown_index
+
+    def remap_to_used(self, inds):
+        unknown = inds >= 256
+        if self.unknown_index == "random":
+            inds[unknown] = torch.randint(0, 256, size=inds[unknown].shape).to(device=inds.device)  # expect: GPU106 info
+        return inds
+
+    def forward(self, z):
+        inds = torch.cdist(z, self.embedding.weight).argmin(-1)
+        if self.remap is not None:
+            inds = self.remap_to_used(inds)
+        return self.embedding(inds), inds
+
+
+quantizer = Quantizer(1024, 64).cuda()
+for x, y in loader:
+    codes, _ = quantizer(encoder(x.cuda()))
+    loss = criterion(decoder(codes), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same remapping where the model is built with a table
+import torch
+import torch.nn as nn
+
+
+class Quantizer(nn.Module):
+    def __init__(self, n_codes, dim, remap=None):
+        super().__init__()
+        self.embedding = nn.Embedding(n_codes, dim)
+        self.remap = remap
+
+    def remap_to_used(self, inds):
+        unknown = inds >= 256
+        inds[unknown] = torch.randint(0, 256, size=inds[unknown].shape).to(device=inds.device)  # expect: GPU106
+        return inds
+
+    def forward(self, z):
+        inds = torch.cdist(z, self.embedding.weight).argmin(-1)
+        if self.remap is not None:
+            inds = self.remap_to_used(inds)
+        return self.embedding(inds), inds
+
+
+quantizer = Quantizer(1024, 64, remap="used_codes.npy").cuda()
+for x, y in loader:
+    codes, _ = quantizer(encoder(x.cuda()))
+    loss = criterion(decoder(codes), y.cuda())
+    loss.backward()
+    optimizer.step()
