@@ -10,7 +10,9 @@ A class counts as unbuilt only when every way of reaching it is ruled out:
 - it has no decorator (registries build classes by the name a config file gives);
 - the file never looks itself up by name (`globals()`, `eval`, `sys.modules`, `vars()`);
 - no project file within a few imports of it, or naming its module (an import the analysis
-  cannot resolve still names it), names the class, looks the module up with `getattr`,
+  cannot resolve still names it), names the class (a file that imports it and never reads the
+  name again does not build it, unless it re-exports: a package's `__init__.py`, an
+  `__all__`), looks the module up with `getattr`,
   `__dict__` or `inspect.getmembers`, or imports `*` from it;
 - no config file at the project's root names it (`cog.yaml` names a predictor class);
 - the project does not load code by a name given as text (`importlib.import_module`,
@@ -157,7 +159,7 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
                 continue
             looked.add(name)
             pattern = re.compile(r"\b%s\b" % re.escape(name))
-            if (any(pattern.search(project.text_of(p)) for p in nearby) or project.named_in_configs(name)
+            if (any(_names(project.text_of(p), p, pattern) for p in nearby) or project.named_in_configs(name)
                     or (configured and project.named_in_project_configs(name))):
                 named_elsewhere.append(name)
         if not named_elsewhere:
@@ -165,6 +167,23 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         reached.update(named_elsewhere)
         _spread([w for name in named_elsewhere for w in by_owner[name]], reached, candidates, by_owner)
     return sorted(rows for name in unreached if name not in reached for rows in candidates[name])
+
+
+# `from pkg.blocks import A, B` (one line, continued lines, or in parentheses).
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|(?:[^\n\\]*\\\n)*[^\n]*)", re.MULTILINE)
+
+
+def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
+    """The file names the class where it may build it. A file that imports the name and never
+    reads it again (`from blocks import TimestepEmbedder, LabelEmbedder`, then only the first
+    used) does not; a package's `__init__.py`, a file with an `__all__` (both re-export for
+    other code) and a file that looks its own names up by text still do."""
+    found = [m.start() for m in pattern.finditer(text)]
+    if len(found) != 1:
+        return bool(found)
+    if os.path.basename(path) == "__init__.py" or "__all__" in text or _SELF_LOOKUP.search(text):
+        return True
+    return not any(m.start() <= found[0] < m.end() for m in _FROM_IMPORT.finditer(text))
 
 
 def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -> None:

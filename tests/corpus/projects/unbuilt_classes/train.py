@@ -3,7 +3,7 @@ import importlib
 
 import torch
 import criteria
-from losses import BalancedLoss
+from losses import BalancedLoss, FocalLoss
 
 
 def main():
