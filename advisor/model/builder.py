@@ -158,7 +158,19 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
             last = node.value if type(node) is cst.Name else node.attr.value
             if _RANK_NAME.match(last):
                 rank = True
+        elif type(node) is cst.Subscript:
+            # `self.config["global_rank"] == 0`: the rank kept in a settings dict
+            key = _string_key(node)
+            if key is not None and _RANK_NAME.match(key):
+                rank = True
     return modulo, rank
+
+
+def _string_key(node: cst.Subscript) -> Optional[str]:
+    if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+        return None
+    value = node.slice[0].slice.value
+    return value.evaluated_value if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str) else None
 
 
 def _constant_truth(test: cst.BaseExpression) -> Optional[bool]:

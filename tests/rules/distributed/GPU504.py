@@ -373,3 +373,55 @@ class Trainer:
     def _save_checkpoint(self, checkpoint, path):
         with open(path + ".tmp", "wb") as f:
             torch.save(checkpoint, f)
+
+# %% valid: the rank kept in the run's settings dict, tested by key
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Trainer:
+    def __init__(self, config, net):
+        self.config = config
+        dist.init_process_group("nccl", rank=config["global_rank"], world_size=config["world_size"])
+        self.net = DDP(net.cuda(), device_ids=[config["local_rank"]])
+
+    def save(self, it):
+        if self.config["global_rank"] == 0:
+            path = f"{self.config['save_dir']}/net_{it:05d}.pth"
+            torch.save({"net": self.net.module.state_dict()}, path)
+
+
+    def fit(self, loader, optimizer, iterations):
+        for it, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(self.net(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            self.save(it)
+
+# %% invalid: a key of the same dict that holds something else than the rank
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+class Trainer:
+    def __init__(self, config, net):
+        self.config = config
+        dist.init_process_group("nccl", rank=config["global_rank"], world_size=config["world_size"])
+        self.net = DDP(net.cuda(), device_ids=[config["local_rank"]])
+
+    def save(self, it):
+        if self.config["save_every"] > 0:
+            path = f"{self.config['save_dir']}/net_{it:05d}.pth"
+            torch.save({"net": self.net.module.state_dict()}, path)  # expect: GPU504
+
+
+    def fit(self, loader, optimizer, iterations):
+        for it, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(self.net(x.cuda()), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            self.save(it)
