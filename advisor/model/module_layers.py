@@ -19,6 +19,7 @@ import libcst as cst
 
 from advisor.model.facts import Context
 from advisor.model.instances import INSTANCES
+from advisor.model.names import dotted_name
 from advisor.model.walk import children
 
 _MAX_DEPTH = 4
@@ -243,13 +244,16 @@ class _Walker:
 
 
 def layers_mode_free(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
-    """The model is built where it is used from torch.nn layers only, each the same in train and
-    eval mode (`model = nn.Linear(784, 10)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), on
-    every path that reaches the read."""
-    if not type(expr) is cst.Name:
+    """The model is built from torch.nn layers only, each the same in train and eval mode
+    (`model = nn.Linear(784, 10)`, `nn.Sequential(nn.Linear(...), nn.ReLU())`), on every path
+    that reaches the read: a local name, or an attribute of the object (`self.value_net`)."""
+    name = dotted_name(expr)
+    if name is None or not (type(expr) is cst.Name or (name.startswith("self.") and name.count(".") == 1)):
         return False
-    found = model.reaching(expr.value, ctx, order)
-    if not found:
+    # `self.value_net = nn.Linear(latent_dim, 1)` in the class's builder, read in another method
+    reach = model.bindings.reaching(name, ctx, order)
+    found = reach.assignments
+    if not found or not reach.closed:
         return False
     walker = _Walker()
     for assignment in found:

@@ -93,8 +93,8 @@ class EvaluationWithoutEvalMode(Rule):
         Not when the model is an instance of a project class built only from layers that compute
         the same in both modes (convolutions, linear layers, activations, layer or group norm,
         instance norm, whose per-sample statistics image generators keep at test time on
-        purpose, pixel shuffle, and project blocks of those), nor when it is built in place from such
-        torch.nn layers (`model = nn.Linear(784, 10)`): a dropout or batch norm anywhere down its
+        purpose, pixel shuffle, and project blocks of those), nor when it is built from such
+        torch.nn layers (`model = nn.Linear(784, 10)`, `self.value_net = nn.Linear(64, 1)`): a dropout or batch norm anywhere down its
         blocks, a layer of another library, a layer class handed in, or a `self.training` read
         keeps the report. Nor for a shape check: a model just built in the same function (no
         weights loaded there) and run on random input (`net(torch.randn(1, 3, 32, 32))`).
@@ -105,8 +105,9 @@ class EvaluationWithoutEvalMode(Rule):
         trains (a memory bank or centroids filled before training), models from
         `from_pretrained` (already in eval mode) under a name the file never puts in training
         mode, generation pipelines of the Hugging Face libraries (`pipeline(prompt)`: no mode of
-        their own), calls that act on a model (`accelerator.unwrap_model(m)`), Lightning and
-        the Hugging Face Trainer are left alone.
+        their own), calls that act on a model (`accelerator.unwrap_model(m)`), the methods of
+        an `nn.Module` subclass (also one through the project's own base classes: whoever calls
+        the module sets its mode), Lightning and the Hugging Face Trainer are left alone.
     """
     why = """
         A module starts in training mode and stays there until `.eval()`. In training mode

@@ -6,6 +6,7 @@ import re
 from typing import List, Optional, Set, Tuple
 import libcst as cst
 from advisor.model.instances import INSTANCES
+from advisor.model.calls import class_kinds
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, LoopInfo
 from advisor.model.file_model import literal_bool
 from advisor.model.guards import every_call_path
@@ -73,7 +74,10 @@ def framework_owned(model: FileModel, info: Optional[FunctionInfo]) -> bool:
     for base in class_bases(model, info):
         if base.startswith(FRAMEWORK_PACKAGES) or base in ("torch.nn.Module", "torch.nn.modules.module.Module"):
             return True
-    return False
+    # A module through the project's own base classes (`ActorCriticPolicy(BasePolicy)`,
+    # `BasePolicy(BaseModel)`, `BaseModel(nn.Module)`) is a module as well.
+    cls = model.facts.classes.get(info.class_name or "")
+    return cls is not None and "module" in class_kinds(model, cls)
 
 
 def built_as_model(model: FileModel, value: cst.BaseExpression) -> bool:

@@ -545,3 +545,96 @@ def test():
     with torch.no_grad():
         out = model(sample, timestep)
     assert out.shape == sample.shape
+
+# %% valid: a value head built from a linear layer in the agent's builder, read under no_grad
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, obs_dim, n_actions):
+        self._build(obs_dim, n_actions)
+
+    def _build(self, obs_dim, n_actions):
+        self.action_net = nn.Linear(obs_dim, n_actions).cuda()
+        self.value_net = nn.Linear(obs_dim, 1).cuda()
+
+    @torch.no_grad()
+    def predict_values(self, obs):
+        return self.value_net(obs)
+
+
+agent = Agent(8, 4)
+optimizer = torch.optim.Adam([*agent.action_net.parameters(), *agent.value_net.parameters()], lr=3e-4)
+for update in range(1000):
+    obs, returns = rollout(agent)
+    loss = (returns - agent.value_net(obs)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(agent.predict_values(obs))
+
+# %% invalid: the same head with a dropout in it
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self, obs_dim, n_actions):
+        self._build(obs_dim, n_actions)
+
+    def _build(self, obs_dim, n_actions):
+        self.action_net = nn.Linear(obs_dim, n_actions).cuda()
+        self.value_net = nn.Sequential(nn.Dropout(0.1), nn.Linear(obs_dim, 1)).cuda()
+
+    @torch.no_grad()
+    def predict_values(self, obs):
+        return self.value_net(obs)  # expect: GPU602
+
+
+agent = Agent(8, 4)
+optimizer = torch.optim.Adam([*agent.action_net.parameters(), *agent.value_net.parameters()], lr=3e-4)
+for update in range(1000):
+    obs, returns = rollout(agent)
+    loss = (returns - agent.value_net(obs)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(agent.predict_values(obs))
+
+# %% valid: the methods of a policy that is a module through the project's own base classes
+import torch
+import torch.nn as nn
+
+
+class BaseModel(nn.Module):
+    def extract_features(self, obs):
+        return obs.flatten(1)
+
+
+class ActorCriticPolicy(BaseModel):
+    def __init__(self, obs_dim, n_actions):
+        super().__init__()
+        self.action_net = nn.Sequential(nn.Linear(obs_dim, 64), nn.Dropout(0.1), nn.Linear(64, n_actions))
+        self.value_net = nn.Sequential(nn.Linear(obs_dim, 64), nn.Dropout(0.1), nn.Linear(64, 1))
+
+    def evaluate_actions(self, obs, actions):
+        features = self.extract_features(obs)
+        dist = torch.distributions.Categorical(logits=self.action_net(features))
+        return self.value_net(features), dist.log_prob(actions), dist.entropy()
+
+    @torch.no_grad()
+    def predict_values(self, obs):
+        return self.value_net(self.extract_features(obs))
+
+
+policy = ActorCriticPolicy(8, 4).cuda()
+optimizer = torch.optim.Adam(policy.parameters(), lr=3e-4)
+for update in range(1000):
+    obs, actions, returns = rollout(policy)
+    values, log_prob, entropy = policy.evaluate_actions(obs, actions)
+    loss = (returns - values).pow(2).mean() - log_prob.mean() - 0.01 * entropy.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(policy.predict_values(obs).mean())
