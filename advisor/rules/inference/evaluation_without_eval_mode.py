@@ -69,6 +69,16 @@ def _base_switches_then_calls(model: FileModel, info) -> bool:
     return False
 
 
+def _also_run_with_grad(site: CallSite, info) -> bool:
+    """The same function runs the same model with gradients on as well (`logits_s =
+    self.model(x_strong)`, then `with torch.no_grad(): logits_w = self.model(x_weak)`): a
+    training step that makes its pseudo-labels in training mode on purpose."""
+    name = dotted_name(site.node.func)
+    return name is not None and any(
+        not other.ctx.no_grad and other is not site and dotted_name(other.node.func) == name for other in info.sites
+    )
+
+
 def _eval_calls(model: FileModel) -> List[CallSite]:
     """`.eval()` and `.train(False)` / `.train(mode=False)` calls."""
     out = [s for s in model.method_calls("eval") if not s.node.args]
@@ -101,7 +111,8 @@ class EvaluationWithoutEvalMode(Rule):
         Information when the file calls `.eval()` elsewhere, or
         when the pass goes over the training loader under no_grad (batch-norm statistics
         recomputed on purpose, as `swa_utils.update_bn` does). Per-step code of the training loop
-        (EMA teachers, target networks), passes whose results a caller hands to a function that
+        (EMA teachers, target networks), a no-grad call of a model that the same function
+        also runs with gradients on (pseudo-labels made in a training step), passes whose results a caller hands to a function that
         trains (a memory bank or centroids filled before training), models from
         `from_pretrained` (already in eval mode) under a name the file never puts in training
         mode, generation pipelines of the Hugging Face libraries (`pipeline(prompt)`: no mode of
@@ -185,6 +196,8 @@ class EvaluationWithoutEvalMode(Rule):
             if info is not None and (info.direct_marker or model.function_trains(info.key)):
                 continue
             if info is not None and results_feed_training(model, info):
+                continue
+            if info is not None and site.ctx.no_grad and _also_run_with_grad(site, info):
                 continue
             candidates.append(site)
         key = lambda s: (s.ctx.scope, dotted_name(s.node.func) or "")

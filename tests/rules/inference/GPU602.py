@@ -638,3 +638,74 @@ for update in range(1000):
     loss.backward()
     optimizer.step()
 print(policy.predict_values(obs).mean())
+
+# %% valid: a training step that makes pseudo-labels with the same model under no_grad
+import torch
+import torch.nn.functional as F
+
+
+class ParamUpdateHook:
+    def after_train_step(self, algorithm):
+        algorithm.optimizer.zero_grad()
+        algorithm.loss.backward()
+        algorithm.optimizer.step()
+
+
+class FixMatch:
+    def __init__(self, model, optimizer, threshold=0.95):
+        self.model = model
+        self.optimizer = optimizer
+        self.threshold = threshold
+        self.hooks = [ParamUpdateHook()]
+
+    def train_step(self, x_lb, y_lb, x_ulb_w, x_ulb_s):
+        logits_lb = self.model(x_lb)
+        logits_s = self.model(x_ulb_s)
+        with torch.no_grad():
+            probs = self.model(x_ulb_w).softmax(-1)
+        confidence, pseudo = probs.max(-1)
+        mask = (confidence >= self.threshold).float()
+        return F.cross_entropy(logits_lb, y_lb) + (F.cross_entropy(logits_s, pseudo, reduction="none") * mask).mean()
+
+    def call_hook(self, name):
+        for hook in self.hooks:
+            getattr(hook, name)(self)
+
+    def train(self, loader):
+        for x_lb, y_lb, x_ulb_w, x_ulb_s in loader:
+            self.loss = self.train_step(x_lb.cuda(), y_lb.cuda(), x_ulb_w.cuda(), x_ulb_s.cuda())
+            self.call_hook("after_train_step")
+
+
+model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Dropout(0.1), torch.nn.Linear(64, 10)).cuda()
+FixMatch(model, torch.optim.SGD(model.parameters(), lr=0.03)).train(loader)
+
+# %% invalid: a validation helper that runs another model with gradients on beside the no_grad one
+import torch
+import torch.nn.functional as F
+
+
+class Distiller:
+    def __init__(self, student, teacher):
+        self.student = student
+        self.teacher = teacher
+
+    def validate(self, loader):
+        total = 0.0
+        for x, y in loader:
+            saliency = self.teacher(x.requires_grad_())  # expect: GPU602
+            with torch.no_grad():
+                total += F.cross_entropy(self.student(x), y)  # expect: GPU602
+        return total, saliency
+
+
+student = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.2), torch.nn.Linear(8, 2)).cuda()
+teacher = torch.nn.Sequential(torch.nn.Linear(8, 2)).cuda()
+optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+distiller = Distiller(student, teacher)
+for x, y in loader:
+    loss = F.cross_entropy(student(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(distiller.validate(val_loader))
