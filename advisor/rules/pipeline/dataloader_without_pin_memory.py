@@ -54,7 +54,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         only by a short evaluation pass (a loop that can `break` after a few batches) the training
         loop runs every few steps (`if step % 500 == 0: evaluate(...)`); so is a `TensorDataset`
         of tensors not known to be in host memory (features a helper extracted, which may have
-        been gathered on the GPU: pinning those would fail), and no fix is offered. A loader
+        been gathered on the GPU: pinning those would fail; also such a dataset a helper
+        builds and returns), and no fix is offered. A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at

@@ -14,7 +14,7 @@ from advisor.model.engine_runs import engine_runs_over
 from advisor.model.loaders import loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset,
+    batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, tensor_datasets,
     library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
 )
 from advisor.model.vocabulary import PLACEMENT_TEXT
@@ -58,8 +58,7 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
 def _in_memory_dataset(model: FileModel, site: CallSite) -> bool:
     """A `TensorDataset`, a dataset class of the project that only indexes what it holds, or a
     Hugging Face table prepared with `.map(...)` before training (tokenised text)."""
-    value = dataset_value(model, site)
-    if type(value) is cst.Call and (dotted_name(value.func) or "").endswith("TensorDataset"):
+    if tensor_datasets(model, site):
         return True
     arg = call_argument(site.node, "dataset", 0)
     return arg is not None and (
@@ -135,7 +134,8 @@ class DataLoaderWithoutWorkers(Rule):
     what = """
         A `DataLoader(...)` without `num_workers`, or with a literal `num_workers=0` (by keyword
         or as the sixth positional argument), in a file that copies its batches to a CUDA
-        device. Loaders named for validation or testing, in-memory `TensorDataset`s and
+        device. Loaders named for validation or testing, in-memory `TensorDataset`s (also one a
+        helper of the project builds and returns) and
         dataset classes of the project that hold their samples the same way (a `__getitem__`
         that only indexes lists or tensors its `__init__` built, calling nothing), datasets
         derived from `IterableDataset` (which shard their own streams) or made by a library

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 import re
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
-from advisor.model import CallSite, FileModel, Heat
+from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
@@ -611,12 +611,50 @@ def dataset_on_device(model: FileModel, site: CallSite) -> bool:
 def tensors_of_unknown_place(model: FileModel, site: CallSite) -> bool:
     """`DataLoader(TensorDataset(features, labels))` where a tensor is not known to be in host
     memory (the output of a feature-extraction helper, which may gather on the GPU): pinning
-    such a dataset may fail, and its batches are slices of memory already filled."""
-    dataset = dataset_value(model, site)
-    if not type(dataset) is cst.Call or not (dotted_name(dataset.func) or "").endswith("TensorDataset"):
+    such a dataset may fail, and its batches are slices of memory already filled. Also a
+    TensorDataset that a helper of the project builds and returns."""
+    found = tensor_datasets(model, site)
+    if not found:
         return False
-    parts = [a.value for a in dataset.args if a.keyword is None and not a.star]
-    return bool(parts) and not all(is_host_tensor(model, part, site.ctx, site.order) for part in parts)
+    for owner, dataset, ctx, order in found:
+        parts = [a.value for a in dataset.args if a.keyword is None and not a.star]
+        if parts and not all(is_host_tensor(owner, part, ctx, order) for part in parts):
+            return True
+    return False
+
+
+def _is_tensor_dataset(value) -> bool:
+    return type(value) is cst.Call and (dotted_name(value.func) or "").endswith("TensorDataset")
+
+
+def tensor_datasets(model: FileModel, site: CallSite) -> List[Tuple[FileModel, cst.Call, Context, float]]:
+    """The `TensorDataset(...)` calls the loader's dataset is, with where each is made: the
+    argument itself, through one assignment, or every value a helper of the project returns
+    (`balanced = make_feature_set(...)`, whose `return TensorDataset(feats, targets)`). Empty
+    when the dataset is anything else on some path."""
+    value = dataset_value(model, site)
+    if _is_tensor_dataset(value):
+        return [(model, value, site.ctx, site.order)]
+    if type(value) is not cst.Call:
+        return []
+    found = model.values.callee(value, site.ctx, site.order)
+    if found is None:
+        return []
+    owner, info = found
+    out = []
+    for ret in info.return_sites:
+        made = ret.value
+        if type(made) is cst.Name:
+            bound = owner.reaching(made.value, ret.ctx, ret.order)
+            if len(bound) != 1 or bound[0].index is not None:
+                return []
+            made, where = bound[0].value, bound[0]
+        else:
+            where = ret
+        if not _is_tensor_dataset(made):
+            return []
+        out.append((owner, made, where.ctx, where.order))
+    return out
 
 
 def literal_int(expr: Optional[cst.BaseExpression]) -> Optional[int]:

@@ -901,3 +901,28 @@ def train(dataset, model, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a feature set that a helper extracts and returns as a TensorDataset: info
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+@torch.no_grad()
+def extract_features(backbone, loader, device):
+    feats, labels = [], []
+    for x, y in loader:
+        feats.append(backbone(x.to(device, non_blocking=True)))
+        labels.append(y)
+    return TensorDataset(torch.cat(feats), torch.cat(labels))
+
+
+features = extract_features(backbone, image_loader, "cuda")
+feature_loader = DataLoader(features, batch_size=256, shuffle=True, num_workers=4)  # expect: GPU201 info
+head = torch.nn.Linear(512, 10).cuda()
+optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+for epoch in range(10):
+    for f, y in feature_loader:
+        loss = torch.nn.functional.cross_entropy(head(f.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

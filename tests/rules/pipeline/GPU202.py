@@ -728,3 +728,29 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 for epoch in range(epochs):
     train(labeled_loader, model, optimizer, 1024)
     validate(labeled_loader, model)
+
+# %% valid: a feature set that a helper extracts on the GPU and returns as a TensorDataset
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+@torch.no_grad()
+def extract_features(backbone, loader, device):
+    feats, labels = [], []
+    for x, y in loader:
+        feats.append(backbone(x.to(device, non_blocking=True)))
+        labels.append(y.to(device, non_blocking=True))
+    feature_set = TensorDataset(torch.cat(feats), torch.cat(labels))
+    return feature_set
+
+
+features = extract_features(backbone, image_loader, "cuda")
+feature_loader = DataLoader(features, batch_size=256, shuffle=True)
+head = torch.nn.Linear(512, 10).cuda()
+optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+for epoch in range(10):
+    for f, y in feature_loader:
+        loss = torch.nn.functional.cross_entropy(head(f.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
