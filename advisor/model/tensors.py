@@ -868,7 +868,7 @@ def _number(expr: cst.BaseExpression) -> Optional[str]:
 def given_python_data(model, factory: cst.Call, kind: str) -> bool:
     """`torch.tensor(labels)`, `torch.as_tensor(sizes)`, `torch.Tensor([w, h, w, h])`: a factory
     that copies values the program holds, which cross the host link whichever way the tensor
-    is made (`device=` saves nothing). Not a number, numbers all equal (`[0]`) or `range(n)`,
+    is made (`device=` saves nothing). Not a number, numbers all equal (`[0]`, `[label] * n`) or `range(n)`,
     which a factory could make on the device itself (`torch.full`, `torch.zeros`,
     `torch.arange`), nor the sizes a typed constructor is given (`torch.FloatTensor(n, h)`, a
     lone name or call, which may be a size)."""
@@ -891,7 +891,18 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
         return not (len(numbers) == 1 and None not in numbers and all(type(e) is cst.Element for e in elements))
     if type(data) is cst.Call and dotted_name(data.func) == "range":
         return False
-    return True
+    return not _repeated_scalar(data)
+
+
+def _repeated_scalar(data: cst.BaseExpression) -> bool:
+    """`[label] * n`, `n * [0.5]`: one number repeated, which `torch.full` makes on the device."""
+    if type(data) is not cst.BinaryOperation or type(data.operator) is not cst.Multiply:
+        return False
+    for listed in (data.left, data.right):
+        if type(listed) is cst.List and len(listed.elements) == 1 and type(listed.elements[0]) is cst.Element:
+            item = listed.elements[0].value
+            return _number(item) is not None or type(item) in (cst.Name, cst.Attribute)
+    return False
 
 
 def _converts_named_data(model, factory: cst.Call, kind: str, ctx: Context, order: int) -> bool:

@@ -206,7 +206,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         on a miss does); elsewhere (set-up code, once per epoch), and anywhere on a miss of a
         table the object keeps (`if key not in self.cache:`), it is informational.
         `torch.tensor(...)` and `torch.as_tensor(...)` count only for data a factory could make
-        on the device itself: a number, numbers all equal (`[0]`), `range(n)`; Python values
+        on the device itself: a number, numbers all equal (`[0]`, `[label] * n`), `range(n)`; Python values
         (`torch.tensor(labels)`, `torch.tensor([w, h, w, h])`, NumPy arrays) cross the host link
         whichever way the tensor is made, and are left alone. The legacy typed constructors
         count too, without a fix, when given sizes (`torch.FloatTensor(n, h)`,

@@ -362,3 +362,17 @@ for x, y in loader:
     loss = criterion(decoder(codes), y.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: one label repeated for the batch, which `torch.full` makes on the device
+import torch
+
+device = torch.device("cuda")
+
+for step, (x_src, y_src) in enumerate(loader):
+    n = x_src.size(0)
+    for trg_idx in range(num_domains):
+        y_trg = torch.tensor([trg_idx] * n, device=device)  # expect: GPU106
+        fake = generator(x_src.to(device), style(y_trg))
+        loss = criterion(discriminator(fake, y_trg))
+        loss.backward()
+        optimizer.step()

@@ -860,3 +860,30 @@ for x, y in loader:
     loss = criterion(decoder(codes), y.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: one label repeated for the batch, which `torch.full` makes on the device
+import torch
+
+device = torch.device("cuda")
+
+for step, (x_src, y_src) in enumerate(loader):
+    n = x_src.size(0)
+    for trg_idx in range(num_domains):
+        y_trg = torch.tensor([trg_idx] * n).to(device)  # expect: GPU106
+        fake = generator(x_src.to(device), style(y_trg))
+        loss = criterion(discriminator(fake, y_trg))
+        loss.backward()
+        optimizer.step()
+
+# %% valid: a list of distinct labels repeated, and a list of rows repeated, are data
+import torch
+
+device = torch.device("cuda")
+
+for step, (x_src, y_src) in enumerate(loader):
+    n = x_src.size(0)
+    pattern = torch.tensor([0, 1, 2] * n).to(device)
+    boxes = torch.tensor([[0, 0, 32, 32]] * n).to(device)
+    loss = criterion(model(x_src.to(device)), pattern, boxes)
+    loss.backward()
+    optimizer.step()
