@@ -183,6 +183,26 @@ def _reads_image_chain(model: FileModel, call: cst.Call) -> bool:
     return False
 
 
+def _few_items(loop: LoopInfo) -> bool:
+    """`for i in range(3):`: a handful of passes fixed in the code (colour channels, scales,
+    the two halves of a pair), not a stream of samples a batch could hold."""
+    node = loop.node
+    if type(node) is not cst.For or type(node.iter) is not cst.Call or dotted_name(node.iter.func) != "range":
+        return False
+    args = node.iter.args
+    if not 1 <= len(args) <= 2 or any(a.keyword is not None or a.star for a in args):
+        return False
+    bounds = [a.value for a in args]
+    if not all(type(b) is cst.Integer for b in bounds):
+        return False
+    values = [int(b.evaluated_value) for b in bounds]
+    return (values[-1] - (values[0] if len(values) == 2 else 0)) <= _FEW
+
+
+# Passes few enough to be a structure of the data rather than its samples.
+_FEW = 4
+
+
 def _is_zero(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Integer and expr.value == "0"
 
@@ -202,7 +222,8 @@ class PerSampleInference(Rule):
         Also, as information, a `DataLoader(..., batch_size=1)` iterated with autograd off by a
         loop that calls a model. Autoregressive decoding (calls passing a cache, or growing the
         input with `torch.cat`) and reinforcement-learning loops that step an environment are
-        left alone. A call whose value is unpacked into a detector's per-image outputs
+        left alone, and so is a loop of a few passes fixed in the code (`for c in range(3):`,
+        the channels of one image). A call whose value is unpacked into a detector's per-image outputs
         (`scores, labels, boxes = model(...)`) is information only: images of different sizes
         are usually run one at a time, and a full-size image is no tiny launch. So is a loop
         that reads each image from its own file and takes that image's size (`w, h =
@@ -251,7 +272,7 @@ class PerSampleInference(Rule):
         for site in model_calls(model):
             loop = site.ctx.loop
             key = id(loop) if loop is not None else id(site.node)
-            if key in reported or (loop is not None and loop.env_step):
+            if key in reported or (loop is not None and (loop.env_step or _few_items(loop))):
                 continue
             if any(a.keyword is not None and a.keyword.value in CACHE_KEYWORDS for a in site.node.args):
                 continue

@@ -161,3 +161,29 @@ def process_images(model, folder, samples):
     for sample in samples:
         out = model(sample.unsqueeze(0).cuda())  # expect: GPU603
         save(out, 0, 0)
+
+# %% valid: a smoothing filter run on each colour channel of one image
+import torch
+
+
+@torch.no_grad()
+def box_filter_rgb(img, k):
+    img = torch.from_numpy(img).float().cuda()
+    conv = torch.nn.Conv2d(1, 1, k, padding=k // 2, bias=False).cuda()
+    conv.weight[:] = 1.0 / (k * k)
+    channels = []
+    for i in range(3):
+        channels.append(conv(img[:, :, i].unsqueeze(0).unsqueeze(0))[0, 0])
+    return torch.stack(channels, dim=2).cpu().numpy()
+
+# %% invalid: the same filter over the samples of a set
+import torch
+
+
+@torch.no_grad()
+def box_filter_all(images, k):
+    conv = torch.nn.Conv2d(1, 1, k, padding=k // 2, bias=False).cuda()
+    out = []
+    for img in images:
+        out.append(conv(img.cuda().unsqueeze(0))[0])  # expect: GPU603
+    return out
