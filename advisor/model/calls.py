@@ -252,9 +252,47 @@ class CallGraph:
             if site.method in _MODULE_METHODS and _MODEL_RECEIVER.search(dotted_name(site.receiver).rsplit(".", 1)[-1]):
                 # `self._model.train()`: nn.Module's mode switch, not a recipe's own `train`.
                 return []
+            built = self._built_by_name(site)
+            if built:
+                return built
             local = model.resolve(f".{site.method}")
             return [(model, local)] if local is not None else []
         return self._instance_calls_of(func, site)
+
+    def _built_by_name(self, site: CallSite) -> List[Target]:
+        """`model.optimize_parameters(i)` where `model = create_model(opt)`, a project factory
+        in a module that loads its package's modules by name and builds the class the options
+        name: the method of that name of every class of those modules (found in the class or
+        its bases)."""
+        model = self.model
+        project = getattr(model, "project", None)
+        name = dotted_name(site.receiver)
+        if project is None or name is None:
+            return []
+        bound = model.reaching(name, site.ctx, site.order)
+        if not bound:
+            return []
+        loaded: List[object] = []
+        for assignment in bound:
+            value = assignment.value
+            if type(value) is not cst.Call or assignment.index is not None:
+                return []
+            found = model.values.callee(value, assignment.ctx, assignment.order)
+            owner = found[0] if found is not None else None
+            modules = project.loaded_by(owner.real_path) if owner is not None and owner.real_path else []
+            if not modules:
+                return []
+            loaded.extend(m for m in modules if m not in loaded)
+        out: List[Target] = []
+        for path in loaded:
+            other = project.model(path)
+            if other is None:
+                continue
+            for cls in other.facts.classes.values():
+                hit = class_method(other, cls, site.method)
+                if hit is not None and not any(hit[1] is known for _, known in out):
+                    out.append(hit)
+        return out
 
     def _instance_calls_of(self, func: cst.BaseExpression, site: CallSite) -> List[Target]:
         """The `forward` (or `__call__`) of each class the called value may be an instance of."""
@@ -286,6 +324,9 @@ class CallGraph:
                 # A base class of another module calls the override through `self` (its
                 # template method's loop runs `self.forward_backward(data)`).
                 models += [m for m in self._base_modules(info.class_name) if m not in models]
+                # A factory that builds classes by name (`create_model(opt)` over the modules its
+                # package loads by name): its instances' methods run where the factory is used.
+                models += [m for m in self._through_loaders() if m not in models]
             scan = self._scans[(name, wide, method)] = _CallerScan(
                 self.model, [(m, site) for m in models for site in m.calls.candidates(name)])
         try:
@@ -415,6 +456,10 @@ class CallGraph:
             if symbol is not None and symbol.kind == "class" and symbol.model is not self.model:
                 out.append(symbol.model)
         return out
+
+    def _through_loaders(self) -> List[object]:
+        project = getattr(self.model, "project", None)
+        return project.through_loaders(self.model) if project is not None else []
 
     def _siblings(self) -> List[object]:
         project = getattr(self.model, "project", None)

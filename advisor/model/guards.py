@@ -448,6 +448,11 @@ def _latch_test(model, guard: Guard, test: cst.BaseExpression) -> bool:
         test = test.left
     if type(test) is cst.Comparison and _lazy_init(model, guard, test):
         return True
+    if off == "True" and type(test) is cst.Call:
+        # `if not hasattr(self, "queue_lr"): self.queue_lr = ...`: made on the first call only
+        test, unset = _hasattr_read(test), True
+        if test is None:
+            return False
     name = dotted_name(test)
     if name is None:
         return False
@@ -464,6 +469,18 @@ def _latch_test(model, guard: Guard, test: cst.BaseExpression) -> bool:
         type(a.value) is cst.Name and a.value.value == off and not a.augmented and guard in guards_of(a.ctx)
         for a in found
     )
+
+
+def _hasattr_read(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """`obj.name` for `hasattr(obj, "name")`; None for any other call."""
+    if dotted_name(call.func) != "hasattr" or len(call.args) != 2 or any(a.keyword or a.star for a in call.args):
+        return None
+    owner, key = call.args[0].value, call.args[1].value
+    if type(key) is not cst.SimpleString or not isinstance(key.evaluated_value, str) or not key.evaluated_value.isidentifier():
+        return None
+    if dotted_name(owner) is None:
+        return None
+    return cst.Attribute(value=owner, attr=cst.Name(key.evaluated_value))
 
 
 def _lazy_init(model, guard: Guard, test: cst.Comparison) -> bool:

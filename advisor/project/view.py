@@ -141,6 +141,7 @@ class ProjectView:
         self._symbols: Dict[Tuple[int, str], Optional[Symbol]] = {}
         self._index: Optional[Dict[str, Set[str]]] = None
         self._imported: Dict[str, List[str]] = {}
+        self._loads: Dict[str, List[str]] = {}
         self._path_additions: Dict[str, Tuple[str, ...]] = {}
         self._found: Dict[str, List[str]] = {}
         self._root_words: Optional[Set[str]] = None
@@ -195,6 +196,7 @@ class ProjectView:
             self.files_changed()  # an `_init_paths` helper moves where its importers' imports lead
             return
         old_targets = self._imported.pop(key, None)
+        self._loads.pop(key, None)
         self._path_additions.pop(key, None)
         if self._index is not None:
             for target in old_targets or ():
@@ -212,6 +214,7 @@ class ProjectView:
         self.layout = Layout(self.layout.root)
         self._index = None
         self._imported.clear()
+        self._loads.clear()
         self._path_additions.clear()
         self._models = {k: m for k, m in self._models.items() if m is not None}  # "absent" may no longer hold
         self._reset()
@@ -307,6 +310,25 @@ class ProjectView:
                         break
             self._importers[path] = found
         return self._importers[path]
+
+    def through_loaders(self, model) -> List[object]:
+        """The project files that import a module which loads ``model``'s module by name
+        (`from models import create_model`, where `models/__init__.py` runs
+        `import_module(f"models.{name}")`): where the instances such a factory builds are used.
+        Read, at most MAX_IMPORTERS."""
+        path = getattr(model, "real_path", None)
+        if path is None:
+            return []
+        found: List[object] = []
+        seen = {path}
+        for loader in self.importers(model):
+            if path not in self.loaded_by(loader.real_path):
+                continue
+            for other in self.importers(loader):
+                if other.real_path not in seen:
+                    seen.add(other.real_path)
+                    found.append(other)
+        return found[:MAX_IMPORTERS]
 
     def siblings(self, model) -> List[object]:
         """The project files that the importers of ``model``'s module also import (read, at most
@@ -536,7 +558,27 @@ class ProjectView:
                     found = [self.layout.module_file(module, path, extra)]
                     found += [self.layout.module_file(f"{module}.{n}", path, extra) for n in names]
                 known.extend(f for f in found if f is not None and f != path)
+            known.extend(f for f in self.loaded_by(path) if f not in known)
             self._imported[path] = known
+        return known
+
+    def loaded_by(self, path: str) -> List[str]:
+        """The project modules a file loads by a name it makes from a package prefix
+        (`import_module(f"models.{name}")`, `import_module("archs." + arch)`): every module of
+        that package whose name fits, as Python would find it. At most MAX_IMPORTERS."""
+        known = self._loads.get(path)
+        if known is None:
+            text = self._text(path)
+            patterns = [(p, s) for p, s in _loaded_modules(text) if p] if "import_module(" in text else []
+            known = []
+            if patterns:
+                for other in self.layout.files():
+                    module = self.layout.module_name(other) or ""
+                    if other != path and any(module.startswith(p + ".") and module.endswith(s) for p, s in patterns):
+                        known.append(other)
+                        if len(known) >= MAX_IMPORTERS:
+                            break
+            self._loads[path] = known
         return known
 
     def _overlaid_files(self) -> List[str]:

@@ -1575,3 +1575,50 @@ for image in loader:
     loss.backward()
     optimizer.step()
     print(f"loss {loss.item():.5f}")  # expect: GPU101
+
+# %% invalid: a scale measured on the first batch only, kept in an attribute made then: info
+import torch
+
+
+class Quantized(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if not hasattr(self, "scale"):
+            self.scale = x.abs().max().item()  # expect: GPU101 info
+        return self.proj(x / self.scale)
+
+
+model = Quantized(64).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same test whose body never makes the attribute runs on every call
+import torch
+
+
+class Quantized(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if not hasattr(self, "scale"):
+            peak = x.abs().max().item()  # expect: GPU101
+            x = x / peak
+        return self.proj(x)
+
+
+model = Quantized(64).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
