@@ -104,8 +104,12 @@ class DdpWithoutDistributedSampler(Rule):
         if not training:
             # The loops of the project files around this one: `train_one_epoch(model,
             # loader_train, ...)` in an engine module trains on the loader passed to it.
+            # This file's loops were read above; not a generator's loop (`log_every(loader)`
+            # yields what every caller iterates: the evaluation's loader as much as the training's).
             for site in loaders:
-                if any(other.is_training_loop(loop) for other, loop in loader_consumers(model, site)):
+                if any(other is not model and other.is_training_loop(loop)
+                       and not (loop.function is not None and loop.function.generator)
+                       for other, loop in loader_consumers(model, site)):
                     training[id(site.node)] = site
         if not training:
             shuffled = [s for s in loaders if self._shuffles(s)]

@@ -19,13 +19,15 @@ def main():
     loader_train = DataLoader(
         train_set, sampler=sampler_train, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True
     )
-    loader_val = DataLoader(val_set, shuffle=True, batch_size=128, num_workers=4, pin_memory=True)
+    loader_val = DataLoader(val_set, shuffle=True, batch_size=128, num_workers=4, pin_memory=True, persistent_workers=True)
     model = DistributedDataParallel(torch.nn.Linear(32, 10).to(device), device_ids=[rank])
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     print(compute_nll(model, loader_val, device))
     for epoch in range(100):
         sampler_train.set_epoch(epoch)
         train_one_epoch(model, loader_train, optimizer, device, epoch)
+        probe = next(iter(loader_val))[0].to(device, non_blocking=True)
+        print(model(probe).std())
 
 
 if __name__ == "__main__":
