@@ -173,17 +173,24 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
 _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|(?:[^\n\\]*\\\n)*[^\n]*)", re.MULTILINE)
 
 
+_ALIASED = re.compile(r"\s+as\s")
+
+
 def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
     """The file names the class where it may build it. A file that imports the name and never
     reads it again (`from blocks import TimestepEmbedder, LabelEmbedder`, then only the first
     used) does not; a package's `__init__.py`, a file with an `__all__` (both re-export for
-    other code) and a file that looks its own names up by text still do."""
-    found = [m.start() for m in pattern.finditer(text)]
-    if len(found) != 1:
-        return bool(found)
+    other code), a file that imports it under another name, and a file that looks its own
+    names up by text still do."""
+    matches = list(pattern.finditer(text))
+    if len(matches) != 1:
+        return bool(matches)
     if os.path.basename(path) == "__init__.py" or "__all__" in text or _SELF_LOOKUP.search(text):
         return True
-    return not any(m.start() <= found[0] < m.end() for m in _FROM_IMPORT.finditer(text))
+    if _ALIASED.match(text, matches[0].end()):
+        return True  # `import NativeScalerWithGradNormCount as NativeScaler`: used by its alias
+    at = matches[0].start()
+    return not any(m.start() <= at < m.end() for m in _FROM_IMPORT.finditer(text))
 
 
 def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -> None:

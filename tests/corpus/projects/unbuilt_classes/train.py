@@ -4,6 +4,7 @@ import importlib
 import torch
 import criteria
 from losses import BalancedLoss, FocalLoss
+from losses import SmoothedLoss as Smoothed
 
 
 def main():
@@ -17,12 +18,13 @@ def main():
     model = arch.build(3, 4).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     balanced = BalancedLoss()
+    smoothed = Smoothed()
     chosen = getattr(criteria, args.criterion)()
     for step in range(1000):
         images = torch.randn(8, 3, 32, 32, device="cuda")
         target = torch.randint(0, 4, (8, 32, 32), device="cuda")
         logits = model(images)
-        loss = balanced(logits, target) + chosen(logits, target)
+        loss = balanced(logits, target) + chosen(logits, target) + smoothed(logits, target)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
