@@ -16,6 +16,7 @@ from advisor.model.user_waits import waits_for_user
 from advisor.model.devices import cuda_tensor_type
 from advisor.model.tensors import is_host_tensor
 from advisor.model.names import dotted_name, root_name
+from advisor.model.vocabulary import DEVICE_NAME
 from advisor.model.walk import children
 
 
@@ -266,6 +267,38 @@ def _helper_moves_batches(model: FileModel, loop=None) -> bool:
     return False
 
 
+def _device_from_settings(model: FileModel) -> bool:
+    """A loop of the file moves values to a device read from the run's settings (`device =
+    self.config["device"]`, `x.to(args.device)`): the script that fills them names CUDA, this
+    file does not. Worked out once per file."""
+    return model.shared("device-from-settings", _settings_devices)
+
+
+def _settings_devices(model: FileModel) -> bool:
+    for site in model.method_calls("to"):
+        if site.ctx.loop is None or not site.node.args or not is_device_move(model, site):
+            continue
+        value = site.node.args[0].value
+        values = [value]
+        if type(value) is cst.Name:
+            values = [a.value for a in model.reaching(value.value, site.ctx, site.order) if a.value is not None]
+        if values and all(_settings_key(v) for v in values):
+            return True
+    return False
+
+
+def _settings_key(value: cst.BaseExpression) -> bool:
+    """`config["device"]`, `self.config["device"]`, `args.device`, `opt.gpu_device`."""
+    if type(value) is cst.Subscript and len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index:
+        key = value.slice[0].slice.value
+        return type(key) is cst.SimpleString and isinstance(key.evaluated_value, str) and bool(
+            DEVICE_NAME.search(key.evaluated_value))
+    if type(value) is cst.Attribute and type(value.value) in (cst.Name, cst.Attribute):
+        base = dotted_name(value.value) or ""
+        return base != "self" and bool(DEVICE_NAME.search(value.attr.value))
+    return False
+
+
 def moves_batches_to_device(model: FileModel) -> bool:
     """Some loop copies its batches (or values derived from them) to a device,
     itself or by passing them to a function of the file that does (`to_device(batch, dev)`).
@@ -472,6 +505,8 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     if whole_dataset_batch(site) or never_read(model, site) or drawn_once(model, site):
         return False
     if model.uses_cuda and moves_batches_to_device(model):
+        return True
+    if moves_batches_to_device(model) and model.cuda_in_project and _device_from_settings(model):
         return True
     if placed_by_framework(model, site):
         return True
