@@ -11,8 +11,8 @@ A class counts as unbuilt only when every way of reaching it is ruled out:
 - the file never looks itself up by name (`globals()`, `eval`, `sys.modules`, `vars()`);
 - no project file within a few imports of it, or naming its module (an import the analysis
   cannot resolve still names it), names the class (a file that imports it and never reads the
-  name again does not build it, unless it re-exports: a package's `__init__.py`, an
-  `__all__`), looks the module up with `getattr`,
+  name again does not build it, a package's `__init__.py` that re-exports it included, unless
+  it declares an `__all__`), looks the module up with `getattr`,
   `__dict__` or `inspect.getmembers`, or imports `*` from it;
 - no config file at the project's root names it (`cog.yaml` names a predictor class);
 - the project does not load code by a name given as text (`importlib.import_module`,
@@ -179,13 +179,14 @@ _ALIASED = re.compile(r"\s+as\s")
 def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
     """The file names the class where it may build it. A file that imports the name and never
     reads it again (`from blocks import TimestepEmbedder, LabelEmbedder`, then only the first
-    used) does not; a package's `__init__.py`, a file with an `__all__` (both re-export for
-    other code), a file that imports it under another name, and a file that looks its own
-    names up by text still do."""
+    used) does not, nor a package's `__init__.py` that only re-exports it (the project is not
+    installed by others here: a file that uses the re-export names the class itself); a file
+    with an `__all__` (an explicit export), a file that imports it under another name, and a
+    file that looks its own names up by text still do."""
     matches = list(pattern.finditer(text))
     if len(matches) != 1:
         return bool(matches)
-    if os.path.basename(path) == "__init__.py" or "__all__" in text or _SELF_LOOKUP.search(text):
+    if "__all__" in text or _SELF_LOOKUP.search(text):
         return True
     if _ALIASED.match(text, matches[0].end()):
         return True  # `import NativeScalerWithGradNormCount as NativeScaler`: used by its alias

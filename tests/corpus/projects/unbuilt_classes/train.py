@@ -5,6 +5,7 @@ import torch
 import criteria
 from losses import BalancedLoss, FocalLoss
 from losses import SmoothedLoss as Smoothed
+from blocks import GatedConv
 
 
 def main():
@@ -15,7 +16,7 @@ def main():
     torch.backends.cudnn.benchmark = True
     # Loads a module of the `archs` package by name: no class of losses.py comes this way.
     arch = importlib.import_module("archs." + args.arch)
-    model = arch.build(3, 4).cuda()
+    model = torch.nn.Sequential(GatedConv(3), arch.build(3, 4)).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     balanced = BalancedLoss()
     smoothed = Smoothed()

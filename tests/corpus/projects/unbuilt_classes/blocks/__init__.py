@@ -1,0 +1,1 @@
+from .extra import GatedConv, SqueezeExcite
