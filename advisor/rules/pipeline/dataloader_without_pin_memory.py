@@ -23,8 +23,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
     summary = "DataLoader without `pin_memory=True` feeding a CUDA model"
     what = """
         A `DataLoader(...)` with no `pin_memory=True` in a file that copies its batches to a
-        CUDA device (also to a device read from the run's settings, `self.config["device"]` or
-        `args.device`, in a project whose files name CUDA). A `**kwargs` dict built in the file is looked into, with the keys it gets
+        CUDA device (also to a device read from the run's settings dict, `self.config["device"]`,
+        in a project whose files name CUDA). A `**kwargs` dict built in the file is looked into, with the keys it gets
         on the CUDA path (`if use_cuda: kwargs.update(pin_memory=True)` counts as set); one that
         cannot be resolved lowers the finding to info. A `pin_memory` given as a variable or
         expression is trusted unless the analysis can read that it is False (a constant, a

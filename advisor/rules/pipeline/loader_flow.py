@@ -268,9 +268,9 @@ def _helper_moves_batches(model: FileModel, loop=None) -> bool:
 
 
 def _device_from_settings(model: FileModel) -> bool:
-    """A loop of the file moves values to a device read from the run's settings (`device =
-    self.config["device"]`, `x.to(args.device)`): the script that fills them names CUDA, this
-    file does not. Worked out once per file."""
+    """A loop of the file moves values to a device read from the run's settings dict (`device =
+    self.config["device"]`): the script that fills it names CUDA, this file does not. Worked out
+    once per file."""
     return model.shared("device-from-settings", _settings_devices)
 
 
@@ -288,14 +288,13 @@ def _settings_devices(model: FileModel) -> bool:
 
 
 def _settings_key(value: cst.BaseExpression) -> bool:
-    """`config["device"]`, `self.config["device"]`, `args.device`, `opt.gpu_device`."""
+    """`config["device"]`, `self.config["device"]`: the device kept in a settings dict. (Not
+    `opt.device` or `trainer.device`: an object's attribute says less about where a run puts
+    its batches, and such files often run evaluations or CPU fallbacks of their own.)"""
     if type(value) is cst.Subscript and len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index:
         key = value.slice[0].slice.value
         return type(key) is cst.SimpleString and isinstance(key.evaluated_value, str) and bool(
             DEVICE_NAME.search(key.evaluated_value))
-    if type(value) is cst.Attribute and type(value.value) in (cst.Name, cst.Attribute):
-        base = dotted_name(value.value) or ""
-        return base != "self" and bool(DEVICE_NAME.search(value.attr.value))
     return False
 
 
