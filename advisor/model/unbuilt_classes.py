@@ -33,7 +33,8 @@ and a fresh one agree.
 
 A file checked outside any project (no `pyproject.toml`, `setup.cfg` or `.git` above it) has no
 unbuilt classes: its classes are what its user will build. The names are matched as words over
-the text, comments and strings included, so a mention anywhere keeps a class reached.
+the code and the strings without spaces (a dotted path, a registry key): a word in a comment,
+a docstring or a sentence (`"a Practical Degradation Model for ..."`) names no class.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     by_owner: Dict[str, List[Set[str]]] = {}
     frontier: List[Set[str]] = []  # words read by code that runs: module level, decorated definitions
     for statement, unit_text, first, last in _units(model, rows):
-        words = set(_WORD.findall(unit_text))
+        words = set(_WORD.findall(without_prose(unit_text)))
         kind = type(statement)
         if kind in (cst.ClassDef, cst.FunctionDef) and not statement.decorators:
             name = statement.name.value
@@ -152,6 +153,14 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     # Names another file uses are reached, and so is what they read, until nothing changes (each
     # name is looked up in the project once).
     looked: Set[str] = set()
+    cleaned: Dict[str, str] = {}
+
+    def code_of(path: str) -> str:
+        found = cleaned.get(path)
+        if found is None:
+            found = cleaned[path] = without_prose(project.text_of(path))
+        return found
+
     while True:
         named_elsewhere = []
         for name in unreached:
@@ -159,7 +168,8 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
                 continue
             looked.add(name)
             pattern = re.compile(r"\b%s\b" % re.escape(name))
-            if (any(_names(project.text_of(p), p, pattern) for p in nearby) or project.named_in_configs(name)
+            if (any(name in project.text_of(p) and _names(code_of(p), p, pattern) for p in nearby)
+                    or project.named_in_configs(name)
                     or (configured and project.named_in_project_configs(name))):
                 named_elsewhere.append(name)
         if not named_elsewhere:
@@ -174,10 +184,26 @@ _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\
 
 
 _ALIASED = re.compile(r"\s+as\s")
+# Comments, and string literals: a word in a sentence (`"a Practical Degradation Model for
+# ..."`, a docstring) names no class; a string without spaces (`"losses.SmoothedLoss"`, a
+# registry key) may.
+_PROSE = re.compile(r'(?s)[rRbBuUfF]{0,2}("""|\'\'\')(.*?)\1|[rRbBuUfF]{0,2}"((?:\\.|[^"\\\n])*)"|[rRbBuUfF]{0,2}\'((?:\\.|[^\'\\\n])*)\'|#[^\n]*')
+
+
+def without_prose(text: str) -> str:
+    """``text`` with its comments and the string literals that hold whitespace blanked."""
+    def blank(match: "re.Match[str]") -> str:
+        found = match.group(0)
+        if found.startswith("#"):
+            return ""
+        inner = next((g for g in match.groups()[1:] if g is not None), "")
+        return found if not any(c.isspace() for c in inner) else '""'
+
+    return _PROSE.sub(blank, text)
 
 
 def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
-    """The file names the class where it may build it. A file that imports the name and never
+    """The file (``text``: its code, `without_prose`) names the class where it may build it. A file that imports the name and never
     reads it again (`from blocks import TimestepEmbedder, LabelEmbedder`, then only the first
     used) does not, nor a package's `__init__.py` that only re-exports it (the project is not
     installed by others here: a file that uses the re-export names the class itself); a file

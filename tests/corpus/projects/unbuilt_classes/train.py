@@ -12,6 +12,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--criterion", default="SoftTargets")
     parser.add_argument("--arch", default="conv1x1")
+    # OldEdgeLoss was tried on the first runs and dropped.
+    parser.add_argument("--edges", action="store_true", help="unused since OldEdgeLoss was dropped")
     args = parser.parse_args()
     torch.backends.cudnn.benchmark = True
     # Loads a module of the `archs` package by name: no class of losses.py comes this way.
