@@ -125,6 +125,12 @@ class LoaderSites(Question[Sites]):
             # holds no loader, and a loop over it never starts: the other paths are all there is.
             if type(expr) is cst.Name and expr.value == "None":
                 return _NOTHING
+            if type(expr) is cst.Name and expr.value == "self" and ctx.class_name and not self._raw:
+                # `return self` of `load_data()` on a wrapper whose `__iter__` goes over the
+                # loader it built (`for data in self.dataloader: yield data`).
+                held = self._held(flow.model, ctx.class_name)
+                if held is not None:
+                    return held
             index = _constant_index(expr)
             if index is not None:
                 # `create_dataloader(...)[0]`: element 0 of what the helper returns, as for
@@ -175,6 +181,19 @@ class LoaderSites(Question[Sites]):
             exhaustive = bool(sites) and all(done for _, done in found) and _iterates_held(model, func.value)
             return (sites, exhaustive)
         return None if flow.callee(expr, ctx, order) is not None else _NONE
+
+    def _held(self, model, class_name: str) -> Optional[Sites]:
+        """The loaders a class's generator `__iter__` iterates from its own attributes; None when
+        it has no such `__iter__`. Never exhaustive: a subclass may iterate something else."""
+        if not _iterates_held(model, class_name):
+            return None
+        info = model.facts.functions[f"{class_name}.__iter__"]
+        answers = [
+            model.values.ask(self, loop.node.iter, loop.ctx, model.order_of(loop.node.iter))
+            for loop in info.loops if type(loop.node) is cst.For
+        ]
+        found = self.combine(answers)
+        return (found[0], False) if found[0] else None
 
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[Sites]:
         """`a, b = loaders` where `loaders = []` got its items from `loaders.append(loader)`: any
@@ -483,13 +502,18 @@ def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:
 
 def _iterates_held(model, class_name: str) -> bool:
     """The class's `__iter__` is a generator whose `for` loop goes over one of its attributes
-    (`for batch in self.loader:`): each pass over an instance is a pass over that loader."""
+    (`for batch in self.loader:`, `for i, data in enumerate(self.dataloader):`): each pass over
+    an instance is a pass over that loader."""
     info = model.facts.functions.get(f"{class_name}.__iter__")
     if info is None or not info.generator:
         return False
-    return any(
-        type(loop.node) is cst.For and (dotted_name(loop.node.iter) or "").startswith("self.") for loop in info.loops
-    )
+    return any(type(loop.node) is cst.For and _over_attribute(loop.node.iter) for loop in info.loops)
+
+
+def _over_attribute(iterable: cst.BaseExpression) -> bool:
+    if type(iterable) is cst.Call and dotted_name(iterable.func) == "enumerate" and iterable.args:
+        iterable = iterable.args[0].value
+    return (dotted_name(iterable) or "").startswith("self.")
 
 
 def placed_by_framework(model, site: CallSite) -> bool:

@@ -509,8 +509,10 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
         return True
     if placed_by_framework(model, site):
         return True
+    # A loop of another file: CUDA named there, or near it (the model module that picks the
+    # device, when the loop hands each batch to `model.set_input(data)`).
     if any(
-        other is not model and other.uses_cuda and loop_moves_batches(other, loop)
+        other is not model and (other.uses_cuda or other.cuda_in_project) and loop_moves_batches(other, loop)
         for other, loop in loader_consumers(model, site)
     ):
         return True

@@ -16,7 +16,7 @@ from advisor.model.loaders import (
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
-from advisor.rules.pipeline.loader_flow import literal_int, loader_option
+from advisor.rules.pipeline.loader_flow import batches_go_to_device, literal_int, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.vocabulary import PLACEMENT_TEXT
 
@@ -387,7 +387,8 @@ class WorkersRestartedEveryEpoch(Rule):
                 # `_evaluate(loader)` helper beside the loader's builder, called by `train.py`).
                 if other is model and _epochs(model):
                     continue
-                on_gpu = other.uses_cuda or model.uses_cuda or (other is model and model.cuda_in_project)
+                on_gpu = (other.uses_cuda or model.uses_cuda or (other is model and model.cuda_in_project)
+                          or batches_go_to_device(model, site))
                 if not on_gpu or not _per_epoch(other, loop, site):
                     continue
                 name = other.display_name().replace("{", "{{").replace("}", "}}")
