@@ -18,7 +18,8 @@ from typing import Optional, Set
 import libcst as cst
 
 from advisor.model.facts import ClassInfo, Context
-from advisor.model.instances import INSTANCES
+from advisor.model.calls import class_method
+from advisor.model.instances import INSTANCES, instances_of
 from advisor.model.named_methods import project_methods_named
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, argument
@@ -319,25 +320,50 @@ def prepared_hf_table(model, expr: cst.BaseExpression, ctx: Context, order: floa
 _GRAPH_BATCHES = frozenset({"dgl.batch", "dgl.batch_hetero"})
 
 
-def collates_graphs(model, call: cst.Call) -> bool:
-    """The loader's `collate_fn` is a project function (or, for `dataset.collate`, every project
-    method of that name) that batches samples into a graph library's object (`dgl.batch`)."""
+def _collate_functions(model, call: cst.Call) -> list:
+    """(model, FunctionInfo) of the loader's `collate_fn`: a project function, or, for
+    `dataset.collate`, every project method of that name."""
     arg = argument(call, "collate_fn", None)
     if arg is None:
-        return False
+        return []
     value = arg.value
-    functions = []
-    if type(value) is cst.Attribute:
-        functions = project_methods_named(model, value.attr.value)
-    elif type(value) is cst.Name:
+    if type(value) is cst.Name:
         info = model.facts.functions.get(value.value)
         if info is not None:
-            functions = [(model, info)]
-        else:
-            qual = model.imports.qualify(value)
-            symbol = model.symbol(qual) if qual is not None else None
-            if symbol is not None and symbol.kind == "function":
-                functions = [(symbol.model, symbol.info)]
+            return [(model, info)]
+    if type(value) in (cst.Name, cst.Attribute):
+        # `collate_fn=utils.collate_fn` of `import util.misc as utils`: a module's function
+        qual = model.imports.qualify(value)
+        symbol = model.symbol(qual) if qual is not None else None
+        if symbol is not None and symbol.kind == "function":
+            return [(symbol.model, symbol.info)]
+    if type(value) is cst.Attribute:
+        return project_methods_named(model, value.attr.value)
+    return []
+
+
+def collates_graphs(model, call: cst.Call) -> bool:
+    """The loader's `collate_fn` batches samples into a graph library's object (`dgl.batch`)."""
+    functions = _collate_functions(model, call)
     return bool(functions) and all(
         any(site.qualname in _GRAPH_BATCHES for site in info.sites) for _, info in functions
     )
+
+
+def unpinnable_batch_class(model, call: cst.Call) -> Optional[str]:
+    """The name of a project class the loader's `collate_fn` packs the batch into (DETR's
+    `nested_tensor_from_tensor_list(...)` returning a `NestedTensor`) when that class has no
+    `pin_memory()` method: the loader's pinning passes such objects through untouched."""
+    for owner, info in _collate_functions(model, call):
+        for site in info.sites:
+            for cls_owner, cls in instances_of(owner, site.node, site.ctx, site.order):
+                if cls_owner.facts.classes.get(cls.name) is cls and class_method(cls_owner, cls, "pin_memory") is None \
+                        and not any(b.startswith("torch.") or b in _PINNED_BASES for b in cls.bases):
+                    return cls.name
+    return None
+
+
+# Bases whose instances the loader's pinning walks into (it pins tensors inside mappings,
+# sequences and named tuples).
+_PINNED_BASES = frozenset({"dict", "list", "tuple", "NamedTuple", "OrderedDict", "collections.OrderedDict",
+                           "typing.NamedTuple", "collections.namedtuple"})

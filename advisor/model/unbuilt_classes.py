@@ -154,6 +154,15 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     # name is looked up in the project once).
     looked: Set[str] = set()
     cleaned: Dict[str, str] = {}
+    packages: Dict[str, bool] = {}
+
+    def _package_looked_up(path: str) -> bool:
+        # `getattr(models, config["arch"]["type"])` reaches what `models/__init__.py` imports.
+        if os.path.basename(path) != "__init__.py":
+            return False
+        if path not in packages:
+            packages[path] = _looked_up_by_module(project, path, nearby)
+        return packages[path]
 
     def code_of(path: str) -> str:
         found = cleaned.get(path)
@@ -168,7 +177,8 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
                 continue
             looked.add(name)
             pattern = re.compile(r"\b%s\b" % re.escape(name))
-            if (any(name in project.text_of(p) and _names(code_of(p), p, pattern) for p in nearby)
+            if (any(name in project.text_of(p) and (_names(code_of(p), p, pattern) or _package_looked_up(p))
+                    for p in nearby)
                     or project.named_in_configs(name)
                     or (configured and project.named_in_project_configs(name))):
                 named_elsewhere.append(name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.datasets import collates_graphs, holds_token_windows, prepared_hf_table
+from advisor.model.datasets import collates_graphs, holds_token_windows, prepared_hf_table, unpinnable_batch_class
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -45,7 +45,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         memory and hands out windows of them, `self.data[start: start + n].long()`); so it is
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning
         reaches tensors and objects with a `pin_memory()` method, and a DGL graph has none; for
-        `dataset.collate`, every project method of that name must); so it is for a loader only peeked at every few steps
+        `dataset.collate`, every project method of that name must), or into a project class
+        with no `pin_memory()` method (DETR's `NestedTensor`); so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
         train, in a function that trains in another loop or in one called once beside such a
@@ -219,6 +220,16 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 severity=Severity.INFO,
                 fix=fix,
                 data=data,
+            )
+        packed = unpinnable_batch_class(model, call)
+        if packed is not None:
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (its `collate_fn` "
+                "packs them into `{batch_class}`, which has no `pin_memory()` method: pinning would "
+                "pass them through as they are)",
+                severity=Severity.INFO,
+                data={**data, "batch_class": packed},
             )
         dataset = call_argument(call, "dataset", 0)
         if dataset is not None and (prepared_hf_table(model, dataset.value, site.ctx, site.order)

@@ -624,3 +624,32 @@ def train(dataset, model, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: the same class with a pin_memory() method of its own: pinning reaches the images
+import torch
+from torch.utils.data import DataLoader
+
+
+class NestedTensor:
+    def __init__(self, tensors, mask):
+        self.tensors = tensors
+        self.mask = mask
+
+    def pin_memory(self):
+        return NestedTensor(self.tensors.pin_memory(), self.mask.pin_memory())
+
+    def to(self, device, non_blocking=False):
+        return NestedTensor(self.tensors.to(device, non_blocking=non_blocking), self.mask.to(device, non_blocking=non_blocking))
+
+
+def collate_fn(batch):
+    images, targets = zip(*batch)
+    return NestedTensor(torch.stack(images), torch.zeros(len(images), 800, 800, dtype=torch.bool)), targets
+
+
+loader = DataLoader(dataset, batch_size=2, collate_fn=collate_fn, num_workers=4, pin_memory=True)  # expect: GPU201
+for samples, targets in loader:
+    samples = samples.to("cuda", non_blocking=True)
+    loss = criterion(model(samples), targets)
+    loss.backward()
+    optimizer.step()

@@ -926,3 +926,68 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: batches packed into a class with no pin_memory() method, which pinning passes through: info
+import torch
+from torch.utils.data import DataLoader
+
+
+class NestedTensor:
+    def __init__(self, tensors, mask):
+        self.tensors = tensors
+        self.mask = mask
+
+    def to(self, device):
+        return NestedTensor(self.tensors.to(device), self.mask.to(device))
+
+
+def nested_tensor_from_tensor_list(images):
+    tensor = torch.zeros(len(images), 3, 800, 800)
+    mask = torch.ones(len(images), 800, 800, dtype=torch.bool)
+    for img, pad, m in zip(images, tensor, mask):
+        pad[:, : img.shape[1], : img.shape[2]].copy_(img)
+        m[: img.shape[1], : img.shape[2]] = False
+    return NestedTensor(tensor, mask)
+
+
+def collate_fn(batch):
+    batch = list(zip(*batch))
+    batch[0] = nested_tensor_from_tensor_list(batch[0])
+    return tuple(batch)
+
+
+loader = DataLoader(dataset, batch_size=2, collate_fn=collate_fn, num_workers=4)  # expect: GPU201 info
+for samples, targets in loader:
+    samples = samples.to("cuda")
+    loss = criterion(model(samples), targets)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same class with a pin_memory() method of its own: pinning reaches the images
+import torch
+from torch.utils.data import DataLoader
+
+
+class NestedTensor:
+    def __init__(self, tensors, mask):
+        self.tensors = tensors
+        self.mask = mask
+
+    def pin_memory(self):
+        return NestedTensor(self.tensors.pin_memory(), self.mask.pin_memory())
+
+    def to(self, device, non_blocking=False):
+        return NestedTensor(self.tensors.to(device, non_blocking=non_blocking), self.mask.to(device, non_blocking=non_blocking))
+
+
+def collate_fn(batch):
+    images, targets = zip(*batch)
+    return NestedTensor(torch.stack(images), torch.zeros(len(images), 800, 800, dtype=torch.bool)), targets
+
+
+loader = DataLoader(dataset, batch_size=2, collate_fn=collate_fn, num_workers=4)  # expect: GPU201
+for samples, targets in loader:
+    samples = samples.to("cuda", non_blocking=True)
+    loss = criterion(model(samples), targets)
+    loss.backward()
+    optimizer.step()

@@ -23,8 +23,8 @@ def main(epochs=5):
     train_set, test_set = make_sets(1024, 256)
     sampler = DistributedSampler(train_set)  # expect: GPU501
     test_sampler = DistributedSampler(test_set)  # expect: GPU501 info
-    train_loader = DataLoader(train_set, batch_size=32, sampler=sampler)
-    test_loader = DataLoader(test_set, batch_size=64, sampler=test_sampler)
+    train_loader = DataLoader(train_set, batch_size=32, sampler=sampler, num_workers=2, pin_memory=True, persistent_workers=True)
+    test_loader = DataLoader(test_set, batch_size=64, sampler=test_sampler, num_workers=2, pin_memory=True, persistent_workers=True)
     model = DDP(torch.nn.Linear(16, 3).to(rank), device_ids=[rank])
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(epochs):

@@ -22,7 +22,7 @@ def train(model, loader, optimizer, epoch, rank, sampler=None):
 def train_no_reshuffle(model, loader, optimizer, rank):
     model.train()
     for inputs, targets in loader:
-        inputs, targets = inputs.to(rank), targets.to(rank)
+        inputs, targets = inputs.to(rank, non_blocking=True), targets.to(rank, non_blocking=True)
         optimizer.zero_grad()
         torch.nn.functional.cross_entropy(model(inputs), targets).backward()
         optimizer.step()
@@ -33,6 +33,6 @@ def evaluate(model, loader, rank):
     model.eval()
     correct = torch.zeros(1, device=rank)
     for inputs, targets in loader:
-        inputs, targets = inputs.to(rank), targets.to(rank)
+        inputs, targets = inputs.to(rank, non_blocking=True), targets.to(rank, non_blocking=True)
         correct += (model(inputs).argmax(1) == targets).sum()
     return correct
