@@ -79,13 +79,15 @@ def _find_wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
 
 
 # A key rewrite of the project that strips the wrapper's prefix (`k.replace("module.", "")`,
-# `k[len("module."):]`, `k.startswith("module.transformer.")`).
-_PREFIX_LITERAL = re.compile(r"""['"]module\.[\w.]*['"]""")
+# `k[len("module."):]`, `k.startswith("module.transformer.")`), or cuts its seven characters
+# (`name = k[7:]`).
+_PREFIX_LITERAL = re.compile(r"""['"]module\.[\w.]*['"]|\b\w+\[\s*7\s*:\s*\]""")
 
 
 def strips_prefix(model: FileModel) -> bool:
     """This file, or a project file within two imports of it, names the `module.` prefix in a
-    string: the project rewrites checkpoint keys itself, so a prefixed checkpoint loads."""
+    string or cuts a key's first seven characters (`k[7:]`): the project rewrites checkpoint
+    keys itself, so a prefixed checkpoint loads."""
     def compute(model: FileModel) -> bool:
         models = [model]
         if model.project is not None and model.real_path is not None:
@@ -107,7 +109,8 @@ class WrappedStateDictSaved(Rule):
         model that may be wrapped in DDP/DataParallel (a resume into the wrapped model, a
         sampler that wraps before loading): the project reads its checkpoints with their
         `module.` prefix on purpose; so it is when one of those files names the prefix in a
-        string (`k.replace("module.", "")`, `k[len("module."):]`): the project rewrites the keys
+        string (`k.replace("module.", "")`, `k[len("module."):]`) or cuts a key's first seven
+        characters (`k[7:]`): the project rewrites the keys
         when it loads.
     """
     why = """

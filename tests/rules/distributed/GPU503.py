@@ -454,3 +454,32 @@ def main(args):
         model = DDP(model, device_ids=[args.local_rank])
     train(model)
     save_model_on_master(model, args.distributed, "final.pth")
+
+# %% invalid: the project's loader cuts the wrapper's seven characters off each key: info
+from collections import OrderedDict
+
+import torch
+import torch.nn as nn
+
+
+def load_checkpoint(model, weights):
+    checkpoint = torch.load(weights)
+    try:
+        model.load_state_dict(checkpoint["state_dict"])
+    except RuntimeError:
+        cleaned = OrderedDict()
+        for k, v in checkpoint["state_dict"].items():
+            cleaned[k[7:]] = v
+        model.load_state_dict(cleaned)
+
+
+def train(model, loader, optimizer, epochs, gpus):
+    if len(gpus) > 1:
+        model = nn.DataParallel(model.cuda(), device_ids=gpus)
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        torch.save({"epoch": epoch, "state_dict": model.state_dict()}, "model_latest.pth")  # expect: GPU503 info
