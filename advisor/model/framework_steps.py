@@ -318,7 +318,7 @@ def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
             test = test.left
     if not type(test) is cst.Name:
         return None
-    value = _passed(model, guard, info, test.value, site)
+    value = _passed(model, guard, info, test.value, site, owner)
     if value is _UNDECIDED:
         return None
     result = bool(value) if literal is _UNDECIDED else value == literal
@@ -327,8 +327,9 @@ def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
     return result != negated
 
 
-def _passed(model, guard, info: FunctionInfo, name: str, site):
-    """The literal a call passes for a parameter the test reads unchanged (or its default)."""
+def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth: int = 0):
+    """The literal a call passes for a parameter the test reads unchanged (or its default),
+    also one the call hands on from its own caller's parameter (up to two calls up)."""
     if name not in info.params or any(a.star for a in site.node.args):
         return _UNDECIDED
     reach = model.bindings.reaching(name, guard.ctx, guard.order)
@@ -337,7 +338,34 @@ def _passed(model, guard, info: FunctionInfo, name: str, site):
     position = info.params.index(name) - info.receiver_params
     arg = argument(site.node, name, position)
     value = arg.value if arg is not None else parameter_default(info, name)
-    return _UNDECIDED if value is None else _literal_value(value)
+    if value is None:
+        return _UNDECIDED
+    if type(value) is cst.Name and owner is not None and depth < 2:
+        handed = _handed_on(owner, site, value.value, depth)
+        if handed is not _UNDECIDED:
+            return handed
+    return _literal_value(value)
+
+
+def _handed_on(owner, site, name: str, depth: int):
+    """`self.decoder(x, infer=infer)` in a `forward(self, x, infer=True)` that every live call
+    runs with `infer=False`: the literal all of them pass for the caller's own parameter."""
+    caller = site.ctx.function
+    if caller is None or name not in caller.params:
+        return _UNDECIDED
+    reach = owner.bindings.reaching(name, site.ctx, site.order)
+    if reach.parameter is not caller or reach.assignments:
+        return _UNDECIDED
+    live = _live_callers(owner, caller)[1]
+    if not live:
+        return _UNDECIDED
+    values = []
+    for upper_owner, upper in live:
+        found = _passed(owner, site, caller, name, upper, upper_owner, depth + 1)
+        if found is _UNDECIDED:
+            return _UNDECIDED
+        values.append(found)
+    return values[0] if all(v == values[0] for v in values) else _UNDECIDED
 
 
 def _literal_value(node: cst.BaseExpression):

@@ -1622,3 +1622,40 @@ for x, y in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% valid: a sampler branch the training call turns off through the wrapper that hands the flag on
+import torch
+import torch.nn as nn
+
+
+class Diffusion(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Linear(dim, dim)
+
+    def forward(self, x, infer=True):
+        if not infer:
+            noise = torch.randn_like(x)
+            return (self.net(x + noise) - noise).pow(2).mean()
+        steps = torch.linspace(1.0, 0.0, 10, device=x.device)
+        for t in steps:
+            x = x - self.net(x) * t.item()
+        return x
+
+
+class Wrapper(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.decoder = Diffusion(dim)
+
+    def forward(self, x, infer=True):
+        return self.decoder(x, infer=infer)
+
+
+model = Wrapper(64).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for x in loader:
+    loss = model(x.cuda(), infer=False)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
