@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 import re
-from typing import Iterator, Optional
+from typing import Dict, Iterator, Optional
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
@@ -253,7 +253,8 @@ class WorkersRestartedEveryEpoch(Rule):
         hands it to a function of another module that goes over it, also through a generator of
         the project such as a progress logger's `log_every(loader, ...)`); or built inside the
         epoch loop. One-epoch scripts are left alone, and so is a helper's pass made only every
-        few epochs (`if epoch % 5 == 0: run_pass(val_loader)`). The worker count may be written
+        few epochs (`if epoch % 5 == 0: run_pass(val_loader)`); a loop of the epoch loop
+        that goes over the loader only under such a test is information. The worker count may be written
         in the call, in a `**kwargs` dict built in steps (a key added under `if use_cuda:`
         counts), in a variable, a parameter's callers or default, a settings object
         (`SimpleNamespace`, a dataclass, a dict of settings), or be the default of a
@@ -433,18 +434,24 @@ class WorkersRestartedEveryEpoch(Rule):
         if not epochs:
             return
         iterated: dict = {}
+        # Loaders every pass over which sits under a periodic test of the epoch loop
+        # (`if epoch % cfg.VAL_AFTER_EVERY == 0:` around the validation loop).
+        now_and_then: Dict[int, bool] = {}
         for loop in model.facts.loops:
             if not type(loop.node) is cst.For:
                 continue
             loaders: tuple = ()
+            periodic = False
             if _inside(loop.parent, epochs):
                 loaders = _all_loaders(loaders_iterated(model, loop))
+                periodic = model.guards.periodic(loop.ctx)
             elif loop.parent is None and loop.function is not None:
                 callers = _epoch_callers(model, loop.function, epochs)
                 if callers:
                     loaders = _all_loaders(loaders_iterated(model, loop, LoaderSites(callers)))
             for site in loaders:
                 iterated[id(site.node)] = site
+                now_and_then[id(site.node)] = now_and_then.get(id(site.node), True) and periodic
         for comp in self._generator_passes(model, epochs):
             iterated[id(comp.node)] = comp
         for site in loader_calls(model):
@@ -474,6 +481,12 @@ class WorkersRestartedEveryEpoch(Rule):
                     fix=None,
                     data=data,
                 )
+                continue
+            if now_and_then.get(id(site.node)):
+                message = ("DataLoader starts " + restarting.phrase(data) + " again each time the epoch loop goes "
+                           "over it (every few epochs): no `persistent_workers=True`")
+                yield self.report(site.node, message, fix=self._fix(model, site, restarting), data=data,
+                                  severity=Severity.INFO)
                 continue
             message = "DataLoader starts " + restarting.phrase(data) + " again for every epoch: no `persistent_workers=True`"
             yield self.report(site.node, message, fix=self._fix(model, site, restarting), data=data)

@@ -468,3 +468,20 @@ def fit(model, train_dataset, optimizer, freeze_epoch, total_epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: a validation loader gone over every few epochs of the epoch loop: info
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=16, pin_memory=True, persistent_workers=True)  # expect: GPU204
+val_loader = DataLoader(val_set, batch_size=16, num_workers=8, pin_memory=True, persistent_workers=True)  # expect: GPU204 info
+for epoch in range(opt.epochs):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if epoch % opt.val_after_every == 0:
+        with torch.no_grad():
+            for x, y in val_loader:
+                score = metric(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
