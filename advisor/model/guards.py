@@ -648,14 +648,47 @@ class GuardKinds:
                 found = (False, self.main_process_object(dotted_name(node.left), ctx, order, depth))
             elif dotted_name(node) is not None:
                 name = dotted_name(node)
-                for assignment in model.bindings.reaching(name, ctx, order).assignments:
+                reach = model.bindings.reaching(name, ctx, order)
+                for assignment in reach.assignments:
                     if assignment.value is not None and assignment.index is None:
                         kinds = self.test_kinds(assignment.value, assignment.ctx, assignment.order, depth + 1)
                         found = (found[0] or kinds[0], found[1] or kinds[1])
+                if not found[0] and self._set_now_and_then(reach.assignments, ctx):
+                    found = (True, found[1])  # `do_eval = False`, then `if step % n == 0: do_eval = True`
+                if not found[0] and reach.parameter is not None and not reach.assignments and type(node) is cst.Name:
+                    found = (self._passed_periodic(reach.parameter, name, depth), found[1])
                 if not found[1] and self.main_process_object(name, ctx, order, depth):
                     found = (found[0], True)
             modulo, rank = modulo or found[0], rank or found[1]
         return modulo, rank
+
+    def _set_now_and_then(self, assignments, ctx: Context) -> bool:
+        """A flag whose every true value is set under a periodic test of the same function
+        (`do_eval = False`, then `if step % interval == 0: do_eval = True`)."""
+        truthy = [a for a in assignments if type(a.value) is cst.Name and a.value.value == "True"]
+        if not truthy or len(truthy) == len(assignments) or any(
+                type(a.value) is not cst.Name or a.value.value not in ("True", "False") for a in assignments):
+            return False
+        return all(
+            any(g.positive and g.ctx.function is a.ctx.function
+                and self.test_kinds(g.test, g.ctx, g.order + 0.5, _MAX_DEPTH)[0] for g in guards_of(a.ctx))
+            for a in truthy
+        )
+
+    def _passed_periodic(self, info, name: str, depth: int) -> bool:
+        """A parameter every call of which passes a periodic value (`train_step(..., do_eval)`
+        where the caller's `do_eval` is set now and then)."""
+        if depth >= _MAX_DEPTH or name not in info.params:
+            return False
+        position = info.params.index(name) - info.receiver_params
+        calls = self.model.callers(info)
+        if not calls:
+            return False
+        for owner, site in calls:
+            arg = argument(site.node, name, position)
+            if arg is None or not owner.guards.test_kinds(arg.value, site.ctx, site.order, depth + 1)[0]:
+                return False
+        return True
 
     def _methods_named(self, name: str) -> list:
         """The project's methods called ``name`` (model/named_methods.py), when every one of

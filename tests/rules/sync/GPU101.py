@@ -1659,3 +1659,47 @@ for x in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: an evaluation a flag turns on every few thousand steps, handed to the step function: info
+import torch
+
+
+def train_step(model, optimizer, x, y, do_eval=False):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if do_eval:
+        print("eval loss", loss.item())  # expect: GPU101 info
+    return loss.detach()
+
+
+model = torch.nn.Linear(8, 8).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for step, (x, y) in enumerate(loader):
+    do_eval = False
+    if step > 0 and step % 5000 == 0:
+        do_eval = True
+    train_step(model, optimizer, x.cuda(), y.cuda(), do_eval)
+
+# %% invalid: the same flag set on every step reads back on every step
+import torch
+
+
+def train_step(model, optimizer, x, y, do_eval=False):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if do_eval:
+        print("eval loss", loss.item())  # expect: GPU101
+    return loss.detach()
+
+
+model = torch.nn.Linear(8, 8).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for step, (x, y) in enumerate(loader):
+    do_eval = False
+    if step > 0:
+        do_eval = True
+    train_step(model, optimizer, x.cuda(), y.cuda(), do_eval)
