@@ -420,7 +420,19 @@ def _latch(model, guard: Guard) -> bool:
         # Only a flag that outlives the call: an attribute, or a name the enclosing loop keeps
         # (`unfrozen` set before the epoch loop); a parameter (`mask is None`) starts over each call.
         return any(_persists(part, guard) and _latch_test(model, guard, part) for part in parts)
+    if _parameter_test(guard.test, guard):
+        return False  # `if z is None: z = torch.randn(...)`: the default made on every call
     return _latch_test(model, guard, guard.test)
+
+
+def _parameter_test(test: cst.BaseExpression, guard: Guard) -> bool:
+    """The test reads a parameter of the function it sits in (`z is None`, `not cache`)."""
+    while type(test) is cst.UnaryOperation:
+        test = test.expression
+    if type(test) is cst.Comparison:
+        test = test.left
+    function = guard.ctx.function
+    return type(test) is cst.Name and function is not None and test.value in function.params
 
 
 def _persists(test: cst.BaseExpression, guard: Guard) -> bool:

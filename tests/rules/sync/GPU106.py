@@ -911,3 +911,30 @@ for batch_x, batch_y in train_loader:
     loss = criterion(model(batch_x, dec_inp), batch_y)
     loss.backward()
     optimizer.step()
+
+# %% invalid: a latent drawn whenever the caller passes none, which the training step never does
+import torch
+import torch.nn as nn
+
+
+class VAE(nn.Module):
+    def __init__(self, state_dim, latent_dim, device):
+        super().__init__()
+        self.latent_dim = latent_dim
+        self.device = device
+        self.d1 = nn.Linear(state_dim + latent_dim, 256)
+
+    def decode(self, state, z=None):
+        if z is None:
+            z = torch.randn((state.shape[0], self.latent_dim)).to(self.device).clamp(-0.5, 0.5)  # expect: GPU106
+        return torch.tanh(self.d1(torch.cat([state, z], 1)))
+
+
+device = torch.device("cuda")
+vae = VAE(17, 12, device).to(device)
+optimizer = torch.optim.Adam(vae.parameters())
+for state, action in replay:
+    loss = (vae.decode(state.to(device))[:, :6] - action.to(device)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
