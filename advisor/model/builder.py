@@ -738,7 +738,7 @@ class ModelBuilder(Walker):
                 key = (self.ctx.scope, item.asname.name.value)
                 self.facts.with_targets.setdefault(key, []).append(call)
             qual = self.imports.qualify(call.func)
-            if qual in NO_GRAD_CONTEXTS:
+            if qual in NO_GRAD_CONTEXTS or self._returns_no_grad(call.func):
                 no_grad = True
             elif qual == "torch.set_grad_enabled" and call.args:
                 value = call.args[0].value
@@ -748,6 +748,17 @@ class ModelBuilder(Walker):
         for call in calls:
             self._with_items[id(call)] = no_grad
             self._with_of_call[id(call)] = id(node)
+
+    def _returns_no_grad(self, func: cst.BaseExpression) -> bool:
+        """`with _get_no_grad_ctx_mgr():`, a function of the file (defined above) that hands
+        back `torch.no_grad()` (on the torch versions it supports; an older one's no-op aside)."""
+        if type(func) is not cst.Name:
+            return False
+        info = self.facts.functions.get(func.value)
+        return info is not None and any(
+            type(site.value) is cst.Call and self.imports.qualify(site.value.func) in NO_GRAD_CONTEXTS
+            for site in info.return_sites
+        )
 
     def visit_With_body(self, node: cst.With) -> None:
         no_grad = self._with_flags.pop(id(node), False)
