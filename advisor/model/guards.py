@@ -406,6 +406,14 @@ def _counter(model, name: str, ctx: Context, order: float, depth: int = 0) -> bo
     return bool(callers)
 
 
+def _counter_in_schedule(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`if i in np.linspace(0, iterations, 10):`, `if epoch in save_epochs:`: a step counter
+    tested for membership in a set of chosen steps holds on some iterations only."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.In:
+        return False
+    return type(test.left) is cst.Name and _counter(model, test.left.value, ctx, order)
+
+
 _RANK_WORD = re.compile(r"rank|gpu|device|world|node|proc", re.IGNORECASE)
 
 
@@ -618,6 +626,8 @@ class GuardKinds:
             result = (False, False)
         else:
             result = gate_kinds(test)
+            if not result[0] and _counter_in_schedule(self.model, test, ctx, order):
+                result = (True, result[1])
             if result[0] and _every_step(self.model, test, ctx, order):
                 result = (False, result[1])
             if not (result[0] and result[1]) and depth < _MAX_DEPTH:

@@ -1703,3 +1703,30 @@ for step, (x, y) in enumerate(loader):
     if step > 0:
         do_eval = True
     train_step(model, optimizer, x.cuda(), y.cuda(), do_eval)
+
+# %% invalid: a loss read back at ten chosen iterations of the optimisation: info
+import numpy as np
+import torch
+
+image = torch.randn(1, 3, 224, 224, device="cuda", requires_grad=True)
+optimizer = torch.optim.SGD([image], lr=6)
+for i in range(1, 150):
+    loss = -model(image)[0, target_class]
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if i in np.linspace(0, 150, 10, dtype=int):
+        print("iteration", i, "loss", loss.item())  # expect: GPU101 info
+
+# %% invalid: a membership test of something else than the step counter gates nothing
+import torch
+
+image = torch.randn(1, 3, 224, 224, device="cuda", requires_grad=True)
+optimizer = torch.optim.SGD([image], lr=6)
+for i in range(1, 150):
+    loss = -model(image)[0, target_class]
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if target_class in watched_classes:
+        print("iteration", i, "loss", loss.item())  # expect: GPU101
