@@ -34,8 +34,8 @@ class DataParallelOrFindUnused(Rule):
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it.
         A wrap bound to a name that is only ever called without autograd (under `no_grad`,
-        or handed to functions of the file that call it so: a sampler wrapped beside the
-        trained model) is information too, and so is a wrap in one arm of a test whose other
+        or handed to functions of the project that call it so or hand it on to one that does:
+        a sampler wrapped beside the trained model) is information too, and so is a wrap in one arm of a test whose other
         arm wraps in `DistributedDataParallel` (the script offers DDP already), unless the
         switch's default takes the DataParallel arm (`--distributed` as a `store_true` option).
         A wrap on the path taken only without a GPU (the `else` of `torch.cuda.is_available()`)
@@ -204,21 +204,31 @@ class DataParallelOrFindUnused(Rule):
                 uses += 1
         return uses > 0
 
-    @staticmethod
-    def _calls_without_grad(model: FileModel, call: CallSite, position: int) -> bool:
-        """Every function of the file ``call`` runs calls its parameter at ``position`` only
-        without autograd, and uses it no other way."""
+    @classmethod
+    def _calls_without_grad(cls, model: FileModel, call: CallSite, position: int, depth: int = 0) -> bool:
+        """Every function of the project ``call`` runs (`eval_utils.eval_split(dp_model, ...)`)
+        calls its parameter at ``position`` only without autograd, and uses it no other way."""
         targets = model.calls.targets(call)
         if not targets:
             return False
         for owner, callee in targets:
-            if owner is not model or callee.class_name is not None or position >= len(callee.params):
+            if callee.class_name is not None or position >= len(callee.params):
                 return False
             param = callee.params[position]
             used = [s for s in callee.sites if (
                 dotted_name(s.node.func) == param or any(dotted_name(a.value) == param for a in s.node.args))]
-            if not used or any(dotted_name(s.node.func) != param or not s.ctx.no_grad for s in used):
+            if not used:
                 return False
+            for s in used:
+                if dotted_name(s.node.func) == param:
+                    if not s.ctx.no_grad:
+                        return False
+                    continue
+                # handed on (`eval_split_n(model, ...)`): that function must use it so too
+                spots = [i for i, a in enumerate(s.node.args) if dotted_name(a.value) == param]
+                if depth >= 2 or any(s.node.args[i].keyword is not None or s.node.args[i].star for i in spots) or not all(
+                        cls._calls_without_grad(owner, s, i, depth + 1) for i in spots):
+                    return False
         return True
 
     @staticmethod

@@ -347,3 +347,32 @@ def wrap(model, args, names):
     if args.arch.startswith(tuple(names)) or args.arch.startswith(PREFIXES[0]):
         model.features = model.features.cuda()
     return model
+
+# %% invalid: a wrap only handed to an evaluation that hands it on to a no_grad helper: info
+import torch
+import torch.nn as nn
+
+
+def sample_n(model, batch):
+    with torch.no_grad():
+        return model(batch, mode="sample")
+
+
+def eval_split(model, loader):
+    model.eval()
+    outputs = [sample_n(model, batch.cuda()) for batch in loader]
+    model.train()
+    return outputs
+
+
+def main(loader, val_loader):
+    model = Captioner().cuda()
+    dp_model = nn.DataParallel(model)  # expect: GPU505 info
+    dp_lw_model = nn.DataParallel(LossWrapper(model))  # expect: GPU505
+    optimizer = torch.optim.Adam(model.parameters())
+    for batch in loader:
+        loss = dp_lw_model(batch.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return eval_split(dp_model, val_loader)
