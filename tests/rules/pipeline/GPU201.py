@@ -991,3 +991,19 @@ for samples, targets in loader:
     loss = criterion(model(samples), targets)
     loss.backward()
     optimizer.step()
+
+# %% invalid: batches wrapped in the old Variable before they are moved
+import torch
+from torch.autograd import Variable
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=4)  # expect: GPU201
+for epoch in range(100):
+    for i, data in enumerate(train_loader):
+        inputs, labels = data
+        inputs = Variable(inputs).cuda()
+        labels = Variable(labels).cuda()
+        loss = criterion(net(inputs), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
