@@ -1024,12 +1024,11 @@ def _filled_in_place(model, name: str, ctx: Context, order: float) -> bool:
 def names_cuda(model, device: cst.BaseExpression, ctx: Context, order: int) -> bool:
     """A device expression that points at CUDA: as `device_kind` says, but not the device of a
     tensor that lives on the host (`.to(var.device)` where `var = torch.bernoulli(torch.tensor(p))`
-    copies nothing), nor that of a batch the loop has not moved (`batch_y = batch_y.float()`,
-    then `.to(batch_y.device)`)."""
+    copies nothing)."""
     if device_kind(model, device, ctx, order) != "cuda":
         return False
     if type(device) is cst.Attribute and device.attr.value == "device":
-        return not (is_host_tensor(model, device.value, ctx, order) or is_raw_batch(model, device.value, ctx, order))
+        return not is_host_tensor(model, device.value, ctx, order)
     return True
 
 

@@ -888,19 +888,7 @@ for step, (x_src, y_src) in enumerate(loader):
     loss.backward()
     optimizer.step()
 
-# %% valid: a decoder input placed where a batch the loop did not move lives: nothing is copied
-import torch
-
-device = torch.device("cuda")
-with torch.no_grad():
-    for batch_x, batch_y in pred_loader:
-        batch_x = batch_x.float().to(device)
-        batch_y = batch_y.float()
-        dec_inp = torch.zeros([batch_y.shape[0], pred_len, batch_y.shape[2]]).float().to(batch_y.device)
-        dec_inp = torch.cat([batch_y[:, :label_len, :], dec_inp], dim=1).float().to(device)
-        preds.append(model(batch_x, dec_inp))
-
-# %% invalid: the same input placed where a moved batch lives
+# %% invalid: a decoder input placed where a moved batch lives
 import torch
 
 device = torch.device("cuda")
