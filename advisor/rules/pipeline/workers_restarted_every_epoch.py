@@ -444,7 +444,9 @@ class WorkersRestartedEveryEpoch(Rule):
             periodic = False
             if _inside(loop.parent, epochs):
                 loaders = _all_loaders(loaders_iterated(model, loop))
-                periodic = model.guards.periodic(loop.ctx)
+                # Only a pass made by the epoch loop itself: one under a test inside the batch
+                # loop (`if step % 1000 == 0:` validation) runs many times an epoch.
+                periodic = loop.parent is not None and id(loop.parent) in epochs and model.guards.periodic(loop.ctx)
             elif loop.parent is None and loop.function is not None:
                 callers = _epoch_callers(model, loop.function, epochs)
                 if callers:

@@ -485,3 +485,22 @@ for epoch in range(opt.epochs):
         with torch.no_grad():
             for x, y in val_loader:
                 score = metric(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+
+# %% invalid: a validation loader gone over every few thousand steps inside the batch loop
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+val_loader = DataLoader(val_set, batch_size=1, num_workers=1, pin_memory=True, persistent_workers=True)  # expect: GPU204
+steps = 0
+for epoch in range(opt.epochs):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if steps % opt.validation_interval == 0:
+            with torch.no_grad():
+                for vx, vy in val_loader:
+                    score = metric(model(vx.cuda(non_blocking=True)), vy.cuda(non_blocking=True))
+        steps += 1
