@@ -376,3 +376,45 @@ def main(loader, val_loader):
         loss.backward()
         optimizer.step()
     return eval_split(dp_model, val_loader)
+
+# %% invalid: the arm an on/off switch takes only when the user turns its default off: info
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--single_gpu", default=True, action="store_false", help="use one GPU")
+args = parser.parse_args()
+model = RNNModel(args).cuda()
+if args.single_gpu:
+    parallel_model = model
+else:
+    parallel_model = nn.DataParallel(model, dim=1)  # expect: GPU505 info
+optimizer = torch.optim.SGD(model.parameters(), lr=20)
+for data, targets in batches:
+    loss = criterion(parallel_model(data.cuda()), targets.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same switch whose default takes the wrapping arm
+import argparse
+
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--single_gpu", action="store_true", help="use one GPU")
+args = parser.parse_args()
+model = RNNModel(args).cuda()
+if args.single_gpu:
+    parallel_model = model
+else:
+    parallel_model = nn.DataParallel(model, dim=1)  # expect: GPU505
+optimizer = torch.optim.SGD(model.parameters(), lr=20)
+for data, targets in batches:
+    loss = criterion(parallel_model(data.cuda()), targets.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
