@@ -187,8 +187,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         (a factory without `device=`, or a `torch.cat` of a list of such parts), and batches
         still in host memory (before they are moved) are left alone. Under a periodic condition
         it is only informational (not under a rank-0 check alone, which one GPU passes every
-        step), and so is a tensor operand of `and`/`or` after another one: it is read only when
-        the first lets it, once the first read has drained the queue.
+        step).
     """ + FORWARD_PATH_DOC
     why = """
         Python needs a real `True` or `False` to choose a branch, and the allocator needs to
@@ -249,20 +248,15 @@ class DataDependentSyncInTrainingLoop(Rule):
             if heat is None:
                 continue
             never = lambda node, c=condition: _never_on(model, node, c.ctx)  # noqa: E731
-            # Left to right, as Python evaluates them: an operand after a tensor one runs only
-            # when that one lets it (`if relevant == 0 and selected == 0:`), on a queue the first
-            # read has already drained.
-            synced = False
             for operand, short_circuited in _truth_operands(condition.test, never):
                 if self._device_tensor(model, operand, ctx):
                     yield self.report(
                         operand,
                         "`{statement}` on tensor `{expression}` copies it to the host "
                         "and waits for the GPU on every training step",
-                        severity=self.severity_for(Heat.GATED if short_circuited or synced else heat),
+                        severity=self.severity_for(Heat.GATED if short_circuited else heat),
                         data={"statement": condition.kind, "expression": snippet(model, operand)},
                     )
-                    synced = True
         yield from self._size_syncs(model)
         yield from self._mask_indexing(model)
 

@@ -1414,25 +1414,3 @@ for x, t in loader:
     loss = model(x.cuda(), embedder(t.cuda())).mean()
     loss.backward()
     optimizer.step()
-
-# %% invalid: the second tensor of an `and` runs only when the first lets it, after its wait: info
-import torch
-
-
-def edge_accuracy(labels, outputs, threshold=0.5):
-    relevant = torch.sum((labels > threshold).float())
-    selected = torch.sum((outputs > threshold).float())
-    if relevant == 0 and selected == 0:  # expect: GPU104, GPU104 info
-        return torch.tensor(1.0), torch.tensor(1.0)
-    hits = torch.sum(((outputs > threshold) == (labels > threshold)).float() * (labels > threshold).float())
-    return hits / (selected + 1e-8), hits / (relevant + 1e-8)
-
-
-for images, edges in loader:
-    images, edges = images.cuda(), edges.cuda()
-    out = model(images)
-    loss = criterion(out, edges)
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    precision, recall = edge_accuracy(edges, out.detach())
