@@ -43,8 +43,7 @@ class DataParallelOrFindUnused(Rule):
         that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
         defaulting to 1, the DCGAN examples' branch) is information: it runs only when the user
         asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
-        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`, the `else` of `if
-        args.single_gpu:` with a `store_false` switch that defaults to True). The switch may be
+        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`). The switch may be
         computed in `main()` and read in the `main_worker(gpu, ngpus, args)` it calls or spawns
         (`args.distributed = args.world_size > 1 or args.multiprocessing_distributed`).
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
@@ -128,7 +127,7 @@ class DataParallelOrFindUnused(Rule):
                     "default leaves false: DistributedDataParallel is faster when it runs",
                     severity=Severity.INFO,
                 )
-            elif model.guards.dead(site.ctx) or self._switch_default_against(model, site):
+            elif model.guards.dead(site.ctx):
                 yield self.report(
                     site.node,
                     "DataParallel drives every GPU from one process, in a branch the settings' defaults "
@@ -252,27 +251,6 @@ class DataParallelOrFindUnused(Rule):
                     isinstance(value, int) and not isinstance(value, bool) and value <= 1 for _, value in found.values
                 ):
                     return True
-        return False
-
-    @staticmethod
-    def _switch_default_against(model: FileModel, site: CallSite) -> bool:
-        """The wrap sits in the arm of a test of an on/off setting that the setting's default
-        does not take (`else:` of `if args.single_gpu:`, a `store_false` switch that defaults to
-        True): it runs only when the user asks for it."""
-        for guard in guards_of(site.ctx):
-            if guard.exits:
-                continue
-            test, negated = guard.test, False
-            while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-                test, negated = test.expression, not negated
-            if dotted_name(test) is None:
-                continue
-            found = literal_values(model, test, guard.ctx, guard.order + 0.5)
-            if not found.complete or not found.values or any(kind != "bool" for kind, _ in found.values):
-                continue
-            truths = {bool(value) != negated for _, value in found.values}
-            if guard.positive not in truths:
-                return True
         return False
 
     @staticmethod
