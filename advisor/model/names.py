@@ -76,6 +76,18 @@ def is_none(expr: Optional[cst.BaseExpression]) -> bool:
     return type(expr) is cst.Name and expr.value == "None"
 
 
+# The old autograd wrapper, which hands back the tensor it wraps.
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+def variable_inner(model, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` for `Variable(x)` (also nested), else ``expr`` itself."""
+    while (type(expr) is cst.Call and expr.args and expr.args[0].keyword is None and not expr.args[0].star
+           and model.imports.qualify(expr.func) in VARIABLE):
+        expr = expr.args[0].value
+    return expr
+
+
 def root_name(node: cst.BaseExpression) -> Optional[str]:
     """The leftmost Name of an attribute/subscript/call chain (``batch`` in ``batch["x"].to(d)``)."""
     while True:

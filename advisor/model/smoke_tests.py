@@ -11,16 +11,13 @@ from __future__ import annotations
 import libcst as cst
 
 from advisor.model.facts import Context
-from advisor.model.names import dotted_name
+from advisor.model.names import VARIABLE, dotted_name
 
 # torch functions that make a tensor out of nothing but a shape.
 _MADE_UP = frozenset(
     "torch.randn torch.rand torch.randint torch.zeros torch.ones torch.empty torch.full "
     "torch.randn_like torch.rand_like torch.zeros_like torch.ones_like".split()
 )
-
-# The autograd wrapper of torch before 0.4: it hands the tensor it wraps back.
-_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
 
 def _made_up(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
@@ -30,7 +27,7 @@ def _made_up(model, expr: cst.BaseExpression, ctx: Context, order: float) -> boo
         return _made_up(model, expr.func.value, ctx, order)
     if type(expr) is cst.Call:
         qual = model.imports.qualify(expr.func)
-        if qual in _VARIABLE and len(expr.args) >= 1 and expr.args[0].keyword is None and not expr.args[0].star:
+        if qual in VARIABLE and len(expr.args) >= 1 and expr.args[0].keyword is None and not expr.args[0].star:
             return _made_up(model, expr.args[0].value, ctx, order)  # `net(Variable(x))`, older torch
         if qual == "torch.tensor" and expr.args and _number(expr.args[0].value):
             return True  # `timestep = torch.tensor(0)`: a made-up scalar

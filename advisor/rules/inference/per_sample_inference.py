@@ -7,7 +7,7 @@ import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, FileModel, FunctionInfo, LoopInfo
 from advisor.model.file_model import call_argument
-from advisor.model.names import dotted_name, last_segment
+from advisor.model.names import dotted_name, last_segment, variable_inner
 from advisor.model.subtree import iter_names
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule, snippet
@@ -72,7 +72,7 @@ def _bound_singleton(model: FileModel, name: str, ctx, order: float, loop: LoopI
         value = assignment.value
         if value is None or assignment.index is not None or assignment.ctx.loop is None or not assignment.ctx.loop.within(loop):
             return None
-        value = _unwrapped(model, value)
+        value = variable_inner(model, value)
         this = _singleton_batch(value)
         if this is not None:
             this = (this, assignment.ctx, assignment.order)
@@ -85,14 +85,6 @@ def _bound_singleton(model: FileModel, name: str, ctx, order: float, loop: LoopI
                 return None
         inner = inner or this
     return inner
-
-
-def _unwrapped(model: FileModel, value: cst.BaseExpression) -> cst.BaseExpression:
-    """`x` in `Variable(x)` (the old autograd wrapper hands the tensor back)."""
-    if type(value) is cst.Call and len(value.args) >= 1 and value.args[0].keyword is None:
-        if model.imports.qualify(value.func) in ("torch.autograd.Variable", "torch.autograd.variable.Variable"):
-            return value.args[0].value
-    return value
 
 
 def _moved_name(value: cst.BaseExpression) -> Optional[str]:

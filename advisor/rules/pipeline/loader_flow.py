@@ -15,7 +15,7 @@ from advisor.model.passes import passes_over
 from advisor.model.user_waits import waits_for_user
 from advisor.model.devices import cuda_tensor_type
 from advisor.model.tensors import is_host_tensor
-from advisor.model.names import dotted_name, root_name
+from advisor.model.names import dotted_name, root_name, variable_inner
 from advisor.model.vocabulary import DEVICE_NAME
 from advisor.model.walk import children
 
@@ -298,18 +298,6 @@ def _settings_key(value: cst.BaseExpression) -> bool:
     return False
 
 
-def _unwrapped(model: FileModel, expr):
-    """`inputs` for `Variable(inputs)` (the old autograd wrapper hands the tensor back): the
-    batch a `Variable(inputs).cuda()` moves."""
-    while (type(expr) is cst.Call and expr.args and expr.args[0].keyword is None and not expr.args[0].star
-           and (model.imports.qualify(expr.func) or "") in _VARIABLE):
-        expr = expr.args[0].value
-    return expr
-
-
-_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
-
-
 def moves_batches_to_device(model: FileModel) -> bool:
     """Some loop copies its batches (or values derived from them) to a device,
     itself or by passing them to a function of the file that does (`to_device(batch, dev)`).
@@ -326,9 +314,9 @@ def _moves_batches(model: FileModel) -> bool:
             continue
         if _drawn_then_moved(model, site.receiver):
             return True
-        root = _unwrapped(model, site.receiver)
+        root = variable_inner(model, site.receiver)
         while type(root) in (cst.Attribute, cst.Subscript, cst.Call):
-            root = _unwrapped(model, root.func if type(root) is cst.Call else root.value)
+            root = variable_inner(model, root.func if type(root) is cst.Call else root.value)
         if not type(root) is cst.Name:
             continue
         if root.value in derived_batch_names(model, site):
@@ -445,7 +433,7 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
             continue
         if site.ctx.loop is None or not site.ctx.loop.within(loop):
             continue
-        if root_name(_unwrapped(model, site.receiver)) in derived_batch_names(model, site) or _drawn_then_moved(
+        if root_name(variable_inner(model, site.receiver)) in derived_batch_names(model, site) or _drawn_then_moved(
                 model, site.receiver):
             return True
     for key in movers:
