@@ -433,22 +433,21 @@ def _latch(model, guard: Guard) -> bool:
     return _latch_test(model, guard, guard.test)
 
 
-def _parameter_test(test: cst.BaseExpression, guard: Guard) -> bool:
-    """The test reads a parameter of the function it sits in (`z is None`, `not cache`)."""
+def _tested(test: cst.BaseExpression) -> cst.BaseExpression:
+    """The value a flag test reads: `x` in `not x`, `x is None`, `x < 0`."""
     while type(test) is cst.UnaryOperation:
         test = test.expression
-    if type(test) is cst.Comparison:
-        test = test.left
-    function = guard.ctx.function
-    return type(test) is cst.Name and function is not None and test.value in function.params
+    return test.left if type(test) is cst.Comparison else test
+
+
+def _parameter_test(test: cst.BaseExpression, guard: Guard) -> bool:
+    """The test reads a parameter of the function it sits in (`z is None`, `not cache`)."""
+    read, function = _tested(test), guard.ctx.function
+    return type(read) is cst.Name and function is not None and read.value in function.params
 
 
 def _persists(test: cst.BaseExpression, guard: Guard) -> bool:
-    while type(test) is cst.UnaryOperation:
-        test = test.expression
-    if type(test) is cst.Comparison:
-        test = test.left
-    name = dotted_name(test)
+    name = dotted_name(_tested(test))
     if name is None:
         return False
     if name.startswith("self."):
