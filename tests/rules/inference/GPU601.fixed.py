@@ -106,3 +106,25 @@ def initialise(model, dataset):
 
 
 initialise(torch.nn.Linear(8, 8), torch.utils.data.TensorDataset(torch.randn(64, 8), torch.randn(64)))
+
+# %% invalid: a helper of the file that hands back a context which leaves autograd on
+import contextlib
+
+import torch
+
+
+def quiet_context():
+    return contextlib.nullcontext()
+
+
+@torch.no_grad()
+def evaluate(model, loader):
+    outputs = []
+    with quiet_context():
+        for x, y in loader:
+            outputs.append(model(x.cuda()))  # expect: GPU601
+    return outputs
+
+
+model = torch.nn.Linear(8, 4).cuda()
+print(evaluate(model, val_loader))

@@ -499,3 +499,24 @@ def evaluate(model, loader):
 
 model = torch.nn.Linear(8, 4).cuda()
 print(evaluate(model, val_loader))
+
+# %% invalid: a helper of the file that hands back a context which leaves autograd on
+import contextlib
+
+import torch
+
+
+def quiet_context():
+    return contextlib.nullcontext()
+
+
+def evaluate(model, loader):
+    outputs = []
+    with quiet_context():
+        for x, y in loader:
+            outputs.append(model(x.cuda()))  # expect: GPU601
+    return outputs
+
+
+model = torch.nn.Linear(8, 4).cuda()
+print(evaluate(model, val_loader))

@@ -754,3 +754,25 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a helper that returns a TensorDataset on one path and a folder of images on the other
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torchvision.datasets import ImageFolder
+
+
+def make_set(root, cached):
+    if cached:
+        feats, labels = torch.load(root + "/features.pt")
+        return TensorDataset(feats, labels)
+    return ImageFolder(root)
+
+
+train_set = make_set(args.data, args.cached)
+loader = DataLoader(train_set, batch_size=64, shuffle=True, pin_memory=True)  # expect: GPU202
+for epoch in range(10):
+    for x, y in loader:
+        loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

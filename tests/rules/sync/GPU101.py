@@ -1730,3 +1730,40 @@ for i in range(1, 150):
     optimizer.step()
     if target_class in watched_classes:
         print("iteration", i, "loss", loss.item())  # expect: GPU101
+
+# %% invalid: the same wrapper where training leaves the flag at its sampling default
+import torch
+import torch.nn as nn
+
+
+class Diffusion(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Linear(dim, dim)
+
+    def forward(self, x, infer=True):
+        if not infer:
+            noise = torch.randn_like(x)
+            return (self.net(x + noise) - noise).pow(2).mean()
+        steps = torch.linspace(1.0, 0.0, 10, device=x.device)
+        for t in steps:
+            x = x - self.net(x) * t.item()  # expect: GPU101
+        return x.pow(2).mean()
+
+
+class Wrapper(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.decoder = Diffusion(dim)
+
+    def forward(self, x, infer=True):
+        return self.decoder(x, infer=infer)
+
+
+model = Wrapper(64).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+for x in loader:
+    loss = model(x.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
