@@ -79,9 +79,11 @@ def _find_wrapped_loads(model: FileModel) -> List[Tuple[FileModel, CallSite]]:
 
 
 # A key rewrite of the project that strips the wrapper's prefix (`k.replace("module.", "")`,
-# `k[len("module."):]`, `k.startswith("module.transformer.")`), or cuts its seven characters
-# (`name = k[7:]`).
-_PREFIX_LITERAL = re.compile(r"""['"]module\.[\w.]*['"]|\b\w+\[\s*7\s*:\s*\]""")
+# `k[len("module."):]`, `k.startswith("module.transformer.")`).
+_PREFIX_LITERAL = re.compile(r"""['"]module\.[\w.]*['"]""")
+# Or cuts its seven characters (`name = k[7:]`), in a file that loads a state dict: a `[7:]`
+# elsewhere slices anything.
+_SEVEN = re.compile(r"\b\w+\[\s*7\s*:\s*\]")
 
 
 def strips_prefix(model: FileModel) -> bool:
@@ -92,7 +94,9 @@ def strips_prefix(model: FileModel) -> bool:
         models = [model]
         if model.project is not None and model.real_path is not None:
             models += model.project.related_models(model.real_path)
-        return any(other.text is not None and _PREFIX_LITERAL.search(other.text) for other in models)
+        return any(other.text is not None and (
+            _PREFIX_LITERAL.search(other.text) or ("load_state_dict" in other.text and _SEVEN.search(other.text))
+        ) for other in models)
 
     return model.shared("distributed.strips-prefix", compute)
 

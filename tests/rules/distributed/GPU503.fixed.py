@@ -277,3 +277,23 @@ def train(model, loader, optimizer, epochs, gpus):
             loss.backward()
             optimizer.step()
         torch.save({"epoch": epoch, "state_dict": getattr(model, "module", model).state_dict()}, "model_latest.pth")  # expect: GPU503 info
+
+# %% invalid: a `[7:]` slice that cuts a run name, in a file that loads no state dict
+import torch
+import torch.nn as nn
+
+
+def short_name(run_id):
+    return run_id[7:]
+
+
+def train(model, loader, optimizer, epochs, gpus, run_id):
+    if len(gpus) > 1:
+        model = nn.DataParallel(model.cuda(), device_ids=gpus)
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        torch.save({"epoch": epoch, "state_dict": getattr(model, "module", model).state_dict()}, short_name(run_id) + ".pth")  # expect: GPU503
