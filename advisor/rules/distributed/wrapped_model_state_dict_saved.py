@@ -88,7 +88,8 @@ _SEVEN = re.compile(r"\b\w+\[\s*7\s*:\s*\]")
 
 def strips_prefix(model: FileModel) -> bool:
     """This file, or a project file within two imports of it, names the `module.` prefix in a
-    string or cuts a key's first seven characters (`k[7:]`): the project rewrites checkpoint
+    string or, where it loads a state dict, cuts a key's first seven characters (`k[7:]`): the
+    project rewrites checkpoint
     keys itself, so a prefixed checkpoint loads."""
     def compute(model: FileModel) -> bool:
         models = [model]
@@ -113,8 +114,8 @@ class WrappedStateDictSaved(Rule):
         model that may be wrapped in DDP/DataParallel (a resume into the wrapped model, a
         sampler that wraps before loading): the project reads its checkpoints with their
         `module.` prefix on purpose; so it is when one of those files names the prefix in a
-        string (`k.replace("module.", "")`, `k[len("module."):]`) or cuts a key's first seven
-        characters (`k[7:]`): the project rewrites the keys
+        string (`k.replace("module.", "")`, `k[len("module."):]`) or, in a file that calls
+        `load_state_dict`, cuts a key's first seven characters (`k[7:]`): the project rewrites the keys
         when it loads.
     """
     why = """
