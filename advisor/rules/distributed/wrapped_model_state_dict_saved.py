@@ -89,8 +89,7 @@ _SEVEN = re.compile(r"\b\w+\[\s*7\s*:\s*\]")
 def strips_prefix(model: FileModel) -> bool:
     """This file, or a project file within two imports of it, names the `module.` prefix in a
     string or, where it loads a state dict, cuts a key's first seven characters (`k[7:]`): the
-    project rewrites checkpoint
-    keys itself, so a prefixed checkpoint loads."""
+    project rewrites checkpoint keys itself, so a prefixed checkpoint loads."""
     def compute(model: FileModel) -> bool:
         models = [model]
         if model.project is not None and model.real_path is not None:
