@@ -69,14 +69,22 @@ def _base_switches_then_calls(model: FileModel, info) -> bool:
     return False
 
 
-def _also_run_with_grad(site: CallSite, info) -> bool:
+def _also_run_with_grad(model: FileModel, site: CallSite, info) -> bool:
     """The same function runs the same model with gradients on as well (`logits_s =
     self.model(x_strong)`, then `with torch.no_grad(): logits_w = self.model(x_weak)`): a
     training step that makes its pseudo-labels in training mode on purpose."""
     name = dotted_name(site.node.func)
-    return name is not None and any(
-        not other.ctx.no_grad and other is not site and dotted_name(other.node.func) == name for other in info.sites
-    )
+    if name is None:
+        return False
+    # The names each function calls with gradients on, once per function: a function of many
+    # no_grad calls is not read once per call.
+    known = model.shared("gpu602-called-with-grad", lambda m: {})
+    called = known.get(id(info))
+    if called is None:
+        called = known[id(info)] = {
+            dotted_name(other.node.func) for other in info.sites if not other.ctx.no_grad
+        }
+    return name in called
 
 
 def _eval_calls(model: FileModel) -> List[CallSite]:
@@ -197,7 +205,7 @@ class EvaluationWithoutEvalMode(Rule):
                 continue
             if info is not None and results_feed_training(model, info):
                 continue
-            if info is not None and site.ctx.no_grad and _also_run_with_grad(site, info):
+            if info is not None and site.ctx.no_grad and _also_run_with_grad(model, site, info):
                 continue
             candidates.append(site)
         key = lambda s: (s.ctx.scope, dotted_name(s.node.func) or "")
