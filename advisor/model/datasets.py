@@ -17,11 +17,13 @@ from typing import Optional, Set
 
 import libcst as cst
 
+from advisor.model.devices import HOST, device_kind
 from advisor.model.facts import ClassInfo, Context
 from advisor.model.calls import class_method
 from advisor.model.instances import INSTANCES, instances_of
 from advisor.model.named_methods import project_methods_named
 from advisor.model.names import dotted_name
+from advisor.model.tensors import moves_to_device
 from advisor.model.value_flow import Question, argument
 from advisor.model.walk import children
 
@@ -327,18 +329,78 @@ def _collate_functions(model, call: cst.Call) -> list:
     if arg is None:
         return []
     value = arg.value
+    # `collate_fn=utils.collate_fn` of `import util.misc as utils`: a module's function
+    found = _function_named(model, value)
+    if found:
+        return found
+    if type(value) is cst.Attribute:
+        return project_methods_named(model, value.attr.value)
+    return []
+
+
+def _partial_collates(model, call: cst.Call, ctx: Context, order: int) -> list:
+    """The `functools.partial(fn, device=device, ...)` calls a loader's `collate_fn` is, given
+    in place or through the bindings of a name (`collate = partial(...)` on each branch); empty
+    when any of them is something else."""
+    arg = argument(call, "collate_fn", None)
+    if arg is None:
+        return []
+    values = [arg.value]
+    if type(arg.value) is cst.Name and arg.value.value not in model.facts.functions:
+        reach = model.bindings.reaching(arg.value.value, ctx, order)
+        if not reach.closed or reach.parameter is not None or not reach.assignments:
+            return []
+        values = [a.value for a in reach.assignments]
+    partials = [v for v in values if type(v) is cst.Call and model.imports.qualify(v.func) == "functools.partial"
+                and v.args and v.args[0].keyword is None and not v.args[0].star]
+    return partials if len(partials) == len(values) else []
+
+
+def collates_onto_device(model, call: cst.Call, ctx: Context, order: int) -> bool:
+    """The loader's `collate_fn` moves the batch it makes to the GPU (`.to(device)` in a
+    function handed in as `partial(collate, device=device)`, or `.cuda()`) on every path: the
+    loader yields device tensors, which pinning cannot take and worker processes cannot make."""
+    functions = _collate_functions(model, call)
+    if functions:
+        return any(_moves_batch(model, owner, info, {}, ctx, order) for owner, info in functions)
+    partials = _partial_collates(model, call, ctx, order)
+    return bool(partials) and all(
+        any(_moves_batch(model, owner, info, {a.keyword.value: a.value for a in p.args[1:] if a.keyword is not None},
+                         ctx, order) for owner, info in _function_named(model, p.args[0].value))
+        for p in partials
+    )
+
+
+def _moves_batch(model, owner, info, given: dict, ctx: Context, order: int) -> bool:
+    """The function moves something to a device: `.cuda()`, `.to(dev)` to a place not the host,
+    or `.to(device)` of a parameter that the partial gives a device not the host."""
+    defaults = {p.name.value: p.default for p in (*info.node.params.params, *info.node.params.kwonly_params)}
+    for site in info.sites:
+        if site.method not in ("cuda", "to"):
+            continue
+        target = argument(site.node, "device", 0)
+        name = target.value.value if target is not None and type(target.value) is cst.Name else None
+        if given and name in defaults:
+            # What the partial gives, else the parameter's default: no other call passes it.
+            value = given.get(name, defaults[name])
+            if value is not None and device_kind(model if name in given else owner, value, ctx, order) != HOST:
+                return True
+        elif moves_to_device(owner, site.node, site.ctx, site.order):
+            return True
+    return False
+
+
+def _function_named(model, value: cst.BaseExpression) -> list:
+    """(model, FunctionInfo) of a function named in place: one of the file, or one imported."""
     if type(value) is cst.Name:
         info = model.facts.functions.get(value.value)
         if info is not None:
             return [(model, info)]
     if type(value) in (cst.Name, cst.Attribute):
-        # `collate_fn=utils.collate_fn` of `import util.misc as utils`: a module's function
         qual = model.imports.qualify(value)
         symbol = model.symbol(qual) if qual is not None else None
         if symbol is not None and symbol.kind == "function":
             return [(symbol.model, symbol.info)]
-    if type(value) is cst.Attribute:
-        return project_methods_named(model, value.attr.value)
     return []
 
 

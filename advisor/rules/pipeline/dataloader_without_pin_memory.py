@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.datasets import collates_graphs, holds_token_windows, prepared_hf_table, unpinnable_batch_class
+from advisor.model.datasets import collates_graphs, collates_onto_device, holds_token_windows, prepared_hf_table, unpinnable_batch_class
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import DATALOADER
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -46,7 +46,10 @@ class DataLoaderWithoutPinnedMemory(Rule):
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning
         reaches tensors and objects with a `pin_memory()` method, and a DGL graph has none; for
         `dataset.collate`, every project method of that name must), or into a project class
-        with no `pin_memory()` method (DETR's `NestedTensor`); so it is for a loader only peeked at every few steps
+        with no `pin_memory()` method (DETR's `NestedTensor`), or whose `collate_fn` moves each
+        batch to the GPU itself (`partial(pad_collate, device=device)` with a `.to(device)`
+        inside: the loader yields device tensors, which pinning cannot take; no fix is offered);
+        so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
         train, in a function that trains in another loop or in one called once beside such a
@@ -162,6 +165,14 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 call,
                 "DataLoader options come from `**kwargs` that may not set `pin_memory=True`; "
                 "its batches go to the GPU",
+                severity=Severity.INFO,
+                data=data,
+            )
+        if collates_onto_device(model, call, site.ctx, site.order):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True`: its `collate_fn` moves each batch to the GPU "
+                "itself (pinning cannot take device tensors)",
                 severity=Severity.INFO,
                 data=data,
             )

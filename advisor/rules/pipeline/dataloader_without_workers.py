@@ -18,7 +18,7 @@ from advisor.rules.pipeline.loader_flow import (
     library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
 )
 from advisor.model.vocabulary import PLACEMENT_TEXT
-from advisor.model.datasets import holds_in_memory, prepared_hf_table
+from advisor.model.datasets import collates_onto_device, holds_in_memory, prepared_hf_table
 
 
 _EVAL_NAME = re.compile(
@@ -38,6 +38,8 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
     if type(value) is cst.Call:
         name = (dotted_name(value.func) or "").rsplit(".", 1)[-1]
         keys |= {f"{name}.__getitem__", f"{name}.__iter__", f"{name}.__getitems__"}
+    if collates_onto_device(model, site.node, site.ctx, site.order):
+        return True
     collate = call_argument(site.node, "collate_fn", 6)
     if collate is not None:
         if type(collate.value) is cst.Lambda:
@@ -160,7 +162,9 @@ class DataLoaderWithoutWorkers(Rule):
         other loop, that does not train, in a function that trains in another loop or one
         called once beside it: class images generated before training, latents cached once),
         only peeked at every few steps, or read only by loops that wait for a person on each
-        pass (a viewer waiting on a key) is info.
+        pass (a viewer waiting on a key) is info. A loader whose dataset or `collate_fn` moves
+        data to the GPU (also a `collate_fn` handed in as `partial(collate, device=device)`) is
+        left alone: worker processes could not make CUDA tensors.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training

@@ -669,3 +669,25 @@ for epoch in range(100):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: the same collate function told to build its batches on the host: they still go to the GPU after
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def pad_collate(batch, pad_id=0, device="cpu"):
+    width = max(len(item) for item in batch)
+    inputs = torch.tensor([item + [pad_id] * (width - len(item)) for item in batch])
+    return inputs.to(device)
+
+
+collate = partial(pad_collate, device="cpu")
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, collate_fn=collate, num_workers=4, pin_memory=True)  # expect: GPU201
+for epoch in range(3):
+    for inputs in train_loader:
+        loss = model(inputs.cuda()).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

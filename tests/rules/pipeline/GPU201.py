@@ -1007,3 +1007,52 @@ for epoch in range(100):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a collate function handed in through partial() that moves each batch to the GPU itself: info
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def pad_collate(batch, pad_id=0, device="cpu"):
+    width = max(len(item) for item in batch)
+    inputs = torch.tensor([item + [pad_id] * (width - len(item)) for item in batch])
+    return inputs.to(device)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+if args.masking:
+    collate = partial(pad_collate, pad_id=-100, device=device)
+else:
+    collate = partial(pad_collate, device=device)
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, collate_fn=collate, num_workers=0)  # expect: GPU201 info
+for epoch in range(3):
+    for inputs in train_loader:
+        inputs = inputs.to(device)  # already there: a no-op
+        loss = model(inputs).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same collate function told to build its batches on the host: they still go to the GPU after
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def pad_collate(batch, pad_id=0, device="cpu"):
+    width = max(len(item) for item in batch)
+    inputs = torch.tensor([item + [pad_id] * (width - len(item)) for item in batch])
+    return inputs.to(device)
+
+
+collate = partial(pad_collate, device="cpu")
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, collate_fn=collate, num_workers=4)  # expect: GPU201
+for epoch in range(3):
+    for inputs in train_loader:
+        loss = model(inputs.cuda()).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

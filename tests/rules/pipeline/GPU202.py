@@ -776,3 +776,49 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a collate function handed in through partial() moves each batch to the GPU: workers could not
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def pad_collate(batch, pad_id=0, device="cpu"):
+    width = max(len(item) for item in batch)
+    inputs = torch.tensor([item + [pad_id] * (width - len(item)) for item in batch])
+    return inputs.to(device)
+
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+collate = partial(pad_collate, device=device)
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, collate_fn=collate)
+for epoch in range(3):
+    for inputs in train_loader:
+        inputs = inputs.to(device)  # already there: a no-op
+        loss = model(inputs).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same collate function given only a padding id: batches are built on the host
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def pad_collate(batch, pad_id=0, device="cpu"):
+    width = max(len(item) for item in batch)
+    inputs = torch.tensor([item + [pad_id] * (width - len(item)) for item in batch])
+    return inputs.to(device)
+
+
+collate = partial(pad_collate, pad_id=-100)
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, collate_fn=collate)  # expect: GPU202
+for epoch in range(3):
+    for inputs in train_loader:
+        loss = model(inputs.cuda()).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
