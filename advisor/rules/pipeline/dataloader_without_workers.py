@@ -97,8 +97,13 @@ def _trains_batches(model: FileModel, loop) -> bool:
     """The loop trains on its batches, runs inside a loop that trains, or sits in code that
     trains or runs on every step: not an evaluation loop in a helper the training loop calls
     only every few thousand steps."""
-    if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
+    if model.is_training_loop(loop):
         return True
+    enclosing = model.enclosing_training_loop(loop.ctx)
+    if enclosing is not None:
+        # An epoch loop's pass that backpropagates nothing beside its training loop (`for x, y
+        # in eval_loader:` after it, under `no_grad`) evaluates once per epoch.
+        return model.is_hot_loop(enclosing) or model.backpropagates(loop)
     function = loop.ctx.function
     return function is not None and (model.trains(function) or model.heat_of(function) is Heat.HOT)
 
@@ -157,8 +162,9 @@ class DataLoaderWithoutWorkers(Rule):
         is not. Batches are seen copied as for GPU201, with the same preload and unused-loader
         exceptions. A loader that only evaluation loops read (loops that neither train nor sit
         in a training loop, in code that neither trains nor runs on every step: an `evaluate()`
-        the training loop calls every few thousand steps) is an evaluation loader and is left
-        alone too. A loader read only in a single pass beside the training (a loop inside no
+        the training loop calls every few thousand steps; a loop in the epoch loop beside the
+        training loop that backpropagates nothing, such as a validation pass after each epoch's
+        training) is an evaluation loader and is left alone too. A loader read only in a single pass beside the training (a loop inside no
         other loop, that does not train, in a function that trains in another loop or one
         called once beside it: class images generated before training, latents cached once),
         only peeked at every few steps, or read only by loops that wait for a person on each

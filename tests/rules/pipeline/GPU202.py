@@ -822,3 +822,42 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: an evaluation pass over a second loader, in the epoch loop after the training loop
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda")
+train_dataloader = DataLoader(train_dataset, batch_size=16, shuffle=True, num_workers=8, pin_memory=True)
+eval_dataloader = DataLoader(dataset=eval_dataset, batch_size=1)
+for epoch in range(args.num_epochs):
+    model.train()
+    for inputs, labels in train_dataloader:
+        loss = criterion(model(inputs.to(device)), labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    for inputs, labels in eval_dataloader:
+        with torch.no_grad():
+            preds = model(inputs.to(device)).clamp(0.0, 1.0)
+        psnr.update(calc_psnr(preds, labels.to(device)))
+
+# %% invalid: a second pass in the epoch loop that trains too (a fine-tuning pass on another set)
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda")
+train_dataloader = DataLoader(train_dataset, batch_size=16, shuffle=True, num_workers=8, pin_memory=True)
+extra_dataloader = DataLoader(dataset=extra_dataset, batch_size=16)  # expect: GPU202
+for epoch in range(args.num_epochs):
+    for inputs, labels in train_dataloader:
+        loss = criterion(model(inputs.to(device)), labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    for inputs, labels in extra_dataloader:
+        loss = 0.1 * criterion(model(inputs.to(device)), labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
