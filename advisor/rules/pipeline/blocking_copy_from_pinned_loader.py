@@ -94,7 +94,9 @@ class BlockingCopyFromPinnedLoader(Rule):
         engine runs over pinned loaders is reported at its call when it gets no
         `non_blocking=True` and no `prepare_batch` of the user's: ignite's default
         `prepare_batch` then makes each copy with `non_blocking=False`. A loop whose body ends
-        with a `break` nothing skips copies one batch: information.
+        with a `break` nothing skips copies one batch: information. So is a copy in a short
+        evaluation pass (a loop that can `break` after a few batches, in a function that does
+        not train) that the training loop runs every few steps or once per epoch.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -207,8 +209,8 @@ class BlockingCopyFromPinnedLoader(Rule):
             if self._evaluated_now_and_then(model, loop):
                 yield self.report(
                     call,
-                    "copy of a pinned batch without `non_blocking=True` (in an evaluation pass run "
-                    "every few steps, not on every step)",
+                    "copy of a pinned batch without `non_blocking=True` (in a short evaluation pass "
+                    "run every few steps or once per epoch, not on every step)",
                     severity=Severity.INFO,
                     fix=fix,
                 )

@@ -57,7 +57,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
         for one read only by loops that wait for a person on each pass (a viewer that
         shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`), and for one read
         only by a short evaluation pass (a loop that can `break` after a few batches) the training
-        loop runs every few steps (`if step % 500 == 0: evaluate(...)`); so is a `TensorDataset`
+        loop runs every few steps (`if step % 500 == 0: evaluate(...)`) or once per epoch; so is a `TensorDataset`
         of tensors not known to be in host memory (features a helper extracted, which may have
         been gathered on the GPU: pinning those would fail; also such a dataset a helper
         builds and returns), and no fix is offered. A loader
@@ -191,8 +191,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         if evaluation_loader_now_and_then(model, site):
             return self.report(
                 call,
-                "DataLoader without `pin_memory=True` while its batches go to the GPU (read by an "
-                "evaluation pass run every few steps, not on every step)",
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (read by a "
+                "short evaluation pass run every few steps or once per epoch, not on every step)",
                 severity=Severity.INFO,
                 fix=fix,
                 data=data,

@@ -87,8 +87,9 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
 def evaluated_now_and_then(model: FileModel, loop) -> bool:
     """The loop neither trains nor sits in a loop that does, reads a few batches only (it can
     `break`: one batch, or `max_batches`), in a function the training loop calls only under a
-    periodic test (`if step % eval_interval == 0: evaluate(...)`). A full evaluation pass every
-    few steps still copies every batch of its loader."""
+    periodic test (`if step % eval_interval == 0: evaluate(...)`) or outside its per-step path
+    (once per epoch, once after training). A full evaluation pass every few steps still copies
+    every batch of its loader."""
     if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
         return False
     breaks = model.shared("loops-that-break", lambda m: {})
@@ -103,7 +104,7 @@ def evaluated_now_and_then(model: FileModel, loop) -> bool:
         return True
     # An evaluation under `no_grad` has no heat of its own: its calls say how often it runs.
     callers = model.callers(function)
-    return bool(callers) and all(owner.heat(site.ctx) is Heat.GATED for owner, site in callers)
+    return bool(callers) and all(owner.heat(site.ctx) is not Heat.HOT for owner, site in callers)
 
 
 def _breaks(loop_node) -> bool:

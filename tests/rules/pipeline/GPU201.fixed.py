@@ -691,3 +691,73 @@ for epoch in range(3):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a validation loader read by a short pass (a few batches) every few steps and once per epoch: info
+import torch
+from torch.utils.data import DataLoader
+
+
+def mean_loss(loader, model, device, max_batches=None):
+    total = 0.0
+    for i, (inputs, targets) in enumerate(loader):
+        if max_batches is not None and i >= max_batches:
+            break
+        logits = model(inputs.to(device))
+        total += torch.nn.functional.cross_entropy(logits, targets.to(device)).item()
+    return total / max(1, min(len(loader), max_batches or len(loader)))
+
+
+def fit(model, train_loader, val_loader, optimizer, device, epochs, eval_every=50):
+    step = 0
+    for epoch in range(epochs):
+        model.train()
+        for inputs, targets in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(inputs.to(device)), targets.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            step += 1
+            if step % eval_every == 0:
+                model.eval()
+                with torch.no_grad():
+                    print(step, mean_loss(val_loader, model, device, max_batches=5))
+                model.train()
+        with torch.no_grad():
+            print(epoch, mean_loss(val_loader, model, device, max_batches=5))
+
+
+device = torch.device("cuda")
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=2, pin_memory=True)
+val_loader = DataLoader(val_set, batch_size=8, num_workers=2, pin_memory=True)  # expect: GPU201 info
+fit(model.to(device), train_loader, val_loader, optimizer, device, epochs=5)
+
+# %% invalid: the same short pass run on every step: its copies are on the step's path
+import torch
+from torch.utils.data import DataLoader
+
+
+def mean_loss(loader, model, device, max_batches=None):
+    total = 0.0
+    for i, (inputs, targets) in enumerate(loader):
+        if max_batches is not None and i >= max_batches:
+            break
+        logits = model(inputs.to(device))
+        total += torch.nn.functional.cross_entropy(logits, targets.to(device)).detach()
+    return total
+
+
+def fit(model, train_loader, val_loader, optimizer, device, epochs):
+    for epoch in range(epochs):
+        for inputs, targets in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(inputs.to(device)), targets.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            with torch.no_grad():
+                history.append(mean_loss(val_loader, model, device, max_batches=1))
+
+
+device = torch.device("cuda")
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=2, pin_memory=True)
+val_loader = DataLoader(val_set, batch_size=8, num_workers=2, pin_memory=True)  # expect: GPU201
+fit(model.to(device), train_loader, val_loader, optimizer, device, epochs=5)
