@@ -105,7 +105,9 @@ class EvaluationWithoutEvalMode(Rule):
         A model called for evaluation (under `torch.no_grad()`/`inference_mode()`, or in a
         function named like `evaluate`, `validate`, `test_*`, `predict`, `infer`) when no
         `.eval()` (or `.train(False)`) reaches it: none in that function, none in its callers
-        (one level up), and none on the value the model name is built from. Only in files that
+        (one level up, in this file or in the project files that call it: a decoding helper
+        whose caller in the training script switches the model first), and none on the value
+        the model name is built from. Only in files that
         train (a training loop, or a `.train()` call) or that construct dropout or batch-norm
         layers (`nn.Dropout`, `nn.BatchNorm*`, `nn.Transformer*`, torchvision or timm models).
         Not when the model is an instance of a project class built only from layers that compute
@@ -290,7 +292,11 @@ class EvaluationWithoutEvalMode(Rule):
         info = site.ctx.function
         scopes = {site.ctx.scope}
         if info is not None:
-            scopes.update(c.ctx.scope for c in model.call_sites(info))
+            for owner, call in model.callers(info):
+                if owner is model:
+                    scopes.add(call.ctx.scope)
+                elif any(e.ctx.scope == call.ctx.scope for e in _eval_calls(owner)):
+                    return True  # a caller in another module switches the model first
         if any(e.ctx.scope in scopes for e in evals):
             return True
         if info is not None and _base_switches_then_calls(model, info):
