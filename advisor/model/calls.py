@@ -168,6 +168,40 @@ class CallGraph:
                 out.append((model, info))
         return out
 
+    def _dispatched(self, func: cst.BaseExpression, site: CallSite) -> List[Target]:
+        """`trainer = {"Synapse": trainer_synapse}` then `trainer[dataset_name](args, net)`: the
+        call runs one of the functions the dict literal holds (of the file, or imported). Every
+        binding of the name that reaches the call must be such a dict."""
+        model = self.model
+        out: List[Target] = []
+        for name in self.dispatch_values(func, site.ctx, site.order):
+            local = model.bindings.function(name.value, site.ctx, site.order)
+            if local is not None:
+                out.append((model, local))
+                continue
+            qual = model.imports.qualify(name)
+            symbol = model.symbol(qual) if qual is not None else None
+            if symbol is not None and symbol.kind == "function" and symbol.info is not None:
+                out.append((symbol.model, symbol.info))
+        return out
+
+    def dispatch_values(self, func: cst.BaseExpression, ctx, order) -> List[cst.Name]:
+        """The names a dispatch dict holds, when ``func`` is `table[key]` and every binding of
+        `table` that reaches the call is a dict literal of plain names."""
+        if type(func) is not cst.Subscript or type(func.value) is not cst.Name:
+            return []
+        reach = self.model.reaching(func.value.value, ctx, order)
+        out: List[cst.Name] = []
+        for assignment in reach or ():
+            value = assignment.value
+            if assignment.index is not None or type(value) is not cst.Dict or not value.elements:
+                return []
+            for element in value.elements:
+                if type(element) is not cst.DictElement or type(element.value) is not cst.Name:
+                    return []
+                out.append(element.value)
+        return out
+
     def _star_imported(self, name: str, site: CallSite) -> Optional[Target]:
         """`accuracy(...)` in a file that says `from utils import *` and binds no `accuracy`
         itself: the project function of that name in the star-imported module (the last one
@@ -202,6 +236,8 @@ class CallGraph:
             if symbol is not None and symbol.kind == "function" and symbol.info is not None:
                 return [(symbol.model, symbol.info)]
             return []
+        if type(func) is cst.Subscript:
+            return self._dispatched(func, site)
         if type(func) is cst.Name:
             local = model.bindings.function(func.value, site.ctx, site.order)
             if local is not None:
@@ -432,6 +468,9 @@ class CallGraph:
                     for argument in (handed & self._loop_functions()) - {called}:
                         by_name.setdefault(argument, []).append(site)
                 if called is None:
+                    # `trainers[name](args)`: a call of each function its dispatch dict holds.
+                    for held in self.dispatch_values(site.node.func, site.ctx, site.order):
+                        by_name.setdefault(held.value, []).append(site)
                     continue
                 by_name.setdefault(called, []).append(site)
                 if site.qualname is None:
