@@ -274,7 +274,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
         positions = _Positions(model, text, model.chunked)
         if model.facts.dead_blocks:
             reports = _outside_dead_blocks(model, reports, positions)
-        if model.project is not None and model.facts.classes:
+        if model.project is not None and (model.facts.classes or model.facts.functions):
             reports = _unbuilt_classes_lowered(model, reports, positions, config.show_info)
         return [_finding(r, positions, filename, config.docs_url) for r in reports]
     except RecursionError:
@@ -293,8 +293,8 @@ def _self_tests_lowered(model: FileModel, reports: List[Report]) -> List[Report]
 
 
 def _unbuilt_classes_lowered(model: FileModel, reports: List[Report], positions: _Positions, show_info: bool) -> List[Report]:
-    """What the methods of a class nothing in the project builds or names do costs no run of
-    the project anything (model/unbuilt_classes.py): info."""
+    """What the methods of a class nothing in the project builds or names do, or a function
+    nothing runs, costs no run of the project anything (model/unbuilt_classes.py): info."""
     if not any(r.severity is not Severity.INFO for r in reports):
         return reports
 

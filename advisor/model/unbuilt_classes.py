@@ -108,7 +108,7 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     project, path, text = model.project, model.real_path, model.text
     if project is None or path is None or not text or _SELF_LOOKUP.search(text):
         return []
-    if not any(type(s) is cst.ClassDef and not s.decorators for s in model.module.body):
+    if not any(type(s) in (cst.ClassDef, cst.FunctionDef) and not s.decorators for s in model.module.body):
         return []
     if (project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
             and not _vendored(path, project.layout.root)):
@@ -129,18 +129,19 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
                 functions.add(name)
         else:
             frontier.append(words)
-    if len(candidates) == len(functions):
-        return []
-    # A function no code of the file names is an entry point (a script's `main`, an API, a
-    # fixture): reached. One that only unbuilt classes call is unbuilt with them.
+    # A function no code of the file names is reached only where something runs it without
+    # naming it (`main`, a test, a module exposed whole to a command line); otherwise it is
+    # unbuilt unless another file names it, as a class is (a training loop kept from an
+    # earlier experiment in a script whose `__main__` block calls another one).
+    entries = _entry_points(model, path, text)
     named = set().union(*frontier, *(w for ws in by_owner.values() for w in ws))
-    reached: Set[str] = {name for name in functions if name not in named}
+    reached: Set[str] = {name for name in functions if name not in named and entries(name)}
     for name in reached:
         frontier.extend(by_owner[name])
     _spread(frontier, reached, candidates, by_owner)
     unreached = [name for name in candidates if name not in reached]
-    if all(name in functions for name in unreached):
-        return []  # only functions: nothing unbuilt calls them
+    if not unreached:
+        return []
     if project.loads_by_name(path):
         return []  # any class may be built by a config the user writes
     # `instantiate_from_config(cfg)`: a class a config file of the project names may be built.
@@ -187,6 +188,26 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         reached.update(named_elsewhere)
         _spread([w for name in named_elsewhere for w in by_owner[name]], reached, candidates, by_owner)
     return sorted(rows for name in unreached if name not in reached for rows in candidates[name])
+
+
+# Whatever runs a function without its file naming it: test runners, `fire.Fire()` with no
+# component (it exposes every function of the module), torch.hub's `hubconf.py`.
+_EXPOSED_WHOLE = re.compile(r"\bFire\(\s*\)")
+_RUN_BY_NAME = frozenset({"hubconf.py", "conftest.py", "__main__.py", "setup.py"})
+
+
+def _entry_points(model, path: str, text: str) -> Callable[[str], bool]:
+    """Which of the file's functions no code of it names still run: `main` (a launcher or a
+    console script calls it), test functions, every function of a file a tool runs by name or
+    that exposes its module whole, and every function of a module that is neither a script (a
+    `__main__` block says what runs) nor imported by the project's own files (its functions
+    are an API for code outside it: a notebook, a user's script)."""
+    base = os.path.basename(path)
+    if base in _RUN_BY_NAME or base.startswith("test_") or base.endswith("_test.py") or _EXPOSED_WHOLE.search(text):
+        return lambda name: True
+    if not model.facts.main_blocks and not model.project.imported(path):
+        return lambda name: True
+    return lambda name: name == "main" or name.startswith("test")
 
 
 # `from pkg.blocks import A, B` (one line, continued lines, or in parentheses).

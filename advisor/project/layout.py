@@ -91,6 +91,7 @@ class Layout:
         self.roots = source_roots(root)
         self._found: Dict[tuple, Optional[str]] = {}
         self._files: Optional[List[str]] = None
+        self._notebooks: List[str] = []
         self._configs = None  # a list, or False when there are too many
         self._installable: Optional[bool] = None
 
@@ -179,6 +180,7 @@ class Layout:
         """The project's Python files (tools, dependencies and build output left out)."""
         if self._files is None:
             out: List[str] = []
+            notebooks: List[str] = []
             for folder, dirs, names in os.walk(self.root):
                 dirs[:] = sorted(
                     d for d in dirs
@@ -186,8 +188,16 @@ class Layout:
                     and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
                 )
                 out.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
-                if len(out) > _MAX_FILES:
-                    out = []
+                notebooks.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".ipynb"))
+                if len(out) + len(notebooks) > _MAX_FILES:
+                    out, notebooks = [], []
                     break
-            self._files = out
+            self._files, self._notebooks = out, notebooks
         return self._files
+
+    def notebooks(self) -> List[str]:
+        """The project's notebooks, found by the same walk as ``files``: their code calls the
+        project's functions (`training.pass_epoch(...)` in `examples/finetune.ipynb`), though
+        nothing imports them."""
+        self.files()
+        return self._notebooks

@@ -311,6 +311,10 @@ class ProjectView:
             self._importers[path] = found
         return self._importers[path]
 
+    def imported(self, path: str) -> bool:
+        """Some project file imports ``path``'s module (its import lines name it)."""
+        return bool(self._import_index().get(_key(path)))
+
     def through_loaders(self, model) -> List[object]:
         """The project files that import a module which loads ``model``'s module by name
         (`from models import create_model`, where `models/__init__.py` runs
@@ -407,6 +411,9 @@ class ProjectView:
         # Files that name the module, also where their import does not resolve: whether they
         # name a class of it decides whether that class is built (model/unbuilt_classes.py).
         seen.update(self.files_containing(module_stem(path)))
+        # Notebooks that name it: whether they call a function of it decides whether that
+        # function runs (model/unbuilt_classes.py).
+        seen.update(self.notebooks_containing(module_stem(path)))
         for mark in DYNAMIC_MARKS:
             seen.update(self.files_containing(mark))
         if self.loads_config_targets():
@@ -434,7 +441,9 @@ class ProjectView:
         `LightningCLI`). `import_module("network." + args.arch)` loads modules of the `network`
         package only, `import_module(f"trainers.{name}_trainer")` only those whose name ends
         with `_trainer`, and `import_module(module_name)` what the name's one binding in the
-        text says."""
+        text says; a name only known at run time loads a module importable by its dotted name
+        from a source root, or one in or under the loader's folder, not a module of a folder
+        whose name is no identifier elsewhere (`ch06/02_bonus-experiments/helpers.py`)."""
         if self._loaded is None:
             prefixes: List[str] = []
             for mark in DYNAMIC_MARKS:
@@ -451,15 +460,21 @@ class ProjectView:
                         # `get_obj_from_str(string)` itself: its `import_module(module)` loads what
                         # the config's `target:` names.
                         loaded = [_CONFIG_TARGETS if p == ("", "") else p for p in loaded]
-                    prefixes.extend(loaded)
+                    # A name read at run time loads a module importable by its dotted name, or
+                    # one beside the loader (its folder is on `sys.path` when run as a script).
+                    prefixes.extend(("", os.path.dirname(_key(other))) if p == ("", "") else p for p in loaded)
             self._loaded = prefixes
         if not self._loaded:
             return False
         if ("", "") in self._loaded:
             return True
         module = self.layout.module_name(path) or ""
+        beside = [suffix for p, suffix in self._loaded if p == "" and os.path.isabs(suffix)]
+        folder = os.path.dirname(_key(path))
+        if beside and (module or any(folder == b or folder.startswith(b + os.sep) for b in beside)):
+            return True
         return any((module == p or module.startswith(p + ".")) and module.endswith(suffix)
-                   for p, suffix in self._loaded if (p, suffix) != _CONFIG_TARGETS)
+                   for p, suffix in self._loaded if (p, suffix) != _CONFIG_TARGETS and not os.path.isabs(suffix))
 
     def loads_config_targets(self) -> bool:
         """Some project file builds classes a config file names by dotted path
@@ -499,6 +514,14 @@ class ProjectView:
         found = self._found.get(needle)
         if found is None:
             found = self._found[needle] = [p for p in self.layout.files() if needle in self._text(p)]
+        return found
+
+    def notebooks_containing(self, needle: str) -> List[str]:
+        """The project's notebooks whose code holds ``needle``."""
+        key = "\0notebooks\0" + needle
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = [p for p in self.layout.notebooks() if needle in self._text(p)]
         return found
 
     def text_of(self, path: str) -> str:
