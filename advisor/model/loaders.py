@@ -373,6 +373,17 @@ def loaders_drawn(model, call: cst.Call, question: LoaderSites = LOADERS) -> Sit
     return model.values.ask(question, iterator, site.ctx, site.order)
 
 
+def drawn_per_instance(model, site: CallSite, iterator: cst.BaseExpression) -> bool:
+    """`next(self.loader)` in a method of a class the file builds more than once
+    (`data_prefetcher(train_loader)`, `data_prefetcher(val_loader)`): which loader it draws from
+    depends on the instance, so the draw says nothing about which loader trains; the callers'
+    `prefetcher.next()` do."""
+    name = dotted_name(iterator) or ""
+    if not name.startswith("self.") or not site.ctx.class_name:
+        return False
+    return len(model.facts.calls_by_callee.get(site.ctx.class_name, ())) > 1
+
+
 def drawn_batches(model, loop: LoopInfo) -> Dict[str, cst.Call]:
     """The names of a loop's body bound from `next(it)` where `it` draws a loader's batches as
     they come (or derived from such a name), each with its `next(...)` call."""

@@ -10,7 +10,7 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, is_none, last_segment
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
-from advisor.model.loaders import loader_consumers, loader_factory, loaders_held, loaders_iterated
+from advisor.model.loaders import drawn_per_instance, loader_consumers, loader_factory, loaders_held, loaders_iterated
 from advisor.model.names import DATALOADER
 from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
 from advisor.model.containers import kwargs_value
@@ -28,7 +28,9 @@ class DdpWithoutDistributedSampler(Rule):
     what = """
         A `DataLoader` that feeds the training loop (a loop that runs `backward()` or an
         optimizer step iterates it, directly, through `next(...)` or inside a helper, in this
-        file or in another module of the project; failing that, the only loader built with
+        file or in another module of the project; a prefetcher class built once per loader,
+        `prefetcher = Prefetcher(train_loader)` then `prefetcher.next()`, draws from the loader
+        it was built with; failing that, the only loader built with
         `shuffle=True`) in a file that builds a
         `DistributedDataParallel` model or calls `init_process_group`, when the loader gets no
         `sampler=`, or a sampler that does not split the data between ranks
@@ -98,6 +100,8 @@ class DdpWithoutDistributedSampler(Rule):
             iterator = model.values.drawn_from(site.node, site.ctx, site.order)
             if type(iterator) is cst.Call and type(iterator.func) is cst.Name and iterator.func.value == "iter":
                 continue  # `next(iter(val_loader))`: one batch peeked at, not the training draw
+            if drawn_per_instance(model, site, iterator):
+                continue  # a prefetcher's own draw: its callers' `prefetcher.next()` say which loader
             if iterator is not None and model.in_training_code(site.ctx):
                 for found in loaders_held(model, iterator, site.ctx, site.order)[0]:
                     training[id(found.node)] = found

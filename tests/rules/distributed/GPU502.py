@@ -257,3 +257,119 @@ for epoch in range(epochs):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: batches drawn through a prefetcher class built once for training and once for validation
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+class Prefetcher:
+    def __init__(self, loader):
+        self.loader = iter(loader)
+        self.stream = torch.cuda.Stream()
+        self.preload()
+
+    def preload(self):
+        try:
+            self.images, self.target = next(self.loader)
+        except StopIteration:
+            self.images, self.target = None, None
+            return
+        with torch.cuda.stream(self.stream):
+            self.images = self.images.cuda(non_blocking=True)
+            self.target = self.target.cuda(non_blocking=True)
+
+    def next(self):
+        torch.cuda.current_stream().wait_stream(self.stream)
+        images, target = self.images, self.target
+        self.preload()
+        return images, target
+
+
+def train(loader, model, criterion, optimizer):
+    prefetcher = Prefetcher(loader)
+    images, target = prefetcher.next()
+    while images is not None:
+        loss = criterion(model(images), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        images, target = prefetcher.next()
+
+
+def validate(loader, model):
+    with torch.no_grad():
+        prefetcher = Prefetcher(loader)
+        images, target = prefetcher.next()
+        while images is not None:
+            model(images)
+            images, target = prefetcher.next()
+
+
+dist.init_process_group("nccl")
+model = DDP(net.cuda(), device_ids=[rank])
+sampler = DistributedSampler(train_set)
+train_loader = DataLoader(train_set, batch_size=32, sampler=sampler, num_workers=2, pin_memory=True)
+val_loader = DataLoader(val_set, batch_size=32, shuffle=False, num_workers=2, pin_memory=True)
+for epoch in range(90):
+    sampler.set_epoch(epoch)
+    train(train_loader, model, criterion, optimizer)
+    validate(val_loader, model)
+
+# %% invalid: the same prefetcher over a training loader that has no DistributedSampler
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+
+
+class Prefetcher:
+    def __init__(self, loader):
+        self.loader = iter(loader)
+        self.preload()
+
+    def preload(self):
+        try:
+            self.images, self.target = next(self.loader)
+        except StopIteration:
+            self.images, self.target = None, None
+            return
+        self.images = self.images.cuda(non_blocking=True)
+        self.target = self.target.cuda(non_blocking=True)
+
+    def next(self):
+        images, target = self.images, self.target
+        self.preload()
+        return images, target
+
+
+def train(loader, model, criterion, optimizer):
+    prefetcher = Prefetcher(loader)
+    images, target = prefetcher.next()
+    while images is not None:
+        loss = criterion(model(images), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        images, target = prefetcher.next()
+
+
+def validate(loader, model):
+    with torch.no_grad():
+        prefetcher = Prefetcher(loader)
+        images, target = prefetcher.next()
+        while images is not None:
+            model(images)
+            images, target = prefetcher.next()
+
+
+dist.init_process_group("nccl")
+model = DDP(net.cuda(), device_ids=[rank])
+train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=2, pin_memory=True)  # expect: GPU502
+val_loader = DataLoader(val_set, batch_size=32, shuffle=False, num_workers=2, pin_memory=True)
+for epoch in range(90):
+    train(train_loader, model, criterion, optimizer)
+    validate(val_loader, model)
