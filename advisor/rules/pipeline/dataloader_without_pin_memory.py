@@ -36,7 +36,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         Batches count as copied when a loop moves them itself (also with `.type(Tensor)` where
         `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`), maps a moving lambda over them
         (`map(lambda t: t.cuda(), (text, images))`), or hands them to a function of the file or
-        of another project module that moves something (`model.parse_batch(batch)`), or when
+        of another project module that moves something (`model.parse_batch(batch)`; not one that
+        first turns the batch into NumPy on the host and moves only new tensors made from it), or when
         the loader is handed to `accelerator.prepare(...)` (Accelerate copies each batch to the
         device, from whatever memory the loader gives it; not with
         `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before

@@ -263,9 +263,56 @@ def _helper_moves_batches(model: FileModel, loop=None) -> bool:
         names = derived_batch_names(model, site)
         if not any(root_name(arg.value) in names for arg in site.node.args):
             continue
-        if any(owner is not model and function_moves_to_device(owner, info) for owner, info in model.calls.targets(site)):
+        if any(owner is not model and function_moves_to_device(owner, info) and not _takes_to_numpy(info, site, names)
+               for owner, info in model.calls.targets(site)):
             return True
     return False
+
+
+def _takes_to_numpy(info, site: CallSite, names: set) -> bool:
+    """The parameters the call hands a batch to are first turned into NumPy arrays on the host
+    (`image = image.squeeze(0).cpu().numpy()` at the top of `test_single_volume(image, ...)`),
+    and the others are not moved: what the helper moves are new tensors made from slices of
+    them, not the batch."""
+    params = list(info.params)[info.receiver_params:]
+    handed = set()
+    for position, arg in enumerate(site.node.args):
+        if arg.star or root_name(arg.value) not in names:
+            continue
+        if arg.keyword is not None:
+            handed.add(arg.keyword.value)
+        elif position < len(params):
+            handed.add(params[position])
+        else:
+            return False
+    if not handed:
+        return False
+    converted = set()
+    for statement in info.node.body.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            continue
+        for small in statement.body:
+            if type(small) is not cst.Assign or len(small.targets) != 1:
+                continue
+            target, value = small.targets[0].target, small.value
+            pairs = [(target, value)]
+            if type(target) is cst.Tuple and type(value) is cst.Tuple and len(target.elements) == len(value.elements):
+                pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+            for name, expr in pairs:
+                if type(name) is cst.Name and name.value in handed and _numpy_of(expr, name.value):
+                    converted.add(name.value)
+    if not converted:
+        return False
+    # Nothing the call hands over is moved as it is (`case_name` rides along untouched).
+    return not any(s.method in ("to", "cuda", "type") and root_name(s.receiver) in handed - converted
+                   for s in info.sites if s.receiver is not None)
+
+
+def _numpy_of(expr: cst.BaseExpression, name: str) -> bool:
+    """`name....numpy()`: a call chain on ``name`` that ends in `.numpy()`."""
+    if not (type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "numpy"):
+        return False
+    return root_name(expr) == name
 
 
 def _device_from_settings(model: FileModel) -> bool:
