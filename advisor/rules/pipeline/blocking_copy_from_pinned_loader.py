@@ -75,6 +75,74 @@ def _plain_selection(expr: Optional[cst.BaseExpression]) -> bool:
     return type(expr) is cst.Name
 
 
+def _pinned_loop(model: FileModel, root: str, site: CallSite, pinned_loops: dict):
+    """The loop whose batch ``root`` holds (or a piece of it) where ``site`` reads it, when every
+    loader that loop can take batches from is pinned; else None."""
+    loop, drawn = site.ctx.loop, {}
+    while loop is not None:
+        if root in loop.batch_names and type(loop.node) is cst.For:
+            drawn = {}
+            break
+        drawn = drawn_batches(model, loop)
+        if root in drawn:
+            break
+        loop = loop.parent
+    if loop is None or not _batch_part(model, root, loop, site, drawn):
+        return None
+    # The batch's source: the loop's iterable, or the `next(...)` it was drawn with.
+    source = drawn.get(root) or loop.node
+    if id(source) not in pinned_loops:
+        if root in drawn:
+            found = loaders_drawn(model, source, RAW_LOADERS)
+        else:
+            found = loaders_iterated(model, loop, RAW_LOADERS)
+        loaders, exhaustive = found
+        pinned_loops[id(source)] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
+    return loop if pinned_loops[id(source)] else None
+
+
+def _pinned_through_callers(model: FileModel, root: str, site: CallSite, pinned_loops: dict) -> list:
+    """The copy is of a parameter of its function (or of the items of one: `for key, ipt in
+    inputs.items():`), and calls of that function, in this file or another of the project, hand
+    it a batch of a pinned loader's loop: those (model, loop) pairs. Other calls (a batch drawn
+    once for a validation step, a tensor made elsewhere) do not matter: `non_blocking=True` on
+    a pageable tensor copies as before."""
+    info = site.ctx.function
+    if info is None:
+        return []
+    param = root if root in info.params else _iterated_parameter(info, root, site)
+    if param is None:
+        return []
+    position = info.params.index(param) - info.receiver_params
+    callers = model.callers(info)
+    out = []
+    for owner, call in callers:
+        arg = call_argument(call.node, param, position) if position >= 0 else None
+        handed = root_name(arg.value) if arg is not None and _plain_selection(arg.value) else None
+        found = _pinned_loop(owner, handed, call, pinned_loops if owner is model else {}) if handed else None
+        if found is not None:
+            out.append((owner, found))
+    return out
+
+
+def _iterated_parameter(info, root: str, site: CallSite) -> Optional[str]:
+    """The parameter a `for` loop of the function around ``site`` goes over, when ``root`` is
+    that loop's target (`for key, ipt in inputs.items():`, `for t in batch:`)."""
+    loop = site.ctx.loop
+    while loop is not None and loop.function is info:
+        node = loop.node
+        if type(node) is cst.For and root in loop.targets:
+            iterable = node.iter
+            if type(iterable) is cst.Call and type(iterable.func) is cst.Attribute \
+                    and iterable.func.attr.value in ("items", "values") and not iterable.args:
+                iterable = iterable.func.value
+            if type(iterable) is cst.Name and iterable.value in info.params:
+                return iterable.value
+            return None
+        loop = loop.parent
+    return None
+
+
 class BlockingCopyFromPinnedLoader(Rule):
     code = "GPU203"
     name = "blocking-copy-from-pinned-loader"
@@ -87,7 +155,10 @@ class BlockingCopyFromPinnedLoader(Rule):
         object, the default of a command-line option or of a yacs config node), or
         to a batch drawn from one with `next(it)` (through `iter(loader)`,
         `itertools.cycle(loader)` or a generator that yields the batches as they come; not one
-        that moves or changes them first). Only copies from the host to a device: `.cpu()`,
+        that moves or changes them first), or to a parameter of a function (or an item of one:
+        `for key, ipt in inputs.items():`) that such a loop hands its batch to, in this file or
+        another of the project (`outputs = self.process_batch(inputs)`, `calc_loss_batch(x, y,
+        model, device)`). Only copies from the host to a device: `.cpu()`,
         `.to("cpu")` and dtype conversions are never reported. A loader built by Ignite's
         `idist.auto_dataloader(...)` without `pin_memory` is pinned (it pins on CUDA by itself).
         An Ignite `create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose
@@ -170,34 +241,21 @@ class BlockingCopyFromPinnedLoader(Rule):
             root = root_name(site.receiver) if site.receiver is not None else None
             if root is None:
                 continue
-            loop, drawn = site.ctx.loop, {}
-            while loop is not None:
-                if root in loop.batch_names and type(loop.node) is cst.For:
-                    drawn = {}
-                    break
-                drawn = drawn_batches(model, loop)
-                if root in drawn:
-                    break
-                loop = loop.parent
-            if loop is None or not _batch_part(model, root, loop, site, drawn):
-                continue
-            # The batch's source: the loop's iterable, or the `next(...)` it was drawn with.
-            source = drawn.get(root) or loop.node
-            if id(source) not in pinned_loops:
-                if root in drawn:
-                    found = loaders_drawn(model, source, RAW_LOADERS)
-                else:
-                    found = loaders_iterated(model, loop, RAW_LOADERS)
-                loaders, exhaustive = found
-                pinned_loops[id(source)] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
-            if not pinned_loops[id(source)]:
-                continue
+            found = _pinned_loop(model, root, site, pinned_loops)
+            if found is not None:
+                loops = [(model, found)]
+            else:
+                # A helper handed the batch (`outputs = self.process_batch(inputs)`, then
+                # `for key, ipt in inputs.items(): inputs[key] = ipt.to(self.device)`).
+                loops = _pinned_through_callers(model, root, site, pinned_loops)
+                if not loops:
+                    continue
             if call.args:
                 edit = NodeEdit(call.args[-1].value, ", non_blocking=True", "after")
             else:
                 edit = NodeEdit(call.whitespace_before_args, "non_blocking=True", "after")
             fix = FixSpec("add `non_blocking=True`", (edit,))
-            if single_pass(model, loop) and not self._evaluated_now_and_then(model, loop):
+            if all(single_pass(owner, loop) and not self._evaluated_now_and_then(owner, loop) for owner, loop in loops):
                 yield self.report(
                     call,
                     "copy of a pinned batch without `non_blocking=True` (one batch: the loop is left "
@@ -206,7 +264,7 @@ class BlockingCopyFromPinnedLoader(Rule):
                     fix=fix,
                 )
                 continue
-            if self._evaluated_now_and_then(model, loop):
+            if all(self._evaluated_now_and_then(owner, loop) for owner, loop in loops):
                 yield self.report(
                     call,
                     "copy of a pinned batch without `non_blocking=True` (in a short evaluation pass "

@@ -430,3 +430,68 @@ def initialise(model, dataset):
             model(x, lengths, init=True)
         break
     torch.save(model.state_dict(), "init.pth")
+
+# %% invalid: a method handed each batch of a pinned loader copies its items
+import torch
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self, train_set, model):
+        self.device = torch.device("cuda")
+        self.model = model.to(self.device)
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.train_loader = DataLoader(train_set, batch_size=12, shuffle=True, num_workers=8, pin_memory=True)
+
+    def run_epoch(self):
+        for inputs in self.train_loader:
+            outputs, loss = self.process_batch(inputs)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def process_batch(self, inputs):
+        for key, ipt in inputs.items():
+            inputs[key] = ipt.to(self.device)  # expect: GPU203
+        outputs = self.model(inputs["color"])
+        return outputs, (outputs - inputs["depth"]).abs().mean()
+
+# %% invalid: a helper function handed the two halves of each pinned batch
+import torch
+from torch.utils.data import DataLoader
+
+
+def batch_loss(input_batch, target_batch, model, device):
+    input_batch, target_batch = input_batch.to(device), target_batch.to(device)  # expect: GPU203 GPU203
+    logits = model(input_batch)
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.flatten())
+
+
+device = torch.device("cuda")
+loader = DataLoader(token_windows, batch_size=8, shuffle=True, num_workers=4, pin_memory=True)
+for epoch in range(10):
+    for input_batch, target_batch in loader:
+        loss = batch_loss(input_batch, target_batch, model, device)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: the same helper handed batches of a loader that does not pin them
+import torch
+from torch.utils.data import DataLoader
+
+
+def batch_loss(input_batch, target_batch, model, device):
+    input_batch, target_batch = input_batch.to(device), target_batch.to(device)
+    logits = model(input_batch)
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.flatten())
+
+
+device = torch.device("cuda")
+loader = DataLoader(token_windows, batch_size=8, shuffle=True, num_workers=4)
+for epoch in range(10):
+    for input_batch, target_batch in loader:
+        loss = batch_loss(input_batch, target_batch, model, device)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
