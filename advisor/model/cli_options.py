@@ -501,3 +501,66 @@ def _converted(found: Literals, kind: Optional[cst.BaseExpression]) -> Literals:
         except ValueError:
             return UNKNOWN
     return Literals(frozenset(values), found.complete, found.option)
+
+
+# The names a run's options object goes by where the code reads it (`self.args.use_multi_gpu`).
+_OPTIONS_OBJECTS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "hparams", "flags", "FLAGS"})
+_ABSL_BOOL = r"DEFINE_bool(?:ean)?\(\s*(?:name\s*=\s*)?[\"']%s[\"']\s*,\s*(?:default\s*=\s*)?(\w+)"
+
+
+def switch_off_by_name(model, expr: cst.BaseExpression, question: Question[Literals]) -> Optional[str]:
+    """The option behind ``expr`` when it reads a run's options object by a switch's name
+    (`self.args.use_multi_gpu`, `FLAGS.parallel`) that the value flow cannot follow to its
+    parser (an `Exp(args)` built in the launcher, a base class that keeps `self.args`), and
+    every option of that name in the file and the files around it (its dependencies) is off
+    unless the user turns it on: a `store_true` switch or a false default (also absl's
+    `flags.DEFINE_bool("parallel", False, ...)`), which no shipped launch script passes and no
+    code of those files sets. None otherwise."""
+    name = dotted_name(expr)
+    parts = name.split(".") if name else []
+    if len(parts) < 2 or parts[-2] not in _OPTIONS_OBJECTS:
+        return None
+    attr = parts[-1]
+    known = model.shared("switches-off-by-name", lambda m: {})
+    if attr not in known:
+        known[attr] = _off_by_name(model, attr, question)
+    return known[attr]
+
+
+def _off_by_name(model, attr: str, question: Question[Literals]) -> Optional[str]:
+    if may_set(model, attr):
+        return None
+    project, path = getattr(model, "project", None), getattr(model, "real_path", None)
+    others: List[Tuple[str, Optional[object]]] = [(model.text or "", model)]
+    if project is not None and path is not None:
+        own = os.path.normpath(os.path.abspath(path))
+        nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(path)}
+        for other_path in project.files_containing(attr):
+            key = os.path.normpath(os.path.abspath(other_path))
+            if key in nearby and key != own:
+                others.append((project.text_of(other_path), other_path))
+    found = None
+    absl = re.compile(_ABSL_BOOL % re.escape(attr))
+    for text, other in others:
+        for match in absl.finditer(text):
+            if match.group(1) not in ("False", "0"):
+                return None
+            found = attr
+        if "add_argument" not in text:
+            continue
+        if isinstance(other, str):
+            other = project.model(other)
+            if other is None:
+                return None
+        for dest, site in _options_for(other, attr):
+            if dest != attr:
+                return None  # an option whose name cannot be read may be this one
+            default = _option_default(other, site, question)
+            if not default.complete or not default.values or any(value for _, value in default.values):
+                return None
+            if _launched_values(model, other, site.node) is not None:
+                return None  # a shipped launch script turns it on
+            found = default.option or attr
+        if other is not model and may_set(other, attr):
+            return None
+    return found

@@ -178,7 +178,8 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
                 continue
             looked.add(name)
             pattern = re.compile(r"\b%s\b" % re.escape(name))
-            if (any(name in project.text_of(p) and (_names(code_of(p), p, pattern) or _package_looked_up(p))
+            names = _names if name not in functions else _calls_function(module_stem(path), name)
+            if (any(name in project.text_of(p) and (names(code_of(p), p, pattern) or _package_looked_up(p))
                     for p in nearby)
                     or project.named_in_configs(name)
                     or (configured and project.named_in_project_configs(name))):
@@ -249,6 +250,24 @@ def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
         return True  # `import NativeScalerWithGradNormCount as NativeScaler`: used by its alias
     at = matches[0].start()
     return not any(m.start() <= at < m.end() for m in _FROM_IMPORT.finditer(text))
+
+
+def _calls_function(stem: str, name: str) -> Callable[[str, str, "re.Pattern[str]"], bool]:
+    """Whether another file reaches the module's function ``name``: through the module
+    (`utils.train(...)`, `U.train` after `import utils as U`) or an import of the name that the
+    file reads again (`from layers.utils import train`). A word alone does not: `train` is also
+    a method of every trainer (`exp.train(setting)`), `evaluate` a model's."""
+    module = re.escape(stem)
+
+    def names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
+        aliases = [module] + [re.escape(a) for a in re.findall(r"\b%s\s+as\s+(\w+)" % module, text)]
+        if re.search(r"\b(?:%s)\s*\.\s*%s\b" % ("|".join(aliases), re.escape(name)), text):
+            return True
+        imports = [m.group(0) for m in _FROM_IMPORT.finditer(text)
+                   if re.match(r"\s*from\s+[.\w]*?\b%s\s+import\b" % module, m.group(0)) and pattern.search(m.group(0))]
+        return bool(imports) and _names(text, path, pattern)
+
+    return names
 
 
 def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -> None:

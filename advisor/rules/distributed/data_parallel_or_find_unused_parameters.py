@@ -43,7 +43,11 @@ class DataParallelOrFindUnused(Rule):
         that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
         defaulting to 1, the DCGAN examples' branch) is information: it runs only when the user
         asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
-        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`). The switch may be
+        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`), and one under a
+        switch a run leaves off unless the user turns it on (`if args.dp:` with `--dp` a
+        `store_true` option; `self.args.use_multi_gpu` of an experiment class the launcher
+        builds, read by the option's name; absl's `flags.DEFINE_bool("parallel", False)`)
+        when no launch script beside it passes the switch. The switch may be
         computed in `main()` and read in the `main_worker(gpu, ngpus, args)` it calls or spawns
         (`args.distributed = args.world_size > 1 or args.multiprocessing_distributed`).
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
@@ -127,7 +131,7 @@ class DataParallelOrFindUnused(Rule):
                     "default leaves false: DistributedDataParallel is faster when it runs",
                     severity=Severity.INFO,
                 )
-            elif model.guards.dead(site.ctx):
+            elif model.guards.dead(site.ctx) or model.guards.opt_in(site.ctx):
                 yield self.report(
                     site.node,
                     "DataParallel drives every GPU from one process, in a branch the settings' defaults "

@@ -25,6 +25,7 @@ def main():
     balanced = BalancedLoss()
     smoothed = Smoothed()
     chosen = getattr(criteria, args.criterion)()
+    model.train()
     for step in range(1000):
         images = torch.randn(8, 3, 32, 32, device="cuda")
         target = torch.randint(0, 4, (8, 32, 32), device="cuda")
