@@ -263,6 +263,7 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
 
 _CHECKED_EXTREMES = frozenset({"min", "max", "amin", "amax"})
 _NON_FINITE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isneginf", "isposinf"})
+_REDUCED_TESTS = frozenset({"numpy.all", "numpy.any", "torch.all", "torch.any"})
 
 
 def _number(node: cst.BaseExpression) -> bool:
@@ -553,9 +554,13 @@ def _value_check(model, test: cst.BaseExpression, ctx=None, order: float = 0) ->
             return False
         left, right = node.left, node.comparisons[0].comparator
         return (_extreme(model, left, ctx, order) and _number(right)) or (_number(left) and _extreme(model, right, ctx, order))
-    while type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("any", "all", "item") \
-            and not node.args:
-        node = node.func.value
+    while type(node) is cst.Call:
+        if type(node.func) is cst.Attribute and node.func.attr.value in ("any", "all", "item") and not node.args:
+            node = node.func.value
+        elif (model.imports.qualify(node.func) or "") in _REDUCED_TESTS and len(node.args) == 1:
+            node = node.args[0].value  # `np.all(np.isfinite(p))`
+        else:
+            break
     if type(node) is not cst.Call:
         return False
     qual = model.imports.qualify(node.func) or ""

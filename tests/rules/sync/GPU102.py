@@ -372,3 +372,37 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: values printed only when a NumPy plan made from them is not finite are info
+import numpy as np
+import torch
+
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for x0, x1 in loader:
+    x0, x1 = x0.cuda(), x1.cuda()
+    cost = torch.cdist(x0, x1) ** 2
+    plan = solve_plan(cost.detach().cpu().numpy())
+    if not np.all(np.isfinite(plan)):
+        print("cost mean, max", cost.mean(), cost.max())  # expect: GPU102 info GPU102 info
+    loss = model(x0, x1, plan).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same values printed under a test of the plan's size: every step
+import numpy as np
+import torch
+
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for x0, x1 in loader:
+    x0, x1 = x0.cuda(), x1.cuda()
+    cost = torch.cdist(x0, x1) ** 2
+    plan = solve_plan(cost.detach().cpu().numpy())
+    if np.all(plan.shape):
+        print("cost mean, max", cost.mean(), cost.max())  # expect: GPU102 GPU102
+    loss = model(x0, x1, plan).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
