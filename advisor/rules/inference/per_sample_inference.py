@@ -125,13 +125,52 @@ _PER_IMAGE_OUTPUT = re.compile(r"(^|_)(boxes|bboxes|box|dets|detections|masks|se
 
 
 def _per_image_outputs(model: FileModel, call: cst.Call) -> bool:
-    """The call's value is unpacked into detection outputs (`scores, labels, boxes = model(...)`)."""
+    """The call's value is unpacked into detection outputs (`scores, labels, boxes = model(...)`),
+    also a few statements later in the same pass (`output = model(x)`, then `labels, boxes,
+    scores = output`; `output = model(blob)[-1]`, `hm = output["hm"]`, then `dets, inds =
+    decode(hm, wh)`)."""
     statement = model.statement_of.get(id(call))
     if not type(statement) is cst.SimpleStatementLine:
         return False
     for small in statement.body:
-        if type(small) is cst.Assign and small.value is call:
-            return any(_PER_IMAGE_OUTPUT.search(name) for t in small.targets for name in iter_names(t.target))
+        value = small.value if type(small) is cst.Assign else None
+        if value is call or (type(value) is cst.Subscript and value.value is call):
+            names = {name for t in small.targets for name in iter_names(t.target)}
+            return any(_PER_IMAGE_OUTPUT.search(name) for name in names) or _unpacked_later(model, call, names)
+    return False
+
+
+def _unpacked_later(model: FileModel, call: cst.Call, names: Set[str]) -> bool:
+    """A later assignment of the same loop pass binds a per-image output from what ``names``
+    hold, directly or through names bound from them."""
+    site = model.site_of(call)
+    if site is None or site.ctx.loop is None:
+        return False
+    loop = site.ctx.loop
+    later = sorted(
+        (a for (scope, _), found in model.facts.assignments.items() if scope == site.ctx.scope for a in found
+         if a.order > site.order and a.value is not None and a.ctx.loop is not None and a.ctx.loop.within(loop)),
+        key=lambda a: a.order,
+    )
+    derived = set(names)
+    for assignment in later[:40]:
+        if not _reads_any(assignment.value, derived):
+            continue
+        if _PER_IMAGE_OUTPUT.search(assignment.target):
+            return True
+        derived.add(assignment.target)
+    return False
+
+
+def _reads_any(expr: cst.BaseExpression, names: Set[str]) -> bool:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            if node.value in names:
+                return True
+        else:
+            stack.extend(children(node))
     return False
 
 
@@ -216,7 +255,9 @@ class PerSampleInference(Rule):
         input with `torch.cat`) and reinforcement-learning loops that step an environment are
         left alone, and so is a loop of a few passes fixed in the code (`for c in range(3):`,
         the channels of one image). A call whose value is unpacked into a detector's per-image outputs
-        (`scores, labels, boxes = model(...)`) is information only: images of different sizes
+        (`scores, labels, boxes = model(...)`, also a few statements later in the same pass:
+        `output = model(x)` then `labels, boxes, scores = output`, or boxes decoded from
+        `output["hm"]`) is information only: images of different sizes
         are usually run one at a time, and a full-size image is no tiny launch. So is a loop
         that reads each image from its own file and takes that image's size (`w, h =
         image.size`): images of different sizes.

@@ -187,3 +187,32 @@ def box_filter_all(images, k):
     for img in images:
         out.append(conv(img.cuda().unsqueeze(0))[0])  # expect: GPU603
     return out
+
+# %% invalid: a detector's output unpacked into boxes a statement later, or decoded from its heat map: info
+import torch
+
+model.eval()
+for path, img in images:
+    blob = torch.from_numpy(img).cuda().unsqueeze(0)
+    with torch.no_grad():
+        output = model(blob)  # expect: GPU603 info
+    labels, boxes, scores = output
+    keep.append(boxes[scores > 0.5])
+for path, img in images:
+    blob = torch.from_numpy(img).cuda().unsqueeze(0)
+    with torch.no_grad():
+        output = model(blob)[-1]  # expect: GPU603 info
+        hm = output["hm"].sigmoid_()
+        dets, inds = decode(hm, output["wh"], K=500)
+    results.append(dets)
+
+# %% invalid: the same output turned into class scores: a classifier run one image at a time
+import torch
+
+model.eval()
+for path, img in images:
+    blob = torch.from_numpy(img).cuda().unsqueeze(0)
+    with torch.no_grad():
+        output = model(blob)  # expect: GPU603
+    probs = output.softmax(1)
+    keep.append(probs)
