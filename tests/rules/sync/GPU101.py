@@ -1767,3 +1767,31 @@ for x in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a loss read back for a visdom plot only when that plot is asked for: info
+import torch
+
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+visdom_epoch = args.visdom_epoch
+for i, (mixture, source) in enumerate(loader):
+    loss = criterion(model(mixture.cuda()), source.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if visdom_epoch:
+        iter_losses[i] = loss.item()  # expect: GPU101 info
+
+# %% invalid: the same read under a test of the epoch count: every step
+import torch
+
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+epochs = args.epochs
+for i, (mixture, source) in enumerate(loader):
+    loss = criterion(model(mixture.cuda()), source.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if epochs:
+        iter_losses[i] = loss.item()  # expect: GPU101
