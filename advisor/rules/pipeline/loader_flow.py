@@ -104,7 +104,22 @@ def evaluated_now_and_then(model: FileModel, loop) -> bool:
         return True
     # An evaluation under `no_grad` has no heat of its own: its calls say how often it runs.
     callers = model.callers(function)
-    return bool(callers) and all(owner.heat(site.ctx) is not Heat.HOT for owner, site in callers)
+    return bool(callers) and all(_beside_training(owner, site) for owner, site in callers)
+
+
+def _beside_training(owner: FileModel, site: CallSite) -> bool:
+    """The call runs under a periodic test of the training loop, or once per epoch or once
+    after training in code that trains: not on every step, and not the whole job of a script
+    that only evaluates (a zero-shot run over a validation set)."""
+    heat = owner.heat(site.ctx)
+    if heat is not None:
+        return heat is Heat.GATED
+    if owner.enclosing_training_loop(site.ctx) is not None:
+        return True
+    caller = site.ctx.function
+    if caller is None or caller.node.name.value == "main":
+        return owner.trains_anywhere  # after `train(...)` at the top of a script that trains
+    return owner.trains(caller) or owner.has_training_loop(caller)
 
 
 def _breaks(loop_node) -> bool:
