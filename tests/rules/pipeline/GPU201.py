@@ -1126,3 +1126,25 @@ device = torch.device("cuda")
 train_loader = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=2, pin_memory=True)
 val_loader = DataLoader(val_set, batch_size=8, num_workers=2)  # expect: GPU201
 fit(model.to(device), train_loader, val_loader, optimizer, device, epochs=5)
+
+# %% invalid: a script whose whole job is an evaluation that stops after a number of images
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(args):
+    model = load_model(args.checkpoint).cuda().eval()
+    loader = DataLoader(val_set, batch_size=64, shuffle=True, num_workers=8)  # expect: GPU201
+    seen = correct = 0
+    with torch.no_grad():
+        for images, labels in loader:
+            preds = model(images.to("cuda", non_blocking=True)).argmax(1)
+            correct += int((preds.cpu() == labels).sum())
+            seen += len(labels)
+            if seen >= args.num_images:
+                break
+    print(correct / seen)
+
+
+if __name__ == "__main__":
+    main(parse_args())
