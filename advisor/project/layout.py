@@ -108,17 +108,6 @@ class Layout:
                 # The repository is the package, run from its parent folder: `import
                 # mae_st.util.misc` inside a clone named mae_st.
                 found = self._lookup(rest, [self.root])
-            if found is None and rest:
-                # A module inside a package imports it by its absolute name (`from
-                # decision_transformer.training.trainer import Trainer` in
-                # gym/decision_transformer/training/seq_trainer.py): the entry script runs from the
-                # folder that holds the package (gym/).
-                folder = here
-                while folder.startswith(self.root + os.sep):
-                    if os.path.basename(folder) == head:
-                        found = self._lookup(module, [os.path.dirname(folder)])
-                        break
-                    folder = os.path.dirname(folder)
             self._found[key] = found
         return self._found[key]
 

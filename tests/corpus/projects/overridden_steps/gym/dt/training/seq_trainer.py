@@ -1,6 +1,6 @@
 import torch
 
-from dt.training.trainer import Trainer
+from .trainer import Trainer
 
 
 class SequenceTrainer(Trainer):

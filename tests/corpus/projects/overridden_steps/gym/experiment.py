@@ -1,5 +1,5 @@
-"""Run from gym/: `python experiment.py`. The package beside it imports itself by its absolute
-name (`from dt.training.trainer import Trainer`), which resolves from this folder."""
+"""Run from gym/: `python experiment.py`. The base trainer's loop calls `self.train_step()`,
+which the trainer built here overrides."""
 import torch
 
 from dt.training.seq_trainer import SequenceTrainer
