@@ -520,14 +520,25 @@ def switch_off_by_name(model, expr: cst.BaseExpression, question: Question[Liter
     parts = name.split(".") if name else []
     if len(parts) < 2 or parts[-2] not in _OPTIONS_OBJECTS:
         return None
-    attr = parts[-1]
-    known = model.shared("switches-off-by-name", lambda m: {})
+    found = defaults_by_name(model, parts[-1], question)
+    if found is None or not found.values or any(value for _, value in found.values):
+        return None
+    return found.option or parts[-1]
+
+
+def defaults_by_name(model, attr: str, question: Question[Literals]) -> Optional[Literals]:
+    """The defaults of every option named ``attr`` in the file and the files around it (its
+    dependencies: the launcher that builds the parser), when the run leaves them as they are: no
+    shipped launch script passes the option and no code of those files sets the attribute on a
+    namespace. None when there is no such option, or one cannot be read. Worked out once per
+    file and name."""
+    known = model.shared("option-defaults-by-name", lambda m: {})
     if attr not in known:
-        known[attr] = _off_by_name(model, attr, question)
+        known[attr] = _defaults_by_name(model, attr, question)
     return known[attr]
 
 
-def _off_by_name(model, attr: str, question: Question[Literals]) -> Optional[str]:
+def _defaults_by_name(model, attr: str, question: Question[Literals]) -> Optional[Literals]:
     if may_set(model, attr):
         return None
     project, path = getattr(model, "project", None), getattr(model, "real_path", None)
@@ -539,13 +550,15 @@ def _off_by_name(model, attr: str, question: Question[Literals]) -> Optional[str
             key = os.path.normpath(os.path.abspath(other_path))
             if key in nearby and key != own:
                 others.append((project.text_of(other_path), other_path))
-    found = None
+    values: Set[Tagged] = set()
+    option: Optional[str] = None
     absl = re.compile(_ABSL_BOOL % re.escape(attr))
     for text, other in others:
         for match in absl.finditer(text):
-            if match.group(1) not in ("False", "0"):
+            if match.group(1) not in ("False", "True", "0", "1"):
                 return None
-            found = attr
+            values.add(tag(match.group(1) in ("True", "1")))
+            option = option or attr
         if "add_argument" not in text:
             continue
         if isinstance(other, str):
@@ -556,11 +569,14 @@ def _off_by_name(model, attr: str, question: Question[Literals]) -> Optional[str
             if dest != attr:
                 return None  # an option whose name cannot be read may be this one
             default = _option_default(other, site, question)
-            if not default.complete or not default.values or any(value for _, value in default.values):
+            if not default.complete or not default.values:
                 return None
             if _launched_values(model, other, site.node) is not None:
-                return None  # a shipped launch script turns it on
-            found = default.option or attr
+                return None  # a shipped launch script passes it
+            values.update(default.values)
+            option = option or default.option or attr
         if other is not model and may_set(other, attr):
             return None
-    return found
+    if option is None:
+        return None
+    return Literals(frozenset(values), True, option)

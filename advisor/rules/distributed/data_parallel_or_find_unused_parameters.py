@@ -9,7 +9,8 @@ from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
-from advisor.model.literals import literal_values, sequence_lengths
+from advisor.model.cli_options import defaults_by_name
+from advisor.model.literals import LITERALS, literal_values, sequence_lengths
 from advisor.model.guards import conjuncts, guards_of, on_cpu_path
 from advisor.model.subtree import iter_names
 
@@ -19,6 +20,10 @@ _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distribu
 
 
 _FIND_UNUSED_OWNERS = frozenset({"DistributedDataParallel", "DistributedDataParallelKwargs", "DDPStrategy"})
+
+
+# Attribute names that hold a run's GPU count.
+_GPU_COUNTS = frozenset({"ngpu", "n_gpu", "n_gpus", "ngpus", "num_gpu", "num_gpus", "gpu_count", "nGPU"})
 
 
 class DataParallelOrFindUnused(Rule):
@@ -41,7 +46,9 @@ class DataParallelOrFindUnused(Rule):
         A wrap on the path taken only without a GPU (the `else` of `torch.cuda.is_available()`)
         is not reported: there it only calls the module. A wrap under a test of the GPU count
         that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
-        defaulting to 1, the DCGAN examples' branch) is information: it runs only when the user
+        defaulting to 1, the DCGAN examples' branch; a count attribute such as `self.ngpu` that
+        another script also fills from a saved config is read by the name of the option that
+        sets it) is information: it runs only when the user
         asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
         args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`), and one under a
         switch a run leaves off unless the user turns it on (`if args.dp:` with `--dp` a
@@ -251,6 +258,10 @@ class DataParallelOrFindUnused(Rule):
                 ):
                     continue
                 found = literal_values(model, test.left, guard.ctx, guard.order + 0.5)
+                if not found.complete and last_segment(dotted_name(test.left)) in _GPU_COUNTS:
+                    # `self.ngpu` of a model a generation script also builds from a saved
+                    # config: the count by the name of the option that sets it for training.
+                    found = defaults_by_name(model, last_segment(dotted_name(test.left)), LITERALS) or found
                 if found.complete and found.values and all(
                     isinstance(value, int) and not isinstance(value, bool) and value <= 1 for _, value in found.values
                 ):
