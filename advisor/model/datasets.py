@@ -309,11 +309,32 @@ _PREPARED = _Prepared()
 
 def prepared_hf_table(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """Every path of the value is a Hugging Face `datasets` table that a `.map(...)` prepared
-    (`load_dataset(...).map(tokenize, batched=True)["train"]`), in a file that sets no
-    per-row transform on a table."""
+    (`load_dataset(...).map(tokenize, batched=True)["train"]`), or a table of token ids the
+    file formats as tensors in place (`train_dataset.set_format(type="pt")` in a file that
+    tokenises: a table a helper of the project cached), in a file that sets no per-row
+    transform on a table."""
     if any(model.method_calls(method) for method in _ON_THE_FLY):
         return False
-    return model.values.ask(_PREPARED, expr, ctx, order) == "mapped"
+    return model.values.ask(_PREPARED, expr, ctx, order) == "mapped" or _formatted_tokens(model, expr)
+
+
+_TENSOR_FORMATS = frozenset({"pt", "torch", "numpy", "np"})
+_TOKENIZER_TEXT = ("tokenizer", "Tokenizer")
+
+
+def _formatted_tokens(model, expr: cst.BaseExpression) -> bool:
+    """`name.set_format(type="pt")` (or `"torch"`) on the name the loader reads, in a file
+    that names a tokenizer: rows of token ids read straight from the table."""
+    name = dotted_name(expr)
+    if name is None or not any(word in (model.text or "") for word in _TOKENIZER_TEXT):
+        return False
+    for site in model.method_calls("set_format"):
+        if site.receiver_name != name:
+            continue
+        kind = argument(site.node, "type", 0)
+        if kind is not None and type(kind.value) is cst.SimpleString and kind.value.evaluated_value in _TENSOR_FORMATS:
+            return True
+    return False
 
 
 # Graph libraries whose batching makes an object of their own. DataLoader pinning reaches only

@@ -41,7 +41,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
         the loader is handed to `accelerator.prepare(...)` (Accelerate copies each batch to the
         device, from whatever memory the loader gives it; not with
         `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
-        training (`load_dataset(...).map(tokenize, batched=True)`) the finding is info: a batch
+        training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises) the finding is info: a batch
         of token ids is a few kilobytes (so it is over a dataset class that holds its ids in
         memory and hands out windows of them, `self.data[start: start + n].long()`); so it is
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning

@@ -147,7 +147,7 @@ class DataLoaderWithoutWorkers(Rule):
         that only indexes lists or tensors its `__init__` built, calling nothing), datasets
         derived from `IterableDataset` (which shard their own streams) or made by a library
         of iterable pipes (torchtext, torchdata, webdataset), Hugging Face `datasets` tables
-        tokenised ahead of training (`load_dataset(...).map(tokenize, batched=True)`, with no
+        tokenised ahead of training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises, with no
         per-row `with_transform`: a batch is rows read and padded), and frameworks that run
         the loop themselves (Lightning, the Hugging Face `Trainer`) are left alone. A loader
         handed to `accelerator.prepare(...)` counts: Accelerate copies its batches to the

@@ -1148,3 +1148,32 @@ def main(args):
 
 if __name__ == "__main__":
     main(parse_args())
+
+# %% invalid: a cached table of token ids formatted as tensors in place: small batches, info
+import torch
+from torch.utils.data import DataLoader
+from transformers import AutoTokenizer, DataCollatorForSeq2Seq
+
+tokenizer = AutoTokenizer.from_pretrained(args.model_name)
+train_dataset = load_cached_tokenized(args.dataset, tokenizer)
+train_dataset.set_format(type="pt")
+collate_fn = DataCollatorForSeq2Seq(tokenizer=tokenizer, padding="longest")
+train_dataloader = DataLoader(train_dataset, shuffle=True, collate_fn=collate_fn, batch_size=8)  # expect: GPU201 info
+for batch in train_dataloader:
+    loss = model(**{k: v.to("cuda") for k, v in batch.items()}).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+
+# %% invalid: a table of decoded images formatted as tensors: batches are not small
+import torch
+from torch.utils.data import DataLoader
+
+train_dataset = load_cached_images(args.dataset)
+train_dataset.set_format(type="torch", columns=["pixel_values", "label"])
+train_dataloader = DataLoader(train_dataset, shuffle=True, batch_size=64, num_workers=4)  # expect: GPU201
+for batch in train_dataloader:
+    loss = criterion(model(batch["pixel_values"].to("cuda")), batch["label"].to("cuda"))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()

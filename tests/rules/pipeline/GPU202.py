@@ -861,3 +861,19 @@ for epoch in range(args.num_epochs):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a cached table of token ids formatted as tensors in place: reading a row costs nothing
+import torch
+from torch.utils.data import DataLoader
+from transformers import AutoTokenizer, DataCollatorForSeq2Seq
+
+tokenizer = AutoTokenizer.from_pretrained(args.model_name)
+train_dataset = load_cached_tokenized(args.dataset, tokenizer)
+train_dataset.set_format(type="pt")
+collate_fn = DataCollatorForSeq2Seq(tokenizer=tokenizer, padding="longest")
+train_dataloader = DataLoader(train_dataset, shuffle=True, collate_fn=collate_fn, batch_size=8)
+for batch in train_dataloader:
+    loss = model(**{k: v.to("cuda") for k, v in batch.items()}).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
