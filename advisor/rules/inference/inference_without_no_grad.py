@@ -65,7 +65,8 @@ class InferenceWithoutNoGrad(Rule):
     summary = "model called in an evaluation or inference loop with autograd on"
     what = """
         A call of a model (a name bound to an `nn.Module` or DDP model, or called `model`,
-        `net`, `self.model`, `*_model`, ...) inside a loop that never runs `backward()` or an
+        `net`, `self.model`, `*_model`, ...; not a name every binding of which another library
+        made, `SPACY_MODEL = spacy.load(...)`) inside a loop that never runs `backward()` or an
         optimizer step, when neither the loop's `with` blocks, nor its function's decorator,
         nor every path of calls in the file to its function (up to three calls up), nor every call of it
         in the project (a `@torch.no_grad()` validation in another module; for a method nothing

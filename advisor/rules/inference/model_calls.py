@@ -150,6 +150,23 @@ def _loaded(model: FileModel, assignment, depth: int) -> bool:
     return type(value) is cst.Call
 
 
+# Libraries whose loaded "models" are no torch modules: calling one has no autograd and no mode.
+_OTHER_LIBRARIES = (
+    "spacy.", "sklearn.", "joblib.", "xgboost.", "lightgbm.", "catboost.", "gensim.", "nltk.", "cv2.",
+    "onnxruntime.", "tensorflow.", "keras.", "jax.", "fasttext.", "sentencepiece.", "tiktoken.", "pickle.",
+)
+
+
+def _other_library_object(model: FileModel, name: str, ctx: Context) -> bool:
+    """Every binding of the name is made by another library (`SPACY_MODEL =
+    spacy.load("en_core_web_lg")`, `clf = joblib.load(path)`)."""
+    found = model.assignments(name, ctx)
+    return bool(found) and all(
+        type(a.value) is cst.Call and (model.imports.qualify(a.value.func) or "").startswith(_OTHER_LIBRARIES)
+        for a in found
+    )
+
+
 def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: int) -> bool:
     """The callee of a call is a model: named like one, a DDP/nn module, or built as one."""
     name = dotted_name(func)
@@ -159,7 +176,7 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
         return False  # a function of the file (`convert_model(...)`), not a network
     last = last_segment(name)
     if MODEL_NAME.search(last) and not ACTION_ON_A_MODEL.search(last):
-        return True
+        return not _other_library_object(model, name, ctx)
     if NOT_A_MODEL.search(last):
         return False
     kinds = model.kinds(func, ctx, order)

@@ -128,3 +128,16 @@ def evaluate(model, loader):
 
 model = torch.nn.Linear(8, 4).cuda()
 print(evaluate(model, val_loader))
+
+# %% invalid: a torch model named the same way, called in an evaluation loop with autograd on
+import torch
+
+SPACY_MODEL = torch.nn.Sequential(torch.nn.Linear(64, 10)).cuda().eval()
+
+
+@torch.no_grad()
+def tags_of(batches):
+    out = []
+    for batch in batches:
+        out.append(SPACY_MODEL(batch.cuda()).argmax(-1))  # expect: GPU601 info
+    return out

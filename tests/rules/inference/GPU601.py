@@ -520,3 +520,29 @@ def evaluate(model, loader):
 
 model = torch.nn.Linear(8, 4).cuda()
 print(evaluate(model, val_loader))
+
+# %% valid: a spaCy pipeline named like a model, called in a loop: no torch module, no autograd
+import spacy
+import torch
+
+SPACY_MODEL = spacy.load("en_core_web_lg")
+embedder = torch.nn.Embedding(50000, 64).cuda()
+
+
+def tokens_of(queries):
+    out = []
+    for query in queries:
+        out.append([d.text for d in SPACY_MODEL(query)])
+    return out
+
+# %% invalid: a torch model named the same way, called in an evaluation loop with autograd on
+import torch
+
+SPACY_MODEL = torch.nn.Sequential(torch.nn.Linear(64, 10)).cuda().eval()
+
+
+def tags_of(batches):
+    out = []
+    for batch in batches:
+        out.append(SPACY_MODEL(batch.cuda()).argmax(-1))  # expect: GPU601 info
+    return out
