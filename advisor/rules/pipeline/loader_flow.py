@@ -776,16 +776,24 @@ def loader_option(model: FileModel, site: CallSite, keyword: str, position: Opti
 
 
 def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpression]:
-    """The dataset argument, through one plain assignment (`ds = MyDataset(...)`)."""
+    """The dataset argument, through one plain assignment (`ds = MyDataset(...)`, or one item
+    of a tuple assigned element by element: `train_set, valid_set = TensorDataset(*a),
+    TensorDataset(*b)`)."""
     arg = call_argument(site.node, "dataset", 0)
     if arg is None:
         return None
     value = arg.value
     if type(value) is cst.Name:
         found = model.assignments(value.value, site.ctx)
-        if len(found) != 1 or found[0].value is None or found[0].index is not None:
+        if len(found) != 1 or found[0].value is None:
             return value
-        value = found[0].value
+        bound = found[0]
+        if bound.index is None:
+            return bound.value
+        if type(bound.value) in (cst.Tuple, cst.List) and bound.index < len(bound.value.elements) \
+                and type(bound.value.elements[bound.index]) is cst.Element:
+            return bound.value.elements[bound.index].value
+        return value
     return value
 
 

@@ -877,3 +877,31 @@ for batch in train_dataloader:
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
+
+# %% valid: tensor datasets assigned as a pair: indexing tensors needs no workers
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+tensors = {name: [torch.tensor(column) for column in columns] for name, columns in padded.items()}
+train_set, valid_set = TensorDataset(*tensors["train"]), TensorDataset(*tensors["valid"])
+train_loader = DataLoader(train_set, batch_size=4, shuffle=True)
+for epoch in range(3):
+    for batch in train_loader:
+        loss = model(*(t.to("cuda") for t in batch)).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: image folders assigned as a pair: each sample is decoded from a file
+import torch
+from torch.utils.data import DataLoader
+from torchvision.datasets import ImageFolder
+
+train_set, valid_set = ImageFolder("train", transform=augment), ImageFolder("valid", transform=plain)
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True, pin_memory=True)  # expect: GPU202
+for epoch in range(3):
+    for images, labels in train_loader:
+        loss = criterion(model(images.to("cuda", non_blocking=True)), labels.to("cuda", non_blocking=True))
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
