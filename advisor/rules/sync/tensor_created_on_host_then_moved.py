@@ -111,10 +111,13 @@ _FILLS = frozenset({"fill_", "zero_", "uniform_", "normal_", "random_", "bernoul
 
 def _data_built_on_device(model: FileModel, factory: cst.Call, kind: str, top: cst.BaseExpression) -> bool:
     """The factory is not given Python values (`tensors.given_python_data`): its data is one a
-    factory could make on the device itself. A typed constructor given one name may be given a
-    size or data: a size when a fill follows (`torch.LongTensor(n).fill_(0)`)."""
+    factory could make on the device itself. A typed constructor given one name (or one
+    arithmetic expression) may be given a size or data: a size when a fill follows
+    (`torch.LongTensor(n).fill_(0)`)."""
     positional = [a for a in factory.args if a.keyword is None and not a.star]
-    lone = len(positional) == 1 and type(positional[0].value) in (cst.Name, cst.Attribute, cst.Subscript)
+    # `torch.FloatTensor(1 - done)` may be a size or an array's data as much as a name is.
+    lone = len(positional) == 1 and type(positional[0].value) in (
+        cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)
     if kind in _TYPED and lone:
         return any(
             type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _FILLS
@@ -210,7 +213,8 @@ class TensorCreatedOnHostThenMoved(Rule):
         (`torch.tensor(labels)`, `torch.tensor([w, h, w, h])`, NumPy arrays) cross the host link
         whichever way the tensor is made, and are left alone. The legacy typed constructors
         count too, without a fix, when given sizes (`torch.FloatTensor(n, h)`,
-        `torch.LongTensor(n).fill_(0)`) or such data (`torch.LongTensor(range(n))`), unless the
+        `torch.LongTensor(n).fill_(0)`: one name or expression counts as a size only when a fill
+        follows, since `torch.FloatTensor(1 - done)` converts an array) or such data (`torch.LongTensor(range(n))`), unless the
         file changes the default tensor type or device. So does a CUDA tensor type held in a name given host data
         (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, then
         `Tensor(np.random.normal(0, 1, (n, d)))`: the values are drawn on the host and copied;

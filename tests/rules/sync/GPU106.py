@@ -926,3 +926,24 @@ for state, action in replay:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% valid: a typed constructor given an expression of a sampled NumPy array: its data crosses either way
+import torch
+
+device = torch.device("cuda")
+for it in range(200):
+    x, y, u, r, d = replay_buffer.sample(100)
+    state = torch.FloatTensor(x).to(device)
+    done = torch.FloatTensor(1 - d).to(device)
+    target_q = reward + done * gamma * critic_target(state).detach()
+
+# %% invalid: the same expression as a size, then filled: the constant could be made on the GPU
+import torch
+
+device = torch.device("cuda")
+for it in range(200):
+    mask = torch.FloatTensor(n - 1).fill_(1.0).to(device)  # expect: GPU106
+    loss = (model(batch.to(device)) * mask).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
