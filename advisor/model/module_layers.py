@@ -230,6 +230,8 @@ class _Walker:
                 return self.parameters
             if qual.startswith("torch.") and qual.rsplit(".", 1)[-1][:1].islower():
                 return True  # a torch function: torch.cat, F.relu, nn.init.orthogonal_
+            if qual.startswith("torch.distributions."):
+                return True  # `Categorical(probs)`: a distribution over the outputs, no layer
             if qual.startswith("torch."):
                 return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device")
             if qual.split(".", 1)[0] in _NUMERIC_LIBRARIES:

@@ -113,7 +113,8 @@ class EvaluationWithoutEvalMode(Rule):
         Not when the model is an instance of a project class built only from layers that compute
         the same in both modes (convolutions, linear layers, activations, layer or group norm,
         instance norm, whose per-sample statistics image generators keep at test time on
-        purpose, pixel shuffle, and project blocks of those), nor when it is built from such
+        purpose, pixel shuffle, and project blocks of those; a `torch.distributions` object its
+        `forward` wraps the outputs in, `Categorical(probs)`, is no layer), nor when it is built from such
         torch.nn layers (`model = nn.Linear(784, 10)`, `self.value_net = nn.Linear(64, 1)`): a dropout or batch norm anywhere down its
         blocks, a layer of another library, a layer class handed in, or a `self.training` read
         keeps the report. Nor for a shape check: a model just built in the same function (no

@@ -709,3 +709,77 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
 print(distiller.validate(val_loader))
+
+# %% valid: an actor-critic of linear layers whose forward wraps its probabilities in a distribution
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, n_in, n_out, hidden=256):
+        super().__init__()
+        self.critic = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.actor = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, n_out), nn.Softmax(dim=1))
+
+    def forward(self, x):
+        return Categorical(self.actor(x)), self.critic(x)
+
+
+def test_env(vis=False):
+    state, done, total = env.reset(), False, 0
+    while not done:
+        with torch.no_grad():
+            dist, _ = model(torch.FloatTensor(state).unsqueeze(0).cuda())
+        state, reward, done, _ = env.step(dist.sample().cpu().numpy()[0])
+        total += reward
+    return total
+
+
+model = ActorCritic(4, 2).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for frame in range(20000):
+    dist, value = model(torch.FloatTensor(env.state()).cuda())
+    loss = -(dist.log_prob(dist.sample()) * value.detach()).mean() + value.pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if frame % 1000 == 0:
+        print(test_env())
+
+# %% invalid: the same actor-critic with dropout in its actor
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+
+
+class ActorCritic(nn.Module):
+    def __init__(self, n_in, n_out, hidden=256):
+        super().__init__()
+        self.critic = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.actor = nn.Sequential(nn.Linear(n_in, hidden), nn.Dropout(0.2), nn.Linear(hidden, n_out), nn.Softmax(dim=1))
+
+    def forward(self, x):
+        return Categorical(self.actor(x)), self.critic(x)
+
+
+def test_env(vis=False):
+    state, done, total = env.reset(), False, 0
+    while not done:
+        with torch.no_grad():
+            dist, _ = model(torch.FloatTensor(state).unsqueeze(0).cuda())  # expect: GPU602
+        state, reward, done, _ = env.step(dist.sample().cpu().numpy()[0])
+        total += reward
+    return total
+
+
+model = ActorCritic(4, 2).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for frame in range(20000):
+    dist, value = model(torch.FloatTensor(env.state()).cuda())
+    loss = -(dist.log_prob(dist.sample()) * value.detach()).mean() + value.pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if frame % 1000 == 0:
+        print(test_env())
