@@ -87,6 +87,22 @@ def _also_run_with_grad(model: FileModel, site: CallSite, info) -> bool:
     return name in called
 
 
+def _result_discarded(model: FileModel, site: CallSite) -> bool:
+    """The call is a statement of its own, or bound to `_`: its output is thrown away (a
+    forward run once only to materialise sharded weights or to trace; a pass of such calls over
+    a loader recomputes batch-norm statistics, and stays reported)."""
+    statement = model.statement_of.get(id(site.node))
+    if type(statement) is not cst.SimpleStatementLine:
+        return False
+    for small in statement.body:
+        if type(small) is cst.Expr and small.value is site.node:
+            return True
+        if type(small) is cst.Assign and small.value is site.node and all(
+                type(t.target) is cst.Name and t.target.value == "_" for t in small.targets):
+            return True
+    return False
+
+
 def _eval_calls(model: FileModel) -> List[CallSite]:
     """`.eval()` and `.train(False)` / `.train(mode=False)` calls."""
     out = [s for s in model.method_calls("eval") if not s.node.args]
@@ -122,7 +138,8 @@ class EvaluationWithoutEvalMode(Rule):
         Information when the file calls `.eval()` elsewhere, or
         when the pass goes over the training loader under no_grad (batch-norm statistics
         recomputed on purpose, as `swa_utils.update_bn` does). Per-step code of the training loop
-        (EMA teachers, target networks), a no-grad call of a model that the same function
+        (EMA teachers, target networks), one call outside any loop whose output is thrown
+        away (a warm-up forward that makes DeepSpeed gather its sharded weights), a no-grad call of a model that the same function
         also runs with gradients on (pseudo-labels made in a training step), passes whose results a caller hands to a function that
         trains (a memory bank or centroids filled before training), models from
         `from_pretrained` (already in eval mode) under a name the file never puts in training
@@ -210,6 +227,8 @@ class EvaluationWithoutEvalMode(Rule):
                 continue
             if info is not None and site.ctx.no_grad and _also_run_with_grad(model, site, info):
                 continue
+            if site.ctx.loop is None and _result_discarded(model, site):
+                continue  # one warm-up call (`self.model(input_ids=dummy)`): nothing is evaluated
             candidates.append(site)
         key = lambda s: (s.ctx.scope, dotted_name(s.node.func) or "")
         for site in first_per(candidates, key):

@@ -783,3 +783,45 @@ for frame in range(20000):
     optimizer.step()
     if frame % 1000 == 0:
         print(test_env())
+
+# %% valid: one forward under no_grad whose output is thrown away: a warm-up that materialises sharded weights
+import torch
+
+
+class PolicyTrainer:
+    def __init__(self, model, pad_token_id, device):
+        self.model = model
+        self.pad_token_id = pad_token_id
+        self.device = device
+
+    def warmup_for_weight_sync(self):
+        input_ids = torch.tensor([[self.pad_token_id]], device=self.device, dtype=torch.long)
+        with torch.no_grad():
+            self.model(input_ids=input_ids)
+
+    def train_step(self, batch, optimizer):
+        self.model.train()
+        loss = self.model(**batch).loss
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same forward whose output is kept: an evaluation in training mode
+import torch
+
+
+class PolicyTrainer:
+    def __init__(self, model, pad_token_id, device):
+        self.model = model
+        self.pad_token_id = pad_token_id
+        self.device = device
+
+    def score_prompt(self, input_ids):
+        with torch.no_grad():
+            logits = self.model(input_ids=input_ids).logits  # expect: GPU602
+        return logits[:, -1].softmax(-1)
+
+    def train_step(self, batch, optimizer):
+        self.model.train()
+        loss = self.model(**batch).loss
+        loss.backward()
+        optimizer.step()
