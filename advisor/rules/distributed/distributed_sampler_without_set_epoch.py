@@ -26,7 +26,8 @@ class SamplerWithoutSetEpoch(Rule):
         training loop) in which no `.set_epoch(...)` call runs, directly or through a function
         it calls (in its file or another module of the project); or whose loader an endless
         generator or a re-created `iter(loader)` goes over again and again with no `set_epoch`
-        between the passes. The epoch loop may sit in another module than the sampler, around
+        between the passes (a generator drawn with `next(...)` only inside a loop that calls
+        `set_epoch`, an epoch loop around the steps, starts each new pass after one). The epoch loop may sit in another module than the sampler, around
         the loop that goes over the loader or around a call of the function holding that loop
         (`train(epoch, train_loader)`); a loader built with `batch_sampler=BatchSampler(sampler,
         ...)` counts as built on the sampler. Reported at the sampler, naming the epoch loop (or
@@ -108,7 +109,7 @@ class SamplerWithoutSetEpoch(Rule):
             if arg is None or id(site.node) not in model.values.ask(built_on, arg.value, loader.ctx, loader.order):
                 continue
             passes = passes_over(model, loader)
-            if not passes or any(self._pass_sets_epoch(p) for p in passes):
+            if not passes or any(self._pass_sets_epoch(p) or self._draws_set_epoch(model, p) for p in passes):
                 continue
             where, fields, related = describe(model, passes[0])
             yield self.report(
@@ -132,6 +133,33 @@ class SamplerWithoutSetEpoch(Rule):
             loop = loop.parent
         function = item.function
         return function is not None and self._function_sets_epoch(item.model, function.key, {})
+
+    def _draws_set_epoch(self, model: FileModel, item) -> bool:
+        """The generator's batches are drawn (`next(datalooper)`) only inside loops of this file
+        one of which calls `set_epoch` (an epoch loop around the steps): each new pass the
+        generator starts there reads the epoch the loop set last."""
+        if item.how != "generator" or item.function is None:
+            return False
+        draws = []
+        for site in [*model.facts.calls_by_callee.get("next", ()), *model.method_calls("__next__")]:
+            iterator = model.values.drawn_from(site.node, site.ctx, site.order)
+            made = model.values.callee(iterator, site.ctx, site.order) if type(iterator) is cst.Call else None
+            if made is None and type(iterator) is cst.Name:
+                bound = model.reaching(iterator.value, site.ctx, site.order)
+                value = bound[0].value if len(bound) == 1 else None
+                made = model.values.callee(value, site.ctx, site.order) if type(value) is cst.Call else None
+            if made is not None and made[1] is item.function:
+                draws.append(site)
+        if not draws:
+            return False
+        memo: dict = {}
+        for site in draws:
+            loop = site.ctx.loop
+            while loop is not None and not self._sets_epoch(model, loop, memo):
+                loop = loop.parent
+            if loop is None:
+                return False
+        return True
 
     def _by_epoch_loops(self, model: FileModel, samplers: List[CallSite]) -> Iterator[Report]:
         epoch_loops = model.epoch_loops()

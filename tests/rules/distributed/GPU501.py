@@ -177,3 +177,31 @@ for step in range(max_steps):
         x, y = next(it)
     model(x, y).backward()
     optimizer.step()
+
+# %% valid: an endless generator drawn from inside an epoch loop that sets the epoch first
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+def infiniteloop(dataloader):
+    while True:
+        for x, y in iter(dataloader):
+            yield x
+
+
+dist.init_process_group("nccl")
+model = DDP(net.cuda(rank), device_ids=[rank])
+sampler = DistributedSampler(dataset)
+dataloader = DataLoader(dataset, batch_size=128, sampler=sampler, num_workers=4, drop_last=True)
+datalooper = infiniteloop(dataloader)
+for epoch in range(num_epochs):
+    sampler.set_epoch(epoch)
+    for step in range(steps_per_epoch):
+        x1 = next(datalooper).to(rank)
+        loss = model(x1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
