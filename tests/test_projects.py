@@ -157,3 +157,24 @@ def test_a_launch_script_that_stops_passing_an_option_rechecks_a_cached_file(tmp
     launcher = project / "run" / "train.sh"
     launcher.write_text(launcher.read_text().replace("  --dataloader_num_workers=4 \\\n", ""))
     assert ("train.py", "GPU202") in findings()
+
+
+def test_a_notebook_that_calls_a_module_function_runs_it(tmp_path):
+    """A top-level function no Python file names is unbuilt code (info), unless a notebook of the
+    project calls it (model/unbuilt_classes.py): notebooks are read for the names they use."""
+    import json
+    import shutil
+
+    project = tmp_path / "unbuilt_classes"
+    shutil.copytree(ROOT / "unbuilt_classes", project)
+    losses = project / "losses.py"
+    refit = lambda: {f for f in _findings(losses) if f[1] == "GPU101" and 83 <= f[0] <= 93}  # noqa: E731
+    forget_views()
+    assert refit() and all(info for _, _, info in refit())
+    (project / "examples").mkdir()
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": ["import losses\n", "losses.refit_head(model, loader)\n"]}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "examples" / "refit.ipynb").write_text(json.dumps(notebook))
+    forget_views()
+    assert refit() and not any(info for _, _, info in refit())

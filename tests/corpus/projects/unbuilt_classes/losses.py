@@ -81,14 +81,15 @@ def calibrate_temperature(model, loader):
 
 
 def refit_head(model, loader):
-    """No Python file names this function: the example notebook calls it."""
+    """No Python file names this function; a notebook that calls it would run it (see
+    tests/test_projects.py)."""
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     for images, target in loader:
         loss = F.cross_entropy(model(images.cuda()), target.cuda())
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        print("refit", loss.item())  # expect: GPU101
+        print("refit", loss.item())  # expect: GPU101 info
 
 
 def train(model, loader, epochs=1):
