@@ -54,6 +54,23 @@ def class_method(model, info: ClassInfo, name: str, depth: int = 0) -> Optional[
     return None
 
 
+def _abstract(info: FunctionInfo) -> bool:
+    """The body only documents or refuses (`raise NotImplementedError`, `pass`, `...`)."""
+    for statement in info.node.body.body:
+        if not type(statement) is cst.SimpleStatementLine:
+            return False
+        for small in statement.body:
+            if type(small) is cst.Pass:
+                continue
+            if type(small) is cst.Expr and type(small.value) in (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis):
+                continue
+            if type(small) is cst.Raise and small.exc is not None and "NotImplementedError" in (dotted_name(
+                small.exc.func if type(small.exc) is cst.Call else small.exc) or ""):
+                continue
+            return False
+    return True
+
+
 class CallGraph:
     def __init__(self, model) -> None:
         self.model = model
@@ -64,7 +81,6 @@ class CallGraph:
         self._sites: Optional[Dict[int, CallSite]] = None
         self._instance_calls: List[CallSite] = []
         self._defined_in_loops: Optional[set] = None
-        self._overridden: Dict[Tuple[Optional[str], Optional[str]], List[Target]] = {}
 
     def targets_of_expression(self, call: cst.Call, ctx, order) -> List[Target]:
         """`targets` for a call node (every call the walk saw is a site)."""
@@ -82,15 +98,7 @@ class CallGraph:
     def _overrides(self, class_name: Optional[str], method: Optional[str]) -> List[Target]:
         """The methods of the file's direct subclasses of ``class_name`` that implement
         ``method``: a template method's loop calls `self.batch_update(...)`, which only the
-        subclasses (`TrainEpoch`, `ValidEpoch`) define, or override (`SequenceTrainer.train_step`
-        replacing the base's). Worked out once per (class, method)."""
-        key = (class_name, method)
-        found = self._overridden.get(key)
-        if found is None:
-            found = self._overridden[key] = self._find_overrides(class_name, method)
-        return found
-
-    def _find_overrides(self, class_name: Optional[str], method: Optional[str]) -> List[Target]:
+        subclasses (`TrainEpoch`, `ValidEpoch`) define."""
         model = self.model
         out: List[Target] = []
         if class_name is None or method is None:
@@ -246,9 +254,10 @@ class CallGraph:
             local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
             if local is None and site.ctx.class_name:
                 local = model.resolve(f"{site.ctx.class_name}.{site.method}")
-            if local is not None:
-                # `self.train_step()` runs the override of the instance's class as much as this one.
+            if local is not None and _abstract(local):
                 return [(model, local)] + self._overrides(site.ctx.class_name, site.method)
+            if local is not None:
+                return [(model, local)]
             info = model.facts.classes.get(site.ctx.class_name or "")
             hit = class_method(model, info, site.method) if info is not None else None
             if hit is not None:
