@@ -503,27 +503,7 @@ def _converted(found: Literals, kind: Optional[cst.BaseExpression]) -> Literals:
     return Literals(frozenset(values), found.complete, found.option)
 
 
-# The names a run's options object goes by where the code reads it (`self.args.use_multi_gpu`).
-_OPTIONS_OBJECTS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "hparams", "flags", "FLAGS"})
 _ABSL_BOOL = r"DEFINE_bool(?:ean)?\(\s*(?:name\s*=\s*)?[\"']%s[\"']\s*,\s*(?:default\s*=\s*)?(\w+)"
-
-
-def switch_off_by_name(model, expr: cst.BaseExpression, question: Question[Literals]) -> Optional[str]:
-    """The option behind ``expr`` when it reads a run's options object by a switch's name
-    (`self.args.use_multi_gpu`, `FLAGS.parallel`) that the value flow cannot follow to its
-    parser (an `Exp(args)` built in the launcher, a base class that keeps `self.args`), and
-    every option of that name in the file and the files around it (its dependencies) is off
-    unless the user turns it on: a `store_true` switch or a false default (also absl's
-    `flags.DEFINE_bool("parallel", False, ...)`), which no shipped launch script passes and no
-    code of those files sets. None otherwise."""
-    name = dotted_name(expr)
-    parts = name.split(".") if name else []
-    if len(parts) < 2 or parts[-2] not in _OPTIONS_OBJECTS:
-        return None
-    found = defaults_by_name(model, parts[-1], question)
-    if found is None or not found.values or any(value for _, value in found.values):
-        return None
-    return found.option or parts[-1]
 
 
 def defaults_by_name(model, attr: str, question: Question[Literals]) -> Optional[Literals]:

@@ -33,8 +33,7 @@ from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.constants import constant
 from advisor.model.default_flags import keeps_false_default
 from advisor.model.named_methods import project_methods_named
-from advisor.model.cli_options import switch_off_by_name
-from advisor.model.literals import LITERALS, literal_values
+from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.occasional_tests import occasional
 from advisor.model.value_flow import argument, parameter_default
@@ -618,7 +617,6 @@ class GuardKinds:
         self._named: Dict[str, list] = {}  # method name -> the project methods of that name, when periodic
         self._contexts: Dict[int, bool] = {}
         self._dead: Dict[int, bool] = {}
-        self._opt_in: Dict[int, bool] = {}
         self._unset: Dict[str, bool] = {}  # attribute names no nearby file sets (getattr flags)
         self._guarded_calls: Optional[Dict[int, List[object]]] = None  # id(guard) -> calls under it
         self._loop_steps: Dict[int, List[object]] = {}  # id(loop) -> its calls that step an optimizer
@@ -980,27 +978,6 @@ class GuardKinds:
             if self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(guard.test)):
                 return guard
         return None
-
-    def opt_in(self, ctx: Context) -> bool:
-        """Some guard around ``ctx`` is a switch a run leaves off unless the user turns it on: a
-        command-line or settings option whose default is false (`if args.dp:` with `--dp` a
-        `store_true` option, `if self.args.use_multi_gpu and self.args.use_gpu:`)."""
-        known = self._opt_in.get(id(ctx))
-        if known is None:
-            known = self._opt_in[id(ctx)] = any(
-                guard.positive and not guard.exits and any(self._switch_off_by_default(t, guard) for t in conjuncts(guard.test))
-                for guard in guards_of(ctx)
-            )
-        return known
-
-    def _switch_off_by_default(self, test: cst.BaseExpression, guard: Guard) -> bool:
-        if type(test) not in (cst.Name, cst.Attribute):
-            return False
-        found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
-        if found.complete and bool(found.values):
-            return found.option is not None and all(not value for _, value in found.values)
-        # `self.args.use_multi_gpu` of an `Exp(args)` the launcher builds: the switch by its name.
-        return switch_off_by_name(self.model, test, LITERALS) is not None
 
     def offloading(self, ctx: Context) -> bool:
         """Some guard around ``ctx`` is a switch named for keeping data in host memory (`if

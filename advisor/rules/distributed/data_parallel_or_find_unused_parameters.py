@@ -50,11 +50,9 @@ class DataParallelOrFindUnused(Rule):
         another script also fills from a saved config is read by the name of the option that
         sets it) is information: it runs only when the user
         asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
-        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`), and one under a
-        switch a run leaves off unless the user turns it on (`if args.dp:` with `--dp` a
-        `store_true` option; `self.args.use_multi_gpu` of an experiment class the launcher
-        builds, read by the option's name; absl's `flags.DEFINE_bool("parallel", False)`)
-        when no launch script beside it passes the switch. The switch may be
+        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`); a wrap under a
+        switch the user turns on to use several GPUs (`if args.dp:` with `--dp` a `store_true`
+        option) stays reported: that is the run it is written for. The switch may be
         computed in `main()` and read in the `main_worker(gpu, ngpus, args)` it calls or spawns
         (`args.distributed = args.world_size > 1 or args.multiprocessing_distributed`).
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
@@ -138,7 +136,7 @@ class DataParallelOrFindUnused(Rule):
                     "default leaves false: DistributedDataParallel is faster when it runs",
                     severity=Severity.INFO,
                 )
-            elif model.guards.dead(site.ctx) or model.guards.opt_in(site.ctx):
+            elif model.guards.dead(site.ctx):
                 yield self.report(
                     site.node,
                     "DataParallel drives every GPU from one process, in a branch the settings' defaults "

@@ -377,31 +377,13 @@ def main(loader, val_loader):
         optimizer.step()
     return eval_split(dp_model, val_loader)
 
-# %% invalid: a wrap under a `store_true` switch the run leaves off: info
+# %% invalid: a wrap under a `store_true` switch the user turns on for several GPUs: the run it is written for
 import argparse
 
 import torch
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--dp", action="store_true", help="use data parallel")
-args = parser.parse_args()
-net = build_net().cuda()
-if args.dp:
-    net = torch.nn.DataParallel(net)  # expect: GPU505 info
-optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
-for x, y in loader:
-    loss = criterion(net(x.cuda()), y.cuda())
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-
-# %% invalid: the same switch on by default
-import argparse
-
-import torch
-
-parser = argparse.ArgumentParser()
-parser.add_argument("--dp", type=int, default=1, help="use data parallel")
 args = parser.parse_args()
 net = build_net().cuda()
 if args.dp:
@@ -412,49 +394,3 @@ for x, y in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
-
-# %% invalid: an absl flag defined off: info
-import torch
-from absl import app, flags
-
-FLAGS = flags.FLAGS
-flags.DEFINE_bool("parallel", False, help="multi gpu training")
-
-
-def train(argv):
-    net = build_net().cuda()
-    if FLAGS.parallel:
-        net = torch.nn.DataParallel(net)  # expect: GPU505 info
-    optimizer = torch.optim.Adam(net.parameters())
-    for x in loader:
-        loss = net(x.cuda()).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-
-if __name__ == "__main__":
-    app.run(train)
-
-# %% invalid: an absl flag defined on
-import torch
-from absl import app, flags
-
-FLAGS = flags.FLAGS
-flags.DEFINE_bool("parallel", True, help="multi gpu training")
-
-
-def train(argv):
-    net = build_net().cuda()
-    if FLAGS.parallel:
-        net = torch.nn.DataParallel(net)  # expect: GPU505
-    optimizer = torch.optim.Adam(net.parameters())
-    for x in loader:
-        loss = net(x.cuda()).mean()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-
-if __name__ == "__main__":
-    app.run(train)
