@@ -255,16 +255,18 @@ def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
 def _calls_function(stem: str, name: str) -> Callable[[str, str, "re.Pattern[str]"], bool]:
     """Whether another file reaches the module's function ``name``: through the module
     (`utils.train(...)`, `U.train` after `import utils as U`) or an import of the name that the
-    file reads again (`from layers.utils import train`). A word alone does not: `train` is also
-    a method of every trainer (`exp.train(setting)`), `evaluate` a model's."""
+    file reads again (`from layers.utils import train`, or from a package that re-exports it).
+    A word alone does not: `train` is also a method of every trainer (`exp.train(setting)`),
+    `evaluate` a model's."""
     module = re.escape(stem)
 
     def names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
         aliases = [module] + [re.escape(a) for a in re.findall(r"\b%s\s+as\s+(\w+)" % module, text)]
         if re.search(r"\b(?:%s)\s*\.\s*%s\b" % ("|".join(aliases), re.escape(name)), text):
             return True
-        imports = [m.group(0) for m in _FROM_IMPORT.finditer(text)
-                   if re.match(r"\s*from\s+[.\w]*?\b%s\s+import\b" % module, m.group(0)) and pattern.search(m.group(0))]
+        # An import of the name from any module: a package's `__init__.py` may re-export it
+        # (`from utils import train` where `utils/__init__.py` imports it from `.train_utils`).
+        imports = [m.group(0) for m in _FROM_IMPORT.finditer(text) if pattern.search(m.group(0))]
         return bool(imports) and _names(text, path, pattern)
 
     return names

@@ -1,0 +1,1 @@
+from .loops import fit, fit_with_logging
