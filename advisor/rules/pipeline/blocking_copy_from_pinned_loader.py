@@ -167,7 +167,8 @@ class BlockingCopyFromPinnedLoader(Rule):
         `prepare_batch` then makes each copy with `non_blocking=False`. A loop whose body ends
         with a `break` nothing skips copies one batch: information. So is a copy in a short
         evaluation pass (a loop that can `break` after a few batches, in a function that does
-        not train) that the training loop runs every few steps or once per epoch.
+        not train; not a break under an optional limit, `if max_eval_step > 0 and ...`, that the
+        run leaves unset) that the training loop runs every few steps or once per epoch.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain

@@ -18,6 +18,8 @@ from advisor.model.tensors import is_host_tensor
 from advisor.model.names import dotted_name, root_name, variable_inner
 from advisor.model.vocabulary import DEVICE_NAME
 from advisor.model.walk import children
+from advisor.model.guards import conjuncts
+from advisor.model.literals import literal_values
 
 
 DTYPE_PREFIX = "torch."
@@ -94,7 +96,7 @@ def evaluated_now_and_then(model: FileModel, loop) -> bool:
         return False
     breaks = model.shared("loops-that-break", lambda m: {})
     if id(loop) not in breaks:
-        breaks[id(loop)] = _breaks(loop.node)
+        breaks[id(loop)] = _breaks(loop.node, lambda test: _limit_off(model, test, loop))
     if not breaks[id(loop)]:
         return False
     function = loop.ctx.function
@@ -122,16 +124,45 @@ def _beside_training(owner: FileModel, site: CallSite) -> bool:
     return owner.trains(caller) or owner.has_training_loop(caller)
 
 
-def _breaks(loop_node) -> bool:
-    """A `break` of this loop (not of a loop nested in it) somewhere in its body."""
-    stack = list(children(loop_node.body))
+def _breaks(loop_node, off=lambda test: False) -> bool:
+    """A `break` of this loop (not of a loop nested in it) somewhere in its body, not under an
+    `if` whose test ``off`` says the run leaves false (`if max_eval_step > 0 and ...:` with
+    the limit's default 0: a full pass)."""
+    stack = [(node, False) for node in children(loop_node.body)]
     while stack:
-        node = stack.pop()
+        node, disabled = stack.pop()
         if type(node) is cst.Break:
-            return True
+            if not disabled:
+                return True
+            continue
         if type(node) in (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        stack.extend(children(node))
+        if type(node) is cst.If:
+            stack.append((node.test, disabled))
+            stack.append((node.body, disabled or off(node.test)))
+            if node.orelse is not None:
+                stack.append((node.orelse, disabled))
+            continue
+        stack.extend((child, disabled) for child in children(node))
+    return False
+
+
+def _limit_off(model: FileModel, test: cst.BaseExpression, loop) -> bool:
+    """A part of the test asks whether an optional limit is set (`max_eval_step > 0`), and the
+    run gives it no known positive value: a limit of that kind is off unless the user sets it,
+    and the pass then goes over the whole loader."""
+    parts = conjuncts(test)
+    for part in parts:
+        if type(part) is not cst.Comparison or len(part.comparisons) != 1:
+            continue
+        comparison = part.comparisons[0]
+        if type(comparison.operator) is not cst.GreaterThan or type(comparison.comparator) is not cst.Integer \
+                or comparison.comparator.value != "0":
+            continue
+        found = literal_values(model, part.left, loop.ctx, model.order_of(loop.node))
+        if not (found.complete and found.values and all(
+                type(value) in (int, float) and value > 0 for _, value in found.values)):
+            return True
     return False
 
 

@@ -495,3 +495,32 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: an evaluation each epoch that stops early only when a limit is set: a full pass by default
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluation(model, eval_loader, max_eval_step=0):
+    model.eval()
+    total = 0.0
+    for step, batch in enumerate(eval_loader):
+        if max_eval_step > 0 and step >= max_eval_step:
+            break
+        for key in batch.keys():
+            batch[key] = batch[key].to("cuda:0")  # expect: GPU203
+        with torch.no_grad():
+            total += model(**batch).loss.detach()
+    return total
+
+
+train_loader = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=2, pin_memory=True)
+eval_loader = DataLoader(eval_set, batch_size=8, num_workers=2, pin_memory=True)
+for epoch in range(3):
+    model.train()
+    for batch in train_loader:
+        loss = model(**{k: v.to("cuda:0", non_blocking=True) for k, v in batch.items()}).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    print(evaluation(model, eval_loader))
