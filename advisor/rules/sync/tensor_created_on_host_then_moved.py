@@ -118,6 +118,9 @@ def _data_built_on_device(model: FileModel, factory: cst.Call, kind: str, top: c
     # `torch.FloatTensor(1 - done)` may be a size or an array's data as much as a name is.
     lone = len(positional) == 1 and type(positional[0].value) in (
         cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)
+    if lone and type(positional[0].value) is cst.BinaryOperation and any(
+            type(side) in (cst.List, cst.Tuple) for side in (positional[0].value.left, positional[0].value.right)):
+        lone = False  # `[label] * n`: a list, data made of one value
     if kind in _TYPED and lone:
         return any(
             type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _FILLS

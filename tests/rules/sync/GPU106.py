@@ -947,3 +947,14 @@ for it in range(200):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a typed constructor given one value repeated into a list: data a fill makes on the device
+import torch
+
+device = torch.device("cuda")
+for i, (images, labels) in enumerate(loader):
+    length_for_pred = torch.IntTensor([max_length] * images.size(0)).to(device)  # expect: GPU106
+    loss = criterion(model(images.to(device), length_for_pred), labels.to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
