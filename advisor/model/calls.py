@@ -190,9 +190,11 @@ class CallGraph:
         `table` that reaches the call is a dict literal of plain names."""
         if type(func) is not cst.Subscript or type(func.value) is not cst.Name:
             return []
-        reach = self.model.reaching(func.value.value, ctx, order)
+        reach = self.model.bindings.reaching(func.value.value, ctx, order)
+        if not reach.closed or reach.parameter is not None:
+            return []
         out: List[cst.Name] = []
-        for assignment in reach or ():
+        for assignment in reach.assignments:
             value = assignment.value
             if assignment.index is not None or type(value) is not cst.Dict or not value.elements:
                 return []

@@ -383,7 +383,8 @@ def collates_onto_device(model, call: cst.Call, ctx: Context, order: int) -> boo
     loader yields device tensors, which pinning cannot take and worker processes cannot make."""
     functions = _collate_functions(model, call)
     if functions:
-        return any(_moves_batch(model, owner, info, {}, ctx, order) for owner, info in functions)
+        # `collate_fn=dataset.collate_fn` may be any project method of that name: all must move.
+        return all(_moves_batch(model, owner, info, {}, ctx, order) for owner, info in functions)
     partials = _partial_collates(model, call, ctx, order)
     return bool(partials) and all(
         any(_moves_batch(model, owner, info, {a.keyword.value: a.value for a in p.args[1:] if a.keyword is not None},
@@ -403,8 +404,10 @@ def _moves_batch(model, owner, info, given: dict, ctx: Context, order: int) -> b
         name = target.value.value if target is not None and type(target.value) is cst.Name else None
         if given and name in defaults:
             # What the partial gives, else the parameter's default: no other call passes it.
-            value = given.get(name, defaults[name])
-            if value is not None and device_kind(model if name in given else owner, value, ctx, order) != HOST:
+            if name in given:
+                if device_kind(model, given[name], ctx, order) != HOST:
+                    return True
+            elif defaults[name] is not None and device_kind(owner, defaults[name], site.ctx, site.order) != HOST:
                 return True
         elif moves_to_device(owner, site.node, site.ctx, site.order):
             return True

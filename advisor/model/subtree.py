@@ -41,3 +41,16 @@ def iter_names(node: cst.CSTNode) -> Iterable[str]:
             yield current.value
         else:
             stack.extend(children(current))
+
+
+def reads_any(tree: cst.CSTNode, names: Set[str]) -> bool:
+    """Some plain name in the subtree is one of ``names`` (`output` in `hm = output["hm"]`)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            if node.value in names:
+                return True
+        else:
+            stack.extend(children(node))
+    return False

@@ -171,6 +171,16 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
             found = cleaned[path] = without_prose(project.text_of(path))
         return found
 
+    # What each nearby file reaches of this module's functions, worked out once per file.
+    stems = _module_names(path)
+    reaches: Dict[str, Callable[[str], bool]] = {}
+
+    def reaches_function(other: str, name: str) -> bool:
+        found = reaches.get(other)
+        if found is None:
+            found = reaches[other] = _function_reach(code_of(other), stems)
+        return found(name)
+
     while True:
         named_elsewhere = []
         for name in unreached:
@@ -178,8 +188,13 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
                 continue
             looked.add(name)
             pattern = re.compile(r"\b%s\b" % re.escape(name))
-            names = _names if name not in functions else _calls_function(module_stem(path), name)
-            if (any(name in project.text_of(p) and (names(code_of(p), p, pattern) or _package_looked_up(p))
+
+            def names(code: str, other: str, pattern=pattern, name=name) -> bool:
+                if name in functions:
+                    return reaches_function(other, name)
+                return _names(code, other, pattern)
+
+            if (any(name in project.text_of(p) and (names(code_of(p), p) or _package_looked_up(p))
                     for p in nearby)
                     or project.named_in_configs(name)
                     or (configured and project.named_in_project_configs(name))):
@@ -252,24 +267,42 @@ def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
     return not any(m.start() <= at < m.end() for m in _FROM_IMPORT.finditer(text))
 
 
-def _calls_function(stem: str, name: str) -> Callable[[str, str, "re.Pattern[str]"], bool]:
-    """Whether another file reaches the module's function ``name``: through the module
-    (`utils.train(...)`, `U.train` after `import utils as U`) or an import of the name that the
-    file reads again (`from layers.utils import train`, or from a package that re-exports it).
-    A word alone does not: `train` is also a method of every trainer (`exp.train(setting)`),
-    `evaluate` a model's."""
-    module = re.escape(stem)
+def _module_names(path: str) -> Set[str]:
+    """The names a file reaches the module by: its own, and those of the packages it sits in
+    (`pkg.train_one_epoch` after `pkg/__init__.py` re-exports it from `pkg/engine.py`)."""
+    out = {module_stem(path)}
+    folder = os.path.dirname(os.path.abspath(path))
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        out.add(os.path.basename(folder))
+        folder = os.path.dirname(folder)
+    out.discard("__init__")
+    return out
 
-    def names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
-        aliases = [module] + [re.escape(a) for a in re.findall(r"\b%s\s+as\s+(\w+)" % module, text)]
-        if re.search(r"\b(?:%s)\s*\.\s*%s\b" % ("|".join(aliases), re.escape(name)), text):
-            return True
-        # An import of the name from any module: a package's `__init__.py` may re-export it
-        # (`from utils import train` where `utils/__init__.py` imports it from `.train_utils`).
-        imports = [m.group(0) for m in _FROM_IMPORT.finditer(text) if pattern.search(m.group(0))]
-        return bool(imports) and _names(text, path, pattern)
 
-    return names
+_IMPORT_WORD = re.compile(r"\bimport\b")
+
+
+def _function_reach(code: str, stems: Set[str]) -> Callable[[str], bool]:
+    """Which of the module's functions a file (``code``: without prose) reaches: through the
+    module or a package holding it (`utils.train(...)`, `U.train` after `import utils as U`,
+    `from pkg import *`), or an import of the name that the file reads again (`from
+    layers.utils import train`, or from a package that re-exports it). A word alone does not:
+    `train` is also a method of every trainer (`exp.train(setting)`), `evaluate` a model's."""
+    names = "|".join(re.escape(stem) for stem in sorted(stems))
+    aliases = set(stems) | set(re.findall(r"\b(?:%s)\s+as\s+(\w+)" % names, code))
+    through = set(re.findall(r"\b(?:%s)\s*\.\s*(\w+)" % "|".join(re.escape(a) for a in sorted(aliases)), code))
+    if re.search(r"\b(?:%s)\s+import\s+\*" % names, code):
+        return lambda name: True
+    imported: Set[str] = set()
+    for match in _FROM_IMPORT.finditer(code):
+        parts = _IMPORT_WORD.split(match.group(0), 1)
+        if len(parts) == 2:
+            imported.update(_WORD.findall(parts[1]))
+    counts: Dict[str, int] = {}
+    for word in _WORD.findall(code):
+        counts[word] = counts.get(word, 0) + 1
+    exported = "__all__" in code or bool(_SELF_LOOKUP.search(code))
+    return lambda name: name in through or (name in imported and (counts.get(name, 0) > 1 or exported))
 
 
 def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -> None:

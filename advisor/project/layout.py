@@ -189,9 +189,10 @@ class Layout:
                 )
                 out.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
                 notebooks.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".ipynb"))
-                if len(out) + len(notebooks) > _MAX_FILES:
+                if len(out) > _MAX_FILES:
                     out, notebooks = [], []
                     break
+                del notebooks[_MAX_FILES:]  # a folder of thousands of notebooks adds no more
             self._files, self._notebooks = out, notebooks
         return self._files
 

@@ -153,7 +153,7 @@ def _loaded(model: FileModel, assignment, depth: int) -> bool:
 # Libraries whose loaded "models" are no torch modules: calling one has no autograd and no mode.
 _OTHER_LIBRARIES = (
     "spacy.", "sklearn.", "joblib.", "xgboost.", "lightgbm.", "catboost.", "gensim.", "nltk.", "cv2.",
-    "onnxruntime.", "tensorflow.", "keras.", "jax.", "fasttext.", "sentencepiece.", "tiktoken.", "pickle.",
+    "onnxruntime.", "tensorflow.", "keras.", "jax.", "fasttext.", "sentencepiece.", "tiktoken.",
 )
 
 

@@ -8,7 +8,7 @@ from advisor.findings import Severity
 from advisor.model import CallSite, FileModel, FunctionInfo, LoopInfo
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name, last_segment, variable_inner
-from advisor.model.subtree import iter_names
+from advisor.model.subtree import iter_names, reads_any
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.loaders import loaders_iterated
@@ -154,23 +154,11 @@ def _unpacked_later(model: FileModel, call: cst.Call, names: Set[str]) -> bool:
     )
     derived = set(names)
     for assignment in later[:40]:
-        if not _reads_any(assignment.value, derived):
+        if not reads_any(assignment.value, derived):
             continue
         if _PER_IMAGE_OUTPUT.search(assignment.target):
             return True
         derived.add(assignment.target)
-    return False
-
-
-def _reads_any(expr: cst.BaseExpression, names: Set[str]) -> bool:
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Name:
-            if node.value in names:
-                return True
-        else:
-            stack.extend(children(node))
     return False
 
 

@@ -113,7 +113,8 @@ def _pinned_through_callers(model: FileModel, root: str, site: CallSite, pinned_
     param = root if root in info.params else _iterated_parameter(info, root, site)
     if param is None:
         return []
-    position = info.params.index(param) - info.receiver_params
+    positional = [p.name.value for p in (*info.node.params.posonly_params, *info.node.params.params)]
+    position = positional.index(param) - info.receiver_params if param in positional else -1
     callers = model.callers(info)
     out = []
     for owner, call in callers:

@@ -17,6 +17,7 @@ from advisor.model.devices import cuda_tensor_type
 from advisor.model.tensors import is_host_tensor
 from advisor.model.names import dotted_name, root_name, variable_inner
 from advisor.model.vocabulary import DEVICE_NAME
+from advisor.model.subtree import reads_any
 from advisor.model.walk import children
 from advisor.model.guards import conjuncts
 from advisor.model.literals import literal_values
@@ -159,11 +160,23 @@ def _limit_off(model: FileModel, test: cst.BaseExpression, loop) -> bool:
         if type(comparison.operator) is not cst.GreaterThan or type(comparison.comparator) is not cst.Integer \
                 or comparison.comparator.value != "0":
             continue
+        if not _set_before(model, part.left, loop):
+            continue  # `if i > 0: break`: a counter of the loop, not a limit
         found = literal_values(model, part.left, loop.ctx, model.order_of(loop.node))
         if not (found.complete and found.values and all(
                 type(value) in (int, float) and value > 0 for _, value in found.values)):
             return True
     return False
+
+
+def _set_before(model: FileModel, expr: cst.BaseExpression, loop) -> bool:
+    """A setting read in the loop that the loop does not bind: an attribute of a settings object
+    (`train_config.max_eval_step`), or a name neither the loop's targets nor its body assign."""
+    if type(expr) is cst.Attribute:
+        return dotted_name(expr) is not None and not (dotted_name(expr) or "").startswith("self.")
+    if type(expr) is not cst.Name or expr.value in loop.targets:
+        return False
+    return not any(a.ctx.loop is not None and a.ctx.loop.within(loop) for a in model.assignments(expr.value, loop.ctx))
 
 
 def evaluation_loader_now_and_then(model: FileModel, site: CallSite) -> bool:
@@ -320,7 +333,8 @@ def _takes_to_numpy(info, site: CallSite, names: set) -> bool:
     (`image = image.squeeze(0).cpu().numpy()` at the top of `test_single_volume(image, ...)`),
     and the others are not moved: what the helper moves are new tensors made from slices of
     them, not the batch."""
-    params = list(info.params)[info.receiver_params:]
+    positional_params = [*info.node.params.posonly_params, *info.node.params.params]
+    params = [p.name.value for p in positional_params][info.receiver_params:]
     handed = set()
     for position, arg in enumerate(site.node.args):
         if arg.star or root_name(arg.value) not in names:
@@ -333,20 +347,28 @@ def _takes_to_numpy(info, site: CallSite, names: set) -> bool:
             return False
     if not handed:
         return False
-    converted = set()
+    # Each parameter counts when the first statement that reads it turns it into NumPy.
+    converted, read = set(), set()
     for statement in info.node.body.body:
-        if type(statement) is not cst.SimpleStatementLine:
+        if read | converted >= handed:
+            break
+        pending = handed - read - converted
+        if not reads_any(statement, pending):
             continue
-        for small in statement.body:
-            if type(small) is not cst.Assign or len(small.targets) != 1:
-                continue
-            target, value = small.targets[0].target, small.value
-            pairs = [(target, value)]
-            if type(target) is cst.Tuple and type(value) is cst.Tuple and len(target.elements) == len(value.elements):
-                pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
-            for name, expr in pairs:
-                if type(name) is cst.Name and name.value in handed and _numpy_of(expr, name.value):
-                    converted.add(name.value)
+        now = set()
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is not cst.Assign or len(small.targets) != 1:
+                    continue
+                target, value = small.targets[0].target, small.value
+                pairs = [(target, value)]
+                if type(target) is cst.Tuple and type(value) is cst.Tuple and len(target.elements) == len(value.elements):
+                    pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+                for name, expr in pairs:
+                    if type(name) is cst.Name and name.value in pending and _numpy_of(expr, name.value):
+                        now.add(name.value)
+        converted |= now
+        read |= {name for name in pending - now if reads_any(statement, {name})}
     if not converted:
         return False
     # Nothing the call hands over is moved as it is (`case_name` rides along untouched).
