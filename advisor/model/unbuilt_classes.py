@@ -294,15 +294,18 @@ def _function_reach(code: str, stems: Set[str]) -> Callable[[str], bool]:
     if re.search(r"\b(?:%s)\s+import\s+\*" % names, code):
         return lambda name: True
     imported: Set[str] = set()
+    aliased: Set[str] = set()  # `import train_epoch_sparse as train_epoch`: used by its alias
     for match in _FROM_IMPORT.finditer(code):
         parts = _IMPORT_WORD.split(match.group(0), 1)
         if len(parts) == 2:
             imported.update(_WORD.findall(parts[1]))
+            aliased.update(re.findall(r"(\w+)\s+as\s+\w+", parts[1]))
     counts: Dict[str, int] = {}
     for word in _WORD.findall(code):
         counts[word] = counts.get(word, 0) + 1
     exported = "__all__" in code or bool(_SELF_LOOKUP.search(code))
-    return lambda name: name in through or (name in imported and (counts.get(name, 0) > 1 or exported))
+    return lambda name: name in through or name in aliased or (
+        name in imported and (counts.get(name, 0) > 1 or exported))
 
 
 def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -> None:

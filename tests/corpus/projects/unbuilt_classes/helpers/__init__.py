@@ -1,1 +1,1 @@
-from .loops import fit, fit_with_logging
+from .loops import fit, fit_quietly, fit_with_logging
