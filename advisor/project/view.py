@@ -147,6 +147,7 @@ class ProjectView:
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
         self._config_words: Optional[Set[str]] = None
+        self._dependencies: Dict[Tuple[str, int, int], Tuple[str, ...]] = {}
         self._roots: Optional[List[str]] = None
         self._launchers: Dict[str, List[str]] = {}
         self.consulted: Set[str] = set()
@@ -179,6 +180,7 @@ class ProjectView:
         models = {k: m for k, m in self._models.items() if m is not None}
         self._symbols.clear()
         self._found.clear()
+        self._dependencies.clear()
         self._loaded = None
         self._importers.clear()
         self._siblings.clear()
@@ -396,8 +398,15 @@ class ProjectView:
         """The project files a file's findings may depend on: those within ``hops`` imports of
         it, either way (what it imports, what imports it, their neighbours), and the modules
         that hold the project's config defaults (read wherever a setting is, see
-        `model/config_nodes.py`)."""
-        path = _key(path)
+        `model/config_nodes.py`). Worked out once per file until something changes: the engine
+        and several model questions ask for the same file."""
+        key = (_key(path), hops, limit)
+        found = self._dependencies.get(key)
+        if found is None:
+            found = self._dependencies[key] = self._find_dependencies(key[0], hops, limit)
+        return found
+
+    def _find_dependencies(self, path: str, hops: int, limit: int) -> Tuple[str, ...]:
         index = self._import_index()
         seen, frontier = {path}, {path}
         for _ in range(hops):
