@@ -247,6 +247,7 @@ class ModelBuilder(Walker):
         self._module_ctx = self.ctx
         self._stack: List[Context] = []
         self._classes: List[ClassInfo] = []
+        self._class_owners: List[Optional[FunctionInfo]] = []  # the function each open class body sits in
         self._scope_counts: Dict[str, int] = {}
         self.statement_orders: Dict[int, int] = {}
         self._calls: List[CallSite] = []
@@ -345,10 +346,12 @@ class ModelBuilder(Walker):
         bases = tuple(self.imports.qualify(b.value) or dotted_name(b.value) or "" for b in node.bases)
         info = ClassInfo(node, node.name.value, bases, self._unique_scope(f"class:{node.name.value}"))
         self._classes.append(info)
+        self._class_owners.append(self.ctx.function)
         self.facts.classes.setdefault(node.name.value, info)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
+        self._class_owners.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter_statement(node)
@@ -467,6 +470,7 @@ class ModelBuilder(Walker):
 
     def visit_For(self, node: cst.For) -> None:
         self._enter_statement(node)
+        self._binder(node)
         targets = _target_names(node.target)
         over_loader = self._iterates_loader(node.iter)
         is_range = (
@@ -634,6 +638,7 @@ class ModelBuilder(Walker):
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._binder(node)
         for clause in node.ifs:  # tested once per item: `[v for v in parts if v > 0]`
             self.facts.conditions.append(Condition(clause.test, self.ctx, "comprehension if"))
         loop = self.ctx.loop
@@ -888,7 +893,14 @@ class ModelBuilder(Walker):
         names = _target_names(target)
         return names[0][0] if len(names) == 1 else None
 
+    def _binder(self, node: cst.CSTNode) -> None:
+        function = self.ctx.function
+        # A class body inside the function binds its own names, not the function's.
+        if function is not None and not (self._class_owners and self._class_owners[-1] is function):
+            function.binders.append(node)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._binder(node)
         base = None
         for target in node.targets:
             base = self._base_of(target.target) or base

@@ -326,15 +326,20 @@ def _formatted_tokens(model, expr: cst.BaseExpression) -> bool:
     """`name.set_format(type="pt")` (or `"torch"`) on the name the loader reads, in a file
     that names a tokenizer: rows of token ids read straight from the table."""
     name = dotted_name(expr)
-    if name is None or not any(word in (model.text or "") for word in _TOKENIZER_TEXT):
+    if name is None:
         return False
     for site in model.method_calls("set_format"):
-        if site.receiver_name != name:
+        if site.receiver_name != name or not _names_tokenizer(model):
             continue
         kind = argument(site.node, "type", 0)
         if kind is not None and type(kind.value) is cst.SimpleString and kind.value.evaluated_value in _TENSOR_FORMATS:
             return True
     return False
+
+
+def _names_tokenizer(model) -> bool:
+    # Once per file: each loader of a large file asks, and the text is searched whole.
+    return model.shared("names-tokenizer", lambda m: any(word in (m.text or "") for word in _TOKENIZER_TEXT))
 
 
 # Graph libraries whose batching makes an object of their own. DataLoader pinning reaches only

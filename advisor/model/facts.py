@@ -38,6 +38,9 @@ class FunctionInfo:
     generator: bool = False  # some `yield` in its own body: calling it runs nothing until it is iterated
     calls_save: bool = False  # calls torch.save itself
     set_epoch: bool = False  # calls .set_epoch(...) itself
+    # The assignments, `for` loops and comprehension clauses of its own body (not of nested
+    # defs or lambdas), in walk order: what names derive from what (rules' name flows).
+    binders: List[cst.CSTNode] = field(default_factory=list)
 
     @property
     def receiver_params(self) -> int:

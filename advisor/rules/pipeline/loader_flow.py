@@ -470,7 +470,7 @@ def _moved_parameters(model: FileModel) -> Dict[str, Set[str]]:
             continue
         flows = derived_of.get(id(info))
         if flows is None:
-            flows = derived_of[id(info)] = _parameter_flows(info)
+            flows = derived_of[id(info)] = _parameter_flows(model, info)
         root = root_name(site.receiver)
         found = {p for p, names in flows.items() if root in names}
         if not found and root is not None and root != "self" and not _bound_here(model, info, root):
@@ -487,7 +487,7 @@ def _moved_parameters(model: FileModel) -> Dict[str, Set[str]]:
                     continue
                 flows = derived_of.get(id(info))
                 if flows is None:
-                    flows = derived_of[id(info)] = _parameter_flows(info)
+                    flows = derived_of[id(info)] = _parameter_flows(model, info)
                 handed = {root_name(arg.value) for arg in _arguments_for(site, model, key, targets)}
                 found = {p for p, names in flows.items() if names & handed} - moved.get(info.key, set())
                 if found:
@@ -517,9 +517,9 @@ def _arguments_for(site: CallSite, model: FileModel, key: str, params: Set[str])
     return out
 
 
-def _parameter_flows(info) -> Dict[str, set]:
+def _parameter_flows(model: FileModel, info) -> Dict[str, set]:
     """{parameter: the names a function's own assignments derive from it}."""
-    return {p: _derived_names(info, p) for p in info.params if p != "self"}
+    return {p: _derived_names(model, info, p) for p in info.params if p != "self"}
 
 
 def _bound_here(model: FileModel, info, name: str) -> bool:
@@ -652,7 +652,7 @@ def engine_moves_batches(run: EngineRun) -> bool:
     info = build.process()
     if info is None or len(info.params) < 2:
         return False
-    derived = _derived_names(info, info.params[1])
+    derived = _derived_names(model, info, info.params[1])
     for call in info.sites:
         if call.method in ("to", "cuda", "type"):
             if root_name(call.receiver) in derived and is_device_move(model, call):
@@ -663,34 +663,43 @@ def engine_moves_batches(run: EngineRun) -> bool:
     return False
 
 
-def _derived_names(info, name: str) -> set:
+def _derived_names(model: FileModel, info, name: str) -> set:
     """``name`` and the names a function's own assignments and loops derive from it (`x, y =
     batch`, `images = batch["image"]`, `for t in batch`, `{k: v for k, v in batch.items()}`),
     up to a fixed point."""
-    flows = []  # (what is read, the targets bound from it)
-    stack = list(children(info.node.body))
-    while stack:
-        node = stack.pop()
-        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        if type(node) is cst.Assign:
-            flows.append((node.value, [t.target for t in node.targets]))
-        elif type(node) in (cst.For, cst.CompFor):
-            flows.append((node.iter, [node.target]))
-        stack.extend(children(node))
+    flows = _flows(model, info)
     derived = {name}
     grown = True
     while grown:
         grown = False
-        for value, targets in flows:
-            if not (_read_roots(value) & derived):
+        for roots, targets in flows:
+            if roots.isdisjoint(derived) or targets <= derived:
                 continue
-            for target in targets:
-                new = _target_names(target) - derived
-                if new:
-                    derived |= new
-                    grown = True
+            derived |= targets
+            grown = True
     return derived
+
+
+def _flows(model: FileModel, info) -> List[Tuple[frozenset, frozenset]]:
+    """(names read, names bound from them) for each assignment and loop of a function's own
+    body (the model's walk lists them): worked out once per function, since every parameter of
+    every function that moves something asks (a walk per question made the language server's
+    edits of large files slow)."""
+    cache = model.shared("function-flows", lambda _model: {})
+    flows = cache.get(id(info.node))
+    if flows is not None:
+        return flows
+    flows = []
+    for node in info.binders:
+        if type(node) is cst.Assign:
+            targets = set()
+            for t in node.targets:
+                targets |= _target_names(t.target)
+            flows.append((frozenset(_read_roots(node.value)), frozenset(targets)))
+        else:
+            flows.append((frozenset(_read_roots(node.iter)), frozenset(_target_names(node.target))))
+    cache[id(info.node)] = flows
+    return flows
 
 
 def _read_roots(expr: cst.CSTNode) -> set:
