@@ -455,7 +455,7 @@ class Enumerated(Question[frozenset]):
             if targets and all(_yields_counted(info) for _, info in targets):
                 return _ALWAYS_ENUMERATED  # `for it, (x, y) in logger.log_every(...)`: a count first
             return self.unknown
-        return None if type(expr) in (cst.Name, cst.IfExp) else self.unknown
+        return None if type(expr) in (cst.Name, cst.Attribute, cst.IfExp) else self.unknown
 
     def combine(self, answers: Sequence[frozenset]) -> frozenset:
         return frozenset().union(*answers)

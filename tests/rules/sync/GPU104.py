@@ -1414,3 +1414,53 @@ for x, t in loader:
     loss = model(x.cuda(), embedder(t.cuda())).mean()
     loss.backward()
     optimizer.step()
+
+
+# %% valid: the loop's index, through an enumerate kept on the trainer and wrapped by tqdm in another method
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+
+class DetectionLoss:
+    def __call__(self, outputs, targets, step_num):
+        loss = ((outputs - targets) ** 2).mean()
+        if step_num % 10 == 0:
+            torch.cuda.empty_cache()
+        return loss
+
+
+class Trainer:
+    def __init__(self, model, dataset, main_process):
+        self.model = model.cuda()
+        self.train_loader = DataLoader(dataset, batch_size=8, pin_memory=True, num_workers=2)
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.compute_loss = DetectionLoss()
+        self.main_process = main_process
+        self.warmup_steps = 100
+
+    def prepare_for_steps(self):
+        self.pbar = enumerate(self.train_loader)
+        if self.main_process:
+            self.pbar = tqdm(self.pbar, total=len(self.train_loader))
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self.prepare_for_steps()
+            for self.step, self.batch_data in self.pbar:
+                self.train_in_steps(epoch, self.step)
+
+    def train_in_steps(self, epoch, step_num):
+        images, targets = self.prepro_data(self.batch_data, "cuda")
+        loss = self.compute_loss(self.model(images), targets, step_num)
+        self.optimizer.zero_grad()
+        loss.backward()
+        curr_step = self.step + len(self.train_loader) * epoch
+        if curr_step > self.warmup_steps:
+            self.optimizer.step()
+
+    @staticmethod
+    def prepro_data(batch_data, device):
+        images = batch_data[0].to(device, non_blocking=True).float() / 255
+        targets = batch_data[1].to(device, non_blocking=True)
+        return images, targets
