@@ -1120,8 +1120,21 @@ class GuardKinds:
         key = id(ctx) if ranks else -id(ctx)
         known = self._contexts.get(key)
         if known is None:
-            known = self._contexts[key] = any(self.gates(g, ranks) for g in guards_of(ctx))
+            known = self._contexts[key] = any(self.gates(g, ranks) for g in guards_of(ctx)) or self._recovering(ctx)
         return known
+
+    def _recovering(self, ctx: Context) -> bool:
+        """``ctx`` is in a handler that recovers from running out of GPU memory: it runs on the
+        steps that failed only."""
+        handlers = self.model.facts.memory_handlers
+        if not handlers:
+            return False
+        current: Optional[Context] = ctx
+        while current is not None:
+            if id(current) in handlers:
+                return True
+            current = current.outer
+        return False
 
 
 def _is_none_test(test: cst.BaseExpression) -> bool:

@@ -533,3 +533,50 @@ for step, (x, y) in enumerate(loader):
     optimizer.step()
     if logger.check_frequency(step):
         images = out.detach().cpu()  # expect: GPU103 info
+
+# %% invalid: a batch the label assigner runs on the host after running out of GPU memory: info
+import torch
+
+
+class ComputeLoss:
+    def __init__(self, assigner):
+        self.assigner = assigner
+
+    def __call__(self, pred_scores, gt_labels, gt_bboxes):
+        try:
+            target_scores = self.assigner(pred_scores.detach(), gt_labels, gt_bboxes)
+        except RuntimeError:
+            print("OOM during label assignment: this batch is assigned on the CPU")
+            torch.cuda.empty_cache()
+            scores = pred_scores.detach().cpu().float()  # expect: GPU103 info
+            labels = gt_labels.cpu().float()  # expect: GPU103 info
+            target_scores = self.assigner(scores, labels, gt_bboxes.cpu()).cuda()  # expect: GPU103 info
+        return (pred_scores - target_scores).abs().mean()
+
+
+compute_loss = ComputeLoss(assigner)
+for images, labels, boxes in loader:
+    scores = model(images.cuda())
+    loss = compute_loss(scores, labels.cuda(), boxes.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same copies in a handler that recovers from a missing key, which may fail on every batch
+import torch
+
+
+class ComputeLoss:
+    def __call__(self, outputs, batch):
+        try:
+            labels = batch["labels"]
+        except KeyError:
+            labels = outputs["pseudo_labels"].detach().cpu().argmax(-1)  # expect: GPU103
+        return outputs["logits"].float().mean() + 0 * labels.sum()
+
+
+compute_loss = ComputeLoss()
+for batch in loader:
+    outputs = model(batch["image"].cuda())
+    loss = compute_loss(outputs, batch)
+    loss.backward()
+    optimizer.step()
