@@ -238,8 +238,9 @@ def _tests_none(test: cst.Comparison) -> bool:
 
 
 def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, settings: bool = False) -> bool:
-    """Every `%` of the test divides by 1 (`if step % log_interval == 0:` with `log_interval = 1`
-    at the top of the script): true on every step, so no periodic gate. With ``settings``, also
+    """Every `%` of the test divides by 1 or 2 (`if step % log_interval == 0:` with `log_interval
+    = 1` at the top of the script, `if step % 2 == 0:` to alternate two kinds of batch): true on
+    every step or every other one, so no periodic gate. With ``settings``, also
     through settings and options (`args.test_freq`, whose default is 1), for the few tests a rule
     asks about itself."""
     found = []
@@ -256,7 +257,8 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
         return False
     for divisor in found:
         values = literal_values(model, divisor, ctx, order)
-        if not values.complete or {value for _, value in values.values} != {1}:
+        found_values = {value for _, value in values.values}
+        if not values.complete or not found_values or not found_values <= {1, 2}:
             return False
     return True
 
@@ -319,10 +321,22 @@ def _compared_with_zero(test: cst.BaseExpression) -> Optional[cst.BaseExpression
     return left if type(right) is cst.Integer and right.value == "0" else None
 
 
-def _empty_case(test: cst.BaseExpression) -> bool:
+def _empty_case(test: cst.BaseExpression, model=None, ctx: Optional[Context] = None, order: float = 0) -> bool:
     """`if annotations.shape[0] == 0:`, `if len(boxes) == 0:`, `if x.numel() == 0:`: the case of
-    an input with nothing in it, which a sample or batch reaches only now and then."""
+    an input with nothing in it, which a sample or batch reaches only now and then. With the
+    model, also a name the function binds to such a size just before (`self.n_max_boxes =
+    gt_bboxes.size(1)`, then `if self.n_max_boxes == 0:`)."""
     size = _compared_with_zero(test)
+    name = dotted_name(size) if size is not None and model is not None else None
+    if name is not None and ctx is not None and ctx.function is not None:
+        reach = model.bindings.reaching(name, ctx, order)
+        return (reach.closed and reach.parameter is None and bool(reach.assignments) and all(
+            a.value is not None and a.ctx.function is ctx.function and a.index is None and not a.augmented
+            and _is_size(a.value) for a in reach.assignments))
+    return size is not None and _is_size(size)
+
+
+def _is_size(size: cst.BaseExpression) -> bool:
     if type(size) is cst.Subscript:
         return type(size.value) is cst.Attribute and size.value.attr.value == "shape"
     if type(size) is cst.Call:
@@ -836,7 +850,8 @@ class GuardKinds:
         if not guard.positive or guard.exits:
             return False
         test = guard.test
-        return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(test) or _first_round(
+        return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(
+            test, self.model, guard.ctx, guard.order + 0.5) or _first_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard) or _state_unset(
             self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test))
 

@@ -894,3 +894,57 @@ for epoch in range(opt.epochs):
                 for vx, vy in val_loader:
                     score = metric(model(vx.cuda(non_blocking=True)), vy.cuda(non_blocking=True))
         steps += 1
+
+# %% invalid: a second loader drawn on every other step, a new iterator when it runs out
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self, model, seg_model, seg_ds):
+        self.model, self.seg_model = model, seg_model
+        self.seg_loader = DataLoader(seg_ds, batch_size=8, shuffle=True, num_workers=8)  # expect: GPU204
+        self.seg_iter = iter(self.seg_loader)
+
+    def next_seg(self):
+        try:
+            return next(self.seg_iter)
+        except StopIteration:
+            self.seg_iter = iter(self.seg_loader)
+            return next(self.seg_iter)
+
+    def train(self, optimizer, max_steps):
+        for step in range(max_steps):
+            x, y = next_batch()
+            loss = self.model(x.cuda(), y.cuda())
+            if step % 2 == 0:
+                seg_x, seg_y = self.next_seg()
+                loss = loss + self.seg_model(seg_x.cuda(), seg_y.cuda())
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: the same loader drawn every hundred steps: info
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self, model, seg_model, seg_ds):
+        self.model, self.seg_model = model, seg_model
+        self.seg_loader = DataLoader(seg_ds, batch_size=8, shuffle=True, num_workers=8)  # expect: GPU204 info
+        self.seg_iter = iter(self.seg_loader)
+
+    def next_seg(self):
+        try:
+            return next(self.seg_iter)
+        except StopIteration:
+            self.seg_iter = iter(self.seg_loader)
+            return next(self.seg_iter)
+
+    def train(self, optimizer, max_steps):
+        for step in range(max_steps):
+            x, y = next_batch()
+            loss = self.model(x.cuda(), y.cuda())
+            if step % 100 == 0:
+                seg_x, seg_y = self.next_seg()
+                loss = loss + self.seg_model(seg_x.cuda(), seg_y.cuda())
+            loss.backward()
+            optimizer.step()

@@ -958,3 +958,46 @@ for i, (images, labels) in enumerate(loader):
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: an assigner's early return for a batch with no boxes, its size bound just before the test: info
+import torch
+import torch.nn as nn
+
+
+class Assigner(nn.Module):
+    def forward(self, anchors, gt_bboxes):
+        self.n_anchors = anchors.size(0)
+        self.n_max_boxes = gt_bboxes.size(1)
+        if self.n_max_boxes == 0:
+            device = gt_bboxes.device
+            return torch.zeros([gt_bboxes.size(0), self.n_anchors]).to(device)  # expect: GPU106 info
+        overlaps = (anchors[None, :, None] - gt_bboxes[:, None]).abs().sum(-1)
+        return overlaps.min(-1).values
+
+
+assigner = Assigner()
+for images, boxes in loader:
+    targets = assigner(anchors, boxes.cuda())
+    loss = (model(images.cuda()) - targets).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same early test on a count the caller hands in, which may be zero on every batch
+import torch
+import torch.nn as nn
+
+
+class Assigner(nn.Module):
+    def forward(self, anchors, gt_bboxes, n_max_boxes):
+        if n_max_boxes == 0:
+            return torch.zeros([gt_bboxes.size(0), anchors.size(0)]).to(gt_bboxes.device)  # expect: GPU106
+        overlaps = (anchors[None, :, None] - gt_bboxes[:, None]).abs().sum(-1)
+        return overlaps.min(-1).values
+
+
+assigner = Assigner()
+for images, boxes in loader:
+    targets = assigner(anchors, boxes.cuda(), num_boxes)
+    loss = (model(images.cuda()) - targets).pow(2).mean()
+    loss.backward()
+    optimizer.step()
