@@ -24,6 +24,8 @@ _FACTORIES = frozenset(
     """torch.zeros torch.ones torch.empty torch.full torch.zeros_like torch.ones_like
     torch.empty_like torch.full_like torch.arange torch.tensor""".split()
 )
+# Methods that only inspect a tensor's shape (`assert image.dim() == 3` before the block).
+_INSPECTIONS = frozenset({"dim", "size", "numel", "nelement", "ndimension"})
 _DEPTH = 2
 
 
@@ -58,8 +60,12 @@ def _method_grad_free(model, class_name: str, method: str, depth: int) -> bool:
     if not info.sites:
         return False
     for site in info.sites:
-        if site.ctx.no_grad or site.qualname in NO_GRAD_CONTEXTS:
-            continue  # the work inside the block, or the `torch.no_grad()` that opens it
+        if site.ctx.no_grad or site.qualname in NO_GRAD_CONTEXTS or site.with_item:
+            # The work inside the block, the `torch.no_grad()` that opens it, and what else the
+            # `with` enters (`autocast("cuda")`, an EMA scope): entering records no graph.
+            continue
+        if type(site.node.func) is cst.Attribute and site.node.func.attr.value in _INSPECTIONS and not site.node.args[1:]:
+            continue
         name = _self_method(site.node)
         if name is not None and depth < _DEPTH and name != method:
             if _grad_free(model, class_name, name, depth + 1):

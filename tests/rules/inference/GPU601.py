@@ -457,6 +457,58 @@ outputs = []
 for batch in loader:
     outputs.append(model(batch.cuda()))  # expect: GPU601
 
+# %% valid: an editor whose forward checks the input's shape, then runs under no_grad and autocast
+import torch
+import torch.nn as nn
+from torch import autocast
+
+
+class ImageEditor(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, image, steps=50):
+        assert image.dim() == 3
+        assert image.size(1) % 64 == 0
+        with torch.no_grad(), autocast("cuda"), self.model.ema_scope():
+            x = torch.randn_like(image)
+            for _ in range(steps):
+                x = self.model(x, image)
+            return x
+
+
+editor = ImageEditor(load_model()).cuda()
+outputs = []
+for sample in dataset:
+    outputs.append(editor(sample["image"].cuda()))
+
+# %% invalid: the same checks before a forward whose last layer runs with autograd on
+import torch
+import torch.nn as nn
+from torch import autocast
+
+
+class ImageEditor(nn.Module):
+    def __init__(self, model, head):
+        super().__init__()
+        self.model = model
+        self.head = head
+
+    def forward(self, image, steps=50):
+        assert image.dim() == 3
+        with torch.no_grad(), autocast("cuda"):
+            x = torch.randn_like(image)
+            for _ in range(steps):
+                x = self.model(x, image)
+        return self.head(x)
+
+
+editor = ImageEditor(load_model(), nn.Conv2d(3, 3, 1)).cuda()
+outputs = []
+for sample in dataset:
+    outputs.append(editor(sample["image"].cuda()))  # expect: GPU601
+
 # %% valid: a helper named like a model call that only unwraps the model, in an evaluation loop
 import torch
 import torch.nn as nn
