@@ -50,7 +50,37 @@ def _defaults(owner) -> Dict[str, Optional[Assignment]]:
             continue
         plain = [a for a in found if a.value is not None and a.index is None and not a.augmented]
         out[path] = plain[0] if len(plain) == 1 and len(found) == 1 and path not in out else None
+    for path, assignment in _added_defaults(owner):
+        out[path] = assignment if path not in out else None
     return out
+
+
+def _added_defaults(owner):
+    """(path, assignment) for the settings a module-level function adds to the config node it
+    is handed (detectron2's `def add_swin_config(cfg): cfg.MODEL.SWIN = CN();
+    cfg.MODEL.SWIN.USE_CHECKPOINT = False`): a function that builds a node on its parameter."""
+    by_scope: Dict[str, list] = {}
+    for (scope, name), found in owner.facts.assignments.items():
+        if scope != MODULE_SCOPE:
+            by_scope.setdefault(scope, []).append((name, found))
+    for info in owner.facts.functions.values():
+        stores = by_scope.get(info.scope)
+        if not stores or info.class_name is not None or not info.params:
+            continue
+        for param in info.params:
+            # `_C = cfg` at the top of the function: the same node under another name.
+            names = {param} | {name for name, found in stores if "." not in name and all(
+                type(a.value) is cst.Name and a.value.value == param for a in found)}
+            mine = [(name, found) for name, found in stores if name.partition(".")[0] in names and "." in name]
+            if not any(type(a.value) is cst.Call and _node_class(owner, a.value.func) for _, found in mine for a in found):
+                continue
+            for name, found in mine:
+                path = name.partition(".")[2]
+                if not _setting_path(path):
+                    continue
+                plain = [a for a in found if a.value is not None and a.index is None and not a.augmented]
+                if len(plain) == 1 and len(found) == 1:
+                    yield path, plain[0]
 
 
 def _setting_path(path: str) -> bool:
@@ -100,6 +130,19 @@ def config_default(flow: ValueFlow, question: Question[Literals], expr: cst.Attr
         return UNKNOWN
     answer = owner.values.ask(question, assignment.value, assignment.ctx, assignment.order)
     return Literals(answer.values, answer.complete, name)
+
+
+def left_off(model, option: Optional[str]) -> bool:
+    """``option`` is a setting of the project's config nodes (`cfg.MODEL.SWIN.USE_CHECKPOINT`)
+    that no config file or launch script of the project sets to anything but a false value: a
+    run as the project ships it keeps the default (a user may still pass it on the command
+    line, which is why only a false default counts, and only to lower a finding)."""
+    if option is None or model.project is None or "." not in option:
+        return False
+    path = option.partition(".")[2]
+    if path not in model.shared("config-node-defaults-project", _project_defaults):
+        return False
+    return not model.project.sets_in_configs(path)
 
 
 def _stored_elsewhere(model, path: str) -> bool:

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict
+from typing import Dict, Optional
 
 import libcst as cst
 
 from advisor.model.facts import Context
+from advisor.model.config_nodes import left_off
 from advisor.model.literals import defaulted_literals
 from advisor.model.names import dotted_name
 
@@ -38,19 +39,24 @@ def keeps_false_default(model, expr: cst.BaseExpression, ctx: Context, order: fl
     if name is None or not name.startswith("self.") or name.count(".") != 1:
         return False
     found = defaulted_literals(model, expr, ctx, order)
-    if not found.complete or found.option is not None or not found.values or any(value for _, value in found.values):
+    if not found.complete or not found.values or any(value for _, value in found.values):
         return False
-    known: Dict[str, bool] = model.shared("default-flags", lambda m: {})
-    answer = known.get(name)
+    if found.option is not None and not left_off(model, found.option):
+        return False
+    known: Dict[tuple, bool] = model.shared("default-flags", lambda m: {})
+    answer = known.get((name, found.option))
     if answer is None:
-        answer = known[name] = _not_turned_on(model, name)
+        answer = known[(name, found.option)] = _not_turned_on(model, name, found.option)
     return answer
 
 
-def _not_turned_on(model, name: str) -> bool:
-    """No text near the file turns the attribute on, nor the parameters it is set from."""
+def _not_turned_on(model, name: str, setting: Optional[str] = None) -> bool:
+    """No text near the file turns the attribute on, nor the parameters it is set from (a
+    config setting left off, ``setting``, may be handed to it: `use_checkpoint=cfg.MODEL.SWIN.
+    USE_CHECKPOINT`)."""
     attribute = name.partition(".")[2]
-    passed = {attribute}
+    # `with_cp=self.with_cp`: another block's flag of the same name, handed on as it is.
+    passed = {attribute, "self." + attribute} | ({setting} if setting is not None else set())
     for (_, target), found in model.facts.assignments.items():
         if target == name:
             passed.update(a.value.value for a in found if type(a.value) is cst.Name)
@@ -83,6 +89,9 @@ def _never_given_true(model, word: str, passed) -> bool:
     nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
     for path in project.files_containing(word):
         if os.path.normpath(os.path.abspath(path)) in nearby and sets_true(project.text_of(path)):
+            other = project.model(path)
+            if other is not None and other.is_test_code and not model.is_test_code:
+                continue  # a test that builds the block with the flag on is not a run
             return False
     return True
 

@@ -30,6 +30,7 @@ import libcst as cst
 
 from advisor.model.builder import gate_kinds
 from advisor.model.facts import Context, Guard, LoopInfo
+from advisor.model.config_nodes import left_off
 from advisor.model.constants import constant
 from advisor.model.default_flags import keeps_false_default
 from advisor.model.named_methods import project_methods_named
@@ -1092,12 +1093,24 @@ class GuardKinds:
             return True
         if type(guard.test) is cst.Comparison and _tests_none(guard.test):
             return self._always_none(guard, guard.test.left)
+        if any(self._setting_left_off(t, guard) for t in conjuncts(guard.test)):
+            return True
         name = dotted_name(guard.test)
         if name is None or not (name.startswith("self.") or "." not in name):
             return False
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
         # A command-line option's default is what a run gets unless it asks otherwise: not never.
         return found.complete and found.option is None and bool(found.values) and not any(value for _, value in found.values)
+
+    def _setting_left_off(self, test: cst.BaseExpression, guard: Guard) -> bool:
+        """`cfg.DETECTION.ENABLE`: a config node's setting whose default is false and that no
+        config file of the project turns on (`config_nodes.left_off`)."""
+        name = dotted_name(test)
+        if name is None or name.startswith("self.") or name.count(".") < 2:
+            return False
+        found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
+        return (found.complete and bool(found.values) and not any(value for _, value in found.values)
+                and left_off(self.model, found.option))
 
     def _always_none(self, guard: Guard, tested: cst.BaseExpression) -> bool:
         """`if self.remap is not None:` where every construction leaves `remap` at its `None`

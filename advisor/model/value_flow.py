@@ -296,6 +296,10 @@ class ValueFlow:
                 callers += [(m, s) for m, s in self.model.callers(info) if m is not self.model]
             if not callers and not local and question.callers(self, info, local) is local:
                 callers = self.model.calls.constructions(info, through_subclasses=True)  # `__init__`: where instances are built
+            if question.uncalled_default and callers and not self.model.is_test_code:
+                # The run as the project makes it: a test that builds the block with a flag on
+                # (`ResNet(with_cp=True)` in tests/) is not a run.
+                callers = [(m, s) for m, s in callers if not m.is_test_code]
             if question.callers(self, info, local) is local:
                 spawned = self._spawned(question, info, position)
                 answers.extend(spawned if index is None else [question.unknown for _ in spawned])

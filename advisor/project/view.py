@@ -50,6 +50,8 @@ _CONFIG_TARGETS = ("", "config")
 _TARGET_KEYS = frozenset({"target", "_target_", "class_path"})
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".sh")
 _CONFIG_TEXT_LIMIT = 1 << 20
+# How a config file or a command line writes a setting that is off.
+_FALSE_SETTINGS = frozenset({"False", "false", "None", "null", "~", "0", "0.0", "no", "off", "''", '""'})
 # `import_module("network." + name)`, `import_module(f"datasets.{name}")`, `import_module('models.%s' % n)`:
 # the package whose modules a call may load (group 1); `import_module("pkg.mod")`: that module
 # (group 2). Any other argument may name any module.
@@ -147,6 +149,7 @@ class ProjectView:
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
         self._config_words: Optional[Set[str]] = None
+        self._config_sets: Dict[str, bool] = {}
         self._dependencies: Dict[Tuple[str, int, int], Tuple[str, ...]] = {}
         self._roots: Optional[List[str]] = None
         self._launchers: Dict[str, List[str]] = {}
@@ -181,6 +184,7 @@ class ProjectView:
         self._symbols.clear()
         self._found.clear()
         self._dependencies.clear()
+        self._config_sets.clear()
         self._loaded = None
         self._importers.clear()
         self._siblings.clear()
@@ -414,8 +418,11 @@ class ProjectView:
             seen |= frontier
             if len(seen) > limit:
                 break
-        for mark in NODE_MARKS:
-            seen.update(self.files_containing(mark))
+        node_files = [f for mark in NODE_MARKS for f in self.files_containing(mark)]
+        seen.update(node_files)
+        if node_files:
+            # Whether a config file turns a setting of a config node on (model/config_nodes.py).
+            seen.update(self.layout.config_files() or ())
         seen.update(self._root_configs())
         # Files that name the module, also where their import does not resolve: whether they
         # name a class of it decides whether that class is built (model/unbuilt_classes.py).
@@ -500,6 +507,40 @@ class ProjectView:
             words = _words_of(files) if files is not None else set()
             self._config_words = words if words & _TARGET_KEYS else {"*"}
         return "*" in self._config_words or name in self._config_words
+
+    def sets_in_configs(self, setting: str) -> bool:
+        """A config file of the project, or a shell script beside one of its files, gives the
+        config-node setting ``setting`` (`MODEL.SWIN.USE_CHECKPOINT`) a value other than a false
+        one: nested YAML keys on that path, or the dotted path followed by a value (`--opts
+        MODEL.SWIN.USE_CHECKPOINT True`); in other formats, its last name with such a value.
+        True when there are too many config files to read."""
+        files = self.layout.config_files()
+        if files is None:
+            return True
+        found = self._config_sets.get(setting)
+        if found is None:
+            last = setting.rsplit(".", 1)[-1]
+            flat = re.compile(r"(?<![\w.])%s['\"]?\s*[,:=\s]\s*['\"]?([^\s,#\]}'\"]+)" % re.escape(setting))
+            named = re.compile(r"(?<![\w])%s['\"]?\s*(?:[:=]\s*|\s+)([^\s,#\]}]+)" % re.escape(last))
+            scripts = [p for folder in sorted({os.path.dirname(f) for f in self.layout.files()}) for p in self.launch_scripts(folder)]
+            found = False
+            for path in [*files, *scripts]:
+                try:
+                    text = read_regular(path, _CONFIG_TEXT_LIMIT)[0].decode("utf-8", "replace")
+                except (OSError, ValueError, FileTooLarge):
+                    continue
+                if last not in text:
+                    continue
+                values = flat.findall(text)
+                if path.endswith((".yaml", ".yml")):
+                    values += _yaml_values(text, setting)
+                else:
+                    values += named.findall(text)
+                if any(v.strip("'\"") not in _FALSE_SETTINGS for v in values):
+                    found = True
+                    break
+            self._config_sets[setting] = found
+        return found
 
     def named_in_configs(self, name: str) -> bool:
         """A config file at the project's root names ``name`` as a word (`cog.yaml` names its
@@ -652,6 +693,29 @@ def _notebook_code(raw: str) -> str:
             out.append("".join(s for s in source if isinstance(s, str)) if isinstance(source, list)
                        else source if isinstance(source, str) else "")
     return "\n".join(out)
+
+
+_YAML_KEY = re.compile(r"^( *)(?:- +)?([A-Za-z_][\w-]*) *: *(.*?) *(?:#.*)?$")
+
+
+def _yaml_values(text: str, setting: str) -> List[str]:
+    """The values a YAML text gives the nested keys of ``setting`` (`MODEL:` / `  SWIN:` /
+    `    USE_CHECKPOINT: True` for `MODEL.SWIN.USE_CHECKPOINT`), read by indentation."""
+    wanted = setting.split(".")
+    stack: List[Tuple[int, str]] = []
+    out = []
+    for line in text.splitlines():
+        match = _YAML_KEY.match(line)
+        if match is None:
+            continue
+        indent, key, value = len(match.group(1)), match.group(2), match.group(3)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = [k for _, k in stack] + [key]
+        if path == wanted and value:
+            out.append(value)
+        stack.append((indent, key))
+    return out
 
 
 def _words_of(paths: List[str]) -> Set[str]:

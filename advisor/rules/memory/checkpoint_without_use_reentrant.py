@@ -22,7 +22,10 @@ class CheckpointWithoutUseReentrant(Rule):
         that no construction in the project turns on (`if self.use_checkpoint:` whose default
         is False, or `getattr(self.config, "gradient_checkpointing", False)` where no nearby
         file sets that attribute) is reported as info: the project never runs it, though code
-        that builds the module with the flag on would.
+        that builds the module with the flag on would. Constructions in test modules do not
+        count (a test builds the block with checkpointing on to test it), and a config node's
+        setting whose default is False counts as off when no config file or launch script of
+        the project turns it on (`use_checkpoint=cfg.MODEL.SWIN.USE_CHECKPOINT`).
     """
     why = """
         Activation checkpointing has two implementations. Without `use_reentrant`, torch
@@ -89,7 +92,7 @@ class CheckpointWithoutUseReentrant(Rule):
                 data["flag"] = snippet(model, off.test)
                 yield self.report(
                     call,
-                    "`{function}` without `use_reentrant=` (under `{flag}`, which nothing in the project "
+                    "`{function}` without `use_reentrant=` (under `{flag}`, which no run of the project "
                     "turns on)",
                     severity=Severity.INFO,
                     fix=fix,

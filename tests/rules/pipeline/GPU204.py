@@ -400,7 +400,7 @@ import torch
 from torch.utils.data import DataLoader
 def load_data(dataset, batch_size, deterministic=False):
     if deterministic:
-        loader = DataLoader(dataset, batch_size=batch_size, shuffle=False, num_workers=1)  # expect: GPU204
+        loader = DataLoader(dataset, batch_size=batch_size, shuffle=False, num_workers=1)  # expect: GPU204 info
     elif batch_size > 1:
         loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=2, drop_last=True)  # expect: GPU204
     else:
