@@ -64,8 +64,31 @@ LOADER_FACTORIES: Dict[str, LoaderFactory] = {
 
 
 def loader_calls(model) -> List[CallSite]:
-    """The calls of the file that build a DataLoader: `DataLoader(...)` and loader factories."""
-    return model.shared("loader-calls", lambda m: m.calls_to(DATALOADER, *LOADER_FACTORIES))
+    """The calls of the file that build a DataLoader: `DataLoader(...)`, loader factories, and
+    project subclasses of DataLoader that take its arguments as they are (YOLOP's
+    `DataLoaderX(dataset, num_workers=..., pin_memory=...)`, whose only change is a
+    background `__iter__`)."""
+    return model.shared("loader-calls", _loader_calls)
+
+
+def dataloader_calls(model) -> List[CallSite]:
+    """`loader_calls` without the library factories: the calls whose arguments are
+    `DataLoader`'s own."""
+    return [site for site in loader_calls(model) if loader_factory(site) is None]
+
+
+def _loader_calls(model) -> List[CallSite]:
+    found = model.calls_to(DATALOADER, *LOADER_FACTORIES)
+    for site in model.facts.calls:
+        name = dotted_name(site.node.func)
+        # Named like one (`DataLoaderX`, `PrefetchLoader`): asking every call would cost more.
+        if name is None or "Loader" not in name.rsplit(".", 1)[-1] or site.qualname == DATALOADER:
+            continue
+        if site.qualname in LOADER_FACTORIES or (site.qualname or "").startswith("torch."):
+            continue
+        if model.values.ask(LOADER_CLASS, site.node.func, site.ctx, site.order):
+            found.append(site)
+    return found
 
 
 def loader_factory(site: CallSite) -> Optional[LoaderFactory]:
@@ -142,7 +165,7 @@ class LoaderSites(Question[Sites]):
         if qual == DATALOADER or qual in LOADER_FACTORIES:
             site = model.loader_site(expr)
             return ((site,), True) if site is not None else _NONE
-        if qual is None and flow.ask(LOADER_CLASS, expr.func, ctx, order):
+        if (qual is None or model.loader_site(expr) is not None) and flow.ask(LOADER_CLASS, expr.func, ctx, order):
             # `loader = DataLoader if weighted else InfiniteDataLoader; loader(ds, pin_memory=True)`
             site = model.site_of(expr)
             return ((site,), True) if site is not None else _NONE

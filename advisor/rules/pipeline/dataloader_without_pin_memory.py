@@ -6,7 +6,7 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.datasets import collates_graphs, collates_onto_device, holds_token_windows, prepared_hf_table, unpinnable_batch_class
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.names import DATALOADER
+from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
@@ -22,8 +22,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
     name = "dataloader-without-pin-memory"
     summary = "DataLoader without `pin_memory=True` feeding a CUDA model"
     what = """
-        A `DataLoader(...)` with no `pin_memory=True` in a file that copies its batches to a
-        CUDA device (also to a device read from the run's settings dict, `self.config["device"]`,
+        A `DataLoader(...)` (or a call of a project subclass that takes DataLoader's own
+        arguments, such as a `DataLoaderX` whose only change is a background `__iter__`) with
+        no `pin_memory=True` in a file that copies its batches to a CUDA device (also to a device read from the run's settings dict, `self.config["device"]`,
         in a project whose files name CUDA). A `**kwargs` dict built in the file is looked into, with the keys it gets
         on the CUDA path (`if use_cuda: kwargs.update(pin_memory=True)` counts as set); one that
         cannot be resolved lowers the finding to info. A `pin_memory` given as a variable or
@@ -117,7 +118,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
     requires = (("DataLoader",), PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        for site in model.calls_to(DATALOADER):
+        for site in dataloader_calls(model):
             if not batches_go_to_device(model, site):
                 continue
             report = self._check_call(model, site)

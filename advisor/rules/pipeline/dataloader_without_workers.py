@@ -7,11 +7,11 @@ import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.names import DATALOADER, dotted_name
+from advisor.model.names import dotted_name
 from advisor.rules.base import Report, Rule
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.engine_runs import engine_runs_over
-from advisor.model.loaders import loader_consumers, loaders_iterated
+from advisor.model.loaders import dataloader_calls, loader_consumers, loaders_iterated
 from advisor.model.call_options import ABSENT, PRESENT, UNKNOWN
 from advisor.rules.pipeline.loader_flow import (
     batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, tensor_datasets,
@@ -120,7 +120,7 @@ def _loader_uses(model: FileModel) -> dict:
         for site in sites if exhaustive else ():
             if training or uses.get(id(site.node)) != "train":
                 uses[id(site.node)] = "train" if training else "eval"
-    for site in model.calls_to(DATALOADER):
+    for site in dataloader_calls(model):
         for other, loop in loader_consumers(model, site):
             if other is model and any(found is site for found in loaders_iterated(model, loop)[0]):
                 continue  # this file's `for` loops: seen above
@@ -208,7 +208,7 @@ class DataLoaderWithoutWorkers(Rule):
     requires = (("DataLoader",), PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        sites = [s for s in model.calls_to(DATALOADER) if batches_go_to_device(model, s)]
+        sites = [s for s in dataloader_calls(model) if batches_go_to_device(model, s)]
         if not sites:
             return
         uses = _loader_uses(model)

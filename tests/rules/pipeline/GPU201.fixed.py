@@ -812,3 +812,20 @@ for batch in train_dataloader:
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
+
+# %% invalid: a project subclass of DataLoader that only iterates in a background thread
+import torch
+from torch.utils.data import DataLoader
+from prefetch_generator import BackgroundGenerator
+
+
+class DataLoaderX(DataLoader):
+    def __iter__(self):
+        return BackgroundGenerator(super().__iter__())
+
+
+loader = DataLoaderX(dataset, batch_size=32, shuffle=True, num_workers=8, pin_memory=True)  # expect: GPU201
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()

@@ -1177,3 +1177,37 @@ for batch in train_dataloader:
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
+
+# %% invalid: a project subclass of DataLoader that only iterates in a background thread
+import torch
+from torch.utils.data import DataLoader
+from prefetch_generator import BackgroundGenerator
+
+
+class DataLoaderX(DataLoader):
+    def __iter__(self):
+        return BackgroundGenerator(super().__iter__())
+
+
+loader = DataLoaderX(dataset, batch_size=32, shuffle=True, num_workers=8)  # expect: GPU201
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a subclass with a signature of its own, whose arguments are not DataLoader's
+import torch
+from torch.utils.data import DataLoader
+
+
+class PrefetchDataLoader(DataLoader):
+    def __init__(self, num_prefetch_queue, **kwargs):
+        self.num_prefetch_queue = num_prefetch_queue
+        super().__init__(pin_memory=True, **kwargs)
+
+
+loader = PrefetchDataLoader(4, dataset=dataset, batch_size=32, num_workers=8)
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
