@@ -1,7 +1,9 @@
 """Settings objects whose values are written where they are built: `SimpleNamespace(k=4)`,
 `argparse.Namespace(k=4)`, an attribute dict (`EasyDict(k=4)`, a dict subclass of the project),
-an instance of a dataclass (`TrainConfig()`: the field defaults, or what the call passes), or a
-class with class-level settings (`Config.num_workers`, `Config().num_workers`).
+an instance of a dataclass (`TrainConfig()`: the field defaults, or what the call passes), a
+class of the project that keeps its keywords and hands them back through `__getattr__`
+(`HParams(num_workers=16)`), or a class with class-level settings (`Config.num_workers`,
+`Config().num_workers`).
 
 A class that sets the attribute in `__init__`/`__post_init__`, a base class the analysis cannot
 read, or a store to the attribute elsewhere (`cfg.num_workers = 0`) leaves the value unknown.
@@ -46,6 +48,8 @@ class SettingsObjects(Question[Sources]):
                 owner, info = found
                 if is_dict_class(owner, info):
                     return (("dict", flow, expr, ctx, order),), True
+                if _keyword_bag(owner, info):
+                    return (("keywords", flow, expr, ctx, order),), True
                 return (("instance", flow, expr, ctx, order, owner, info),), True
             return _NONE if qual is not None else None
         if type(expr) is cst.Name:
@@ -139,6 +143,24 @@ def _value(source: tuple, attr: str, question: Question[Literals]) -> Literals:
     if given is not None:
         return flow.ask(question, given.value, ctx, order)
     return _class_default(owner, info, attr, question)
+
+
+def _keyword_bag(owner, info: ClassInfo) -> bool:
+    """A class of the project that keeps the keywords it is built with and hands them back as
+    attributes: `__init__(self, **kwargs)` and a `__getattr__` (the `HParams(num_workers=16,
+    ...)` of speech and GAN repositories), with no method that stores a key given to it at run
+    time (`set_hparam(key, value)`) called anywhere in the file that builds it."""
+    init = owner.bindings.method(info.scope, "__init__")
+    if init is None or owner.bindings.method(info.scope, "__getattr__") is None:
+        return False
+    params = init.node.params
+    if (params.star_kwarg is None or isinstance(params.star_arg, (cst.Param, cst.ParamStar)) or params.kwonly_params
+            or len(params.params) != 1):
+        return False
+    setters = [key.rsplit(".", 1)[-1] for key, found in owner.facts.functions.items()
+               if key.startswith(info.name + ".") and found.class_name == info.name
+               and key.rsplit(".", 1)[-1] not in ("__init__", "__getattr__") and len(found.params) >= 3]
+    return not any(owner.method_calls(name) for name in setters)
 
 
 def _is_dataclass(info: ClassInfo) -> bool:

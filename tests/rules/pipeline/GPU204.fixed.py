@@ -558,3 +558,27 @@ class Trainer:
                 loss = loss + self.seg_model(seg_x.cuda(), seg_y.cuda())
             loss.backward()
             optimizer.step()
+
+# %% invalid: the worker count kept by a settings class that hands its keywords back as attributes
+from torch.utils.data import DataLoader
+
+
+class HParams:
+    def __init__(self, **kwargs):
+        self.data = {}
+        for key, value in kwargs.items():
+            self.data[key] = value
+
+    def __getattr__(self, key):
+        if key not in self.data:
+            raise AttributeError(key)
+        return self.data[key]
+
+
+hparams = HParams(batch_size=16, num_workers=16, nepochs=200)
+loader = DataLoader(dataset, batch_size=hparams.batch_size, shuffle=True, num_workers=hparams.num_workers, persistent_workers=True)  # expect: GPU204
+for epoch in range(hparams.nepochs):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()

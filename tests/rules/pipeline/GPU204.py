@@ -948,3 +948,51 @@ class Trainer:
                 loss = loss + self.seg_model(seg_x.cuda(), seg_y.cuda())
             loss.backward()
             optimizer.step()
+
+# %% invalid: the worker count kept by a settings class that hands its keywords back as attributes
+from torch.utils.data import DataLoader
+
+
+class HParams:
+    def __init__(self, **kwargs):
+        self.data = {}
+        for key, value in kwargs.items():
+            self.data[key] = value
+
+    def __getattr__(self, key):
+        if key not in self.data:
+            raise AttributeError(key)
+        return self.data[key]
+
+
+hparams = HParams(batch_size=16, num_workers=16, nepochs=200)
+loader = DataLoader(dataset, batch_size=hparams.batch_size, shuffle=True, num_workers=hparams.num_workers)  # expect: GPU204
+for epoch in range(hparams.nepochs):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+
+# %% valid: the same class with a setter the script calls before building the loader
+from torch.utils.data import DataLoader
+
+
+class HParams:
+    def __init__(self, **kwargs):
+        self.data = dict(kwargs)
+
+    def __getattr__(self, key):
+        return self.data[key]
+
+    def set_hparam(self, key, value):
+        self.data[key] = value
+
+
+hparams = HParams(batch_size=16, num_workers=16, nepochs=200)
+hparams.set_hparam(option_name, option_value)
+loader = DataLoader(dataset, batch_size=hparams.batch_size, shuffle=True, num_workers=hparams.num_workers)
+for epoch in range(hparams.nepochs):
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
