@@ -217,6 +217,8 @@ def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
         return False
     epochs = _epochs(model)
     if epochs and _inside(loop.parent, epochs):
+        if _built_before_pass(site, loop):
+            return False  # a new loader each time round: keeping its workers would not carry over
         return any(found is site for found in _all_loaders(loaders_iterated(model, loop)))
     if loop.parent is not None or loop.function is None:
         return False
@@ -228,6 +230,19 @@ def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
     if question is None:
         return False
     return any(found is site for found in _all_loaders(loaders_iterated(model, loop, question)))
+
+
+def _built_before_pass(site: CallSite, loop) -> bool:
+    """The loader is built in the block that holds the loop going over it, so each pass goes over
+    a new loader (`if step % 500 == 0: db_test = DataLoader(...); for x in db_test: ...`):
+    persistent workers would not carry over. A loader built once under a latch and gone over in
+    later epochs is not."""
+    ctx = getattr(loop, "ctx", None)
+    while ctx is not None:
+        if ctx is site.ctx:
+            return site.ctx.loop is not None
+        ctx = ctx.outer
+    return False
 
 
 def _comprehension_iters(body: cst.CSTNode) -> Iterator[cst.BaseExpression]:
@@ -285,7 +300,9 @@ class WorkersRestartedEveryEpoch(Rule):
         places its batches on the GPU, and the loader it hands back starts the same workers
         on each pass (it adds no `persistent_workers`). A loader built only under a switch no
         run of the project turns on (`if cfg.MULTIGRID.SHORT_CYCLE:` whose default is False
-        and that no config file sets) is info.
+        and that no config file sets) is info. A loader built in the block that goes over it
+        (`if step % 500 == 0: test_loader = DataLoader(...); for x in test_loader: ...`) is a
+        new loader on each pass: keeping its workers would not carry over, so it is left alone.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -447,7 +464,7 @@ class WorkersRestartedEveryEpoch(Rule):
             loaders: tuple = ()
             periodic = False
             if _inside(loop.parent, epochs):
-                loaders = _all_loaders(loaders_iterated(model, loop))
+                loaders = tuple(s for s in _all_loaders(loaders_iterated(model, loop)) if not _built_before_pass(s, loop))
                 # Only a pass made by the epoch loop itself: one under a test inside the batch
                 # loop (`if step % 1000 == 0:` validation) runs many times an epoch.
                 periodic = loop.parent is not None and id(loop.parent) in epochs and model.guards.periodic(loop.ctx)

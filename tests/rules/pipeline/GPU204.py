@@ -996,3 +996,16 @@ for epoch in range(hparams.nepochs):
         loss = model(x.cuda(), y.cuda())
         loss.backward()
         optimizer.step()
+
+# %% valid: a test loader built in the block that goes over it, every few hundred steps
+from torch.utils.data import DataLoader
+for epoch in range(epochs):
+    db = DataLoader(train_tasks, batch_size=4, shuffle=True, num_workers=0, pin_memory=True)
+    for step, (x_spt, y_spt) in enumerate(db):
+        loss = learner(x_spt.cuda(), y_spt.cuda())
+        loss.backward()
+        optimizer.step()
+        if step % 500 == 0:
+            db_test = DataLoader(test_tasks, 1, shuffle=True, num_workers=1, pin_memory=True)
+            for x_test, y_test in db_test:
+                accuracies.append(learner.finetune(x_test.cuda(), y_test.cuda()))
