@@ -67,6 +67,10 @@ _MODULE_METHODS = (
 
 _CUDA_DEFAULT = re.compile(r"""set_default_tensor_type\(\s*["']?torch\.cuda\.|set_default_device\(\s*["']cuda""")
 
+# Names of loss-scaler classes (`NativeScaler`, `NativeScalerWithGradNormCount`, `LossScaler`,
+# `DynamicLossScaler`): not sklearn's feature scalers.
+_LOSS_SCALER_NAME = re.compile(r"(Native|Loss|Grad|Amp|Apex)\w*Scaler")
+
 class FileModel:
     def __init__(
         self,
@@ -293,7 +297,12 @@ class FileModel:
                 func = site.node.func
                 if site.qualname is not None:
                     symbol = self.symbol(site.qualname)
-                    known = symbol is not None and symbol.kind == "class" and "scaler" in class_kinds(symbol.model, symbol.info)
+                    if symbol is None:
+                        # A loss scaler of code the analysis cannot read (a submodule not checked
+                        # out, another package): `NativeScalerWithGradNormCount()`, as timm's.
+                        known = _LOSS_SCALER_NAME.search(site.qualname.rsplit(".", 1)[-1]) is not None
+                        continue
+                    known = symbol.kind == "class" and "scaler" in class_kinds(symbol.model, symbol.info)
                 elif type(func) is cst.Name and func.value in self.facts.classes:
                     known = "scaler" in class_kinds(self, self.facts.classes[func.value])
             self._shared["builds-scaler"] = known

@@ -28,7 +28,9 @@ class Fp16AutocastWithoutGradScaler(Rule):
         object of the project that scales it with a GradScaler (`loss_scaler(loss, optimizer)`,
         the scaler built in another module and passed in). An autocast in a module's `forward`, in a file that trains nothing, is left alone when a
         project file importing it builds a GradScaler (`if self.amp: with autocast():`, scaled by
-        the training script). A loss handed to a callable passed
+        the training script); a class named as a loss scaler (`NativeScalerWithGradNormCount`)
+        that comes from code the analysis cannot read, such as a git submodule not checked out,
+        counts as one. A loss handed to a callable passed
         in from outside the project, which nothing shows, is reported as info. A region whose
         backward feeds no optimizer step (a batch-size probe that measures memory, a timed
         forward-backward benchmark, a gradient check: no step in the region, in a loop around

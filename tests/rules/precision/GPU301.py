@@ -208,3 +208,15 @@ def benchmark(loader, model, rounds=20):
                 loss.backward()
         torch.cuda.synchronize()
         return (time.time() - start) / rounds
+
+# %% invalid: a feature scaler of scikit-learn is no loss scaler
+import torch
+from sklearn.preprocessing import StandardScaler
+
+scaler = StandardScaler()
+for batch, target in loader:
+    with torch.cuda.amp.autocast(dtype=torch.float16):  # expect: GPU301
+        loss = criterion(model(batch.cuda()), target.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
