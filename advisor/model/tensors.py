@@ -594,6 +594,8 @@ class HostTensor(Question[bool]):
     self_edge = True  # `count += (labels != -100).sum()` of host values stays on the host
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
+        if type(expr) is cst.Name and expr.value == "None":
+            return True  # `self.state = None` after use: no tensor on that path, on no device
         moved = _last_move(flow.model, expr, ctx, order)
         if moved is not None:
             return moved == "host"  # `loss.cpu()` handed to a logger; `y.cuda()` of a host `y`
@@ -644,7 +646,10 @@ class HostTensor(Question[bool]):
         return flow.ask(self, expr, ctx, order) or flow.ask(RAW_BATCH, expr, ctx, order)
 
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[bool]:
-        """A part of a host tensor split (`head, tail = torch.chunk(torch.arange(8), 2)`)."""
+        """A part of a host tensor split (`head, tail = torch.chunk(torch.arange(8), 2)`); an
+        element of `None` (a state cleared after use) holds nothing."""
+        if type(expr) is cst.Name and expr.value == "None":
+            return True
         whole = split_tensor(flow.model, expr)
         if whole is expr:
             whole = expr.args[0].value if expr.args and expr.args[0].keyword is None and not expr.args[0].star else None
