@@ -10,7 +10,7 @@ from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, dataset_on_device, tensors_of_unknown_place, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then,
+    batches_go_to_device, dataset_on_device, index_batches, tensors_of_unknown_place, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then,
 )
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
@@ -24,7 +24,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
     what = """
         A `DataLoader(...)` (or a call of a project subclass that takes DataLoader's own
         arguments, such as a `DataLoaderX` whose only change is a background `__iter__`) with
-        no `pin_memory=True` in a file that copies its batches to a CUDA device (also to a device read from the run's settings dict, `self.config["device"]`,
+        no `pin_memory=True` in a file that copies its batches to a CUDA device (not a loader
+        over `range(n)`, whose batches are small index tensors that pick rows of tensors already
+        placed) (also to a device read from the run's settings dict, `self.config["device"]`,
         in a project whose files name CUDA). A `**kwargs` dict built in the file is looked into, with the keys it gets
         on the CUDA path (`if use_cuda: kwargs.update(pin_memory=True)` counts as set); one that
         cannot be resolved lowers the finding to info. A `pin_memory` given as a variable or
@@ -127,7 +129,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
 
     def _check_call(self, model: FileModel, site: CallSite) -> Optional[Report]:
         call = site.node
-        if dataset_on_device(model, site):
+        if dataset_on_device(model, site) or index_batches(model, site):
             return None
         data = {"loader_options": loader_options(call)}
         option = loader_option(model, site, "pin_memory", 7)

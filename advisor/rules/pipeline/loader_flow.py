@@ -754,6 +754,17 @@ def built_on_device(model: FileModel, expr: cst.BaseExpression, site: CallSite, 
     return False
 
 
+def index_batches(model: FileModel, site: CallSite) -> bool:
+    """`DataLoader(range(n), batch_size)`: each batch is a small tensor of indices (a
+    permutation's slice for full-graph training), which picks rows of tensors already placed;
+    pinning it saves nothing worth a finding."""
+    arg = call_argument(site.node, "dataset", 0)
+    if arg is None or type(arg.value) is not cst.Call:
+        return False
+    func = arg.value.func
+    return type(func) is cst.Name and func.value == "range" and model.bindings.function("range", site.ctx, site.order) is None
+
+
 def dataset_on_device(model: FileModel, site: CallSite) -> bool:
     """`DataLoader(TensorDataset(x_gpu, y_gpu))`: nothing to pin (pinning needs CPU tensors)."""
     arg = call_argument(site.node, "dataset", 0)

@@ -829,3 +829,14 @@ for x, y in loader:
     loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: the same loop over a table of edges held in host memory
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda")
+h = model(x.to(device), adj.to(device))
+preds = []
+for pairs in DataLoader(edge_table, 64 * 1024, pin_memory=True):  # expect: GPU201
+    pairs = pairs.to(device)
+    preds.append(predictor(h[pairs[:, 0]], h[pairs[:, 1]]).squeeze().cpu())

@@ -1211,3 +1211,33 @@ for x, y in loader:
     loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
     loss.backward()
     optimizer.step()
+
+# %% valid: batches of indices into tensors already on the GPU (full-graph link prediction)
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda")
+train_loader = DataLoader(clusters, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+for epoch in range(epochs):
+    for data in train_loader:
+        data = data.to(device, non_blocking=True)
+        loss = model(data.x, data.adj).sum()
+        loss.backward()
+        optimizer.step()
+source, target = edges["source"].to(device), edges["target"].to(device)
+h = model(x.to(device), adj.to(device))
+preds = []
+for perm in DataLoader(range(source.size(0)), 64 * 1024):
+    src, dst = source[perm], target[perm]
+    preds.append(predictor(h[src], h[dst]).squeeze().cpu())
+
+# %% invalid: the same loop over a table of edges held in host memory
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda")
+h = model(x.to(device), adj.to(device))
+preds = []
+for pairs in DataLoader(edge_table, 64 * 1024):  # expect: GPU201
+    pairs = pairs.to(device)
+    preds.append(predictor(h[pairs[:, 0]], h[pairs[:, 1]]).squeeze().cpu())
