@@ -145,7 +145,7 @@ import torch
 from torch.utils.data import DataLoader
 
 model = torch.nn.Linear(4, 2).cuda()
-loader = DataLoader(range(100), batch_size=8)
+loader = DataLoader(samples, batch_size=8)
 
 for batch in loader:
     loss = model(batch.cuda()).sum()

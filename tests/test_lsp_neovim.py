@@ -68,7 +68,7 @@ def test_neovim_applies_a_quick_fix(tmp_path):
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["encoding"] == "utf-8"  # Neovim offers utf-8 first
     assert {"GPU101", "GPU201"} <= set(result["before"])
-    assert result["line"] == "loader = DataLoader(range(100), batch_size=8, pin_memory=True)"
+    assert result["line"] == "loader = DataLoader(samples, batch_size=8, pin_memory=True)"
     assert "GPU201" not in result["after"] and "GPU101" in result["after"]
     assert any(t.startswith("Ignore GPU201") for t in result["titles"])
     # Neovim's columns are byte offsets: right only if the server sent utf-8 units.

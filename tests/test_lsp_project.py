@@ -116,7 +116,7 @@ from utils import accuracy
 
 model = torch.nn.Linear(4, 2).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loader = DataLoader(range(100), batch_size=8, pin_memory=True, num_workers=2, persistent_workers=True)
+loader = DataLoader(samples, batch_size=8, pin_memory=True, num_workers=2, persistent_workers=True)
 
 for epoch in range(3):
     for x, y in loader:

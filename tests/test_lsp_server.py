@@ -37,7 +37,7 @@ from torch.utils.data import DataLoader
 
 model = torch.nn.Linear(4, 2).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loader = DataLoader(range(100), batch_size=8)
+loader = DataLoader(samples, batch_size=8)
 
 for batch in loader:
     loss = model(batch.cuda()).sum()
@@ -206,7 +206,7 @@ async def test_quick_fix_applied_and_rechecked(client, tmp_path):
         assert fix.edit.changes
     before = len(client.published)
     change(client, uri, edits=edits_for(fix.edit, uri))
-    assert "DataLoader(range(100), batch_size=8, pin_memory=True)" in client.texts[uri]
+    assert "DataLoader(samples, batch_size=8, pin_memory=True)" in client.texts[uri]
     diags = await diagnostics(client, uri, after=before - 1)
     assert "GPU201" not in codes(diags) and "GPU101" in codes(diags)
 
@@ -237,7 +237,7 @@ async def test_noqa_action_adds_and_merges(client, tmp_path):
 
 
 async def test_fix_all_matches_the_command_line(client, tmp_path):
-    text = SCRIPT + "\nloader2 = DataLoader(range(10))\nfor b in loader2:\n    model(b.cuda()).sum().backward()\n"
+    text = SCRIPT + "\nloader2 = DataLoader(samples)\nfor b in loader2:\n    model(b.cuda()).sum().backward()\n"
     uri = open_file(client, tmp_path / "train.py", text)
     await diagnostics(client, uri)
     result = await actions(client, uri, [], only=[types.CodeActionKind.SourceFixAll])
