@@ -150,6 +150,13 @@ def _keyword_bag(owner, info: ClassInfo) -> bool:
     attributes: `__init__(self, **kwargs)` and a `__getattr__` (the `HParams(num_workers=16,
     ...)` of speech and GAN repositories), with no method that stores a key given to it at run
     time (`set_hparam(key, value)`) called anywhere in the file that builds it."""
+    known = owner.shared("keyword-bags", lambda m: {})
+    if info.scope not in known:
+        known[info.scope] = _keeps_keywords(owner, info)
+    return known[info.scope]
+
+
+def _keeps_keywords(owner, info: ClassInfo) -> bool:
     init = owner.bindings.method(info.scope, "__init__")
     if init is None or owner.bindings.method(info.scope, "__getattr__") is None:
         return False
@@ -157,9 +164,9 @@ def _keyword_bag(owner, info: ClassInfo) -> bool:
     if (params.star_kwarg is None or isinstance(params.star_arg, (cst.Param, cst.ParamStar)) or params.kwonly_params
             or len(params.params) != 1):
         return False
-    setters = [key.rsplit(".", 1)[-1] for key, found in owner.facts.functions.items()
-               if key.startswith(info.name + ".") and found.class_name == info.name
-               and key.rsplit(".", 1)[-1] not in ("__init__", "__getattr__") and len(found.params) >= 3]
+    setters = [found.node.name.value for found in owner.facts.functions.values()
+               if found.class_name == info.name and found.node.name.value not in ("__init__", "__getattr__")
+               and len(found.params) >= 3]
     return not any(owner.method_calls(name) for name in setters)
 
 

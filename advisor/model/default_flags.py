@@ -27,6 +27,7 @@ from advisor.model.facts import Context
 from advisor.model.config_nodes import left_off
 from advisor.model.literals import defaulted_literals
 from advisor.model.names import dotted_name
+from advisor.model.text_calls import test_of
 
 _STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 # What a false setting looks like where it is written: Python's and the config formats'.
@@ -89,8 +90,7 @@ def _never_given_true(model, word: str, passed) -> bool:
     nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
     for path in project.files_containing(word):
         if os.path.normpath(os.path.abspath(path)) in nearby and sets_true(project.text_of(path)):
-            other = project.model(path)
-            if other is not None and other.is_test_code and not model.is_test_code:
+            if test_of(project, path, model):
                 continue  # a test that builds the block with the flag on is not a run
             return False
     return True

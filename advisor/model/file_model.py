@@ -270,6 +270,13 @@ class FileModel:
         collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
         classes, or any `*_test.py` in a `tests/` or `test/` folder; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
         purpose to test them. An evaluation script named `test_net.py` defines no tests."""
+        known = self._shared.get("is-test-code")
+        if known is None:
+            # Asked for every caller a value question follows across files: worked out once.
+            known = self._shared["is-test-code"] = self._is_test_code()
+        return known
+
+    def _is_test_code(self) -> bool:
         name = os.path.basename(self.path)
         if name == "conftest.py" or self.imports.imports_any("pytest", "unittest"):
             return True

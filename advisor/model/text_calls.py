@@ -53,12 +53,12 @@ def _called(model, name: str, building: bool) -> bool:
         candidates.update(project.files_containing("cls("), project.files_containing("type(self)("))
     return any(
         os.path.normpath(os.path.abspath(path)) in nearby and calls(project.text_of(path), False)
-        and not _test_of(project, path, model)
+        and not test_of(project, path, model)
         for path in sorted(candidates)
     )
 
 
-def _test_of(project, path: str, model) -> bool:
+def test_of(project, path: str, model) -> bool:
     """``path`` is a test module and ``model`` is not: a test's calls are not runs the project
     makes (`ResNet(18, with_cp=True)` in tests/)."""
     if model.is_test_code:

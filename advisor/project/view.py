@@ -150,6 +150,7 @@ class ProjectView:
         self._loaded: Optional[List[Tuple[str, str]]] = None
         self._config_words: Optional[Set[str]] = None
         self._config_sets: Dict[str, bool] = {}
+        self._setting_sources: Optional[List[str]] = None  # config files and launch scripts
         self._dependencies: Dict[Tuple[str, int, int], Tuple[str, ...]] = {}
         self._roots: Optional[List[str]] = None
         self._launchers: Dict[str, List[str]] = {}
@@ -185,6 +186,7 @@ class ProjectView:
         self._found.clear()
         self._dependencies.clear()
         self._config_sets.clear()
+        self._setting_sources = None
         self._loaded = None
         self._importers.clear()
         self._siblings.clear()
@@ -522,13 +524,13 @@ class ProjectView:
             last = setting.rsplit(".", 1)[-1]
             flat = re.compile(r"(?<![\w.])%s['\"]?\s*[,:=\s]\s*['\"]?([^\s,#\]}'\"]+)" % re.escape(setting))
             named = re.compile(r"(?<![\w])%s['\"]?\s*(?:[:=]\s*|\s+)([^\s,#\]}]+)" % re.escape(last))
-            scripts = [p for folder in sorted({os.path.dirname(f) for f in self.layout.files()}) for p in self.launch_scripts(folder)]
+            if self._setting_sources is None:
+                scripts = [p for folder in sorted({os.path.dirname(f) for f in self.layout.files()})
+                           for p in self.launch_scripts(folder)]
+                self._setting_sources = [*files, *scripts]
             found = False
-            for path in [*files, *scripts]:
-                try:
-                    text = read_regular(path, _CONFIG_TEXT_LIMIT)[0].decode("utf-8", "replace")
-                except (OSError, ValueError, FileTooLarge):
-                    continue
+            for path in self._setting_sources:
+                text = self._text(path)  # read once per view, as the project's code is
                 if last not in text:
                     continue
                 values = flat.findall(text)
