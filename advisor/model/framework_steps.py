@@ -102,9 +102,12 @@ def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
         return True  # `gen.encode(x)` where the module is only ever used through its methods
     # Callers in other project files count too: `timestep_embedding` of a `nn.py` helper
     # module runs in every forward of the UNet that `unet.py` defines.
+    # Not through the arm of a parameter test that training calls never take (the sampler a
+    # `forward(x, infer=False)` runs only for inference requests).
     return any(
         site.ctx.function is not None and site.ctx.function is not info
         and runs_per_batch(owner, site.ctx.function, depth + 1)
+        and not branch_untaken(owner, site.ctx, site.ctx.function)
         for owner, site in model.callers(info)
     )
 
@@ -250,6 +253,19 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[Tuple[int, b
             yield from _forward_roots(owner, caller, depth + 1, seen, gated or owner.guards.gated(site.ctx))
 
 
+def _deciding_callers(model, info: FunctionInfo):
+    """The live calls of ``info`` that run in training (some heat), or every live call when none
+    does: which arm of a parameter test a training step takes is for those calls to say."""
+    found = model.shared("deciding-callers", lambda m: {})
+    key = id(info)
+    if key not in found:
+        live = _live_callers(model, info)[1]
+        found[key] = live  # a chain of calls that comes back here sees every live call
+        hot = [(owner, site) for owner, site in live if owner.heat(site.ctx) is not None]
+        found[key] = hot or live
+    return found[key]
+
+
 def _live_callers(model, info: FunctionInfo):
     """(the calls of ``info`` outside tests, those of them made with gradients on)."""
     found = model.shared("forward-callers", lambda m: {})
@@ -273,8 +289,11 @@ def branch_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
     """Code of ``info`` under a test of one of its parameters that every call made with
     gradients on decides against, by a literal it passes or leaves to a literal default: the
     `else` of `if train:` when training calls `model(x, y, train=True)`, or the branch of
-    `if mode == "rank":` they never ask for. Evaluation code kept in a training forward."""
-    live = _live_callers(model, info)[1]
+    `if mode == "rank":` they never ask for. Evaluation code kept in a training forward.
+    Only the calls that run in training decide, when some do: an inference entry point that
+    asks for the other arm with gradients on (a GUI's `model(x, infer=True)`) runs it, but not
+    on a training step."""
+    live = _deciding_callers(model, info)
     if not live:
         return False
     current: Optional[Context] = ctx
@@ -316,6 +335,16 @@ def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
             if literal is not _UNDECIDED:
                 negated ^= type(part.operator) is cst.NotEqual
             test = test.left
+        elif type(part.operator) in (cst.Is, cst.IsNot) and _is_singleton(part.comparator):
+            # `if resp_list is None:`, `if keep_dims is False:`: by identity, so a passed
+            # 'return_mask' is not False, and a list the call builds is not None.
+            negated ^= type(part.operator) is cst.IsNot
+            if type(test.left) is not cst.Name:
+                return None
+            value = _passed(model, guard, info, test.left.value, site, owner, singleton=True)
+            if value is _UNDECIDED:
+                return None
+            return (value is _literal_value(part.comparator)) != negated
     if not type(test) is cst.Name:
         return None
     value = _passed(model, guard, info, test.value, site, owner)
@@ -327,27 +356,37 @@ def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
     return result != negated
 
 
-def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth: int = 0):
+def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth: int = 0, singleton: bool = False):
     """The literal a call passes for a parameter the test reads unchanged (or its default),
-    also one the call hands on from its own caller's parameter (up to two calls up)."""
-    if name not in info.params or any(a.star for a in site.node.args):
+    also one the call hands on from its own caller's parameter (up to two calls up). With
+    ``singleton`` (an `is None` test), a value that cannot be None (a list the call builds,
+    `batch["resp"]`) reads as `_SOMETHING`."""
+    if name not in info.params:
         return _UNDECIDED
     reach = model.bindings.reaching(name, guard.ctx, guard.order)
     if reach.parameter is not info or reach.assignments:
         return _UNDECIDED
+    # A keyword the call names wins over any `*args` or `**kwargs` beside it (Python refuses
+    # the call if they give it too); without one, a splat may hold the value.
+    named = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == name), None)
+    if named is None and any(a.star for a in site.node.args):
+        return _UNDECIDED
     position = info.params.index(name) - info.receiver_params
-    arg = argument(site.node, name, position)
+    arg = named or argument(site.node, name, position)
     value = arg.value if arg is not None else parameter_default(info, name)
     if value is None:
         return _UNDECIDED
     if type(value) is cst.Name and owner is not None and depth < 2:
-        handed = _handed_on(owner, site, value.value, depth)
+        handed = _handed_on(owner, site, value.value, depth, singleton)
         if handed is not _UNDECIDED:
             return handed
-    return _literal_value(value)
+    literal = _literal_value(value)
+    if literal is _UNDECIDED and singleton and _never_none(owner, value, site):
+        return _SOMETHING
+    return literal
 
 
-def _handed_on(owner, site, name: str, depth: int):
+def _handed_on(owner, site, name: str, depth: int, singleton: bool = False):
     """`self.decoder(x, infer=infer)` in a `forward(self, x, infer=True)` that every live call
     runs with `infer=False`: the literal all of them pass for the caller's own parameter."""
     caller = site.ctx.function
@@ -356,16 +395,41 @@ def _handed_on(owner, site, name: str, depth: int):
     reach = owner.bindings.reaching(name, site.ctx, site.order)
     if reach.parameter is not caller or reach.assignments:
         return _UNDECIDED
-    live = _live_callers(owner, caller)[1]
+    live = _deciding_callers(owner, caller)
     if not live:
         return _UNDECIDED
     values = []
     for upper_owner, upper in live:
-        found = _passed(owner, site, caller, name, upper, upper_owner, depth + 1)
+        found = _passed(owner, site, caller, name, upper, upper_owner, depth + 1, singleton)
         if found is _UNDECIDED:
             return _UNDECIDED
         values.append(found)
     return values[0] if all(v == values[0] for v in values) else _UNDECIDED
+
+
+# A value known not to be None, True or False (what an `is` test against them sees).
+_SOMETHING = object()
+# Expressions that always make a new object, never None.
+_BUILT = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp,
+          cst.FormattedString, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+
+
+def _is_singleton(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Name and node.value in ("None", "True", "False")
+
+
+def _never_none(model, value: cst.BaseExpression, site) -> bool:
+    """What a call passes is a built value (a list, a comprehension, a string), an item of a
+    batch (`batch["resp"]`), or a local name every binding of which is one."""
+    if type(value) in _BUILT or (type(value) is cst.Subscript and type(value.value) is cst.Name):
+        return True
+    if type(value) is not cst.Name or model is None or site.ctx.function is None or value.value in site.ctx.function.params:
+        return False
+    found = model.reaching(value.value, site.ctx, site.order)
+    return bool(found) and all(
+        a.value is not None and a.index is None and (type(a.value) in _BUILT or type(a.value) is cst.Subscript)
+        for a in found
+    )
 
 
 def _literal_value(node: cst.BaseExpression):

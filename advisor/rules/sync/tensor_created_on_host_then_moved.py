@@ -6,7 +6,7 @@ import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
-from advisor.model.framework_steps import runs_per_batch
+from advisor.model.framework_steps import branch_untaken, runs_per_batch
 from advisor.model.tensors import given_python_data, host_built_from, names_cuda
 from advisor.model.devices import cuda_tensor_type, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
@@ -402,7 +402,7 @@ class TensorCreatedOnHostThenMoved(Rule):
             loop = loop.parent
         info = site.ctx.function
         if (site.ctx.loop is None and info is not None and runs_per_batch(model, info) and not _fills_cache(model, site)
-                and not model.guards.gated(site.ctx)):
+                and not model.guards.gated(site.ctx) and not branch_untaken(model, site.ctx, info)):
             return self.severity  # a module's forward: once per batch, however the module is built
         return Severity.INFO
 
