@@ -354,7 +354,7 @@ class ProjectView:
         if known is None:
             found: List[object] = []
             seen = {path}
-            for importer in self.importers(model):
+            for importer in self._wiring_importers(model):
                 for other_path in self._imports_of(importer.real_path):
                     if other_path in seen:
                         continue
@@ -366,6 +366,25 @@ class ProjectView:
                     break
             known = self._siblings[path] = found[:MAX_IMPORTERS]
         return known
+
+    def _wiring_importers(self, model) -> List[object]:
+        """The importers of ``model``'s module, and through a package `__init__.py` that
+        re-exports it (`from .detr import build`), the files that import that package: the
+        entry script that wires a factory's instances into an engine module (`model, criterion
+        = build(args)`, then `train_one_epoch(model, criterion, ...)`)."""
+        out: List[object] = []
+        frontier = list(self.importers(model))
+        for _ in range(2):
+            upper: List[object] = []
+            for importer in frontier:
+                if any(importer is known for known in out):
+                    continue
+                out.append(importer)
+                if os.path.basename(importer.real_path or "") == "__init__.py":
+                    upper.extend(self.importers(importer))
+            frontier = upper
+        out.extend(m for m in frontier if not any(m is known for known in out))
+        return out[:MAX_IMPORTERS]
 
     def related_texts(self, path: str, hops: int = 2) -> List[str]:
         """The texts of the project files within ``hops`` imports of a file, either way: where

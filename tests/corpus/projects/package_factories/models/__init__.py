@@ -1,0 +1,2 @@
+"""The package re-exports its factory."""
+from .detr import build_detr
