@@ -142,12 +142,26 @@ class TrainEpoch(Epoch):
 """
 
 
-def test_a_call_of_an_abstract_method_runs_the_subclasses_implementations():
+def test_a_call_through_self_runs_the_subclasses_overrides():
     model = FileModel.build(cst.parse_module(TEMPLATE), "f.py")
     run = _functions(model, "run")[0]
     targets = {site.method: [t.key for _, t in model.calls.targets(site)] for site in run.sites}
     assert targets["batch_update"] == ["Epoch.batch_update", "TrainEpoch.batch_update"]
-    assert targets["log"] == ["Epoch.log"]  # a method with a body of its own runs that body
+    # A method with a body of its own runs it, or the override for a subclass's instances.
+    assert targets["log"] == ["Epoch.log", "TrainEpoch.log"]
+
+
+MODULE_TEMPLATE = "import torch\n\n\n" + TEMPLATE.replace("class Epoch:", "class Epoch(torch.nn.Module):")
+
+
+def test_a_module_subclass_override_of_a_method_with_a_body_is_not_a_target():
+    """A subclass of a network that overrides one of its methods is most often an inference
+    wrapper: the trained network's own method is what its forward runs."""
+    model = FileModel.build(cst.parse_module(MODULE_TEMPLATE), "f.py")
+    run = _functions(model, "run")[0]
+    targets = {site.method: [t.key for _, t in model.calls.targets(site)] for site in run.sites}
+    assert targets["batch_update"] == ["Epoch.batch_update", "TrainEpoch.batch_update"]
+    assert targets["log"] == ["Epoch.log"]
 
 
 def test_a_torch_object_method_is_not_the_one_method_of_that_name_in_the_file():

@@ -120,6 +120,10 @@ class CallGraph:
                     out.append((other, found))
         return out
 
+    def _module_class(self, class_name: Optional[str]) -> bool:
+        info = self.model.facts.classes.get(class_name or "")
+        return info is not None and "module" in class_kinds(self.model, info)
+
     def _loop_functions(self) -> set:
         """The names of the functions defined in a loop body."""
         if self._defined_in_loops is None:
@@ -256,7 +260,12 @@ class CallGraph:
             local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
             if local is None and site.ctx.class_name:
                 local = model.resolve(f"{site.ctx.class_name}.{site.method}")
-            if local is not None and _abstract(local):
+            if local is not None and (_abstract(local) or not self._module_class(site.ctx.class_name)):
+                # A subclass's override runs instead for its instances: an abstract method's
+                # always, a trainer's (`FSDPTrainer.clip_gradient` under `BasicTrainer.train`'s
+                # loop) too. Not a module's: a subclass of a trained network that overrides its
+                # methods is most often an inference wrapper (`Checkpoint(ColBERT)` whose
+                # `query` runs under no_grad and hands results to the host).
                 return [(model, local)] + self._overrides(site.ctx.class_name, site.method)
             if local is not None:
                 return [(model, local)]

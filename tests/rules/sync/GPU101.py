@@ -1795,3 +1795,32 @@ for i, (mixture, source) in enumerate(loader):
     optimizer.step()
     if epochs:
         iter_losses[i] = loss.item()  # expect: GPU101
+
+# %% invalid: a subclass trainer's override of a method the base class's loop calls
+import torch
+
+
+class BasicTrainer:
+    def __init__(self, policy, loader):
+        self.policy, self.loader = policy.cuda(), loader
+        self.optimizer = torch.optim.AdamW(self.policy.parameters())
+
+    def clip_gradient(self):
+        return torch.nn.utils.clip_grad_norm_(self.policy.parameters(), 1.0).item()  # expect: GPU101
+
+    def train(self):
+        for batch in self.loader:
+            loss = self.policy(batch.cuda()).mean()
+            loss.backward()
+            grad_norm = self.clip_gradient()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+
+class ShardedTrainer(BasicTrainer):
+    def clip_gradient(self):
+        return self.policy.clip_grad_norm_(1.0).item()  # expect: GPU101
+
+
+trainer = ShardedTrainer(Policy(), loader)
+trainer.train()

@@ -580,3 +580,35 @@ for batch in loader:
     loss = compute_loss(outputs, batch)
     loss.backward()
     optimizer.step()
+
+# %% valid: a network's inference subclass overrides a method its training forward calls
+import torch
+import torch.nn as nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def query(self, x):
+        return self.proj(x)
+
+    def forward(self, x, y):
+        return (self.query(x) * self.query(y)).sum()
+
+
+class Searcher(Encoder):
+    def query(self, x, to_cpu=False):
+        with torch.no_grad():
+            q = super().query(x)
+            return q.cpu() if to_cpu else q
+
+
+model = Encoder().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = model(x.cuda(), y.cuda())
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
