@@ -846,6 +846,7 @@ class ModelBuilder(Walker):
         name = args[0].value.evaluated_value
         value = args[1].value if args[1].keyword is None or args[1].keyword.value == "tensor" else None
         if isinstance(name, str) and name.isidentifier() and value is not None:
+            self.facts.buffer_values.add(id(value))
             self._record_assignment(f"self.{name}", value)
 
     def _record_targets(

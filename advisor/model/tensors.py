@@ -599,6 +599,8 @@ class HostTensor(Question[bool]):
         moved = _last_move(flow.model, expr, ctx, order)
         if moved is not None:
             return moved == "host"  # `loss.cpu()` handed to a logger; `y.cuda()` of a host `y`
+        if id(expr) in flow.model.facts.buffer_values:
+            return False  # a registered buffer goes where its module goes
         if host_factory(flow.model, expr) or type(expr) in (cst.Integer, cst.Float):
             # A Python number holds nothing on a device: `start = 0`, later `start = end` of a
             # host tensor, is host on every path.
@@ -617,6 +619,11 @@ class HostTensor(Question[bool]):
             return any(host and kind == TENSOR for host, kind in zip(sides, kinds)) and all(
                 host or kind != TENSOR for host, kind in zip(sides, kinds)
             )
+        if type(expr) is cst.Attribute and (dotted_name(expr) or "").startswith("self."):
+            # `self.continuous_idx`: what the class binds to it. A plain tensor attribute made
+            # by a factory stays in host memory when the module moves (only its parameters and
+            # registered buffers go).
+            return None
         root = value_root(flow.model, expr)
         if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)
                                        or _tokenized(root)):

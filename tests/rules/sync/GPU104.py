@@ -1464,3 +1464,62 @@ class Trainer:
         images = batch_data[0].to(device, non_blocking=True).float() / 255
         targets = batch_data[1].to(device, non_blocking=True)
         return images, targets
+
+# %% valid: a plain tensor attribute made by a factory stays in host memory when its module moves
+import torch
+import torch.nn as nn
+
+
+class MixedEmbedder(nn.Module):
+    def __init__(self, input_dim, cat_idxs):
+        super().__init__()
+        self.continuous_idx = torch.ones(input_dim, dtype=torch.bool)
+        self.continuous_idx[cat_idxs] = 0
+        self.embs = nn.ModuleList([nn.Embedding(10, 4) for _ in cat_idxs])
+
+    def forward(self, x):
+        cols, counter = [], 0
+        for feat, is_continuous in enumerate(self.continuous_idx):
+            if is_continuous:
+                cols.append(x[:, feat].float().view(-1, 1))
+            else:
+                cols.append(self.embs[counter](x[:, feat].long()))
+                counter += 1
+        return torch.cat(cols, dim=1)
+
+
+model = MixedEmbedder(8, [1, 2]).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = model(x.cuda()).sum()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same test of a registered buffer, which moves with the module
+import torch
+import torch.nn as nn
+
+
+class MixedEmbedder(nn.Module):
+    def __init__(self, input_dim, cat_idxs):
+        super().__init__()
+        self.register_buffer("continuous_idx", torch.ones(input_dim, dtype=torch.bool))
+        self.embs = nn.ModuleList([nn.Embedding(10, 4) for _ in cat_idxs])
+
+    def forward(self, x):
+        cols, counter = [], 0
+        for feat, is_continuous in enumerate(self.continuous_idx):
+            if is_continuous:  # expect: GPU104
+                cols.append(x[:, feat].float().view(-1, 1))
+            else:
+                cols.append(self.embs[counter](x[:, feat].long()))
+                counter += 1
+        return torch.cat(cols, dim=1)
+
+
+model = MixedEmbedder(8, [1, 2]).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = model(x.cuda()).sum()
+    loss.backward()
+    optimizer.step()
