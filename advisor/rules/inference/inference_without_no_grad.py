@@ -45,11 +45,17 @@ def _records_nothing(model: FileModel, site) -> bool:
 FEW = 16
 
 
-def _few_iterations(loop: Optional[LoopInfo]) -> bool:
+def _few_iterations(model: FileModel, loop: Optional[LoopInfo]) -> bool:
     node = loop.node if loop is not None else None
-    if not type(node) is cst.For or not type(node.iter) is cst.Call:
+    if not type(node) is cst.For:
         return False
     call = node.iter
+    if type(call) is cst.Name:
+        # `time_stamps = range(90, 100)` a few lines up, then `for t in time_stamps:`
+        found = model.reaching(call.value, loop.ctx, model.order_of(node))
+        call = found[0].value if len(found) == 1 and found[0].index is None else None
+    if not type(call) is cst.Call:
+        return False
     if not (type(call.func) is cst.Name and call.func.value == "range") or not 1 <= len(call.args) <= 2:
         return False
     bounds = [a.value for a in call.args]
@@ -175,7 +181,7 @@ class InferenceWithoutNoGrad(Rule):
             # A project file whose tensors never leave the CPU (no CUDA, no device, no move, here
             # or in the files around it) pays in host memory, not in the GPU memory this rule is about.
             unsure = (
-                disabled is None or unpickled(model, site.node.func, site.ctx) or _few_iterations(site.ctx.loop)
+                disabled is None or unpickled(model, site.node.func, site.ctx) or _few_iterations(model, site.ctx.loop)
                 or single_pass(model, site.ctx.loop)  # `for batch in loader: model(batch); break`
                 or (model.project is not None and not model.may_use_gpu)
             )

@@ -598,3 +598,13 @@ def tags_of(batches):
     for batch in batches:
         out.append(SPACY_MODEL(batch.cuda()).argmax(-1))  # expect: GPU601 info
     return out
+
+# %% invalid: a visual check over a few time stamps named a few lines up: info
+import torch
+
+model = build_model().cuda().eval()
+time_stamps = range(90, 100)
+for t in time_stamps:
+    clip = load_clip(t).cuda()
+    preds = model(clip)  # expect: GPU601 info
+    show(preds.argmax(-1).cpu())
