@@ -78,6 +78,10 @@ def _when(outer: str, inner: str) -> str:
     return MAYBE
 
 
+# The most dicts of a table (`presets[name]`) looked into for one read.
+_MAX_ITEMS_FOLLOWED = 32
+
+
 class DictContents(Question[Contents]):
     key = "dict-contents"
     unknown = _UNKNOWN
@@ -96,10 +100,33 @@ class DictContents(Question[Contents]):
             return _on_path(flow.ask(self, expr.body, ctx, order), body) + _on_path(
                 flow.ask(self, expr.orelse, ctx, order), orelse
             )
+        if type(expr) is cst.Subscript:
+            return self._item(flow, expr, ctx, order)
         name = dotted_name(expr)
         if name is not None:
             return self._name(flow, name, ctx, order)
         return _UNKNOWN
+
+    def _item(self, flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> Contents:
+        """`settings[name]` of a table of dicts (`SwinTransformer(**model_para_dict[name])`):
+        the dict under a known key, else any of them."""
+        if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
+            return _UNKNOWN
+        outer = flow.ask(self, expr.value, ctx, order)
+        if not outer or not all(v.complete for v in outer):
+            return _UNKNOWN
+        key = constant(flow.model, expr.slice[0].slice.value)
+        values: List[Value] = []
+        for variant in outer:
+            if key is None:
+                values.extend(v for entry in variant.entries.values() for v in entry.values)
+            elif key in variant.entries:
+                values.extend(variant.entries[key].values)
+            else:
+                return _UNKNOWN
+        if not values or len(values) > _MAX_ITEMS_FOLLOWED:
+            return _UNKNOWN
+        return self.combine([v.flow.ask(self, v.expr, v.ctx, v.order) for v in values])
 
     def combine(self, answers: Sequence[Contents]) -> Contents:
         variants = [v for answer in answers for v in answer]

@@ -238,3 +238,79 @@ class Encoder(nn.Module):
     @classmethod
     def from_config(cls, cfg):
         return cls(cfg["dim"], cfg["depth"], cfg.get("use_grad_checkpoint", False))
+
+# %% invalid: a backbone built from a table of presets, none of which turns checkpointing on: info
+import torch.nn as nn
+import torch.utils.checkpoint as checkpoint
+
+
+class Stage(nn.Module):
+    def __init__(self, dim, depth, use_checkpoint=False):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            if self.use_checkpoint:
+                x = checkpoint.checkpoint(blk, x)  # expect: GPU405 info
+            else:
+                x = blk(x)
+        return x
+
+
+class Backbone(nn.Module):
+    def __init__(self, embed_dim=96, depths=(2, 2), use_checkpoint=False):
+        super().__init__()
+        self.stages = nn.ModuleList([Stage(embed_dim, d, use_checkpoint=use_checkpoint) for d in depths])
+
+    def forward(self, x):
+        for stage in self.stages:
+            x = stage(x)
+        return x
+
+
+def build_backbone(name):
+    presets = {
+        "base": dict(embed_dim=128, depths=[2, 18]),
+        "large": dict(embed_dim=192, depths=[2, 18]),
+    }
+    return Backbone(**presets[name])
+
+# %% invalid: the same table where one preset turns it on: reported
+import torch.nn as nn
+import torch.utils.checkpoint as checkpoint
+
+
+class Stage(nn.Module):
+    def __init__(self, dim, depth, use_checkpoint=False):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            if self.use_checkpoint:
+                x = checkpoint.checkpoint(blk, x)  # expect: GPU405
+            else:
+                x = blk(x)
+        return x
+
+
+class Backbone(nn.Module):
+    def __init__(self, embed_dim=96, depths=(2, 2), use_checkpoint=False):
+        super().__init__()
+        self.stages = nn.ModuleList([Stage(embed_dim, d, use_checkpoint=use_checkpoint) for d in depths])
+
+    def forward(self, x):
+        for stage in self.stages:
+            x = stage(x)
+        return x
+
+
+def build_backbone(name):
+    presets = {
+        "base": dict(embed_dim=128, depths=[2, 18]),
+        "large": dict(embed_dim=192, depths=[2, 18], use_checkpoint=True),
+    }
+    return Backbone(**presets[name])
