@@ -28,7 +28,17 @@ def _pinned(model: FileModel, site: CallSite) -> bool:
     factory = loader_factory(site)
     if factory is not None and factory.pins_on_cuda and option.state == ABSENT:
         return True
-    return option.literals.only(True)
+    return option.literals.only(True) or _pinned_in_one_setup(site)
+
+
+def _pinned_in_one_setup(site: CallSite) -> bool:
+    """`pin_memory=True if cache_device == "cpu" else False`: pinned in the setup that keeps
+    the data in host memory, the one where the batches are copied at all."""
+    arg = call_argument(site.node, "pin_memory", 7)
+    value = arg.value if arg is not None else None
+    return type(value) is cst.IfExp and any(
+        type(side) is cst.Name and side.value == "True" for side in (value.body, value.orelse)
+    )
 
 
 def _has_keyword(call: cst.Call, keyword: str) -> bool:
@@ -153,7 +163,9 @@ class BlockingCopyFromPinnedLoader(Rule):
         applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`) of a loop
         over a DataLoader built with `pin_memory=True` (written in the call or a `**kwargs` dict,
         also one handed from module to module as a keyword, or read from a constant, a settings
-        object, the default of a command-line option or of a yacs config node), or
+        object, the default of a command-line option or of a yacs config node; or pinned in one
+        setup of two, `pin_memory=True if cache_device == "cpu" else False`, the one whose
+        batches are copied at all), or
         to a batch drawn from one with `next(it)` (through `iter(loader)`,
         `itertools.cycle(loader)` or a generator that yields the batches as they come; not one
         that moves or changes them first), or to a parameter of a function (or an item of one:

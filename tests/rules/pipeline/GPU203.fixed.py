@@ -356,3 +356,25 @@ for step, (x, y) in enumerate(train_loader):
     optimizer.step()
     if step % 100 == 0:
         evaluate(model, val_loader)
+
+# %% invalid: a loader pinned in the setup that caches data in host memory, the one whose batches are copied
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(
+    dataset,
+    batch_size=16,
+    num_workers=2,
+    persistent_workers=True,
+    pin_memory=True if args.cache_device == "cpu" else False,
+)
+model = Net().to(args.device)
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(args.epochs):
+    for data in loader:
+        for k in data.keys():
+            data[k] = data[k].to(args.device, non_blocking=True)  # expect: GPU203
+        loss = model(data["units"], data["mel"])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
