@@ -10,6 +10,7 @@ from advisor.model.framework_steps import branch_untaken, runs_per_batch
 from advisor.model.tensors import given_python_data, host_built_from, names_cuda
 from advisor.model.devices import cuda_tensor_type, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
+from advisor.model.subtree import iter_names
 from advisor.model.guards import guards_of
 
 
@@ -71,6 +72,22 @@ def _filled_before(model: FileModel, site: CallSite, name: str) -> bool:
         if id(loop) in record[1]:
             return True
         loop = loop.parent
+    return False
+
+
+def _iterated_first(model: FileModel, site: CallSite, name: str, bound: float) -> bool:
+    """`levels = torch.randint(...)`, then `[o[..., :l + 1] for o, l in zip(xs, levels)]`, and
+    only then `levels.to(device)`: its values are read one by one on the host first, as slice
+    bounds or numbers. Built on the device, each of those reads would wait for the GPU."""
+    info = site.ctx.function
+    if info is None:
+        return False
+    for binder in info.binders:
+        if type(binder) not in (cst.For, cst.CompFor):
+            continue
+        order = model.order_of(binder)
+        if bound < order < site.order and name in iter_names(binder.iter):
+            return True
     return False
 
 
@@ -224,7 +241,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host
         fills in item by item before the copy (`buf[i, :n] = torch.tensor(ids)`, also converted
         on the way: `buf.long().to(dev)`) is a staging buffer, and is left alone; so is an empty
-        tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing, and so is a
+        tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing, a tensor the
+        host goes over item by item before the copy (`levels = torch.randint(...)`, then
+        `zip(xs, levels)` for slice bounds: on the device each item would be a sync), and a
         factory in a `@torch.compile` function or a helper only such functions call (the
         compiler builds constructors on the device their result goes to). Nothing is
         reported in a file when it, or a project file around it (the training script that
@@ -382,6 +401,8 @@ class TensorCreatedOnHostThenMoved(Rule):
             found = model.reaching(name, site.ctx, site.order)
             if found and all(a.value is not None and a.index is None and _empty(_root_call(a.value)) for a in found):
                 return None  # `scores = torch.Tensor([])`, later `scores.cuda()`: an empty tensor, nothing copied
+            if found and _iterated_first(model, site, name, max(a.order for a in found)):
+                return None
         return self.report(
             site.node,
             "`torch.{factory}(...)` is built in host memory and then copied to the GPU",

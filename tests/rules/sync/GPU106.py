@@ -1001,3 +1001,24 @@ for images, boxes in loader:
     loss = (model(images.cuda()) - targets).pow(2).mean()
     loss.backward()
     optimizer.step()
+
+# %% valid: random levels read one by one as slice bounds before they are moved
+import torch
+
+
+def forward(self, resps_list, device="cuda"):
+    levels = torch.randint(0, self.n_levels, (len(resps_list),))
+    prev_list = [o[..., : l + 1] for o, l in zip(resps_list, levels)]
+    targ_list = [o[..., l + 1] for o, l in zip(resps_list, levels)]
+    levels = levels.to(device=device)
+    return self.decode(prev_list, targ_list, levels)
+
+# %% invalid: the same levels moved before they are read
+import torch
+
+
+def forward(self, resps_list, device="cuda"):
+    levels = torch.randint(0, self.n_levels, (len(resps_list),))
+    levels = levels.to(device=device)  # expect: GPU106 info
+    prev_list = [o[..., : l + 1] for o, l in zip(resps_list, levels)]
+    return self.decode(prev_list, levels)
