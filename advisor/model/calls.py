@@ -350,6 +350,10 @@ class CallGraph:
                 if hit is not None:
                     out.append(hit)
                     break
+            if owner is self.model and info.name == site.ctx.class_name:
+                # The module calls itself (`model = self.train()`, then `model(x)` in a base
+                # class's `fit` loop): the forward of the subclass it is an instance of.
+                out.extend(hit for hit in self._overrides(info.name, "forward") if hit not in out)
         return out
 
     def callers(self, info: FunctionInfo) -> List[Caller]:

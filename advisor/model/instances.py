@@ -49,6 +49,8 @@ class InstanceClasses(Question[Classes]):
     skips_dead = True  # `self.net = networks.L2()` under a setting no construction passes
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Classes]:
+        if type(expr) is cst.Name and expr.value == "self":
+            return _own_class(flow.model, ctx)
         if not type(expr) is cst.Call:
             return None
         model = flow.model
@@ -78,6 +80,18 @@ class InstanceClasses(Question[Classes]):
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> Classes:
         return _UNKNOWN
+
+
+def _own_class(model, ctx: Context) -> Optional[Classes]:
+    """`self` in a method: an instance of the class (or of a subclass: not all it can be), as
+    in `model = self.train()`, then `model(x)` in a base class's `fit` loop."""
+    info = ctx.function
+    if info is None or info.class_name is None or not info.receiver_params or not info.params or info.params[0] != "self":
+        return None
+    cls = model.facts.classes.get(info.class_name)
+    if cls is None or model.bindings.reaching("self", ctx, model.order_of(info.node.body)).assignments:
+        return None
+    return frozenset({(model, cls)}), False
 
 
 INSTANCES = InstanceClasses()

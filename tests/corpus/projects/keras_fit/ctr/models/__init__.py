@@ -1,0 +1,1 @@
+"""The package's models; scripts import them from their modules."""
