@@ -34,6 +34,7 @@ from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
+from advisor.model.configurable import configured_argument
 from advisor.model.self_tests import self_test_nodes
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow, main_block
@@ -131,6 +132,10 @@ class FileModel:
         statement = self.statement_of.get(id(node))
         order = self.statement_orders.get(id(statement)) if statement is not None else None
         return (1 << 30) if order is None else order + 0.5
+
+    def configured_argument(self, question, info: FunctionInfo, name: str):
+        """What a parameter of a detectron2 `@configurable` `__init__` holds (model/configurable.py)."""
+        return configured_argument(self, question, info, name)
 
     def shared(self, key: str, compute):
         """A fact a family of rules derives from the model, computed once per file."""

@@ -303,6 +303,10 @@ class ValueFlow:
             if question.callers(self, info, local) is local:
                 spawned = self._spawned(question, info, position)
                 answers.extend(spawned if index is None else [question.unknown for _ in spawned])
+        if not callers and not answers and index is None:
+            configured = self.model.configured_argument(question, info, name)
+            if configured is not None:
+                return configured
         if not callers:
             if answers:
                 return question.combine_callers(answers)

@@ -100,7 +100,9 @@ def _import_lines(text: str) -> List[Tuple[int, str, List[str]]]:
     """(level, module, imported names) for each import statement, read from the text alone."""
     out: List[Tuple[int, str, List[str]]] = []
     for match in _FROM.finditer(text):
-        names = [n.strip().split(" as ")[0].strip() for n in match.group(3).strip("() \t").split(",")]
+        # A trailing comment (`# noqa: F401`) is no part of the last name.
+        listed = re.sub(r"#[^\n]*", "", match.group(3))
+        names = [n.strip().split(" as ")[0].strip() for n in listed.strip("() \t\n").split(",")]
         out.append((len(match.group(1)), match.group(2), [n for n in names if n.isidentifier()]))
     for match in _IMPORT.finditer(text):
         for item in match.group(1).split("#")[0].split(","):

@@ -1,0 +1,2 @@
+"""Importing the package registers its meta-architecture."""
+from . import meta_arch  # noqa: F401
