@@ -5,7 +5,7 @@ dict holds under its name."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 from advisor.model.constants import tag
 from advisor.model.containers import DICT_CONTENTS, PRESENT, lookup
