@@ -270,6 +270,9 @@ class ModelBuilder(Walker):
         self.ctx = Context()
         self._module_ctx = self.ctx
         self._stack: List[Context] = []
+        # Blocks being walked, and how many contexts a statement that turns autograd off for
+        # the rest of its block pushed in each (popped as the block ends).
+        self._open_blocks: List[list] = []
         self._classes: List[ClassInfo] = []
         self._class_owners: List[Optional[FunctionInfo]] = []  # the function each open class body sits in
         self._scope_counts: Dict[str, int] = {}
@@ -323,8 +326,33 @@ class ModelBuilder(Walker):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._register_block(node.body)
+        self._open_blocks.append([0])
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._close_block()
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._close_block()
+
+    def _close_block(self) -> None:
+        for _ in range(self._open_blocks.pop()[0]):
+            self._pop()
+
+    def _turns_grad_off(self, node: cst.SimpleStatementLine) -> bool:
+        """`torch.no_grad().__enter__()`, `torch.set_grad_enabled(False)` as a statement of their
+        own: autograd is off for the rest of the block (an evaluation script's top)."""
+        if len(node.body) != 1 or type(node.body[0]) is not cst.Expr or type(node.body[0].value) is not cst.Call:
+            return False
+        call = node.body[0].value
+        func = call.func
+        if type(func) is cst.Attribute and func.attr.value == "__enter__" and type(func.value) is cst.Call:
+            return self.imports.qualify(func.value.func) in NO_GRAD_CONTEXTS
+        qual = self.imports.qualify(func)
+        return (qual in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and len(call.args) == 1
+                and type(call.args[0].value) is cst.Name and call.args[0].value.value == "False")
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._open_blocks.append([0])
         owner = self._small_if_bodies.pop(id(node), None)
         self._register_block(node.body)
         body = node.body
@@ -343,6 +371,9 @@ class ModelBuilder(Walker):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter_statement(node)
+        if not self.ctx.no_grad and self._open_blocks and self._turns_grad_off(node):
+            self._push(self.ctx.derive(no_grad=True))
+            self._open_blocks[-1][0] += 1
         if self.ctx.function is None and not self._classes and self.ctx is self._module_ctx:
             if any(type(small) in (cst.Import, cst.ImportFrom) for small in node.body):
                 self.facts.module_imports.append(node)

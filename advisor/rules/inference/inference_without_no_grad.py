@@ -78,7 +78,9 @@ class InferenceWithoutNoGrad(Rule):
         in the project (a `@torch.no_grad()` validation in another module; for a method nothing
         resolves, every call of a method of that name near the file, `policy.predict_action(obs)`
         on a policy a config built), turns autograd off with
-        `torch.no_grad()` or `torch.inference_mode()`. Loops whose outputs may still be
+        `torch.no_grad()` or `torch.inference_mode()` (also entered by hand for the rest of the
+        block: `torch.no_grad().__enter__()`, `torch.set_grad_enabled(False)` as a statement).
+        Loops whose outputs may still be
         backpropagated (inside the per-step training code, or before a `backward()` in the
         same function), code that asks for input gradients (`torch.autograd.grad`,
         `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own

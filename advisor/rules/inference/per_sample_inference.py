@@ -192,6 +192,19 @@ def _own_sized_images(model: FileModel, loop: Optional[LoopInfo]) -> bool:
     return False
 
 
+# Audio input and output packages: a script that reads or writes sound files handles whole
+# utterances or songs, each of its own length.
+_AUDIO_PACKAGES = frozenset({"soundfile", "torchaudio", "librosa", "scipy.io.wavfile", "pydub", "audioread"})
+
+
+def _own_length_audio(model: FileModel) -> bool:
+    """The file reads or writes sound files (`sf.write`, `torchaudio.load`): each item it runs
+    the model on is a whole recording of its own length, which a batch would have to pad."""
+    return any(
+        qual.startswith(package + ".") for qual in model.facts.calls_by_qualname for package in _AUDIO_PACKAGES
+    )
+
+
 def _reads_image_chain(model: FileModel, call: cst.Call) -> bool:
     """`Image.open(path).convert("RGB")`: a method chain that starts with an image reader."""
     node: cst.BaseExpression = call
@@ -238,6 +251,8 @@ class PerSampleInference(Rule):
         Outside training code, a model called inside a loop on a single sample made into a
         batch of one (`model(x.unsqueeze(0))`, `model(x[None])`, `model(x.view(1, ...))`),
         where `x` comes from the loop's own items (its target, or an item indexed by it).
+        In a file that reads or writes sound files (`soundfile`, `torchaudio`, `librosa`), each
+        call runs a whole recording of its own length, which a batch would have to pad: information.
         Also, as information, a `DataLoader(..., batch_size=1)` iterated with autograd off by a
         loop that calls a model. Autoregressive decoding (calls passing a cache, or growing the
         input with `torch.cat`) and reinforcement-learning loops that step an environment are
@@ -329,6 +344,15 @@ class PerSampleInference(Rule):
                         site.node,
                         "`{expression}` runs the model on one image per call (each read from its own file, "
                         "at its own size: a batch would first resize them to one)",
+                        severity=Severity.INFO,
+                        data={"expression": snippet(model, site.node)},
+                    )
+                    break
+                if _own_length_audio(model):
+                    yield self.report(
+                        site.node,
+                        "`{expression}` runs the model on one recording per call (sound files of their "
+                        "own lengths: a batch would have to pad them)",
                         severity=Severity.INFO,
                         data={"expression": snippet(model, site.node)},
                     )

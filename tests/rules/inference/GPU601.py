@@ -608,3 +608,24 @@ for t in time_stamps:
     clip = load_clip(t).cuda()
     preds = model(clip)  # expect: GPU601 info
     show(preds.argmax(-1).cpu())
+
+# %% valid: autograd turned off for the rest of the script by entering no_grad by hand
+import torch
+
+model = load_model().cuda().eval()
+torch.no_grad().__enter__()
+results = []
+for idx in range(len(test_set)):
+    mix, sources = test_set[idx]
+    est = model(mix[None].cuda())
+    results.append(score(est, sources))
+
+# %% invalid: the same loop with autograd left on
+import torch
+
+model = load_model().cuda().eval()
+results = []
+for idx in range(len(test_set)):
+    mix, sources = test_set[idx]
+    est = model(mix[None].cuda())  # expect: GPU601
+    results.append(score(est, sources))

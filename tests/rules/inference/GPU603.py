@@ -216,3 +216,14 @@ for path, img in images:
         output = model(blob)  # expect: GPU603
     probs = output.softmax(1)
     keep.append(probs)
+
+# %% invalid: whole recordings of their own lengths, one per call, in a script that writes sound files: info
+import soundfile as sf
+import torch
+
+model = load_model().cuda().eval()
+with torch.no_grad():
+    for idx in range(len(test_set)):
+        mix, sources = test_set[idx]
+        est = model(mix[None].cuda())  # expect: GPU603 info
+        sf.write(f"est_{idx}.wav", est[0].cpu().numpy(), 16000)
