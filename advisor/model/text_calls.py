@@ -27,6 +27,9 @@ def called_by_name(model, info) -> bool:
     return answer
 
 
+_TRIPLE_QUOTED = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
+
+
 def _called(model, name: str, building: bool) -> bool:
     call = re.compile(r"(?<![\w])(?<!def )(?<!class )%s\s*\(" % re.escape(name))
     made = re.compile(r"(?<![\w.])cls\s*\(|type\(self\)\s*\(")
@@ -38,6 +41,8 @@ def _called(model, name: str, building: bool) -> bool:
     related = re.compile(r"^\s*class\s+(?:%s\b|\w+\s*\([^)]*\b%s\b)" % (re.escape(name), re.escape(name)), re.MULTILINE)
 
     def calls(text: str, own: bool) -> bool:
+        # A docstring's example (`>>> self = LiteHRNet(extra)`) builds nothing.
+        text = _TRIPLE_QUOTED.sub('""', text) if ('"""' in text or "'''" in text) else text
         if building and made.search(text) and (own or related.search(text)):
             return True
         return bool(call.search(text)) and (own or not defines.search(text))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional
 import libcst as cst
+from advisor.findings import Severity
 from advisor.model import CallSite, FileModel, Heat
 from advisor.model.devices import names_host_device
 from advisor.model.file_model import call_argument
@@ -56,6 +57,14 @@ def _chain_has_host_copy(model: FileModel, expr: Optional[cst.BaseExpression]) -
     return False
 
 
+def _non_blocking(call: cst.Call) -> bool:
+    """`.to("cpu", non_blocking=True)`: the copy is queued, the host goes on."""
+    return any(
+        a.keyword is not None and a.keyword.value == "non_blocking" and type(a.value) is cst.Name and a.value.value == "True"
+        for a in call.args
+    )
+
+
 class HostCopyInTrainingLoop(Rule):
     code = "GPU103"
     name = "host-copy-in-training-loop"
@@ -67,7 +76,9 @@ class HostCopyInTrainingLoop(Rule):
         nothing) and modules, including pretrained models and pipelines of the Hugging Face
         libraries (`pipe.to("cpu")` offloads weights), are left alone. A copy under a switch
         named for keeping data in host memory (`if self.cpu_cache:`, `if offload:`) is
-        information: the user chose that saving.
+        information: the user chose that saving. So is a copy queued with `non_blocking=True`
+        (`.to("cpu", non_blocking=True)`): the host goes on, and must synchronise before it reads
+        the values.
     """ + FORWARD_PATH_DOC
     why = """
         A copy from the GPU to ordinary host memory is synchronous: the host waits until the
@@ -133,6 +144,15 @@ class HostCopyInTrainingLoop(Rule):
                 continue
             if model.guards.offloading(site.ctx):
                 heat = Heat.GATED  # `if self.cpu_cache: feat = feat.cpu()`: a saving the user chose
+            if _non_blocking(site.node):
+                yield self.report(
+                    site.node,
+                    "`.{method}(..., non_blocking=True)` copies `{receiver}` to the host without "
+                    "waiting: nothing stalls here, but the values may be read only after a synchronisation",
+                    severity=Severity.INFO,
+                    data={"method": site.method, "receiver": snippet(model, site.receiver, 30)},
+                )
+                continue
             yield self.report(
                 site.node,
                 "`.{method}()` copies `{receiver}` to the host and waits "

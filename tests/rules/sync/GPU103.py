@@ -612,3 +612,19 @@ for x, y in loader:
     loss.backward()
     optimizer.step()
     optimizer.zero_grad()
+
+# %% invalid: a copy to the host queued with non_blocking=True stalls nothing where it is made: info
+import torch
+
+model = Net().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for batch in loader:
+    batch = batch.cuda()
+    pred = model(batch)
+    loss = criterion(pred, batch.y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    _true = batch.y.detach().to("cpu", non_blocking=True)  # expect: GPU103 info
+    _pred = pred.detach().to("cpu")  # expect: GPU103
+    logger.update_stats(true=_true, pred=_pred)
