@@ -269,7 +269,9 @@ class WorkersRestartedEveryEpoch(Rule):
         the project such as a progress logger's `log_every(loader, ...)`); or built inside the
         epoch loop. One-epoch scripts are left alone, and so is a helper's pass made only every
         few epochs (`if epoch % 5 == 0: run_pass(val_loader)`); a loop of the epoch loop
-        that goes over the loader only under such a test is information. The worker count may be written
+        that goes over the loader only under such a test is information (not a test whose
+        interval is 1 unless the run asks otherwise: `% args.eval_interval` with a default of 1
+        holds every epoch). The worker count may be written
         in the call, in a `**kwargs` dict built in steps (a key added under `if use_cuda:`
         counts), in a variable, a parameter's callers or default, a settings object
         (`SimpleNamespace`, a dataclass, a dict of settings), or be the default of a
@@ -467,7 +469,10 @@ class WorkersRestartedEveryEpoch(Rule):
                 loaders = tuple(s for s in _all_loaders(loaders_iterated(model, loop)) if not _built_before_pass(s, loop))
                 # Only a pass made by the epoch loop itself: one under a test inside the batch
                 # loop (`if step % 1000 == 0:` validation) runs many times an epoch.
-                periodic = loop.parent is not None and id(loop.parent) in epochs and model.guards.periodic(loop.ctx)
+                # A test whose every divisor is 1 unless the run asks otherwise (`if (epoch + 1) %
+                # args.eval_interval == 0:` with `--eval_interval` defaulting to 1) holds every epoch.
+                periodic = (loop.parent is not None and id(loop.parent) in epochs and model.guards.periodic(loop.ctx)
+                            and not model.guards.every_pass_by_default(loop.ctx))
             elif loop.parent is None and loop.function is not None:
                 callers = _epoch_callers(model, loop.function, epochs)
                 if callers:

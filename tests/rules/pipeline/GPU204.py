@@ -1009,3 +1009,51 @@ for epoch in range(epochs):
             db_test = DataLoader(test_tasks, 1, shuffle=True, num_workers=1, pin_memory=True)
             for x_test, y_test in db_test:
                 accuracies.append(learner.finetune(x_test.cuda(), y_test.cuda()))
+
+# %% invalid: a validation loader gone over under a test of an interval whose default is 1: every epoch
+import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--eval_interval", type=int, default=1)
+parser.add_argument("--num_workers", type=int, default=8)
+args = parser.parse_args()
+train_loader = DataLoader(train_set, batch_size=24, shuffle=True, num_workers=args.num_workers, pin_memory=True, persistent_workers=True)
+val_loader = DataLoader(val_set, batch_size=24, num_workers=args.num_workers, pin_memory=True)  # expect: GPU204
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(150):
+    for image, label in train_loader:
+        loss = criterion(model(image.cuda(non_blocking=True)), label.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if (epoch + 1) % args.eval_interval == 0:
+        with torch.no_grad():
+            for image, label in val_loader:
+                evaluate(model(image.cuda(non_blocking=True)), label)
+
+# %% invalid: the same loader with an interval of 5 by default: info
+import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--eval_interval", type=int, default=5)
+parser.add_argument("--num_workers", type=int, default=8)
+args = parser.parse_args()
+train_loader = DataLoader(train_set, batch_size=24, shuffle=True, num_workers=args.num_workers, pin_memory=True, persistent_workers=True)
+val_loader = DataLoader(val_set, batch_size=24, num_workers=args.num_workers, pin_memory=True)  # expect: GPU204 info
+model = Net().cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(150):
+    for image, label in train_loader:
+        loss = criterion(model(image.cuda(non_blocking=True)), label.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if (epoch + 1) % args.eval_interval == 0:
+        with torch.no_grad():
+            for image, label in val_loader:
+                evaluate(model(image.cuda(non_blocking=True)), label)
