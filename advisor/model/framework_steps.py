@@ -380,6 +380,8 @@ def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth
         handed = _handed_on(owner, site, value.value, depth, singleton)
         if handed is not _UNDECIDED:
             return handed
+    if dotted_name(value) == "self.training":
+        return True  # `lbs(..., train=self.training)`: on a training step, the module trains
     literal = _literal_value(value)
     if literal is _UNDECIDED and singleton and _never_none(owner, value, site):
         return _SOMETHING

@@ -1523,3 +1523,36 @@ for x, y in loader:
     loss = model(x.cuda()).sum()
     loss.backward()
     optimizer.step()
+
+# %% valid: a helper's evaluation arm, chosen by the module's own training flag
+import torch
+import torch.nn as nn
+
+
+def solve_chain(rotations, parents, train=False):
+    if train:
+        return rotations.cumsum(1)
+    out = []
+    for i in range(parents.shape[0]):
+        if parents[i] == -1:
+            out.append(rotations[:, i])
+    return torch.stack(out, 1)
+
+
+class Kinematics(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("parents", torch.tensor([-1, 0, 1]))
+        self.proj = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return solve_chain(self.proj(x), self.parents, train=self.training)
+
+
+model = Kinematics().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
