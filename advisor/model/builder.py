@@ -89,22 +89,26 @@ def _next_call(value: cst.Call) -> Optional[cst.Call]:
 
 
 _OOM_TEXT = re.compile(r"out of memory|\bOOM\b", re.IGNORECASE)
+# What a handler for a step whose loss or gradients went non-finite says.
+_NON_FINITE_TEXT = re.compile(r"\bnan\b|non-finite|not finite", re.IGNORECASE)
 
 
-def _recovers_from_oom(caught: List[Optional[cst.BaseExpression]], body: cst.BaseSuite) -> bool:
-    """An `except` clause for running out of GPU memory: it names `OutOfMemoryError`, or it
-    catches RuntimeError (what an out-of-memory error was before torch 1.13) and its body says
-    "out of memory" or empties the allocator's cache (YOLOv6's fall-back to the CPU for one
-    batch, fairseq's skipped batch)."""
+def _recovers_from_failure(caught: List[Optional[cst.BaseExpression]], body: cst.BaseSuite) -> bool:
+    """An `except` clause for a step that failed: running out of GPU memory (it names
+    `OutOfMemoryError`, or it catches RuntimeError, what an out-of-memory error was before torch
+    1.13, and its body says "out of memory" or empties the allocator's cache: YOLOv6's fall-back
+    to the CPU for one batch, fairseq's skipped batch), or a loss that went non-finite (a
+    RuntimeError or FloatingPointError handler that says "nan" or "non-finite": it dumps the
+    batch for a post-mortem)."""
     names = [(dotted_name(n) or "").rsplit(".", 1)[-1] for n in caught if n is not None]
-    if "OutOfMemoryError" in names:
+    if "OutOfMemoryError" in names or "FloatingPointError" in names:
         return True
     if "RuntimeError" not in names:
         return False
     stack = list(children(body))
     while stack:
         node = stack.pop()
-        if type(node) is cst.SimpleString and _OOM_TEXT.search(node.value):
+        if type(node) is cst.SimpleString and (_OOM_TEXT.search(node.value) or _NON_FINITE_TEXT.search(node.value)):
             return True
         if type(node) is cst.Call and (dotted_name(node.func) or "").endswith("empty_cache"):
             return True
@@ -671,8 +675,8 @@ class ModelBuilder(Walker):
             self.facts.handlers[id(self.ctx)] = True
         else:
             self.facts.handlers[id(self.ctx)] = False
-            if _recovers_from_oom(names, node.body):
-                self.facts.memory_handlers.add(id(self.ctx))
+            if _recovers_from_failure(names, node.body):
+                self.facts.failure_handlers.add(id(self.ctx))
 
     def leave_ExceptHandler_body(self, node: cst.ExceptHandler) -> None:
         self._pop()

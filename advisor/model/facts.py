@@ -282,10 +282,11 @@ class Facts:
     optional_blocks: Set[int] = field(default_factory=set)
     # The contexts of `except` bodies (by id), and whether the handler catches StopIteration.
     handlers: Dict[int, bool] = field(default_factory=dict)
-    # The contexts of `except` bodies (by id) that recover from running out of GPU memory
-    # (`except torch.cuda.OutOfMemoryError:`, or a RuntimeError handler that says so or empties
-    # the cache): they run on the steps that failed, not on every step.
-    memory_handlers: Set[int] = field(default_factory=set)
+    # The contexts of `except` bodies (by id) that handle a failed step: running out of GPU
+    # memory (`except torch.cuda.OutOfMemoryError:`, or a RuntimeError handler that says so or
+    # empties the cache) or a non-finite loss (a handler that says "nan"): they run on the
+    # steps that failed, not on every step.
+    failure_handlers: Set[int] = field(default_factory=set)
     # The context of each `except` body (by id) -> the context of its `try` body.
     handler_tries: Dict[int, "Context"] = field(default_factory=dict)
     # The bodies of `try` statements whose every handler leaves (`raise`, `return`, `sys.exit`,

@@ -1152,9 +1152,9 @@ class GuardKinds:
         return known
 
     def _recovering(self, ctx: Context) -> bool:
-        """``ctx`` is in a handler that recovers from running out of GPU memory: it runs on the
-        steps that failed only."""
-        handlers = self.model.facts.memory_handlers
+        """``ctx`` is in a handler of a failed step (out of GPU memory, a non-finite loss): it
+        runs on the steps that failed only."""
+        handlers = self.model.facts.failure_handlers
         if not handlers:
             return False
         current: Optional[Context] = ctx
