@@ -137,7 +137,7 @@ class Trainer:
         self.model.eval()
         total, dice_sum, n = 0.0, 0.0, 0
         for images, masks in self.val_loader:
-            images, masks = images.to(self.device), masks.to(self.device)  # expect: GPU203
+            images, masks = images.to(self.device), masks.to(self.device)  # expect: GPU203 info
             logits = self.model(images)
             total += F.cross_entropy(logits, masks).item()  # trap: GPU101
             dice_sum += float(dice_score(logits, masks, self.cfg.num_classes))  # trap: GPU101

@@ -70,7 +70,7 @@ def evaluate(model, loader, device):
     model.eval()
     hits, count = 0, 0
     for feats, labels in loader:
-        feats, labels = feats.to(device), labels.to(device)  # expect: GPU203
+        feats, labels = feats.to(device), labels.to(device)  # expect: GPU203 info
         hits += (model(feats).argmax(dim=-1) == labels).sum().item()  # trap: GPU101
         count += labels.numel()
     model.train()

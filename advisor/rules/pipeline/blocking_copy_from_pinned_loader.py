@@ -178,10 +178,11 @@ class BlockingCopyFromPinnedLoader(Rule):
         engine runs over pinned loaders is reported at its call when it gets no
         `non_blocking=True` and no `prepare_batch` of the user's: ignite's default
         `prepare_batch` then makes each copy with `non_blocking=False`. A loop whose body ends
-        with a `break` nothing skips copies one batch: information. So is a copy in a short
-        evaluation pass (a loop that can `break` after a few batches, in a function that does
-        not train; not a break under an optional limit, `if max_eval_step > 0 and ...`, that the
-        run leaves unset) that the training loop runs every few steps or once per epoch.
+        with a `break` nothing skips copies one batch: information. So is a copy in an
+        evaluation pass (a loop in a function that does not train, short or whole) that the
+        training loop runs every few steps or once per epoch: each wait costs that pass, not a
+        training step. A generator's loop is not one: it runs where the training loop draws
+        from it.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -281,7 +282,7 @@ class BlockingCopyFromPinnedLoader(Rule):
             if all(self._evaluated_now_and_then(owner, loop) for owner, loop in loops):
                 yield self.report(
                     call,
-                    "copy of a pinned batch without `non_blocking=True` (in a short evaluation pass "
+                    "copy of a pinned batch without `non_blocking=True` (in an evaluation pass "
                     "run every few steps or once per epoch, not on every step)",
                     severity=Severity.INFO,
                     fix=fix,
@@ -297,7 +298,9 @@ class BlockingCopyFromPinnedLoader(Rule):
 
     @staticmethod
     def _evaluated_now_and_then(model: FileModel, loop) -> bool:
-        return evaluated_now_and_then(model, loop)
+        # A blocking copy costs its own wait only: in an evaluation pass run every few steps
+        # or once an epoch, whole or not, that is no training step's wait.
+        return evaluated_now_and_then(model, loop, short=False)
 
     def _engine_trainers(self, model: FileModel) -> Iterator[Report]:
         """`create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose engine runs

@@ -87,22 +87,25 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
 
 
-def evaluated_now_and_then(model: FileModel, loop) -> bool:
+def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
     """The loop neither trains nor sits in a loop that does, reads a few batches only (it can
     `break`: one batch, or `max_batches`), in a function the training loop calls only under a
     periodic test (`if step % eval_interval == 0: evaluate(...)`) or outside its per-step path
     (once per epoch, once after training). A full evaluation pass every few steps still copies
-    every batch of its loader."""
+    every batch of its loader; with ``short`` False, such a pass counts too (a question about
+    the cost of each copy, not of the loader's setup)."""
     if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
         return False
     breaks = model.shared("loops-that-break", lambda m: {})
     if id(loop) not in breaks:
         breaks[id(loop)] = _breaks(loop.node, lambda test: _limit_off(model, test, loop))
-    if not breaks[id(loop)]:
+    if short and not breaks[id(loop)]:
         return False
     function = loop.ctx.function
     if function is None or model.trains(function):
         return False
+    if not short and function.generator:
+        return False  # a generator's loop runs where it is advanced: the training loop's steps
     if model.heat_of(function) is Heat.GATED:
         return True
     # An evaluation under `no_grad` has no heat of its own: its calls say how often it runs.

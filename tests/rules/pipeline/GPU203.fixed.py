@@ -133,7 +133,7 @@ for epoch in range(1, 15):
         loss.backward()
         optimizer.step()
 
-# %% invalid: an evaluation helper takes the trainer's pinned loader, or builds its own when given none
+# %% invalid: an evaluation helper takes the trainer's pinned loader, or builds its own when given none: info (a pass now and then)
 import torch
 from torch.utils.data import DataLoader
 
@@ -147,7 +147,7 @@ def evaluate(model, dataset, loader=None, during_training=False):
     if not during_training:
         loader = make_loader(dataset, 32, 4)[0]
     for images, targets in loader:
-        images = images.to("cuda", non_blocking=True)  # expect: GPU203
+        images = images.to("cuda", non_blocking=True)  # expect: GPU203 info
         model(images, targets.to("cuda", non_blocking=True))
 
 
@@ -193,7 +193,7 @@ for epoch in range(epochs):
         if step % 1000 == 0:
             evaluate(model, eval_loader)
 
-# %% invalid: a full validation pass every few thousand steps still copies every batch it reads
+# %% invalid: a full validation pass every few thousand steps: info, its copies wait on no training step
 import torch
 from torch.utils.data import DataLoader
 
@@ -202,7 +202,7 @@ def valid(model, test_loader):
     model.eval()
     correct = 0
     for step, batch in enumerate(test_loader):
-        batch = tuple(t.to("cuda", non_blocking=True) for t in batch)  # expect: GPU203
+        batch = tuple(t.to("cuda", non_blocking=True) for t in batch)  # expect: GPU203 info
         x, y = batch
         with torch.no_grad():
             correct += (model(x).argmax(-1) == y).sum()
@@ -304,7 +304,7 @@ for epoch in range(10):
         loss.backward()
         optimizer.step()
 
-# %% invalid: an evaluation each epoch that stops early only when a limit is set: a full pass by default
+# %% invalid: an evaluation each epoch that stops early only when a limit is set: a full pass by default, once an epoch: info
 import torch
 from torch.utils.data import DataLoader
 
@@ -316,7 +316,7 @@ def evaluation(model, eval_loader, max_eval_step=0):
         if max_eval_step > 0 and step >= max_eval_step:
             break
         for key in batch.keys():
-            batch[key] = batch[key].to("cuda:0", non_blocking=True)  # expect: GPU203
+            batch[key] = batch[key].to("cuda:0", non_blocking=True)  # expect: GPU203 info
         with torch.no_grad():
             total += model(**batch).loss.detach()
     return total

@@ -281,7 +281,7 @@ for data, target in loader:
     loss.backward()
     optimizer.step()
 
-# %% invalid: an evaluation helper takes the trainer's pinned loader, or builds its own when given none
+# %% invalid: an evaluation helper takes the trainer's pinned loader, or builds its own when given none: info (a pass now and then)
 import torch
 from torch.utils.data import DataLoader
 
@@ -295,7 +295,7 @@ def evaluate(model, dataset, loader=None, during_training=False):
     if not during_training:
         loader = make_loader(dataset, 32, 4)[0]
     for images, targets in loader:
-        images = images.to("cuda")  # expect: GPU203
+        images = images.to("cuda")  # expect: GPU203 info
         model(images, targets.to("cuda", non_blocking=True))
 
 
@@ -365,7 +365,7 @@ for epoch in range(epochs):
         if step % 1000 == 0:
             evaluate(model, eval_loader)
 
-# %% invalid: a full validation pass every few thousand steps still copies every batch it reads
+# %% invalid: a full validation pass every few thousand steps: info, its copies wait on no training step
 import torch
 from torch.utils.data import DataLoader
 
@@ -374,7 +374,7 @@ def valid(model, test_loader):
     model.eval()
     correct = 0
     for step, batch in enumerate(test_loader):
-        batch = tuple(t.to("cuda") for t in batch)  # expect: GPU203
+        batch = tuple(t.to("cuda") for t in batch)  # expect: GPU203 info
         x, y = batch
         with torch.no_grad():
             correct += (model(x).argmax(-1) == y).sum()
@@ -496,7 +496,7 @@ for epoch in range(10):
         loss.backward()
         optimizer.step()
 
-# %% invalid: an evaluation each epoch that stops early only when a limit is set: a full pass by default
+# %% invalid: an evaluation each epoch that stops early only when a limit is set: a full pass by default, once an epoch: info
 import torch
 from torch.utils.data import DataLoader
 
@@ -508,7 +508,7 @@ def evaluation(model, eval_loader, max_eval_step=0):
         if max_eval_step > 0 and step >= max_eval_step:
             break
         for key in batch.keys():
-            batch[key] = batch[key].to("cuda:0")  # expect: GPU203
+            batch[key] = batch[key].to("cuda:0")  # expect: GPU203 info
         with torch.no_grad():
             total += model(**batch).loss.detach()
     return total

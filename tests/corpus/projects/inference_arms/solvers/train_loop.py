@@ -6,7 +6,7 @@ def evaluate(model, loader, device):
     model.eval()
     with torch.no_grad():
         for batch in loader:
-            audio = model(batch["units"].to(device), infer=True)  # expect: GPU203
+            audio = model(batch["units"].to(device), infer=True)  # expect: GPU203 info
     model.train()
 
 
