@@ -995,6 +995,22 @@ class GuardKinds:
                 return guard
         return None
 
+    def switched_off_arm(self, node: cst.CSTNode, ctx: Context, order: float) -> Optional[cst.BaseExpression]:
+        """The test of a conditional expression whose true arm holds ``node`` and that is a
+        flag no run turns on (`checkpoint(blk, x) if self.use_checkpoint else blk(x)`), if any."""
+        statement = self.model.statement_of.get(id(node))
+        if statement is None:
+            return None
+        stack: List[cst.CSTNode] = [statement]
+        while stack:
+            current = stack.pop()
+            if type(current) is cst.IfExp and _holds(current.body, node):
+                guard = Guard(current.test, True, ctx, int(order))
+                if self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(current.test)):
+                    return current.test
+            stack.extend(children(current))
+        return None
+
     def offloading(self, ctx: Context) -> bool:
         """Some guard around ``ctx`` is a switch named for keeping data in host memory (`if
         self.cpu_cache:`, `if args.offload:`, `if keep_on_cpu and ...`) or asks for the CPU (`if
@@ -1163,6 +1179,17 @@ class GuardKinds:
                 return True
             current = current.outer
         return False
+
+
+def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` is ``tree`` or inside it (a small subtree: one arm of an expression)."""
+    stack = [tree]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            return True
+        stack.extend(children(current))
+    return False
 
 
 def _is_none_test(test: cst.BaseExpression) -> bool:

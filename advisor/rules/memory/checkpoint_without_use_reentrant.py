@@ -21,8 +21,10 @@ class CheckpointWithoutUseReentrant(Rule):
         `**kwargs` dict are left alone, since it may hold the argument. A call under a flag
         that no construction in the project turns on (`if self.use_checkpoint:` whose default
         is False, or `getattr(self.config, "gradient_checkpointing", False)` where no nearby
-        file sets that attribute) is reported as info: the project never runs it, though code
-        that builds the module with the flag on would. Constructions in test modules do not
+        file sets that attribute), or in the true arm of a conditional expression on such a flag
+        (`checkpoint(blk, x) if self.use_checkpoint else blk(x)`), is reported as info: the
+        project never runs it, though code that builds the module with the flag on would.
+        Constructions in test modules do not
         count (a test builds the block with checkpointing on to test it), and a config node's
         setting whose default is False counts as off when no config file or launch script of
         the project turns it on (`use_checkpoint=cfg.MODEL.SWIN.USE_CHECKPOINT`).
@@ -88,8 +90,9 @@ class CheckpointWithoutUseReentrant(Rule):
                 )
             data = {"function": snippet(model, call.func)}
             off = model.guards.switched_off(site.ctx)
-            if off is not None:
-                data["flag"] = snippet(model, off.test)
+            test = off.test if off is not None else model.guards.switched_off_arm(call, site.ctx, site.order)
+            if test is not None:
+                data["flag"] = snippet(model, test)
                 yield self.report(
                     call,
                     "`{function}` without `use_reentrant=` (under `{flag}`, which no run of the project "

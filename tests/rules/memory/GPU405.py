@@ -349,3 +349,43 @@ class LiteNet(nn.Module):
 
     def forward(self, x):
         return self.units(x)
+
+# %% invalid: checkpointing chosen in a conditional expression by a flag every construction leaves off: info
+import torch.nn as nn
+import torch.utils.checkpoint as checkpoint
+
+
+class TinyStage(nn.Module):
+    def __init__(self, dim, depth, use_checkpoint=False):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = checkpoint.checkpoint(blk, x) if self.use_checkpoint else blk(x)  # expect: GPU405 info
+        return x
+
+
+def tiny_encoder():
+    return TinyStage(64, 4)
+
+# %% invalid: the same expression where the encoder is built with checkpointing on
+import torch.nn as nn
+import torch.utils.checkpoint as checkpoint
+
+
+class TinyStage(nn.Module):
+    def __init__(self, dim, depth, use_checkpoint=False):
+        super().__init__()
+        self.use_checkpoint = use_checkpoint
+        self.blocks = nn.ModuleList([nn.Linear(dim, dim) for _ in range(depth)])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = checkpoint.checkpoint(blk, x) if self.use_checkpoint else blk(x)  # expect: GPU405
+        return x
+
+
+def tiny_encoder():
+    return TinyStage(64, 4, use_checkpoint=True)
