@@ -13,6 +13,8 @@ import os
 import re
 from typing import Dict
 
+from advisor.model.unbuilt_classes import without_prose
+
 
 def called_by_name(model, info) -> bool:
     """``name(`` appears somewhere other than its own `def`/`class` line: for `__init__`, the
@@ -27,9 +29,6 @@ def called_by_name(model, info) -> bool:
     return answer
 
 
-_TRIPLE_QUOTED = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
-
-
 def _called(model, name: str, building: bool) -> bool:
     call = re.compile(r"(?<![\w])(?<!def )(?<!class )%s\s*\(" % re.escape(name))
     made = re.compile(r"(?<![\w.])cls\s*\(|type\(self\)\s*\(")
@@ -40,14 +39,22 @@ def _called(model, name: str, building: bool) -> bool:
     # build it (`cls(...)` in `MiniGPT4.from_config`, a subclass of `MiniGPTBase`).
     related = re.compile(r"^\s*class\s+(?:%s\b|\w+\s*\([^)]*\b%s\b)" % (re.escape(name), re.escape(name)), re.MULTILINE)
 
+    # Code only: a docstring's example (`>>> self = LiteHRNet(extra)`) or a comment builds
+    # nothing. Each file is cleaned once for all the names asked about.
+    cleaned: Dict[str, str] = model.shared("prose-free-texts", lambda m: {})
+
+    def code_of(key: str, text: str) -> str:
+        found = cleaned.get(key)
+        if found is None:
+            found = cleaned[key] = without_prose(text)
+        return found
+
     def calls(text: str, own: bool) -> bool:
-        # A docstring's example (`>>> self = LiteHRNet(extra)`) builds nothing.
-        text = _TRIPLE_QUOTED.sub('""', text) if ('"""' in text or "'''" in text) else text
         if building and made.search(text) and (own or related.search(text)):
             return True
         return bool(call.search(text)) and (own or not defines.search(text))
 
-    if calls(model.text or "", True):
+    if calls(code_of("", model.text or ""), True):
         return True
     project = model.project
     if project is None or model.real_path is None:
@@ -57,7 +64,7 @@ def _called(model, name: str, building: bool) -> bool:
     if building:
         candidates.update(project.files_containing("cls("), project.files_containing("type(self)("))
     return any(
-        os.path.normpath(os.path.abspath(path)) in nearby and calls(project.text_of(path), False)
+        os.path.normpath(os.path.abspath(path)) in nearby and calls(code_of(path, project.text_of(path)), False)
         and not test_of(project, path, model)
         for path in sorted(candidates)
     )
