@@ -338,22 +338,30 @@ class ModelBuilder(Walker):
     def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._close_block()
 
-    def _close_block(self) -> None:
-        for _ in range(self._open_blocks.pop()[0]):
+    def _close_block(self, keep: bool = False) -> None:
+        """Pops the contexts the block's statements pushed; with ``keep``, the block stays open."""
+        pushed = self._open_blocks[-1] if keep else self._open_blocks.pop()
+        for _ in range(pushed[0]):
             self._pop()
+        pushed[0] = 0
 
-    def _turns_grad_off(self, node: cst.SimpleStatementLine) -> bool:
-        """`torch.no_grad().__enter__()`, `torch.set_grad_enabled(False)` as a statement of their
-        own: autograd is off for the rest of the block (an evaluation script's top)."""
+    def _grad_switch(self, node: cst.SimpleStatementLine) -> Optional[bool]:
+        """What a statement of its own does to autograd for the rest of the block: False for
+        `torch.no_grad().__enter__()` or `torch.set_grad_enabled(False)` (an evaluation script's
+        top), True for `torch.enable_grad().__enter__()` or `torch.set_grad_enabled(True)` (back
+        on before training); None for any other statement."""
         if len(node.body) != 1 or type(node.body[0]) is not cst.Expr or type(node.body[0].value) is not cst.Call:
-            return False
+            return None
         call = node.body[0].value
         func = call.func
         if type(func) is cst.Attribute and func.attr.value == "__enter__" and type(func.value) is cst.Call:
-            return self.imports.qualify(func.value.func) in NO_GRAD_CONTEXTS
+            qual = self.imports.qualify(func.value.func)
+            return False if qual in NO_GRAD_CONTEXTS else True if qual == "torch.enable_grad" else None
         qual = self.imports.qualify(func)
-        return (qual in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and len(call.args) == 1
-                and type(call.args[0].value) is cst.Name and call.args[0].value.value == "False")
+        if qual not in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") or len(call.args) != 1:
+            return None
+        value = call.args[0].value
+        return {"False": False, "True": True}.get(value.value) if type(value) is cst.Name else None
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._open_blocks.append([0])
@@ -375,9 +383,12 @@ class ModelBuilder(Walker):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter_statement(node)
-        if not self.ctx.no_grad and self._open_blocks and self._turns_grad_off(node):
+        switch = self._grad_switch(node) if self._open_blocks else None
+        if switch is False and not self.ctx.no_grad:
             self._push(self.ctx.derive(no_grad=True))
             self._open_blocks[-1][0] += 1
+        elif switch is True and self._open_blocks[-1][0]:
+            self._close_block(keep=True)  # what this block turned off is on again
         if self.ctx.function is None and not self._classes and self.ctx is self._module_ctx:
             if any(type(small) in (cst.Import, cst.ImportFrom) for small in node.body):
                 self.facts.module_imports.append(node)

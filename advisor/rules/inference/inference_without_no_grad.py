@@ -79,7 +79,8 @@ class InferenceWithoutNoGrad(Rule):
         resolves, every call of a method of that name near the file, `policy.predict_action(obs)`
         on a policy a config built), turns autograd off with
         `torch.no_grad()` or `torch.inference_mode()` (also entered by hand for the rest of the
-        block: `torch.no_grad().__enter__()`, `torch.set_grad_enabled(False)` as a statement).
+        block: `torch.no_grad().__enter__()`, `torch.set_grad_enabled(False)` as a statement,
+        until `torch.enable_grad().__enter__()` or `torch.set_grad_enabled(True)` turns it back on).
         Loops whose outputs may still be
         backpropagated (inside the per-step training code, or before a `backward()` in the
         same function), code that asks for input gradients (`torch.autograd.grad`,

@@ -629,3 +629,16 @@ for idx in range(len(test_set)):
     mix, sources = test_set[idx]
     est = model(mix[None].cuda())  # expect: GPU601
     results.append(score(est, sources))
+
+# %% invalid: autograd turned off for a quick check, then on again before the evaluation loop
+import torch
+
+model = load_model().cuda().eval()
+torch.no_grad().__enter__()
+print(model(example.cuda()).shape)
+torch.enable_grad().__enter__()
+results = []
+for idx in range(len(test_set)):
+    mix, sources = test_set[idx]
+    est = model(mix[None].cuda())  # expect: GPU601
+    results.append(score(est, sources))
