@@ -81,6 +81,10 @@ class CallGraph:
         self._sites: Optional[Dict[int, CallSite]] = None
         self._instance_calls: List[CallSite] = []
         self._defined_in_loops: Optional[set] = None
+        # Base name -> the direct subclasses of the file and of its importers, found once; and
+        # the overrides already looked up (every `self.m()` call of a class asks).
+        self._subclasses: Optional[Dict[str, List[Tuple[object, ClassInfo]]]] = None
+        self._override_hits: Dict[Tuple[str, str], List[Target]] = {}
 
     def targets_of_expression(self, call: cst.Call, ctx, order) -> List[Target]:
         """`targets` for a call node (every call the walk saw is a site)."""
@@ -98,27 +102,33 @@ class CallGraph:
     def _overrides(self, class_name: Optional[str], method: Optional[str]) -> List[Target]:
         """The methods of the file's direct subclasses of ``class_name`` that implement
         ``method``: a template method's loop calls `self.batch_update(...)`, which only the
-        subclasses (`TrainEpoch`, `ValidEpoch`) define."""
-        model = self.model
-        out: List[Target] = []
+        subclasses (`TrainEpoch`, `ValidEpoch`) define. Subclasses in the project files that
+        import this one count too (`class ImageSoftmaxEngine(Engine)` overriding the
+        `forward_backward` that `Engine.train`'s loop calls)."""
         if class_name is None or method is None:
-            return out
-        for info in model.facts.classes.values():
-            if class_name not in info.bases:
-                continue
-            found = model.bindings.method(info.scope, method)
-            if found is not None:
-                out.append((model, found))
-        # Subclasses in the project files that import this one (`class ImageSoftmaxEngine(Engine)`
-        # overriding the `forward_backward` that `Engine.train`'s loop calls).
-        for other in self._importers():
-            for info in other.facts.classes.values():
-                if not any(last_segment(base) == class_name for base in info.bases):
-                    continue
-                found = other.bindings.method(info.scope, method)
-                if found is not None:
-                    out.append((other, found))
-        return out
+            return []
+        key = (class_name, method)
+        found = self._override_hits.get(key)
+        if found is None:
+            found = self._override_hits[key] = [
+                (owner, hit) for owner, info in self._subclasses_of(class_name)
+                for hit in (owner.bindings.method(info.scope, method),) if hit is not None
+            ]
+        return found
+
+    def _subclasses_of(self, class_name: str) -> List[Tuple[object, ClassInfo]]:
+        if self._subclasses is None:
+            index: Dict[str, List[Tuple[object, ClassInfo]]] = {}
+            model = self.model
+            for info in model.facts.classes.values():
+                for base in info.bases:
+                    index.setdefault(base, []).append((model, info))
+            for other in self._importers():
+                for info in other.facts.classes.values():
+                    for base in {last_segment(b) for b in info.bases}:
+                        index.setdefault(base, []).append((other, info))
+            self._subclasses = index
+        return self._subclasses.get(class_name, [])
 
     def _module_class(self, class_name: Optional[str]) -> bool:
         info = self.model.facts.classes.get(class_name or "")
