@@ -17,7 +17,7 @@ from advisor.config import DEFAULT_CONFIG, Config
 from advisor.guards import nesting_problem
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
 from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
-from advisor.model import FileModel
+from advisor.model import FileModel, open_questions
 from advisor.model.self_tests import self_test_nodes
 from advisor.model.unbuilt_classes import unbuilt_class_rows
 from advisor.noqa import is_suppressed
@@ -242,6 +242,7 @@ _NEIGHBOUR_LIMIT = 2 << 20
 def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, chunks: Optional[ChunkCache],
              view=None, path: Optional[Path] = None, keep: Optional[List[object]] = None):
     """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
+    open_questions.new_check()
     model = view.known(str(path), text) if view is not None else None
     if model is None:
         model = _parse(text, filename, config, chunks)

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from advisor.model import open_questions
 from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
 from advisor.model.instances import instances_of
 from advisor.model.names import dotted_name, last_segment
@@ -94,10 +95,14 @@ class CallGraph:
         return self.targets(site) if site is not None else []
 
     def targets(self, site: CallSite) -> List[Target]:
-        known = self._targets.get(id(site))
-        if known is None:
-            known = self._targets[id(site)] = self._find(site) + self._handed(site)
-        return known
+        memo = self._targets
+        known = memo.get(id(site))
+        if known is not None:
+            tracker = open_questions.current()
+            if tracker.leaning:
+                tracker.read(memo, id(site))
+            return known
+        return open_questions.remembered(memo, id(site), lambda: self._find(site) + self._handed(site))
 
     def _overrides(self, class_name: Optional[str], method: Optional[str]) -> List[Target]:
         """The methods of the file's direct subclasses of ``class_name`` that implement
@@ -368,9 +373,9 @@ class CallGraph:
 
     def callers(self, info: FunctionInfo) -> List[Caller]:
         """The calls, in this file and in the project files that import it, that run ``info``."""
-        known = self._incoming.get(id(info))
-        if known is not None:
-            return known
+        return open_questions.remembered(self._incoming, id(info), lambda: self._callers(info))
+
+    def _callers(self, info: FunctionInfo) -> List[Caller]:
         name = info.node.name.value
         # A nested function is called only where it is defined.
         wide = info.class_name is not None or info.ctx is None or info.ctx.function is None
@@ -391,14 +396,12 @@ class CallGraph:
             scan = self._scans[(name, wide, method)] = _CallerScan(
                 self.model, [(m, site) for m in models for site in m.calls.candidates(name)])
         try:
-            out = scan.callers_of(info)
+            return scan.callers_of(info)
         except BaseException:
             # Stopped half way (a budget ran out): a later question starts again. A question
             # nested in this one may have dropped the scan already.
             self._scans.pop((name, wide, method), None)
             raise
-        self._incoming[id(info)] = out
-        return out
 
     def constructions(self, info: FunctionInfo, through_subclasses: bool = False) -> List[Caller]:
         """For a class's `__init__`: the calls that build an instance (`ComputeLoss(model)`), in
@@ -545,13 +548,34 @@ class _CallerScan:
         self._model = model
         self._sites = sites
         self._next = 0
-        self._done: Dict[int, List[int]] = {}  # id(function) -> positions of calls that run it
+        self._done: Dict[int, set] = {}  # id(function) -> positions of calls that run it
         self._running: set = set()  # positions of calls whose targets are being found
         self._unasked: List[int] = []  # of those, the ones not yet asked again, in order
         self._cut: Dict[int, set] = {}  # id(function) -> running positions whose cut answer runs it
         self._cut_of: Dict[int, List[int]] = {}
+        self._running_depth: Dict[int, int] = {}  # running position -> depth of its open frame
+        # Positions whose targets were found while a question further up was still open
+        # (open_questions.py): their ids, and, while that question is open, the depth it sits at.
+        # The tracker drops a position from `_holding` when the question closes; it is then
+        # asked again.
+        self._ids_of: Dict[int, List[int]] = {}
+        self._holding: Dict[int, int] = {}
+        self._retried: set = set()
 
     def callers_of(self, info: FunctionInfo) -> List[Caller]:
+        tracker = open_questions.current()
+        if self._running:
+            # Asked from inside the scan's own work: the answer is cut where that work is open.
+            tracker.lean_on(min(self._running_depth[p] for p in self._running))
+        for position in [p for p in self._ids_of if p not in self._holding and p not in self._running]:
+            stale = self._ids_of.pop(position, None)
+            if stale is None:
+                continue  # asked again already, by a question nested in one of these
+            for key in stale:
+                self._done[key].discard(position)
+            self._run(position, tracker)
+        if self._holding:
+            tracker.lean_on(min(self._holding.values()))
         while self._unasked:
             position = self._unasked[0]
             ids = self._target_ids(position)
@@ -565,19 +589,33 @@ class _CallerScan:
         while self._next < len(self._sites):
             position = self._next
             self._next += 1
-            self._running.add(position)
-            self._unasked.append(position)
-            try:
-                ids = self._target_ids(position)
-            finally:
-                self._running.discard(position)
-                if position in self._unasked:
-                    self._unasked.remove(position)
-                self._forget_cut(position)
-            for key in ids:
-                self._done.setdefault(key, []).append(position)
-        positions = sorted(self._done.get(id(info), []) + list(self._cut.get(id(info), ())))
+            self._run(position, tracker)
+        positions = sorted(self._done.get(id(info), set()) | self._cut.get(id(info), set()))
         return [self._sites[i] for i in positions]
+
+    def _run(self, position: int, tracker) -> None:
+        self._running.add(position)
+        self._unasked.append(position)
+        frame = tracker.lean()
+        self._running_depth[position] = frame.depth
+        try:
+            ids = self._target_ids(position)
+        finally:
+            self._running.discard(position)
+            del self._running_depth[position]
+            if position in self._unasked:
+                self._unasked.remove(position)
+            self._forget_cut(position)
+            leaned = tracker.settle(frame)
+        if leaned and position not in self._retried:
+            # Found with a question further up still open: held until it closes, then asked
+            # once more (the second answer is kept: open_questions.py).
+            self._retried.add(position)
+            self._ids_of[position] = ids
+            self._holding[position] = leaned
+            tracker.hold_until(self._holding, position, leaned)
+        for key in ids:
+            self._done.setdefault(key, set()).add(position)
 
     def _forget_cut(self, position: int) -> None:
         for key in self._cut_of.pop(position, ()):

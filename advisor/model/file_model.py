@@ -13,6 +13,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from advisor.config import DEFAULT_TORCH_VERSION
+from advisor.model import open_questions
 from advisor.model.subtree import node_ids
 from advisor.model.builder import ModelBuilder
 from advisor.model.facts import (
@@ -396,23 +397,11 @@ class FileModel:
         return info is not None and self.trains(info)
 
     def trains(self, info: FunctionInfo) -> bool:
-        known = self._trains.get(id(info))
-        if known is not None:
-            return known
-        self._trains[id(info)] = False  # recursion guard
-        result = info.direct_marker or self._calls_train(info.sites)
-        self._trains[id(info)] = result
-        return result
+        return open_questions.remembered(self._trains, id(info), lambda: info.direct_marker or self._calls_train(info.sites), guard=False)
 
     def steps(self, info: FunctionInfo) -> bool:
         """The function steps an optimizer, itself or through functions it calls."""
-        known = self._steps.get(id(info))
-        if known is not None:
-            return known
-        self._steps[id(info)] = False
-        result = info.direct_step or info.loose_step or self.calls_step(info.sites)
-        self._steps[id(info)] = result
-        return result
+        return open_questions.remembered(self._steps, id(info), lambda: info.direct_step or info.loose_step or self.calls_step(info.sites), guard=False)
 
     def calls_optimizer_step(self, sites) -> bool:
         """One of these calls runs a project function that steps an optimizer it names, itself
@@ -421,13 +410,7 @@ class FileModel:
         return any(owner.steps_optimizer(target) for site in sites for owner, target in self.calls.targets(site))
 
     def steps_optimizer(self, info: FunctionInfo) -> bool:
-        known = self._strict_steps.get(id(info))
-        if known is not None:
-            return known
-        self._strict_steps[id(info)] = False
-        result = info.direct_step or self.calls_optimizer_step(info.sites)
-        self._strict_steps[id(info)] = result
-        return result
+        return open_questions.remembered(self._strict_steps, id(info), lambda: info.direct_step or self.calls_optimizer_step(info.sites), guard=False)
 
     def calls_step(self, sites) -> bool:
         """One of these calls runs a project function that steps an optimizer."""
@@ -460,27 +443,20 @@ class FileModel:
         return info is not None and self.has_training_loop(info)
 
     def has_training_loop(self, info: FunctionInfo) -> bool:
-        known = self._has_training_loop.get(id(info))
-        if known is not None:
-            return known
-        self._has_training_loop[id(info)] = False
-        result = any(self.is_training_loop(loop) for loop in info.loops) or any(
+        return open_questions.remembered(self._has_training_loop, id(info), lambda: any(
+            self.is_training_loop(loop) for loop in info.loops) or any(
             owner.has_training_loop(target) for site in info.sites for owner, target in self.calls.targets(site)
-        )
-        self._has_training_loop[id(info)] = result
-        return result
+        ), guard=False)
 
     def is_training_loop(self, loop: LoopInfo) -> bool:
-        known = self._loop_training.get(id(loop))
-        if known is None:
-            self._loop_training[id(loop)] = False
-            # Under `no_grad` nothing can be backpropagated: a loss object called there (with
-            # `only_return_losses=True`) evaluates, whatever its other path does.
-            no_grad = loop.ctx.no_grad or (loop.function is not None and loop.function.no_grad)
-            known = (not no_grad and (loop.direct_marker or self._calls_train(loop.sites))
-                     and self._updates_parameters(loop))
-            self._loop_training[id(loop)] = known
-        return known
+        return open_questions.remembered(self._loop_training, id(loop), lambda: self._trains_in(loop), guard=False)
+
+    def _trains_in(self, loop: LoopInfo) -> bool:
+        # Under `no_grad` nothing can be backpropagated: a loss object called there (with
+        # `only_return_losses=True`) evaluates, whatever its other path does.
+        no_grad = loop.ctx.no_grad or (loop.function is not None and loop.function.no_grad)
+        return bool(not no_grad and (loop.direct_marker or self._calls_train(loop.sites))
+                    and self._updates_parameters(loop))
 
     def backpropagates(self, loop: LoopInfo) -> bool:
         """The loop runs backward (or steps), itself or through what it calls: autograd is in use,
@@ -604,9 +580,9 @@ class FileModel:
         """Whether a function runs every training step, through the places that run it. With
         ``ranks`` False (host syncs), a rank test on the way does not gate it."""
         key = id(info) if ranks else -id(info)
-        if key in self._function_heat:
-            return self._function_heat[key]
-        self._function_heat[key] = None  # recursion guard
+        return open_questions.remembered(self._function_heat, key, lambda: self._heat_of(info, ranks), guard=None)
+
+    def _heat_of(self, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
         result: Optional[Heat] = None
         if not info.no_grad and not self.has_training_loop(info) and is_framework_step(self, info):
             result = Heat.HOT
@@ -628,7 +604,6 @@ class FileModel:
                     break
                 if heat is Heat.GATED:
                     result = Heat.GATED
-        self._function_heat[key] = result
         return result
 
     def _pass_heat(self, info: FunctionInfo, ranks: bool) -> Optional[Heat]:

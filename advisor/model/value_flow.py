@@ -23,6 +23,7 @@ from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 
 import libcst as cst
 
+from advisor.model import open_questions
 from advisor.model.text_calls import called_by_name
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.framework_wrappers import keeps_batches, wrapped_arguments
@@ -137,13 +138,14 @@ class ValueFlow:
         self, question: Question[A], expr: cst.BaseExpression, ctx: Context, order: int, index: Optional[int] = None
     ) -> A:
         key = (question.key, id(expr), index, order)
-        known = self._memo.get(key)
+        memo = self._memo
+        known = memo.get(key)
+        tracker = open_questions.current()
         if known is not None:
+            if tracker.leaning:
+                tracker.read(memo, key)
             return question.unknown if known is _PENDING else known
-        self._memo[key] = _PENDING
-        answer = self._answer(question, expr, ctx, order, index)
-        self._memo[key] = answer
-        return answer
+        return open_questions.remembered(memo, key, lambda: self._answer(question, expr, ctx, order, index), _PENDING)
 
     def _answer(self, question: Question[A], expr, ctx: Context, order: int, index: Optional[int]) -> A:
         if type(expr) is cst.Call and (question.through_wrappers or keeps_batches(self.model, expr)):
@@ -233,15 +235,16 @@ class ValueFlow:
 
     def assigned(self, question: Question[A], assignment: Assignment, index: Optional[int] = None) -> A:
         key = (question.key, id(assignment), index, -1)
-        known = self._memo.get(key)
-        if known is _SELF:
-            return question.unknown if question.self_edge is None else question.self_edge
+        memo = self._memo
+        known = memo.get(key)
+        tracker = open_questions.current()
         if known is not None:
+            if tracker.leaning:
+                tracker.read(memo, key)
+            if known is _SELF:
+                return question.unknown if question.self_edge is None else question.self_edge
             return question.unknown if known is _PENDING else known
-        self._memo[key] = _PENDING
-        answer = self._binding(question, assignment, index)
-        self._memo[key] = answer
-        return answer
+        return open_questions.remembered(memo, key, lambda: self._binding(question, assignment, index), _PENDING)
 
     def _binding(self, question: Question[A], assignment: Assignment, index: Optional[int]) -> A:
         if assignment.value is None:
