@@ -110,3 +110,15 @@ def instances_of(model, expr: cst.BaseExpression, ctx: Context, order: float) ->
     """The classes (this file's or another project module's) some path of the value is an
     instance of, as (model, ClassInfo) pairs."""
     return model.values.ask(INSTANCES, expr, ctx, order)[0]
+
+
+def plain_objects_of(model, expr: cst.BaseExpression, ctx: Context, order: float) -> Tuple[tuple, ...]:
+    """The project classes the value holds an instance of, when every path is known and every
+    one of them is a plain class (no base but `object`): a wrapper of the project's own (an
+    engine runner, a client), not a torch module, whatever its name. Empty otherwise."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    if not known or not found:
+        return ()
+    if any(info.bases and tuple(info.bases) != ("object",) for _, info in found):
+        return ()
+    return tuple(found)

@@ -10,6 +10,7 @@ from advisor.model.graphs import fresh_tensor
 from advisor.model.grad_free_methods import runs_without_grad
 from advisor.model.module_layers import parameter_free
 from advisor.model.tensors import is_python_value
+from advisor.model.literals import literal_values
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file, unpickled
 
@@ -58,11 +59,14 @@ def _few_iterations(model: FileModel, loop: Optional[LoopInfo]) -> bool:
         return False
     if not (type(call.func) is cst.Name and call.func.value == "range") or not 1 <= len(call.args) <= 2:
         return False
-    bounds = [a.value for a in call.args]
-    if not all(type(b) is cst.Integer for b in bounds):
-        return False
-    values = [int(b.evaluated_value) for b in bounds]
-    return (values[-1] - (values[0] if len(values) == 2 else 0)) <= FEW
+    values = []
+    for arg in call.args:
+        # `range(args.warmup)`: an option whose default is a handful (a benchmark's warm-up).
+        ints = literal_values(model, arg.value, loop.ctx, model.order_of(node)).ints()
+        if ints is None:
+            return False
+        values.append(ints)
+    return (values[-1][-1] - (values[0][0] if len(values) == 2 else 0)) <= FEW
 
 
 class InferenceWithoutNoGrad(Rule):
@@ -72,7 +76,8 @@ class InferenceWithoutNoGrad(Rule):
     what = """
         A call of a model (a name bound to an `nn.Module` or DDP model, or called `model`,
         `net`, `self.model`, `*_model`, ...; not a name every binding of which another library
-        made, `SPACY_MODEL = spacy.load(...)`) inside a loop that never runs `backward()` or an
+        made, `SPACY_MODEL = spacy.load(...)`, nor one that holds only instances of plain project
+        classes whose call runs no model, `trt_model = TensorRTModel(path)`) inside a loop that never runs `backward()` or an
         optimizer step, when neither the loop's `with` blocks, nor its function's decorator,
         nor every path of calls in the file to its function (up to three calls up), nor every call of it
         in the project (a `@torch.no_grad()` validation in another module; for a method nothing
@@ -94,8 +99,8 @@ class InferenceWithoutNoGrad(Rule):
         the function has no caller in the file, when the model was unpickled whole
         (`pickle.load(f)`, or a module saved whole and read back with `torch.load`, through
         `checkpoint["encoder"]`: its parameters keep the `requires_grad` they were saved with,
-        often off), when the loop runs a handful of times (`range(10)`: each graph is dropped as
-        the next iteration rebinds the output) or once (its body ends with a `break`), or when nothing in the file or the project files
+        often off), when the loop runs a handful of times (`range(10)`, or `range(args.warmup)` with a
+        default of 10: each graph is dropped as the next iteration rebinds the output) or once (its body ends with a `break`), or when nothing in the file or the project files
         around it puts a tensor on a GPU (no CUDA, no device, no `.to(...)`: the graphs cost host
         memory only).
     """

@@ -5,8 +5,8 @@ import os
 import re
 from typing import List, Optional, Set, Tuple
 import libcst as cst
-from advisor.model.instances import INSTANCES
-from advisor.model.calls import class_kinds
+from advisor.model.instances import INSTANCES, plain_objects_of
+from advisor.model.calls import class_kinds, class_method
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, LoopInfo
 from advisor.model.file_model import literal_bool
 from advisor.model.guards import every_call_path
@@ -167,6 +167,26 @@ def _other_library_object(model: FileModel, name: str, ctx: Context) -> bool:
     )
 
 
+def _plain_wrapper(model: FileModel, func: cst.BaseExpression, ctx: Context, order: int) -> bool:
+    """Named like a model, but every instance it holds is of a plain project class whose call
+    runs no model (`trt_model = TensorRTModel(path)`, an engine runner: autograd has nothing
+    to record)."""
+    found = plain_objects_of(model, func, ctx, order)
+    for owner, info in found:
+        hit = class_method(owner, info, "__call__")
+        if hit is None or any(_may_run_a_model(hit[0], s) for s in hit[1].sites):
+            return False
+    return bool(found)
+
+
+def _may_run_a_model(owner: FileModel, site: CallSite) -> bool:
+    name = dotted_name(site.node.func)
+    if name is None or site.qualname is not None:
+        return False
+    kinds = owner.kinds(site.node.func, site.ctx, site.order)
+    return bool(MODEL_NAME.search(last_segment(name))) or "module" in kinds or "ddp" in kinds
+
+
 def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: int) -> bool:
     """The callee of a call is a model: named like one, a DDP/nn module, or built as one."""
     name = dotted_name(func)
@@ -176,7 +196,7 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
         return False  # a function of the file (`convert_model(...)`), not a network
     last = last_segment(name)
     if MODEL_NAME.search(last) and not ACTION_ON_A_MODEL.search(last):
-        return not _other_library_object(model, name, ctx)
+        return not _other_library_object(model, name, ctx) and not _plain_wrapper(model, func, ctx, order)
     if NOT_A_MODEL.search(last):
         return False
     kinds = model.kinds(func, ctx, order)

@@ -141,3 +141,23 @@ def tags_of(batches):
     for batch in batches:
         out.append(SPACY_MODEL(batch.cuda()).argmax(-1))  # expect: GPU601 info
     return out
+
+# %% invalid: a plain wrapper class that calls a torch model inside
+import torch
+
+
+class Predictor(object):
+    def __init__(self, net):
+        self.net = net.cuda().eval()
+
+    def __call__(self, image):
+        return self.net(image.cuda())
+
+
+@torch.no_grad()
+def predict_all(net, images):
+    pred_model = Predictor(net)
+    outputs = []
+    for image in images:
+        outputs.append(pred_model(image))  # expect: GPU601 info
+    return outputs

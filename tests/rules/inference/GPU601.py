@@ -642,3 +642,61 @@ for idx in range(len(test_set)):
     mix, sources = test_set[idx]
     est = model(mix[None].cuda())  # expect: GPU601
     results.append(score(est, sources))
+
+# %% valid: an engine runner of the project's own, named like a model: autograd records nothing
+import argparse
+
+import torch
+
+
+class EngineModel(object):
+    def __init__(self, path):
+        self.context = load_engine(path).create_execution_context()
+
+    def __call__(self, inputs):
+        buffers = [inputs[name].contiguous() for name in self.input_names]
+        self.context.execute_v2([b.data_ptr() for b in buffers])
+        return self.outputs
+
+
+def benchmark(args, images):
+    engine_model = EngineModel(args.engine)
+    outputs = []
+    for image in images:
+        outputs.append(engine_model(inputs={"image": image.cuda()}))
+    return outputs
+
+# %% invalid: a plain wrapper class that calls a torch model inside
+import torch
+
+
+class Predictor(object):
+    def __init__(self, net):
+        self.net = net.cuda().eval()
+
+    def __call__(self, image):
+        return self.net(image.cuda())
+
+
+def predict_all(net, images):
+    pred_model = Predictor(net)
+    outputs = []
+    for image in images:
+        outputs.append(pred_model(image))  # expect: GPU601 info
+    return outputs
+
+# %% invalid: a benchmark's warm-up of an option whose default is a handful of steps: info
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--warmup", default=10, type=int)
+parser.add_argument("--n", default=100, type=int)
+args = parser.parse_args()
+pt_model = load_model().cuda().eval()
+image = torch.randn(1, 3, 224, 224, device="cuda")
+for i in range(args.warmup):
+    out = pt_model(image)  # expect: GPU601 info
+for i in range(args.n):
+    out = pt_model(image)  # expect: GPU601
