@@ -3,8 +3,9 @@
 A module that other project files import is a library module. What its main block does (and
 the functions only that block calls, `def test(): ...` then `test()`) is its author's check on
 made-up data, below the default view as test modules are. A block that goes over a data loader
-reads real data: it is the program's own entry point, even when a sibling script imports a
-class from the file (examples that build on each other's layers)."""
+reads real data, and a block that runs a training loop trains: either is the program's own
+entry point, even when a sibling script imports a class or a helper from the file (examples
+that build on each other's layers, evaluation scripts that import a conversion helper)."""
 from __future__ import annotations
 
 from typing import FrozenSet
@@ -30,4 +31,9 @@ def _self_test_nodes(model) -> FrozenSet[int]:
             inside |= node_ids(info.node.body)
     if any(loop.over_loader and id(loop.node) in inside for loop in model.facts.loops):
         return frozenset()
+    for site in model.facts.calls:
+        if main_block(site.ctx) and any(owner.has_training_loop(target) for owner, target in model.calls.targets(site)):
+            # `main()`, whose epoch loop calls another module's `train(...)`: the program's own
+            # entry point, whatever other files import from it (a conversion helper).
+            return frozenset()
     return frozenset(inside)
