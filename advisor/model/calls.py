@@ -509,8 +509,10 @@ class CallGraph:
         return self._by_name.get(name, [])
 
     def _importers(self) -> List[object]:
+        # Also the files that import a package whose `__init__.py` re-exports this module's
+        # names (`from model import MattingRefine`): they call what they import as directly.
         project = getattr(self.model, "project", None)
-        return project.importers(self.model) if project is not None else []
+        return project.importers_through_packages(self.model) if project is not None else []
 
     def _base_modules(self, class_name: Optional[str]) -> List[object]:
         """The project modules that define the bases of this file's class ``class_name``."""

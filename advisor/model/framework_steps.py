@@ -472,11 +472,35 @@ def _built_never_called(model, info: FunctionInfo) -> bool:
         return False
     init = model.facts.functions.get(f"{info.class_name}.__init__")
     if init is not None:
-        return bool(model.calls.constructions(init))
+        built = model.calls.constructions(init)
+        return bool(built) and not any(_run_out_of_sight(owner, site) for owner, site in built)
     return any(  # no `__init__` of its own: calls of its name in this file
         type(site.node.func) is cst.Name and site.node.func.value == info.class_name
         for site in model.calls.candidates(info.class_name)
     )
+
+
+# A library object or call that runs the model it is handed: a trainer, an engine, a runner
+# (`Trainer(model=model, ...)`, `trainer.fit(model)`, `accelerator.prepare(model, opt)`).
+_RUNS_WHAT_IT_IS_GIVEN = re.compile(r"(Trainer|Engine|Runner)$|^(fit|prepare|setup|train)$")
+
+
+def _run_out_of_sight(model, site) -> bool:
+    """The instance a construction builds is handed, in the same function, to a library call
+    that runs it (a Hugging Face `Trainer`, Lightning's `fit`): its forward runs every step,
+    though no call of the project is seen to run it."""
+    name = site.assigned_to
+    if not name:
+        return False
+    for call in model.facts.calls:
+        if call.ctx.function is not site.ctx.function or call.order <= site.order:
+            continue
+        if not any(dotted_name(a.value) == name for a in call.node.args):
+            continue
+        callee = dotted_name(call.node.func) or ""
+        if _RUNS_WHAT_IT_IS_GIVEN.search(callee.rsplit(".", 1)[-1]) and not model.calls.targets(call):
+            return True
+    return False
 
 
 def _training_forward(model, info: FunctionInfo) -> bool:

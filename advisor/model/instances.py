@@ -15,7 +15,7 @@ import libcst as cst
 from advisor.model.facts import Assignment, Context
 from advisor.model.names import DDP_WRAPPERS
 from advisor.model.value_flow import Question, ValueFlow, argument
-from advisor.model.vocabulary import SAME_OBJECT_METHODS
+from advisor.model.vocabulary import SAME_MODULE_FUNCTIONS, SAME_OBJECT_METHODS
 from advisor.model.walk import children
 
 Classes = Tuple[FrozenSet[tuple], bool]
@@ -61,7 +61,7 @@ class InstanceClasses(Question[Classes]):
         symbol = model.symbol(qual) if qual is not None else None
         if symbol is not None and symbol.kind == "class":
             return frozenset({(symbol.model, symbol.info)}), True
-        if qual in COMPILE or qual in JIT or qual in DDP_WRAPPERS:
+        if qual in COMPILE or qual in JIT or qual in DDP_WRAPPERS or qual in SAME_MODULE_FUNCTIONS:
             inner = argument(expr, "model" if qual in COMPILE else "module", 0)
             return _UNKNOWN if inner is None else flow.ask(self, inner.value, ctx, order)
         if qual is None and type(func) is cst.Attribute and func.attr.value in _SAME_MODULE_METHODS:

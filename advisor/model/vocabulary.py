@@ -77,6 +77,19 @@ TENSOR_METHODS = frozenset(
 # `model.to(device).train()` still holds `model`.
 SAME_OBJECT_METHODS = frozenset({"to", "cuda", "half", "float", "bfloat16", "train", "eval", "cpu"})
 
+# Library functions that hand back the module they are given, changed in place (its batch
+# norms swapped for synchronised ones, a norm reparametrised on one layer): calling the result
+# runs the same `forward`.
+SAME_MODULE_FUNCTIONS = frozenset({
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
+    "apex.parallel.convert_syncbn_model",
+    "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.weight_norm",
+    "torch.nn.utils.parametrizations.spectral_norm",
+    "torch.nn.utils.parametrizations.weight_norm",
+})
+
 # Text without which a file names no CUDA device: a pre-filter group (`Rule.requires`) of the rules
 # that judge only code running on CUDA. `torch.accelerator.current_accelerator()` is CUDA on a GPU box.
 CUDA_TEXT = ("cuda", "current_accelerator")

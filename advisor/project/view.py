@@ -356,7 +356,7 @@ class ProjectView:
         if known is None:
             found: List[object] = []
             seen = {path}
-            for importer in self._wiring_importers(model):
+            for importer in self.importers_through_packages(model):
                 for other_path in self._imports_of(importer.real_path):
                     if other_path in seen:
                         continue
@@ -369,7 +369,7 @@ class ProjectView:
             known = self._siblings[path] = found[:MAX_IMPORTERS]
         return known
 
-    def _wiring_importers(self, model) -> List[object]:
+    def importers_through_packages(self, model) -> List[object]:
         """The importers of ``model``'s module, and through a package `__init__.py` that
         re-exports it (`from .detr import build`), the files that import that package: the
         entry script that wires a factory's instances into an engine module (`model, criterion
@@ -392,23 +392,32 @@ class ProjectView:
         """The texts of the project files within ``hops`` imports of a file, either way: where
         the context of its code (a training loop, a CUDA device) may be."""
         path = _key(path)
-        index = self._import_index()
         seen, frontier = {path}, {path}
         for _ in range(hops):
-            frontier = {n for p in frontier for n in (*index.get(p, ()), *self._imports_of(p))} - seen
+            frontier = {n for p in frontier for n in self._near(p)} - seen
             seen |= frontier
         return [self._text(p) for p in sorted(seen - {path})]
+
+    def _near(self, path: str) -> Set[str]:
+        """The files one import away, either way, counting a package `__init__.py` on the way as
+        no step: `from model import MattingRefine` imports what `model/__init__.py` re-exports."""
+        index = self._import_index()
+        near = {*index.get(path, ()), *self._imports_of(path)}
+        for other in [n for n in near if os.path.basename(n) == "__init__.py"]:
+            near.update(index.get(other, ()))
+            near.update(self._imports_of(other))
+        near.discard(path)
+        return near
 
     def related_models(self, path: str, hops: int = 2, limit: int = 32) -> List[object]:
         """The project files within ``hops`` imports of a file, either way, read (nearest
         first, at most ``limit``): where the loops that consume its values may be."""
         path = _key(path)
-        index = self._import_index()
         seen, frontier, order = {path}, [path], []
         for _ in range(hops):
             nxt = []
             for p in frontier:
-                for n in sorted({*index.get(p, ()), *self._imports_of(p)}):
+                for n in sorted(self._near(p)):
                     if n not in seen:
                         seen.add(n)
                         nxt.append(n)
@@ -434,10 +443,9 @@ class ProjectView:
         return found
 
     def _find_dependencies(self, path: str, hops: int, limit: int) -> Tuple[str, ...]:
-        index = self._import_index()
         seen, frontier = {path}, {path}
         for _ in range(hops):
-            frontier = {n for p in frontier for n in (*index.get(p, ()), *self._imports_of(p))} - seen
+            frontier = {n for p in frontier for n in self._near(p)} - seen
             seen |= frontier
             if len(seen) > limit:
                 break
