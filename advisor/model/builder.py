@@ -246,8 +246,9 @@ def _leaves_for_good(body: cst.BaseSuite, imports: ImportTable) -> Optional[str]
         return "break"
     if type(last) is cst.Expr and type(last.value) is cst.Call:
         func = last.value.func
-        if imports.qualify(func) in _EXIT_CALLS:
-            return "exit"
+        qual = imports.qualify(func)
+        if qual in _EXIT_CALLS or (qual is None and dotted_name(func) in _EXIT_CALLS):
+            return "exit"  # `import sys` in the function itself, then `sys.exit(1)`
         if type(func) is cst.Name and func.value in _EXIT_BUILTINS and imports.qualify(func) is None:
             return "exit"
     return None

@@ -406,3 +406,22 @@ for x0, x1 in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% valid: formatting in a branch that stops the process, `sys` imported right there
+import logging
+import math
+
+import torch
+
+
+def train_one_epoch(model, loader, optimizer):
+    for images, texts in loader:
+        loss, loss_value = model(images.cuda(), texts.cuda())
+        if math.isfinite(loss_value):
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        else:
+            logging.warning(f"Loss is {loss}, stopping.")
+            import sys
+            sys.exit(1)
