@@ -12,6 +12,7 @@ replacement with the old call in one of its handlers.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, FrozenSet, Iterator, Optional, Tuple
 
 from advisor.model.facts import CallSite, Context
@@ -53,5 +54,20 @@ def is_fallback(model, site: CallSite, replacements: Callable[[], list], key: st
             return True
         body = handler_tries.get(id(ctx))
         if body is not None and id(body) in index.blocks:
+            return True
+    return False
+
+
+# A test of which torch is installed: `torch.__version__.startswith("2")`,
+# `version.parse(torch.__version__) >= ...`, `hasattr(torch, "amp")`.
+_VERSION_TEST = re.compile(r"__version__|\bTORCH_VERSION\b|\bhasattr\(\s*torch\b")
+
+
+def under_version_test(model, ctx: Optional[Context]) -> bool:
+    """The code sits in an arm of a test of the installed torch's version: what it spells is
+    chosen for that version (`else: autocast = torch.cuda.amp.autocast` on torch 1.x)."""
+    for outer in _chain(ctx):
+        guard = outer.guard
+        if guard is not None and _VERSION_TEST.search(model.code(guard.test)):
             return True
     return False

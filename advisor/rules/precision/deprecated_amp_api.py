@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.alternatives import is_fallback
+from advisor.model.alternatives import is_fallback, under_version_test
 from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.precision.dtypes import spelled_name
@@ -93,8 +93,10 @@ class DeprecatedAmpApi(Rule):
         - the call is not a compatibility fallback: the rule reports nothing where the other side
           of a choice calls the new API (`torch.amp.GradScaler("cuda") if TORCH_2_4 else
           torch.cuda.amp.GradScaler()`, the two arms of an `if`, or a `try` body that calls it
-          with the old call in an `except AttributeError:` handler), since rewriting it breaks
-          the old torch it exists for;
+          with the old call in an `except AttributeError:` handler), nor in an arm of a test of
+          the installed torch's version (`if torch.__version__.startswith("2"): ... else:
+          autocast = torch.cuda.amp.autocast`), since rewriting it breaks the old torch it
+          exists for;
         - the `torch` name it writes refers to the torch package where the call is.
 
         Not offered below torch-version 2.3, when no name for the `torch` package is imported, or
@@ -128,7 +130,7 @@ class DeprecatedAmpApi(Rule):
             entry = _DEPRECATED_AMP.get(spelled or "")
             if entry is None or not model.holds_its_import(site.node.func, site.ctx, site.order):
                 continue
-            if is_fallback(model, site, replacements, "amp"):
+            if is_fallback(model, site, replacements, "amp") or under_version_test(model, site.ctx):
                 continue  # the old API kept for old torch, beside the new one
             kind, device = entry
             replacement = f'torch.amp.{kind}("{device}", ...)'
@@ -157,6 +159,8 @@ class DeprecatedAmpApi(Rule):
                     value = value.body if type(value.body) is cst.Attribute else value.orelse
                 if type(value) is not cst.Attribute or assignment.index is not None or assignment.ctx.in_try:
                     continue  # in a `try:` whose `except` defines a stand-in: old torch's fallback
+                if under_version_test(model, assignment.ctx):
+                    continue  # `else: autocast = torch.cuda.amp.autocast` under a torch version test
                 spelled = spelled_name(model, value)
                 entry = _DEPRECATED_AMP.get(spelled or "")
                 if entry is None or entry[0] != "autocast":

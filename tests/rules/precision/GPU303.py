@@ -260,3 +260,35 @@ def train(model, loader, optimizer, use_fp16):
             loss = model(**batch).loss
         loss.backward()
         optimizer.step()
+
+# %% valid: the old spelling kept for torch 1.x under a version test
+from functools import partial
+
+import torch
+
+if torch.__version__.startswith("2"):
+    autocast = partial(torch.autocast, device_type="cuda")
+else:
+    autocast = torch.cuda.amp.autocast
+
+
+def update(net, x):
+    with autocast(enabled=True):
+        return net(x)
+
+# %% valid: a version check decides which scaler to build
+import torch
+from packaging import version
+
+if version.parse(torch.__version__) >= version.parse("2.3"):
+    scaler = torch.amp.GradScaler("cuda")
+else:
+    scaler = torch.cuda.amp.GradScaler()
+
+# %% invalid: a test of something else than the torch version does not make a fallback
+import torch
+
+if args.fp16:
+    autocast = torch.cuda.amp.autocast  # expect: GPU303
+else:
+    autocast = torch.autocast
