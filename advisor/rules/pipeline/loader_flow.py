@@ -94,7 +94,11 @@ def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
     (once per epoch, once after training). A full evaluation pass every few steps still copies
     every batch of its loader; with ``short`` False, such a pass counts too (a question about
     the cost of each copy, not of the loader's setup)."""
-    if model.is_training_loop(loop) or model.enclosing_training_loop(loop.ctx) is not None:
+    if model.is_training_loop(loop):
+        return False
+    if not short and _beside_a_training_pass(model, loop):
+        return True
+    if model.enclosing_training_loop(loop.ctx) is not None:
         return False
     breaks = model.shared("loops-that-break", lambda m: {})
     if id(loop) not in breaks:
@@ -111,6 +115,16 @@ def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
     # An evaluation under `no_grad` has no heat of its own: its calls say how often it runs.
     callers = model.callers(function)
     return bool(callers) and all(_beside_training(owner, site) for owner, site in callers)
+
+
+def _beside_a_training_pass(model: FileModel, loop) -> bool:
+    """The loop is a pass of its own in the body of an epoch loop, beside the pass that trains
+    (`for epoch in ...: for batch in train_loader: ...; for batch in val_loader: ...`): once
+    per epoch, not on every step. Not when the epoch loop's own body steps an optimizer."""
+    outer = loop.parent
+    if outer is None or outer.own_step or not loop.over_loader:
+        return False
+    return any(child is not loop and model.is_hot_loop(child) for child in outer.children)
 
 
 def _beside_training(owner: FileModel, site: CallSite) -> bool:

@@ -378,3 +378,45 @@ for epoch in range(args.epochs):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: an evaluation pass written inline in the epoch loop, beside the training pass: info
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=8, num_workers=4, pin_memory=True)
+val_loader = DataLoader(val_set, batch_size=1, num_workers=4, pin_memory=True)
+model = build().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(20):
+    model.train()
+    for img, depth in train_loader:
+        img, depth = img.cuda(non_blocking=True), depth.cuda(non_blocking=True)
+        loss = (model(img) - depth).abs().mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    for img, depth in val_loader:
+        img = img.cuda(non_blocking=True)  # expect: GPU203 info
+        with torch.no_grad():
+            pred = model(img)
+
+# %% invalid: a second pass in the epoch loop that trains too is no evaluation
+import torch
+from torch.utils.data import DataLoader
+
+loader_a = DataLoader(set_a, batch_size=8, num_workers=4, pin_memory=True)
+loader_b = DataLoader(set_b, batch_size=8, num_workers=4, pin_memory=True)
+model = build().cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for epoch in range(20):
+    for x in loader_a:
+        loss = model(x.cuda(non_blocking=True)).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    for x in loader_b:
+        loss = model(x.cuda(non_blocking=True)).mean()  # expect: GPU203
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
