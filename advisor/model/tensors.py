@@ -181,6 +181,10 @@ class Tensor(Question[str]):
         func = call.func
         qual = model.imports.qualify(func)
         if qual is not None:
+            if qual.startswith("torch.nn.functional._"):
+                # Its private helpers hand back Python values (`F._Reduction.get_enum(reduction)`
+                # is an int, `F._pair(k)` a tuple).
+                return UNKNOWN
             if qual.startswith("torch.nn.functional.") or qual in _TENSOR_FUNCTIONS:
                 return TENSOR
             head, _, last = qual.rpartition(".")

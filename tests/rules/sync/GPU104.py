@@ -1556,3 +1556,24 @@ for x, y in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% valid: a test of what a private helper of torch.nn.functional returns (a Python int)
+import torch
+import torch.nn.functional as F
+
+
+def reduce_loss(loss, reduction):
+    reduction_enum = F._Reduction.get_enum(reduction)
+    if reduction_enum == 0:
+        return loss
+    elif reduction_enum == 1:
+        return loss.mean()
+    return loss.sum()
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = reduce_loss(F.mse_loss(model(x.cuda()), y.cuda(), reduction="none"), "mean")
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
