@@ -126,6 +126,26 @@ def on_cpu_path(model, ctx: Context) -> bool:
     return False
 
 
+def in_cpu_arm(model, node: cst.CSTNode) -> bool:
+    """``node`` sits in the arm of a conditional expression that runs only off the GPU path
+    (`x.cuda() if mask.is_cuda else x.cpu()`: the `.cpu()` runs when the data is already in host
+    memory), the expression-level twin of `on_cpu_path`."""
+    from advisor.model.cuda_tests import cuda_test
+
+    statement = model.statement_of.get(id(node))
+    if statement is None:
+        return False
+    stack: List[cst.CSTNode] = [statement]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.IfExp:
+            gpu = cuda_test(model, current.test)
+            if gpu is True and _holds(current.orelse, node) or gpu is False and _holds(current.body, node):
+                return True
+        stack.extend(children(current))
+    return False
+
+
 def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
     """The context is in a block that ends by leaving for good, so it runs at most once per run
     of ``loop`` (the training loop around it, None in a helper), not every step: one that exits

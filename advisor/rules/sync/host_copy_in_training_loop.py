@@ -8,6 +8,7 @@ from advisor.model import CallSite, FileModel, Heat
 from advisor.model.devices import names_host_device
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
+from advisor.model.guards import in_cpu_arm
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch
@@ -74,7 +75,9 @@ class HostCopyInTrainingLoop(Rule):
         training loop. A chain such as `out.detach().cpu().numpy()` is reported once. Tensors
         already in host memory (`torch.empty(n, pin_memory=True).numpy()`, a view that copies
         nothing) and modules, including pretrained models and pipelines of the Hugging Face
-        libraries (`pipe.to("cpu")` offloads weights), are left alone. A copy under a switch
+        libraries (`pipe.to("cpu")` offloads weights), are left alone, and so is a copy in the arm
+        of a conditional expression taken off the GPU (`x.cuda() if mask.is_cuda else x.cpu()`:
+        the data is in host memory already). A copy under a switch
         named for keeping data in host memory (`if self.cpu_cache:`, `if offload:`) is
         information: the user chose that saving. So is a copy queued with `non_blocking=True`
         (`.to("cpu", non_blocking=True)`): the host goes on, and must synchronise before it reads
@@ -131,7 +134,7 @@ class HostCopyInTrainingLoop(Rule):
             heat = model.batch_heat(site.ctx)
             if heat is None or _chain_has_host_copy(model, site.receiver) or model.in_assert_message(site.node):
                 continue
-            if is_raw_batch(model, site.receiver, site.ctx, site.order):
+            if is_raw_batch(model, site.receiver, site.ctx, site.order) or in_cpu_arm(model, site.node):
                 continue
             if is_host_tensor(model, site.receiver, site.ctx, site.order):
                 continue  # already in host memory (`torch.empty(n, pin_memory=True).numpy()`): no copy

@@ -628,3 +628,36 @@ for batch in loader:
     _true = batch.y.detach().to("cpu", non_blocking=True)  # expect: GPU103 info
     _pred = pred.detach().to("cpu")  # expect: GPU103
     logger.update_stats(true=_true, pred=_pred)
+
+# %% valid: the host copy in the arm that runs only when the data is already in host memory
+import torch
+
+
+class SoftGANLoss(torch.nn.Module):
+    def forward(self, pred, mask):
+        target = self.blur(mask).detach().cuda() if mask.is_cuda else self.blur(mask).detach().cpu()
+        return torch.nn.functional.binary_cross_entropy_with_logits(pred, target)
+
+
+def train(model, disc, loader, optimizer):
+    criterion = SoftGANLoss()
+    for x, mask in loader:
+        x, mask = x.cuda(), mask.cuda()
+        loss = criterion(disc(model(x)), mask)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the host copy in the arm taken on the GPU
+import torch
+
+
+def train(model, loader, optimizer, use_cuda):
+    for x, y in loader:
+        x = x.cuda()
+        out = model(x)
+        kept = out.detach().cpu() if x.is_cuda else out.detach()  # expect: GPU103
+        loss = (out - y.cuda()).pow(2).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
