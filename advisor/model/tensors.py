@@ -17,6 +17,7 @@ from advisor.model.literals import literal_values
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
+from advisor.model.type_tests import python_scalar_here
 from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
 
@@ -114,6 +115,8 @@ class Tensor(Question[str]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
         if type(expr) is cst.Name:
+            if python_scalar_here(expr.value, ctx):
+                return PYTHON  # the `else` of `if not isinstance(flow, float):`
             if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
                 # Backpropagated through: a tensor whatever else it is assigned, unless every
                 # binding the read sees made it a Python value (`loss = loss.item()` after the

@@ -1577,3 +1577,42 @@ def train(model, loader, optimizer):
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+
+# %% valid: the value tested where an isinstance test says it is a Python number
+import torch
+
+
+def shift(coords, flow):
+    if not isinstance(flow, float):
+        coords = coords + flow.permute(0, 2, 1)
+    else:
+        assert flow == 0.0
+    return coords
+
+
+def train(model, loader, optimizer):
+    for x, flow in loader:
+        out = model(shift(x.cuda(), flow.cuda()))
+        loss = out.abs().mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same test on the tensor side
+import torch
+
+
+def shift(coords, flow):
+    if not isinstance(flow, float):
+        assert (flow == 0).all()  # expect: GPU104
+        coords = coords + flow.permute(0, 2, 1)
+    return coords
+
+
+def train(model, loader, optimizer):
+    for x, flow in loader:
+        out = model(shift(x.cuda(), flow.cuda()))
+        loss = out.abs().mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
