@@ -17,7 +17,7 @@ from advisor.model.literals import literal_values
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
-from advisor.model.type_tests import python_scalar_here
+from advisor.model.type_tests import annotated_python, python_scalar_here
 from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
 
@@ -115,8 +115,8 @@ class Tensor(Question[str]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
         if type(expr) is cst.Name:
-            if python_scalar_here(expr.value, ctx):
-                return PYTHON  # the `else` of `if not isinstance(flow, float):`
+            if python_scalar_here(expr.value, ctx) or annotated_python(flow, expr.value, ctx, order):
+                return PYTHON  # the `else` of `if not isinstance(flow, float):`, a parameter `n: int`
             if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
                 # Backpropagated through: a tensor whatever else it is assigned, unless every
                 # binding the read sees made it a Python value (`loss = loss.item()` after the
@@ -153,6 +153,8 @@ class Tensor(Question[str]):
         if type(expr) is cst.Subscript:
             if _old_item(expr):
                 return PYTHON
+            if type(expr.value) is cst.Name and annotated_python(flow, expr.value.value, ctx, order, element=True):
+                return PYTHON  # `num_objects[b]` of a parameter `num_objects: List[int]`
             items = _list_item(flow, expr, ctx, order)
             if items:
                 return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors

@@ -39,3 +39,33 @@ def _isinstance_of_scalars(test: cst.BaseExpression, name: str) -> bool:
     kinds = test.args[1].value
     names = [e.value for e in kinds.elements] if type(kinds) is cst.Tuple else [kinds]
     return bool(names) and all(dotted_name(n) in _PYTHON_SCALARS for n in names)
+
+
+# Annotations trusted to say a parameter holds no tensor: `float` is left out, since a loss is
+# often annotated `loss: float` while it is still a tensor.
+_ANNOTATED_SCALARS = frozenset({"int", "bool", "str"})
+_SEQUENCES = frozenset({"List", "list", "Sequence", "Tuple", "tuple", "Iterable", "typing.List", "typing.Sequence",
+                        "typing.Tuple"})
+
+
+def annotated_python(flow, name: str, ctx: Context, order: float, element: bool = False) -> bool:
+    """Every value the read may see comes from a parameter annotated as a Python scalar (`n:
+    int`), or, with ``element``, as a sequence of them (`num_objects: List[int]`, then
+    `num_objects[i]`): the author says what it holds, where the value flow may not follow."""
+    reach = flow.bindings.reaching(name, ctx, order)
+    info = reach.parameter
+    if info is None or reach.assignments:
+        return False
+    params = info.node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name:
+            note = param.annotation.annotation if param.annotation is not None else None
+            if note is None:
+                return False
+            if not element:
+                return dotted_name(note) in _ANNOTATED_SCALARS
+            if type(note) is not cst.Subscript or dotted_name(note.value) not in _SEQUENCES:
+                return False
+            items = [e.slice.value for e in note.slice if type(e.slice) is cst.Index]
+            return bool(items) and all(dotted_name(i) in _ANNOTATED_SCALARS or type(i) is cst.Ellipsis for i in items)
+    return False

@@ -1616,3 +1616,41 @@ def train(model, loader, optimizer):
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+
+# %% valid: slice bounds read from a parameter annotated as a list of Python ints
+from typing import List
+
+import torch
+
+
+def object_losses(logits, masks, num_objects: List[int]):
+    total = 0
+    for b in range(logits.shape[0]):
+        total = total + torch.nn.functional.cross_entropy(logits[b, : num_objects[b] + 1], masks[b])
+    return total
+
+
+def train(model, loader, optimizer):
+    for frames, masks in loader:
+        out = model(frames.cuda())
+        loss = object_losses(out["logits"], masks.cuda(), out["num_objects"])
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a loss annotated `float` is still a tensor
+import torch
+
+
+def check(loss: float):
+    if loss > 1e4:  # expect: GPU104
+        raise ValueError("diverged")
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        check(loss)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
