@@ -84,6 +84,30 @@ def _built_anew(model: FileModel, expr: cst.BaseExpression, ctx: Context, order:
     return False
 
 
+def _element_of_the_loop(loop, target: cst.BaseExpression) -> bool:
+    """The compiled object is the loop's own item (`for m in models: torch.compile(m)`) or the
+    element its index names (`models[i]` under `for i in range(len(models))`): a different
+    object on each iteration, each compiled once."""
+    node = loop.node
+    if type(node) is not cst.For:
+        return False
+    names = {n.value for n in _target_names(node.target)}
+    if type(target) is cst.Name:
+        return target.value in names
+    if type(target) is cst.Subscript and len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index:
+        index = target.slice[0].slice.value
+        return type(index) is cst.Name and index.value in names
+    return False
+
+
+def _target_names(target: cst.BaseExpression):
+    if type(target) is cst.Name:
+        yield target
+    elif type(target) in (cst.Tuple, cst.List):
+        for element in target.elements:
+            yield from _target_names(element.value)
+
+
 class CompileInLoop(Rule):
     code = "GPU702"
     name = "compile-in-loop"
@@ -92,7 +116,8 @@ class CompileInLoop(Rule):
         A `torch.compile(...)` call inside a loop, inside a function that runs on every training
         step, or inside a function that a loop calls, when each run compiles the same object
         again. Compiling once before the loop, at module level, with a `@torch.compile`
-        decorator, or a fresh model per iteration (a sweep over configurations) is not
+        decorator, a fresh model per iteration (a sweep over configurations), or each element of a list of
+        models in turn (`for i in range(len(models)): models[i] = torch.compile(models[i])`) is not
         reported, nor a call behind a run-once guard such as `if compiled is None:`.
     """
     why = """
@@ -157,6 +182,8 @@ class CompileInLoop(Rule):
                 return None
             if heat is None and _built_anew(model, target, ctx, site.order, _outermost_loop(loop)):
                 return None
+            if heat is None and _element_of_the_loop(loop, target):
+                return None  # `for i in range(len(models)): models[i] = torch.compile(models[i])`
             message = (
                 "`{call}` runs on every iteration of the loop on line {line[loop]}: "
                 "each call wraps the model again and may recompile it"

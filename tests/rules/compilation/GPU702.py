@@ -171,3 +171,21 @@ for epoch in range(args.epochs):
         accelerator.backward(outputs.loss)
         optimizer.step()
         optimizer.zero_grad()
+
+# %% valid: each model of a list compiled once, before training
+import torch
+
+models = [build(name).cuda() for name in ("student", "teacher")]
+for model_idx in range(len(models)):
+    models[model_idx] = torch.compile(models[model_idx])
+compiled = []
+for m in models:
+    compiled.append(torch.compile(m))
+
+# %% invalid: the same model compiled on every pass of a loop
+import torch
+
+model = build().cuda()
+for epoch in range(10):
+    model = torch.compile(model)  # expect: GPU702
+    train_one_epoch(model)
