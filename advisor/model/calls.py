@@ -102,7 +102,9 @@ class CallGraph:
             if tracker.leaning:
                 tracker.read(memo, id(site))
             return known
-        return open_questions.remembered(memo, id(site), lambda: self._find(site) + self._handed(site))
+        # Asked again while being found (a method's instance whose value needs this call's
+        # callee): nothing yet, and the answer holds until the first ask closes.
+        return open_questions.remembered(memo, id(site), lambda: self._find(site) + self._handed(site), guard=[])
 
     def _overrides(self, class_name: Optional[str], method: Optional[str]) -> List[Target]:
         """The methods of the file's direct subclasses of ``class_name`` that implement

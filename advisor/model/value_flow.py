@@ -447,6 +447,11 @@ class ValueFlow:
             targets = self.model.calls.targets_of_expression(call, ctx, order)
             return targets[0] if len(targets) == 1 else None
         qual = self.model.imports.qualify(call.func)
+        if qual is None and type(call.func) is cst.Attribute and dotted_name(call.func.value) is not None:
+            # `opts = options.parse()` where `options = Options()`, a class of another module:
+            # the method of the one class the instance is of.
+            targets = self.model.calls.targets_of_expression(call, ctx, order)
+            return targets[0] if len(targets) == 1 else None
         if qual is None:
             return None
         symbol = self.model.symbol(qual)
