@@ -425,3 +425,25 @@ class Trainer:
             loss.backward()
             optimizer.step()
             self.save(it)
+
+# %% valid: the save helper runs only on the process whose GPU index (the local rank) is 0
+import torch
+
+
+class Trainer:
+    def __init__(self, model, gpu_index):
+        self.GPU_INDEX = gpu_index
+        self.model = torch.nn.parallel.DistributedDataParallel(model.cuda(gpu_index), device_ids=[gpu_index])
+
+    def save_checkpoints(self, epoch):
+        torch.save({"epoch": epoch, "model": self.model.module.state_dict()}, "latest.pth")
+
+    def run(self, loader, optimizer):
+        for epoch in range(100):
+            for x in loader:
+                loss = self.model(x.cuda(self.GPU_INDEX, non_blocking=True)).mean()
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+            if self.GPU_INDEX == 0:
+                self.save_checkpoints(epoch)
