@@ -1058,8 +1058,19 @@ def host_built_from(model, expr: cst.BaseExpression, ctx: Context, order: Option
     return model.values.ask(HOST_BUILT, expr, ctx, _at(model, expr, order))
 
 
+def _type_is_tensor(model, test: cst.BaseExpression, name: str) -> bool:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if type(test.comparisons[0].operator) not in (cst.Equal, cst.Is):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    return (type(left) is cst.Call and dotted_name(left.func) == "type" and len(left.args) == 1
+            and dotted_name(left.args[0].value) == name and model.imports.qualify(right) == "torch.Tensor")
+
+
 def type_fallback(model, expr: cst.BaseExpression, ctx: Context) -> bool:
-    """The read runs under `if isinstance(name, torch.Tensor):` (or `if hasattr(name, "item"):`):
+    """The read runs under `if isinstance(name, torch.Tensor):` (or `if hasattr(name, "item"):`,
+    `if type(name) == torch.Tensor:`):
     code that takes tensors and numbers alike and converts only the tensors (a metric logger's
     `update(**values)`), whose callers decide what it gets."""
     name = dotted_name(expr)
@@ -1067,6 +1078,8 @@ def type_fallback(model, expr: cst.BaseExpression, ctx: Context) -> bool:
         return False
     for condition in conditions(ctx):
         test = condition.guard.test
+        if condition.holds and _type_is_tensor(model, test, name):
+            return True  # `if type(value) == torch.Tensor:`, `if type(value) is torch.Tensor:`
         if not condition.holds or not type(test) is cst.Call or len(test.args) != 2:
             continue
         tested, kind = test.args[0].value, test.args[1].value

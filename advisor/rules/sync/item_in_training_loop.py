@@ -38,7 +38,7 @@ class ItemInTrainingLoop(Rule):
         run (`if step - last_step < interval: return`) the finding is only informational (a
         rank-0 check alone is not such a condition: on one GPU it holds every step, and on
         several the other ranks wait for rank 0 at the next collective), and so it is
-        for an `.item()` under `if isinstance(v, torch.Tensor):` on a value not known to be a
+        for an `.item()` under `if isinstance(v, torch.Tensor):` (or `if type(v) == torch.Tensor:`) on a value not known to be a
         tensor (a metric logger converting whatever its callers hand it). An Ignite
         `create_supervised_trainer(..., device=<cuda>)` run in the file and given no
         `output_transform` is reported at its call: ignite's default one returns `loss.item()`

@@ -1824,3 +1824,25 @@ class ShardedTrainer(BasicTrainer):
 
 trainer = ShardedTrainer(Policy(), loader)
 trainer.train()
+
+# %% invalid: a logger that compares the type with torch.Tensor leaves the choice to its callers
+import torch
+
+
+class Logger:
+    def __init__(self):
+        self.rows = {}
+
+    def log_scalar(self, key, value, step):
+        if type(value) == torch.Tensor:
+            value = value.item()  # expect: GPU101 info
+        self.rows.setdefault(key, []).append((step, value))
+
+
+logger = Logger()
+for step, (obs, actions) in enumerate(loader):
+    loss = model(obs.cuda(non_blocking=True), actions.cuda(non_blocking=True))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    logger.log_scalar("loss", loss.item(), step)  # expect: GPU101
