@@ -448,9 +448,34 @@ def unpinnable_batch_class(model, call: cst.Call) -> Optional[str]:
     for owner, info in _collate_functions(model, call):
         for site in info.sites:
             for cls_owner, cls in instances_of(owner, site.node, site.ctx, site.order):
-                if cls_owner.facts.classes.get(cls.name) is cls and class_method(cls_owner, cls, "pin_memory") is None \
-                        and not any(b.startswith("torch.") or b in _PINNED_BASES for b in cls.bases):
+                if _unpinnable(cls_owner, cls):
                     return cls.name
+    built = _collate_class(model, call)
+    if built is not None and _unpinnable(*built):
+        return built[1].name  # `collate_fn=GraphBatch`: the class builds the batch itself
+    return None
+
+
+def _unpinnable(owner, cls) -> bool:
+    return (owner.facts.classes.get(cls.name) is cls and class_method(owner, cls, "pin_memory") is None
+            and not any(b.startswith("torch.") or b in _PINNED_BASES for b in cls.bases))
+
+
+def _collate_class(model, call: cst.Call):
+    """(model, ClassInfo) when the loader's `collate_fn` is a project class itself."""
+    arg = argument(call, "collate_fn", None)
+    if arg is None:
+        return None
+    name = dotted_name(arg.value)
+    if name is None:
+        return None
+    local = model.facts.classes.get(name)
+    if local is not None:
+        return model, local
+    qual = model.imports.qualify(arg.value)
+    symbol = model.symbol(qual) if qual is not None else None
+    if symbol is not None and symbol.kind == "class":
+        return symbol.model, symbol.info
     return None
 
 

@@ -50,7 +50,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning
         reaches tensors and objects with a `pin_memory()` method, and a DGL graph has none; for
         `dataset.collate`, every project method of that name must), or into a project class
-        with no `pin_memory()` method (DETR's `NestedTensor`), or whose `collate_fn` moves each
+        with no `pin_memory()` method (DETR's `NestedTensor`, or a class given as the
+        `collate_fn` itself: `collate_fn=GraphBatch`; such a loader that sets `pin_memory=False`
+        is not reported at all), or whose `collate_fn` moves each
         batch to the GPU itself (`partial(pad_collate, device=device)` with a `.to(device)`
         inside: the loader yields device tensors, which pinning cannot take; no fix is offered);
         so it is for a loader only peeked at every few steps
@@ -136,6 +138,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         if option.state == PRESENT:
             if not option.literals.only(False):
                 return None  # True, or a value the analysis cannot read: trusted
+            if collates_graphs(model, call) or unpinnable_batch_class(model, call) is not None:
+                return None  # pinning would not reach its batches: turning it off is right
             default_of = option.literals.option
             arg = option.arg
             fix = None

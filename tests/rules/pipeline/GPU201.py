@@ -1241,3 +1241,38 @@ preds = []
 for pairs in DataLoader(edge_table, 64 * 1024):  # expect: GPU201
     pairs = pairs.to(device)
     preds.append(predictor(h[pairs[:, 0]], h[pairs[:, 1]]).squeeze().cpu())
+
+# %% valid: pinning turned off for a loader whose collate_fn is a batch class with no pin_memory()
+import torch
+
+
+class GraphBatch:
+    def __init__(self, graphs):
+        self.nodes = torch.cat([g.nodes for g in graphs])
+        self.edges = [g.edges for g in graphs]
+
+    def to(self, device):
+        self.nodes = self.nodes.to(device)
+        return self
+
+
+loader = torch.utils.data.DataLoader(graphs, batch_size=8, pin_memory=False, collate_fn=GraphBatch, num_workers=2)
+for batch in loader:
+    out = model(batch.to("cuda"))
+
+# %% invalid: the same class as collate_fn and pinning left off: pinning would not reach it (info)
+import torch
+
+
+class GraphBatch:
+    def __init__(self, graphs):
+        self.nodes = torch.cat([g.nodes for g in graphs])
+
+    def to(self, device):
+        self.nodes = self.nodes.to(device)
+        return self
+
+
+loader = torch.utils.data.DataLoader(graphs, batch_size=8, collate_fn=GraphBatch, num_workers=2)  # expect: GPU201 info
+for batch in loader:
+    out = model(batch.to("cuda"))
