@@ -11,6 +11,7 @@ from advisor.model.grad_free_methods import runs_without_grad
 from advisor.model.module_layers import parameter_free
 from advisor.model.tensors import is_python_value
 from advisor.model.literals import literal_values
+from advisor.model.input_gradients import asks_input_gradients
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file, unpickled
 
@@ -93,7 +94,9 @@ class InferenceWithoutNoGrad(Rule):
         `forward`, a project module that holds no parameter (no layer with weights, no
         `nn.Parameter`; array helpers such as `librosa` may fill its buffers) called on tensors
         just made by a torch factory without `requires_grad` or on a DataLoader's batches
-        (nothing to record), a project model whose called method turns autograd off itself (its
+        (nothing to record), a project model whose code asks autograd for gradients of its
+        input (`torch.autograd.grad` or `requires_grad_()` in its `forward` or a few calls down:
+        surface normals, a gradient penalty), a project model whose called method turns autograd off itself (its
         body under `with torch.no_grad():` or decorated, or only dispatching to such methods),
         and Lightning or Hugging Face Trainer hooks are left alone. Information when
         the function has no caller in the file, when the model was unpickled whole
@@ -162,7 +165,8 @@ class InferenceWithoutNoGrad(Rule):
         if not torch_file(model) or _input_grads(model):
             return
         markers = marker_sites(model)
-        candidates = [s for s in model_calls(model) if s.ctx.loop is not None and not _records_nothing(model, s)]
+        candidates = [s for s in model_calls(model) if s.ctx.loop is not None and not _records_nothing(model, s)
+                      and not asks_input_gradients(model, s)]
         fixed: Set[int] = set()
         for site in first_per(candidates, lambda s: id(s.ctx.loop)):
             info = site.ctx.function
