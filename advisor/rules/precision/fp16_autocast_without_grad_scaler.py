@@ -26,7 +26,8 @@ class Fp16AutocastWithoutGradScaler(Rule):
         inference-only autocast, and training driven by Accelerate, DeepSpeed or Lightning
         (which scale the loss themselves) are not reported, nor is a loss handed to a callable
         object of the project that scales it with a GradScaler (`loss_scaler(loss, optimizer)`,
-        the scaler built in another module and passed in). An autocast in a module's `forward`, in a file that trains nothing, is left alone when a
+        the scaler built in another module and passed in), nor a loss scaled by a GradScaler the
+        caller built and passed in (`grad_scalar.scale(loss).backward()`, whatever its name). An autocast in a module's `forward`, in a file that trains nothing, is left alone when a
         project file importing it builds a GradScaler (`if self.amp: with autocast():`, scaled by
         the training script); a class named as a loss scaler (`NativeScalerWithGradNormCount`)
         that comes from code the analysis cannot read, such as a git submodule not checked out,
@@ -99,7 +100,12 @@ class Fp16AutocastWithoutGradScaler(Rule):
             return True
         if any(q.split(".")[0] in _SCALING_FRAMEWORKS for q in model.facts.calls_by_qualname):
             return True
-        return any("scaler" in (s.receiver_name or "").lower() for s in model.method_calls("scale"))
+        return any(
+            "scaler" in (s.receiver_name or "").lower()
+            # `grad_scalar.scale(loss).backward()`, the GradScaler built by the caller and passed in
+            or (s.receiver is not None and "scaler" in model.kinds(s.receiver, s.ctx, s.order))
+            for s in model.method_calls("scale")
+        )
 
     def _on_backward_path(self, model: FileModel, site: AutocastSite) -> bool:
         """The autocast region produces values that are backpropagated: it wraps a step or a
