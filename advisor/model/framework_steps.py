@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from typing import Iterator, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -35,12 +35,28 @@ def _step_method(model, info: FunctionInfo) -> bool:
     if cls is None:
         return False
     name = info.node.name.value
-    bases = [base.rsplit(".", 1)[-1] for base in cls.bases if name in FRAMEWORK_STEP_METHODS.get(base.rsplit(".", 1)[-1], ())]
+    bases = _framework_bases(model, cls, name, 0)
     if not bases:
         return False
     if all(base in ("LightningModule", "Callback") for base in bases):
         return _lightning_runs(model)
     return True
+
+
+def _framework_bases(model, cls, name: str, depth: int) -> List[str]:
+    """The framework classes among ``cls``'s bases, or the bases of its bases in the file
+    (`class CustomAMPTrainer(CustomSimpleTrainer)`, itself a detectron2 `SimpleTrainer`), that
+    call the method ``name`` once per step."""
+    found: List[str] = []
+    for base in cls.bases:
+        last = base.rsplit(".", 1)[-1]
+        if name in FRAMEWORK_STEP_METHODS.get(last, ()):
+            found.append(last)
+        elif depth < 3:
+            local = model.facts.classes.get(base)
+            if local is not None and local is not cls:
+                found.extend(_framework_bases(model, local, name, depth + 1))
+    return found
 
 
 def _lightning_runs(model) -> bool:

@@ -29,10 +29,14 @@ FRAMEWORK_STEP_METHODS = {
     "Seq2SeqTrainer": frozenset({"training_step", "compute_loss"}),
     "SFTTrainer": frozenset({"training_step", "compute_loss"}),
     # transformers' callbacks, called on every optimizer step
+    "TrainerBase": frozenset({"run_step"}),
     "TrainerCallback": frozenset({"on_step_begin", "on_step_end", "on_substep_end", "on_pre_optimizer_step",
                                   "on_optimizer_step"}),
+    # detectron2's trainers: their `train()` loop calls `run_step()` once per iteration.
+    "SimpleTrainer": frozenset({"run_step"}),
+    "AMPTrainer": frozenset({"run_step"}),
 }
-FRAMEWORK_STEP_PACKAGES = ("lightning", "pytorch_lightning", "transformers", "trl")
+FRAMEWORK_STEP_PACKAGES = ("lightning", "pytorch_lightning", "transformers", "trl", "detectron2")
 
 # Engines that call the function they are built with once per iteration (PyTorch Ignite).
 ENGINES = frozenset({"ignite.engine.Engine", "ignite.engine.engine.Engine", "ignite.engine.DeterministicEngine",

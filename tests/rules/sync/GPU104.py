@@ -1654,3 +1654,43 @@ def train(model, loader, optimizer):
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+
+# %% invalid: a detectron2 trainer's run_step runs once per iteration of the library's loop
+import torch
+from detectron2.engine import SimpleTrainer
+
+
+class CustomSimpleTrainer(SimpleTrainer):
+    def run_step(self):
+        data = next(self._data_loader_iter)
+        loss_dict = self.model(data)
+        losses = sum(loss_dict.values())
+        if not torch.isnan(losses):  # expect: GPU104
+            self.optimizer.zero_grad()
+            losses.backward()
+        self.optimizer.step()
+
+
+class CustomAMPTrainer(CustomSimpleTrainer):
+    def run_step(self):
+        data = next(self._data_loader_iter)
+        with torch.autocast("cuda"):
+            loss_dict = self.model(data)
+            losses = sum(loss_dict.values())
+        if not torch.isnan(losses):  # expect: GPU104
+            self.optimizer.zero_grad()
+            self.grad_scaler.scale(losses).backward()
+        self.grad_scaler.step(self.optimizer)
+        self.grad_scaler.update()
+
+# %% valid: a run_step of a class of the project's own, no framework loop runs it
+import torch
+
+
+class SimpleTrainer:
+    def run_step(self):
+        data = next(self._data_loader_iter)
+        losses = sum(self.model(data).values())
+        if not torch.isnan(losses):
+            losses.backward()
+        self.optimizer.step()
