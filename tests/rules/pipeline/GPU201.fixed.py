@@ -840,3 +840,26 @@ preds = []
 for pairs in DataLoader(edge_table, 64 * 1024, pin_memory=True):  # expect: GPU201
     pairs = pairs.to(device)
     preds.append(predictor(h[pairs[:, 0]], h[pairs[:, 1]]).squeeze().cpu())
+
+# %% invalid: a loader peeked at with next(iter(...)) every few epochs, inline in the epoch loop: info
+import torch
+from torch.utils.data import DataLoader
+
+
+class Runner:
+    def __init__(self, dataset, model):
+        self.model = model.cuda()
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.train_loader = DataLoader(dataset, batch_size=8, num_workers=8, pin_memory=True, persistent_workers=True)
+        self.plot_loader = DataLoader(dataset, batch_size=2, shuffle=True, pin_memory=True)  # expect: GPU201 info GPU202 info
+
+    def run(self, epochs, plot_freq=10):
+        for epoch in range(epochs):
+            if epoch % plot_freq == 0:
+                images = next(iter(self.plot_loader))
+                self.plot(self.model(images.cuda()))
+            for images in self.train_loader:
+                loss = self.model(images.cuda(non_blocking=True)).mean()
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                self.optimizer.step()

@@ -1276,3 +1276,26 @@ class GraphBatch:
 loader = torch.utils.data.DataLoader(graphs, batch_size=8, collate_fn=GraphBatch, num_workers=2)  # expect: GPU201 info
 for batch in loader:
     out = model(batch.to("cuda"))
+
+# %% invalid: a loader peeked at with next(iter(...)) every few epochs, inline in the epoch loop: info
+import torch
+from torch.utils.data import DataLoader
+
+
+class Runner:
+    def __init__(self, dataset, model):
+        self.model = model.cuda()
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.train_loader = DataLoader(dataset, batch_size=8, num_workers=8, pin_memory=True, persistent_workers=True)
+        self.plot_loader = DataLoader(dataset, batch_size=2, shuffle=True)  # expect: GPU201 info GPU202 info
+
+    def run(self, epochs, plot_freq=10):
+        for epoch in range(epochs):
+            if epoch % plot_freq == 0:
+                images = next(iter(self.plot_loader))
+                self.plot(self.model(images.cuda()))
+            for images in self.train_loader:
+                loss = self.model(images.cuda(non_blocking=True)).mean()
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                self.optimizer.step()
