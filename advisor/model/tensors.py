@@ -637,6 +637,8 @@ class HostTensor(Question[bool]):
         if type(root) is cst.Call and (_joined_on_host(flow, root, ctx, order) or _derived_on_host(flow, root, ctx, order)
                                        or _tokenized(root)):
             return not _moved(flow.model, expr)
+        if root is expr and type(expr) is cst.Call and flow.callee(expr, ctx, order) is not None:
+            return None  # `dists = calc_dists(...)`: what the project's helper returns
         if not type(root) is cst.Name:
             return False
         if root is expr:

@@ -1694,3 +1694,48 @@ class SimpleTrainer:
         if not torch.isnan(losses):
             losses.backward()
         self.optimizer.step()
+
+# %% invalid: a helper's host tensor, handed to another helper, is tested in host memory
+import torch
+
+
+def calc_dists(preds, target, normalize):
+    preds = preds.float()
+    target = target.float()
+    dists = torch.zeros(preds.size(1), preds.size(0))
+    for n in range(preds.size(0)):
+        for c in range(preds.size(1)):
+            if target[n, c, 0] > 1 and target[n, c, 1] > 1:  # expect: GPU104
+                dists[c, n] = torch.dist(preds[n, c, :], target[n, c, :]) / normalize[n]
+            else:
+                dists[c, n] = -1
+    return dists
+
+
+def dist_acc(dist, thr=0.5):
+    dist = dist[dist != -1]
+    if len(dist) > 0:
+        return 1.0 * (dist < thr).sum().item() / len(dist)
+    return -1
+
+
+def accuracy(output, target, idxs, thr=0.5):
+    preds = output.argmax(-1).float()
+    gts = target.argmax(-1).float()
+    norm = torch.ones(preds.size(0)) * output.size(3) / 10
+    dists = calc_dists(preds, gts, norm)
+    acc = torch.zeros(len(idxs) + 1)
+    for i in range(len(idxs)):
+        acc[i + 1] = dist_acc(dists[idxs[i] - 1])
+    return acc
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        out = model(x.cuda(non_blocking=True))
+        y = y.cuda(non_blocking=True)
+        loss = (out - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        acc = accuracy(out, y, [1, 2, 3])
