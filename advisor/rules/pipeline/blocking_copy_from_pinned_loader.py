@@ -180,9 +180,10 @@ class BlockingCopyFromPinnedLoader(Rule):
         `prepare_batch` then makes each copy with `non_blocking=False`. A loop whose body ends
         with a `break` nothing skips copies one batch: information. So is a copy in an
         evaluation pass (a loop in a function that does not train, short or whole) that the
-        training loop runs every few steps or once per epoch: each wait costs that pass, not a
-        training step. A generator's loop is not one: it runs where the training loop draws
-        from it.
+        training loop runs every few steps or once per epoch (also one written inline in the
+        epoch loop beside the training pass, or a copy under a test that holds every few steps,
+        `if step % eval_freq == 0:`): each wait costs that pass, not a training step. A
+        generator's loop is not one: it runs where the training loop draws from it.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -279,7 +280,7 @@ class BlockingCopyFromPinnedLoader(Rule):
                     fix=fix,
                 )
                 continue
-            if all(self._evaluated_now_and_then(owner, loop) for owner, loop in loops):
+            if all(self._evaluated_now_and_then(owner, loop) for owner, loop in loops) or model.guards.periodic(site.ctx):
                 yield self.report(
                     call,
                     "copy of a pinned batch without `non_blocking=True` (in an evaluation pass "

@@ -612,3 +612,22 @@ for epoch in range(20):
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+
+# %% invalid: a batch of the evaluation loader copied under a test that holds every few thousand steps: info
+import torch
+from torch.utils.data import DataLoader
+
+train_iter = iter(DataLoader(train_set, batch_size=32, num_workers=8, pin_memory=True))
+val_iter = iter(DataLoader(val_set, batch_size=32, num_workers=8, pin_memory=True))
+model = build().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for step in range(1000000):
+    x = next(train_iter)
+    loss = model(x.cuda(non_blocking=True)).mean()
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    if step % 20000 == 0:
+        with torch.no_grad():
+            v = next(val_iter)
+            val_loss = model(v.cuda()).mean()  # expect: GPU203 info
