@@ -37,7 +37,9 @@ class DataParallelOrFindUnused(Rule):
         sampling method beside a training one) or pins it to a single device (`device_ids=[0]`,
         also through a name or a parameter default that holds a one-item list). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
-        nothing is judged by its callers: a warning when a project function that trains calls it.
+        nothing is judged by its callers: a warning when a project function that trains calls it;
+        so is a wrap handed to a project function of another module that trains it
+        (`model = nn.DataParallel(model)`, then `model_training(args, data, model)`).
         A wrap bound to a name that is only ever called without autograd (under `no_grad`,
         or handed to functions of the project that call it so or hand it on to one that does:
         a sampler wrapped beside the trained model) is information too, and so is a wrap in one arm of a test whose other
@@ -121,7 +123,8 @@ class DataParallelOrFindUnused(Rule):
                     "DataParallel over a single device only adds overhead: call the model directly",
                     severity=Severity.INFO,
                 )
-            elif ((inference_only and not self._returned_to_training(model, site))
+            elif ((inference_only and not self._returned_to_training(model, site)
+                   and not self._handed_to_training(model, site))
                   or self._inference_function(model, site) or self._run_without_grad(model, site)):
                 yield self.report(
                     site.node,
@@ -284,6 +287,23 @@ class DataParallelOrFindUnused(Rule):
                             default_here = found.complete and bool(found.values) and all(
                                 bool(value) == mine.positive for _, value in found.values)
                             return not default_here
+        return False
+
+    @staticmethod
+    def _handed_to_training(model: FileModel, site: CallSite) -> bool:
+        """The wrapper is handed, later in the same function, to a project function that trains
+        (`model = nn.DataParallel(model)`, then `model_training(args, data, model, ...)` of
+        another module)."""
+        target = site.assigned_to
+        if target is None:
+            return False
+        for call in model.facts.calls:
+            if call.ctx.function is not site.ctx.function or call.order <= site.order:
+                continue
+            if not any(dotted_name(a.value) == target for a in call.node.args):
+                continue
+            if any(owner.trains(info) or owner.has_training_loop(info) for owner, info in model.calls.targets(call)):
+                return True
         return False
 
     def _returned_to_training(self, model: FileModel, site: CallSite) -> bool:
