@@ -57,20 +57,22 @@ class _Tracker:
             self.leaning[(id(memo), key)] = frame.depth
         return frame
 
-    def close(self, frame: _Frame, memo: MutableMapping, key: Any, keep: bool) -> None:
-        """Pop ``frame``; its answer (already in ``memo``) is kept, provisional or dropped."""
+    def _pop(self, frame: _Frame) -> None:
+        """Pop ``frame``: forget what leaned on it, and hand its low mark to the frame below."""
         self.frames.pop()
-        self.leaning.pop((id(memo), key), None)
         for other, other_key in frame.provisional:
             other.pop(other_key, None)
             self.leaning.pop((id(other), other_key), None)
+        if self.frames and frame.low < self.frames[-1].low:
+            self.frames[-1].low = frame.low
+
+    def close(self, frame: _Frame, memo: MutableMapping, key: Any, keep: bool) -> None:
+        """Pop ``frame``; its answer (already in ``memo``) is kept, provisional or dropped."""
+        self._pop(frame)
+        self.leaning.pop((id(memo), key), None)
         if not keep:
             memo.pop(key, None)
             return
-        if self.frames:
-            parent = self.frames[-1]
-            if frame.low < parent.low:
-                parent.low = frame.low
         if frame.low < frame.depth:
             slot = (id(memo), key)
             if slot in self.retried:
@@ -78,7 +80,6 @@ class _Tracker:
             self.retried.add(slot)
             self.frames[frame.low - 1].provisional.append((memo, key))
             self.leaning[slot] = frame.low
-
 
     def lean(self) -> _Frame:
         """Open a frame for partial work a structure keeps itself (no memo entry, no placeholder)."""
@@ -88,12 +89,7 @@ class _Tracker:
 
     def settle(self, frame: _Frame) -> int:
         """Close a `lean` frame: the depth of the open question its work leaned on (0: none)."""
-        self.frames.pop()
-        for other, other_key in frame.provisional:
-            other.pop(other_key, None)
-            self.leaning.pop((id(other), other_key), None)
-        if self.frames and frame.low < self.frames[-1].low:
-            self.frames[-1].low = frame.low
+        self._pop(frame)
         return frame.low if frame.low < frame.depth else 0
 
     def lean_on(self, depth: int) -> None:
