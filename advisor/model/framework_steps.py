@@ -15,6 +15,7 @@ import libcst as cst
 
 from advisor.model.facts import Context, FunctionInfo
 from advisor.model.guards import conjuncts
+from advisor.model.handed_names import calls_handing
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument, parameter_default
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
@@ -508,11 +509,7 @@ def _run_out_of_sight(model, site) -> bool:
     name = site.assigned_to
     if not name:
         return False
-    for call in model.facts.calls:
-        if call.ctx.function is not site.ctx.function or call.order <= site.order:
-            continue
-        if not any(dotted_name(a.value) == name for a in call.node.args):
-            continue
+    for call in calls_handing(model, site, name):
         callee = dotted_name(call.node.func) or ""
         if _RUNS_WHAT_IT_IS_GIVEN.search(callee.rsplit(".", 1)[-1]) and not model.calls.targets(call):
             return True

@@ -37,6 +37,7 @@ from advisor.model.named_methods import project_methods_named
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.occasional_tests import occasional
+from advisor.model.subtree import node_ids
 from advisor.model.value_flow import argument, parameter_default
 from advisor.model.walk import children
 
@@ -130,20 +131,31 @@ def in_cpu_arm(model, node: cst.CSTNode) -> bool:
     """``node`` sits in the arm of a conditional expression that runs only off the GPU path
     (`x.cuda() if mask.is_cuda else x.cpu()`: the `.cpu()` runs when the data is already in host
     memory), the expression-level twin of `on_cpu_path`."""
-    from advisor.model.cuda_tests import cuda_test
-
     statement = model.statement_of.get(id(node))
     if statement is None:
         return False
+    arms: Dict[int, Set[int]] = model.shared("cpu-arms", lambda m: {})
+    inside = arms.get(id(statement))
+    if inside is None:
+        inside = arms[id(statement)] = _cpu_arm_nodes(model, statement)
+    return id(node) in inside
+
+
+def _cpu_arm_nodes(model, statement: cst.CSTNode) -> Set[int]:
+    """The ids of the nodes in the arms of the statement's conditional expressions that run
+    off the GPU path: one walk per statement, however many copies it holds."""
+    from advisor.model.cuda_tests import cuda_test
+
+    out: Set[int] = set()
     stack: List[cst.CSTNode] = [statement]
     while stack:
         current = stack.pop()
         if type(current) is cst.IfExp:
             gpu = cuda_test(model, current.test)
-            if gpu is True and _holds(current.orelse, node) or gpu is False and _holds(current.body, node):
-                return True
+            if gpu is not None:
+                out |= node_ids(current.orelse if gpu else current.body)
         stack.extend(children(current))
-    return False
+    return out
 
 
 def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:

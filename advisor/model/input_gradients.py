@@ -20,15 +20,20 @@ _MOST = 200  # functions looked at per call, so that a large model costs a bound
 def asks_input_gradients(model, site: CallSite) -> bool:
     """A function the call runs, or one those run (a few calls down), calls
     `torch.autograd.grad` or `requires_grad_()`."""
-    memo: Dict[int, bool] = model.shared("input-gradient-calls", lambda m: {})
-    known = memo.get(id(site))
+    targets = model.calls.targets(site)
+    if not targets:
+        return False
+    # Keyed by what the call runs: the many calls of one model in a file walk its code once.
+    memo: Dict[Tuple[int, ...], bool] = model.shared("input-gradient-calls", lambda m: {})
+    key = tuple(id(info) for _, info in targets)
+    known = memo.get(key)
     if known is None:
-        known = memo[id(site)] = _walk(model, site)
+        known = memo[key] = _walk(targets)
     return known
 
 
-def _walk(model, site: CallSite) -> bool:
-    frontier: List[Tuple[object, object]] = list(model.calls.targets(site))
+def _walk(targets) -> bool:
+    frontier: List[Tuple[object, object]] = list(targets)
     seen: Set[int] = set()
     for _ in range(_DEPTH):
         following: List[Tuple[object, object]] = []

@@ -3,7 +3,7 @@
 number, whatever the value flow would say of it elsewhere."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional
 
 import libcst as cst
 
@@ -51,21 +51,40 @@ _SEQUENCES = frozenset({"List", "list", "Sequence", "Tuple", "tuple", "Iterable"
 def annotated_python(flow, name: str, ctx: Context, order: float, element: bool = False) -> bool:
     """Every value the read may see comes from a parameter annotated as a Python scalar (`n:
     int`), or, with ``element``, as a sequence of them (`num_objects: List[int]`, then
-    `num_objects[i]`): the author says what it holds, where the value flow may not follow."""
-    reach = flow.bindings.reaching(name, ctx, order)
-    info = reach.parameter
-    if info is None or reach.assignments:
+    `num_objects[i]`): the author says what it holds, where the value flow may not follow.
+    Each function's annotated parameters are read once, so the common read (of a name no such
+    annotation covers) costs a lookup."""
+    info = ctx.function
+    if info is None:
         return False
+    notes: Dict[int, Dict[str, str]] = flow.model.shared("python-annotations", lambda m: {})
+    known = notes.get(id(info))
+    if known is None:
+        known = notes[id(info)] = _annotations(info)
+    kind = known.get(name)
+    if kind is None or (kind == "sequence") != element:
+        return False
+    reach = flow.bindings.reaching(name, ctx, order)
+    return reach.parameter is info and not reach.assignments
+
+
+def _annotations(info) -> Dict[str, str]:
+    """{parameter: "scalar" | "sequence"} for the function's parameters annotated as Python values."""
+    out: Dict[str, str] = {}
     params = info.node.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        if param.name.value == name:
-            note = param.annotation.annotation if param.annotation is not None else None
-            if note is None:
-                return False
-            if not element:
-                return dotted_name(note) in _ANNOTATED_SCALARS
-            if type(note) is not cst.Subscript or dotted_name(note.value) not in _SEQUENCES:
-                return False
-            items = [e.slice.value for e in note.slice if type(e.slice) is cst.Index]
-            return bool(items) and all(dotted_name(i) in _ANNOTATED_SCALARS or type(i) is cst.Ellipsis for i in items)
-    return False
+        kind = _python_annotation(param.annotation.annotation) if param.annotation is not None else None
+        if kind is not None:
+            out[param.name.value] = kind
+    return out
+
+
+def _python_annotation(note: cst.BaseExpression) -> Optional[str]:
+    if dotted_name(note) in _ANNOTATED_SCALARS:
+        return "scalar"
+    if type(note) is not cst.Subscript or dotted_name(note.value) not in _SEQUENCES:
+        return None
+    items = [e.slice.value for e in note.slice if type(e.slice) is cst.Index]
+    if items and all(dotted_name(i) in _ANNOTATED_SCALARS or type(i) is cst.Ellipsis for i in items):
+        return "sequence"
+    return None

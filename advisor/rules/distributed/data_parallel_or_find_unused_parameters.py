@@ -5,6 +5,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.handed_names import calls_handing
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
@@ -297,11 +298,7 @@ class DataParallelOrFindUnused(Rule):
         target = site.assigned_to
         if target is None:
             return False
-        for call in model.facts.calls:
-            if call.ctx.function is not site.ctx.function or call.order <= site.order:
-                continue
-            if not any(dotted_name(a.value) == target for a in call.node.args):
-                continue
+        for call in calls_handing(model, site, target):
             if any(owner.trains(info) or owner.has_training_loop(info) for owner, info in model.calls.targets(call)):
                 return True
         return False

@@ -83,8 +83,7 @@ def _peeked_under_periodic_tests(model: FileModel, site: CallSite) -> bool:
     if not reads or not all(call.ctx.loop is not None and model.guards.periodic(call.ctx) for call in reads):
         return False
     # Named nowhere else in the file (`self.plot_loader` too): not handed on, not iterated.
-    mentions = len(re.findall(r"(?<![\w.])%s(?!\w)" % re.escape(name), model.text or ""))
-    return mentions == 1 + len(reads)
+    return model.shared("dotted-name-counts", _dotted_counts).get(name, 0) == 1 + len(reads)
 
 
 def drawn_once(model: FileModel, site: CallSite) -> bool:
@@ -649,6 +648,21 @@ def _name_counts(model: FileModel) -> Dict[str, int]:
 
 
 _NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _dotted_counts(model: FileModel) -> Dict[str, int]:
+    """How often each dotted name of up to four parts, and each of its leading parts, appears in
+    the file's text (`self.loader.dataset` counts for `self`, `self.loader` and itself). Longer
+    chains count for their first four parts only, so a chain of thousands of attributes costs
+    its length."""
+    counts: Dict[str, int] = {}
+    for match in _DOTTED.finditer(getattr(model, "text", None) or ""):
+        parts = match.group(0).split(".", 4)[:4]
+        for end in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:end])
+            counts[prefix] = counts.get(prefix, 0) + 1
+    return counts
 
 
 def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
