@@ -863,3 +863,25 @@ class Runner:
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 self.optimizer.step()
+
+# %% invalid: the same peek on every epoch is no "now and then"
+import torch
+from torch.utils.data import DataLoader
+
+
+class Runner:
+    def __init__(self, dataset, model):
+        self.model = model.cuda()
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.train_loader = DataLoader(dataset, batch_size=8, num_workers=8, pin_memory=True, persistent_workers=True)
+        self.plot_loader = DataLoader(dataset, batch_size=2, shuffle=True, pin_memory=True)  # expect: GPU201 GPU202
+
+    def run(self, epochs):
+        for epoch in range(epochs):
+            images = next(iter(self.plot_loader))
+            self.plot(self.model(images.cuda()))
+            for images in self.train_loader:
+                loss = self.model(images.cuda(non_blocking=True)).mean()
+                self.optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                self.optimizer.step()

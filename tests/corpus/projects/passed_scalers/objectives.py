@@ -12,3 +12,4 @@ def train_joint(loader, model, optimizer, grad_scalar, amp=True):
         grad_scalar.scale(loss).backward()
         grad_scalar.step(optimizer)
         grad_scalar.update()
+

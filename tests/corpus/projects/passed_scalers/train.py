@@ -1,7 +1,9 @@
 import torch
 from torch.utils.data import DataLoader
 
+from normalize import Normalizer
 from objectives import train_joint
+from plain_objectives import train_normalised
 
 
 def main():
@@ -11,6 +13,7 @@ def main():
     loader = DataLoader(torch.randn(512, 16), batch_size=32, pin_memory=True, num_workers=4, persistent_workers=True)
     for epoch in range(10):
         train_joint(loader, model, optimizer, grad_scalar)
+        train_normalised(loader, model, optimizer, Normalizer(0.5, 0.25))
 
 
 if __name__ == "__main__":
