@@ -227,3 +227,31 @@ def test_without_a_known_setting_every_branch_counts():
     model = FileModel.build(cst.parse_module(text), "settings.py")
     site = next(s for s in model.facts.calls if s.method == "net")
     assert sorted(info.class_name for _, info in model.calls.targets(site)) == ["LinearDistance", "SSIMDistance"]
+
+
+def test_a_call_of_another_class_of_the_same_name_leaves_the_constructions_known():
+    # `from .resnet import Bottleneck as _Bottleneck`, then `class Bottleneck(_Bottleneck)`; a head
+    # builds that subclass by its name: a construction of another class, not an unknown one, so
+    # the base's constructions stay the subclass's `super().__init__` and the head's own call.
+    from pathlib import Path
+
+    from advisor.budget import run_bounded
+    from advisor.config import Config
+    from advisor.engine import _neighbour_builder
+    from advisor.project.view import forget_views, project_view
+
+    root = Path(__file__).resolve().parent / "corpus" / "projects" / "alias_subclasses"
+    path = str(root / "nets" / "backbones" / "resnet.py")
+
+    def constructions():
+        forget_views()
+        view = project_view(path, _neighbour_builder(Config()), (str(root),))
+        model = view.model(path)
+        init = model.facts.functions["Bottleneck.__init__"]
+        return [(owner.path.rsplit("/", 1)[-1], owner.code(site.node)) for owner, site in
+                model.calls.constructions(init, through_subclasses=True)]
+
+    assert sorted(run_bounded(constructions)) == [
+        ("heads.py", "resnet.Bottleneck(channels, channels)"),
+        ("resnext.py", "super().__init__(inplanes, planes, **kwargs)"),
+    ]

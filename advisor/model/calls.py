@@ -417,18 +417,14 @@ class CallGraph:
             return []
         models = [self.model] + self._importers()
         if not through_subclasses:
-            if any(any(last_segment(b) == name for b in c.bases) or _derives_under_alias(m, c, owner)
-                   for m in models for c in m.facts.classes.values() if c is not owner):
+            if any(last_segment(b) == name for m in models for c in m.facts.classes.values() for b in c.bases):
                 return []
         out: List[Caller] = []
         for model in models if through_subclasses else ():
             for sub in model.facts.classes.values():
-                if sub is owner:
+                if sub is owner or not any(last_segment(b) == name for b in sub.bases):
                     continue
-                if not any(last_segment(b) == name for b in sub.bases):
-                    if not _derives_under_alias(model, sub, owner):
-                        continue
-                elif _other_base(model, sub, name, owner):
+                if _other_base(model, sub, name, owner):
                     continue  # `class Trainer(nerf.utils.Trainer)` seen from another `Trainer`
                 # A subclass builds this class through its own `super().__init__(...)`: that call
                 # passes what the class gets (a parameter of the subclass's own `__init__` is
@@ -682,19 +678,6 @@ def _super_init(call: cst.Call) -> bool:
         and type(func.value.func) is cst.Name
         and func.value.func.value == "super"
     )
-
-
-def _derives_under_alias(model, sub, owner) -> bool:
-    """A base of ``sub`` is ``owner`` imported under another name (`from .resnet import
-    Bottleneck as _Bottleneck`, then `class Bottleneck(_Bottleneck)`)."""
-    for base in sub.bases:
-        qual = model.imports.aliases.get(base.split(".", 1)[0])
-        if qual is None:
-            continue
-        symbol = model.symbol(qual + base[len(base.split(".", 1)[0]):])
-        if symbol is not None and symbol.kind == "class" and symbol.info is owner:
-            return True
-    return False
 
 
 def _other_base(model, sub, name: str, owner) -> bool:
