@@ -300,6 +300,10 @@ class ModelBuilder(Walker):
         self._with_flags: Dict[int, bool] = {}
         self._with_items: Dict[int, bool] = {}  # autocast-like call id -> the with also disables grad
         self._with_of_call: Dict[int, int] = {}
+        # CUDA events made with `enable_timing=True`, and the names they are stored in: their
+        # `.record()` calls are timing code.
+        self._timing_event_calls: Set[int] = set()
+        self._timing_events: Set[str] = set()
         self._autocasts_of_with: Dict[int, List[AutocastSite]] = {}
         self._autocast_stack: List[AutocastSite] = []
 
@@ -916,6 +920,8 @@ class ModelBuilder(Walker):
         names = _target_names(target)
         for name, index in names:
             self._record_assignment(name, value, index, statement=statement)
+        if id(value) in self._timing_event_calls:
+            self._timing_events.update(name for name, _ in names)
         loop = self.ctx.loop
         if loop is not None and names:
             sources = {root_name(value)}
@@ -1074,6 +1080,7 @@ class ModelBuilder(Walker):
             if qualname in TIMING_FUNCTIONS or (qualname in _TIMING_EVENTS and _times(node)):
                 # `torch.cuda.Event(enable_timing=True)`: an event made to time what follows.
                 facts.timing_statements.setdefault(self._stmt[0], set()).add(self._stmt[1])
+                self._timing_event_calls.add(id(node))
             elif qualname == "torch.save" and ctx.function is not None:
                 ctx.function.calls_save = True
             elif qualname in AUTOCAST_NAMES and id(node) in self._with_items:
@@ -1133,7 +1140,8 @@ class ModelBuilder(Walker):
             while loop is not None:
                 loop.set_epoch = True
                 loop = loop.parent
-        elif method == "elapsed_time" or (method is not None and TIMER_METHOD.search(method)):
+        elif (method == "elapsed_time" or (method is not None and TIMER_METHOD.search(method))
+              or (method == "record" and receiver_name in self._timing_events)):
             facts.timing_statements.setdefault(self._stmt[0], set()).add(self._stmt[1])
 
     def leave_Call(self, original_node: cst.Call) -> None:

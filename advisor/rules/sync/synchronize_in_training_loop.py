@@ -24,7 +24,8 @@ class SynchronizeInTrainingLoop(Rule):
         `torch.cuda.synchronize()`, `torch.accelerator.synchronize()` and `Stream`/`Event`
         `.synchronize()` inside the innermost training loop. Calls next to timing code are left
         alone, since timing GPU work needs them: a `time.perf_counter()` call, `elapsed_time` or
-        a CUDA event made with `enable_timing=True` within three statements before it or five after it (the end-of-step timer often follows
+        a CUDA event made with `enable_timing=True` (or the `.record()` of one kept in a name)
+        within three statements before it or five after it (the end-of-step timer often follows
         a few meter updates; up to ten after it when no backward or optimizer step runs in
         between), a call there of a project function that reads the clock (`t0 =
         timer()`, `timer.toc()`), or a synchronize inside such a helper

@@ -414,3 +414,42 @@ for batch in train_dl:
     optimizer.step()
     optimizer.zero_grad()
     end_timer.record()
+
+# %% valid: a synchronize between the records of timing events made before the loop
+import torch
+
+data_start = torch.cuda.Event(enable_timing=True)
+data_end = torch.cuda.Event(enable_timing=True)
+step_start = torch.cuda.Event(enable_timing=True)
+step_end = torch.cuda.Event(enable_timing=True)
+data_start.record()
+for images, targets in train_loader:
+    data_end.record()
+    torch.cuda.synchronize()
+    step_start.record()
+    images, targets = images.cuda(), targets.cuda()
+    loss = criterion(model(images), targets)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    meter.update(loss.detach())
+    scheduler.step()
+    ema.update(model)
+    step_end.record()
+    torch.cuda.synchronize()
+    log({"fetch": data_start.elapsed_time(data_end), "run": step_start.elapsed_time(step_end)})
+    data_start.record()
+
+# %% invalid: the same loop where the recorded events are plain ones (no timing)
+import torch
+
+data_ready = torch.cuda.Event()
+for images, targets in train_loader:
+    images, targets = images.cuda(), targets.cuda()
+    loss = criterion(model(images), targets)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    data_ready.record()
+    torch.cuda.synchronize()  # expect: GPU105
+    meter.update(loss.detach())
