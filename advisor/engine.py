@@ -128,6 +128,7 @@ def check_source(
     cancelled: Optional[Callable[[], bool]] = None,
     views: Optional[Views] = None,
     keep: Optional[List[object]] = None,
+    part: bool = False,
 ) -> FileResult:
     """Checks one file's text. Problems (syntax errors, ...) come back in ``problem``.
 
@@ -140,7 +141,9 @@ def check_source(
     half updated. ``views`` holds the project views to check it in (the language server keeps
     its own, with the editor's unsaved texts); by default, this process's. ``keep``, a list,
     receives the file's model, so that the caller decides when it is freed (the language server
-    frees it after publishing the findings)."""
+    frees it after publishing the findings). ``part``: the text is part of the file at ``path``
+    (the language server's re-analysis of what an edit can reach, lsp/chunk_edits.py): it is
+    checked in the file's project, but does not stand for the file there."""
     result = FileResult(filename)
     view = None
     if path is not None:
@@ -164,7 +167,7 @@ def check_source(
     # Syntax trees hold no cycles (nodes have no parent links): they go by reference counting.
     try:
         with collector_paused():
-            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks, view, path, keep),
+            outcome = run_bounded(lambda: _analyse(text, filename, candidates, config, chunks, view, path, keep, part),
                                   config.analysis_budget, cancelled)
     except BudgetExceeded:
         result.problem = over_budget(filename, config.analysis_budget)
@@ -240,16 +243,19 @@ _NEIGHBOUR_LIMIT = 2 << 20
 
 
 def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, chunks: Optional[ChunkCache],
-             view=None, path: Optional[Path] = None, keep: Optional[List[object]] = None):
+             view=None, path: Optional[Path] = None, keep: Optional[List[object]] = None, part: bool = False):
     """Parse, model, rules, positions: a list of findings, or the FileProblem that stopped it."""
     open_questions.new_check()
-    model = view.known(str(path), text) if view is not None else None
+    model = view.known(str(path), text) if view is not None and not part else None
     if model is None:
         model = _parse(text, filename, config, chunks)
         if isinstance(model, FileProblem):
             return model
         if view is not None:
-            view.register(str(path), model)
+            if part:
+                view.attach(str(path), model)
+            else:
+                view.register(str(path), model)
     if keep is not None:
         keep.append(model)
     if model.other_framework:

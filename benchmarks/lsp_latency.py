@@ -6,8 +6,10 @@ of about 300, 1,500 and 5,000 lines. A benchmark, not a test: run it by hand.
 Each round makes one incremental change, as an editor sends it, and waits for the diagnostics
 of that version. Two kinds of edit are measured: `comment` inserts a comment line (the server
 moves the previous findings to their new lines, then verifies them in the background), and
-`statement` inserts `_probe = 0` at the start of a line in a function body (the file is
-analysed again). The diagnostics are awaited with the push profile with `debounceMs: 0` (the configured debounce
+`statement` inserts `_probe = 0` at the start of a line in a function body, in another function
+each round (the part of the file the edit reaches is analysed again, lsp/chunk_edits.py, or the
+whole file once the edits since the last full analysis reach most of it), and `typing` inserts
+it in the same function each round, as while typing there. The diagnostics are awaited with the push profile with `debounceMs: 0` (the configured debounce
 adds its delay on top), or a pull request right after the change. The server runs as a real
 subprocess on stdio. Prints p50 and p95 per size, and the engine's own time on the same text.
 """
@@ -103,7 +105,7 @@ def change_at(text_lines, version: int, edit: str):
     line = (version * 37) % len(text_lines)
     if edit == "comment":
         return line, "# edit\n"
-    line = body_line(text_lines, line)
+    line = body_line(text_lines, 37 if edit == "typing" else line)
     return line, "    _probe = 0\n"
 
 
@@ -114,6 +116,9 @@ async def measure(text: str, rounds: int, mode: str, folder: Path, edit: str = "
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def on_publish(params: types.PublishDiagnosticsParams):
+        # Only the latest: keeping every version's diagnostics grows the client's heap, and its
+        # collections then land in the timed rounds.
+        published.clear()
         published[params.version] = params
         arrived.set()
 
@@ -180,7 +185,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--mode", choices=("push", "pull"), default="push")
     parser.add_argument("--sizes", default="300,1500,5000")
-    parser.add_argument("--edits", default="comment,statement", help="comment, statement, or both")
+    parser.add_argument("--edits", default="comment,statement", help="comment, statement, typing, or a list of them")
     args = parser.parse_args()
     print(f"mode {args.mode}, debounce 0 ms; times in ms")
     print(f"{'edit':>9} {'lines':>6} {'rounds':>6} {'p50':>8} {'p95':>8} {'engine p50':>11}")

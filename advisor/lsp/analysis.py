@@ -37,7 +37,7 @@ from advisor.suppression import check_text
 from advisor.findings import FileProblem, Finding
 from advisor.fixes import fix_until_stable
 from advisor.limits import LimitProblem, text_too_large
-from advisor.lsp import convert
+from advisor.lsp import chunk_edits, convert
 from advisor.lsp.comment_edits import reuse_findings
 from advisor.project.view import Views
 
@@ -74,9 +74,12 @@ class Analysis:
     text: Optional[str] = None
     basis: Tuple = ()
     boundaries: Tuple[int, ...] = ()  # the rows where its top-level statements start
-    # The findings were moved from the previous version's, not computed: a full analysis of
-    # the same version follows in the background (Analyzer.verify).
+    # The findings were moved from the previous version's, or computed for the part of the
+    # file an edit reaches (chunk_edits), not for the whole text: a full analysis of the same
+    # version follows in the background (Analyzer.verify).
     reused: bool = False
+    # The full analysis such findings rest on (None for a full analysis).
+    anchor: Optional["Analysis"] = None
 
     @property
     def result_id(self) -> str:
@@ -133,6 +136,10 @@ class Analyzer:
         self._collector_held = False
         # The parsed statements of the last verification (verify), for the next one.
         self._verify_chunks: Dict[str, ChunkCache] = {}
+        # Per file, the last cut tried on a full analysis (chunk_edits): (that analysis, the
+        # pieces kept, the pieces recomputed, whether the cut gave the full findings there).
+        self._cuts_tried: Dict[str, Tuple[Analysis, Tuple[int, ...], frozenset, bool]] = {}
+        self._anchor_pieces: Dict[str, Tuple[Analysis, chunk_edits.Placed]] = {}
 
     def latest(self, uri: str) -> Optional[Analysis]:
         return self._cache.get(uri)
@@ -141,6 +148,8 @@ class Analyzer:
         self._cache.pop(uri, None)
         self._last_good.pop(uri, None)
         self._slow.discard(uri)
+        self._cuts_tried.pop(uri, None)
+        self._anchor_pieces.pop(uri, None)
         with self._chunks_lock:
             self._chunks.pop(uri, None)
             self._verify_chunks.pop(uri, None)
@@ -242,6 +251,14 @@ class Analyzer:
                 while len(self._chunks) > KEEP_PARSED_FILES:
                     self._chunks.popitem(last=False)
         try:
+            if previous is not None and not verifying:
+                cut = self._cut(job, previous, views, chunks, models)
+                if cut is not None:
+                    if hold:
+                        self._retired.extend(models)
+                    cut.diagnostics = self._diagnostics(job, cut.findings, lines, self._anchor_pieces[job.uri][1])
+                    return cut
+                models.clear()
             result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
                                 cancelled=lambda: not job.wanted(), views=views, keep=models)
         except Cancelled:
@@ -271,9 +288,14 @@ class Analyzer:
         analysis.diagnostics = kept + [convert.problem_diagnostic(result.problem, lines, job.encoding)]
         return analysis
 
-    def _diagnostics(self, job: Job, findings: List[Finding], lines) -> List[types.Diagnostic]:
+    def _diagnostics(self, job: Job, findings: List[Finding], lines,
+                     placed: Optional[chunk_edits.Placed] = None) -> List[types.Diagnostic]:
+        """``placed``: the full analysis the findings were carried from, whose ranges it keeps."""
         locate = (lambda _related: (job.uri, lines)) if job.related_information else None
-        return [convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code), locate) for f in findings]
+        if placed is None:
+            return [convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code), locate) for f in findings]
+        return [convert.diagnostic(f, lines, job.encoding, job.version, job.href(f.code), locate,
+                                   placed.range_of(f, lines, job.encoding)) for f in findings]
 
     def _reused(self, job: Job, previous: Optional[Analysis]) -> Optional[Analysis]:
         """The previous version's findings moved to this version's lines, when the edit only
@@ -286,7 +308,55 @@ class Analyzer:
         if reused is None:
             return None
         return Analysis(job.uri, job.version, job.key, reused.findings, None, dependencies=previous.dependencies,
-                        text=job.text, basis=previous.basis, boundaries=reused.boundaries, reused=True)
+                        text=job.text, basis=previous.basis, boundaries=reused.boundaries, reused=True,
+                        anchor=previous.anchor or previous)
+
+    def _cut(self, job: Job, previous: Analysis, views: Views, chunks: ChunkCache,
+             models: List[object]) -> Optional[Analysis]:
+        """The findings of this version when the edit since the last full analysis stays inside
+        top-level functions and classes (chunk_edits): the part of the file it reaches analysed
+        alone, the rest moved. None when the edit does not qualify, or when the same cut of the
+        last full analysis did not give its findings. Raises budget.Cancelled."""
+        anchor = previous.anchor or previous
+        if (anchor.problem is not None or anchor.text is None or anchor.key[1:] != job.key[1:]
+                or anchor.basis != _basis(job) or text_too_large(job.text, job.config.max_file_size)):
+            return None
+        known = self._anchor_pieces.get(job.uri)
+        if known is None or known[0] is not anchor:
+            placed = chunk_edits.Placed(anchor.findings, chunk_edits.pieces_of(anchor.text))
+            known = self._anchor_pieces[job.uri] = (anchor, placed)
+        placed = known[1]
+        plan = chunk_edits.plan(anchor.text, job.text, placed.pieces)
+        if plan is None:
+            return None
+        config = _interactive(job.config)
+
+        def part(pieces) -> Optional[List[Finding]]:
+            text, to_file = chunk_edits.smaller_module(pieces, plan.kept)
+            result = check_text(text, job.filename, config, path=job.path, chunks=ChunkCache.seeded(chunks),
+                                cancelled=lambda: not job.wanted(), views=views, keep=models, part=True)
+            if result.problem is not None:
+                return None
+            found = chunk_edits.findings_on(chunk_edits.mapped(result.findings, to_file), pieces, plan.recomputed)
+            return sorted(found, key=lambda f: f.sort_key)
+
+        tried = self._cuts_tried.get(job.uri)
+        if tried is not None and tried[0] is anchor and tried[1:3] == (plan.kept, plan.recomputed):
+            faithful = tried[3]
+        else:
+            expected = sorted(chunk_edits.findings_on(anchor.findings, plan.old, plan.recomputed), key=lambda f: f.sort_key)
+            faithful = part(plan.old) == expected
+            self._cuts_tried[job.uri] = (anchor, plan.kept, plan.recomputed, faithful)
+        if not faithful:
+            return None
+        carried = chunk_edits.carried(placed, plan)
+        computed = part(plan.new) if carried is not None else None
+        if computed is None or carried is None:
+            return None
+        findings = sorted(carried + computed, key=lambda f: f.sort_key)
+        return Analysis(job.uri, job.version, job.key, findings, None, dependencies=anchor.dependencies,
+                        text=job.text, basis=anchor.basis, boundaries=tuple(p.first_row for p in plan.new),
+                        reused=True, anchor=anchor)
 
     def release(self) -> None:
         """Frees what the analyses done so far left. An analysis allocates its model with the
@@ -324,8 +394,8 @@ class Analyzer:
         full = await asyncio.shield(future)
         if _same(full, published):
             return None
-        log.warning("%s: the findings reused after a comment edit differ from a full analysis of version %s;"
-                    " republishing", job.uri, job.version)
+        log.warning("%s: the findings carried over after an edit (of comments, or inside functions analysed"
+                    " alone) differ from a full analysis of version %s; republishing", job.uri, job.version)
         current = self._cache.get(job.uri)
         if current is None or current is published or _newer(full, current):
             self._cache[job.uri] = full

@@ -166,7 +166,7 @@ def reuse_findings(old_text: str, new_text: str, findings: Sequence[Finding], re
         words = [finding.message, finding.hint or "", finding.fix.message if finding.fix is not None else ""]
         if any(moved(int(n)) != int(n) for text in words for n in _LINES.findall(text)):
             return None
-        out.append(_moved(finding, moved) if delta else finding)
+        out.append(moved_finding(finding, moved) if delta else finding)
     return Reused(out, tuple(moved(row) for row in boundaries if not a < row <= b))
 
 
@@ -180,7 +180,9 @@ def _renumbered(text: Optional[str], moved) -> Optional[str]:
     return _LINE.sub(lambda m: f"line {moved(int(m.group(1)))}", text)
 
 
-def _moved(finding: Finding, moved) -> Finding:
+def moved_finding(finding: Finding, moved) -> Finding:
+    """``finding`` with every row it names (places, related places, fix edits, "line 12" in its
+    texts) passed through ``moved``."""
     fix = finding.fix
     if fix is not None:
         fix = Fix(_renumbered(fix.message, moved), tuple(Edit(_at(e.start, moved), _at(e.end, moved), e.content) for e in fix.edits),

@@ -145,15 +145,16 @@ def related_information(finding: Finding, locate: Locate, encoding: str) -> List
 
 def diagnostic(
     finding: Finding, lines: Sequence[str], encoding: str, version: Optional[int], href: Optional[str],
-    locate: Optional[Locate] = None,
+    locate: Optional[Locate] = None, known_range: Optional[types.Range] = None,
 ) -> types.Diagnostic:
-    """``locate`` finds the related places (None: the client takes no related information)."""
+    """``locate`` finds the related places (None: the client takes no related information);
+    ``known_range``: the finding's range, worked out before on the same lines."""
     data: Dict[str, Any] = {"version": version, "name": finding.name, "fields": finding.data}
     if finding.fix is not None:
         data["fix"] = fix_to_data(finding.fix)
     related = related_information(finding, locate, encoding) if locate is not None else []
     return types.Diagnostic(
-        range=lsp_range(lines, finding.start, finding.end, encoding),
+        range=known_range or lsp_range(lines, finding.start, finding.end, encoding),
         message=finding.message,
         severity=_SEVERITY[finding.severity],
         code=finding.code,

@@ -177,6 +177,12 @@ class ProjectView:
             # Another version of the file was read before: every answer built on it is stale.
             self._reset()
 
+    def attach(self, path: str, model) -> None:
+        """A model of part of the file at ``path``: it reads the project through this view, while
+        the file's own model (or its text) still stands for the file in every cross-file answer."""
+        model.project = self
+        model.real_path = _key(path)
+
     def known(self, path: str, text: str):
         """The model already built for this path from this same text, if any."""
         model = self._models.get(_key(path))

@@ -1,0 +1,187 @@
+"""Edits inside top-level functions and classes: the language server analyses the part of the
+file they reach alone and moves every other finding (advisor/lsp/chunk_edits.py). Its answer
+must equal a fresh check of the edited text; when the same cut of the last full analysis does
+not reproduce that analysis, the edit is analysed in full; and a cut answer that a full check
+later contradicts is republished."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from advisor.lsp import analysis, chunk_edits
+from advisor.lsp.analysis import Analyzer
+from advisor.suppression import check_text
+from tests.test_lsp_comment_edits import CONFIG, _job
+
+HEADER = """\
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+DEVICE = "cuda"
+"""
+
+BLOCK = """
+
+def train_{n}(model, dataset, epochs=3):
+    loader = DataLoader(dataset, batch_size=32, shuffle=True)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model = model.to(DEVICE)
+    for epoch in range(epochs):
+        for step, (inputs, targets) in enumerate(loader):
+            inputs, targets = inputs.to(DEVICE), targets.to(DEVICE)
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(inputs), targets)
+            loss.backward()
+            optimizer.step()
+            if step % 100 == 0:
+                print(f"epoch {{epoch}} step {{step}}")
+    return model
+"""
+
+SCRIPT = HEADER + "".join(BLOCK.format(n=n) for n in range(8))
+
+EDITS = {
+    "statement added": ("            optimizer.step()\n", "            optimizer.step()\n            _probe = 0\n"),
+    ".item() in the loop": ("            optimizer.step()\n", "            optimizer.step()\n            total = loss.item()\n"),
+    "pin_memory added": ("shuffle=True)", "shuffle=True, pin_memory=True)"),
+    "line removed": ("            optimizer.zero_grad()\n", ""),
+}
+
+
+def _edited(kind: str, n: int = 5) -> str:
+    old, new = EDITS[kind]
+    marker = f"def train_{n}("
+    head, tail = SCRIPT.split(marker)
+    return head + marker + tail.replace(old, new, 1)
+
+
+def test_an_edit_inside_one_function_keeps_the_others_out_of_the_cut():
+    plan = chunk_edits.plan(SCRIPT, _edited("statement added", 5))
+    assert plan is not None
+    names = [plan.new[i].name for i in plan.kept]
+    assert "train_5" in names and "train_4" not in names and "train_6" not in names
+    assert [plan.new[i].name for i in plan.changed] == ["train_5"]
+
+
+@pytest.mark.parametrize("edited", [
+    SCRIPT.replace('DEVICE = "cuda"', 'DEVICE = "cpu"'),  # a module-level statement
+    SCRIPT.replace("def train_5(", "def train_five("),  # a definition renamed
+    SCRIPT + "\n\ndef extra():\n    pass\n",  # a piece added
+    SCRIPT.replace("\n", "\r\n"),
+], ids=["module level", "renamed", "piece added", "crlf"])
+def test_edits_outside_function_bodies_do_not_qualify(edited):
+    assert chunk_edits.plan(SCRIPT, edited) is None
+
+
+def test_the_reach_takes_callers_and_callees_and_what_the_callers_build():
+    text = HEADER + """
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+def accuracy(logits, targets):
+    return (logits.argmax(1) == targets).float().mean()
+
+
+def unrelated():
+    return 1
+""" + "".join(f"""
+
+def helper_{n}(values):
+    total = 0
+    for value in values:
+        total += value * {n}
+    return total
+""" for n in range(6)) + """
+
+
+def train(loader):
+    model = Net().cuda()
+    for x, y in loader:
+        acc = accuracy(model(x.cuda()), y.cuda())
+
+
+if __name__ == "__main__":
+    train(None)
+"""
+    plan = chunk_edits.plan(text, text.replace("float().mean()", "float().mean() * 1"))
+    assert plan is not None
+    names = {plan.new[i].name for i in plan.kept}
+    assert {"accuracy", "train", "Net"} <= names and "unrelated" not in names
+    main_block = len(plan.new) - 1
+    assert main_block in plan.recomputed  # it calls a function of the reach
+    assert {plan.new[i].name for i in plan.recomputed} == {"accuracy", "train", None}
+
+
+@pytest.mark.parametrize("kind", sorted(EDITS))
+def test_a_cut_answer_equals_a_fresh_check(kind):
+    analyzer = Analyzer()
+    try:
+        first = analyzer._run(_job(SCRIPT, 1, "train.py"), None)
+        assert first.problem is None and first.findings
+        edited = _edited(kind)
+        served = analyzer._run(_job(edited, 2, "train.py"), None, None, first)
+        assert served.reused and served.anchor is first
+        assert served.findings == check_text(edited, "train.py", CONFIG).findings
+        # a second edit of another function rests on the same full analysis
+        again = edited.replace("def train_2(model, dataset, epochs=3):\n",
+                               "def train_2(model, dataset, epochs=3):\n    _probe = 1\n")
+        served = analyzer._run(_job(again, 3, "train.py"), None, None, served)
+        assert served.reused and served.anchor is first
+        assert served.findings == check_text(again, "train.py", CONFIG).findings
+    finally:
+        analyzer.shutdown()
+
+
+def _dropping(monkeypatch, when):
+    """Analyses of part of the file return no findings when ``when(text)``."""
+    real = analysis.check_text
+
+    def fake(text, *args, **options):
+        result = real(text, *args, **options)
+        if options.get("part") and when(text):
+            result.findings = []
+        return result
+
+    monkeypatch.setattr(analysis, "check_text", fake)
+
+
+def test_a_cut_that_does_not_reproduce_the_full_analysis_is_not_used(monkeypatch):
+    _dropping(monkeypatch, lambda text: True)
+    analyzer = Analyzer()
+    try:
+        first = analyzer._run(_job(SCRIPT, 1, "train.py"), None)
+        edited = _edited(".item() in the loop")
+        served = analyzer._run(_job(edited, 2, "train.py"), None, None, first)
+        assert not served.reused
+        assert served.findings == check_text(edited, "train.py", CONFIG).findings
+    finally:
+        analyzer.shutdown()
+
+
+def test_a_cut_answer_that_a_full_check_contradicts_is_replaced(monkeypatch, caplog):
+    edited = _edited(".item() in the loop")
+    _dropping(monkeypatch, lambda text: "total = loss.item()" in text)
+    analyzer = Analyzer()
+
+    async def run():
+        await analyzer.analyse(_job(SCRIPT, 1, "train.py"))
+        job = _job(edited, 2, "train.py")
+        served = await analyzer.analyse(job)
+        assert served.reused
+        full = await analyzer.verify(job, served)
+        return served, full
+
+    try:
+        served, full = asyncio.run(run())
+    finally:
+        analyzer.shutdown()
+    fresh = check_text(edited, "train.py", CONFIG).findings
+    assert served.findings != fresh
+    assert full is not None and full.findings == fresh and analyzer.latest(full.uri) is full
+    assert "differ from a full analysis" in caplog.text
