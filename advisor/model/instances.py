@@ -58,6 +58,10 @@ class InstanceClasses(Question[Classes]):
         qual = model.imports.qualify(func)
         if qual is None and type(func) is cst.Name and func.value in model.facts.classes:
             return _local(model, (func.value,)), True
+        if type(func) is cst.Name and func.value == "cls":
+            made = _cls_class(model, ctx)
+            if made is not None:
+                return made
         symbol = model.symbol(qual) if qual is not None else None
         if symbol is not None and symbol.kind == "class":
             return frozenset({(symbol.model, symbol.info)}), True
@@ -90,6 +94,19 @@ def _own_class(model, ctx: Context) -> Optional[Classes]:
         return None
     cls = model.facts.classes.get(info.class_name)
     if cls is None or model.bindings.reaching("self", ctx, model.order_of(info.node.body)).assignments:
+        return None
+    return frozenset({(model, cls)}), False
+
+
+def _cls_class(model, ctx: Context) -> Optional[Classes]:
+    """`cls(...)` in a class method (`NestedTensor.from_tensor_list` returning `cls(tensor,
+    mask)`): an instance of the class, or of a subclass the method is called on (not all it can
+    be)."""
+    info = ctx.function
+    if info is None or info.class_name is None or not info.params or info.params[0] != "cls":
+        return None
+    cls = model.facts.classes.get(info.class_name)
+    if cls is None or model.bindings.reaching("cls", ctx, model.order_of(info.node.body)).assignments:
         return None
     return frozenset({(model, cls)}), False
 

@@ -256,7 +256,20 @@ class SequenceLengths(LiteralValues):
             return known((tag(len(expr.elements)),))
         if type(expr) in (cst.Name, cst.IfExp):
             return None
+        if (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "range"
+                and flow.model.imports.qualify(expr.func) in (None, "range", "builtins.range")
+                and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star):
+            # `device_ids=range(args.ngpu)`: as many items as the count (an option's default
+            # stays marked as one).
+            count = flow.ask(LITERALS, expr.args[0].value, ctx, order)
+            return _mapped([count], _range_length)
         return UNKNOWN
+
+
+def _range_length(value: Tagged) -> int:
+    if value[0] != "int":
+        raise TypeError
+    return max(0, value[1])
 
 
 SEQUENCE_LENGTHS = SequenceLengths()

@@ -36,7 +36,8 @@ class DataParallelOrFindUnused(Rule):
         functional `data_parallel`) is a warning; it is information when the script only
         runs inference (or the function that wraps the model keeps it and never trains, as a
         sampling method beside a training one) or pins it to a single device (`device_ids=[0]`,
-        also through a name or a parameter default that holds a one-item list). A factory
+        also through a name or a parameter default that holds a one-item list, or
+        `device_ids=range(args.ngpu)` over an option whose default is 1). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it;
         so is a wrap handed to a project function of another module that trains it

@@ -50,7 +50,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning
         reaches tensors and objects with a `pin_memory()` method, and a DGL graph has none; for
         `dataset.collate`, every project method of that name must), or into a project class
-        with no `pin_memory()` method (DETR's `NestedTensor`, or a class given as the
+        with no `pin_memory()` method (DETR's `NestedTensor`, also made by a class method that
+        returns `cls(...)` and from a `collate_fn` bound with `partial`, or a class given as the
         `collate_fn` itself: `collate_fn=GraphBatch`; such a loader that sets `pin_memory=False`
         is not reported at all), or whose `collate_fn` moves each
         batch to the GPU itself (`partial(pad_collate, device=device)` with a `.to(device)`

@@ -394,3 +394,31 @@ for x, y in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: device ids from a range over a GPU-count option whose default is one: info
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ngpu", type=int, default=1, help="number of GPUs to use")
+opt = parser.parse_args()
+crnn = torch.nn.DataParallel(crnn, device_ids=range(opt.ngpu))  # expect: GPU505 info
+for images, texts in train_loader:
+    loss = criterion(crnn(images.cuda()), texts)
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: device ids from a range over a GPU-count option whose default is four: reported
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ngpu", type=int, default=4, help="number of GPUs to use")
+opt = parser.parse_args()
+crnn = torch.nn.DataParallel(crnn, device_ids=range(opt.ngpu))  # expect: GPU505
+for images, texts in train_loader:
+    loss = criterion(crnn(images.cuda()), texts)
+    loss.backward()
+    optimizer.step()

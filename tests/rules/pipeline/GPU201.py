@@ -1321,3 +1321,78 @@ class Runner:
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 self.optimizer.step()
+
+# %% invalid: a dict batch packed by a class method of a class with no pin_memory(), collate_fn bound with partial: info
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+class NestedTensor:
+    def __init__(self, tensors, mask):
+        self.tensors = tensors
+        self.mask = mask
+
+    @classmethod
+    def from_tensor_list(cls, images, do_round=False):
+        tensor = torch.zeros(len(images), 3, 800, 800)
+        mask = torch.ones(len(images), 800, 800, dtype=torch.bool)
+        for img, pad, m in zip(images, tensor, mask):
+            pad[:, : img.shape[1], : img.shape[2]].copy_(img)
+            m[: img.shape[1], : img.shape[2]] = False
+        return cls(tensor, mask)
+
+    def to(self, device):
+        return NestedTensor(self.tensors.to(device), self.mask.to(device))
+
+
+def collate_fn(do_round, batch):
+    batch = list(zip(*batch))
+    final = {"samples": NestedTensor.from_tensor_list(batch[0], do_round), "targets": batch[1]}
+    return final
+
+
+loader = DataLoader(dataset, batch_size=2, collate_fn=partial(collate_fn, False), num_workers=4)  # expect: GPU201 info
+for batch in loader:
+    samples = batch["samples"].to("cuda")
+    loss = criterion(model(samples), batch["targets"])
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same, with a pin_memory() method on the class: pinning reaches the images
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+class NestedTensor:
+    def __init__(self, tensors, mask):
+        self.tensors = tensors
+        self.mask = mask
+
+    @classmethod
+    def from_tensor_list(cls, images, do_round=False):
+        tensor = torch.zeros(len(images), 3, 800, 800)
+        mask = torch.ones(len(images), 800, 800, dtype=torch.bool)
+        return cls(tensor, mask)
+
+    def pin_memory(self):
+        return NestedTensor(self.tensors.pin_memory(), self.mask.pin_memory())
+
+    def to(self, device):
+        return NestedTensor(self.tensors.to(device), self.mask.to(device))
+
+
+def collate_fn(do_round, batch):
+    batch = list(zip(*batch))
+    return {"samples": NestedTensor.from_tensor_list(batch[0], do_round), "targets": batch[1]}
+
+
+loader = DataLoader(dataset, batch_size=2, collate_fn=partial(collate_fn, False), num_workers=4)  # expect: GPU201
+for batch in loader:
+    samples = batch["samples"].to("cuda")
+    loss = criterion(model(samples), batch["targets"])
+    loss.backward()
+    optimizer.step()
