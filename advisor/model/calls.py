@@ -104,7 +104,21 @@ class CallGraph:
             return known
         # Asked again while being found (a method's instance whose value needs this call's
         # callee): nothing yet, and the answer holds until the first ask closes.
-        return open_questions.remembered(memo, id(site), lambda: self._find(site) + self._handed(site), guard=[])
+        return open_questions.remembered(memo, id(site), lambda: self._find(site) + self._handed(site) + self._stepped(site),
+                                         guard=[])
+
+    def _stepped(self, site: CallSite) -> List[Target]:
+        """`scaler.step(optimizer)`: the loss scaler calls the optimizer's own `step()` (a LARS or
+        LAMB class of the project's), unless the gradients hold an inf or a NaN."""
+        if site.method != "step" or site.receiver is None or not site.node.args:
+            return []
+        first = site.node.args[0]
+        if first.keyword is not None or first.star:
+            return []
+        if "scaler" not in self.model.kinds(site.receiver, site.ctx, site.order):
+            return []
+        owners = instances_of(self.model, first.value, site.ctx, site.order)
+        return [hit for hit in (class_method(m, c, "step") for m, c in owners) if hit is not None]
 
     def _overrides(self, class_name: Optional[str], method: Optional[str]) -> List[Target]:
         """The methods of the file's direct subclasses of ``class_name`` that implement
