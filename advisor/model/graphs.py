@@ -13,7 +13,7 @@ from advisor.model.kinds import KINDS
 from advisor.model.loaders import loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, ValueFlow
-from advisor.model.vocabulary import SCALAR_BUILTINS
+from advisor.model.vocabulary import SCALAR_BUILTINS, TYPED_TENSOR
 
 # Tensor methods whose result still belongs to the autograd graph of their input.
 _KEEPS_GRAPH = frozenset(
@@ -125,6 +125,11 @@ _FACTORIES = frozenset(
 )
 
 
+# Methods that move, cast or reshape a tensor: the result requires grad only if it did.
+_SAME_TENSOR_METHODS = frozenset({"to", "cuda", "cpu", "float", "half", "double", "long", "int", "bool", "contiguous",
+                                  "view", "reshape", "unsqueeze", "squeeze", "flatten", "permute", "transpose"})
+
+
 class FreshTensor(Question[bool]):
     """Every path of the value is a tensor a torch factory made without `requires_grad`, or a
     batch of a DataLoader (moved or cast on the way), so no graph is recorded through it."""
@@ -142,9 +147,9 @@ class FreshTensor(Question[bool]):
         qual = flow.model.imports.qualify(expr.func)
         if qual is not None:
             head, _, last = qual.rpartition(".")
-            return head == "torch" and last in _FACTORIES
+            return (head == "torch" and last in _FACTORIES) or bool(TYPED_TENSOR.fullmatch(qual))
         func = expr.func
-        if type(func) is cst.Attribute and func.attr.value in ("to", "cuda", "cpu", "float", "half", "double", "contiguous"):
+        if type(func) is cst.Attribute and func.attr.value in _SAME_TENSOR_METHODS:
             return flow.ask(self, func.value, ctx, order)
         return False
 

@@ -20,6 +20,7 @@ import libcst as cst
 from advisor.model.facts import Context
 from advisor.model.instances import INSTANCES
 from advisor.model.names import dotted_name
+from advisor.model.vocabulary import TYPED_TENSOR
 from advisor.model.walk import children
 
 _MAX_DEPTH = 4
@@ -121,7 +122,10 @@ def _root(expr: cst.BaseExpression) -> Optional[str]:
 
 
 # Libraries whose calls compute arrays or numbers, and build no layer.
-_NUMERIC_LIBRARIES = frozenset({"numpy", "scipy", "librosa", "math", "random"})
+_NUMERIC_LIBRARIES = frozenset({"numpy", "scipy", "librosa", "math", "random", "os"})
+# Readers of data files: plain containers and arrays, unless the object stores what they read
+# as an attribute (a pickled module could then be a submodule).
+_DATA_READERS = frozenset({"pickle.load", "pickle.loads", "json.load", "json.loads", "yaml.safe_load", "yaml.load"})
 
 
 class _Walker:
@@ -207,6 +211,8 @@ class _Walker:
         value = node.value
         if not type(value) is cst.Call or not type(value.func) is cst.Attribute:
             return True
+        if model.imports.qualify(value.func) in _DATA_READERS:
+            return False  # `self.net = pickle.load(f)`: whatever the file held
         return model.imports.qualify(value.func) is not None or _root(value.func) == "self"
 
     def _call_free(self, model, call: cst.Call, depth: int) -> bool:
@@ -233,8 +239,11 @@ class _Walker:
             if qual.startswith("torch.distributions."):
                 return True  # `Categorical(probs)`: a distribution over the outputs, no layer
             if qual.startswith("torch."):
-                return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device")
-            if qual.split(".", 1)[0] in _NUMERIC_LIBRARIES:
+                # `torch.FloatTensor([0, 0, 0, 1])`: the legacy typed constructors make plain
+                # tensors, never a parameter.
+                return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device") or bool(
+                    TYPED_TENSOR.fullmatch(qual))
+            if qual.split(".", 1)[0] in _NUMERIC_LIBRARIES or qual in _DATA_READERS:
                 return True  # `librosa.filters.mel(...)`, `np.hanning(n)`: arrays, never a layer
             return self._callee_free(model, qual, depth)
         if type(func) is cst.Name:

@@ -104,3 +104,7 @@ PLACEMENT_TEXT = CUDA_TEXT + (".prepare(", "setup_dataloaders(")
 # A name that holds a device (`device`, `dev`, `local_rank`, `gpu_id`).
 DEVICE_NAME = re.compile(r"(^|_)(device|dev|gpu|gpu_id|local_rank|rank)s?$|^device", re.IGNORECASE)
 DTYPE_NAME = re.compile(r"dtype", re.IGNORECASE)
+
+# torch's legacy typed constructors (`torch.FloatTensor([0, 0, 0, 1])`, `torch.cuda.LongTensor(n)`):
+# plain new tensors, never a parameter and never requiring grad.
+TYPED_TENSOR = re.compile(r"torch\.(?:cuda\.|sparse\.)?(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor")

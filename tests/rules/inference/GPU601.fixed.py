@@ -161,3 +161,31 @@ def predict_all(net, images):
     for image in images:
         outputs.append(pred_model(image))  # expect: GPU601 info
     return outputs
+
+# %% invalid: the same body model with a learned corrective layer
+import pickle
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class BodyModel(nn.Module):
+    def __init__(self, model_file):
+        super().__init__()
+        params = pickle.load(open(model_file, "rb"), encoding="latin1")
+        self.register_buffer("v_template", torch.FloatTensor(params["v_template"]))
+        self.corrective = nn.Linear(10, 3)
+
+    def forward(self, pose, beta):
+        return self.v_template + self.corrective(beta) * pose.sum()
+
+
+@torch.no_grad()
+def write_labels(annotations, writer):
+    body = BodyModel("smpl.pkl").cuda()
+    for ann in annotations:
+        pose = torch.FloatTensor(ann["pose"]).view(1, -1).cuda()
+        shape = torch.FloatTensor(ann["shape"]).view(1, -1).cuda()
+        vertices = body(pose, shape)  # expect: GPU601 info
+        writer.write(np.asarray(vertices.cpu()).tolist())

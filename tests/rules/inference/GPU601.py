@@ -700,3 +700,58 @@ for i in range(args.warmup):
     out = pt_model(image)  # expect: GPU601 info
 for i in range(args.n):
     out = pt_model(image)  # expect: GPU601
+
+# %% valid: a body model of buffers read from a pickle, run on typed-constructor tensors while a label file is written
+import pickle
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class BodyModel(nn.Module):
+    def __init__(self, model_file):
+        super().__init__()
+        params = pickle.load(open(model_file, "rb"), encoding="latin1")
+        self.register_buffer("v_template", torch.FloatTensor(params["v_template"]))
+        self.register_buffer("shapedirs", torch.FloatTensor(np.array(params["shapedirs"])))
+
+    def forward(self, pose, beta):
+        pad = torch.FloatTensor([0, 0, 0, 1]).to(pose.device)
+        return self.v_template + (self.shapedirs * beta.view(1, 1, -1)).sum(-1) + pad[:3] * pose.sum()
+
+
+def write_labels(annotations, writer):
+    body = BodyModel("smpl.pkl").cuda()
+    for ann in annotations:
+        pose = torch.FloatTensor(ann["pose"]).view(1, -1).cuda()
+        shape = torch.FloatTensor(ann["shape"]).view(1, -1).cuda()
+        vertices = body(pose, shape)
+        writer.write(np.asarray(vertices.cpu()).tolist())
+
+# %% invalid: the same body model with a learned corrective layer
+import pickle
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class BodyModel(nn.Module):
+    def __init__(self, model_file):
+        super().__init__()
+        params = pickle.load(open(model_file, "rb"), encoding="latin1")
+        self.register_buffer("v_template", torch.FloatTensor(params["v_template"]))
+        self.corrective = nn.Linear(10, 3)
+
+    def forward(self, pose, beta):
+        return self.v_template + self.corrective(beta) * pose.sum()
+
+
+def write_labels(annotations, writer):
+    body = BodyModel("smpl.pkl").cuda()
+    for ann in annotations:
+        pose = torch.FloatTensor(ann["pose"]).view(1, -1).cuda()
+        shape = torch.FloatTensor(ann["shape"]).view(1, -1).cuda()
+        vertices = body(pose, shape)  # expect: GPU601 info
+        writer.write(np.asarray(vertices.cpu()).tolist())
