@@ -262,6 +262,18 @@ def _is_none(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Name and node.value == "None"
 
 
+def _compares_to_a_string(test: cst.Comparison) -> bool:
+    """`mode == "uncond"`, `mode in ("a", "b")`: a test of a name against string constants."""
+    if len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if type(target.operator) not in (cst.Equal, cst.In):
+        return False
+    value = target.comparator
+    items = [e.value for e in value.elements] if type(value) in (cst.Tuple, cst.List, cst.Set) else [value]
+    return bool(items) and all(type(v) is cst.SimpleString for v in items)
+
+
 def _tests_none(test: cst.Comparison) -> bool:
     """`x is not None`, `x != None`."""
     if len(test.comparisons) != 1:
@@ -1141,6 +1153,14 @@ class GuardKinds:
             return True
         if type(guard.test) is cst.Comparison and _tests_none(guard.test):
             return self._always_none(guard, guard.test.left)
+        if type(guard.test) is cst.Comparison and _compares_to_a_string(guard.test):
+            # `elif self.cond_mode == "uncond":` where every construction passes another mode
+            name = dotted_name(guard.test.left)
+            if name is not None and (name.startswith("self.") or "." not in name):
+                found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
+                if (found.complete and found.option is None and bool(found.values)
+                        and not any(value for _, value in found.values)):
+                    return True
         if any(self._setting_left_off(t, guard) for t in conjuncts(guard.test)):
             return True
         name = dotted_name(guard.test)

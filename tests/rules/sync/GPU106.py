@@ -1022,3 +1022,65 @@ def forward(self, resps_list, device="cuda"):
     levels = levels.to(device=device)  # expect: GPU106 info
     prev_list = [o[..., : l + 1] for o, l in zip(resps_list, levels)]
     return self.decode(prev_list, levels)
+
+# %% invalid: the branch of a condition mode that every construction leaves out: info
+import torch
+import torch.nn as nn
+
+
+class MaskTransformer(nn.Module):
+    def __init__(self, cond_mode, latent_dim=256):
+        super().__init__()
+        self.cond_mode = cond_mode
+        self.latent_dim = latent_dim
+        self.cond_emb = nn.Linear(512, latent_dim)
+        self.head = nn.Linear(latent_dim, 512)
+
+    def forward(self, ids, y, device):
+        bs = ids.shape[0]
+        if self.cond_mode == "text":
+            cond_vector = self.cond_emb(y)
+        elif self.cond_mode == "uncond":
+            cond_vector = torch.zeros(bs, self.latent_dim).float().to(device)  # expect: GPU106 info
+        else:
+            raise NotImplementedError(self.cond_mode)
+        return self.head(cond_vector)
+
+
+model = MaskTransformer(cond_mode="text").cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for ids, y in train_loader:
+    loss = model(ids.cuda(), y.cuda(), "cuda").mean()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the same branch when a construction asks for that mode
+import torch
+import torch.nn as nn
+
+
+class MaskTransformer(nn.Module):
+    def __init__(self, cond_mode, latent_dim=256):
+        super().__init__()
+        self.cond_mode = cond_mode
+        self.latent_dim = latent_dim
+        self.cond_emb = nn.Linear(512, latent_dim)
+        self.head = nn.Linear(latent_dim, 512)
+
+    def forward(self, ids, y, device):
+        bs = ids.shape[0]
+        if self.cond_mode == "text":
+            cond_vector = self.cond_emb(y)
+        elif self.cond_mode == "uncond":
+            cond_vector = torch.zeros(bs, self.latent_dim).float().to(device)  # expect: GPU106
+        else:
+            raise NotImplementedError(self.cond_mode)
+        return self.head(cond_vector)
+
+
+model = MaskTransformer(cond_mode="uncond").cuda()
+optimizer = torch.optim.AdamW(model.parameters())
+for ids, y in train_loader:
+    loss = model(ids.cuda(), y.cuda(), "cuda").mean()
+    loss.backward()
+    optimizer.step()
