@@ -8,6 +8,7 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
+from advisor.model.value_flow import argument
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import (
@@ -226,10 +227,43 @@ def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
     question = LoaderSites(callers) if callers else None
     if question is None:
         chains = _project_epoch_callers(model, loop.function)
+        if chains and _rebuilt_by_callers(loop, chains):
+            return False
         question = LoaderSites(project_callers=chains) if chains else None
     if question is None:
         return False
     return any(found is site for found in _all_loaders(loaders_iterated(model, loop, question)))
+
+
+def _rebuilt_by_callers(loop, chains: dict) -> bool:
+    """The loop goes over a parameter of its function, and every call of that function on the
+    way down from an epoch loop sits in a helper (not in the epoch loop itself) that binds the
+    argument from a call of its own (`data_loader = init_pipe(False)[2]`, unpacked or not): each
+    epoch runs the helper, which builds a new loader, so persistent workers would not carry
+    over (`val_run()` once per epoch, building its loaders and going over each once)."""
+    info = loop.function
+    iterated = loop.node.iter
+    if type(iterated) is cst.Call and type(iterated.func) is cst.Name and iterated.func.value == "enumerate" and iterated.args:
+        iterated = iterated.args[0].value
+    if type(iterated) is not cst.Name or iterated.value not in info.params:
+        return False
+    name = iterated.value
+    position = info.params.index(name) - (1 if info.receiver_params else 0)
+    calls = chains.get(id(info))
+    if not calls:
+        return False
+    for caller, site in calls:
+        if site.ctx.loop is not None or site.ctx.function is None:
+            return False
+        given = argument(site.node, name, position)
+        if given is None or type(given.value) is not cst.Name:
+            return False
+        reach = caller.bindings.reaching(given.value.value, site.ctx, site.order)
+        if not reach.closed or not reach.assignments or any(
+            a.ctx.function is not site.ctx.function or type(a.value) is not cst.Call for a in reach.assignments
+        ):
+            return False
+    return True
 
 
 def _built_before_pass(site: CallSite, loop) -> bool:
@@ -304,7 +338,10 @@ class WorkersRestartedEveryEpoch(Rule):
         run of the project turns on (`if cfg.MULTIGRID.SHORT_CYCLE:` whose default is False
         and that no config file sets) is info. A loader built in the block that goes over it
         (`if step % 500 == 0: test_loader = DataLoader(...); for x in test_loader: ...`) is a
-        new loader on each pass: keeping its workers would not carry over, so it is left alone.
+        new loader on each pass: keeping its workers would not carry over, so it is left alone;
+        so is one a per-epoch helper builds for itself and hands to the function that goes over it
+        once (`def val_run(encoder): data_loader = make_eval_loader(); return score(encoder,
+        data_loader)`, called once per epoch from another file).
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
