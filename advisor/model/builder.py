@@ -133,6 +133,9 @@ def is_periodic_test(test: cst.BaseExpression) -> bool:
 
 
 _JUMPS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+# Calls named like a step that update no parameter: XLA's and Habana's `mark_step()` cut the
+# lazy graph (Grad-CAM calls it after a backward that only computes saliency).
+_NOT_OPTIMIZER_STEPS = frozenset({"mark_step"})
 _TIMING_EVENTS = frozenset({"torch.cuda.Event", "torch.Event", "torch.cuda.streams.Event"})
 
 
@@ -1131,7 +1134,8 @@ class ModelBuilder(Walker):
             # the copies projects keep): a callable that runs backward and steps the optimizer.
             self._mark_training(ctx, step=True)
             self._record_backward_value(ctx, None, node)
-        elif (method or (func.value if type(func) is cst.Name else "")).endswith("_step"):
+        elif ((method or (func.value if type(func) is cst.Name else "")).endswith("_step")
+              and (method or func.value) not in _NOT_OPTIMIZER_STEPS):
             self._mark_loose_step(ctx)
         elif method == "set_epoch":
             if ctx.function is not None:

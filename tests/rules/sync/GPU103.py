@@ -661,3 +661,63 @@ def train(model, loader, optimizer, use_cuda):
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
+
+# %% valid: saliency maps from a backward that no optimizer follows, with a lazy-graph mark_step
+import numpy as np
+import torch
+
+
+class GradCAM:
+    def __init__(self, model, target_layer, device):
+        self.model = model.to(device).eval()
+        self.device = device
+        self.activations, self.gradients = [], []
+        target_layer.register_forward_hook(lambda m, i, o: self.activations.append(o))
+        target_layer.register_full_backward_hook(lambda m, gi, go: self.gradients.append(go[0]))
+
+    def forward(self, input_tensor, targets):
+        input_tensor = input_tensor.to(self.device)
+        outputs = self.model(input_tensor)
+        self.model.zero_grad()
+        loss = sum(target(output) for target, output in zip(targets, outputs))
+        loss.backward(retain_graph=True)
+        if "hpu" in str(self.device):
+            self.htcore.mark_step()
+        activations = self.activations[-1].cpu().detach().numpy()
+        grads = self.gradients[-1].cpu().detach().numpy()
+        weights = np.mean(grads, axis=(2, 3))
+        return np.maximum((weights[:, :, None, None] * activations).sum(axis=1), 0)
+
+    def forward_augmented(self, input_tensor, targets, transforms):
+        cams = []
+        for transform in transforms:
+            cams.append(self.forward(transform(input_tensor), targets))
+        return np.mean(np.float32(cams), axis=0)
+
+    def __call__(self, input_tensor, targets, transforms=None):
+        if transforms:
+            return self.forward_augmented(input_tensor, targets, transforms)
+        return self.forward(input_tensor, targets)
+
+# %% invalid: the same hooks in a loop that steps an optimizer on the loss
+import numpy as np
+import torch
+
+
+class Finetuner:
+    def __init__(self, model, target_layer, device):
+        self.model = model.to(device)
+        self.device = device
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01)
+        self.activations = []
+        target_layer.register_forward_hook(lambda m, i, o: self.activations.append(o))
+
+    def fit(self, loader):
+        for input_tensor, labels in loader:
+            outputs = self.model(input_tensor.to(self.device))
+            loss = torch.nn.functional.cross_entropy(outputs, labels.to(self.device))
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            activations = self.activations[-1].cpu().detach().numpy()  # expect: GPU103
+            self.activations.clear()
