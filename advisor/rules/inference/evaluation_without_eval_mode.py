@@ -236,11 +236,12 @@ class EvaluationWithoutEvalMode(Rule):
                 continue
             if self._eval_reaches(model, site, evals, trained):
                 continue
-            if not stochastic and self._local_class(model, site.node.func, site.ctx, site.order, 0):
+            called = _module_called(site.node.func)
+            if not stochastic and self._local_class(model, called, site.ctx, site.order, 0):
                 continue  # built from this file's classes, which hold no dropout or batch norm
-            if mode_free(model, site.node.func, site.ctx, site.order):
+            if mode_free(model, called, site.ctx, site.order):
                 continue  # a project class with no layer that behaves differently in eval mode
-            if layers_mode_free(model, site.node.func, site.ctx, site.order):
+            if layers_mode_free(model, called, site.ctx, site.order):
                 continue  # `model = nn.Linear(784, 10)`: no layer that eval mode changes
             if shape_check(model, site.node, site.ctx, site.order):
                 continue  # a model just built, run on random input: no trained weights are read
@@ -371,3 +372,10 @@ class EvaluationWithoutEvalMode(Rule):
                         model, arg.value, call.ctx, call.order, evals, trained, depth + 1, pretrained):
                     return True
         return False
+
+
+def _module_called(func: cst.BaseExpression) -> cst.BaseExpression:
+    """The module a call runs: `self.model` of `self.model.forward(x)` as of `self.model(x)`."""
+    if type(func) is cst.Attribute and func.attr.value == "forward":
+        return func.value
+    return func

@@ -825,3 +825,65 @@ class PolicyTrainer:
         loss = self.model(**batch).loss
         loss.backward()
         optimizer.step()
+
+# %% valid: a one-layer regressor of the file, called through .forward() by a plain class that predicts with it
+import torch
+import torch.nn as nn
+
+
+class LinearModel(nn.Module):
+    def __init__(self, input_dim, output_dim):
+        super().__init__()
+        self.fc1 = nn.Linear(input_dim, output_dim)
+
+    def forward(self, x):
+        return self.fc1(x)
+
+
+class Classifier:
+    def __init__(self, input_dim):
+        self.model = LinearModel(input_dim, 1).cuda()
+        self.optimiser = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train(self, nets, accs, epochs=100):
+        for epoch in range(epochs):
+            self.optimiser.zero_grad()
+            loss = nn.functional.mse_loss(self.model.forward(nets), accs)
+            loss.backward()
+            self.optimiser.step()
+
+    def predict(self, remaining):
+        outputs = self.model.forward(remaining.cuda())
+        return outputs.cpu().detach().numpy()
+
+# %% invalid: the same call through .forward() of a regressor with dropout
+import torch
+import torch.nn as nn
+
+
+class MLPModel(nn.Module):
+    def __init__(self, input_dim, output_dim):
+        super().__init__()
+        self.fc1 = nn.Linear(input_dim, 64)
+        self.drop = nn.Dropout(0.2)
+        self.fc2 = nn.Linear(64, output_dim)
+
+    def forward(self, x):
+        return self.fc2(self.drop(torch.relu(self.fc1(x))))
+
+
+class Classifier:
+    def __init__(self, input_dim):
+        self.model = MLPModel(input_dim, 1).cuda()
+        self.optimiser = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train(self, nets, accs, epochs=100):
+        for epoch in range(epochs):
+            self.optimiser.zero_grad()
+            loss = nn.functional.mse_loss(self.model.forward(nets), accs)
+            loss.backward()
+            self.optimiser.step()
+
+    def predict(self, remaining):
+        outputs = self.model.forward(remaining.cuda())  # expect: GPU602
+        return outputs.cpu().detach().numpy()
