@@ -1153,6 +1153,8 @@ class GuardKinds:
             return True
         if type(guard.test) is cst.Comparison and _tests_none(guard.test):
             return self._always_none(guard, guard.test.left)
+        if type(guard.test) is cst.Comparison and self._unbound_local(guard):
+            return True
         if type(guard.test) is cst.Comparison and _compares_to_a_string(guard.test):
             # `elif self.cond_mode == "uncond":` where every construction passes another mode
             name = dotted_name(guard.test.left)
@@ -1169,6 +1171,27 @@ class GuardKinds:
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
         # A command-line option's default is what a run gets unless it asks otherwise: not never.
         return found.complete and found.option is None and bool(found.values) and not any(value for _, value in found.values)
+
+    def _unbound_local(self, guard: Guard) -> bool:
+        """`if "img_loss0" in locals():` in a function that never binds that name (it is only
+        assigned in another function, a model's `forward`): never true."""
+        test = guard.test
+        if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.In:
+            return False
+        container = test.comparisons[0].comparator
+        if (type(test.left) is not cst.SimpleString or type(container) is not cst.Call or container.args
+                or type(container.func) is not cst.Name or container.func.value != "locals"):
+            return False
+        function = guard.ctx.function
+        if function is None or self.model.imports.qualify(container.func) is not None:
+            return False
+        name = test.left.evaluated_value
+        if not isinstance(name, str) or not name.isidentifier():
+            return False
+        if name in function.params:
+            return False
+        # Any binding in the function, before or after the test (a loop's next pass sees it).
+        return not self.model.facts.assignments.get((function.scope, name))
 
     def _setting_left_off(self, test: cst.BaseExpression, guard: Guard) -> bool:
         """`cfg.DETECTION.ENABLE`: a config node's setting whose default is false and that no

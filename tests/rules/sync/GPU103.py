@@ -721,3 +721,37 @@ class Finetuner:
             self.optimizer.step()
             activations = self.activations[-1].cpu().detach().numpy()  # expect: GPU103
             self.activations.clear()
+
+# %% invalid: a log line that reads a loss only when a name this function never binds is among its locals: info
+import torch
+
+
+def train(model, batches, optimizer):
+    for step, (rays, target) in enumerate(batches):
+        rays, target = rays.cuda(), target.cuda()
+        losses = model(rays, target)
+        loss = losses.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        log_string = "step " + str(step)
+        if "coarse_loss" in locals():
+            log_string += ", coarse loss: " + str(coarse_loss.mean().cpu().detach().numpy())  # expect: GPU103 info
+        print(log_string)
+
+# %% invalid: the same test when the loop binds that name
+import torch
+
+
+def train(model, batches, optimizer):
+    for step, (rays, target) in enumerate(batches):
+        rays, target = rays.cuda(), target.cuda()
+        losses, coarse_loss = model(rays, target)
+        loss = losses.mean() + coarse_loss.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        log_string = "step " + str(step)
+        if "coarse_loss" in locals():
+            log_string += ", coarse loss: " + str(coarse_loss.mean().cpu().detach().numpy())  # expect: GPU103
+        print(log_string)
