@@ -5,6 +5,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.frozen_modules import frozen_before
 from advisor.model.handed_names import calls_handing
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, last_segment
@@ -35,7 +36,8 @@ class DataParallelOrFindUnused(Rule):
         Two costly data-parallel settings. `nn.DataParallel(...)` (any spelling, and the
         functional `data_parallel`) is a warning; it is information when the script only
         runs inference (or the function that wraps the model keeps it and never trains, as a
-        sampling method beside a training one) or pins it to a single device (`device_ids=[0]`,
+        sampling method beside a training one, or the module was frozen parameter by parameter
+        just before the wrap, as a moving-average copy is) or pins it to a single device (`device_ids=[0]`,
         also through a name or a parameter default that holds a one-item list, or
         `device_ids=range(args.ngpu)` over an option whose default is 1). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
@@ -127,7 +129,8 @@ class DataParallelOrFindUnused(Rule):
                 )
             elif ((inference_only and not self._returned_to_training(model, site)
                    and not self._handed_to_training(model, site))
-                  or self._inference_function(model, site) or self._run_without_grad(model, site)):
+                  or self._inference_function(model, site) or self._run_without_grad(model, site)
+                  or self._frozen(model, site)):
                 yield self.report(
                     site.node,
                     "DataParallel replicates the model on every forward call and gathers outputs on one "
@@ -181,6 +184,14 @@ class DataParallelOrFindUnused(Rule):
                         "forward pass; keep it only if some parameters really get no gradient",
                         severity=Severity.INFO,
                     )
+
+    @staticmethod
+    def _frozen(model: FileModel, site: CallSite) -> bool:
+        """The module wrapped had every parameter frozen just before, in the same function (a
+        moving-average copy of a generator, `for p in self.avgG.parameters(): p.requires_grad =
+        False`): nothing trains the wrap."""
+        wrapped = call_argument(site.node, "module", 0)
+        return wrapped is not None and frozen_before(model, dotted_name(wrapped.value), site.ctx, site.order)
 
     def _inference_function(self, model: FileModel, site: CallSite) -> bool:
         """The wrapper is made for a function that never trains and keeps it to itself: bound

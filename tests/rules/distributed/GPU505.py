@@ -422,3 +422,34 @@ for images, texts in train_loader:
     loss = criterion(crnn(images.cuda()), texts)
     loss.backward()
     optimizer.step()
+
+# %% invalid: a moving-average copy frozen parameter by parameter before it is wrapped: info
+from copy import deepcopy
+
+import torch
+import torch.nn as nn
+
+
+class GAN:
+    def __init__(self, netG, netD):
+        self.netG = nn.DataParallel(netG).cuda()  # expect: GPU505
+        self.netD = nn.DataParallel(netD).cuda()  # expect: GPU505
+        self.optG = torch.optim.Adam(self.netG.parameters())
+        self.build_average()
+
+    def build_average(self):
+        self.avgG = deepcopy(self.netG.module)
+        for param in self.avgG.parameters():
+            param.requires_grad = False
+        self.avgG = nn.DataParallel(self.avgG)  # expect: GPU505 info
+        self.avgG.cuda()
+
+    def train(self, loader):
+        for real in loader:
+            fake = self.netG(torch.randn(real.size(0), 128, device="cuda"))
+            loss = -self.netD(fake).mean()
+            self.optG.zero_grad()
+            loss.backward()
+            self.optG.step()
+            for p, avg_p in zip(self.netG.parameters(), self.avgG.parameters()):
+                avg_p.mul_(0.999).add_(p.detach(), alpha=0.001)

@@ -1,0 +1,64 @@
+"""Modules whose parameters are all frozen where they are wrapped or used.
+
+A moving-average copy of a generator (`self.avgG = deepcopy(G)`, then `for p in
+self.avgG.parameters(): p.requires_grad = False`), a frozen teacher, a feature extractor for a
+perceptual loss: the code turns every parameter's gradient off by name, in the same function,
+before it wraps or uses the module. Nothing trains it, whatever loop calls it (GPU505).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from advisor.model.facts import Context
+from advisor.model.names import dotted_name
+
+
+def frozen_before(model, name: Optional[str], ctx: Context, order: float) -> bool:
+    """Earlier in the function of ``ctx``, and outside any branch of its own, the module held in
+    ``name`` had every parameter frozen: `for p in name.parameters(): p.requires_grad = False`
+    (or `p.requires_grad_(False)`), or `name.requires_grad_(False)`."""
+    function = ctx.function
+    if name is None or function is None:
+        return False
+    top = {id(statement) for statement in function.node.body.body}
+    for loop in model.facts.loops:
+        if (loop.function is function and id(loop.node) in top and model.order_of(loop.node) < order
+                and _freezes_each_parameter(loop.node, name)):
+            return True
+    for site in model.facts.calls_by_method.get("requires_grad_", ()):
+        if (site.ctx.function is function and site.order < order and site.receiver_name == name
+                and id(model.statement_of.get(id(site.node))) in top and _false_argument(site.node)):
+            return True
+    return False
+
+
+def _freezes_each_parameter(loop: cst.CSTNode, name: str) -> bool:
+    if type(loop) is not cst.For or type(loop.target) is not cst.Name or type(loop.iter) is not cst.Call:
+        return False
+    iterated = loop.iter
+    if (type(iterated.func) is not cst.Attribute or iterated.func.attr.value != "parameters"
+            or dotted_name(iterated.func.value) != name):
+        return False
+    param = loop.target.value
+    for statement in loop.body.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            continue
+        for small in statement.body:
+            if (type(small) is cst.Assign and len(small.targets) == 1
+                    and dotted_name(small.targets[0].target) == f"{param}.requires_grad"
+                    and type(small.value) is cst.Name and small.value.value == "False"):
+                return True
+            if (type(small) is cst.Expr and type(small.value) is cst.Call
+                    and dotted_name(small.value.func) == f"{param}.requires_grad_" and _false_argument(small.value)):
+                return True
+    return False
+
+
+def _false_argument(call: cst.Call) -> bool:
+    return (len(call.args) == 1 and call.args[0].keyword in (None,) and type(call.args[0].value) is cst.Name
+            and call.args[0].value.value == "False") or (
+        len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "requires_grad"
+        and type(call.args[0].value) is cst.Name and call.args[0].value.value == "False")
