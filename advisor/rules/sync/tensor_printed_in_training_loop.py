@@ -16,6 +16,9 @@ _LOGGER_NAME = re.compile(r"(^|_)(log|logger|logging|LOGGER|LOG)$")
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
 
 
+# What a `.log({...})` call hands to experiment trackers that convert each value to a number.
+_TRACKERS = frozenset({"wandb.init", "accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+
 class TensorFormattedInTrainingLoop(Rule):
     code = "GPU102"
     name = "tensor-printed-in-training-loop"
@@ -23,8 +26,8 @@ class TensorFormattedInTrainingLoop(Rule):
     what = """
         A tensor passed to `print`, to a `logging` call, to an f-string or `%`/`.format`
         formatting, to `str()`, or to a progress bar or metrics writer (`set_postfix`,
-        `add_scalar`, `wandb.log`) inside the innermost training loop. Values that are already
-        Python numbers are left alone (the `.item()` that made them is GPU101's finding).
+        `add_scalar`, `wandb.log`, `accelerator.log` of an `Accelerator`) inside the innermost
+        training loop. Values that are already Python numbers are left alone (the `.item()` that made them is GPU101's finding).
     """ + FORWARD_PATH_DOC
     why = """
         Rendering a tensor as text needs its values on the host: `print(loss)` and
@@ -108,9 +111,10 @@ class TensorFormattedInTrainingLoop(Rule):
                 yield site
         yield from model.calls_to("wandb.log", "mlflow.log_metric", "mlflow.log_metrics")
         for site in facts.calls_by_method.get("log", ()):
-            # run = wandb.init(...); run.log({...})
+            # run = wandb.init(...); run.log({...}); accelerator = Accelerator(log_with="wandb");
+            # accelerator.log({...}): its trackers read every value back as a number
             if site.receiver_name and any(
-                type(a.value) is cst.Call and model.imports.qualify(a.value.func) == "wandb.init"
+                type(a.value) is cst.Call and model.imports.qualify(a.value.func) in _TRACKERS
                 for a in model.assignments(site.receiver_name, site.ctx)
             ):
                 yield site

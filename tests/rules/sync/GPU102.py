@@ -425,3 +425,29 @@ def train_one_epoch(model, loader, optimizer):
             logging.warning(f"Loss is {loss}, stopping.")
             import sys
             sys.exit(1)
+
+# %% invalid: a loss tensor handed to an Accelerator's trackers on every step
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(log_with="wandb")
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+for step, (x, y) in enumerate(loader):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    accelerator.log({"loss": loss}, step=step)  # expect: GPU102
+
+# %% valid: the same trackers given the learning rate, a Python number
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(log_with="wandb")
+model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+for step, (x, y) in enumerate(loader):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    accelerator.backward(loss)
+    optimizer.step()
+    optimizer.zero_grad()
+    accelerator.log({"lr": scheduler.get_last_lr()[0]}, step=step)
