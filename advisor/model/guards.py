@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.builder import gate_kinds
+from advisor.model.builder import _string_key as string_key, gate_kinds
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.config_nodes import left_off
 from advisor.model.constants import constant
@@ -448,6 +448,22 @@ def _state_unset(model, test: cst.BaseExpression, ctx: Context, order: float) ->
     return reach.closed and bool(reach.assignments) and all(
         type(a.value) is cst.Subscript and dotted_name(a.value.value) == "self.state" for a in reach.assignments
     )
+
+
+def _first_state_step(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`if state['n_iter'] == 1:` where `state = self.state[p]`: the step count an optimizer keeps
+    in its per-parameter state, at its first step (L-BFGS's first step size), once per run."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if type(target.operator) is not cst.Equal or type(target.comparator) is not cst.Integer:
+        return False
+    if target.comparator.value not in ("0", "1") or type(test.left) is not cst.Subscript:
+        return False
+    key = string_key(test.left)
+    if key is None or not _COUNTER_WORD.search(key):
+        return False
+    return _state_unset(model, cst.UnaryOperation(cst.Not(), test.left.value), ctx, order)
 
 
 def _counter(model, name: str, ctx: Context, order: float, depth: int = 0) -> bool:
@@ -898,7 +914,8 @@ class GuardKinds:
         return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(
             test, self.model, guard.ctx, guard.order + 0.5) or _first_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard) or _state_unset(
-            self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test))
+            self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test)) or (
+            _first_state_step(self.model, test, guard.ctx, guard.order + 0.5))
 
     def _steps(self, guard: Guard) -> bool:
         """An optimizer steps under the guard: there (`if (i + 1) % accum == 0: opt.step()`), or in

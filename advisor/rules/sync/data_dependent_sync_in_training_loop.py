@@ -182,7 +182,9 @@ class DataDependentSyncInTrainingLoop(Rule):
         `masked_select`, `unique()`, indexing with a boolean mask (`logits[labels != -100]`,
         or a name bound to such a comparison), a store through a mask that is not a plain
         masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
-        that is a tensor on the device (`ws[:, cutoff:]`). Tests on Python values, integer or
+        that is a tensor on the device (`ws[:, cutoff:]`), and Python's own `max()` or `min()`
+        of several values, one a tensor (`loss / max(1, n_tokens)`: they compare and test the
+        result as an `if` does). Tests on Python values, integer or
         slice indexes, masked fills (`out[keep] = 0`, `out[:, keep] = 0`), masks in host memory
         (a factory without `device=`, or a `torch.cat` of a list of such parts), and batches
         still in host memory (before they are moved) are left alone. Under a periodic condition
@@ -237,7 +239,7 @@ class DataDependentSyncInTrainingLoop(Rule):
             "https://docs.pytorch.org/docs/stable/generated/torch.cuda.set_sync_debug_mode.html",
         ),
     )
-    requires = (("if", "while", "assert", "nonzero", "where", "masked_select", "unique", "["), BATCH_TEXT)
+    requires = (("if", "while", "assert", "nonzero", "where", "masked_select", "unique", "[", "max(", "min("), BATCH_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for condition in model.facts.conditions:
@@ -259,6 +261,31 @@ class DataDependentSyncInTrainingLoop(Rule):
                     )
         yield from self._size_syncs(model)
         yield from self._mask_indexing(model)
+        yield from self._builtin_comparisons(model)
+
+    def _builtin_comparisons(self, model: FileModel) -> Iterator[Report]:
+        """`max(1, count)`, `min(a, b)`: Python's own max and min compare their arguments with
+        `>`/`<` and test the result, which reads a tensor back like an `if` does."""
+        for name in ("max", "min"):
+            for site in model.facts.calls_by_callee.get(name, ()):
+                args = site.node.args
+                if model.imports.qualify(site.node.func) is not None or len(args) < 2 or any(
+                    a.keyword is not None or a.star for a in args
+                ):
+                    continue
+                heat = model.batch_heat(site.ctx)
+                if heat is None:
+                    continue
+                for arg in args:
+                    if self._device_tensor(model, arg.value, site.ctx):
+                        yield self.report(
+                            arg.value,
+                            "Python's `{builtin}()` compares tensor `{expression}` and tests the result: it copies "
+                            "it to the host and waits for the GPU on every training step",
+                            severity=self.severity_for(heat),
+                            data={"builtin": name, "expression": snippet(model, arg.value)},
+                        )
+                        break
 
     def _device_tensor(self, model: FileModel, expr: cst.BaseExpression, ctx) -> bool:
         """A tensor that is not known to be in host memory, where the test reads it (not at the

@@ -1739,3 +1739,84 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         acc = accuracy(out, y, [1, 2, 3])
+
+# %% invalid: Python's max() over a count of unmasked tokens in a loss run every step
+import torch
+
+
+def chunked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
+    logits = logits.reshape(-1, logits.size(-1))
+    targets = targets.reshape(-1)
+    losses = torch.nn.functional.cross_entropy(logits, targets, ignore_index=ignore_index, reduction="none")
+    non_masked_elems = (targets != ignore_index).sum()
+    return losses.sum() / max(1, non_masked_elems)  # expect: GPU104
+
+
+def fit(model, loader, optimizer):
+    for input_ids, targets in loader:
+        input_ids, targets = input_ids.cuda(non_blocking=True), targets.cuda(non_blocking=True)
+        loss = chunked_cross_entropy(model(input_ids), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: the same loss dividing by a count of tokens the collate function computed in Python
+import torch
+
+
+def chunked_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, num_tokens: int, ignore_index: int = -100) -> torch.Tensor:
+    logits = logits.reshape(-1, logits.size(-1))
+    targets = targets.reshape(-1)
+    losses = torch.nn.functional.cross_entropy(logits, targets, ignore_index=ignore_index, reduction="none")
+    return losses.sum() / max(1, num_tokens)
+
+
+def fit(model, loader, optimizer):
+    for input_ids, targets, num_tokens in loader:
+        input_ids, targets = input_ids.cuda(non_blocking=True), targets.cuda(non_blocking=True)
+        loss = chunked_cross_entropy(model(input_ids), targets, num_tokens)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a step size set from the gradient at an optimizer's first step only: info
+import torch
+from torch.optim import Optimizer
+
+
+class LBFGS(Optimizer):
+    def __init__(self, params, lr=1.0):
+        super().__init__(params, dict(lr=lr))
+        self._params = self.param_groups[0]["params"]
+
+    def _gather_flat_grad(self):
+        return torch.cat([p.grad.view(-1) for p in self._params])
+
+    @torch.no_grad()
+    def step(self, closure):
+        lr = self.param_groups[0]["lr"]
+        state = self.state[self._params[0]]
+        state.setdefault("n_iter", 0)
+        with torch.enable_grad():
+            closure()
+        flat_grad = self._gather_flat_grad()
+        state["n_iter"] += 1
+        if state["n_iter"] == 1:
+            t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr  # expect: GPU104 info
+        else:
+            t = lr
+        for p in self._params:
+            p.add_(p.grad, alpha=-t)
+
+
+def fit(body_params, keypoints, steps=100):
+    optimizer = LBFGS([body_params])
+    keypoints = keypoints.cuda()
+    for _ in range(steps):
+        def closure():
+            optimizer.zero_grad()
+            loss = (body_params - keypoints).pow(2).sum()
+            loss.backward()
+            return loss
+
+        optimizer.step(closure)
