@@ -17,7 +17,7 @@ from advisor.model.literals import literal_values
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
-from advisor.model.type_tests import annotated_python, python_scalar_here
+from advisor.model.type_tests import annotated_python, annotated_tensor, python_scalar_here
 from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
 
@@ -117,6 +117,8 @@ class Tensor(Question[str]):
         if type(expr) is cst.Name:
             if python_scalar_here(expr.value, ctx) or annotated_python(flow, expr.value, ctx, order):
                 return PYTHON  # the `else` of `if not isinstance(flow, float):`, a parameter `n: int`
+            if annotated_tensor(flow, expr.value, ctx, order):
+                return TENSOR  # a parameter `targets: torch.Tensor`
             if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
                 # Backpropagated through: a tensor whatever else it is assigned, unless every
                 # binding the read sees made it a Python value (`loss = loss.item()` after the

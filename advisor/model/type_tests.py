@@ -57,26 +57,49 @@ def annotated_python(flow, name: str, ctx: Context, order: float, element: bool 
     info = ctx.function
     if info is None:
         return False
-    notes: Dict[int, Dict[str, str]] = flow.model.shared("python-annotations", lambda m: {})
-    known = notes.get(id(info))
-    if known is None:
-        known = notes[id(info)] = _annotations(info)
-    kind = known.get(name)
-    if kind is None or (kind == "sequence") != element:
+    kind = _annotation_of(flow, info, name)
+    if kind not in ("scalar", "sequence") or (kind == "sequence") != element:
         return False
     reach = flow.bindings.reaching(name, ctx, order)
     return reach.parameter is info and not reach.assignments
 
 
-def _annotations(info) -> Dict[str, str]:
-    """{parameter: "scalar" | "sequence"} for the function's parameters annotated as Python values."""
+def annotated_tensor(flow, name: str, ctx: Context, order: float) -> bool:
+    """Every value the read may see comes from a parameter annotated `torch.Tensor` (`targets:
+    torch.Tensor`): a tensor, though not one whose device the annotation says."""
+    info = ctx.function
+    if info is None or _annotation_of(flow, info, name) != "tensor":
+        return False
+    reach = flow.bindings.reaching(name, ctx, order)
+    return reach.parameter is info and not reach.assignments
+
+
+def _annotation_of(flow, info, name: str) -> Optional[str]:
+    notes: Dict[int, Dict[str, str]] = flow.model.shared("python-annotations", lambda m: {})
+    known = notes.get(id(info))
+    if known is None:
+        known = notes[id(info)] = _annotations(flow.model, info)
+    return known.get(name)
+
+
+def _annotations(model, info) -> Dict[str, str]:
+    """{parameter: "scalar" | "sequence" | "tensor"} for the function's parameters annotated as
+    Python values, or as a tensor."""
     out: Dict[str, str] = {}
     params = info.node.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        kind = _python_annotation(param.annotation.annotation) if param.annotation is not None else None
+        if param.annotation is None:
+            continue
+        note = param.annotation.annotation
+        kind = _python_annotation(note)
+        if kind is None and model.imports.qualify(note) in _TENSOR_ANNOTATIONS:
+            kind = "tensor"
         if kind is not None:
             out[param.name.value] = kind
     return out
+
+
+_TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
 
 
 def _python_annotation(note: cst.BaseExpression) -> Optional[str]:

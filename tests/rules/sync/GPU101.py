@@ -1846,3 +1846,43 @@ for step, (obs, actions) in enumerate(loader):
     loss.backward()
     optimizer.step()
     logger.log_scalar("loss", loss.item(), step)  # expect: GPU101
+
+# %% invalid: an accuracy helper whose parameters are annotated as tensors, called every step on what a library returns
+import torch
+import torch.nn.functional as F
+from decoders import decode
+
+
+def accuracy(preds: torch.Tensor, labels: torch.Tensor) -> float:
+    return float((preds == labels).float().mean())  # expect: GPU101
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        acc = accuracy(decode(out), decode(y))
+
+# %% valid: the same helper annotated as taking NumPy arrays
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def accuracy(logits: np.ndarray, labels: np.ndarray) -> float:
+    return float((logits.argmax(1) == labels).mean())
+
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        acc = accuracy(out.detach().cpu().numpy(), y.cpu().numpy())
