@@ -194,6 +194,8 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
         return False
     if name in model.facts.functions:
         return False  # a function of the file (`convert_model(...)`), not a network
+    if name in model.facts.classes and not model.assignments(name, ctx):
+        return False  # building an instance of a class of the file (`model = Model()`), not running one
     last = last_segment(name)
     if MODEL_NAME.search(last) and not ACTION_ON_A_MODEL.search(last):
         return not _other_library_object(model, name, ctx) and not _plain_wrapper(model, func, ctx, order)

@@ -755,3 +755,29 @@ def write_labels(annotations, writer):
         shape = torch.FloatTensor(ann["shape"]).view(1, -1).cuda()
         vertices = body(pose, shape)  # expect: GPU601 info
         writer.write(np.asarray(vertices.cpu()).tolist())
+
+# %% valid: building records of a plain class named Model while searching architectures
+import random
+
+import torch
+
+
+class Model(object):
+    def __init__(self):
+        self.arch = None
+        self.accuracy = None
+
+
+def regularized_evolution(bench, cycles, population_size):
+    population = []
+    while len(population) < population_size:
+        model = Model()
+        model.arch = random_arch()
+        model.accuracy = bench.query(model.arch)
+        population.append(model)
+    for _ in range(cycles):
+        child = Model()
+        child.arch = mutate(random.choice(population).arch)
+        child.accuracy = bench.query(child.arch)
+        population.append(child)
+    return max(population, key=lambda m: m.accuracy)
