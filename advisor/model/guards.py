@@ -262,6 +262,11 @@ def _is_none(node: cst.BaseExpression) -> bool:
     return type(node) is cst.Name and node.value == "None"
 
 
+# Names of objects that hold a run's settings: a `hasattr` test on one asks whether a config gave
+# the key (on a module or a tensor it asks what torch put there, which the project never sets).
+_CONFIG_OBJECT = re.compile(r"(cfg|config|conf|configs|opt|opts|args|hparams|hps?|params|settings|options)$", re.IGNORECASE)
+
+
 def _compares_to_a_string(test: cst.Comparison) -> bool:
     """`mode == "uncond"`, `mode in ("a", "b")`: a test of a name against string constants."""
     if len(test.comparisons) != 1:
@@ -1111,10 +1116,14 @@ class GuardKinds:
 
     def _unset_attribute(self, test: cst.BaseExpression) -> bool:
         """`getattr(obj, "name", False)` (or None, 0) where no file of the project near this one
-        sets `name`: not as an attribute, a keyword, a dict key or through `setattr`."""
-        if not type(test) is cst.Call or dotted_name(test.func) != "getattr" or len(test.args) != 3:
+        sets `name`: not as an attribute, a keyword, a dict key or through `setattr`. Also
+        `hasattr(cfg.gen_opt, "clip_grad_norm")` on a config object (a name like `cfg`, `opt`,
+        `args`) when, besides, no config file of the project gives that key."""
+        if not type(test) is cst.Call or self.model.imports.qualify(test.func) is not None:
             return False
-        if self.model.imports.qualify(test.func) is not None:
+        if dotted_name(test.func) == "hasattr" and len(test.args) == 2:
+            return self._config_key_absent(test)
+        if dotted_name(test.func) != "getattr" or len(test.args) != 3:
             return False
         key, default = test.args[1].value, test.args[2].value
         if not type(key) is cst.SimpleString or not _false_constant(default):
@@ -1127,12 +1136,31 @@ class GuardKinds:
             known = self._unset[name] = self._never_set(name)
         return known
 
+    def _config_key_absent(self, test: cst.Call) -> bool:
+        owner, key = dotted_name(test.args[0].value), test.args[1].value
+        if owner is None or type(key) is not cst.SimpleString or any(a.keyword is not None or a.star for a in test.args):
+            return False
+        name = key.evaluated_value
+        parts = owner.split(".")
+        if parts[0] == "self":
+            parts = parts[1:]
+        if not isinstance(name, str) or not name.isidentifier() or not parts or not _CONFIG_OBJECT.match(parts[0]):
+            return False
+        known = self._unset.get(name)
+        if known is None:
+            known = self._unset[name] = self._never_set(name)
+        if not known:
+            return False
+        project = self.model.project
+        return project is None or not project.sets_in_configs(".".join([*parts[1:], name]))
+
     def _never_set(self, name: str) -> bool:
         """No file of the project near this one sets the attribute or key ``name`` (once per name)."""
         assigned = re.compile(r"(\.%s\s*(=(?!=)|[-+*/|&]=)|\b%s\s*=(?!=))" % (name, name))
         keyed = re.compile(r"['\"]%s['\"]\s*[:,)]" % name)
-        # `getattr(self.config, "name", False)` itself names the key between quotes and a comma.
-        read = re.compile(r"getattr\([^()]*,\s*['\"]%s['\"]\s*," % name)
+        # `getattr(self.config, "name", False)` and `hasattr(cfg, "name")` themselves name the key
+        # between quotes and a comma or a bracket.
+        read = re.compile(r"(?:getattr\([^()]*,\s*['\"]%s['\"]\s*,|hasattr\([^()]*,\s*['\"]%s['\"]\s*\))" % (name, name))
 
         def sets(text: str) -> bool:
             # An attribute or keyword set outside text (a message that mentions
@@ -1166,7 +1194,8 @@ class GuardKinds:
         parameter itself (`def loss(..., use_collision=False)` whose callers pass it nothing true);
         or, for a part of an `and` test, an attribute set only from such a default that nothing
         near this file turns on (`model/default_flags.py`)."""
-        if any(keeps_false_default(self.model, t, guard.ctx, guard.order + 0.5) for t in conjuncts(guard.test)):
+        if any(keeps_false_default(self.model, t, guard.ctx, guard.order + 0.5) or self._unset_attribute(t)
+               for t in conjuncts(guard.test)):
             return True
         if type(guard.test) is cst.Comparison and _tests_none(guard.test):
             return self._always_none(guard, guard.test.left)

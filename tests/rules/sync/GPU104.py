@@ -1820,3 +1820,50 @@ def fit(body_params, keypoints, steps=100):
             return loss
 
         optimizer.step(closure)
+
+# %% invalid: a gradient-norm check under a config key that nothing gives (hasattr on the config): info
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg, net, opt):
+        self.cfg, self.net, self.opt = cfg, net.cuda(), opt
+
+    def step(self, data):
+        loss = self.net(data["images"].cuda(non_blocking=True)).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        if hasattr(self.cfg.gen_opt, "clip_grad_norm"):
+            total_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.gen_opt.clip_grad_norm)
+            if torch.isfinite(total_norm) and total_norm > self.cfg.gen_opt.clip_grad_norm:  # expect: GPU104 info, GPU104 info
+                print("gradient norm too large")
+        self.opt.step()
+
+    def train(self, loader, epochs):
+        for epoch in range(epochs):
+            for data in loader:
+                self.step(data)
+
+# %% invalid: the same check when the script sets that key
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg, net, opt):
+        self.cfg, self.net, self.opt = cfg, net.cuda(), opt
+        self.cfg.gen_opt.clip_grad_norm = 10.0
+
+    def step(self, data):
+        loss = self.net(data["images"].cuda(non_blocking=True)).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        if hasattr(self.cfg.gen_opt, "clip_grad_norm"):
+            total_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.cfg.gen_opt.clip_grad_norm)
+            if torch.isfinite(total_norm) and total_norm > self.cfg.gen_opt.clip_grad_norm:  # expect: GPU104, GPU104
+                print("gradient norm too large")
+        self.opt.step()
+
+    def train(self, loader, epochs):
+        for epoch in range(epochs):
+            for data in loader:
+                self.step(data)
