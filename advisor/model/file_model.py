@@ -717,6 +717,14 @@ class FileModel:
         backward = {s.receiver_name for s in function.sites if s.method == "backward"}
         for site in function.sites:
             node = site.node
+            if site.order >= after and site.method == "backward" and site.qualname is None and node.args:
+                # `self.optim.backward(loss)`: a wrapper of the project that runs the backward
+                # (OpenNMT's `Optimizer`, which scales the loss with the GradScaler it holds).
+                handed = self._backward_wrapper(site, after)
+                if handed == "scales":
+                    return True
+                unknown = unknown or handed == "unseen"
+                continue
             if site.order < after or site.qualname is not None or not type(node.func) is cst.Name:
                 continue
             first = node.args[0].value if node.args and node.args[0].keyword is None else None
@@ -735,6 +743,26 @@ class FileModel:
             if first.value not in backward and not self.values.ask(INSTANCES, node.func, site.ctx, site.order)[1]:
                 unknown = True
         return None if unknown else False
+
+    def _backward_wrapper(self, site: CallSite, after: int) -> Optional[str]:
+        """For `obj.backward(loss, ...)` given a loss bound after ``after``: "scales" when the
+        project method it runs scales with a GradScaler (`self._scaler.scale(loss).backward()`),
+        "plain" when it is a method of the project that does not, "unseen" when no method of the
+        project is known to run; None when the call hands no such loss on."""
+        first = site.node.args[0]
+        if first.keyword is not None or first.star or type(first.value) is not cst.Name:
+            return None
+        if not any(a.order >= after for a in self.bindings.reaching(first.value.value, site.ctx, site.order).assignments):
+            return None
+        targets = self.calls.targets(site)
+        if not targets:
+            return "unseen"
+        scales = any(
+            inner.method == "scale" and inner.receiver is not None
+            and ("scaler" in (inner.receiver_name or "").lower() or "scaler" in owner.kinds(inner.receiver, inner.ctx, inner.order))
+            for owner, info in targets for inner in info.sites
+        )
+        return "scales" if scales else "plain"
 
     # -- tensors ---------------------------------------------------------------------------------
     def is_tensor(self, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:

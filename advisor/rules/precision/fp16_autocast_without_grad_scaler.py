@@ -26,7 +26,8 @@ class Fp16AutocastWithoutGradScaler(Rule):
         inference-only autocast, and training driven by Accelerate, DeepSpeed or Lightning
         (which scale the loss themselves) are not reported, nor is a loss handed to a callable
         object of the project that scales it with a GradScaler (`loss_scaler(loss, optimizer)`,
-        the scaler built in another module and passed in), nor a loss scaled by a GradScaler the
+        the scaler built in another module and passed in) or to the `backward(loss)` method of a
+        project wrapper that does (OpenNMT's `self.optim.backward(loss)`), nor a loss scaled by a GradScaler the
         caller built and passed in (`grad_scalar.scale(loss).backward()`, whatever its name). An autocast in a module's `forward`, in a file that trains nothing, is left alone when a
         project file importing it builds a GradScaler (`if self.amp: with autocast():`, scaled by
         the training script); a class named as a loss scaler (`NativeScalerWithGradNormCount`)

@@ -1,0 +1,18 @@
+import torch
+
+
+class Trainer:
+    """Gets its optimizer wrapper from the caller (OpenNMT's `build_trainer(..., optim)`)."""
+
+    def __init__(self, model, optim):
+        self.model = model
+        self.optim = optim
+
+    def train(self, batches):
+        for src, tgt in batches:
+            src, tgt = src.cuda(non_blocking=True), tgt.cuda(non_blocking=True)
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = self.model(src, tgt)
+            self.optim.zero_grad()
+            self.optim.backward(loss)
+            self.optim.step()
