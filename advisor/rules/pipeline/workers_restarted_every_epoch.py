@@ -172,12 +172,39 @@ def _changed_in_loops(model: FileModel) -> set:
             parts = target.split(".")
             out.update(".".join(parts[:i]) for i in range(1, len(parts)))
     for call in model.facts.calls:
-        if call.ctx.loop is not None and call.method is not None and call.method.startswith("set_"):
-            receiver = dotted_name(call.receiver) if call.receiver is not None else None
-            if receiver is not None and not receiver.endswith("sampler"):
-                parts = receiver.split(".")
-                out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+        if call.ctx.loop is None or call.method is None or call.receiver is None:
+            continue
+        receiver = dotted_name(call.receiver)
+        if receiver is None or receiver.endswith("sampler"):
+            continue
+        # `set_*`, or a method of the project that stores an attribute of its object
+        # (`train_dataset.generate_offset()` drawing new window offsets each epoch)
+        if call.method.startswith("set_") or any(
+            _mutates(owner, info) for owner, info in model.calls.targets(call)
+        ):
+            parts = receiver.split(".")
+            out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
     return out
+
+
+def _mutates(owner: FileModel, info) -> bool:
+    """The method stores an attribute of its object, or hands the call on to the parts it holds
+    (`for d in self.datasets.values(): d.generate_offset()`) where a class of its file defines
+    that method so."""
+    stores, storing_names = _self_storing(owner)
+    if id(info) in stores:
+        return True
+    return any(site.method in storing_names and site.receiver_name not in ("self", "cls") for site in info.sites)
+
+
+def _self_storing(model: FileModel):
+    """The methods of the file that store an attribute of `self`: their ids, and their names
+    (once per file)."""
+    def build(m):
+        functions = [a.ctx.function for (_, target), found in m.facts.assignments.items()
+                     if target.startswith("self.") for a in found if a.ctx.function is not None]
+        return {id(f) for f in functions}, {f.node.name.value for f in functions if f.class_name}
+    return model.shared("self-storing-methods", build)
 
 
 def _epochs(model: FileModel) -> set:
@@ -330,8 +357,9 @@ class WorkersRestartedEveryEpoch(Rule):
         with a literal `epoch_length` it draws on from the same iterator: both are left alone.
         A loader built by Ignite's `idist.auto_dataloader(dataset, num_workers=N, ...)` counts as
         a `DataLoader(...)` call: it builds one from the keywords it is given. A loader whose
-        dataset a loop changes (`gen.dataset.epoch_now = epoch`, `train_set.set_scale(s)`) is
-        left alone: fresh workers each pass are how the change reaches them. A loader handed
+        dataset a loop changes (`gen.dataset.epoch_now = epoch`, `train_set.set_scale(s)`, or a
+        method of the project that stores an attribute of it, `train_dataset.generate_offset()`)
+        is left alone: fresh workers each pass are how the change reaches them. A loader handed
         to `accelerator.prepare(...)` counts in a script that never names CUDA: Accelerate
         places its batches on the GPU, and the loader it hands back starts the same workers
         on each pass (it adds no `persistent_workers`). A loader built only under a switch no

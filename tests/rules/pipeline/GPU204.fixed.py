@@ -630,3 +630,34 @@ for epoch in range(150):
         with torch.no_grad():
             for image, label in val_loader:
                 evaluate(model(image.cuda(non_blocking=True)), label)
+
+# %% invalid: the same loop calling a method of the dataset that changes nothing
+import random
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Windows(Dataset):
+    def __init__(self, tokens, chunk_length):
+        self.tokens, self.chunk_length = tokens, chunk_length
+
+    def __len__(self):
+        return len(self.tokens) // self.chunk_length
+
+    def __getitem__(self, i):
+        return self.tokens[i * self.chunk_length: (i + 1) * self.chunk_length]
+
+    def describe(self):
+        return f"{len(self)} windows of {self.chunk_length} tokens"
+
+
+train_dataset = Windows(torch.load("tokens.pt"), 256)
+train_loader = DataLoader(train_dataset, batch_size=32, pin_memory=True, num_workers=8, persistent_workers=True)  # expect: GPU204
+for epoch in range(100):
+    print(train_dataset.describe())
+    for batch in train_loader:
+        loss = model(batch.cuda(non_blocking=True)).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()

@@ -1057,3 +1057,66 @@ for epoch in range(150):
         with torch.no_grad():
             for image, label in val_loader:
                 evaluate(model(image.cuda(non_blocking=True)), label)
+
+# %% valid: the epoch loop asks the dataset to draw new window offsets, which fresh workers copy
+import random
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Windows(Dataset):
+    def __init__(self, tokens, chunk_length):
+        self.tokens, self.chunk_length, self.offset = tokens, chunk_length, 0
+
+    def __len__(self):
+        return (len(self.tokens) - self.offset) // self.chunk_length
+
+    def __getitem__(self, i):
+        start = self.offset + i * self.chunk_length
+        return self.tokens[start: start + self.chunk_length]
+
+    def generate_offset(self):
+        self.offset = random.randint(0, self.chunk_length - 1)
+
+
+train_dataset = Windows(torch.load("tokens.pt"), 256)
+train_loader = DataLoader(train_dataset, batch_size=32, pin_memory=True, num_workers=8)
+for epoch in range(100):
+    train_dataset.generate_offset()
+    for batch in train_loader:
+        loss = model(batch.cuda(non_blocking=True)).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: the same loop calling a method of the dataset that changes nothing
+import random
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Windows(Dataset):
+    def __init__(self, tokens, chunk_length):
+        self.tokens, self.chunk_length = tokens, chunk_length
+
+    def __len__(self):
+        return len(self.tokens) // self.chunk_length
+
+    def __getitem__(self, i):
+        return self.tokens[i * self.chunk_length: (i + 1) * self.chunk_length]
+
+    def describe(self):
+        return f"{len(self)} windows of {self.chunk_length} tokens"
+
+
+train_dataset = Windows(torch.load("tokens.pt"), 256)
+train_loader = DataLoader(train_dataset, batch_size=32, pin_memory=True, num_workers=8)  # expect: GPU204
+for epoch in range(100):
+    print(train_dataset.describe())
+    for batch in train_loader:
+        loss = model(batch.cuda(non_blocking=True)).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
