@@ -36,7 +36,8 @@ class DdpWithoutDistributedSampler(Rule):
         `sampler=`, or a sampler that does not split the data between ranks
         (`RandomSampler`, `WeightedRandomSampler`, ...). A custom sampler of unknown kind is
         reported as information. Iterable datasets (they shard themselves), datasets already
-        split by rank by hand, and loaders prepared by Lightning, Accelerate or the Hugging
+        split by rank by hand (a rank or world size among what builds the dataset, up to three
+        bindings back, through the caller that hands it in), and loaders prepared by Lightning, Accelerate or the Hugging
         Face Trainer (they add the sampler) are left alone.
     """
     why = """
@@ -196,7 +197,7 @@ class DdpWithoutDistributedSampler(Rule):
         arg = call_argument(site.node, "dataset", 0)
         if arg is None:
             return False
-        if mentions(model, arg.value, site.ctx, _SHARD_WORD):
+        if mentions(model, arg.value, site.ctx, _SHARD_WORD, depth=-1):
             return True
         values = [arg.value]
         name = dotted_name(arg.value)

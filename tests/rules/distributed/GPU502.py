@@ -373,3 +373,37 @@ val_loader = DataLoader(val_set, batch_size=32, shuffle=False, num_workers=2, pi
 for epoch in range(90):
     train(train_loader, model, criterion, optimizer)
     validate(val_loader, model)
+
+# %% valid: examples kept by rank in a loader of examples, wrapped in a dataset, handed to the training function
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, RandomSampler
+
+
+def load_data(path, global_rank=-1, world_size=-1):
+    examples = []
+    for k, example in enumerate(open(path)):
+        if global_rank > -1 and k % world_size != global_rank:
+            continue
+        examples.append(example)
+    return examples
+
+
+def train(model, optimizer, train_dataset, opt):
+    sampler = RandomSampler(train_dataset)
+    loader = DataLoader(train_dataset, sampler=sampler, batch_size=opt.batch_size, drop_last=True)
+    for epoch in range(opt.epochs):
+        for batch in loader:
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+
+
+def main(opt):
+    dist.init_process_group("nccl")
+    model = DDP(build_reader().cuda(), device_ids=[opt.local_rank])
+    optimizer = torch.optim.AdamW(model.parameters())
+    examples = load_data(opt.train_data, global_rank=opt.global_rank, world_size=opt.world_size)
+    train_dataset = ReaderDataset(examples, opt.n_context)
+    train(model, optimizer, train_dataset, opt)
