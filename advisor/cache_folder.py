@@ -149,6 +149,11 @@ def _claim(root: str) -> Optional[str]:
         except OSError as exc:
             return f"cannot be read ({exc.strerror or exc})"
         if not empty:
+            # A concurrent first run may have written its marker (and its key) between the two
+            # reads: the folder is the tool's then.
+            marker, problem = read_checked(marker_path, 4096)
+            if problem is None and marker is not None and marker.startswith(SIGNATURE) and b"torch-advisor" in marker:
+                return None
             return (f"already holds other files and no {MARKER_NAME} of torch-advisor, so it is not taken "
                     "over as a cache (name a new or empty folder)")
         if not write_atomically(marker_path, MARKER):

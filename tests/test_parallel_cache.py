@@ -289,3 +289,22 @@ def test_a_module_changed_moments_ago_is_hashed_every_time(tmp_path, cache_dir, 
     monkeypatch.setattr(cache_module, "_package_files", lambda: [("rules/rule.py", str(module))])
     cache_module._remembered_fingerprint()
     assert not (cache_dir / f"fingerprint-v{cache_module.FORMAT}.json").exists()
+
+
+def test_a_first_run_that_claims_the_folder_between_the_two_reads_leaves_it_usable(tmp_path, monkeypatch):
+    """Two first runs start at once: one finds the folder made but no marker, lists it, and by
+    then the other has written its marker and key. The folder is the tool's: no warning."""
+    from advisor import cache_folder
+
+    root = tmp_path / "cache"
+    root.mkdir(mode=0o700)
+    real_listdir = os.listdir
+
+    def other_run_meanwhile(path):
+        if Path(path) == root and not (root / cache_folder.MARKER_NAME).exists():
+            cache_folder.write_atomically(str(root / cache_folder.MARKER_NAME), cache_folder.MARKER)
+            (root / cache_folder.KEY_NAME).write_bytes(b"k" * 32)
+        return real_listdir(path)
+
+    monkeypatch.setattr(cache_folder.os, "listdir", other_run_meanwhile)
+    assert cache_folder._claim(str(root)) is None
