@@ -58,7 +58,6 @@ class Piece:
     name: Optional[str]  # the name a top-level def or class defines; None for other statements
 
 
-
 @lru_cache(maxsize=8192)
 def _words(text: str) -> FrozenSet[str]:
     return frozenset(_WORD.findall(text))

@@ -191,13 +191,13 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
                 rank = True
         elif type(node) is cst.Subscript:
             # `self.config["global_rank"] == 0`: the rank kept in a settings dict
-            key = _string_key(node)
+            key = string_key(node)
             if key is not None and _RANK_NAME.match(key):
                 rank = True
     return modulo, rank
 
 
-def _string_key(node: cst.Subscript) -> Optional[str]:
+def string_key(node: cst.Subscript) -> Optional[str]:
     if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
         return None
     value = node.slice[0].slice.value

@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.builder import _string_key as string_key, gate_kinds
+from advisor.model.builder import gate_kinds, string_key
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.config_nodes import left_off
 from advisor.model.constants import constant
@@ -268,15 +268,9 @@ _CONFIG_OBJECT = re.compile(r"(cfg|config|conf|configs|opt|opts|args|hparams|hps
 
 
 def _compares_to_a_string(test: cst.Comparison) -> bool:
-    """`mode == "uncond"`, `mode in ("a", "b")`: a test of a name against string constants."""
-    if len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    if type(target.operator) not in (cst.Equal, cst.In):
-        return False
-    value = target.comparator
-    items = [e.value for e in value.elements] if type(value) in (cst.Tuple, cst.List, cst.Set) else [value]
-    return bool(items) and all(type(v) is cst.SimpleString for v in items)
+    """`mode == "uncond"`: a test of a value against a string constant."""
+    return (len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Equal
+            and type(test.comparisons[0].comparator) is cst.SimpleString)
 
 
 def _tests_none(test: cst.Comparison) -> bool:
@@ -445,6 +439,11 @@ def _state_unset(model, test: cst.BaseExpression, ctx: Context, order: float) ->
         if not (type(counted) is cst.Call and dotted_name(counted.func) == "len" and len(counted.args) == 1):
             return False
         name = counted.args[0].value
+    return _optimizer_state(model, name, ctx, order)
+
+
+def _optimizer_state(model, name: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`self.state[p]`, or a name bound only to it: an optimizer's per-parameter state."""
     if type(name) is cst.Subscript and dotted_name(name.value) == "self.state":
         return True
     if type(name) is not cst.Name:
@@ -468,7 +467,7 @@ def _first_state_step(model, test: cst.BaseExpression, ctx: Context, order: floa
     key = string_key(test.left)
     if key is None or not _COUNTER_WORD.search(key):
         return False
-    return _state_unset(model, cst.UnaryOperation(cst.Not(), test.left.value), ctx, order)
+    return _optimizer_state(model, test.left.value, ctx, order)
 
 
 def _counter(model, name: str, ctx: Context, order: float, depth: int = 0) -> bool:

@@ -19,7 +19,7 @@ from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
 from advisor.model.type_tests import annotated_python, annotated_tensor, python_scalar_here
 from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
-from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS
+from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS, TYPED_CONSTRUCTORS
 
 TENSOR, PYTHON, UNKNOWN = "tensor", "python", ""
 
@@ -543,10 +543,6 @@ def _derived_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) 
     return flow.ask(HOST_TENSOR, call.args[0].value, ctx, order)
 
 
-_TYPED_CONSTRUCTORS = frozenset(
-    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor CharTensor ByteTensor "
-    "BoolTensor".split()
-)
 
 
 def host_factory(model, expr: cst.BaseExpression) -> bool:
@@ -559,7 +555,7 @@ def host_factory(model, expr: cst.BaseExpression) -> bool:
     head, _, last = qual.rpartition(".")
     if head != "torch":
         return False
-    if last in _TYPED_CONSTRUCTORS:
+    if last in TYPED_CONSTRUCTORS:
         # `torch.IntTensor([c])`: on the host unless the project makes CUDA the default type.
         if model.cuda_default_placement_in_project():
             return False
@@ -877,10 +873,6 @@ _DATA_WRITES = frozenset({
 })
 
 
-_TYPED_CONSTRUCTORS = frozenset(
-    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor CharTensor "
-    "ByteTensor BoolTensor".split()
-)
 
 
 def _number(expr: cst.BaseExpression) -> Optional[str]:
@@ -897,13 +889,13 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
     which a factory could make on the device itself (`torch.full`, `torch.zeros`,
     `torch.arange`), nor the sizes a typed constructor is given (`torch.FloatTensor(n, h)`, a
     lone name or call, which may be a size)."""
-    if kind not in ("tensor", "as_tensor") and kind not in _TYPED_CONSTRUCTORS:
+    if kind not in ("tensor", "as_tensor") and kind not in TYPED_CONSTRUCTORS:
         return False
     positional = [a for a in factory.args if a.keyword is None and not a.star]
     if not positional:
         return False
     data = positional[0].value
-    if kind in _TYPED_CONSTRUCTORS:
+    if kind in TYPED_CONSTRUCTORS:
         if len(positional) > 1 or type(data) not in (cst.List, cst.Tuple, cst.ListComp, cst.Call):
             return False
         if type(data) is cst.Call and not (model.imports.qualify(data.func) or "").startswith("numpy."):
@@ -933,7 +925,7 @@ def _repeated_scalar(data: cst.BaseExpression) -> bool:
 def _converts_named_data(model, factory: cst.Call, kind: str, ctx: Context, order: int) -> bool:
     """`torch.FloatTensor(train_feats)`: a typed constructor given one name that is not known to
     hold a whole number (a size): the conversion of an array the program holds."""
-    if kind not in _TYPED_CONSTRUCTORS or len(factory.args) != 1:
+    if kind not in TYPED_CONSTRUCTORS or len(factory.args) != 1:
         return False
     arg = factory.args[0]
     if arg.keyword is not None or arg.star or type(arg.value) is not cst.Name:

@@ -105,6 +105,10 @@ PLACEMENT_TEXT = CUDA_TEXT + (".prepare(", "setup_dataloaders(")
 DEVICE_NAME = re.compile(r"(^|_)(device|dev|gpu|gpu_id|local_rank|rank)s?$|^device", re.IGNORECASE)
 DTYPE_NAME = re.compile(r"dtype", re.IGNORECASE)
 
-# torch's legacy typed constructors (`torch.FloatTensor([0, 0, 0, 1])`, `torch.cuda.LongTensor(n)`):
-# plain new tensors, never a parameter and never requiring grad.
-TYPED_TENSOR = re.compile(r"torch\.(?:cuda\.|sparse\.)?(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor")
+# torch's tensor class and legacy typed constructors (`torch.FloatTensor([0, 0, 0, 1])`,
+# `torch.cuda.LongTensor(n)`): plain new tensors, never a parameter and never requiring grad.
+TYPED_CONSTRUCTORS = frozenset(
+    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor CharTensor "
+    "ByteTensor BoolTensor".split()
+)
+TYPED_TENSOR = re.compile(r"torch\.(?:cuda\.|sparse\.)?(?:%s)" % "|".join(sorted(TYPED_CONSTRUCTORS - {"Tensor"})))
