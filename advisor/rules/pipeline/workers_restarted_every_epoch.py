@@ -171,19 +171,39 @@ def _changed_in_loops(model: FileModel) -> set:
         if "." in target and any(a.ctx.loop is not None for a in found):
             parts = target.split(".")
             out.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    datasets = None  # names of the file's loaders' datasets, found on the first method call in a loop
     for call in model.facts.calls:
         if call.ctx.loop is None or call.method is None or call.receiver is None:
             continue
         receiver = dotted_name(call.receiver)
         if receiver is None or receiver.endswith("sampler"):
             continue
-        # `set_*`, or a method of the project that stores an attribute of its object
-        # (`train_dataset.generate_offset()` drawing new window offsets each epoch)
-        if call.method.startswith("set_") or any(
-            _mutates(owner, info) for owner, info in model.calls.targets(call)
-        ):
+        if call.method.startswith("set_"):
             parts = receiver.split(".")
             out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            continue
+        if datasets is None:
+            datasets = _dataset_names(model)
+        # A method of the project that stores an attribute of a loader's dataset
+        # (`train_dataset.generate_offset()` drawing new window offsets each epoch): only those
+        # receivers are followed into the call graph.
+        if receiver in datasets and any(_mutates(owner, info) for owner, info in model.calls.targets(call)):
+            parts = receiver.split(".")
+            out.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    return out
+
+
+def _dataset_names(model: FileModel) -> set:
+    """The names the file's loaders know their datasets by: the `dataset` argument, and
+    `loader.dataset`."""
+    out = set()
+    for site in loader_calls(model):
+        dataset = call_argument(site.node, "dataset", 0)
+        name = dotted_name(dataset.value) if dataset is not None else None
+        if name is not None:
+            out.add(name)
+        if site.assigned_to:
+            out.add(site.assigned_to + ".dataset")
     return out
 
 
