@@ -433,34 +433,29 @@ def _function_named(model, value: cst.BaseExpression) -> list:
     return []
 
 
-def _packing_functions(model, call: cst.Call) -> list:
+def _packing_functions(model, call: cst.Call, ctx: Context, order: int) -> list:
     """(model, FunctionInfo) of the loader's `collate_fn`, also when it is a `partial` of one
-    given in place (`collate_fn=partial(utils.collate_fn, False)`): what the batch is packed
-    into does not depend on the arguments bound."""
+    (`collate_fn=partial(utils.collate_fn, False)`, in place or through a name): what the batch
+    is packed into does not depend on the arguments bound."""
     found = _collate_functions(model, call)
     if found:
         return found
-    arg = argument(call, "collate_fn", None)
-    value = arg.value if arg is not None else None
-    if (type(value) is cst.Call and model.imports.qualify(value.func) == "functools.partial" and value.args
-            and value.args[0].keyword is None and not value.args[0].star):
-        return _function_named(model, value.args[0].value)
-    return []
+    return [hit for p in _partial_collates(model, call, ctx, order) for hit in _function_named(model, p.args[0].value)]
 
 
-def collates_graphs(model, call: cst.Call) -> bool:
+def collates_graphs(model, call: cst.Call, ctx: Context, order: int) -> bool:
     """The loader's `collate_fn` batches samples into a graph library's object (`dgl.batch`)."""
-    functions = _packing_functions(model, call)
+    functions = _packing_functions(model, call, ctx, order)
     return bool(functions) and all(
         any(site.qualname in _GRAPH_BATCHES for site in info.sites) for _, info in functions
     )
 
 
-def unpinnable_batch_class(model, call: cst.Call) -> Optional[str]:
+def unpinnable_batch_class(model, call: cst.Call, ctx: Context, order: int) -> Optional[str]:
     """The name of a project class the loader's `collate_fn` packs the batch into (DETR's
     `nested_tensor_from_tensor_list(...)` returning a `NestedTensor`) when that class has no
     `pin_memory()` method: the loader's pinning passes such objects through untouched."""
-    for owner, info in _packing_functions(model, call):
+    for owner, info in _packing_functions(model, call, ctx, order):
         for site in info.sites:
             for cls_owner, cls in instances_of(owner, site.node, site.ctx, site.order):
                 if _unpinnable(cls_owner, cls):

@@ -139,7 +139,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         if option.state == PRESENT:
             if not option.literals.only(False):
                 return None  # True, or a value the analysis cannot read: trusted
-            if collates_graphs(model, call) or unpinnable_batch_class(model, call) is not None:
+            if (collates_graphs(model, call, site.ctx, site.order)
+                    or unpinnable_batch_class(model, call, site.ctx, site.order) is not None):
                 return None  # pinning would not reach its batches: turning it off is right
             default_of = option.literals.option
             arg = option.arg
@@ -232,7 +233,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 fix=fix,
                 data=data,
             )
-        if collates_graphs(model, call):
+        if collates_graphs(model, call, site.ctx, site.order):
             return self.report(
                 call,
                 "DataLoader without `pin_memory=True` while its batches go to the GPU (its batches "
@@ -241,7 +242,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 fix=fix,
                 data=data,
             )
-        packed = unpinnable_batch_class(model, call)
+        packed = unpinnable_batch_class(model, call, site.ctx, site.order)
         if packed is not None:
             return self.report(
                 call,
