@@ -58,7 +58,9 @@ def _freezes_each_parameter(loop: cst.CSTNode, name: str) -> bool:
 
 
 def _false_argument(call: cst.Call) -> bool:
-    return (len(call.args) == 1 and call.args[0].keyword in (None,) and type(call.args[0].value) is cst.Name
-            and call.args[0].value.value == "False") or (
-        len(call.args) == 1 and call.args[0].keyword is not None and call.args[0].keyword.value == "requires_grad"
-        and type(call.args[0].value) is cst.Name and call.args[0].value.value == "False")
+    """One argument, `False`, given by position or as `requires_grad=False`."""
+    if len(call.args) != 1:
+        return False
+    arg = call.args[0]
+    keyword_ok = arg.keyword is None or arg.keyword.value == "requires_grad"
+    return keyword_ok and type(arg.value) is cst.Name and arg.value.value == "False"

@@ -453,3 +453,32 @@ class GAN:
             self.optG.step()
             for p, avg_p in zip(self.netG.parameters(), self.avgG.parameters()):
                 avg_p.mul_(0.999).add_(p.detach(), alpha=0.001)
+
+# %% invalid: a teacher frozen with requires_grad_(False) before its wrap: info; the student it teaches: reported
+from copy import deepcopy
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def build(net):
+    teacher = deepcopy(net)
+    teacher.requires_grad_(False)
+    teacher = nn.DataParallel(teacher).cuda()  # expect: GPU505 info
+    student = nn.DataParallel(net).cuda()  # expect: GPU505
+    return teacher, student
+
+
+def distill(net, loader, epochs=10):
+    teacher, student = build(net)
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for x, _ in loader:
+            x = x.cuda(non_blocking=True)
+            with torch.no_grad():
+                target = teacher(x)
+            loss = F.mse_loss(student(x), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
