@@ -17,7 +17,7 @@ from advisor.model.literals import literal_values
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
-from advisor.model.type_tests import annotated_python, annotated_tensor, python_scalar_here
+from advisor.model.type_tests import annotated_python, parameter_annotation, python_scalar_here
 from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS, TYPED_CONSTRUCTORS
 
@@ -115,10 +115,11 @@ class Tensor(Question[str]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
         if type(expr) is cst.Name:
-            if python_scalar_here(expr.value, ctx) or annotated_python(flow, expr.value, ctx, order):
-                return PYTHON  # the `else` of `if not isinstance(flow, float):`, a parameter `n: int`
-            if annotated_tensor(flow, expr.value, ctx, order):
-                return TENSOR  # a parameter `targets: torch.Tensor`
+            if python_scalar_here(expr.value, ctx):
+                return PYTHON  # the `else` of `if not isinstance(flow, float):`
+            annotated = parameter_annotation(flow, expr.value, ctx, order)
+            if annotated is not None:
+                return PYTHON if annotated == "scalar" else TENSOR  # a parameter `n: int`, `x: torch.Tensor`
             if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
                 # Backpropagated through: a tensor whatever else it is assigned, unless every
                 # binding the read sees made it a Python value (`loss = loss.item()` after the

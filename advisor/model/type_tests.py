@@ -64,14 +64,18 @@ def annotated_python(flow, name: str, ctx: Context, order: float, element: bool 
     return reach.parameter is info and not reach.assignments
 
 
-def annotated_tensor(flow, name: str, ctx: Context, order: float) -> bool:
-    """Every value the read may see comes from a parameter annotated `torch.Tensor` (`targets:
-    torch.Tensor`): a tensor, though not one whose device the annotation says."""
+def parameter_annotation(flow, name: str, ctx: Context, order: float) -> Optional[str]:
+    """"scalar" (`n: int`) or "tensor" (`targets: torch.Tensor`: a tensor, though not one whose
+    device the annotation says) when every value the read may see comes from a parameter so
+    annotated; None otherwise. One lookup for the common read of a name no annotation covers."""
     info = ctx.function
-    if info is None or _annotation_of(flow, info, name) != "tensor":
-        return False
+    if info is None:
+        return None
+    kind = _annotation_of(flow, info, name)
+    if kind not in ("scalar", "tensor"):
+        return None
     reach = flow.bindings.reaching(name, ctx, order)
-    return reach.parameter is info and not reach.assignments
+    return kind if reach.parameter is info and not reach.assignments else None
 
 
 def _annotation_of(flow, info, name: str) -> Optional[str]:
