@@ -1,7 +1,7 @@
 """Time from a `didChange` to fresh diagnostics in `advisor lsp`, on generated training scripts
 of about 300, 1,500 and 5,000 lines. A benchmark, not a test: run it by hand.
 
-    .venv/bin/python benchmarks/lsp_latency.py [--rounds 20] [--mode push|pull] [--edits comment,statement]
+    .venv/bin/python benchmarks/lsp_latency.py [--rounds 20] [--mode push|pull] [--edits comment,statement,typing]
 
 Each round makes one incremental change, as an editor sends it, and waits for the diagnostics
 of that version. Two kinds of edit are measured: `comment` inserts a comment line (the server
