@@ -66,9 +66,13 @@ _SPLITTING_FUNCTIONS = frozenset(
     torch.min torch.median torch.mode torch.kthvalue torch.aminmax""".split()
 )
 _SPLITTING_METHODS = frozenset("chunk split tensor_split unbind sort topk max min median mode kthvalue aminmax".split())
-# Callables whose result is a tensor by what they are called: losses and models.
+# Callables whose result is a tensor by what they are called: losses and models (`criterion`,
+# `teacher_model`); not the helpers that act on a model (`load_model(path)` returns what the
+# checkpoint held, `build_model(cfg)` a module).
 CRITERION_NAME = re.compile(
-    r"(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
+    r"^(?!(?:load|save|build|get|create|init|make|setup|prepare|restore|resume|export|freeze|wrap|update|set|"
+    r"copy|reset|swap|sync|convert|download|compile|print|log|average)_)"
+    r".*?(criterion|loss_fn|loss_func|lossfn|loss_function|loss_module|^model$|^net$|_model$)", re.IGNORECASE
 )
 _TENSOR_ATTRIBUTES = ("loss", "logits")
 # Factories that, without `device=`, build a tensor in host memory.

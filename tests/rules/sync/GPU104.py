@@ -1867,3 +1867,38 @@ class Trainer:
         for epoch in range(epochs):
             for data in loader:
                 self.step(data)
+
+# %% valid: a step counter resumed through a helper named load_model (what the checkpoint held, not a model's output)
+import torch
+from stcn.model import VideoModel
+
+model = VideoModel(para)
+optimizer = torch.optim.Adam(model.parameters())
+if para["load_model"] is not None:
+    total_iter = model.load_model(para["load_model"])
+else:
+    total_iter = 0
+for epoch in range(100):
+    for data in loader:
+        loss = model.do_pass(data, total_iter)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total_iter += 1
+        if total_iter >= para["iterations"]:
+            break
+
+# %% invalid: the same loop where what a teacher model returns is compared
+import torch
+from stcn.model import VideoModel
+
+model = VideoModel(para).cuda()
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(100):
+    for data in loader:
+        loss = model.do_pass(data)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if model.teacher_model(data.cuda()) > 0.5:  # expect: GPU104
+            break
