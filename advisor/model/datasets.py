@@ -33,7 +33,39 @@ _IN_MEMORY_VALUES = (cst.List, cst.ListComp, cst.Tuple, cst.Dict, cst.DictComp)
 def holds_in_memory(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """Every path of the value is an instance of a project class that holds its samples in memory."""
     found, known = model.values.ask(INSTANCES, expr, ctx, order)
-    return known and bool(found) and all(_class_in_memory(owner, info) for owner, info in found)
+    return known and bool(found) and all(_class_in_memory(*_sample_class(owner, info)) for owner, info in found)
+
+
+def _sample_class(owner, info: ClassInfo):
+    """The class whose `__getitem__` and `__init__` a subclass inherits (`class MRPC(CsvDataset):
+    labels = ...`), when one class defines both; else the class itself."""
+    getitem = class_method(owner, info, "__getitem__")
+    if getitem is None:
+        return owner, info
+    defining = getitem[0].facts.classes.get(getitem[1].class_name or "")
+    if defining is None or defining.scope != getitem[1].class_scope:
+        return owner, info
+    init = class_method(owner, info, "__init__")
+    if init is None:
+        return owner, info
+    if init[0] is not getitem[0] or init[1].class_scope != getitem[1].class_scope:
+        # `def __init__(self, file, pipeline=[]): super().__init__(file, pipeline)` hands all
+        # the building to the class that defines `__getitem__`.
+        if not _only_calls_base_init(init[1].node) or class_method(getitem[0], defining, "__init__") is None:
+            return owner, info
+    return getitem[0], defining
+
+
+def _only_calls_base_init(node: cst.FunctionDef) -> bool:
+    statements = list(node.body.body)
+    if statements and type(statements[0]) is cst.SimpleStatementLine and len(statements[0].body) == 1 \
+            and type(statements[0].body[0]) is cst.Expr and type(statements[0].body[0].value) is cst.SimpleString:
+        statements = statements[1:]  # the docstring
+    if len(statements) != 1 or type(statements[0]) is not cst.SimpleStatementLine or len(statements[0].body) != 1:
+        return False
+    small = statements[0].body[0]
+    return (type(small) is cst.Expr and type(small.value) is cst.Call and type(small.value.func) is cst.Attribute
+            and small.value.func.attr.value == "__init__")
 
 
 def holds_token_windows(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
@@ -42,7 +74,7 @@ def holds_token_windows(model, expr: cst.BaseExpression, ctx: Context, order: fl
     kilobytes a batch."""
     found, known = model.values.ask(INSTANCES, expr, ctx, order)
     return known and bool(found) and all(
-        _class_in_memory(owner, info) and _hands_out_ids(owner, info) for owner, info in found
+        _class_in_memory(*sample) and _hands_out_ids(*sample) for sample in (_sample_class(*f) for f in found)
     )
 
 
@@ -85,6 +117,62 @@ def _converts_to_ids(owner, body: cst.CSTNode, built: bool) -> bool:
                     other = True
         stack.extend(children(node))
     return ids and not other
+
+
+class _IdTensor(Question[str]):
+    """"yes": a tensor built with an integer dtype (`torch.tensor(rows, dtype=torch.long)`,
+    `torch.LongTensor(rows)`, `x.long()`); "no" otherwise."""
+
+    key = "id-tensor"
+    unknown = "no"
+
+    def terminal(self, flow, expr, ctx: Context, order: int) -> Optional[str]:
+        if type(expr) is not cst.Call:
+            return None
+        qualified = flow.model.imports.qualify(expr.func)
+        if qualified in ("torch.tensor", "torch.as_tensor"):
+            dtype = argument(expr, "dtype", None)
+            return "yes" if dtype is not None and flow.model.imports.qualify(dtype.value) in _ID_DTYPES else "no"
+        if qualified in _ID_TENSOR_TYPES:
+            return "yes"
+        if type(expr.func) is cst.Attribute and expr.func.attr.value in _ID_CONVERSIONS and not expr.args:
+            return "yes"
+        return None
+
+    def combine(self, answers) -> str:
+        return "yes" if answers and all(a == "yes" for a in answers) else "no"
+
+
+class _IdTable(Question[str]):
+    """"yes": a `TensorDataset` whose first tensor (the inputs) holds integer ids."""
+
+    key = "id-table"
+    unknown = "no"
+
+    def terminal(self, flow, expr, ctx: Context, order: int) -> Optional[str]:
+        if type(expr) is not cst.Call:
+            return None
+        if flow.model.imports.qualify(expr.func) != "torch.utils.data.TensorDataset":
+            return None
+        first = argument(expr, "", 0)
+        if first is None:  # `TensorDataset(*tensors)`
+            return "no"
+        return flow.ask(_ID_TENSOR, first.value, ctx, order)
+
+    def combine(self, answers) -> str:
+        return "yes" if answers and all(a == "yes" for a in answers) else "no"
+
+
+_ID_TENSOR_TYPES = frozenset({"torch.LongTensor", "torch.IntTensor", "torch.cuda.LongTensor"})
+_ID_TENSOR = _IdTensor()
+_ID_TABLE = _IdTable()
+
+
+def holds_id_tensors(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is a `TensorDataset` of integer ids (the token ids, masks and
+    labels of a tokenised corpus, `TensorDataset(torch.tensor([f.input_ids for f in features],
+    dtype=torch.long), ...)`): a batch is a few kilobytes. An image set kept as `uint8` is not."""
+    return model.values.ask(_ID_TABLE, expr, ctx, order) == "yes"
 
 
 _TENSOR_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.stack",
@@ -240,6 +328,10 @@ def _indexes(expr: cst.BaseExpression, held: Set[str], bound: Set[str]) -> bool:
         return _indexes(expr.func.value, held, bound)
     if type(expr) is cst.Tuple:
         return bool(expr.elements) and all(_indexes(e.value, held, bound) for e in expr.elements)
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list") and len(expr.args) == 1:
+        return _indexes_each(expr.args[0].value, held)
+    if type(expr) in (cst.ListComp, cst.GeneratorExp):
+        return _indexes_each(expr, held)
     if type(expr) is cst.Name:
         return expr.value in bound
     if not type(expr) is cst.Subscript or _calls(expr.slice):
@@ -250,6 +342,23 @@ def _indexes(expr: cst.BaseExpression, held: Set[str], bound: Set[str]) -> bool:
             return False
         base = base.value
     return _self_attribute(base) in held
+
+
+def _indexes_each(expr: cst.BaseExpression, held: Set[str]) -> bool:
+    """`tuple(tensor[index] for tensor in self.tensors)`, as `TensorDataset` itself does: the
+    same index into each tensor of a list held in memory."""
+    if type(expr) not in (cst.ListComp, cst.GeneratorExp):
+        return False
+    loop = expr.for_in
+    if loop.inner_for_in is not None or loop.ifs or type(loop.target) is not cst.Name or _self_attribute(loop.iter) not in held:
+        return False
+    element = expr.elt
+    if type(element) is cst.Call and type(element.func) is cst.Attribute and element.func.attr.value in _CONVERSIONS:
+        if _calls(a.value for a in element.args):
+            return False
+        element = element.func.value
+    return (type(element) is cst.Subscript and type(element.value) is cst.Name
+            and element.value.value == loop.target.value and not _calls(element.slice))
 
 
 def _calls(nodes) -> bool:

@@ -76,6 +76,10 @@ class InstanceClasses(Question[Classes]):
             return frozenset(), True  # a torch.nn layer: holds none of this file's classes
         if flow.callee(expr, ctx, order) is not None:
             return None  # what the helper returns (this file's, or another project module's)
+        if qual is None and type(func) is cst.Name:
+            # `TaskDataset = dataset_class(task)`, then `TaskDataset(path)`: a class picked from
+            # a registry the project writes out.
+            return flow.ask(CLASS_OBJECTS, func, ctx, order)
         return _UNKNOWN
 
     def combine(self, answers: Sequence[Classes]) -> Classes:
@@ -139,3 +143,48 @@ def plain_objects_of(model, expr: cst.BaseExpression, ctx: Context, order: float
     if any(info.bases and tuple(info.bases) != ("object",) for _, info in found):
         return ()
     return tuple(found)
+
+
+class ClassObjects(Question[Classes]):
+    """Which classes of the project a value is (the class itself, not an instance): a class's
+    name, a dict or list of them subscripted (`{"mrpc": MRPC, "mnli": MNLI}[task]`), a helper
+    returning one of those."""
+
+    key = "class-objects"
+    unknown = _UNKNOWN
+    skips_dead = True
+
+    def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Classes]:
+        model = flow.model
+        if type(expr) in (cst.Name, cst.Attribute):
+            qual = model.imports.qualify(expr)
+            if qual is None and type(expr) is cst.Name and expr.value in model.facts.classes:
+                return _local(model, (expr.value,)), True
+            symbol = model.symbol(qual) if qual is not None else None
+            if symbol is not None and symbol.kind == "class":
+                return frozenset({(symbol.model, symbol.info)}), True
+            return None if type(expr) is cst.Name and qual is None else _UNKNOWN
+        if type(expr) is cst.Subscript:
+            return flow.ask(self, expr.value, ctx, order)
+        if type(expr) is cst.Dict:
+            values = [e.value for e in expr.elements if type(e) is cst.DictElement]
+            if not values or len(values) != len(expr.elements):
+                return _UNKNOWN
+            return self.combine([flow.ask(self, v, ctx, order) for v in values])
+        if type(expr) in (cst.List, cst.Tuple):
+            values = [e.value for e in expr.elements if type(e) is cst.Element]
+            if not values or len(values) != len(expr.elements):
+                return _UNKNOWN
+            return self.combine([flow.ask(self, v, ctx, order) for v in values])
+        if type(expr) is cst.Call and flow.callee(expr, ctx, order) is not None:
+            return None
+        return _UNKNOWN
+
+    def combine(self, answers: Sequence[Classes]) -> Classes:
+        return INSTANCES.combine(answers)
+
+    def unbound(self, flow: ValueFlow, assignment: Assignment) -> Classes:
+        return _UNKNOWN
+
+
+CLASS_OBJECTS = ClassObjects()

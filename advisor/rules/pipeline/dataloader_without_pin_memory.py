@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.datasets import collates_graphs, collates_onto_device, holds_token_windows, prepared_hf_table, unpinnable_batch_class
+from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows,
+                                    prepared_hf_table, unpinnable_batch_class)
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -254,7 +255,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
             )
         dataset = call_argument(call, "dataset", 0)
         if dataset is not None and (prepared_hf_table(model, dataset.value, site.ctx, site.order)
-                                    or holds_token_windows(model, dataset.value, site.ctx, site.order)):
+                                    or holds_token_windows(model, dataset.value, site.ctx, site.order)
+                                    or holds_id_tensors(model, dataset.value, site.ctx, site.order)):
             # Rows of token ids: a batch is a few kilobytes, and its copy costs next to nothing.
             return self.report(
                 call,

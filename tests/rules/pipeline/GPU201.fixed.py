@@ -922,3 +922,77 @@ for batch in loader:
     loss = criterion(model(samples), batch["targets"])
     loss.backward()
     optimizer.step()
+
+# %% invalid: a TensorDataset of token ids built from pre-tokenised features: small batches, info; uint8 images: reported
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+def make_loaders(features, images, labels, batch_size, regression):
+    all_input_ids = torch.tensor([f.input_ids for f in features], dtype=torch.long)
+    all_input_mask = torch.tensor([f.input_mask for f in features], dtype=torch.long)
+    if regression:
+        all_label_ids = torch.tensor([f.label_id for f in features], dtype=torch.float)
+    else:
+        all_label_ids = torch.tensor([f.label_id for f in features], dtype=torch.long)
+    text = DataLoader(TensorDataset(all_input_ids, all_input_mask, all_label_ids), batch_size=batch_size, pin_memory=True)  # expect: GPU201 info
+    pixels = torch.tensor(images, dtype=torch.uint8)
+    vision = DataLoader(TensorDataset(pixels, torch.tensor(labels)), batch_size=batch_size, pin_memory=True)  # expect: GPU201
+    return text, vision
+
+def train(model, optimizer, features, images, labels):
+    text, vision = make_loaders(features, images, labels, 32, False)
+    for epoch in range(3):
+        for loader in (text, vision):
+            for batch in loader:
+                batch = tuple(t.to("cuda") for t in batch)
+                loss = model(*batch)
+                loss.backward()
+                optimizer.step()
+
+# %% invalid: a dataset class picked from a registry, whose base holds token ids built in memory: info
+import csv
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class CsvDataset(Dataset):
+    labels = None
+
+    def __init__(self, file, pipeline=()):
+        Dataset.__init__(self)
+        rows = []
+        with open(file) as f:
+            for instance in csv.reader(f, delimiter="\t"):
+                for step in pipeline:
+                    instance = step(instance)
+                rows.append(instance)
+        self.tensors = [torch.tensor(x, dtype=torch.long) for x in zip(*rows)]
+
+    def __len__(self):
+        return self.tensors[0].size(0)
+
+    def __getitem__(self, index):
+        return tuple(tensor[index] for tensor in self.tensors)
+
+class MRPC(CsvDataset):
+    labels = ("0", "1")
+
+    def __init__(self, file, pipeline=()):
+        super().__init__(file, pipeline)
+
+class MNLI(CsvDataset):
+    labels = ("contradiction", "entailment", "neutral")
+
+def dataset_class(task):
+    table = {"mrpc": MRPC, "mnli": MNLI}
+    return table[task]
+
+def main(task, data_file, model, optimizer, pipeline):
+    TaskDataset = dataset_class(task)
+    loader = DataLoader(TaskDataset(data_file, pipeline), batch_size=32, shuffle=True, pin_memory=True)  # expect: GPU201 info
+    model = model.cuda()
+    for epoch in range(3):
+        for batch in loader:
+            batch = [t.cuda() for t in batch]
+            loss = model(*batch)
+            loss.backward()
+            optimizer.step()

@@ -905,3 +905,79 @@ for epoch in range(3):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+# %% valid: a dataset class picked from a registry, whose base builds its tensors in memory and indexes each
+import csv
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+class CsvDataset(Dataset):
+    def __init__(self, file, pipeline=()):
+        rows = []
+        with open(file) as f:
+            for instance in csv.reader(f, delimiter="\t"):
+                for step in pipeline:
+                    instance = step(instance)
+                rows.append(instance)
+        self.tensors = [torch.tensor(x, dtype=torch.long) for x in zip(*rows)]
+
+    def __len__(self):
+        return self.tensors[0].size(0)
+
+    def __getitem__(self, index):
+        return tuple(tensor[index] for tensor in self.tensors)
+
+class MRPC(CsvDataset):
+    def __init__(self, file, pipeline=()):
+        super().__init__(file, pipeline)
+
+class MNLI(CsvDataset):
+    labels = ("contradiction", "entailment", "neutral")
+
+def dataset_class(task):
+    return {"mrpc": MRPC, "mnli": MNLI}[task]
+
+def main(task, data_file, model, optimizer):
+    TaskDataset = dataset_class(task)
+    loader = DataLoader(TaskDataset(data_file), batch_size=32, shuffle=True)
+    for epoch in range(3):
+        for batch in loader:
+            loss = model(*[t.cuda() for t in batch])
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: a registry whose other class reads each sample from a file
+import torch
+from torch.utils.data import DataLoader, Dataset
+from PIL import Image
+
+class Cached(Dataset):
+    def __init__(self, rows):
+        self.tensors = [torch.tensor(x, dtype=torch.long) for x in zip(*rows)]
+
+    def __len__(self):
+        return self.tensors[0].size(0)
+
+    def __getitem__(self, index):
+        return tuple(tensor[index] for tensor in self.tensors)
+
+class Files(Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        return torch.tensor(list(Image.open(self.paths[index]).getdata()))
+
+KINDS = {"cached": Cached, "files": Files}
+
+def main(kind, rows, model, optimizer):
+    Kind = KINDS[kind]
+    loader = DataLoader(Kind(rows), batch_size=32, shuffle=True)  # expect: GPU202
+    for epoch in range(3):
+        for batch in loader:
+            loss = model(batch.cuda())
+            loss.backward()
+            optimizer.step()
