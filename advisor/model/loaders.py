@@ -29,6 +29,7 @@ from advisor.model.containers import list_elements
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
 from advisor.model.framework_wrappers import wrapped_arguments
 from advisor.model.kinds import BuiltBy
+from advisor.model.lambdas import passed_on
 from advisor.model.names import DATALOADER, dotted_name, last_segment, root_name
 from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import ITERATION_WRAPPERS, MULTI_ITERABLE_WRAPPERS
@@ -203,6 +204,9 @@ class LoaderSites(Question[Sites]):
             # All it can be when its `__iter__` goes over what it holds each time it is iterated.
             exhaustive = bool(sites) and all(done for _, done in found) and _iterates_held(model, func.value)
             return (sites, exhaustive)
+        through = passed_on(model, expr, ctx, order, ITERATION_WRAPPERS)
+        if through is not None:
+            return flow.ask(self, through, ctx, order)  # `iter_wrapper(enumerate(loader))`
         return None if flow.callee(expr, ctx, order) is not None else _NONE
 
     def _held(self, model, class_name: str) -> Optional[Sites]:
@@ -477,6 +481,9 @@ class Enumerated(Question[frozenset]):
                 return flow.ask(self, expr.args[0].value, ctx, order)
             if targets and all(_yields_counted(info) for _, info in targets):
                 return _ALWAYS_ENUMERATED  # `for it, (x, y) in logger.log_every(...)`: a count first
+            through = passed_on(model, expr, ctx, order, ITERATION_WRAPPERS)
+            if through is not None:
+                return flow.ask(self, through, ctx, order)
             return self.unknown
         return None if type(expr) in (cst.Name, cst.Attribute, cst.IfExp) else self.unknown
 

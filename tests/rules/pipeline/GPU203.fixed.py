@@ -439,3 +439,19 @@ for step in range(1000000):
         with torch.no_grad():
             v = next(val_iter)
             val_loss = model(v.cuda(non_blocking=True)).mean()  # expect: GPU203 info
+
+# %% invalid: a pinned loader iterated through a lambda that may wrap it in a progress bar
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+def train(args, model, optimizer, dataset):
+    loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+    iter_wrapper = (lambda x: tqdm(x, total=len(loader))) if args.tqdm else (lambda x: x)
+    for epoch in range(args.epochs):
+        for i, (feats, target) in iter_wrapper(enumerate(loader)):
+            feats, target = feats.cuda(non_blocking=True), target.cuda(non_blocking=True)  # expect: GPU203
+            loss = model(feats, target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
