@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
+import libcst as cst
+
 from advisor.model.facts import CallSite
 from advisor.model.names import dotted_name
 
@@ -26,3 +28,23 @@ def _index(model) -> Dict[Tuple[int, str], List[CallSite]]:
         for name in names:
             out.setdefault((id(call.ctx.function), name), []).append(call)
     return out
+
+
+def handed_functions(model) -> frozenset:
+    """The functions of the file handed by name to a call (`trainer.eval(evaluate, path)`,
+    `Thread(target=work)`), as ids of their FunctionInfo: a callback, run where the call's
+    callee decides, under the state (eval mode, no_grad) it sets up."""
+    return model.shared("handed-functions", _handed_functions)
+
+
+def _handed_functions(model) -> frozenset:
+    out = set()
+    for call in model.facts.calls:
+        for arg in call.node.args:
+            name = arg.value.value if type(arg.value) is cst.Name else None
+            if name is None or name not in model.facts.function_defs:
+                continue
+            info = model.bindings.function(name, call.ctx, call.order)
+            if info is not None:
+                out.add(id(info))
+    return frozenset(out)

@@ -7,6 +7,7 @@ import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.handed_names import handed_functions
 from advisor.model.module_layers import layers_mode_free, mode_free
 from advisor.model.names import dotted_name
 from advisor.model.smoke_tests import shape_check
@@ -227,6 +228,8 @@ class EvaluationWithoutEvalMode(Rule):
                 continue
             if info is not None and site.ctx.no_grad and _also_run_with_grad(model, site, info):
                 continue
+            if info is not None and id(info) in handed_functions(model) and not model.callers(info):
+                continue  # a callback (`trainer.eval(evaluate, path)`): its runner sets the mode
             if site.ctx.loop is None and _result_discarded(model, site):
                 continue  # one warm-up call (`self.model(input_ids=dummy)`): nothing is evaluated
             candidates.append(site)

@@ -887,3 +887,29 @@ class Classifier:
     def predict(self, remaining):
         outputs = self.model.forward(remaining.cuda())  # expect: GPU602
         return outputs.cpu().detach().numpy()
+
+# %% valid: an evaluation callback handed to a trainer whose eval loop switches the model first
+import torch
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+        self.fc = nn.Linear(16, 2)
+
+    def forward(self, x):
+        return self.fc(self.drop(x))
+
+
+def main(trainer, mode):
+    model = Classifier()
+    if mode == "eval":
+        def evaluate(model, batch):
+            inputs, labels = batch
+            logits = model(inputs)
+            return (logits.argmax(1) == labels).float().mean()
+
+        results = trainer.eval(evaluate, "model.pt")
+        print(torch.stack(results).mean().item())
