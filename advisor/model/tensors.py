@@ -17,7 +17,7 @@ from advisor.model.literals import literal_values
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
-from advisor.model.type_tests import annotated_python, parameter_annotation, python_scalar_here
+from advisor.model.type_tests import annotated_python, parameter_annotation, python_scalar_here, used_as_text
 from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS, TYPED_CONSTRUCTORS
 
@@ -121,6 +121,8 @@ class Tensor(Question[str]):
         if type(expr) is cst.Name:
             if python_scalar_here(expr.value, ctx):
                 return PYTHON  # the `else` of `if not isinstance(flow, float):`
+            if used_as_text(flow.model, expr.value, ctx):
+                return PYTHON  # `name.split('_')` in the same function: a task name, not a tensor
             annotated = parameter_annotation(flow, expr.value, ctx, order)
             if annotated is not None:
                 return PYTHON if annotated == "scalar" else TENSOR  # a parameter `n: int`, `x: torch.Tensor`

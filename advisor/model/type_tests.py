@@ -1,6 +1,7 @@
 """`isinstance` tests that decide what a name holds on a path: in the body of
 `if isinstance(x, float):`, or the `else` of `if not isinstance(x, float):`, `x` is a Python
-number, whatever the value flow would say of it elsewhere."""
+number, whatever the value flow would say of it elsewhere. Likewise a name a function calls a
+text-only method on (`name.startswith("itm")`) holds text there."""
 from __future__ import annotations
 
 from typing import Dict, Optional
@@ -115,3 +116,33 @@ def _python_annotation(note: cst.BaseExpression) -> Optional[str]:
     if items and all(dotted_name(i) in _ANNOTATED_SCALARS or type(i) is cst.Ellipsis for i in items):
         return "sequence"
     return None
+
+
+# Methods only text has (a tensor has `split`, but not with a separator string).
+_TEXT_ONLY_METHODS = frozenset({
+    "strip", "lstrip", "rstrip", "lower", "upper", "splitlines", "startswith", "endswith", "casefold", "title",
+    "isdigit", "isalpha", "isalnum", "rsplit", "partition", "rpartition", "format", "encode",
+})
+
+
+def used_as_text(model, name: str, ctx: Context) -> bool:
+    """In the function around ``ctx``, ``name`` is the receiver of a method only text has
+    (`task = name.split('_')[0]`, `name.startswith('itm')`): it holds a string, whatever the
+    loop it is unpacked from hands out beside it (`for step, (name, batch) in loader`)."""
+    index = model.shared("text-names", _text_names)
+    return (id(ctx.function), name) in index
+
+
+def _text_names(model) -> frozenset:
+    out = set()
+    for method, sites in model.facts.calls_by_method.items():
+        text_only = method in _TEXT_ONLY_METHODS
+        if not text_only and method not in ("split", "replace"):
+            continue
+        for site in sites:
+            if site.receiver_name is None or "." in site.receiver_name:
+                continue
+            args = site.node.args
+            if text_only or (args and type(args[0].value) in (cst.SimpleString, cst.FormattedString)):
+                out.add((id(site.ctx.function), site.receiver_name))
+    return frozenset(out)

@@ -451,3 +451,18 @@ for step, (x, y) in enumerate(loader):
     optimizer.step()
     optimizer.zero_grad()
     accelerator.log({"lr": scheduler.get_last_lr()[0]}, step=step)
+
+# %% valid: a task name unpacked beside each batch, split and formatted into meter keys
+from collections import defaultdict
+import torch
+
+def train(model, optimizer, meta_loader, meters):
+    n_examples = defaultdict(int)
+    for step, (name, batch) in enumerate(meta_loader):
+        n_examples[name] += batch["input_ids"].size(0)
+        task = name.split("_")[0]
+        loss = model(batch, task=task).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        meters[f"{name}_loss"](loss.detach())
