@@ -60,7 +60,8 @@ class AccumulatedLossNotScaled(Rule):
         `loss / k` in the backward expression (also one handed by keyword,
         `booster.backward(loss=loss / k, ...)`), no `loss = loss / k` or `loss /= k`, no division
         by that name in the assignments leading to the loss or in a same-module helper that
-        computes it. Reported at the backward call. Criteria with `reduction="sum"`, loss
+        computes it. Reported at the backward call. Criteria with `reduction="sum"`, a loss
+        summed over its samples (`loss = loss.sum()`), loss
         functions or loss objects of the project that return the loss multiplied by the batch
         size (`return loss * bs` with `bs = x.shape[0]`: a sum over samples), Accelerate
         (which divides inside `accelerator.backward`), DeepSpeed and Lightning are left alone.
@@ -266,7 +267,7 @@ class AccumulatedLossNotScaled(Rule):
                         return True
                 if self._divides(assigned, names, k) or self._helper_divides(model, assigned, ctx, names, k):
                     return True
-                if self._summed_over_batch(model, assigned, assignment.ctx, assignment.order):
+                if self._summed_over_batch(model, assigned, assignment.ctx, assignment.order) or _summed(model, assigned):
                     return True
                 pending.extend((n, depth + 1) for n in iter_names(assigned))
         return False
@@ -329,3 +330,13 @@ class AccumulatedLossNotScaled(Rule):
         if type(func) is cst.Attribute and dotted_name(func.value) in ("self", "cls") and ctx.class_name:
             return model.resolve(f"{ctx.class_name}.{func.attr.value}")
         return None
+
+
+def _summed(model: FileModel, value: cst.BaseExpression) -> bool:
+    """`loss = loss.sum()` (or `torch.sum(loss)`) of a per-sample loss: a sum over samples, like
+    `reduction="sum"`, whose scale does not depend on how many micro-batches make a step."""
+    if type(value) is not cst.Call or any(a.keyword is not None for a in value.args):
+        return False
+    if type(value.func) is cst.Attribute and value.func.attr.value == "sum":
+        return not value.args and model.imports.qualify(value.func) is None
+    return model.imports.qualify(value.func) == "torch.sum" and len(value.args) == 1

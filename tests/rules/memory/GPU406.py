@@ -261,3 +261,28 @@ for step, batch in enumerate(loader):
     if (step + 1) % accumulation_steps == 0:
         optimizer.step()
         optimizer.zero_grad()
+
+# %% valid: a per-sample loss summed (a sum over samples, like reduction="sum") before apex scales it
+from apex import amp
+
+for step, batch in enumerate(loader):
+    loss = model(batch, compute_loss=True)
+    loss = loss.sum()  # sum over the per-sample losses
+    delay_unscale = (step + 1) % opts.gradient_accumulation_steps != 0
+    with amp.scale_loss(loss, optimizer, delay_unscale=delay_unscale) as scaled_loss:
+        scaled_loss.backward()
+    if (step + 1) % opts.gradient_accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: the same loop with the per-sample losses averaged
+from apex import amp
+
+for step, batch in enumerate(loader):
+    loss = model(batch, compute_loss=True)
+    loss = loss.mean()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()  # expect: GPU406
+    if (step + 1) % opts.gradient_accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
