@@ -776,6 +776,12 @@ class NumpyValue(Question[bool]):
             return False
         if type(expr) in (cst.Attribute, cst.Subscript):
             return flow.ask(self, expr.value, ctx, order)
+        if type(expr) is cst.BinaryOperation:
+            # `(np.repeat(a, m) + np.tile(b, n)) % n`: arithmetic of an array with arrays or numbers
+            sides = (expr.left, expr.right)
+            numpy = [flow.ask(self, side, ctx, order) for side in sides]
+            return any(numpy) and all(
+                found or flow.ask(TENSORS, side, ctx, order) != TENSOR for found, side in zip(numpy, sides))
         return None
 
     def combine(self, answers: Sequence[bool]) -> bool:

@@ -7,7 +7,7 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.framework_steps import branch_untaken, runs_per_batch
-from advisor.model.tensors import given_python_data, host_built_from, names_cuda
+from advisor.model.tensors import given_python_data, host_built_from, is_numpy, names_cuda
 from advisor.model.devices import cuda_tensor_type, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
@@ -126,12 +126,14 @@ def _root_call(expr: cst.BaseExpression) -> Optional[cst.Call]:
 _FILLS = frozenset({"fill_", "zero_", "uniform_", "normal_", "random_", "bernoulli_", "exponential_"})
 
 
-def _data_built_on_device(model: FileModel, factory: cst.Call, kind: str, top: cst.BaseExpression) -> bool:
+def _data_built_on_device(model: FileModel, factory: cst.Call, kind: str, top: cst.BaseExpression, ctx) -> bool:
     """The factory is not given Python values (`tensors.given_python_data`): its data is one a
     factory could make on the device itself. A typed constructor given one name (or one
     arithmetic expression) may be given a size or data: a size when a fill follows
     (`torch.LongTensor(n).fill_(0)`)."""
     positional = [a for a in factory.args if a.keyword is None and not a.star]
+    if len(positional) == 1 and is_numpy(model, positional[0].value, ctx):
+        return False  # `torch.LongTensor(labels.reshape(n, k))` of a NumPy array: data from the host
     # `torch.FloatTensor(1 - done)` may be a size or an array's data as much as a name is.
     lone = len(positional) == 1 and type(positional[0].value) in (
         cst.Name, cst.Attribute, cst.Subscript, cst.BinaryOperation, cst.UnaryOperation)
@@ -326,7 +328,7 @@ class TensorCreatedOnHostThenMoved(Rule):
                 if _empty(factory):
                     continue
                 if (typed and not any(a.star or a.keyword is not None for a in factory.args)
-                        and _data_built_on_device(model, factory, kind, site.node) and _parse_move(model, site)):
+                        and _data_built_on_device(model, factory, kind, site.node, site.ctx) and _parse_move(model, site)):
                     yield self.report(
                         site.node,
                         "`torch.{factory}(...)` is built in host memory and then copied to the GPU",
@@ -345,7 +347,7 @@ class TensorCreatedOnHostThenMoved(Rule):
                 a.keyword is not None and a.keyword.value in ("device", "out", "pin_memory") for a in factory.args
             ):
                 continue  # a `**` spread may hold the device; a `*shape` spread cannot
-            if kind in ("tensor", "as_tensor") and not _data_built_on_device(model, factory, kind, site.node):
+            if kind in ("tensor", "as_tensor") and not _data_built_on_device(model, factory, kind, site.node, site.ctx):
                 continue  # Python data crosses the host link whichever way the tensor is made
             move = _parse_move(model, site)
             if move is None:

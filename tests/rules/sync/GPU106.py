@@ -1084,3 +1084,24 @@ for ids, y in train_loader:
     loss = model(ids.cuda(), y.cuda(), "cuda").mean()
     loss.backward()
     optimizer.step()
+
+# %% valid: a typed constructor given labels computed with NumPy (data from the host, not a size)
+import numpy as np
+import torch
+
+
+def contrastive_accuracy(logprob, n, m):
+    labels = (np.repeat(np.arange(n), m) + np.tile(np.arange(m) * n // m, n)) % n
+    labels = labels.reshape(n, m)[:, 1:].reshape(-1)
+    return torch.LongTensor(labels.reshape(n, m - 1)).to(logprob.device)
+
+
+def train(model, loader, optimizer):
+    for x in loader:
+        logprob = model(x.cuda())
+        loss = -logprob.mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(contrastive_accuracy(logprob, 8, 2))
+
