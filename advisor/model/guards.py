@@ -668,6 +668,18 @@ def _names_world_size(node: cst.BaseExpression) -> bool:
     return bool(_WORLD_SIZE.match(last))
 
 
+def _launched(test: cst.BaseExpression) -> bool:
+    """`args.local_rank != -1`: true when a distributed launcher started the process (its
+    `else` runs in a single process)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    value = comparison.comparator
+    return (type(comparison.operator) is cst.NotEqual and type(value) is cst.UnaryOperation
+            and type(value.expression) is cst.Integer and value.expression.value == "1"
+            and (dotted_name(test.left) or "").endswith("local_rank"))
+
+
 def single_when(test: cst.BaseExpression) -> Optional[bool]:
     """The truth value of ``test`` in a run of one process, when the test only compares the
     world size with a number (`world_size != 1`, `get_world_size() > 1`); else None."""
@@ -763,6 +775,8 @@ class GuardKinds:
                     found = (True, found[1])  # `do_eval = False`, then `if step % n == 0: do_eval = True`
                 if not found[0] and reach.parameter is not None and not reach.assignments and type(node) is cst.Name:
                     found = (self._passed_periodic(reach.parameter, name, depth), found[1])
+                if not found[1] and self._set_for_one_rank(reach.assignments, depth):
+                    found = (found[0], True)
                 if not found[1] and self.main_process_object(name, ctx, order, depth):
                     found = (found[0], True)
             modulo, rank = modulo or found[0], rank or found[1]
@@ -780,6 +794,22 @@ class GuardKinds:
                 and self.test_kinds(g.test, g.ctx, g.order + 0.5, _MAX_DEPTH)[0] for g in guards_of(a.ctx))
             for a in truthy
         )
+
+    def _set_for_one_rank(self, assignments, depth: int) -> bool:
+        """A flag whose every true value is set under a rank-0 test, or where the run has a
+        single process (`default_gpu = False`, then `if rank == 0: default_gpu = True` in the
+        distributed branch and `default_gpu = True` in the `else` of `if args.local_rank != -1:`)."""
+        truthy = [a for a in assignments if type(a.value) is cst.Name and a.value.value == "True"]
+        if not truthy or len(truthy) == len(assignments) or any(
+                type(a.value) is not cst.Name or a.value.value not in ("True", "False") for a in assignments):
+            return False
+        for assignment in truthy:
+            guards = [g for g in guards_of(assignment.ctx) if g.ctx.function is assignment.ctx.function]
+            if not any((g.positive and not g.exits and self.test_kinds(g.test, g.ctx, g.order + 0.5, depth + 1)[1])
+                       or (not g.positive and not g.exits and any(_launched(part) for part in conjuncts(g.test)))
+                       for g in guards):
+                return False
+        return True
 
     def _passed_periodic(self, info, name: str, depth: int) -> bool:
         """A parameter every call of which passes a periodic value (`train_step(..., do_eval)`

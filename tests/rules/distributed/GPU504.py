@@ -447,3 +447,27 @@ class Trainer:
                 optimizer.step()
             if self.GPU_INDEX == 0:
                 self.save_checkpoints(epoch)
+
+# %% valid: a flag set true only on rank 0 of a distributed launch, or in a single-process run
+import torch
+import torch.distributed as dist
+
+
+def main(args, model, loader, optimizer):
+    default_gpu = False
+    if dist.is_available() and args.local_rank != -1:
+        dist.init_process_group(backend="nccl")
+        rank = dist.get_rank()
+        if rank == 0:
+            default_gpu = True
+    else:
+        default_gpu = True
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if default_gpu:
+            torch.save(model.module.state_dict(), f"model_{epoch}.bin")
+
