@@ -20,6 +20,7 @@ import libcst as cst
 from advisor.model.devices import HOST, device_kind
 from advisor.model.facts import ClassInfo, Context
 from advisor.model.calls import class_method
+from advisor.model.containers import DICT_CONTENTS, every_value
 from advisor.model.instances import INSTANCES, instances_of
 from advisor.model.named_methods import project_methods_named
 from advisor.model.names import dotted_name
@@ -163,6 +164,47 @@ class _IdTable(Question[str]):
         return "yes" if answers and all(a == "yes" for a in answers) else "no"
 
 
+class _TokenisedLibraryTable(Question[str]):
+    """"yes": a dataset class of Hugging Face `transformers` that tokenises its whole corpus
+    when built and keeps the features in a list (`GlueDataset(args, tokenizer=tokenizer)`)."""
+
+    key = "tokenised-library-table"
+    unknown = "no"
+
+    def terminal(self, flow, expr, ctx: Context, order: int) -> Optional[str]:
+        if type(expr) is cst.Subscript:
+            # `dev_datasets[name]` of a dict of such tables: every value the dict may hold
+            values, complete = every_value(flow.ask(DICT_CONTENTS, expr.value, ctx, order))
+            if not complete or not values:
+                return "no"
+            return self.combine([v.flow.ask(self, v.expr, v.ctx, v.order) for v in values])
+        if type(expr) is not cst.Call:
+            return None
+        qualified = flow.model.imports.qualify(expr.func) or ""
+        if qualified.startswith("transformers.") and qualified.rsplit(".", 1)[-1] in _TOKENISED_TABLES:
+            return "yes"
+        return None
+
+    def combine(self, answers) -> str:
+        return "yes" if answers and all(a == "yes" for a in answers) else "no"
+
+
+# `transformers`' legacy datasets, which tokenise the corpus in `__init__` (or read the cached
+# features back) and whose `__getitem__` returns `self.features[i]`.
+_TOKENISED_TABLES = frozenset({
+    "GlueDataset", "SquadDataset", "TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset",
+    "LineByLineWithSOPTextDataset", "TextDatasetForNextSentencePrediction",
+})
+_TOKENISED_LIBRARY_TABLE = _TokenisedLibraryTable()
+
+
+def tokenised_library_table(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is one of `transformers`' legacy datasets that hold a corpus
+    tokenised when they were built (`GlueDataset`, `LineByLineTextDataset`): rows of token ids
+    read from a list."""
+    return model.values.ask(_TOKENISED_LIBRARY_TABLE, expr, ctx, order) == "yes"
+
+
 _ID_TENSOR_TYPES = frozenset({"torch.LongTensor", "torch.IntTensor", "torch.cuda.LongTensor"})
 _ID_TENSOR = _IdTensor()
 _ID_TABLE = _IdTable()
@@ -171,8 +213,9 @@ _ID_TABLE = _IdTable()
 def holds_id_tensors(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
     """Every path of the value is a `TensorDataset` of integer ids (the token ids, masks and
     labels of a tokenised corpus, `TensorDataset(torch.tensor([f.input_ids for f in features],
-    dtype=torch.long), ...)`): a batch is a few kilobytes. An image set kept as `uint8` is not."""
-    return model.values.ask(_ID_TABLE, expr, ctx, order) == "yes"
+    dtype=torch.long), ...)`), or one of `transformers`' datasets tokenised when built: a batch
+    is a few kilobytes. An image set kept as `uint8` is not."""
+    return model.values.ask(_ID_TABLE, expr, ctx, order) == "yes" or tokenised_library_table(model, expr, ctx, order)
 
 
 _TENSOR_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.stack",

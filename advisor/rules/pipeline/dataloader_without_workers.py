@@ -18,7 +18,7 @@ from advisor.rules.pipeline.loader_flow import (
     library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
 )
 from advisor.model.vocabulary import PLACEMENT_TEXT
-from advisor.model.datasets import collates_onto_device, holds_in_memory, prepared_hf_table
+from advisor.model.datasets import collates_onto_device, holds_in_memory, prepared_hf_table, tokenised_library_table
 
 
 _EVAL_NAME = re.compile(
@@ -58,14 +58,16 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
 
 
 def _in_memory_dataset(model: FileModel, site: CallSite) -> bool:
-    """A `TensorDataset`, a dataset class of the project that only indexes what it holds, or a
-    Hugging Face table prepared with `.map(...)` before training (tokenised text)."""
+    """A `TensorDataset`, a dataset class of the project that only indexes what it holds, a
+    Hugging Face table prepared with `.map(...)` before training (tokenised text), or one of
+    `transformers`' datasets that tokenise their corpus when built (`GlueDataset`)."""
     if tensor_datasets(model, site):
         return True
     arg = call_argument(site.node, "dataset", 0)
     return arg is not None and (
         holds_in_memory(model, arg.value, site.ctx, site.order)
         or prepared_hf_table(model, arg.value, site.ctx, site.order)
+        or tokenised_library_table(model, arg.value, site.ctx, site.order)
     )
 
 

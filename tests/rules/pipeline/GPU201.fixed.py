@@ -996,3 +996,17 @@ def main(task, data_file, model, optimizer, pipeline):
             loss = model(*batch)
             loss.backward()
             optimizer.step()
+
+# %% invalid: transformers' GlueDataset holds tokenised rows: small batches, info
+import torch
+from torch.utils.data import DataLoader
+from transformers import GlueDataset, default_data_collator
+
+train_dataset = GlueDataset(data_args, tokenizer=tokenizer)
+loader = DataLoader(train_dataset, batch_size=32, shuffle=True, collate_fn=default_data_collator, pin_memory=True)  # expect: GPU201 info
+for epoch in range(3):
+    for batch in loader:
+        inputs = {k: v.cuda() for k, v in batch.items()}
+        loss = model(**inputs).loss
+        loss.backward()
+        optimizer.step()

@@ -981,3 +981,22 @@ def main(kind, rows, model, optimizer):
             loss = model(batch.cuda())
             loss.backward()
             optimizer.step()
+
+# %% valid: transformers' GlueDataset tokenises the corpus when built; its rows are read from a list
+import torch
+from torch.utils.data import DataLoader
+from transformers import GlueDataset, default_data_collator
+
+train_dataset = GlueDataset(data_args, tokenizer=tokenizer)
+dev_datasets = {"dev": GlueDataset(data_args, tokenizer=tokenizer, mode="dev")}
+for epoch in range(3):
+    for name in ["train", "dev"]:
+        if name == "train":
+            loader = DataLoader(train_dataset, batch_size=32, shuffle=True, collate_fn=default_data_collator)
+        else:
+            loader = DataLoader(dev_datasets[name], batch_size=32, collate_fn=default_data_collator)
+        for batch in loader:
+            inputs = {k: v.cuda() for k, v in batch.items()}
+            loss = model(**inputs).loss
+            loss.backward()
+            optimizer.step()
