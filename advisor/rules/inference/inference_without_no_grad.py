@@ -6,6 +6,7 @@ import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel, LoopInfo
 from advisor.model.guards import single_pass
+from advisor.model.loaders import loaders_iterated
 from advisor.model.graphs import fresh_tensor
 from advisor.model.grad_free_methods import runs_without_grad
 from advisor.model.module_layers import parameter_free
@@ -88,7 +89,8 @@ class InferenceWithoutNoGrad(Rule):
         block: `torch.no_grad().__enter__()`, `torch.set_grad_enabled(False)` as a statement,
         until `torch.enable_grad().__enter__()` or `torch.set_grad_enabled(True)` turns it back on).
         Loops whose outputs may still be
-        backpropagated (inside the per-step training code, or before a `backward()` in the
+        backpropagated (inside the per-step training code, a loop over heads or scales with no
+        loader or environment in it inside a training loop, or before a `backward()` in the
         same function), code that asks for input gradients (`torch.autograd.grad`,
         `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own
         `forward`, a project module that holds no parameter (no layer with weights, no
@@ -172,6 +174,8 @@ class InferenceWithoutNoGrad(Rule):
             info = site.ctx.function
             if framework_owned(model, info) or feeds_training(model, site, markers):
                 continue
+            if _inside_a_step(model, site.ctx.loop):
+                continue  # `for s in range(scales): losses.append(D(s, x))` in a training step
             disabled = grad_disabled(model, site.ctx)
             if disabled:
                 continue
@@ -205,3 +209,18 @@ class InferenceWithoutNoGrad(Rule):
                 fix=fix,
                 data={"expression": snippet(model, site.node)},
             )
+
+
+def _inside_a_step(model: FileModel, loop) -> bool:
+    """The loop goes over no loader and sits in the body of a training loop (a loop over
+    discriminator scales or classifier heads whose losses the step backpropagates after it):
+    part of a training step, not a loop that never trains. An evaluation pass over a loader in
+    the epoch loop is still one, and so is an environment rollout in the episode loop."""
+    if loop.over_loader or loop.env_step or loaders_iterated(model, loop)[0] or model.is_training_loop(loop):
+        return False  # a pass over batches, an RL rollout: what runs there is no training step's
+    outer = loop.parent
+    while outer is not None:
+        if model.is_training_loop(outer):
+            return True
+        outer = outer.parent
+    return False

@@ -781,3 +781,38 @@ def regularized_evolution(bench, cycles, population_size):
         child.accuracy = bench.query(child.arch)
         population.append(child)
     return max(population, key=lambda m: m.accuracy)
+
+# %% valid: a loop over classifier heads inside the training step, whose losses the step backpropagates after it
+import torch
+import torch.nn as nn
+
+
+def train(model, linear_classifiers, optimizers, loader):
+    for inp, target in loader:
+        inp, target = inp.cuda(non_blocking=True), target.cuda(non_blocking=True)
+        with torch.no_grad():
+            output = model(inp)
+        losses = []
+        for linear_classifier in linear_classifiers:
+            pred = linear_classifier(output)
+            losses.append(nn.CrossEntropyLoss()(pred, target))
+        for optimizer, loss in zip(optimizers, losses):
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: a validation pass over a loader in the epoch loop is still one
+import torch
+
+
+def train(model, classifier, optimizer, train_loader, val_loader, epochs):
+    for epoch in range(epochs):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(classifier(model(x.cuda())), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        correct = 0
+        for x, y in val_loader:
+            correct += (classifier(model(x.cuda())).argmax(1) == y.cuda()).sum()  # expect: GPU601 info
+        print(correct)
