@@ -147,7 +147,9 @@ class EvaluationWithoutEvalMode(Rule):
         mode, generation pipelines of the Hugging Face libraries (`pipeline(prompt)`: no mode of
         their own), calls that act on a model (`accelerator.unwrap_model(m)`), the methods of
         an `nn.Module` subclass (also one through the project's own base classes: whoever calls
-        the module sets its mode), Lightning and the Hugging Face Trainer are left alone.
+        the module sets its mode), a function handed by name to another call and never called
+        directly (a callback: `trainer.eval(evaluate, path)` sets the mode before it runs it),
+        Lightning and the Hugging Face Trainer are left alone.
     """
     why = """
         A module starts in training mode and stays there until `.eval()`. In training mode

@@ -146,7 +146,9 @@ class DataLoaderWithoutWorkers(Rule):
         device. Loaders named for validation or testing, in-memory `TensorDataset`s (also one a
         helper of the project builds and returns) and
         dataset classes of the project that hold their samples the same way (a `__getitem__`
-        that only indexes lists or tensors its `__init__` built, calling nothing), datasets
+        that only indexes lists or tensors its `__init__` built, calling nothing, also inherited
+        through a subclass or picked from a dict of classes), `transformers`' datasets that
+        tokenise their corpus when built (`GlueDataset`), datasets
         derived from `IterableDataset` (which shard their own streams) or made by a library
         of iterable pipes (torchtext, torchdata, webdataset), Hugging Face `datasets` tables
         tokenised ahead of training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises, with no
