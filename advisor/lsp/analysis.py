@@ -46,7 +46,6 @@ log = logging.getLogger("advisor.lsp")
 KEEP_PARSED_FILES = 8
 # The most CPU time one analysis may take in the editor, whatever the project allows the CLI.
 SERVER_BUDGET_SECONDS = 10.0
-_UNTRIED = object()  # a cut never tried on the full analysis it rests on
 
 
 def _interactive(config: Config) -> Config:
@@ -81,9 +80,6 @@ class Analysis:
     reused: bool = False
     # The full analysis such findings rest on (None for a full analysis).
     anchor: Optional["Analysis"] = None
-    # Computed for part of the file by a cut not yet tried on its anchor (Analyzer.prove runs
-    # that trial once the result is out).
-    unproven: bool = False
 
     @property
     def result_id(self) -> str:
@@ -141,9 +137,8 @@ class Analyzer:
         # The parsed statements of the last verification (verify), for the next one.
         self._verify_chunks: Dict[str, ChunkCache] = {}
         # Per file, the last cut tried on a full analysis (chunk_edits): (that analysis, the
-        # pieces kept, the pieces recomputed, whether the cut gave the full findings there; None
-        # while a result made with it is out unproven).
-        self._cuts_tried: Dict[str, Tuple[Analysis, Tuple[int, ...], frozenset, Optional[bool]]] = {}
+        # pieces kept, the pieces recomputed, whether the cut gave the full findings there).
+        self._cuts_tried: Dict[str, Tuple[Analysis, Tuple[int, ...], frozenset, bool]] = {}
         self._anchor_pieces: Dict[str, Tuple[Analysis, chunk_edits.Placed]] = {}
 
     def latest(self, uri: str) -> Optional[Analysis]:
@@ -321,87 +316,47 @@ class Analyzer:
         """The findings of this version when the edit since the last full analysis stays inside
         top-level functions and classes (chunk_edits): the part of the file it reaches analysed
         alone, the rest moved. None when the edit does not qualify, or when the same cut of the
-        last full analysis did not give its findings. A cut not yet tried on that analysis
-        answers first and is tried after (``unproven``, prove): the trial costs as much as the
-        answer, and the first keystroke in a function would otherwise pay both. Raises
-        budget.Cancelled."""
+        last full analysis did not give its findings. Raises budget.Cancelled."""
         anchor = previous.anchor or previous
         if (anchor.problem is not None or anchor.text is None or anchor.key[1:] != job.key[1:]
                 or anchor.basis != _basis(job) or text_too_large(job.text, job.config.max_file_size)):
             return None
-        placed = self._placed(job.uri, anchor)
+        known = self._anchor_pieces.get(job.uri)
+        if known is None or known[0] is not anchor:
+            placed = chunk_edits.Placed(anchor.findings, chunk_edits.pieces_of(anchor.text))
+            known = self._anchor_pieces[job.uri] = (anchor, placed)
+        placed = known[1]
         plan = chunk_edits.plan(anchor.text, job.text, placed.pieces)
         if plan is None:
             return None
+        config = _interactive(job.config)
+
+        def part(pieces) -> Optional[List[Finding]]:
+            text, to_file = chunk_edits.smaller_module(pieces, plan.kept)
+            result = check_text(text, job.filename, config, path=job.path, chunks=ChunkCache.seeded(chunks),
+                                cancelled=lambda: not job.wanted(), views=views, keep=models, part=True)
+            if result.problem is not None:
+                return None
+            found = chunk_edits.findings_on(chunk_edits.mapped(result.findings, to_file), pieces, plan.recomputed)
+            return sorted(found, key=lambda f: f.sort_key)
+
         tried = self._cuts_tried.get(job.uri)
-        same = tried is not None and tried[0] is anchor and tried[1:3] == (plan.kept, plan.recomputed)
-        faithful = tried[3] if same else _UNTRIED
-        if faithful is None:
-            # Its first result went out unproven and the trial did not finish before this
-            # edit (a newer one cancels it): try it now, so that at most one result is shown
-            # before the cut has been tried.
-            faithful = self._try_cut(job, anchor, plan, views, chunks, models)
-        if faithful is False:
+        if tried is not None and tried[0] is anchor and tried[1:3] == (plan.kept, plan.recomputed):
+            faithful = tried[3]
+        else:
+            expected = sorted(chunk_edits.findings_on(anchor.findings, plan.old, plan.recomputed), key=lambda f: f.sort_key)
+            faithful = part(plan.old) == expected
+            self._cuts_tried[job.uri] = (anchor, plan.kept, plan.recomputed, faithful)
+        if not faithful:
             return None
         carried = chunk_edits.carried(placed, plan)
-        computed = self._part(job, plan, plan.new, views, chunks, models) if carried is not None else None
+        computed = part(plan.new) if carried is not None else None
         if computed is None or carried is None:
             return None
-        if faithful is _UNTRIED:
-            self._cuts_tried[job.uri] = (anchor, plan.kept, plan.recomputed, None)
         findings = sorted(carried + computed, key=lambda f: f.sort_key)
         return Analysis(job.uri, job.version, job.key, findings, None, dependencies=anchor.dependencies,
                         text=job.text, basis=anchor.basis, boundaries=tuple(p.first_row for p in plan.new),
-                        reused=True, anchor=anchor, unproven=faithful is _UNTRIED)
-
-    def _placed(self, uri: str, anchor: Analysis) -> chunk_edits.Placed:
-        known = self._anchor_pieces.get(uri)
-        if known is None or known[0] is not anchor:
-            known = self._anchor_pieces[uri] = (anchor, chunk_edits.Placed(anchor.findings, chunk_edits.pieces_of(anchor.text)))
-        return known[1]
-
-    def _part(self, job: Job, plan: chunk_edits.Plan, pieces, views: Views, chunks: ChunkCache,
-              models: List[object]) -> Optional[List[Finding]]:
-        """The findings on ``plan``'s recomputed pieces of ``pieces`` (the anchor's or this
-        version's), from the smaller module made of its kept pieces alone."""
-        text, to_file = chunk_edits.smaller_module(pieces, plan.kept)
-        result = check_text(text, job.filename, _interactive(job.config), path=job.path, chunks=ChunkCache.seeded(chunks),
-                            cancelled=lambda: not job.wanted(), views=views, keep=models, part=True)
-        if result.problem is not None:
-            return None
-        found = chunk_edits.findings_on(chunk_edits.mapped(result.findings, to_file), pieces, plan.recomputed)
-        return sorted(found, key=lambda f: f.sort_key)
-
-    def _try_cut(self, job: Job, anchor: Analysis, plan: chunk_edits.Plan, views: Views, chunks: ChunkCache,
-                 models: List[object]) -> bool:
-        """Whether the cut of ``plan`` gives, on the anchor's own text, the anchor's findings
-        on the pieces it recomputes; recorded for the next edits. Raises budget.Cancelled."""
-        expected = sorted(chunk_edits.findings_on(anchor.findings, plan.old, plan.recomputed), key=lambda f: f.sort_key)
-        faithful = self._part(job, plan, plan.old, views, chunks, models) == expected
-        self._cuts_tried[job.uri] = (anchor, plan.kept, plan.recomputed, faithful)
-        return faithful
-
-    def _prove(self, job: Job, published: Analysis, executor: ThreadPoolExecutor) -> Optional[bool]:
-        """On the worker: the trial of the cut ``published`` was made with (Analyzer.prove).
-        None when a newer edit stopped it, or the cut is no longer the file's last."""
-        anchor = published.anchor
-        tried = self._cuts_tried.get(job.uri)
-        if anchor is None or anchor.text is None or published.text is None or tried is None or tried[0] is not anchor:
-            return None
-        if tried[3] is not None:
-            return tried[3]
-        plan = chunk_edits.plan(anchor.text, published.text, self._placed(job.uri, anchor).pieces)
-        if plan is None or tried[1:3] != (plan.kept, plan.recomputed):
-            return None
-        models: List[object] = []
-        with self._chunks_lock:
-            chunks = ChunkCache.seeded(self._chunks.get(job.uri))
-        try:
-            return self._try_cut(job, anchor, plan, self.views(executor, self._stand_ins(job)), chunks, models)
-        except Cancelled:
-            return None
-        finally:
-            self._retired.extend(models)
+                        reused=True, anchor=anchor)
 
     def release(self) -> None:
         """Frees what the analyses done so far left. An analysis allocates its model with the
@@ -414,19 +369,6 @@ class Analyzer:
             self._collector_held = False
             gc.enable()
             gc.collect(1)
-
-    async def prove(self, job: Job, published: Analysis) -> Optional[bool]:
-        """After an unproven cut result (``published.unproven``) went out: tries its cut on the
-        full analysis it rests on (the check the cut would otherwise make before answering, done
-        once the answer is out). False when the cut does not reproduce that analysis (the caller
-        then verifies at once); None when a newer edit stopped the trial."""
-        if not published.unproven:
-            return True
-        executor = self.executor_for(job.uri)
-        try:
-            return await asyncio.get_running_loop().run_in_executor(executor, self._prove, job, published, executor)
-        except RuntimeError:  # shutting down: the worker takes no more jobs
-            return None
 
     async def verify(self, job: Job, published: Analysis) -> Optional[Analysis]:
         """After ``published`` went out: frees the previous model on the worker, and when the

@@ -184,11 +184,9 @@ class AdvisorServer(LanguageServer):
         result (analysis.Analyzer.verify) in full; a differing one is published in its place
         (push) or announced with a refresh (pull). A newer edit cancels it. The full check waits
         for a pause in typing (VERIFY_AFTER_SECONDS): while keystrokes come, each would only
-        start it to be cancelled; unless the trial of an unproven cut fails (Analyzer.prove)."""
+        start it to be cancelled."""
         try:
-            # A cut result tried only now that it is out: when the cut does not reproduce the
-            # full analysis it rests on, the full check runs at once.
-            if published.reused and await self.analyzer.prove(job, published) is not False:
+            if published.reused:
                 await asyncio.sleep(VERIFY_AFTER_SECONDS)
                 if self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != job.version:
                     return
