@@ -114,9 +114,11 @@ def test_a_function_defined_in_a_loop_runs_where_the_loop_hands_it_over():
     model = FileModel.build(cst.parse_module(HANDED), "f.py")
     step, report, save = (_functions(model, name)[0] for name in ("step", "report", "save"))
     callers = [site for _, site in model.callers(step)]
-    assert [model.code(site.node) for site in callers] == ["timed(step)"]
-    assert model.callers(report) == []  # defined before the loop: not rebuilt to be run there
-    assert model.callers(save) == []  # a keyword callback runs elsewhere (a thread)
+    # The loop's call hands it over to be run there; `timed` calls its parameter, which runs it.
+    assert [model.code(site.node) for site in callers] == ["timed(step)", "closure()"]
+    # Defined before the loop: not rebuilt to be run there, but `timed` still calls it.
+    assert [model.code(site.node) for _, site in model.callers(report)] == ["closure()"]
+    assert model.callers(save) == []  # a keyword callback of a library class runs elsewhere (a thread)
 
 
 TEMPLATE = """\
@@ -255,3 +257,41 @@ def test_a_call_of_another_class_of_the_same_name_leaves_the_constructions_known
         ("heads.py", "resnet.Bottleneck(channels, channels)"),
         ("resnext.py", "super().__init__(inplanes, planes, **kwargs)"),
     ]
+
+
+CALLBACKS = """\
+class Trainer:
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+
+    def train(self, get_loss, epochs=1):
+        for epoch in range(epochs):
+            for batch in self.loader:
+                loss = get_loss(self.model, batch)
+                loss.backward()
+
+    def run(self, step_func=None):
+        for batch in self.loader:
+            step_func(batch)
+
+
+def main(model, loader):
+    def get_loss(model, batch):
+        return model(batch).mean()
+
+    def forward_step(batch):
+        return batch
+
+    trainer = Trainer(model, loader)
+    trainer.train(get_loss)
+    trainer.run(step_func=forward_step)
+"""
+
+
+def test_a_function_handed_by_name_runs_where_its_parameter_is_called():
+    model = FileModel.build(cst.parse_module(CALLBACKS), "f.py")
+    get_loss, forward_step = (_functions(model, name)[0] for name in ("get_loss", "forward_step"))
+    assert [model.code(site.node) for _, site in model.callers(get_loss)] == ["get_loss(self.model, batch)"]
+    assert [model.code(site.node) for _, site in model.callers(forward_step)] == ["step_func(batch)"]
+    call = next(s for s in model.facts.calls if model.code(s.node) == "get_loss(self.model, batch)")
+    assert [info.node.name.value for _, info in model.calls.targets(call)] == ["get_loss"]

@@ -21,6 +21,7 @@ import libcst as cst
 
 from advisor.model import open_questions
 from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
+from advisor.model.handed_names import handed_sites
 from advisor.model.instances import instances_of
 from advisor.model.names import dotted_name, last_segment
 
@@ -104,8 +105,30 @@ class CallGraph:
             return known
         # Asked again while being found (a method's instance whose value needs this call's
         # callee): nothing yet, and the answer holds until the first ask closes.
-        return open_questions.remembered(memo, id(site), lambda: self._find(site) + self._handed(site) + self._stepped(site),
+        return open_questions.remembered(memo, id(site), lambda: _distinct(self._find(site) + self._handed(site) + self._stepped(site) + self._called_back(site)),
                                          guard=[])
+
+    def _called_back(self, site: CallSite) -> List[Target]:
+        """`loss = get_loss(model, batch)` where `get_loss` is a parameter of the function around
+        the call, never rebound there: the project functions its callers hand it by name
+        (`trainer.train(get_loss, path)`, `train_step(forward_step_func=forward_step)`)."""
+        func = site.node.func
+        info = site.ctx.function
+        if type(func) is not cst.Name or info is None or func.value not in info.params:
+            return []
+        reach = self.model.bindings.reaching(func.value, site.ctx, site.order)
+        if reach.assignments or reach.parameter is not info:
+            return []
+        position = info.params.index(func.value) - info.receiver_params
+        out: List[Target] = []
+        for owner, call in self.callers(info):
+            arg = _argument(call.node, func.value, position)
+            if arg is None or type(arg.value) is not cst.Name:
+                continue
+            target = owner.bindings.function(arg.value.value, call.ctx, call.order)
+            if target is not None and (owner, target) not in out:
+                out.append((owner, target))
+        return out
 
     def _stepped(self, site: CallSite) -> List[Target]:
         """`scaler.step(optimizer)`: the loss scaler calls the optimizer's own `step()` (a LARS or
@@ -412,12 +435,29 @@ class CallGraph:
             scan = self._scans[(name, wide, method)] = _CallerScan(
                 self.model, [(m, site) for m in models for site in m.calls.candidates(name)])
         try:
-            return scan.callers_of(info)
+            found = scan.callers_of(info)
         except BaseException:
             # Stopped half way (a budget ran out): a later question starts again. A question
             # nested in this one may have dropped the scan already.
             self._scans.pop((name, wide, method), None)
             raise
+        called_back = [c for c in self._called_back_from(info) if c not in found]
+        return found + called_back if called_back else found
+
+    def _called_back_from(self, info: FunctionInfo) -> List[Caller]:
+        """The calls of a parameter in the functions this file hands ``info`` to by name
+        (`trainer.train(get_loss, path)`, then `loss = get_loss(model, batch)` in the loop of
+        `Trainer.train`): they run it."""
+        out: List[Caller] = []
+        for site, arg in handed_sites(self.model).get(id(info), ()):
+            for owner, target in self.targets(site):
+                param = _parameter_for(target, site.node, arg)
+                if param is None:
+                    continue
+                for inner in target.sites:
+                    if type(inner.node.func) is cst.Name and inner.node.func.value == param and (owner, inner) not in out:
+                        out.append((owner, inner))
+        return out
 
     def constructions(self, info: FunctionInfo, through_subclasses: bool = False) -> List[Caller]:
         """For a class's `__init__`: the calls that build an instance (`ComputeLoss(model)`), in
@@ -708,3 +748,44 @@ def _other_base(model, sub, name: str, owner) -> bool:
             return False  # not resolved: it may be ``owner``
         found = True
     return found
+
+
+def _argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.Arg]:
+    """The argument a call passes for a parameter, by keyword or position (no `*spread` before)."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg
+        elif arg.star:
+            return None
+        else:
+            if positional == position:
+                return arg
+            positional += 1
+    return None
+
+
+def _parameter_for(target: FunctionInfo, call: cst.Call, arg: cst.Arg) -> Optional[str]:
+    """The parameter of ``target`` that ``arg`` of ``call`` binds."""
+    if arg.keyword is not None:
+        return arg.keyword.value if arg.keyword.value in target.params else None
+    position = 0
+    for other in call.args:
+        if other.keyword is not None:
+            continue
+        if other.star:
+            return None
+        if other is arg:
+            index = position + target.receiver_params
+            return target.params[index] if index < len(target.params) else None
+        position += 1
+    return None
+
+
+def _distinct(targets: List[Target]) -> List[Target]:
+    out: List[Target] = []
+    for target in targets:
+        if not any(target[0] is o and target[1] is i for o, i in out):
+            out.append(target)
+    return out

@@ -34,17 +34,23 @@ def handed_functions(model) -> frozenset:
     """The functions of the file handed by name to a call (`trainer.eval(evaluate, path)`,
     `Thread(target=work)`), as ids of their FunctionInfo: a callback, run where the call's
     callee decides, under the state (eval mode, no_grad) it sets up."""
-    return model.shared("handed-functions", _handed_functions)
+    return frozenset(handed_sites(model))
 
 
-def _handed_functions(model) -> frozenset:
-    out = set()
+def handed_sites(model) -> Dict[int, List[Tuple[CallSite, cst.Arg]]]:
+    """For each function of the file handed by name to a call (by the id of its FunctionInfo),
+    those calls and the argument that hands it."""
+    return model.shared("handed-functions", _handed_sites)
+
+
+def _handed_sites(model) -> Dict[int, List[Tuple[CallSite, cst.Arg]]]:
+    out: Dict[int, List[Tuple[CallSite, cst.Arg]]] = {}
     for call in model.facts.calls:
         for arg in call.node.args:
             name = arg.value.value if type(arg.value) is cst.Name else None
-            if name is None or name not in model.facts.function_defs:
+            if name is None or arg.star or name not in model.facts.function_defs:
                 continue
             info = model.bindings.function(name, call.ctx, call.order)
             if info is not None:
-                out.add(id(info))
-    return frozenset(out)
+                out.setdefault(id(info), []).append((call, arg))
+    return out
