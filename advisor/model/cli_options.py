@@ -92,6 +92,9 @@ class ParsedArgs(Question[ParserSet]):
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[ParserSet]:
         if type(expr) is cst.Call:
             qual = flow.model.imports.qualify(expr.func)
+            if qual in ("copy.deepcopy", "copy.copy") and len(expr.args) == 1 and not expr.args[0].star:
+                # `args_copy = copy.deepcopy(args)`, one per checkpoint key: the same settings
+                return flow.ask(self, expr.args[0].value, ctx, order)
             if qual is not None:
                 return None if _project_function(flow, qual) else _NONE
             if _method(expr) == "parse_args":

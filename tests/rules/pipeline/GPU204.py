@@ -1120,3 +1120,31 @@ for epoch in range(100):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+# %% invalid: the settings copied once per checkpoint key before the run (copy.deepcopy keeps the defaults)
+import argparse
+import copy
+import torch
+from torch.utils.data import DataLoader
+
+
+def run(args):
+    loader = DataLoader(dataset, batch_size=64, num_workers=args.num_workers, pin_memory=True)  # expect: GPU204
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num_workers", default=10, type=int)
+    parser.add_argument("--epochs", default=100, type=int)
+    parser.add_argument("--checkpoint_key", default="teacher")
+    args = parser.parse_args()
+    for key in args.checkpoint_key.split(","):
+        args_copy = copy.deepcopy(args)
+        args_copy.checkpoint_key = key
+        run(args_copy)
