@@ -164,11 +164,15 @@ def _dataset_changed_between_passes(model: FileModel, site: CallSite) -> bool:
 
 
 def _changed_in_loops(model: FileModel) -> set:
-    """Every dotted prefix of an attribute a loop stores (`a.b.c = v`: `a`, `a.b`) and every
+    """Every dotted prefix of an attribute a loop stores (`a.b.c = v`: `a`, `a.b`), or a function
+    stores through a loader (`loader.dataset.offset = v`), and every
     receiver of a `set_*` method a loop calls (not a sampler's): computed once per file."""
     out: set = set()
     for (_, target), found in model.facts.assignments.items():
-        if "." in target and any(a.ctx.loop is not None for a in found):
+        # In a loop, or, through the loader (`loader.dataset.offset = ...`), in a function: a
+        # helper the epoch loop calls (`train()` drawing a new offset into the dataset first).
+        if "." in target and any(a.ctx.loop is not None or (a.ctx.function is not None and ".dataset." in target)
+                                 for a in found):
             parts = target.split(".")
             out.update(".".join(parts[:i]) for i in range(1, len(parts)))
     datasets = None  # names of the file's loaders' datasets, found on the first method call in a loop
@@ -378,8 +382,9 @@ class WorkersRestartedEveryEpoch(Rule):
         A loader built by Ignite's `idist.auto_dataloader(dataset, num_workers=N, ...)` counts as
         a `DataLoader(...)` call: it builds one from the keywords it is given. A loader whose
         dataset a loop changes (`gen.dataset.epoch_now = epoch`, `train_set.set_scale(s)`, or a
-        method of the project that stores an attribute of it, `train_dataset.generate_offset()`)
-        is left alone: fresh workers each pass are how the change reaches them. A loader handed
+        method of the project that stores an attribute of it, `train_dataset.generate_offset()`,
+        or a function the epoch loop calls that sets it through the loader,
+        `train_loader.dataset.offset = ...`) is left alone: fresh workers each pass are how the change reaches them. A loader handed
         to `accelerator.prepare(...)` counts in a script that never names CUDA: Accelerate
         places its batches on the GPU, and the loader it hands back starts the same workers
         on each pass (it adds no `persistent_workers`). A loader built only under a switch no

@@ -1148,3 +1148,24 @@ if __name__ == "__main__":
         args_copy = copy.deepcopy(args)
         args_copy.checkpoint_key = key
         run(args_copy)
+
+# %% valid: a helper the epoch loop calls draws a new offset into the dataset through the loader
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+train_loader_out = DataLoader(outlier_data, batch_size=256, shuffle=False, num_workers=4, pin_memory=True)
+
+
+def train():
+    model.train()
+    train_loader_out.dataset.offset = np.random.randint(len(train_loader_out.dataset))
+    for x, y in train_loader_out:
+        loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+for epoch in range(100):
+    train()
