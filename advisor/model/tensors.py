@@ -236,6 +236,12 @@ class Tensor(Question[str]):
         if type(expr) is cst.Subscript:
             items = _list_item(flow, expr, ctx, order)  # `b, a = indices[i]`, a list of tuples
             return self._tensor_of_all(items, index) if items else None
+        if type(expr) is cst.Name:
+            # `acc1, acc5 = accuracy(...)` where the helper returns `res`, a list it appended
+            # tensors to: an element of such a list is a tensor.
+            known, items = flow.ask(LIST_ITEMS, expr, ctx, order)
+            if known and items:
+                return self._tensor_of_all(items, None)
         if type(expr) is cst.Attribute and expr.attr.value == "saved_tensors":
             return TENSOR  # `x, w = ctx.saved_tensors` in an autograd Function's backward
         whole = split_tensor(flow.model, expr)

@@ -1886,3 +1886,57 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         acc = accuracy(out.detach().cpu().numpy(), y.cpu().numpy())
+
+# %% invalid: float() of an accuracy unpacked from a helper that returns a list it appended tensors to
+import torch
+import torch.nn.functional as F
+
+
+def accuracy(output, target, topk=(1,)):
+    with torch.no_grad():
+        maxk = max(topk)
+        batch_size = target.size(0)
+        _, pred = output.topk(maxk, 1, True, True)
+        pred = pred.t()
+        correct = pred.eq(target.view(1, -1).expand_as(pred))
+        res = []
+        for k in topk:
+            correct_k = correct[:k].view(-1).float().sum(0, keepdim=True)
+            res.append(correct_k.mul_(100.0 / batch_size))
+        return res
+
+
+def train(model, loader, optimizer):
+    acc1_ema = 0.0
+    for images, target in loader:
+        images, target = images.cuda(), target.cuda()
+        logits = model(images)
+        loss = F.cross_entropy(logits, target)
+        acc1, acc5 = accuracy(logits, target, topk=(1, 5))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        acc1_ema = acc1_ema * 0.1 + float(acc1) * 0.9  # expect: GPU101
+
+# %% valid: float() of counts unpacked from a helper that returns a list of Python numbers
+import torch
+import torch.nn.functional as F
+
+
+def counts(output, target, topk=(1,)):
+    res = []
+    for k in topk:
+        res.append(float(k) * 2.0)
+    return res
+
+
+def train(model, loader, optimizer):
+    ema = 0.0
+    for images, target in loader:
+        images, target = images.cuda(), target.cuda()
+        loss = F.cross_entropy(model(images), target)
+        first, second = counts(None, None, topk=(1, 5))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        ema = ema * 0.1 + float(first) * 0.9
