@@ -52,15 +52,20 @@ def _batch_part(model: FileModel, name: str, loop, site: CallSite, drawn: Dict[s
     found = model.assignments(name, site.ctx)
     if not found:
         return name in loop.batch_names or name in drawn  # bound by a comprehension over the batch
-    earlier = [a for a in found if a.order < site.order and a.ctx.scope == site.ctx.scope]
-    # `x = x.to(device)` reads the previous `x`: skip the statement that holds the call.
-    while earlier and earlier[-1].statement is not None and contains(earlier[-1].statement, site.node):
-        earlier.pop()
+    # The bindings that reach the read (not the other arm of an `if`: `targets = targets.cuda()`
+    # in each arm reads the loop's `targets`); `x = x.to(device)` reads the previous `x`, so
+    # the statement that holds the call is skipped.
+    reach = model.bindings.reaching(name, site.ctx, site.order)
+    earlier = [a for a in reach.assignments if a.ctx.scope == site.ctx.scope
+               and not (a.statement is not None and contains(a.statement, site.node))]
     if not earlier:
         return False
-    reaching = earlier[-1]
+    return all(_bound_to_batch_part(a, loop, drawn) for a in earlier)
+
+
+def _bound_to_batch_part(reaching, loop, drawn: Dict[str, cst.Call]) -> bool:
     if reaching.value is None:
-        return reaching.ctx.loop is loop.ctx.loop and name in loop.targets
+        return reaching.ctx.loop is loop.ctx.loop and reaching.target in loop.targets
     value = reaching.value
     if any(value is call for call in drawn.values()):
         return True  # `x, y = next(it)`

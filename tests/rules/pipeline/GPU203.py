@@ -662,3 +662,24 @@ def train(args, model, optimizer, dataset, other):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: the same batch part copied in each arm of a branch; a joined copy is of a new tensor
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_data, batch_size=128, shuffle=True, num_workers=4, pin_memory=True)
+for epoch in range(100):
+    for i, (images, targets) in enumerate(train_loader):
+        if args.no_jsd:
+            images = images.cuda()  # expect: GPU203
+            targets = targets.cuda()  # expect: GPU203
+            logits = net(images)
+        else:
+            images_all = torch.cat(images, 0).cuda()
+            targets = targets.cuda()  # expect: GPU203
+            logits = net(images_all)[: targets.size(0)]
+        loss = F.cross_entropy(logits, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
