@@ -69,6 +69,9 @@ def _bound_to_batch_part(reaching, loop, drawn: Dict[str, cst.Call]) -> bool:
     value = reaching.value
     if any(value is call for call in drawn.values()):
         return True  # `x, y = next(it)`
+    if (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "next"
+            and reaching.target in drawn):
+        return True  # drawn again after `StopIteration`, from the same kind of iterator
     if reaching.index is not None and type(value) in (cst.Tuple, cst.List):
         if reaching.index >= len(value.elements):
             return False
