@@ -430,8 +430,11 @@ class FileModel:
         if function.loose_step or self.steps(function):
             return True
         for model, site in self.callers(function):
+            # The loop around the call steps in its own body (not only in a loop nested in it):
+            # a backward-only helper an epoch loop calls once (an adversarial attack checking
+            # robustness each epoch) updates nothing.
             outer = site.ctx.loop
-            if outer is not None and (outer.has_step or model.calls_step(outer.sites)):
+            if outer is not None and (outer.own_step or model.calls_step([s for s in outer.sites if s.ctx.loop is outer])):
                 return True
         return False
 

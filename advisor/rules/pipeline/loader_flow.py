@@ -126,7 +126,9 @@ def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
     if short and not breaks[id(loop)]:
         return False
     function = loop.ctx.function
-    if function is None or model.trains(function):
+    # A backward that updates nothing (an adversarial attack's input gradients, a saliency
+    # map) does not make the pass a training one.
+    if function is None or (model.trains(function) and model.steps(function)):
         return False
     if not short and function.generator:
         return False  # a generator's loop runs where it is advanced: the training loop's steps

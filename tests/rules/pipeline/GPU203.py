@@ -683,3 +683,44 @@ for epoch in range(100):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: an evaluation pass after training that attacks each batch (input gradients, no step): info
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+
+def attack_pgd(model, X, y, epsilon, alpha, iters):
+    delta = torch.zeros_like(X).uniform_(-epsilon, epsilon)
+    delta.requires_grad = True
+    for _ in range(iters):
+        loss = F.cross_entropy(model(X + delta), y)
+        loss.backward()
+        delta.data = (delta + alpha * delta.grad.sign()).clamp(-epsilon, epsilon)
+        delta.grad.zero_()
+    return delta.detach()
+
+
+def evaluate_pgd(test_loader, model, iters):
+    correct = 0
+    for X, y in test_loader:
+        X, y = X.cuda(), y.cuda()  # expect: GPU203 info, GPU203 info
+        delta = attack_pgd(model, X, y, 8 / 255, 2 / 255, iters)
+        with torch.no_grad():
+            correct += (model(X + delta).argmax(1) == y).sum().item()
+    return correct
+
+
+def main(model, train_set, test_set, optimizer, epochs):
+    train_loader = DataLoader(train_set, batch_size=128, shuffle=True, num_workers=2, pin_memory=True)
+    test_loader = DataLoader(test_set, batch_size=128, num_workers=2, pin_memory=True)
+    for epoch in range(epochs):
+        for X, y in train_loader:
+            X, y = X.cuda(non_blocking=True), y.cuda(non_blocking=True)
+            loss = F.cross_entropy(model(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        first = next(iter(test_loader))
+        attack_pgd(model, first[0].cuda(non_blocking=True), first[1].cuda(non_blocking=True), 8 / 255, 2 / 255, 5)
+    print(evaluate_pgd(test_loader, model, 50))

@@ -1902,3 +1902,33 @@ for epoch in range(100):
         optimizer.step()
         if model.teacher_model(data.cuda()) > 0.5:  # expect: GPU104
             break
+
+# %% valid: an attack's early exit, in a helper the epoch loop calls once to check robustness (input gradients, no step)
+import torch
+import torch.nn.functional as F
+
+
+def attack_pgd(model, X, y, epsilon, alpha, iters):
+    delta = torch.zeros_like(X).uniform_(-epsilon, epsilon)
+    delta.requires_grad = True
+    for _ in range(iters):
+        output = model(X + delta)
+        index = torch.where(output.max(1)[1] == y)
+        if len(index[0]) == 0:
+            break
+        F.cross_entropy(output, y).backward()
+        delta.data = (delta + alpha * delta.grad.sign()).clamp(-epsilon, epsilon)
+        delta.grad.zero_()
+    return delta.detach()
+
+
+def main(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for X, y in loader:
+            X, y = X.cuda(non_blocking=True), y.cuda(non_blocking=True)
+            loss = F.cross_entropy(model(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        delta = attack_pgd(model, X, y, 8 / 255, 2 / 255, 5)
+        print((model(X + delta).argmax(1) == y).float().mean().item())
