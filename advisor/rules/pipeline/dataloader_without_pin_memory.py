@@ -11,7 +11,7 @@ from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, dataset_on_device, index_batches, tensors_of_unknown_place, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then,
+    batches_go_to_device, dataset_on_device, index_batches, tensors_of_unknown_place, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then, handed_for_evaluation,
 )
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
@@ -67,7 +67,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         for one read only by loops that wait for a person on each pass (a viewer that
         shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`), and for one read
         only by a short evaluation pass (a loop that can `break` after a few batches) the training
-        loop runs every few steps (`if step % 500 == 0: evaluate(...)`) or once per epoch; so is a `TensorDataset`
+        loop runs every few steps (`if step % 500 == 0: evaluate(...)`) or once per epoch, or that
+        the file hands to a trainer only under a keyword naming an evaluation
+        (`Trainer(..., validation_data=test_loader)`); so is a `TensorDataset`
         of tensors not known to be in host memory (features a helper extracted, which may have
         been gathered on the GPU: pinning those would fail; also such a dataset a helper
         builds and returns), and no fix is offered. A loader
@@ -206,6 +208,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 call,
                 "DataLoader without `pin_memory=True` while its batches go to the GPU (read by a "
                 "short evaluation pass run every few steps or once per epoch, not on every step)",
+                severity=Severity.INFO,
+                fix=fix,
+                data=data,
+            )
+        if handed_for_evaluation(model, site):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True` while its batches go to the GPU (handed to a "
+                "trainer as its evaluation data: read by evaluation passes, not on every step)",
                 severity=Severity.INFO,
                 fix=fix,
                 data=data,

@@ -20,6 +20,7 @@ from advisor.model.vocabulary import DEVICE_NAME
 from advisor.model.subtree import reads_any
 from advisor.model.walk import children
 from advisor.model.guards import conjuncts
+from advisor.model.handed_names import calls_handing
 from advisor.model.literals import literal_values
 
 
@@ -223,6 +224,29 @@ def evaluation_loader_now_and_then(model: FileModel, site: CallSite) -> bool:
     inside `evaluate()` that the training loop runs every 500 steps)."""
     consumers = loader_consumers(model, site)
     return bool(consumers) and all(evaluated_now_and_then(other, loop) for other, loop in consumers)
+
+
+# Keywords under which trainers take the loaders they only evaluate on.
+_EVALUATION_KEYWORD = re.compile(r"^(val|valid|validation|eval|evaluation|test|dev)(_|$)", re.IGNORECASE)
+
+
+def handed_for_evaluation(model: FileModel, site: CallSite) -> bool:
+    """The loader is bound to a name that the file hands on only under a keyword naming an
+    evaluation (`Trainer(game, opt, train_data=train_loader, validation_data=test_loader)`), and
+    no loop the analysis sees trains on it: the trainer reads it in its evaluation passes."""
+    name = site.assigned_to
+    if not name:
+        return False
+    calls = calls_handing(model, site, name)
+    if not calls:
+        return False
+    for call in calls:
+        for arg in call.node.args:
+            if dotted_name(arg.value) != name:
+                continue
+            if arg.keyword is None or not _EVALUATION_KEYWORD.search(arg.keyword.value):
+                return False
+    return not any(other.is_training_loop(loop) for other, loop in loader_consumers(model, site))
 
 
 def read_for_a_person(model: FileModel, site: CallSite) -> bool:

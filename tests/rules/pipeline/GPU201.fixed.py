@@ -1010,3 +1010,43 @@ for epoch in range(3):
         loss = model(**inputs).loss
         loss.backward()
         optimizer.step()
+
+# %% invalid: a loader handed to a trainer only as its validation data: info; its training loader: reported
+import torch
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self, game, optimizer, train_data, validation_data=None, device="cuda"):
+        self.game, self.optimizer, self.device = game, optimizer, device
+        self.train_data, self.validation_data = train_data, validation_data
+
+    def eval(self, data=None):
+        validation_data = self.validation_data if data is None else data
+        self.game.eval()
+        with torch.no_grad():
+            for batch in validation_data:
+                batch = [t.to(self.device) for t in batch]
+                self.game(*batch)
+
+    def train_epoch(self):
+        self.game.train()
+        for batch in self.train_data:
+            batch = [t.to(self.device) for t in batch]
+            loss = self.game(*batch)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    def train(self, n_epochs):
+        for epoch in range(n_epochs):
+            self.train_epoch()
+            if self.validation_data is not None:
+                self.eval()
+
+
+def main(train_ds, test_ds, game, optimizer):
+    train_loader = DataLoader(train_ds, batch_size=32, shuffle=True, num_workers=1, pin_memory=True)  # expect: GPU201
+    test_loader = DataLoader(test_ds, batch_size=32, shuffle=False, num_workers=1, pin_memory=True)  # expect: GPU201 info
+    trainer = Trainer(game=game.to("cuda"), optimizer=optimizer, train_data=train_loader, validation_data=test_loader)
+    trainer.train(n_epochs=100)
