@@ -32,7 +32,9 @@ class SamplerWithoutSetEpoch(Rule):
         (`train(epoch, train_loader)`); a loader built with `batch_sampler=BatchSampler(sampler,
         ...)` counts as built on the sampler. Reported at the sampler, naming the epoch loop (or
         where the passes start again). A sampler whose loaders only evaluation loops take from (validation,
-        test: the order changes no result) is reported as info. Samplers with
+        test: the order changes no result) is reported as info. An epoch loop that calls a
+        hook (`callback.on_epoch_begin(epoch)`) whose project implementation calls `set_epoch`
+        sets it. Samplers with
         `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
         (which set the epoch themselves) are left alone.
     """
@@ -254,6 +256,7 @@ class SamplerWithoutSetEpoch(Rule):
             loop.set_epoch
             or any(self._function_sets_epoch(model, c, memo) for c in loop.callees)
             or any(self._function_sets_epoch(m, f.key, memo) for m, f in model.project_callees(loop.sites))
+            or _hook_sets_epoch(model, loop)
         )
 
     def _function_sets_epoch(self, model: FileModel, key: str, memo: Dict[tuple, bool]) -> bool:
@@ -342,3 +345,23 @@ def _enclosing(loop: LoopInfo) -> Iterator[LoopInfo]:
     while parent is not None:
         yield parent
         parent = parent.parent
+
+
+def _hook_sets_epoch(model: FileModel, loop: LoopInfo) -> bool:
+    """The loop calls a hook method (`callback.on_epoch_begin(epoch)` over a trainer's callbacks,
+    which may be of any class handed in), and a method of that name somewhere in the project
+    calls `set_epoch` (`self.trainer.train_data.sampler.set_epoch(epoch)` in a callback class)."""
+    project = model.project
+    if project is None:
+        return False
+    methods = {site.method for site in loop.sites if site.method is not None and site.method.startswith("on_")}
+    if not methods:
+        return False
+    for path in sorted(project.files_containing(".set_epoch(")):
+        other = project.model(path)
+        if other is None:
+            continue
+        if any(info.set_epoch and info.class_name is not None and info.node.name.value in methods
+               for info in other.facts.functions.values()):
+            return True
+    return False
