@@ -22,6 +22,8 @@ nothing in the loop catches) runs at most once: it is no per-step code at all (`
 
 from __future__ import annotations
 
+import dataclasses
+
 import os
 import re
 from typing import Dict, List, Optional, Set, Tuple
@@ -1222,7 +1224,11 @@ class GuardKinds:
         set from a parameter whose default is false and that no construction passes; or such a
         parameter itself (`def loss(..., use_collision=False)` whose callers pass it nothing true);
         or, for a part of an `and` test, an attribute set only from such a default that nothing
-        near this file turns on (`model/default_flags.py`)."""
+        near this file turns on (`model/default_flags.py`). An `or` of such tests is never true
+        when none of its parts is (`if reset_position_ids or reset_attention_mask:`)."""
+        if type(guard.test) is cst.BooleanOperation and type(guard.test.operator) is cst.Or:
+            return all(self._never_true(dataclasses.replace(guard, test=part))
+                       for part in (guard.test.left, guard.test.right))
         if any(keeps_false_default(self.model, t, guard.ctx, guard.order + 0.5) or self._unset_attribute(t)
                for t in conjuncts(guard.test)):
             return True

@@ -1932,3 +1932,30 @@ def main(model, loader, optimizer, epochs):
             optimizer.step()
         delta = attack_pgd(model, X, y, 8 / 255, 2 / 255, 5)
         print((model(X + delta).argmax(1) == y).float().mean().item())
+
+# %% invalid: a branch under flags that every call of the helper passes as False: info
+import torch
+
+
+def masks_and_positions(data, eod_token, reset_position_ids, reset_attention_mask):
+    batch_size, seq_length = data.size()
+    attention_mask = torch.tril(torch.ones((batch_size, seq_length, seq_length), device=data.device))
+    position_ids = torch.arange(seq_length, device=data.device).unsqueeze(0).expand_as(data).clone()
+    if reset_position_ids or reset_attention_mask:
+        for b in range(batch_size):
+            eod_index = position_ids[b, data[b] == eod_token]
+            for j in range(eod_index.size()[0]):
+                i = eod_index[j]
+                attention_mask[b, (i + 1):, :(i + 1)] = 0  # expect: GPU104 info
+    return attention_mask, position_ids
+
+
+def train(model, loader, optimizer, eod_token):
+    for epoch in range(10):
+        for tokens in loader:
+            tokens = tokens.cuda(non_blocking=True)
+            mask, positions = masks_and_positions(tokens, eod_token, reset_position_ids=False, reset_attention_mask=False)
+            loss = model(tokens, mask, positions)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
