@@ -52,12 +52,22 @@ def test_a_test_script_in_the_tests_folder_is_test_code(tmp_path):
 
 @pytest.mark.parametrize("name", ["testing_loop.py", "test_net.py"])
 def test_a_script_that_defines_no_tests_keeps_its_severity(tmp_path, name):
-    # "test" in a name (an evaluation script called test_net.py with a `def test(cfg)`), or a
-    # folder called tests, does not make a module a test.
+    # "test" in a name (an evaluation script called test_net.py with a `def test(cfg)` that
+    # reads its command line), or a folder called tests, does not make a module a test.
     folder = tmp_path / "tests"
     folder.mkdir()
     path = folder / name
-    path.write_text("def test(cfg):\n    pass\n" + LOOP)
+    path.write_text("import argparse\ndef test(cfg):\n    pass\n" + LOOP)
     out = check(str(path))
     assert out.returncode == 1
-    assert f"{path}:9:11: GPU101 `loss.item()`" in out.stdout, out.stdout
+    assert f"{path}:10:11: GPU101 `loss.item()`" in out.stdout, out.stdout
+
+
+def test_a_smoke_script_named_as_a_test_in_a_test_folder_is_test_code(tmp_path):
+    folder = tmp_path / "test"
+    folder.mkdir()
+    path = folder / "test_las.py"
+    path.write_text(LOOP)
+    assert "GPU101" not in check(str(path)).stdout
+    (tmp_path / "test_las.py").write_text(LOOP)  # the same script beside the training scripts
+    assert "GPU101" in check(str(tmp_path / "test_las.py")).stdout

@@ -274,7 +274,8 @@ class FileModel:
     def is_test_code(self) -> bool:
         """A test module: it imports pytest, unittest or PyTorch's test harness, or it is named and laid out as pytest
         collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
-        classes, or any `*_test.py` in a `tests/` or `test/` folder; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
+        classes, or any `*_test.py`, or `test_*.py` that reads no command line, in a `tests/` or
+        `test/` folder; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
         purpose to test them. An evaluation script named `test_net.py` defines no tests."""
         known = self._shared.get("is-test-code")
         if known is None:
@@ -291,8 +292,11 @@ class FileModel:
         if not ((name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")):
             return False
         folders = os.path.normpath(os.path.dirname(self.path)).split(os.sep)
-        if name.endswith("_test.py") and ("tests" in folders or "test" in folders):
-            return True  # `tests/actions_test.py`: a test script its CI runs as it is (not `test_net.py`)
+        if ("tests" in folders or "test" in folders) and (
+                name.endswith("_test.py") or not self.imports.imports_any("argparse", "click", "fire", "hydra")):
+            # `tests/actions_test.py`, `test/test_las.py` (a smoke run on random input): a test
+            # script run as it is; an evaluation script `test_net.py` reads its command line.
+            return True
         # Test methods of a class of another test harness's base (`class CheckpointTest(DTensorTestBase)`).
         return any(key.rsplit(".", 1)[-1].startswith("test_") for key in self.facts.functions) or any(
             cls.startswith("Test") for cls in self.facts.classes
