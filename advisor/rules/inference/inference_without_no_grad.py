@@ -107,7 +107,8 @@ class InferenceWithoutNoGrad(Rule):
         often off), when the loop runs a handful of times (`range(10)`, or `range(args.warmup)` with a
         default of 10: each graph is dropped as the next iteration rebinds the output) or once (its body ends with a `break`), or when nothing in the file or the project files
         around it puts a tensor on a GPU (no CUDA, no device, no `.to(...)`: the graphs cost host
-        memory only).
+        memory only), or when the model is given `Variable(x, volatile=True)` (how PyTorch 0.3,
+        which such code targets, turned autograd off; 0.4 and later ignore the flag).
     """
     why = """
         With autograd on, every forward pass records the graph and keeps each layer's
@@ -200,6 +201,9 @@ class InferenceWithoutNoGrad(Rule):
                 disabled is None or unpickled(model, site.node.func, site.ctx) or _few_iterations(model, site.ctx.loop)
                 or single_pass(model, site.ctx.loop)  # `for batch in loader: model(batch); break`
                 or (model.project is not None and not model.may_use_gpu)
+                # `Variable(x, volatile=True)`: how PyTorch 0.3, which such code targets, turned
+                # autograd off (0.4 and later ignore it)
+                or _volatile_inputs(model, site)
             )
             yield self.report(
                 site.node,
@@ -224,3 +228,27 @@ def _inside_a_step(model: FileModel, loop) -> bool:
             return True
         outer = outer.parent
     return False
+
+
+def _volatile_inputs(model: FileModel, site) -> bool:
+    """An argument of the call is `Variable(..., volatile=True)`, or a name bound to one in the
+    loop (`inputs = Variable(inputs.cuda(), volatile=True)`)."""
+    for arg in site.node.args:
+        values = [arg.value]
+        if type(arg.value) is cst.Name:
+            values = [a.value for a in model.bindings.reaching(arg.value.value, site.ctx, site.order).assignments
+                      if a.value is not None]
+        if any(_volatile(model, value) for value in values):
+            return True
+    return False
+
+
+def _volatile(model: FileModel, value: cst.BaseExpression) -> bool:
+    # `Variable(v, volatile=True).cuda()`: through the method chain
+    while (type(value) is cst.Call and type(value.func) is cst.Attribute
+           and model.imports.qualify(value.func) is None):
+        value = value.func.value
+    return (type(value) is cst.Call and model.imports.qualify(value.func) in ("torch.autograd.Variable",
+                                                                             "torch.autograd.variable.Variable")
+            and any(a.keyword is not None and a.keyword.value == "volatile"
+                    and type(a.value) is cst.Name and a.value.value == "True" for a in value.args))

@@ -189,3 +189,28 @@ def write_labels(annotations, writer):
         shape = torch.FloatTensor(ann["shape"]).view(1, -1).cuda()
         vertices = body(pose, shape)  # expect: GPU601 info
         writer.write(np.asarray(vertices.cpu()).tolist())
+
+# %% invalid: PyTorch 0.3 code that turns autograd off with Variable(..., volatile=True): info
+import torch
+from torch.autograd import Variable
+
+
+@torch.no_grad()
+def evaluate(model, dataloader):
+    score = 0
+    for v, q, a in iter(dataloader):
+        v = Variable(v, volatile=True).cuda()
+        q = Variable(q, volatile=True).cuda()
+        pred = model(v, q)  # expect: GPU601 info
+        score += (pred.argmax(1) == a.cuda()).sum()
+    return score
+
+
+def train(model, train_loader, eval_loader, optim, epochs):
+    for epoch in range(epochs):
+        for v, q, a in train_loader:
+            loss = model(Variable(v).cuda(), Variable(q).cuda()).sum()
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+        print(evaluate(model, eval_loader))

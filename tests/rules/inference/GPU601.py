@@ -816,3 +816,27 @@ def train(model, classifier, optimizer, train_loader, val_loader, epochs):
         for x, y in val_loader:
             correct += (classifier(model(x.cuda())).argmax(1) == y.cuda()).sum()  # expect: GPU601 info
         print(correct)
+
+# %% invalid: PyTorch 0.3 code that turns autograd off with Variable(..., volatile=True): info
+import torch
+from torch.autograd import Variable
+
+
+def evaluate(model, dataloader):
+    score = 0
+    for v, q, a in iter(dataloader):
+        v = Variable(v, volatile=True).cuda()
+        q = Variable(q, volatile=True).cuda()
+        pred = model(v, q)  # expect: GPU601 info
+        score += (pred.argmax(1) == a.cuda()).sum()
+    return score
+
+
+def train(model, train_loader, eval_loader, optim, epochs):
+    for epoch in range(epochs):
+        for v, q, a in train_loader:
+            loss = model(Variable(v).cuda(), Variable(q).cuda()).sum()
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+        print(evaluate(model, eval_loader))
