@@ -7,7 +7,7 @@ from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.framework_steps import branch_untaken, runs_per_batch
-from advisor.model.tensors import given_python_data, host_built_from, is_numpy, names_cuda
+from advisor.model.tensors import given_python_data, host_built_from, is_host_tensor, is_numpy, is_raw_batch, names_cuda
 from advisor.model.devices import cuda_tensor_type, is_dtype, names_cuda_type
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
@@ -205,6 +205,9 @@ def _parse_move(model: FileModel, site: CallSite) -> Optional[_Move]:
             return _Move(None)  # `.cuda(local_rank)`: a CUDA move, but which spelling of the device?
         return _Move(cst.SimpleString('"cuda"'))
     device = keywords.get("device", positional[0] if positional else None)
+    if device is not None and "device" not in keywords and _device_tensor(model, device, site):
+        # `torch.zeros(1).to(x)` with `x` a tensor on the GPU: moved to where `x` is
+        return _Move(None) if len(positional) == 1 and not keywords.keys() - {"non_blocking"} else None
     if device is None or not names_cuda(model, device, site.ctx, site.order):
         return None
     rest = positional[1:] if "device" not in keywords else positional
@@ -216,6 +219,16 @@ def _parse_move(model: FileModel, site: CallSite) -> Optional[_Move]:
     return _Move(device, dtype)
 
 
+def _device_tensor(model: FileModel, expr: cst.BaseExpression, site: CallSite) -> bool:
+    """A tensor (not a device, not a dtype) that lives on the GPU: not known to be in host
+    memory, nor a batch not yet moved."""
+    if type(expr) not in (cst.Name, cst.Attribute) or is_dtype(model, expr):
+        return False
+    if not model.is_tensor(expr, site.ctx) or model.kinds(expr, site.ctx, site.order):
+        return False
+    return not is_host_tensor(model, expr, site.ctx, site.order) and not is_raw_batch(model, expr, site.ctx, site.order)
+
+
 class TensorCreatedOnHostThenMoved(Rule):
     code = "GPU106"
     name = "tensor-created-on-host-then-moved"
@@ -224,7 +237,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         A torch factory (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `linspace`, `eye`,
         `tensor`, `as_tensor`, and the random `rand`, `randn`, `randint`, `randperm`) whose
         result is immediately moved with `.cuda()` or `.to(<cuda device>)`. A `.to()` that only
-        changes the dtype, or moves to the CPU, is not a move to the GPU. Inside the innermost
+        changes the dtype, or moves to the CPU, is not a move to the GPU; `.to(x)` with `x` a
+        tensor on the GPU (not one in host memory, nor a batch not yet moved) is one, reported
+        without a fix. Inside the innermost
         training loop, a loop over a DataLoader, or the `forward` of an `nn.Module` subclass
         (and the functions of the file it calls), which runs on every batch however the model
         is built, it is a warning (not in a block that stores on the object, as a cache filled

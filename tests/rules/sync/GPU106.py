@@ -89,13 +89,23 @@ t = torch.from_numpy(arr).cuda()
 z = torch.zeros_like(t).cuda()
 w = np.ones(3).tolist()
 
-# %% valid: move to another tensor's device and dtype; pinned staging buffer
+# %% valid: pinned staging buffer; a move to the device and dtype of a host tensor
 import torch
 for batch in loader:
-    target = torch.tensor(batch["label"], device="cuda")
-    ref = torch.zeros(3).to(target)
     buf = torch.empty(1024, pin_memory=True).cuda(non_blocking=True)
+    host_ref = torch.ones(3)
+    ref = torch.zeros(3).to(host_ref)
     loss = model(batch["x"].cuda()).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a move to the device and dtype of a tensor on the GPU
+import torch
+for batch in loader:
+    x = batch["x"].cuda(non_blocking=True)
+    logpx = model(x)
+    zero = torch.zeros(x.shape[0], 1).to(x)  # expect: GPU106
+    loss = -(logpx - zero).mean()
     loss.backward()
     optimizer.step()
 
