@@ -840,3 +840,21 @@ def train(model, train_loader, eval_loader, optim, epochs):
             loss.backward()
             optim.step()
         print(evaluate(model, eval_loader))
+
+# %% invalid: the same volatile inputs in a file that checks for torch 0.4 and later, where the flag does nothing
+import torch
+from torch.autograd import Variable
+
+NEW_TORCH = torch.__version__ >= "0.4.0"
+
+
+def evaluate(model, dataloader):
+    model = model.cuda()
+    outputs = []
+    for image, label in dataloader:
+        output = model(Variable(image, volatile=True).cuda())  # expect: GPU601
+        outputs.append(output)
+    return outputs
+
+
+print(len(evaluate(net, val_loader)))
