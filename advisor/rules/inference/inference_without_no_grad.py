@@ -232,10 +232,12 @@ def _inside_a_step(model: FileModel, loop) -> bool:
 
 def _volatile_inputs(model: FileModel, site) -> bool:
     """An argument of the call is `Variable(..., volatile=True)`, or a name bound to one in the
-    loop (`inputs = Variable(inputs.cuda(), volatile=True)`), in a file that does not test the
-    torch version (one that does runs on 0.4 and later too, where the flag does nothing)."""
-    if "torch.__version__" in (model.text or ""):
-        return False
+    loop (`inputs = Variable(inputs.cuda(), volatile=True)`), in a file that neither tests the
+    torch version nor uses `no_grad` elsewhere (either says it runs on 0.4 and later too, where
+    the flag does nothing)."""
+    text = model.text or ""
+    if "torch.__version__" in text or "no_grad" in text or "inference_mode" in text:
+        return False  # written for torch 0.4 and later too, where the flag does nothing
     for arg in site.node.args:
         values = [arg.value]
         if type(arg.value) is cst.Name:
