@@ -108,7 +108,8 @@ class InferenceWithoutNoGrad(Rule):
         default of 10: each graph is dropped as the next iteration rebinds the output) or once (its body ends with a `break`), or when nothing in the file or the project files
         around it puts a tensor on a GPU (no CUDA, no device, no `.to(...)`: the graphs cost host
         memory only), or when the model is given `Variable(x, volatile=True)` (how PyTorch 0.3,
-        which such code targets, turned autograd off; 0.4 and later ignore the flag).
+        which such code targets, turned autograd off; 0.4 and later ignore the flag), in a file written
+        for 0.3 (`loss.data[0]`, no `.item()`, no `no_grad`).
     """
     why = """
         With autograd on, every forward pass records the graph and keeps each layer's
@@ -232,12 +233,14 @@ def _inside_a_step(model: FileModel, loop) -> bool:
 
 def _volatile_inputs(model: FileModel, site) -> bool:
     """An argument of the call is `Variable(..., volatile=True)`, or a name bound to one in the
-    loop (`inputs = Variable(inputs.cuda(), volatile=True)`), in a file that neither tests the
-    torch version nor uses `no_grad` elsewhere (either says it runs on 0.4 and later too, where
-    the flag does nothing)."""
+    loop (`inputs = Variable(inputs.cuda(), volatile=True)`), in a file written for PyTorch 0.3:
+    it reads scalars as `loss.data[0]`, and neither tests the torch version nor uses `no_grad`
+    or `.item()` (any of which says it runs on 0.4 and later too, where the flag does nothing)."""
     text = model.text or ""
-    if "torch.__version__" in text or "no_grad" in text or "inference_mode" in text:
+    if "torch.__version__" in text or "no_grad" in text or "inference_mode" in text or ".item()" in text:
         return False  # written for torch 0.4 and later too, where the flag does nothing
+    if ".data[0]" not in text:
+        return False  # nothing else in the file reads as PyTorch 0.3 (`loss.data[0]`)
     for arg in site.node.args:
         values = [arg.value]
         if type(arg.value) is cst.Name:

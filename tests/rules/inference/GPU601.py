@@ -828,7 +828,7 @@ def evaluate(model, dataloader):
         v = Variable(v, volatile=True).cuda()
         q = Variable(q, volatile=True).cuda()
         pred = model(v, q)  # expect: GPU601 info
-        score += (pred.argmax(1) == a.cuda()).sum()
+        score += (pred.argmax(1) == a.cuda()).sum().data[0]
     return score
 
 
