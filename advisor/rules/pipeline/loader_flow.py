@@ -161,8 +161,15 @@ def _beside_training(owner: FileModel, site: CallSite) -> bool:
         return True
     caller = site.ctx.function
     if caller is None or caller.node.name.value == "main":
-        return owner.trains_anywhere  # after `train(...)` at the top of a script that trains
+        # After `train(...)` at the top of a script that trains: one that steps an optimizer
+        # somewhere (an attack script's backward updates nothing: its pass is its whole job).
+        return owner.trains_anywhere and _steps_somewhere(owner)
     return owner.trains(caller) or owner.has_training_loop(caller)
+
+
+def _steps_somewhere(owner: FileModel) -> bool:
+    return owner.shared("steps-somewhere", lambda m: any(loop.has_step for loop in m.facts.loops)
+                        or any(info.direct_step for info in m.facts.functions.values()))
 
 
 def _breaks(loop_node, off=lambda test: False) -> bool:

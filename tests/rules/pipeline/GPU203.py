@@ -724,3 +724,31 @@ def main(model, train_set, test_set, optimizer, epochs):
         first = next(iter(test_loader))
         attack_pgd(model, first[0].cuda(non_blocking=True), first[1].cuda(non_blocking=True), 8 / 255, 2 / 255, 5)
     print(evaluate_pgd(test_loader, model, 50))
+
+# %% invalid: an attack script whose whole job is the pass (input gradients, no optimizer anywhere)
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+
+def pgd_whitebox(model, X, y, epsilon=0.031, steps=20, step_size=0.003):
+    X_pgd = X.clone().requires_grad_(True)
+    for _ in range(steps):
+        loss = F.cross_entropy(model(X_pgd), y)
+        loss.backward()
+        X_pgd = (X_pgd + step_size * X_pgd.grad.sign()).detach().requires_grad_(True)
+    return (model(X_pgd).argmax(1) != y).sum().item()
+
+
+def eval_adv_test_whitebox(model, test_loader):
+    model.eval()
+    errors = 0
+    for data, target in test_loader:
+        data, target = data.cuda(), target.cuda()  # expect: GPU203, GPU203
+        errors += pgd_whitebox(model, data, target)
+    return errors
+
+
+def main(model, test_set):
+    test_loader = DataLoader(test_set, batch_size=200, num_workers=1, pin_memory=True)
+    print(eval_adv_test_whitebox(model.cuda(), test_loader))
