@@ -119,7 +119,7 @@ class CallGraph:
         reach = self.model.bindings.reaching(func.value, site.ctx, site.order)
         if reach.assignments or reach.parameter is not info:
             return []
-        position = info.params.index(func.value) - info.receiver_params
+        position = _position(info, func.value)
         out: List[Target] = []
         for owner, call in self.callers(info):
             arg = _argument(call.node, func.value, position)
@@ -451,6 +451,8 @@ class CallGraph:
         out: List[Caller] = []
         for site, arg in handed_sites(self.model).get(id(info), ()):
             for owner, target in self.targets(site):
+                if target is info:
+                    continue  # handed to be run where it is defined (`_handed`)
                 param = _parameter_for(target, site.node, arg)
                 if param is None:
                     continue
@@ -750,7 +752,7 @@ def _other_base(model, sub, name: str, owner) -> bool:
     return found
 
 
-def _argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.Arg]:
+def _argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:
     """The argument a call passes for a parameter, by keyword or position (no `*spread` before)."""
     positional = 0
     for arg in call.args:
@@ -760,10 +762,22 @@ def _argument(call: cst.Call, keyword: str, position: int) -> Optional[cst.Arg]:
         elif arg.star:
             return None
         else:
-            if positional == position:
+            if position is not None and positional == position:
                 return arg
             positional += 1
     return None
+
+
+def _positional(info: FunctionInfo) -> List[str]:
+    params = info.node.params
+    return [p.name.value for p in (*params.posonly_params, *params.params)]
+
+
+def _position(info: FunctionInfo, name: str) -> Optional[int]:
+    """Where a call passes parameter ``name`` by position (the receiver left out); None for a
+    keyword-only parameter."""
+    positional = _positional(info)
+    return positional.index(name) - info.receiver_params if name in positional else None
 
 
 def _parameter_for(target: FunctionInfo, call: cst.Call, arg: cst.Arg) -> Optional[str]:
@@ -777,8 +791,9 @@ def _parameter_for(target: FunctionInfo, call: cst.Call, arg: cst.Arg) -> Option
         if other.star:
             return None
         if other is arg:
+            positional = _positional(target)
             index = position + target.receiver_params
-            return target.params[index] if index < len(target.params) else None
+            return positional[index] if index < len(positional) else None
         position += 1
     return None
 
