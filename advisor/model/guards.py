@@ -682,6 +682,16 @@ def _launched(test: cst.BaseExpression) -> bool:
             and (dotted_name(test.left) or "").endswith("local_rank"))
 
 
+def _single_process_else(model, test: cst.BaseExpression) -> bool:
+    """The `else` of the test runs in a single process: the test is a launch test, alone or
+    with checks that torch.distributed is there (`dist.is_available() and args.local_rank != -1`)."""
+    parts = conjuncts(test)
+    return any(_launched(p) for p in parts) and all(
+        _launched(p) or (type(p) is cst.Call and model.imports.qualify(p.func) in (
+            "torch.distributed.is_available", "torch.distributed.is_initialized"))
+        for p in parts)
+
+
 def single_when(test: cst.BaseExpression) -> Optional[bool]:
     """The truth value of ``test`` in a run of one process, when the test only compares the
     world size with a number (`world_size != 1`, `get_world_size() > 1`); else None."""
@@ -808,7 +818,7 @@ class GuardKinds:
         for assignment in truthy:
             guards = [g for g in guards_of(assignment.ctx) if g.ctx.function is assignment.ctx.function]
             if not any((g.positive and not g.exits and self.test_kinds(g.test, g.ctx, g.order + 0.5, depth + 1)[1])
-                       or (not g.positive and not g.exits and any(_launched(part) for part in conjuncts(g.test)))
+                       or (not g.positive and not g.exits and _single_process_else(self.model, g.test))
                        for g in guards):
                 return False
         return True
