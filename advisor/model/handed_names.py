@@ -30,16 +30,10 @@ def _index(model) -> Dict[Tuple[int, str], List[CallSite]]:
     return out
 
 
-def handed_functions(model) -> frozenset:
-    """The functions of the file handed by name to a call (`trainer.eval(evaluate, path)`,
-    `Thread(target=work)`), as ids of their FunctionInfo: a callback, run where the call's
-    callee decides, under the state (eval mode, no_grad) it sets up."""
-    return frozenset(handed_sites(model))
-
-
 def handed_sites(model) -> Dict[int, List[Tuple[CallSite, cst.Arg]]]:
-    """For each function of the file handed by name to a call (by the id of its FunctionInfo),
-    those calls and the argument that hands it."""
+    """For each function of the file handed by name to a call (`trainer.eval(evaluate, path)`,
+    by the id of its FunctionInfo), those calls and the argument that hands it: a callback, run
+    where the callee decides, under the state (eval mode, no_grad) it sets up."""
     return model.shared("handed-functions", _handed_sites)
 
 

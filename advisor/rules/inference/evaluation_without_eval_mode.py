@@ -7,7 +7,7 @@ import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import call_argument, literal_bool
-from advisor.model.handed_names import handed_functions
+from advisor.model.handed_names import handed_sites
 from advisor.model.module_layers import layers_mode_free, mode_free
 from advisor.model.names import dotted_name
 from advisor.model.smoke_tests import shape_check
@@ -230,7 +230,7 @@ class EvaluationWithoutEvalMode(Rule):
                 continue
             if info is not None and site.ctx.no_grad and _also_run_with_grad(model, site, info):
                 continue
-            if info is not None and id(info) in handed_functions(model) and not model.callers(info):
+            if info is not None and not model.callers(info) and _handed_to_a_runner(model, info):
                 continue  # a callback (`trainer.eval(evaluate, path)`): its runner sets the mode
             if site.ctx.loop is None and _result_discarded(model, site):
                 continue  # one warm-up call (`self.model(input_ids=dummy)`): nothing is evaluated
@@ -384,3 +384,20 @@ def _module_called(func: cst.BaseExpression) -> cst.BaseExpression:
     if type(func) is cst.Attribute and func.attr.value == "forward":
         return func.value
     return func
+
+
+# Calls that take a function without setting up anything for it (`map`, `partial`, a thread).
+_PLAIN_RUNNERS = ("functools.", "threading.", "multiprocessing.", "concurrent.", "timeit.", "builtins.")
+
+
+def _handed_to_a_runner(model: FileModel, info) -> bool:
+    """The function is handed by name to a method of an object (`trainer.eval(evaluate, path)`)
+    or to a function of the project, not to `map`, `partial` or a thread."""
+    for site, _ in handed_sites(model).get(id(info), ()):
+        qualified = model.imports.qualify(site.node.func) or ""
+        if qualified.startswith(_PLAIN_RUNNERS) or (type(site.node.func) is cst.Name and site.node.func.value in
+                                                    ("map", "filter", "sorted", "partial")):
+            continue
+        if site.method is not None or model.calls.targets(site):
+            return True
+    return False
