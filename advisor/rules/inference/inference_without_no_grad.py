@@ -223,6 +223,8 @@ def _inside_a_step(model: FileModel, loop) -> bool:
     the epoch loop is still one, and so is an environment rollout in the episode loop."""
     if loop.over_loader or loop.env_step or loaders_iterated(model, loop)[0] or model.is_training_loop(loop):
         return False  # a pass over batches, an RL rollout: what runs there is no training step's
+    if model.guards.periodic(loop.ctx):
+        return False  # `if step % 500 == 0: for _ in range(200): model(idx)`: sampling now and then
     outer = loop.parent
     while outer is not None:
         if model.is_training_loop(outer):

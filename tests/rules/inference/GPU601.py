@@ -858,3 +858,20 @@ def evaluate(model, dataloader):
 
 
 print(len(evaluate(net, val_loader)))
+
+# %% invalid: sampling now and then inside the training loop is no part of the step
+import torch
+
+
+def train(model, loader, optimizer, idx):
+    model = model.cuda()
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % 500 == 0:
+            tokens = idx.cuda()
+            for _ in range(200):
+                logits = model(tokens)  # expect: GPU601 info
+                tokens = torch.cat([tokens, logits[:, -1:].argmax(-1)], dim=1)
