@@ -171,7 +171,7 @@ def _changed_in_loops(model: FileModel) -> set:
     for (_, target), found in model.facts.assignments.items():
         # In a loop, or, through the loader (`loader.dataset.offset = ...`), in a function: a
         # helper the epoch loop calls (`train()` drawing a new offset into the dataset first).
-        if "." in target and any(a.ctx.loop is not None or (a.ctx.function is not None and ".dataset." in target)
+        if "." in target and any(a.ctx.loop is not None or (".dataset." in target and _called_in_loops(model, a.ctx.function))
                                  for a in found):
             parts = target.split(".")
             out.update(".".join(parts[:i]) for i in range(1, len(parts)))
@@ -638,3 +638,8 @@ class WorkersRestartedEveryEpoch(Rule):
             question = LoaderSites(callers)
             for node in _comprehension_iters(info.node.body):
                 yield from _all_loaders(loaders_held(model, node, body, model.order_of(node), question))
+
+
+def _called_in_loops(model: FileModel, function) -> bool:
+    """Some call of the function sits in a loop (the epoch loop calling `train()`)."""
+    return function is not None and any(site.ctx.loop is not None for _, site in model.callers(function))

@@ -1169,3 +1169,18 @@ def train():
 
 for epoch in range(100):
     train()
+
+# %% invalid: the dataset's transform set once through the loader, before the epochs
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(model, optimizer, train_set, transform):
+    train_loader = DataLoader(train_set, batch_size=64, num_workers=8, pin_memory=True)  # expect: GPU204
+    train_loader.dataset.transform = transform
+    for epoch in range(100):
+        for x, y in train_loader:
+            loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
