@@ -73,6 +73,11 @@ _CUDA_DEFAULT = re.compile(r"""set_default_tensor_type\(\s*["']?torch\.cuda\.|se
 # `DynamicLossScaler`): not sklearn's feature scalers.
 _LOSS_SCALER_NAME = re.compile(r"(Native|Loss|Grad|Amp|Apex)\w*Scaler")
 
+# Libraries a script reads its command line with: a `test_*.py` using one is a script to run.
+_COMMAND_LINE_READERS = ("argparse", "click", "fire", "hydra", "absl", "typer", "docopt", "tyro", "jsonargparse",
+                         "configargparse", "simple_parsing", "omegaconf")
+
+
 class FileModel:
     def __init__(
         self,
@@ -293,7 +298,8 @@ class FileModel:
             return False
         folders = os.path.normpath(os.path.dirname(self.path)).split(os.sep)
         if ("tests" in folders or "test" in folders) and (
-                name.endswith("_test.py") or not self.imports.imports_any("argparse", "click", "fire", "hydra")):
+                name.endswith("_test.py") or not (self.imports.imports_any(*_COMMAND_LINE_READERS)
+                                                  or "sys.argv" in (self.text or ""))):
             # `tests/actions_test.py`, `test/test_las.py` (a smoke run on random input): a test
             # script run as it is; an evaluation script `test_net.py` reads its command line.
             return True

@@ -351,17 +351,20 @@ def _hook_sets_epoch(model: FileModel, loop: LoopInfo) -> bool:
     """The loop calls a hook method (`callback.on_epoch_begin(epoch)` over a trainer's callbacks,
     which may be of any class handed in), and a method of that name somewhere in the project
     calls `set_epoch` (`self.trainer.train_data.sampler.set_epoch(epoch)` in a callback class)."""
+    methods = {site.method for site in loop.sites if site.method is not None and site.method.startswith("on_")}
+    return bool(methods) and bool(methods & model.shared("hooks-setting-epoch", _hooks_setting_epoch))
+
+
+def _hooks_setting_epoch(model: FileModel) -> frozenset:
+    """The names of the project's `on_*` methods that call `set_epoch` (once per file)."""
     project = model.project
     if project is None:
-        return False
-    methods = {site.method for site in loop.sites if site.method is not None and site.method.startswith("on_")}
-    if not methods:
-        return False
+        return frozenset()
+    names = set()
     for path in sorted(project.files_containing(".set_epoch(")):
         other = project.model(path)
         if other is None:
             continue
-        if any(info.set_epoch and info.class_name is not None and info.node.name.value in methods
-               for info in other.facts.functions.values()):
-            return True
-    return False
+        names.update(info.node.name.value for info in other.facts.functions.values()
+                     if info.set_epoch and info.class_name is not None and info.node.name.value.startswith("on_"))
+    return frozenset(names)

@@ -7,7 +7,7 @@ from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.guards import single_pass
 from advisor.model.file_model import call_argument
-from advisor.model.names import root_name
+from advisor.model.names import dotted_name, root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.devices import device_kind as _device_kind
@@ -70,8 +70,8 @@ def _bound_to_batch_part(reaching, loop, drawn: Dict[str, cst.Call]) -> bool:
     if any(value is call for call in drawn.values()):
         return True  # `x, y = next(it)`
     if (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "next"
-            and reaching.target in drawn):
-        return True  # drawn again after `StopIteration`, from the same kind of iterator
+            and reaching.target in drawn and _same_iterator(value, drawn[reaching.target])):
+        return True  # drawn again after `StopIteration`, from the same iterator rebuilt
     if reaching.index is not None and type(value) in (cst.Tuple, cst.List):
         if reaching.index >= len(value.elements):
             return False
@@ -79,6 +79,12 @@ def _bound_to_batch_part(reaching, loop, drawn: Dict[str, cst.Call]) -> bool:
     while type(value) in (cst.Attribute, cst.Subscript):
         value = value.value
     return type(value) is cst.Name and (value.value in loop.targets or value.value in drawn)
+
+
+def _same_iterator(call: cst.Call, drawn: cst.Call) -> bool:
+    """`next(u_iter)` in both places (the name rebuilt with `iter(loader)` in between)."""
+    first = [dotted_name(c.args[0].value) if c.args else None for c in (call, drawn)]
+    return first[0] is not None and first[0] == first[1]
 
 
 def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:

@@ -129,7 +129,8 @@ def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
     function = loop.ctx.function
     # A backward that updates nothing (an adversarial attack's input gradients, a saliency
     # map) does not make the pass a training one.
-    if function is None or (model.trains(function) and model.steps(function)):
+    if function is None or (model.trains(function) and (model.steps(function) or any(
+            site.ctx.loop is not None and site.ctx.loop.has_step for _, site in model.callers(function)))):
         return False
     if not short and function.generator:
         return False  # a generator's loop runs where it is advanced: the training loop's steps
