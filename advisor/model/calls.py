@@ -23,7 +23,7 @@ from advisor.model import open_questions
 from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
 from advisor.model.handed_names import handed_sites
 from advisor.model.instances import instances_of
-from advisor.model.names import dotted_name, last_segment
+from advisor.model.names import DDP_WRAPPERS, dotted_name, last_segment
 
 Target = Tuple[object, FunctionInfo]
 Caller = Tuple[object, CallSite]
@@ -698,7 +698,9 @@ _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module
 def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
     """What an instance of a class (the file's or the project's) is, in the kinds of
     `model/kinds.py`: a "module" when it derives from torch.nn.Module, a "scaler" when it derives
-    from GradScaler or builds one to scale with (a loss-scaling wrapper)."""
+    from GradScaler or builds one to scale with (a loss-scaling wrapper), a "ddp" wrapper when it
+    derives from DataParallel or DDP (`DataParallelWithCallback`, which vendored sync-BatchNorm
+    code defines: its state_dict keys start with `module.` just the same)."""
     cache = model._shared.setdefault("class-kinds", {})
     known = cache.get(id(info))
     if known is not None:
@@ -710,6 +712,8 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
             kinds.add("module")
         elif base.rsplit(".", 1)[-1] == "GradScaler":
             kinds.add("scaler")
+        elif base in DDP_WRAPPERS:
+            kinds.update(("module", "ddp"))
         elif depth < 4:
             local = model.facts.classes.get(base)
             if local is not None and local is not info:
@@ -720,8 +724,16 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
                     kinds |= class_kinds(symbol.model, symbol.info, depth + 1)
     if any(s.ctx.class_scope == info.scope for s in model.facts.calls_by_qualname.get("torch.amp.GradScaler", ())):
         kinds.add("scaler")
+    if "ddp" in kinds and _defines(info, "state_dict"):
+        kinds.discard("ddp")  # a wrapper that writes its own state_dict (keys without `module.`)
     cache[id(info)] = frozenset(kinds)
     return cache[id(info)]
+
+
+def _defines(info: ClassInfo, name: str) -> bool:
+    """Whether the class body defines a method ``name``."""
+    return any(type(statement) is cst.FunctionDef and statement.name.value == name
+               for statement in info.node.body.body)
 
 
 def _super_init(call: cst.Call) -> bool:

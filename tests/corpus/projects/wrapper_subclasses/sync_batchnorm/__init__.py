@@ -1,0 +1,1 @@
+from .replicate import DataParallelWithCallback, PlainStateParallel
