@@ -8,6 +8,7 @@ import libcst as cst
 
 from advisor.model.builder import ACCELERATOR_DEVICE_CALLS
 from advisor.model.facts import Context
+from advisor.model.hydra_configs import hydra_values
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import DEVICE_NAME, DTYPE_NAME, TORCH_DTYPES
@@ -83,6 +84,10 @@ class DeviceKind(Question[str]):
         if answer == NOT_A_DEVICE:
             name = dotted_name(expr)
             if name is not None and DEVICE_NAME.search(name.rsplit(".", 1)[-1]):
+                # A device setting: the run's choice, a GPU unless the script's config says the host.
+                values = hydra_values(flow.model, expr)
+                if values is not None and all(v == "cpu" for v in values):
+                    return HOST
                 return CUDA
         return answer
 

@@ -31,6 +31,7 @@ from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import branch_untaken, forward_path, inference_branch, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
+from advisor.model.hydra_configs import on_host_by_config
 from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
@@ -40,6 +41,9 @@ from advisor.model.self_tests import self_test_nodes
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow, main_block
 from advisor.model.vocabulary import CUDA_TEXT
+
+# Folders of a library's usage examples (model/file_model.py, `_examples_folder`).
+_EXAMPLES_FOLDER = re.compile(r"example|demo|tutorial", re.I)
 from advisor.model.names import (
     GRAD_SCALER,
     LIBRARY_LOSS_SCALERS,
@@ -185,7 +189,8 @@ class FileModel:
 
     @property
     def may_use_gpu(self) -> bool:
-        """False for a whole script (it imports torch) with no sign that tensors leave the CPU: no
+        """False for a whole script (it imports torch) with no sign that tensors leave the CPU (or
+        a Hydra script whose config puts them on the host, model/hydra_configs.py): no
         CUDA, no `.to(...)` move, no `device` name, no framework that places tensors, in the file
         or in the project files around it (a loss module gets its tensors from train.py). There a
         sync costs next to nothing. Fragments that do not import torch get the benefit of the
@@ -196,11 +201,11 @@ class FileModel:
                 not self.imports.imports_any("torch")
                 or facts.uses_cuda
                 or any(target.startswith("torch.cuda") for target in self.imports.aliases.values())
-                or bool(facts.calls_by_method.get("to"))
+                or (not on_host_by_config(self) and (bool(facts.calls_by_method.get("to"))
                 or any("device" in name.lower() for _, name in facts.assignments)
                 or self.imports.imports_any("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
                 or any("device" in (s.receiver_name or "") for s in facts.calls)
-                or self._project_uses_gpu()
+                or self._project_uses_gpu()))
             )
         return self._may_use_gpu
 
@@ -213,9 +218,23 @@ class FileModel:
     def _project_uses_gpu(self) -> bool:
         if self.project is None or self.real_path is None:
             return False
-        return any(
-            any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in self.project.related_texts(self.real_path)
-        )
+        texts = self.project.related_texts(self.real_path, within=self._examples_folder())
+        return any(any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in texts)
+
+    def _examples_folder(self) -> Optional[str]:
+        """The examples folder of an installable library this file sits in (`examples/`,
+        `salina_examples/rl/`, `demos/`): the library's modules speak of CUDA as something they
+        can do, and whether an example's tensors reach the GPU is the example's own choice, so
+        only the example files around it are evidence. None elsewhere."""
+        layout = self.project.layout
+        relative = os.path.relpath(os.path.dirname(self.real_path), layout.root)
+        if relative.startswith(os.pardir):
+            return None
+        parts = relative.split(os.sep)
+        for i, part in enumerate(parts):
+            if _EXAMPLES_FOLDER.search(part):
+                return os.path.join(layout.root, *parts[: i + 1]) if layout.installable() else None
+        return None
 
     def cuda_default_placement_in_project(self) -> bool:
         """This file, or a project file around it (the training script that imports a loss

@@ -46,6 +46,8 @@ DYNAMIC_MARKS = (
 # class no config file of the project names, and no code, is not built by them.
 CONFIG_TARGET_MARKS = ("instantiate_from_config", "instantiate(", "LightningCLI", "get_obj_from_str", "locate(")
 _CONFIG_TARGETS = ("", "config")
+# Text that marks a Hydra script: its primary config file gives its settings.
+HYDRA_MARK = "hydra"
 # The keys under which such configs name what to build.
 _TARGET_KEYS = frozenset({"target", "_target_", "class_path"})
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".sh")
@@ -394,22 +396,25 @@ class ProjectView:
         out.extend(m for m in frontier if not any(m is known for known in out))
         return out[:MAX_IMPORTERS]
 
-    def related_texts(self, path: str, hops: int = 2) -> List[str]:
+    def related_texts(self, path: str, hops: int = 2, within: Optional[str] = None) -> List[str]:
         """The texts of the project files within ``hops`` imports of a file, either way: where
-        the context of its code (a training loop, a CUDA device) may be."""
+        the context of its code (a training loop, a CUDA device) may be. ``within``: only the
+        files under that folder, reached through files under it."""
         path = _key(path)
+        inside = within + os.sep if within is not None else ""
         seen, frontier = {path}, {path}
         for _ in range(hops):
-            frontier = {n for p in frontier for n in self._near(p)} - seen
+            frontier = {n for p in frontier for n in self._near(p, inside) if n.startswith(inside)} - seen
             seen |= frontier
         return [self._text(p) for p in sorted(seen - {path})]
 
-    def _near(self, path: str) -> Set[str]:
+    def _near(self, path: str, inside: str = "") -> Set[str]:
         """The files one import away, either way, counting a package `__init__.py` on the way as
-        no step: `from model import MattingRefine` imports what `model/__init__.py` re-exports."""
+        no step: `from model import MattingRefine` imports what `model/__init__.py` re-exports.
+        ``inside``: only through the packages under that folder."""
         index = self._import_index()
         near = {*index.get(path, ()), *self._imports_of(path)}
-        for other in [n for n in near if os.path.basename(n) == "__init__.py"]:
+        for other in [n for n in near if os.path.basename(n) == "__init__.py" and n.startswith(inside)]:
             near.update(index.get(other, ()))
             near.update(self._imports_of(other))
         near.discard(path)
@@ -461,6 +466,9 @@ class ProjectView:
             # Whether a config file turns a setting of a config node on (model/config_nodes.py).
             seen.update(self.layout.config_files() or ())
         seen.update(self._root_configs())
+        if HYDRA_MARK in self._text(path):
+            # The settings of its primary config file (model/hydra_configs.py).
+            seen.update(self.layout.config_files() or ())
         # Files that name the module, also where their import does not resolve: whether they
         # name a class of it decides whether that class is built (model/unbuilt_classes.py).
         seen.update(self.files_containing(module_stem(path)))
@@ -578,6 +586,11 @@ class ProjectView:
                     break
             self._config_sets[setting] = found
         return found
+
+    def yaml_setting(self, path: str, setting: str) -> List[str]:
+        """The values the YAML file ``path`` gives the nested keys of ``setting``
+        (`algorithm.device`), as written; read once per view."""
+        return _yaml_values(self._text(path), setting) if setting.rsplit(".", 1)[-1] in self._text(path) else []
 
     def named_in_configs(self, name: str) -> bool:
         """A config file at the project's root names ``name`` as a word (`cog.yaml` names its

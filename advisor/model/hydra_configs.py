@@ -1,0 +1,109 @@
+"""Settings a Hydra script's primary config file gives. A script decorated with
+`@hydra.main(config_path=".", config_name="main.yaml")` runs with the settings of that YAML file
+unless its command line overrides them, as an argparse script runs with its defaults:
+`cfg.algorithm.device` is what the file's `algorithm:` / `  device:` says.
+
+Only the primary file is read, by indentation (no defaults list, no interpolation): a setting
+it does not give, or gives as `${...}`, is not known.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional
+
+import libcst as cst
+
+from advisor.model.names import dotted_name
+
+HYDRA_MAIN = "hydra.main"
+
+
+def _primary_configs(model) -> Dict[str, str]:
+    """{name of the config parameter: path of the primary config file} for the file's
+    `@hydra.main(...)` functions whose config file exists. Worked out once per file."""
+    known = model._shared.get("hydra-configs")
+    if known is not None:
+        return known
+    found: Dict[str, str] = {}
+    if model.real_path is not None and model.project is not None:
+        for info in model.facts.functions.values():
+            if HYDRA_MAIN not in info.decorators or not info.params:
+                continue
+            path = _config_path(model, info.node)
+            if path is not None:
+                found.setdefault(info.params[0], path)
+    model._shared["hydra-configs"] = found
+    return found
+
+
+def _config_path(model, node: cst.FunctionDef) -> Optional[str]:
+    for decorator in node.decorators:
+        call = decorator.decorator
+        if type(call) is not cst.Call or model.imports.qualify(call.func) != HYDRA_MAIN:
+            continue
+        folder, name = ".", None
+        for arg in call.args:
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if type(arg.value) is not cst.SimpleString:
+                continue
+            text = str(arg.value.evaluated_value)
+            if keyword == "config_path":
+                folder = text
+            elif keyword == "config_name":
+                name = text
+        if name is None or folder.startswith(("pkg:", "file:")):
+            return None
+        if not name.endswith((".yaml", ".yml")):
+            name += ".yaml"
+        path = os.path.normpath(os.path.join(os.path.dirname(model.real_path), folder, name))
+        return path if os.path.isfile(path) else None
+    return None
+
+
+def hydra_values(model, expr: cst.BaseExpression) -> Optional[List[str]]:
+    """The values the primary config of the file's Hydra script gives the setting ``expr``
+    reads (`cfg.algorithm.device` with `cfg` the parameter of the `@hydra.main` function, or
+    the same name handed on), without quotes; None when the file has no such script, the
+    expression is no setting of it, or the file does not give it a plain value."""
+    name = dotted_name(expr)
+    if name is None or "." not in name:
+        return None
+    configs = _primary_configs(model)
+    if not configs:
+        return None
+    root, _, setting = name.partition(".")
+    path = configs.get(root)
+    if path is None:
+        return None
+    values = [v.strip("'\"") for v in model.project.yaml_setting(path, setting)]
+    if not values or any(v.startswith("${") or not v for v in values):
+        return None
+    return values
+
+
+def on_host_by_config(model) -> bool:
+    """The file is a Hydra script that moves its tensors only to the host: some `.to(...)` of
+    it names a device setting its primary config gives as `cpu`, and none names any other
+    device or a device not known (`.to(dtype)` left aside). Its syncs wait for no GPU, whatever
+    the library it imports can do."""
+    from advisor.model.devices import HOST, device_kind, is_dtype  # devices imports this module
+
+    known = model._shared.get("hydra-host")
+    if known is not None:
+        return known
+    by_config = False
+    other = not _primary_configs(model)
+    for site in () if other else model.facts.calls_by_method.get("to", ()):
+        args = site.node.args
+        target = next((a.value for a in args if a.keyword is not None and a.keyword.value == "device"), None)
+        if target is None and args and args[0].keyword is None:
+            target = args[0].value
+        if target is None or is_dtype(model, target):
+            continue
+        if device_kind(model, target, site.ctx, site.order) != HOST:
+            other = True
+            break
+        by_config = by_config or hydra_values(model, target) is not None
+    model._shared["hydra-host"] = known = by_config and not other
+    return known

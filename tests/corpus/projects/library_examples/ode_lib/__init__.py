@@ -1,0 +1,1 @@
+from .solvers import integrate
