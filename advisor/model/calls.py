@@ -25,6 +25,8 @@ from advisor.model.handed_names import handed_sites
 from advisor.model.instances import instances_of
 from advisor.model.names import DDP_WRAPPERS, dotted_name, last_segment
 
+DATA_PARALLEL = "torch.nn.parallel.DataParallel"
+
 Target = Tuple[object, FunctionInfo]
 Caller = Tuple[object, CallSite]
 # Methods every torch module has, and names that hold one: `model.train()` on a value of no known
@@ -700,7 +702,8 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
     `model/kinds.py`: a "module" when it derives from torch.nn.Module, a "scaler" when it derives
     from GradScaler or builds one to scale with (a loss-scaling wrapper), a "ddp" wrapper when it
     derives from DataParallel or DDP (`DataParallelWithCallback`, which vendored sync-BatchNorm
-    code defines: its state_dict keys start with `module.` just the same)."""
+    code defines: its state_dict keys start with `module.` just the same), and "data_parallel"
+    as well when it derives from DataParallel."""
     cache = model._shared.setdefault("class-kinds", {})
     known = cache.get(id(info))
     if known is not None:
@@ -713,7 +716,7 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
         elif base.rsplit(".", 1)[-1] == "GradScaler":
             kinds.add("scaler")
         elif base in DDP_WRAPPERS:
-            kinds.update(("module", "ddp"))
+            kinds.update(("module", "ddp", "data_parallel") if base == DATA_PARALLEL else ("module", "ddp"))
         elif depth < 4:
             local = model.facts.classes.get(base)
             if local is not None and local is not info:
@@ -728,6 +731,21 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
         kinds.discard("ddp")  # a wrapper that writes its own state_dict (keys without `module.`)
     cache[id(info)] = frozenset(kinds)
     return cache[id(info)]
+
+
+def constructed_kinds(model, call: cst.Call) -> frozenset:
+    """``class_kinds`` of the project class a call constructs (`BalancedDataParallel(...)`,
+    imported or defined in the file); empty for anything else."""
+    func = call.func
+    qual = model.imports.qualify(func)
+    if qual is not None:
+        symbol = model.symbol(qual)
+        if symbol is not None and symbol.kind == "class":
+            return class_kinds(symbol.model, symbol.info)
+        return frozenset()
+    if type(func) is cst.Name and func.value in model.facts.classes:
+        return class_kinds(model, model.facts.classes[func.value])
+    return frozenset()
 
 
 def _defines(info: ClassInfo, name: str) -> bool:

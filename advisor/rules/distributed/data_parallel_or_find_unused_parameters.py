@@ -8,6 +8,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.frozen_modules import frozen_before
 from advisor.model.handed_names import calls_handing
 from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.calls import constructed_kinds
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
@@ -109,14 +110,16 @@ class DataParallelOrFindUnused(Rule):
 
     def check(self, model: FileModel) -> Iterator[Report]:
         inference_only: Optional[bool] = None
-        for site in model.calls_to(_DATA_PARALLEL, "torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"):
+        for site in [*model.calls_to(_DATA_PARALLEL, "torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"),
+                     *self._subclass_sites(model)]:
             if inference_only is None:
                 inference_only = not any(model.is_training_loop(loop) for loop in model.facts.loops) and not (
                     model.method_calls("backward")
                 )
             if on_cpu_path(model, site.ctx):
                 continue  # `else: model = DataParallel(model)` when no GPU is there: it only calls the module
-            devices = call_argument(site.node, "device_ids", 1 if site.qualname == _DATA_PARALLEL else 3)
+            position = 1 if site.qualname == _DATA_PARALLEL else 3 if site.qualname is not None and site.qualname.startswith("torch.") else None
+            devices = call_argument(site.node, "device_ids", position)
             single = False
             if devices is not None:
                 lengths = sequence_lengths(model, devices.value, site.ctx, site.order)
@@ -184,6 +187,17 @@ class DataParallelOrFindUnused(Rule):
                         "forward pass; keep it only if some parameters really get no gradient",
                         severity=Severity.INFO,
                     )
+
+    @staticmethod
+    def _subclass_sites(model: FileModel) -> List[CallSite]:
+        """Constructions of the project's own subclasses of DataParallel (`BalancedDataParallel`,
+        vendored sync-BatchNorm's `DataParallelWithCallback`): one process drives every GPU all
+        the same."""
+        # By name first: resolving every call of the file to its class would read the project.
+        return [site for site in model.facts.calls
+                if "Parallel" in last_segment(dotted_name(site.node.func) or "")
+                and (site.qualname is None or not site.qualname.startswith("torch."))
+                and "data_parallel" in constructed_kinds(model, site.node)]
 
     @staticmethod
     def _frozen(model: FileModel, site: CallSite) -> bool:

@@ -8,7 +8,7 @@ torch.set_float32_matmul_precision("high")
 
 def train(loader, epochs):
     model = nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16)).cuda()
-    model = DataParallelWithCallback(model, device_ids=[0, 1])
+    model = DataParallelWithCallback(model, device_ids=[0, 1])  # expect: GPU505
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(epochs):
         for x, y in loader:
@@ -22,7 +22,7 @@ def train(loader, epochs):
 
 def train_plain(loader, epochs):
     # Its wrapper saves the inner model's keys: nothing to fix.
-    model = PlainStateParallel(nn.Linear(16, 16).cuda(), device_ids=[0, 1])
+    model = PlainStateParallel(nn.Linear(16, 16).cuda(), device_ids=[0, 1])  # expect: GPU505
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(epochs):
         for x, y in loader:
