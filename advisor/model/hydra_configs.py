@@ -3,8 +3,9 @@
 unless its command line overrides them, as an argparse script runs with its defaults:
 `cfg.algorithm.device` is what the file's `algorithm:` / `  device:` says.
 
-Only the primary file is read, by indentation (no defaults list, no interpolation): a setting
-it does not give, or gives as `${...}`, is not known.
+The primary file and the other YAML files of its folder and below (a run may name one with
+`--config-name`) are read, by indentation (no defaults list, no interpolation): a setting the
+primary file does not give, or some file gives as `${...}`, is not known.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _config_path(model, node: cst.FunctionDef) -> Optional[str]:
 
 
 def hydra_values(model, expr: cst.BaseExpression) -> Optional[List[str]]:
-    """The values the primary config of the file's Hydra script gives the setting ``expr``
+    """The values the configs of the file's Hydra script give the setting ``expr``
     reads (`cfg.algorithm.device` with `cfg` the parameter of the `@hydra.main` function, or
     the same name handed on), without quotes; None when the file has no such script, the
     expression is no setting of it, or the file does not give it a plain value."""
@@ -76,8 +77,14 @@ def hydra_values(model, expr: cst.BaseExpression) -> Optional[List[str]]:
     path = configs.get(root)
     if path is None:
         return None
-    values = [v.strip("'\"") for v in model.project.yaml_setting(path, setting)]
-    if not values or any(v.startswith("${") or not v for v in values):
+    # Any config beside it or below its folder is a run too (`--config-name benchmark/mujoco`).
+    siblings = model.project.layout.config_files()
+    if siblings is None:
+        return None
+    folder = os.path.dirname(path) + os.sep
+    values = [v.strip("'\"") for config in siblings if config.endswith((".yaml", ".yml")) and config.startswith(folder)
+              for v in model.project.yaml_setting(config, setting)]
+    if not model.project.yaml_setting(path, setting) or any(v.startswith("${") or not v for v in values):
         return None
     return values
 
