@@ -266,6 +266,23 @@ def _is_continue_only(body: cst.BaseSuite) -> bool:
     return len(small) == 1 and type(small[0]) is cst.Continue
 
 
+# `torch.cuda` functions that seed: calling them is no sign that tensors reach the GPU.
+_CUDA_QUERIES = frozenset({
+    "manual_seed", "manual_seed_all", "seed", "seed_all", "get_rng_state", "get_rng_state_all", "set_rng_state",
+    "set_rng_state_all",
+})
+
+
+def _cuda_test(test: cst.BaseExpression) -> Optional[cst.Attribute]:
+    """The `torch.cuda` of `if torch.cuda.is_available():` (or `not` it)."""
+    while type(test) is cst.UnaryOperation:
+        test = test.expression
+    func = test.func if type(test) is cst.Call else None
+    if type(func) is cst.Attribute and func.attr.value == "is_available" and type(func.value) is cst.Attribute:
+        return func.value if func.value.attr.value == "cuda" else None
+    return None
+
+
 class ModelBuilder(Walker):
     """Walks the tree once, in source order, recording facts with the context they occur in."""
 
@@ -277,6 +294,7 @@ class ModelBuilder(Walker):
         self.imports = ImportTable()
         self.ctx = Context()
         self._module_ctx = self.ctx
+        self._cuda_queries: Set[int] = set()  # ids of `torch.cuda` in `torch.cuda.manual_seed`...
         self._stack: List[Context] = []
         # Blocks being walked, and how many contexts a statement that turns autograd off for
         # the rest of its block pushed in each (popped as the block ends).
@@ -751,6 +769,10 @@ class ModelBuilder(Walker):
             arms = _small_arms(node)
             for arm in arms:
                 self._small_if_bodies[id(arm)] = self._stmt
+        asked = _cuda_test(node.test)
+        if asked is not None:
+            # Asking is no sign of use: what the branch does is (`.cuda()` there, or a seed only).
+            self._cuda_queries.add(id(asked))
         self._if_gates[id(node)] = gate_kinds(node.test)
         self._if_ctx[id(node)] = (self.ctx, self._order)
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
@@ -1031,8 +1053,14 @@ class ModelBuilder(Walker):
 
     # -- CUDA evidence ---------------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value == "cuda":
-            self.facts.uses_cuda = True
+        name = node.attr.value
+        if name == "cuda":
+            if id(node) not in self._cuda_queries:
+                self.facts.uses_cuda = True
+        elif name in _CUDA_QUERIES and type(node.value) is cst.Attribute and node.value.attr.value == "cuda":
+            # `torch.cuda.manual_seed_all(seed)`, `torch.cuda.is_available()`: seeding or asking
+            # places nothing on the GPU (the inner `torch.cuda` is visited next).
+            self._cuda_queries.add(id(node.value))
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if "cuda" in node.value:

@@ -1940,3 +1940,38 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         ema = ema * 0.1 + float(first) * 0.9
+
+# %% invalid: a script that only seeds CUDA and asks whether it is there keeps its tensors on the host: info
+import numpy as np
+import torch
+
+if __name__ == "__main__":
+    np.random.seed(42)
+    torch.manual_seed(42)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(42)
+    embed = torch.nn.Embedding(8, 10)
+    optimizer = torch.optim.SGD(embed.parameters(), lr=1)
+    for _ in range(10):
+        x = (torch.rand(100) * 7.99).long()
+        loss = embed(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print("loss", loss.item())  # expect: GPU101 info
+
+# %% invalid: the same script that moves its batches once CUDA is there
+import torch
+
+if __name__ == "__main__":
+    torch.manual_seed(42)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    embed = torch.nn.Embedding(8, 10).to(device)
+    optimizer = torch.optim.SGD(embed.parameters(), lr=1)
+    for _ in range(10):
+        x = (torch.rand(100, device=device) * 7.99).long()
+        loss = embed(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print("loss", loss.item())  # expect: GPU101
