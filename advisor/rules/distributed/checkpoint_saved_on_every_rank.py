@@ -190,7 +190,7 @@ class CheckpointSavedOnEveryRank(Rule):
             )
 
     def _guarded(self, model: FileModel, ctx: Context, node: cst.CSTNode) -> bool:
-        if ctx.rank_gated or model.guards.rank_only(ctx) or single_process_only(ctx):
+        if ctx.rank_gated or model.guards.rank_only(ctx) or single_process_only(ctx, model):
             return True
         info = ctx.function
         if info is None:

@@ -8,6 +8,7 @@ from advisor.findings import Severity
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.names import dotted_name, is_none, last_segment
+from advisor.model.world_size_tests import single_process_only
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
 from advisor.model.loaders import drawn_per_instance, loader_consumers, loader_factory, loaders_held, loaders_iterated
@@ -148,6 +149,8 @@ class DdpWithoutDistributedSampler(Rule):
         call = site.node
         if self._dataset_shards_itself(model, site) or self._made_private(model, site):
             return None
+        if single_process_only(site.ctx, model):
+            return None  # built in the `else` of the test that starts the process group
         batch_sampler = call_argument(call, "batch_sampler", 4)
         if batch_sampler is not None and not is_none(batch_sampler.value):
             return self._custom(model, site, batch_sampler.value, "batch sampler")

@@ -407,3 +407,34 @@ def main(opt):
     examples = load_data(opt.train_data, global_rank=opt.global_rank, world_size=opt.world_size)
     train_dataset = ReaderDataset(examples, opt.n_context)
     train(model, optimizer, train_dataset, opt)
+
+# %% valid: the loader without a DistributedSampler is built in the `else` of the test that starts the process group
+import os
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(args, model, train_set):
+    parallel = bool(args.parallel_training)
+    if parallel == True:
+        torch.distributed.init_process_group(backend="nccl", init_method="env://")
+        rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+        model = torch.nn.parallel.DistributedDataParallel(model.cuda(), device_ids=[rank])
+    else:
+        rank, world_size = 0, 1
+        model = model.cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    if parallel == True:
+        sampler = torch.utils.data.distributed.DistributedSampler(train_set, num_replicas=world_size, rank=rank)
+        loader = DataLoader(train_set, sampler=sampler, batch_size=args.batch_size, num_workers=8, pin_memory=True)
+    else:
+        loader = DataLoader(train_set, shuffle=True, batch_size=args.batch_size, num_workers=8, pin_memory=True)
+    for epoch in range(args.epochs):
+        if parallel == True:
+            sampler.set_epoch(epoch)
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()

@@ -471,3 +471,61 @@ def main(args, model, loader, optimizer):
         if default_gpu:
             torch.save(model.module.state_dict(), f"model_{epoch}.bin")
 
+
+# %% valid: saves on rank 0 when the script starts the process group, and in the `else` of that same test
+import os
+
+import torch
+
+
+class Engine:
+    def __init__(self, model, optimizer, logdir):
+        self.model, self.optimizer, self.logdir = model, optimizer, logdir
+
+    def save(self):
+        torch.save(self.model.state_dict(), os.path.join(self.logdir, "model.pth"))
+        torch.save(self.optimizer.state_dict(), os.path.join(self.logdir, "optimizer.pth"))
+
+
+def main(args, build_model, loader):
+    parallel = bool(args.parallel_training)
+    if (parallel == True):
+        rank = int(os.environ["RANK"])
+        torch.distributed.init_process_group(backend="nccl", init_method="env://")
+    else:
+        rank = 0
+    model = build_model().cuda()
+    if parallel == True:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    engine = Engine(model, optimizer, args.logdir)
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        if parallel == True:
+            torch.distributed.barrier()
+            if rank == 0:
+                engine.save()
+        else:
+            engine.save()
+
+# %% invalid: the `else` of a test that has nothing to do with the process group runs on every rank
+import torch
+
+
+def main(args, model, loader, optimizer):
+    torch.distributed.init_process_group(backend="nccl")
+    model = torch.nn.parallel.DistributedDataParallel(model.cuda())
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(non_blocking=True)).mean()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        if args.keep_all:
+            torch.save(model.module.state_dict(), f"model_{epoch}.pth")  # expect: GPU504
+        else:
+            torch.save(model.module.state_dict(), "model.pth")  # expect: GPU504
