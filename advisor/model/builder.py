@@ -398,7 +398,7 @@ class ModelBuilder(Walker):
             statement = body[index]
             if type(statement) is cst.SimpleStatementLine and type(statement.body[-1]) in _JUMPS:
                 # What follows `continue`, `break`, `return` or `raise` in the same block never runs.
-                self.facts.dead_blocks.append((body[index + 1], body[-1]))
+                self.facts.dead_blocks.append(tuple(body[index + 1:]))
                 break
         if owner is not None:
             self.facts.small_if_bodies[self._blocks] = owner

@@ -180,6 +180,14 @@ class FileModel:
             sites = self._shared["call-sites"] = {id(s.node): s for s in self.facts.calls}
         return sites.get(id(call))
 
+    def unreachable(self, node: cst.CSTNode) -> bool:
+        """The node sits in code no run reaches: after a jump out of its block (`return` as the
+        first statement of a function switched off by hand), or under `if 0:`. The engine leaves
+        out what is reported there; a loop there takes nothing from a loader either."""
+        if not self.facts.dead_blocks:
+            return False
+        return id(node) in self.shared("unreachable-ids", _unreachable_ids)
+
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 
@@ -800,6 +808,15 @@ class FileModel:
     def is_tensor(self, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:
         """True when the expression is known to evaluate to a torch.Tensor (never a guess)."""
         return is_tensor(self, expr, ctx, self.order_of(expr) if order is None else order)
+
+
+def _unreachable_ids(model) -> frozenset:
+    found = set()
+    for block in model.facts.dead_blocks:
+        statements = block.body if type(block) is cst.IndentedBlock else block if type(block) is tuple else (block,)
+        for statement in statements:
+            found |= node_ids(statement)
+    return frozenset(found)
 
 
 def call_argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

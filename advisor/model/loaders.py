@@ -384,9 +384,9 @@ def loaders_held(model, expr: cst.BaseExpression, ctx: Context, order: float, qu
 
 
 def loaders_iterated(model, loop, question: LoaderSites = LOADERS) -> Sites:
-    """The loaders a `for` loop iterates (none for a `while` loop)."""
+    """The loaders a `for` loop iterates (none for a `while` loop, or for a loop no run reaches)."""
     node = loop.node
-    if not type(node) is cst.For:
+    if not type(node) is cst.For or model.unreachable(node):
         return _NONE
     return model.values.ask(question, node.iter, loop.ctx, model.order_of(node.iter))
 
