@@ -112,3 +112,9 @@ TYPED_CONSTRUCTORS = frozenset(
     "ByteTensor BoolTensor".split()
 )
 TYPED_TENSOR = re.compile(r"torch\.(?:cuda\.|sparse\.)?(?:%s)" % "|".join(sorted(TYPED_CONSTRUCTORS - {"Tensor"})))
+
+# A loader (or its dataset) named for validation or testing: `val_loader`, `test_set`, `dev_dl`.
+EVAL_LOADER_NAME = re.compile(
+    r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev)(_|$|loader|dataloader|set|ds|dl|data)",
+    re.IGNORECASE,
+)

@@ -16,6 +16,7 @@ from advisor.model.names import DATALOADER
 from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
 from advisor.model.containers import kwargs_value
 from advisor.model.mentions import mentions
+from advisor.model.vocabulary import EVAL_LOADER_NAME
 
 
 # Words that say a dataset is already split between ranks by hand.
@@ -118,7 +119,9 @@ class DdpWithoutDistributedSampler(Rule):
                        for other, loop in loader_consumers(model, site)):
                     training[id(site.node)] = site
         if not training:
-            shuffled = [s for s in loaders if self._shuffles(s)]
+            # The one shuffled loader is the training one, unless it is named for evaluation
+            # (`val_loader = DataLoader(val_set, shuffle=True)` draws random samples to show).
+            shuffled = [s for s in loaders if self._shuffles(s) and not EVAL_LOADER_NAME.search(last_segment(s.assigned_to or ""))]
             if len(shuffled) == 1:
                 loops = other_loops.get(id(shuffled[0].node), [])
                 if not loops or not all(loop.ctx.no_grad or (loop.function and loop.function.no_grad) for loop in loops):

@@ -17,14 +17,11 @@ from advisor.rules.pipeline.loader_flow import (
     batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, tensor_datasets,
     library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
 )
-from advisor.model.vocabulary import PLACEMENT_TEXT
+from advisor.model.vocabulary import EVAL_LOADER_NAME, PLACEMENT_TEXT
 from advisor.model.datasets import collates_onto_device, holds_in_memory, prepared_hf_table, tokenised_library_table
 
 
-_EVAL_NAME = re.compile(
-    r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev)(_|$|loader|dataloader|set|ds|dl|data)",
-    re.IGNORECASE,
-)
+_EVAL_NAME = EVAL_LOADER_NAME
 
 
 _TRAIN_NAME = re.compile(r"train", re.IGNORECASE)
@@ -82,13 +79,16 @@ def _loader_label(model: FileModel, site: CallSite) -> str:
 
 def _eval_only(model: FileModel, site: CallSite) -> bool:
     """A loader named for validation or testing (`val_loader`, `DataLoader(test_set)`), with
-    nothing that says it trains (`shuffle=True`, a `train` in its names)."""
-    labels = [_loader_label(model, site)]
+    nothing that says it trains (`shuffle=True`, unless the loader itself is named for
+    evaluation: `val_loader = DataLoader(val_set, shuffle=True)` draws random samples to show;
+    a `train` in its names)."""
+    label = _loader_label(model, site)
+    labels = [label]
     dataset = call_argument(site.node, "dataset", 0)
     if dataset is not None:
         labels.append(dotted_name(dataset.value) or "")
     shuffle = call_argument(site.node, "shuffle", 2)
-    if shuffle is not None and literal_bool(shuffle.value) is True:
+    if shuffle is not None and literal_bool(shuffle.value) is True and not _EVAL_NAME.search(label.rsplit(".", 1)[-1]):
         return False
     if any(_TRAIN_NAME.search(label) for label in labels):
         return False

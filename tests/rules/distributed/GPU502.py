@@ -438,3 +438,15 @@ def main(args, model, train_set):
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+
+# %% valid: a validation loader that shuffles to show random samples, in a DDP script whose loops are in other modules
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def get_loader(args, train_set, val_set):
+    dist.init_process_group("nccl")
+    sampler = DistributedSampler(train_set)
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler, num_workers=4, pin_memory=True)
+    val_loader = DataLoader(val_set, batch_size=args.val_batch, shuffle=True, num_workers=0, pin_memory=True)
+    return train_loader, val_loader, sampler

@@ -1000,3 +1000,24 @@ for epoch in range(3):
             loss = model(**inputs).loss
             loss.backward()
             optimizer.step()
+
+# %% valid: a validation loader that shuffles to show random samples runs in the training process
+import torch
+from torch.utils.data import DataLoader
+
+
+def build(args, train_set, val_set):
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True, num_workers=8, pin_memory=True)
+    val_loader = DataLoader(val_set, batch_size=args.val_batch, shuffle=True, num_workers=0, pin_memory=True)
+    return train_loader, val_loader
+
+
+def main(args, train_set, val_set, model, optimizer):
+    train_loader, val_loader = build(args, train_set, val_set)
+    for epoch in range(args.epochs):
+        for x, y in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        args.validate({"VAL": val_loader}, model)
