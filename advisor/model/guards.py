@@ -40,6 +40,7 @@ from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.occasional_tests import occasional
 from advisor.model.subtree import node_ids
+from advisor.model.value_flow import SPAWNERS
 from advisor.model.value_flow import argument, parameter_default
 from advisor.model.walk import children
 
@@ -229,7 +230,7 @@ def _every_call_path(model, info, holds, depth: int, seen: set, skip=None) -> bo
         if callers and not kept:
             return True  # no call reaches it
         callers = kept
-    if not callers or depth <= 0 or id(info) in seen:
+    if not callers or depth <= 0 or id(info) in seen or _spawned(model, info):
         return False
     seen = seen | {id(info)}
     for site in callers:
@@ -239,6 +240,17 @@ def _every_call_path(model, info, holds, depth: int, seen: set, skip=None) -> bo
         if outer is None or not _every_call_path(model, outer, holds, depth - 1, seen):
             return False
     return True
+
+
+def _spawned(model, info) -> bool:
+    """`mp.spawn(main_worker, ...)` runs the function in every process, with no guard the file
+    can see (a direct call of it elsewhere, `else: main_worker(0, 1, args)`, is not its only
+    path)."""
+    if info.class_name is not None:
+        return False
+    name = info.node.name.value
+    return any(site.node.args and site.node.args[0].keyword is None and type(site.node.args[0].value) is cst.Name
+               and site.node.args[0].value.value == name for site in model.calls_to(*SPAWNERS))
 
 
 def _single_gpu_rank_test(test: cst.BaseExpression) -> bool:

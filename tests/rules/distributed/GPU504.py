@@ -529,3 +529,28 @@ def main(args, model, loader, optimizer):
             torch.save(model.module.state_dict(), f"model_{epoch}.pth")  # expect: GPU504
         else:
             torch.save(model.module.state_dict(), "model.pth")  # expect: GPU504
+
+# %% invalid: the worker runs directly in the `else` of the launch test, and spawned on every rank in its true arm
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def main_worker(gpu, ngpus, args, model, loader, optimizer):
+    if args.dist == "ddp":
+        dist.init_process_group(backend="nccl", rank=gpu, world_size=ngpus)
+        model = torch.nn.parallel.DistributedDataParallel(model.cuda(gpu), device_ids=[gpu])
+    for x, y in loader:
+        loss = model(x.cuda(gpu, non_blocking=True)).mean()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    torch.save(model.state_dict(), "checkpoint.pth.tar")  # expect: GPU504
+
+
+def main(args, model, loader, optimizer):
+    ngpus = torch.cuda.device_count()
+    if args.dist == "ddp":
+        mp.spawn(main_worker, args=(ngpus, args, model, loader, optimizer), nprocs=ngpus)
+    else:
+        main_worker(0, 1, args, model, loader, optimizer)
