@@ -1,6 +1,7 @@
 """GPU505 `data-parallel-or-find-unused-parameters`: `nn.DataParallel`, or DDP with `find_unused_parameters=True`."""
 
 from __future__ import annotations
+import re
 from typing import Iterator, List, Optional
 import libcst as cst
 from advisor.findings import Severity
@@ -19,6 +20,7 @@ from advisor.model.subtree import iter_names
 
 
 _DATA_PARALLEL = "torch.nn.parallel.DataParallel"
+_LOSS_NAME = re.compile(r"criterion|loss", re.IGNORECASE)
 _DDP = ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel")
 
 
@@ -194,9 +196,12 @@ class DataParallelOrFindUnused(Rule):
         vendored sync-BatchNorm's `DataParallelWithCallback`): one process drives every GPU all
         the same."""
         # By name first: resolving every call of the file to its class would read the project.
+        # A criterion wrapped beside the model (`DataParallelCriterion(self.criterion)`) is part
+        # of the same choice, reported once at the model's wrapper.
         return [site for site in model.facts.calls
                 if "Parallel" in last_segment(dotted_name(site.node.func) or "")
                 and (site.qualname is None or not site.qualname.startswith("torch."))
+                and not (site.node.args and _LOSS_NAME.search(last_segment(dotted_name(site.node.args[0].value) or "")))
                 and "data_parallel" in constructed_kinds(model, site.node)]
 
     @staticmethod

@@ -1,7 +1,7 @@
 import torch
 import torch.nn as nn
 
-from sync_batchnorm import DataParallelWithCallback, PlainStateParallel
+from sync_batchnorm import DataParallelWithCallback, ParallelCriterion, PlainStateParallel
 
 torch.set_float32_matmul_precision("high")
 
@@ -9,11 +9,13 @@ torch.set_float32_matmul_precision("high")
 def train(loader, epochs):
     model = nn.Sequential(nn.Linear(16, 16), nn.BatchNorm1d(16)).cuda()
     model = DataParallelWithCallback(model, device_ids=[0, 1])  # expect: GPU505
+    criterion = nn.MSELoss()
+    criterion = ParallelCriterion(criterion)  # part of the same choice: reported at the model
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(epochs):
         for x, y in loader:
             x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
-            loss = nn.functional.mse_loss(model(x), y)
+            loss = criterion(model(x), y)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()

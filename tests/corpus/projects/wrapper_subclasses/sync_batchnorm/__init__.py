@@ -1,1 +1,1 @@
-from .replicate import DataParallelWithCallback, PlainStateParallel
+from .replicate import DataParallelWithCallback, ParallelCriterion, PlainStateParallel

@@ -18,3 +18,10 @@ class PlainStateParallel(DataParallel):
 
     def state_dict(self, *args, **kwargs):
         return self.module.state_dict(*args, **kwargs)
+
+
+class ParallelCriterion(DataParallel):
+    """Computes the loss on each device's share of the outputs, beside a parallel model."""
+
+    def forward(self, outputs, *targets):
+        return super().forward(outputs, *targets)
