@@ -128,9 +128,11 @@ class CheckpointSavedOnEveryRank(Rule):
         rank-0 branch passes a path). A save whose path names the
         rank (one file per rank, as sharded checkpoints do), one into an in-memory buffer
         (`torch.save(state, io.BytesIO())`: no file), and one that runs only in a run of
-        one process (after `if dist.get_world_size() != 1: raise ...`, or under `if world_size
-        == 1:`), are left alone. Reported as information when the saving
-        function (other than `main`) has no call site in the file.
+        one process (after `if dist.get_world_size() != 1: raise ...`, under `if world_size
+        == 1:`, or in the `else` of the test whose true arm calls `init_process_group`, written
+        the same way: `if parallel == True:`), are left alone. A function `mp.spawn` runs has a
+        path with no guard, whatever guards its direct calls. Reported as information when the
+        saving function (other than `main`) has no call site in the file.
     """
     why = """
         Each process runs the save. With N ranks, N processes serialise the same weights and

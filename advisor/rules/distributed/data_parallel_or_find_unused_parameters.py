@@ -36,8 +36,10 @@ class DataParallelOrFindUnused(Rule):
     name = "data-parallel-or-find-unused-parameters"
     summary = "`nn.DataParallel`, or DDP with `find_unused_parameters=True`"
     what = """
-        Two costly data-parallel settings. `nn.DataParallel(...)` (any spelling, and the
-        functional `data_parallel`) is a warning; it is information when the script only
+        Two costly data-parallel settings. `nn.DataParallel(...)` (any spelling, the
+        functional `data_parallel`, and the project's own subclasses of it, such as vendored
+        sync-BatchNorm's `DataParallelWithCallback`; a criterion wrapped in one beside the model
+        is the same choice and is not reported again) is a warning; it is information when the script only
         runs inference (or the function that wraps the model keeps it and never trains, as a
         sampling method beside a training one, or the module was frozen parameter by parameter
         just before the wrap, as a moving-average copy is) or pins it to a single device (`device_ids=[0]`,

@@ -33,14 +33,16 @@ class DdpWithoutDistributedSampler(Rule):
         file or in another module of the project; a prefetcher class built once per loader,
         `prefetcher = Prefetcher(train_loader)` then `prefetcher.next()`, draws from the loader
         it was built with; failing that, the only loader built with
-        `shuffle=True`) in a file that builds a
+        `shuffle=True` that is not named for evaluation) in a file that builds a
         `DistributedDataParallel` model or calls `init_process_group`, when the loader gets no
         `sampler=`, or a sampler that does not split the data between ranks
         (`RandomSampler`, `WeightedRandomSampler`, ...). A custom sampler of unknown kind is
         reported as information. Iterable datasets (they shard themselves), datasets already
         split by rank by hand (a rank or world size among what builds the dataset, up to three
         bindings back, through the caller that hands it in), and loaders prepared by Lightning, Accelerate or the Hugging
-        Face Trainer (they add the sampler) are left alone.
+        Face Trainer (they add the sampler) are left alone, and so is a loader built in the
+        `else` of the test whose true arm calls `init_process_group` (`if parallel == True:`):
+        that arm runs as one process.
     """
     why = """
         Every process of a DDP job runs the same script. Without a `DistributedSampler` each of

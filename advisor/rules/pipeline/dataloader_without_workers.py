@@ -143,7 +143,9 @@ class DataLoaderWithoutWorkers(Rule):
     what = """
         A `DataLoader(...)` without `num_workers`, or with a literal `num_workers=0` (by keyword
         or as the sixth positional argument), in a file that copies its batches to a CUDA
-        device. Loaders named for validation or testing, in-memory `TensorDataset`s (also one a
+        device. Loaders named for validation or testing (a `val_loader` that shuffles to show
+        random samples too; a loader named by its dataset alone stops counting as one with
+        `shuffle=True`), in-memory `TensorDataset`s (also one a
         helper of the project builds and returns) and
         dataset classes of the project that hold their samples the same way (a `__getitem__`
         that only indexes lists or tensors its `__init__` built, calling nothing, also inherited
