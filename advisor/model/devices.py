@@ -8,7 +8,7 @@ import libcst as cst
 
 from advisor.model.builder import ACCELERATOR_DEVICE_CALLS
 from advisor.model.facts import Context
-from advisor.model.hydra_configs import hydra_values
+from advisor.model.hydra_configs import hydra_values, primary_configs
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import DEVICE_NAME, DTYPE_NAME, TORCH_DTYPES
@@ -139,3 +139,28 @@ def names_cuda_type(model, expr: cst.BaseExpression) -> bool:
     if type(expr) is cst.IfExp:
         return names_cuda_type(model, expr.body) or names_cuda_type(model, expr.orelse)
     return ".cuda." in (model.imports.qualify(expr) or dotted_name(expr) or "")
+
+
+def on_host_by_config(model) -> bool:
+    """The file is a Hydra script that moves its tensors only to the host: some `.to(...)` of
+    it names a device setting its primary config gives as `cpu`, and none names any other
+    device or a device not known (`.to(dtype)` left aside). Its syncs wait for no GPU, whatever
+    the library it imports can do."""
+    known = model._shared.get("hydra-host")
+    if known is not None:
+        return known
+    by_config = False
+    other = not primary_configs(model)
+    for site in () if other else model.facts.calls_by_method.get("to", ()):
+        args = site.node.args
+        target = next((a.value for a in args if a.keyword is not None and a.keyword.value == "device"), None)
+        if target is None and args and args[0].keyword is None:
+            target = args[0].value
+        if target is None or is_dtype(model, target):
+            continue
+        if device_kind(model, target, site.ctx, site.order) != HOST:
+            other = True
+            break
+        by_config = by_config or hydra_values(model, target) is not None
+    model._shared["hydra-host"] = known = by_config and not other
+    return known

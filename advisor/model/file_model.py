@@ -31,7 +31,7 @@ from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import branch_untaken, forward_path, inference_branch, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
-from advisor.model.hydra_configs import on_host_by_config
+from advisor.model.devices import on_host_by_config
 from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS

@@ -20,7 +20,7 @@ from advisor.model.names import dotted_name
 HYDRA_MAIN = "hydra.main"
 
 
-def _primary_configs(model) -> Dict[str, str]:
+def primary_configs(model) -> Dict[str, str]:
     """{name of the config parameter: path of the primary config file} for the file's
     `@hydra.main(...)` functions whose config file exists. Worked out once per file."""
     known = model._shared.get("hydra-configs")
@@ -70,7 +70,7 @@ def hydra_values(model, expr: cst.BaseExpression) -> Optional[List[str]]:
     name = dotted_name(expr)
     if name is None or "." not in name:
         return None
-    configs = _primary_configs(model)
+    configs = primary_configs(model)
     if not configs:
         return None
     root, _, setting = name.partition(".")
@@ -87,30 +87,3 @@ def hydra_values(model, expr: cst.BaseExpression) -> Optional[List[str]]:
     if not model.project.yaml_setting(path, setting) or any(v.startswith("${") or not v for v in values):
         return None
     return values
-
-
-def on_host_by_config(model) -> bool:
-    """The file is a Hydra script that moves its tensors only to the host: some `.to(...)` of
-    it names a device setting its primary config gives as `cpu`, and none names any other
-    device or a device not known (`.to(dtype)` left aside). Its syncs wait for no GPU, whatever
-    the library it imports can do."""
-    from advisor.model.devices import HOST, device_kind, is_dtype  # devices imports this module
-
-    known = model._shared.get("hydra-host")
-    if known is not None:
-        return known
-    by_config = False
-    other = not _primary_configs(model)
-    for site in () if other else model.facts.calls_by_method.get("to", ()):
-        args = site.node.args
-        target = next((a.value for a in args if a.keyword is not None and a.keyword.value == "device"), None)
-        if target is None and args and args[0].keyword is None:
-            target = args[0].value
-        if target is None or is_dtype(model, target):
-            continue
-        if device_kind(model, target, site.ctx, site.order) != HOST:
-            other = True
-            break
-        by_config = by_config or hydra_values(model, target) is not None
-    model._shared["hydra-host"] = known = by_config and not other
-    return known
