@@ -146,9 +146,10 @@ def on_host_by_config(model) -> bool:
     it names a device setting its primary config gives as `cpu`, and none names any other
     device or a device not known (`.to(dtype)` left aside). Its syncs wait for no GPU, whatever
     the library it imports can do."""
-    known = model._shared.get("hydra-host")
-    if known is not None:
-        return known
+    return model.shared("hydra-host", _on_host_by_config)
+
+
+def _on_host_by_config(model) -> bool:
     by_config = False
     other = not primary_configs(model)
     for site in () if other else model.facts.calls_by_method.get("to", ()):
@@ -162,5 +163,4 @@ def on_host_by_config(model) -> bool:
             other = True
             break
         by_config = by_config or hydra_values(model, target) is not None
-    model._shared["hydra-host"] = known = by_config and not other
-    return known
+    return by_config and not other

@@ -23,9 +23,10 @@ HYDRA_MAIN = "hydra.main"
 def primary_configs(model) -> Dict[str, str]:
     """{name of the config parameter: path of the primary config file} for the file's
     `@hydra.main(...)` functions whose config file exists. Worked out once per file."""
-    known = model._shared.get("hydra-configs")
-    if known is not None:
-        return known
+    return model.shared("hydra-configs", _primary_configs)
+
+
+def _primary_configs(model) -> Dict[str, str]:
     found: Dict[str, str] = {}
     if model.real_path is not None and model.project is not None:
         for info in model.facts.functions.values():
@@ -34,7 +35,6 @@ def primary_configs(model) -> Dict[str, str]:
             path = _config_path(model, info.node)
             if path is not None:
                 found.setdefault(info.params[0], path)
-    model._shared["hydra-configs"] = found
     return found
 
 

@@ -590,7 +590,8 @@ class ProjectView:
     def yaml_setting(self, path: str, setting: str) -> List[str]:
         """The values the YAML file ``path`` gives the nested keys of ``setting``
         (`algorithm.device`), as written; read once per view."""
-        return _yaml_values(self._text(path), setting) if setting.rsplit(".", 1)[-1] in self._text(path) else []
+        text = self._text(path)
+        return _yaml_values(text, setting) if setting.rsplit(".", 1)[-1] in text else []
 
     def named_in_configs(self, name: str) -> bool:
         """A config file at the project's root names ``name`` as a word (`cog.yaml` names its

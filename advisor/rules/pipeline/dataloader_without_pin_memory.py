@@ -18,6 +18,17 @@ from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
 from advisor.model.vocabulary import PLACEMENT_TEXT
 
 
+
+# Loaders whose batches are read now and then, not on every step: information, with the reason.
+_RARE_READS = (
+    (one_pass_beside_training, "read in one pass beside the training, not on every step"),
+    (evaluation_loader_now_and_then,
+     "read by a short evaluation pass run every few steps or once per epoch, not on every step"),
+    (handed_for_evaluation,
+     "handed to a trainer as its evaluation data: read by evaluation passes, not on every step"),
+    (only_peeked_now_and_then, "read only now and then: a batch every few steps"),
+)
+
 class DataLoaderWithoutPinnedMemory(Rule):
     code = "GPU201"
     name = "dataloader-without-pin-memory"
@@ -194,42 +205,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
         fix = None
         if call.args:
             fix = FixSpec("add `pin_memory=True`", append_argument(call, "pin_memory=True"))
-        if one_pass_beside_training(model, site):
-            return self.report(
-                call,
-                "DataLoader without `pin_memory=True` while its batches go to the GPU (read in one "
-                "pass beside the training, not on every step)",
-                severity=Severity.INFO,
-                fix=fix,
-                data=data,
-            )
-        if evaluation_loader_now_and_then(model, site):
-            return self.report(
-                call,
-                "DataLoader without `pin_memory=True` while its batches go to the GPU (read by a "
-                "short evaluation pass run every few steps or once per epoch, not on every step)",
-                severity=Severity.INFO,
-                fix=fix,
-                data=data,
-            )
-        if handed_for_evaluation(model, site):
-            return self.report(
-                call,
-                "DataLoader without `pin_memory=True` while its batches go to the GPU (handed to a "
-                "trainer as its evaluation data: read by evaluation passes, not on every step)",
-                severity=Severity.INFO,
-                fix=fix,
-                data=data,
-            )
-        if only_peeked_now_and_then(model, site):
-            return self.report(
-                call,
-                "DataLoader without `pin_memory=True` while its batches go to the GPU (read only "
-                "now and then: a batch every few steps)",
-                severity=Severity.INFO,
-                fix=fix,
-                data=data,
-            )
+        for read_rarely, how in _RARE_READS:
+            if read_rarely(model, site):
+                return self.report(
+                    call,
+                    f"DataLoader without `pin_memory=True` while its batches go to the GPU ({how})",
+                    severity=Severity.INFO,
+                    fix=fix,
+                    data=data,
+                )
         if tensors_of_unknown_place(model, site):
             return self.report(
                 call,
