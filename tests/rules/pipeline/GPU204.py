@@ -1216,3 +1216,29 @@ class PrunningFineTuner:
                 loss.backward()
                 self.optimizer.step()
             self.test()
+
+# %% invalid: a `return` under a test leaves the pass over the loader reachable
+import torch
+from torch.utils.data import DataLoader
+
+
+def evaluate(model, loader, enabled):
+    if not enabled:
+        return None
+    correct = 0
+    for batch, label in loader:
+        correct += (model(batch.cuda(non_blocking=True)).argmax(1).cpu() == label).sum()
+    return correct
+
+
+def main(model, optimizer, train_set, test_set, epochs):
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)  # expect: GPU204
+    test_loader = DataLoader(test_set, batch_size=32, num_workers=4, pin_memory=True)  # expect: GPU204
+    model.cuda()
+    for epoch in range(epochs):
+        for batch, label in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(batch.cuda(non_blocking=True)), label.cuda(non_blocking=True))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        evaluate(model, test_loader, enabled=True)
