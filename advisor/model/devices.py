@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence
 
 import libcst as cst
@@ -14,6 +15,8 @@ from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import DEVICE_NAME, DTYPE_NAME, TORCH_DTYPES
 
 CUDA, HOST, NOT_A_DEVICE = "cuda", "host", ""
+# Plain names that read like a device (`dev`, `gpu`, `local_rank`) rather than a tensor.
+_DEVICE_WORD = re.compile(r"dev|gpu|cuda|rank", re.I)
 
 
 def is_dtype(model, expr: cst.BaseExpression) -> bool:
@@ -98,6 +101,32 @@ DEVICE = DeviceKind()
 def device_kind(model, expr: cst.BaseExpression, ctx: Context, order: int = 1 << 30) -> Optional[str]:
     """"cuda", "host", or None when the expression is not known to name a device."""
     return model.values.ask(DEVICE, expr, ctx, order) or None
+
+
+def may_move_to_device(model, call: cst.Call) -> bool:
+    """A `.to(...)` call that may send its value to another device: evidence that a script's
+    tensors leave the host. Not a dtype or memory-format conversion (`.to(torch.float32)`,
+    `.to(x.dtype)`), not a move to the CPU, and not `.to(times)` with a plain name that reads
+    like a tensor rather than a device: that follows another value wherever it lives."""
+    args = call.args
+    if not args:
+        return False
+    for arg in args:
+        if arg.star:
+            return True  # `.to(**placement)`: unknown
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return string_device(arg.value) != "cpu"
+    first = args[0]
+    if first.keyword is not None:
+        return False  # `.to(dtype=...)`, `.to(memory_format=...)`
+    value = first.value
+    if string_device(value) is not None:
+        return string_device(value) != "cpu"
+    if is_dtype(model, value):
+        return False
+    if type(value) is cst.Name:
+        return bool(_DEVICE_WORD.search(value.value))
+    return True  # `self.device`, `x.device`, `torch.device(...)`, `gpus[0]`
 
 
 def names_host_device(model, expr: cst.BaseExpression, ctx: Context, order: int) -> bool:

@@ -31,7 +31,7 @@ from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import branch_untaken, forward_path, inference_branch, is_framework_step
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
-from advisor.model.devices import on_host_by_config
+from advisor.model.devices import may_move_to_device, on_host_by_config
 from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
@@ -209,7 +209,8 @@ class FileModel:
                 not self.imports.imports_any("torch")
                 or facts.uses_cuda
                 or any(target.startswith("torch.cuda") for target in self.imports.aliases.values())
-                or (not on_host_by_config(self) and (bool(facts.calls_by_method.get("to"))
+                or (not on_host_by_config(self) and (any(
+                    may_move_to_device(self, site.node) for site in facts.calls_by_method.get("to", ()))
                 or any("device" in name.lower() for _, name in facts.assignments)
                 or self.imports.imports_any("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
                 or any("device" in (s.receiver_name or "") for s in facts.calls)

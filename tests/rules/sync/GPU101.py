@@ -217,6 +217,28 @@ for x, y in data:
     opt.step()
     print(loss.item())  # expect: GPU101 info
 
+# %% invalid: conversions that follow another tensor or change the dtype are no sign of a GPU: info
+import torch
+w = torch.randn(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for x, y in data:
+    t0 = torch.zeros(1).to(x)
+    loss = ((x.to(torch.float32) @ w - y.to(x.dtype) + t0) ** 2).mean()
+    loss.backward()
+    opt.step()
+    print(loss.item())  # expect: GPU101 info
+
+# %% invalid: a move to a device held in a plain name is
+import torch
+w = torch.randn(3, requires_grad=True)
+opt = torch.optim.SGD([w], lr=0.1)
+for x, y in data:
+    x, y = x.to(dev), y.to(dev)
+    loss = ((x @ w - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    print(loss.item())  # expect: GPU101
+
 # %% invalid: loss from a helper, backward through the scaler
 def compute_loss(model, batch):
     return model(batch).mean()
