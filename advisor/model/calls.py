@@ -316,12 +316,19 @@ class CallGraph:
             local = model.bindings.method(site.ctx.class_scope, site.method) if site.ctx.class_scope else None
             if local is None and site.ctx.class_name:
                 local = model.resolve(f"{site.ctx.class_name}.{site.method}")
-            if local is not None and (_abstract(local) or not self._module_class(site.ctx.class_name)):
+            caller = site.ctx.function
+            if local is not None and (
+                _abstract(local)
+                or not self._module_class(site.ctx.class_name)
+                or (caller is not None and caller.direct_marker)
+            ):
                 # A subclass's override runs instead for its instances: an abstract method's
                 # always, a trainer's (`FSDPTrainer.clip_gradient` under `BasicTrainer.train`'s
                 # loop) too. Not a module's: a subclass of a trained network that overrides its
                 # methods is most often an inference wrapper (`Checkpoint(ColBERT)` whose
-                # `query` runs under no_grad and hands results to the host).
+                # `query` runs under no_grad and hands results to the host). Unless the module's
+                # calling method trains itself (`ERM.update` runs backward and steps): the hook
+                # it calls is one its training methods (`GroupDRO.compute_loss`) override.
                 return [(model, local)] + self._overrides(site.ctx.class_name, site.method)
             if local is not None:
                 return [(model, local)]

@@ -76,9 +76,10 @@ class InstanceClasses(Question[Classes]):
             return frozenset(), True  # a torch.nn layer: holds none of this file's classes
         if flow.callee(expr, ctx, order) is not None:
             return None  # what the helper returns (this file's, or another project module's)
-        if qual is None and type(func) is cst.Name:
-            # `TaskDataset = dataset_class(task)`, then `TaskDataset(path)`: a class picked from
-            # a registry the project writes out.
+        if qual is None and type(func) in (cst.Name, cst.Subscript):
+            # `TaskDataset = dataset_class(task)`, then `TaskDataset(path)`, or `{"erm": ERM,
+            # "dro": GroupDRO}[method](args)`: a class picked from a registry the project writes
+            # out.
             return flow.ask(CLASS_OBJECTS, func, ctx, order)
         return _UNKNOWN
 

@@ -651,6 +651,38 @@ class MomentumQueue(nn.Module):
         self._enqueue(q.detach())
         return q @ self.queue.t()
 
+# %% invalid: a method chosen from a dict of classes written out and called at once runs every step
+import torch
+
+
+class ERM(torch.nn.Module):
+    def __init__(self, hparams):
+        super().__init__()
+        self.network = torch.nn.Linear(8, 2).cuda()
+        self.optimizer = torch.optim.SGD(self.network.parameters(), lr=0.1)
+
+    def update(self, x, y):
+        loss = torch.nn.functional.cross_entropy(self.network(x.cuda()), y.cuda())
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()  # expect: GPU101
+
+    def summary(self):
+        return float(self.network.weight.norm().item())
+
+
+class GroupDRO(ERM):
+    pass
+
+
+def main(args, loader):
+    model = {"erm": ERM, "dro": GroupDRO}[args.method](args)
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            model.update(x, y)
+    print(model.summary())
+
 # %% invalid: a layer nothing registers or calls runs once per batch, but nothing says it trains: info
 import torch
 import torch.nn as nn
