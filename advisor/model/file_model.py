@@ -599,6 +599,16 @@ class FileModel:
             return None
         return Heat.GATED if (self.guards.gated(ctx, ranks) or heat is Heat.GATED) else Heat.HOT
 
+    def rebuilt_every_step(self, class_name: str) -> bool:
+        """Every instance of the class is built anew on each training step, where the analysis
+        sees it built (a collector that `forward` makes, fills and stacks): what an instance
+        keeps on itself lives one step."""
+        init = self.facts.functions.get(f"{class_name}.__init__")
+        if init is None:
+            return False
+        built = self.calls.constructions(init)
+        return bool(built) and all(owner.heat(site.ctx) is not None for owner, site in built)
+
     def env_step_only(self, ctx: Context) -> bool:
         """``ctx`` is in a training loop that steps an environment (reported as GATED: its own
         host reads are what an agent needs), with no guard of its own that gates it."""

@@ -220,7 +220,10 @@ class GraphRetainedAcrossIterations(Rule):
             # `if (i + 1) % accum == 0:` branch that steps): one step's worth at most.
             return False
         if target.startswith("self."):
-            return True
+            # Unless the object itself is made on every step (`states = StatesAndBeliefs()` in
+            # `forward`, filled by its `append` method, then stacked): its lists die with it.
+            owner = ctx.function.class_name if ctx.function is not None else None
+            return owner is None or not model.rebuilt_every_step(owner)
         if any(a not in inside for a in bindings):
             return True
         return ctx.function is not None and target in ctx.function.params and loop is not None

@@ -105,3 +105,24 @@ for step, (data, targets) in enumerate(train_loader):
         loss = loss_func(output_chunk, target_chunk)
         loss.backward()
     optimizer.step()
+
+# %% invalid: a meter object built once before the loop keeps every step's graph
+import torch
+
+
+class Meter:
+    def __init__(self):
+        self.values = []
+
+    def add(self, value):
+        self.values.append(value.detach())  # expect: GPU402
+
+
+def train(model, loader, opt):
+    meter = Meter()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        meter.add(loss)

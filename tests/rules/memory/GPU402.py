@@ -268,3 +268,65 @@ class Recipe:
                     running_loss = 0
                 if idx % 1000 == 999:
                     self.validate(self._loader)
+
+# %% valid: a collector object that forward builds on every call keeps one step's states
+import torch
+import torch.nn as nn
+
+
+class States:
+    def __init__(self):
+        self.priors = []
+        self.posteriors = []
+
+    def append(self, prior, posterior):
+        self.priors.append(prior)
+        self.posteriors.append(posterior)
+
+    def stacked(self):
+        return torch.stack(self.priors, 1), torch.stack(self.posteriors, 1)
+
+
+class WorldModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(8, 8)
+
+    def forward(self, obs):
+        states = States()
+        h = torch.zeros(obs.shape[0], 8, device=obs.device)
+        for t in range(obs.shape[1]):
+            h = self.cell(obs[:, t], h)
+            states.append(h, h * 2)
+        return states.stacked()
+
+
+model = WorldModel().cuda()
+opt = torch.optim.Adam(model.parameters())
+for obs in loader:
+    priors, posteriors = model(obs.cuda())
+    loss = (priors - posteriors).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+# %% invalid: a meter object built once before the loop keeps every step's graph
+import torch
+
+
+class Meter:
+    def __init__(self):
+        self.values = []
+
+    def add(self, value):
+        self.values.append(value)  # expect: GPU402
+
+
+def train(model, loader, opt):
+    meter = Meter()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        meter.add(loss)
