@@ -647,6 +647,8 @@ class FileModel:
                     continue
                 if ctx.function is not None and branch_untaken(model, ctx, ctx.function):
                     continue  # `else: return self.rank(...)` of `if train:`, which training calls set
+                if model is not self and model.is_test_code and not self.is_test_code:
+                    continue  # a test module's loop exercises the helper on purpose; it is no training run
                 heat = model.heat(ctx, ranks)
                 if heat is Heat.GATED and self.steps(info) and model.env_step_only(ctx):
                     heat = Heat.HOT  # `agent.learn(memory)` in an RL loop: each call is an update
