@@ -740,7 +740,8 @@ class FileModel:
 
     def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",
-        "scaler", "optimizer", "module"} mapped to whether it holds it on every path."""
+        "scaler", "optimizer", "adaptive_optimizer", "module"} mapped to whether it holds it on every
+        path."""
         return self.values.ask(KINDS, expr, ctx, order)
 
     def name_kinds(self, name: str, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:

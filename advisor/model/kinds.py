@@ -1,5 +1,6 @@
 """What kind of object a value is: a DataLoader, a DistributedSampler, a DDP wrapper, a
-GradScaler, an optimizer, a torch.nn module; and whether it is one on every path.
+GradScaler, an optimizer (and whether it is an adaptive one, such as Adam), a torch.nn module;
+and whether it is one on every path.
 
 An answer maps each kind to whether every path holds it (a kind some path lacks, or reached
 through a path nobody can see, is uncertain).
@@ -17,7 +18,7 @@ from advisor.model.names import (
     BATCH_SAMPLER, DATALOADER, DDP_WRAPPERS, DISTRIBUTED_SAMPLER, GRAD_SCALER, LIBRARY_LOSS_SCALERS, dotted_name,
 )
 from advisor.model.value_flow import Question, ValueFlow, argument
-from advisor.model.vocabulary import SAME_OBJECT_METHODS
+from advisor.model.vocabulary import ADAPTIVE_OPTIMIZERS, SAME_OBJECT_METHODS
 
 KindMap = Dict[str, bool]
 
@@ -87,6 +88,8 @@ class Kinds(Question[KindMap]):
             return {"scaler": True}
         last = qual.rsplit(".", 1)[-1]
         if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and last[:1].isupper():
+            if last in ADAPTIVE_OPTIMIZERS:
+                return {"optimizer": True, "adaptive_optimizer": True}
             return {"optimizer": True}
         if qual.startswith("torch.nn.") and last[:1].isupper():
             return {"module": True}

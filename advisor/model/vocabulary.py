@@ -118,3 +118,8 @@ EVAL_LOADER_NAME = re.compile(
     r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev)(_|$|loader|dataloader|set|ds|dl|data)",
     re.IGNORECASE,
 )
+
+
+# torch.optim classes whose update divides each gradient by a running measure of its own size:
+# a gradient k times larger gives nearly the same step (only `eps` and clipping see the scale).
+ADAPTIVE_OPTIMIZERS = frozenset({"Adam", "AdamW", "Adamax", "NAdam", "RAdam", "Adagrad", "Adadelta", "RMSprop", "SparseAdam"})

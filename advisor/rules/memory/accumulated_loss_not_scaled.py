@@ -9,6 +9,7 @@ from advisor.model.facts import FunctionInfo
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
+from advisor.findings import Severity
 from advisor.rules.base import Report, Rule
 from advisor.rules.memory.walks import walk
 
@@ -27,6 +28,18 @@ _NOT_ACCUMULATION = re.compile(r"log|print|eval|save|ckpt|checkpoint|report|samp
 
 # The batch size, by name (`bs`, `batch_size`, `n_samples`) or by what it is bound to.
 _BATCH_SIZE = re.compile(r"^(bs|batch_size|batchsize|n_samples|num_samples)$", re.IGNORECASE)
+
+
+def _scale_free(model: FileModel, step: CallSite, loop: LoopInfo) -> bool:
+    """The optimizer that steps (`opt.step()`, or the one handed to `scaler.step(opt)`) is an
+    adaptive one on every path, and the loop clips no gradients: the update hardly depends on
+    the gradients' scale."""
+    stepped = step.receiver
+    if "scaler" in model.kinds(stepped, step.ctx, step.order) and step.node.args:
+        stepped = step.node.args[0].value
+    if stepped is None or not model.kinds(stepped, step.ctx, step.order).get("adaptive_optimizer"):
+        return False
+    return not any("clip_grad" in (site.qualname or site.method or "") for site in loop.sites)
 
 
 def _counts_batch(value: cst.BaseExpression) -> bool:
@@ -64,7 +77,11 @@ class AccumulatedLossNotScaled(Rule):
         summed over its samples (`loss = loss.sum()`), loss
         functions or loss objects of the project that return the loss multiplied by the batch
         size (`return loss * bs` with `bs = x.shape[0]`: a sum over samples), Accelerate
-        (which divides inside `accelerator.backward`), DeepSpeed and Lightning are left alone.
+        (which divides inside `accelerator.backward`), DeepSpeed and Lightning are left alone. When the
+        optimizer that steps is an adaptive one on every path (`torch.optim.Adam`, `AdamW`,
+        `RMSprop`, `Adagrad` and their kin) and the loop clips no gradients, it is
+        informational: these divide each gradient by a running measure of its size, so a sum
+        `k` times too large moves the weights almost as the mean would.
     """
     why = """
         Gradients of successive backward calls add up. Without the division the accumulated
@@ -147,6 +164,9 @@ class AccumulatedLossNotScaled(Rule):
                     backward.node,
                     "gradients accumulate over `{steps}` micro-batches but the loss is not divided by "
                     "`{steps}`: each update is `{steps}` times too large",
+                    # An adaptive optimizer (Adam) divides the scale out again: only its `eps`
+                    # sees it, so the cost is small unless the gradients are clipped.
+                    severity=Severity.INFO if _scale_free(model, step, loop) else self.severity,
                     # accum_steps: the count itself where it is written as a number, for the probe
                     data={"steps": shown, "accum_steps": k.evaluated_value if type(k) is cst.Integer else None},
                 )

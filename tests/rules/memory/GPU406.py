@@ -286,3 +286,40 @@ for step, batch in enumerate(loader):
     if (step + 1) % opts.gradient_accumulation_steps == 0:
         optimizer.step()
         optimizer.zero_grad()
+
+# %% invalid: Adam divides the scale out again: info
+import torch
+optimizer = torch.optim.AdamW([direction], lr=0.01)
+for i, seed in enumerate(seeds):
+    loss = clip_loss(generate(seed, direction))
+    loss.backward()  # expect: GPU406 info
+    if not (i % batch_size):
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: Adam with clipped gradients feels the scale
+import torch
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+scaler = torch.cuda.amp.GradScaler()
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    scaler.scale(loss).backward()  # expect: GPU406
+    if (i + 1) % accum_steps == 0:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+
+# %% invalid: an optimizer chosen by option may be SGD: warning
+import torch
+if args.optim == "adam":
+    optimizer = torch.optim.Adam(model.parameters())
+else:
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    loss.backward()  # expect: GPU406
+    if (i + 1) % accum_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
