@@ -6,6 +6,7 @@ from typing import Iterator, List, Optional
 import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.visible_devices import pinned_device_count
 from advisor.model.frozen_modules import frozen_before
 from advisor.model.handed_names import calls_handing
 from advisor.model.file_model import call_argument, literal_bool
@@ -44,7 +45,8 @@ class DataParallelOrFindUnused(Rule):
         sampling method beside a training one, or the module was frozen parameter by parameter
         just before the wrap, as a moving-average copy is) or pins it to a single device (`device_ids=[0]`,
         also through a name or a parameter default that holds a one-item list, or
-        `device_ids=range(args.ngpu)` over an option whose default is 1). A factory
+        `device_ids=range(args.ngpu)` over an option whose default is 1, or a script that makes
+        one GPU visible to itself with `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` at the top). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it;
         so is a wrap handed to a project function of another module that trains it
@@ -128,6 +130,9 @@ class DataParallelOrFindUnused(Rule):
             if devices is not None:
                 lengths = sequence_lengths(model, devices.value, site.ctx, site.order)
                 single = lengths.complete and {value for _, value in lengths.values} == {1}
+            # `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` at the top: the run sees one GPU, and
+            # DataParallel (when a `device_count() > 1` test builds it at all) only calls the module.
+            single = single or pinned_device_count(model) == 1
             if single:
                 yield self.report(
                     site.node,

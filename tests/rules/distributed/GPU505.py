@@ -26,6 +26,35 @@ for x, y in loader:
     criterion(model(x), y).backward()
     optimizer.step()
 
+# %% invalid: the script makes one GPU visible to itself before torch starts: info
+import os
+os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+
+import torch
+
+
+def main(model, loader, optimizer):
+    if torch.cuda.device_count() > 1:
+        model = torch.nn.DataParallel(model)  # expect: GPU505 info
+    model = model.cuda()
+    for x, y in loader:
+        criterion(model(x.cuda()), y.cuda()).backward()
+        optimizer.step()
+
+# %% invalid: two visible GPUs, or a choice the run makes, keep the warning
+import os
+os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"
+os.environ["OTHER"] = "0"
+
+import torch
+
+
+def main(args, model, loader, optimizer):
+    model = torch.nn.DataParallel(model).cuda()  # expect: GPU505
+    for x, y in loader:
+        criterion(model(x.cuda()), y.cuda()).backward()
+        optimizer.step()
+
 # %% invalid: a single device held in a name or a default
 import torch
 from torch import nn
