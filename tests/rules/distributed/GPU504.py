@@ -554,3 +554,13 @@ def main(args, model, loader, optimizer):
         mp.spawn(main_worker, args=(ngpus, args, model, loader, optimizer), nprocs=ngpus)
     else:
         main_worker(0, 1, args, model, loader, optimizer)
+
+# %% valid: the XLA main ordinal saves
+import torch
+import torch.distributed as dist
+import torch_xla.core.xla_model as xm
+dist.init_process_group("nccl")
+for epoch in range(epochs):
+    train(model)
+    if xm.is_master_ordinal():
+        torch.save(model.module.state_dict(), "ckpt.pt")
