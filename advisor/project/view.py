@@ -23,6 +23,7 @@ import re
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from advisor.limits import FileTooLarge, read_regular
+from advisor.model.broken_imports import missing_relative_modules
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 
@@ -466,6 +467,9 @@ class ProjectView:
             # Whether a config file turns a setting of a config node on (model/config_nodes.py).
             seen.update(self.layout.config_files() or ())
         seen.update(self._root_configs())
+        # Modules its relative imports name that its folder lacks (model/broken_imports.py):
+        # paths that do not exist keep its result out of the cache until they do.
+        seen.update(missing_relative_modules(path, self._text(path)))
         if HYDRA_MARK in self._text(path):
             # The settings of its primary config file (model/hydra_configs.py).
             seen.update(self.layout.config_files() or ())
