@@ -778,6 +778,8 @@ class NumpyValue(Question[bool]):
             if qual is not None:
                 return qual.split(".")[0] == "numpy"
             if type(expr.func) is cst.Attribute:
+                if expr.func.attr.value == "astype":
+                    return True  # a NumPy method: tensors have none of that name
                 return flow.ask(self, expr.func.value, ctx, order)
             return False
         if type(expr) in (cst.Attribute, cst.Subscript):
@@ -901,6 +903,11 @@ def _number(expr: cst.BaseExpression) -> Optional[str]:
     return expr.value if type(expr) in (cst.Integer, cst.Float) else None
 
 
+# Methods that hand back an array's values in another form (`labels[idx].astype(int)`): what a
+# typed constructor given their result converts is data, never a size.
+_ARRAY_CONVERSIONS = frozenset({"astype", "tolist", "numpy", "ravel", "flatten", "reshape", "transpose", "copy"})
+
+
 def given_python_data(model, factory: cst.Call, kind: str) -> bool:
     """`torch.tensor(labels)`, `torch.as_tensor(sizes)`, `torch.Tensor([w, h, w, h])`: a factory
     that copies values the program holds, which cross the host link whichever way the tensor
@@ -917,7 +924,8 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
     if kind in TYPED_CONSTRUCTORS:
         if len(positional) > 1 or type(data) not in (cst.List, cst.Tuple, cst.ListComp, cst.Call):
             return False
-        if type(data) is cst.Call and not (model.imports.qualify(data.func) or "").startswith("numpy."):
+        if type(data) is cst.Call and not (model.imports.qualify(data.func) or "").startswith("numpy.") and not (
+                type(data.func) is cst.Attribute and data.func.attr.value in _ARRAY_CONVERSIONS):
             return False  # `torch.LongTensor(len(ids))`: a size; `range(n)`: an arange
     if _number(data) is not None:
         return False
@@ -947,7 +955,13 @@ def _converts_named_data(model, factory: cst.Call, kind: str, ctx: Context, orde
     if kind not in TYPED_CONSTRUCTORS or len(factory.args) != 1:
         return False
     arg = factory.args[0]
-    if arg.keyword is not None or arg.star or type(arg.value) is not cst.Name:
+    if arg.keyword is not None or arg.star:
+        return False
+    if type(arg.value) in (cst.Attribute, cst.Subscript):
+        # `torch.LongTensor(all_labels[idx])`, `torch.Tensor(self.feats)`: an array's values,
+        # unless it reads a size (`x.shape[0]`).
+        return not _size_like(arg.value)
+    if type(arg.value) is not cst.Name:
         return False
     found = literal_values(model, arg.value, ctx, order)
     if found.values and all(kind_ == "int" for kind_, _ in found.values):

@@ -1115,3 +1115,30 @@ def train(model, loader, optimizer):
         optimizer.step()
         print(contrastive_accuracy(logprob, 8, 2))
 
+
+# %% valid: typed constructors converting an array's rows or its astype(), also through Variable and a helper's torch.cat
+import numpy as np
+import torch
+from torch.autograd import Variable
+
+
+class Sampler:
+    def sample(self, num):
+        idx = np.random.choice(self.ids, num)
+        return torch.Tensor(self.feats[idx, :]), torch.LongTensor(self.labels[idx].astype(int))
+
+    def batch(self, num):
+        (a, b), (c, d) = self.sample(num), self.sample(num)
+        return torch.cat((a, c)), torch.cat((b, d))
+
+
+def train(model, sampler, all_labels, Y, optimizer):
+    for i in range(1000):
+        x, y = sampler.batch(64)
+        x, y = Variable(x.cuda()), Variable(y.cuda())
+        idx = np.random.choice(10, 5)
+        labels = Variable(torch.LongTensor(all_labels[idx])).cuda()
+        targets = torch.LongTensor(Y.astype(int)).cuda()
+        loss = model(x, y, labels, targets)
+        loss.backward()
+        optimizer.step()
