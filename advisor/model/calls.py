@@ -336,6 +336,11 @@ class CallGraph:
             hit = class_method(model, info, site.method) if info is not None else None
             if hit is not None:
                 return [hit]
+        if type(func) is cst.Attribute and _super_call(site.receiver) and site.ctx.class_name:
+            # `super().generator_trainstep(y, z)`, `super(Trainer, self).step()`: the method a
+            # base class of the project (this file's or another module's) defines.
+            info = model.facts.classes.get(site.ctx.class_name)
+            return [hit for hit in (self._base_method(info, site.method),) if hit is not None] if info else []
         if type(func) is cst.Attribute and type(site.receiver) is cst.Call:
             # `Options().init(parser)`, `Trainer(cfg).fit()`: a method of the instance just built
             # (or of what a helper returns). Only the instance's class decides.
@@ -515,6 +520,21 @@ class CallGraph:
                 elif model is self.model or symbol is not None:
                     return []  # `obj.ComputeLoss(...)`, another class of that name: not sure
         return out
+
+    def _base_method(self, info: ClassInfo, name: str) -> Optional[Target]:
+        """The method ``name`` as the first base class that has it defines it (what `super()`
+        finds for a class with one line of bases)."""
+        model = self.model
+        for base in info.bases:
+            local = model.facts.classes.get(base)
+            if local is not None and local is not info:
+                hit = class_method(model, local, name)
+            else:
+                symbol = model.symbol(base)
+                hit = class_method(symbol.model, symbol.info, name) if symbol is not None and symbol.kind == "class" else None
+            if hit is not None:
+                return hit
+        return None
 
     @staticmethod
     def _super_init_call(model, sub, owner) -> Optional[CallSite]:
@@ -759,6 +779,11 @@ def _defines(info: ClassInfo, name: str) -> bool:
     """Whether the class body defines a method ``name``."""
     return any(type(statement) is cst.FunctionDef and statement.name.value == name
                for statement in info.node.body.body)
+
+
+def _super_call(node: Optional[cst.BaseExpression]) -> bool:
+    """`super()` or `super(Cls, self)`."""
+    return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "super"
 
 
 def _super_init(call: cst.Call) -> bool:
