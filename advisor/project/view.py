@@ -288,9 +288,28 @@ class ProjectView:
             if target is None:
                 return None
             if not rest:
-                return Symbol(target, "module")
+                shadowing = self._package_binding(parts, cut, level, path, depth)
+                return shadowing if shadowing is not None else Symbol(target, "module")
             return self._member(target, rest, depth)
         return None
+
+    def _package_binding(self, parts: List[str], cut: int, level: int, path: str, depth: int) -> Optional[Symbol]:
+        """`models.EncoderRNN` where `models/__init__.py` says `from .EncoderRNN import
+        EncoderRNN`: the package's own binding of the name wins over its submodule, as in
+        Python (the import in `__init__` rebinds the name after the submodule is loaded)."""
+        if cut < 2:
+            return None
+        package = ".".join(parts[: cut - 1])
+        found = (self.layout.relative_file(package, level, path) if level
+                 else self.layout.module_file(package, path, self._additions(path)))
+        if found is None or os.path.basename(found) != "__init__.py":
+            return None
+        init = self.model(found)
+        name = parts[cut - 1]
+        if init is None or not (name in init.facts.classes or name in init.facts.functions or name in init.imports.aliases):
+            return None
+        symbol = self._member(init, [name], depth + 1)
+        return symbol if symbol is not None and symbol.kind != "module" else None
 
     def _member(self, model, rest: List[str], depth: int) -> Optional[Symbol]:
         name = rest[0]
