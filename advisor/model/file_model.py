@@ -28,7 +28,7 @@ from advisor.model.facts import (
 
 from advisor.model.bindings import Bindings
 from advisor.model.containers import kwargs_entry
-from advisor.model.framework_steps import branch_untaken, forward_path, inference_branch, is_framework_step
+from advisor.model.framework_steps import branch_untaken, forward_path, inference_branch, is_framework_step, untaken_by
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
 from advisor.model.devices import may_move_to_device, on_host_by_config
@@ -595,6 +595,10 @@ class FileModel:
             heat = self._pass_heat(ctx.function, ranks)
         else:
             heat = self.heat_of(ctx.function, ranks)
+            if heat is Heat.HOT and _under_parameter_test(ctx) and not ctx.function.generator and self.callers(ctx.function):
+                # A module's `forward` is hot however it is called; which arm of a test of its
+                # parameters runs is still for the calls the analysis sees to say.
+                heat = self._arm_heat(ctx, ctx.function, ranks)
         if heat is None:
             return None
         return Heat.GATED if (self.guards.gated(ctx, ranks) or heat is Heat.GATED) else Heat.HOT
@@ -642,22 +646,39 @@ class FileModel:
             if info.generator:
                 # Its body runs where its iterator is advanced, not where it is called.
                 places += advanced_at(self, info)
-            for model, ctx in places:
-                if ctx.no_grad and self._evaluates(info):
-                    continue
-                if ctx.function is not None and branch_untaken(model, ctx, ctx.function):
-                    continue  # `else: return self.rank(...)` of `if train:`, which training calls set
-                if model is not self and model.is_test_code and not self.is_test_code:
-                    continue  # a test module's loop exercises the helper on purpose; it is no training run
-                heat = model.heat(ctx, ranks)
-                if heat is Heat.GATED and self.steps(info) and model.env_step_only(ctx):
-                    heat = Heat.HOT  # `agent.learn(memory)` in an RL loop: each call is an update
-                if heat is Heat.HOT:
-                    result = Heat.HOT
-                    break
-                if heat is Heat.GATED:
-                    result = Heat.GATED
+            result = self._places_heat(info, places, ranks)
         return result
+
+    def _places_heat(self, info: FunctionInfo, places, ranks: bool) -> Optional[Heat]:
+        """The hottest of the places that run ``info``."""
+        result: Optional[Heat] = None
+        for model, ctx in places:
+            if ctx.no_grad and self._evaluates(info):
+                continue
+            if ctx.function is not None and branch_untaken(model, ctx, ctx.function):
+                continue  # `else: return self.rank(...)` of `if train:`, which training calls set
+            if model is not self and model.is_test_code and not self.is_test_code:
+                continue  # a test module's loop exercises the helper on purpose; it is no training run
+            heat = model.heat(ctx, ranks)
+            if heat is Heat.GATED and self.steps(info) and model.env_step_only(ctx):
+                heat = Heat.HOT  # `agent.learn(memory)` in an RL loop: each call is an update
+            if heat is Heat.HOT:
+                return Heat.HOT
+            if heat is Heat.GATED:
+                result = Heat.GATED
+        return result
+
+    def _arm_heat(self, ctx: Context, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
+        """The heat of code under a test of the function's own parameters, from the calls that
+        take that arm only (`elif technique == "phong":` of a renderer's `forward`, which only a
+        periodic visualisation asks for, while training passes `"unisurf"`)."""
+        known = self._shared.setdefault("arm-heat", {})
+        key = (id(ctx), ranks)
+        if key not in known:
+            known[key] = None  # a recursion through this arm finds it cold
+            places = [(model, site.ctx) for model, site in self.callers(info) if not untaken_by(self, ctx, info, site)]
+            known[key] = self._places_heat(info, places, ranks)
+        return known[key]
 
     def _pass_heat(self, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
         """How often a generator starts a pass: the heat of the places that call it (each call
@@ -870,6 +891,36 @@ def _steps_each(loop: LoopInfo) -> bool:
     if any(site.method == "backward" for site in loop.sites):
         return False
     return any(site.method == "step" and site.receiver_name in loop.targets for site in loop.sites)
+
+
+def _under_parameter_test(ctx: Context) -> bool:
+    """Some `if` around ``ctx``, in its function, tests one of the function's parameters by name
+    (`if mode == "phong":`, `if not train:`): calls may differ in the arm they take."""
+    info = ctx.function
+    params = set(info.params) if info is not None else set()
+    current: Optional[Context] = ctx
+    while current is not None and current.function is info:
+        guard = current.guard
+        if guard is not None and guard.ctx.function is info and any(
+                type(node) is cst.Name and node.value in params for node in _test_names(guard.test)):
+            return True
+        current = current.outer
+    return False
+
+
+def _test_names(test: cst.BaseExpression):
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            yield node
+        elif type(node) is cst.UnaryOperation:
+            stack.append(node.expression)
+        elif type(node) is cst.BooleanOperation:
+            stack.extend((node.left, node.right))
+        elif type(node) is cst.Comparison:
+            stack.append(node.left)
+            stack.extend(c.comparator for c in node.comparisons)
 
 
 def _yields_only_in_loops(info: FunctionInfo) -> bool:

@@ -2029,3 +2029,36 @@ if __name__ == "__main__":
         loss.backward()
         optimizer.step()
         print("loss", loss.item())  # expect: GPU101
+
+# %% invalid: the arm of a forward that only a periodic call asks for: info; the arm training takes: warning
+import torch
+import torch.nn as nn
+
+
+class Renderer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(3, 3)
+
+    def forward(self, x, technique):
+        if technique == "surface":
+            out = self.net(x)
+            print("surface", out.max().item())  # expect: GPU101
+            return out
+        elif technique == "phong":
+            out = self.net(x)
+            print("phong", out.max().item())  # expect: GPU101 info
+            return out
+
+
+def main(loader):
+    model = Renderer().cuda()
+    opt = torch.optim.Adam(model.parameters())
+    for step, x in enumerate(loader):
+        loss = model(x.cuda(), "surface").mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        if step % 1000 == 0:
+            model(x.cuda(), "phong")
+
