@@ -246,11 +246,22 @@ def _volatile_inputs(model: FileModel, site) -> bool:
     for arg in site.node.args:
         values = [arg.value]
         if type(arg.value) is cst.Name:
-            values = [a.value for a in model.bindings.reaching(arg.value.value, site.ctx, site.order).assignments
+            values = [_element(a) for a in model.bindings.reaching(arg.value.value, site.ctx, site.order).assignments
                       if a.value is not None]
         if any(_volatile(model, value) for value in values):
             return True
     return False
+
+
+def _element(assignment) -> cst.BaseExpression:
+    """The value a binding gives its name: the element of a tuple unpacked in parallel
+    (`data, target = Variable(data, volatile=True), Variable(target)`)."""
+    value = assignment.value
+    if assignment.index is not None and type(value) is cst.Tuple and assignment.index < len(value.elements):
+        element = value.elements[assignment.index]
+        if type(element) is cst.Element:
+            return element.value
+    return value
 
 
 def _volatile(model: FileModel, value: cst.BaseExpression) -> bool:

@@ -215,6 +215,31 @@ def train(model, train_loader, eval_loader, optim, epochs):
             optim.step()
         print(evaluate(model, eval_loader))
 
+# %% invalid: volatile inputs bound by a parallel tuple assignment: info
+import torch
+from torch.autograd import Variable
+
+
+@torch.no_grad()
+def test(net, test_loader):
+    test_loss = 0
+    for data, target in test_loader:
+        data, target = data.cuda(), target.cuda()
+        data, target = Variable(data, volatile=True), Variable(target)
+        output = net(data)  # expect: GPU601 info
+        test_loss += torch.nn.functional.nll_loss(output, target).data[0]
+    return test_loss
+
+
+def train(net, train_loader, test_loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for data, target in train_loader:
+            loss = torch.nn.functional.nll_loss(net(Variable(data.cuda())), Variable(target.cuda()))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(test(net, test_loader))
+
 # %% invalid: the same volatile inputs in a file that checks for torch 0.4 and later, where the flag does nothing
 import torch
 from torch.autograd import Variable
