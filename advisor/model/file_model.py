@@ -586,6 +586,13 @@ class FileModel:
                 return Heat.GATED  # an evaluation loop nested in the training loop
             if loop.function is None and self.self_test(ctx):
                 return Heat.GATED
+            if (loop.function is not None and loop.function is ctx.function and not loop.has_step
+                    and _under_parameter_test(ctx) and self.callers(loop.function)):
+                # A loop that trains because its callers step (an attack's inner loop run by
+                # the training loop): an arm of a test of its parameters runs as often as the
+                # calls that take it (`if early_stop:`, which only the test pass asks for).
+                arm = self._arm_heat(ctx, loop.function, ranks)
+                return None if arm is None else arm
             return Heat.HOT
         if ctx.function is None or runs_once(ctx, None) or branch_untaken(self, ctx, ctx.function):
             return None

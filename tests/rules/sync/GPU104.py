@@ -1959,3 +1959,79 @@ def train(model, loader, optimizer, eod_token):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% valid: an attack's early-stop arm that only the test pass asks for
+import torch
+import torch.nn.functional as F
+
+
+def attack_pgd(model, X, y, epsilon, iters, early_stop=False):
+    delta = torch.zeros_like(X).uniform_(-epsilon, epsilon)
+    delta.requires_grad = True
+    for _ in range(iters):
+        output = model(X + delta)
+        if early_stop:
+            index = torch.where(output.max(1)[1] == y)[0]
+        else:
+            index = slice(None, None, None)
+        loss = F.cross_entropy(output, y)
+        loss.backward()
+        grad = delta.grad.detach()
+        delta.data[index] = torch.clamp(delta[index] + 0.01 * grad[index].sign(), -epsilon, epsilon)
+        delta.grad.zero_()
+    return delta.detach()
+
+
+def main(model, train_loader, test_loader, opt, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for X, y in train_loader:
+            X, y = X.cuda(), y.cuda()
+            delta = attack_pgd(model, X, y, 8 / 255, 10)
+            loss = F.cross_entropy(model(X + delta), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        for X, y in test_loader:
+            X, y = X.cuda(), y.cuda()
+            delta = attack_pgd(model, X, y, 8 / 255, 10, early_stop=True)
+            print(F.cross_entropy(model(X + delta), y))
+
+# %% invalid: the same arm when the training loop asks for it
+import torch
+import torch.nn.functional as F
+
+
+def attack_pgd(model, X, y, epsilon, iters, early_stop=False):
+    delta = torch.zeros_like(X).uniform_(-epsilon, epsilon)
+    delta.requires_grad = True
+    for _ in range(iters):
+        output = model(X + delta)
+        if early_stop:
+            index = torch.where(output.max(1)[1] == y)[0]  # expect: GPU104
+        else:
+            index = slice(None, None, None)
+        loss = F.cross_entropy(output, y)
+        loss.backward()
+        grad = delta.grad.detach()
+        delta.data[index] = torch.clamp(delta[index] + 0.01 * grad[index].sign(), -epsilon, epsilon)
+        delta.grad.zero_()
+    return delta.detach()
+
+
+def main(model, train_loader, test_loader, opt, epochs):
+    for epoch in range(epochs):
+        model.train()
+        for X, y in train_loader:
+            X, y = X.cuda(), y.cuda()
+            delta = attack_pgd(model, X, y, 8 / 255, 10, early_stop=True)
+            loss = F.cross_entropy(model(X + delta), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        for X, y in test_loader:
+            X, y = X.cuda(), y.cuda()
+            delta = attack_pgd(model, X, y, 8 / 255, 10, early_stop=True)
+            print(F.cross_entropy(model(X + delta), y))
