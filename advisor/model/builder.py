@@ -1216,6 +1216,8 @@ class ModelBuilder(Walker):
         if ctx.function is not None:
             ctx.function.direct_marker = True
             ctx.function.direct_step = ctx.function.direct_step or step
+            if step:
+                ctx.function.step_loops.append(ctx.loop)
         loop = ctx.loop
         while loop is not None:
             loop.direct_marker = True

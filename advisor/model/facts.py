@@ -27,6 +27,8 @@ class FunctionInfo:
     body_ctx: Optional["Context"] = None  # the context of its body's top-level statements
     direct_marker: bool = False  # runs backward / optimizer.step itself
     direct_step: bool = False  # steps an optimizer itself
+    # The innermost loop around each of its own steps (None: outside any loop of its body).
+    step_loops: List[Optional["LoopInfo"]] = field(default_factory=list)
     loose_step: bool = False  # calls some other `.step()` or `*_step(...)` (an engine, a trainer)
     callees: Set[str] = field(default_factory=set)
     sites: List["CallSite"] = field(default_factory=list)  # the calls of its own body (not of nested defs)

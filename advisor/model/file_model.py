@@ -457,15 +457,24 @@ class FileModel:
     def _updates_parameters(self, loop: LoopInfo) -> bool:
         """An optimizer steps in the loop, around it in its function, or where its function is
         called from a loop: backward alone (Grad-CAM, input gradients) trains nothing."""
-        current: Optional[LoopInfo] = loop
+        if loop.has_step or loop.loose_step or self.calls_step(loop.sites):
+            return True
+        current: Optional[LoopInfo] = loop.parent
         while current is not None:
-            if current.has_step or current.loose_step or self.calls_step(current.sites):
+            # An enclosing loop steps in its own body, not in another loop nested in it: the
+            # training pass beside a test pass whose attack runs backward updates nothing there.
+            own = [s for s in current.sites if s.ctx.loop is current]
+            if current.own_step or current.loose_step or self.calls_step(own):
                 return True
             current = current.parent
         function = loop.function
         if function is None:
             return False
-        if function.loose_step or self.steps(function):
+        # A step of the function counts where it runs around the loop (after a micro-batch
+        # loop, in a loop that holds it), not in a sibling loop (the training pass beside it).
+        around = [s for s in function.sites if s.ctx.loop is None or loop.within(s.ctx.loop)]
+        if function.loose_step or any(step is None or loop.within(step) for step in function.step_loops) or (
+                self.calls_step(around)):
             return True
         for model, site in self.callers(function):
             # The loop around the call steps in its own body (not only in a loop nested in it):

@@ -545,3 +545,34 @@ def eval_adv_test_whitebox(model, test_loader):
 def main(model, test_set):
     test_loader = DataLoader(test_set, batch_size=200, num_workers=1, pin_memory=True)
     print(eval_adv_test_whitebox(model.cuda(), test_loader))
+
+# %% invalid: an evaluation pass beside the training pass whose attack runs backward but steps nothing: info
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
+
+
+def attack(model, X, y, epsilon):
+    delta = torch.zeros_like(X).uniform_(-epsilon, epsilon)
+    delta.requires_grad = True
+    loss = F.cross_entropy(model(X + delta), y)
+    loss.backward()
+    return (delta + epsilon * delta.grad.sign()).detach()
+
+
+def main(model, train_set, test_set, opt, epochs):
+    train_loader = DataLoader(train_set, batch_size=128, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+    test_loader = DataLoader(test_set, batch_size=128, num_workers=4, pin_memory=True, persistent_workers=True)
+    for epoch in range(epochs):
+        model.train()
+        for X, y in train_loader:
+            X, y = X.cuda(non_blocking=True), y.cuda(non_blocking=True)
+            loss = F.cross_entropy(model(X + attack(model, X, y, 8 / 255)), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        for X, y in test_loader:
+            X, y = X.cuda(non_blocking=True), y.cuda(non_blocking=True)  # expect: GPU203 info
+            delta = attack(model, X, y, 8 / 255)
+            print(F.cross_entropy(model(X + delta), y).item())
