@@ -78,7 +78,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         for one read only by loops that wait for a person on each pass (a viewer that
         shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`), and for one read
         only by a short evaluation pass (a loop that can `break` after a few batches) the training
-        loop runs every few steps (`if step % 500 == 0: evaluate(...)`) or once per epoch, or that
+        loop runs every few steps (`if step % 500 == 0: evaluate(...)`, also written inline
+        under such a test) or once per epoch, or that
         the file hands to a trainer only under a keyword naming an evaluation
         (`Trainer(..., validation_data=test_loader)`); so is a `TensorDataset`
         of tensors not known to be in host memory (features a helper extracted, which may have

@@ -119,11 +119,13 @@ def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
         return False
     if not short and _beside_a_training_pass(model, loop):
         return True
-    if model.enclosing_training_loop(loop.ctx) is not None:
-        return False
     breaks = model.shared("loops-that-break", lambda m: {})
     if id(loop) not in breaks:
         breaks[id(loop)] = _breaks(loop.node, lambda test: _limit_off(model, test, loop))
+    if model.enclosing_training_loop(loop.ctx) is not None:
+        # Written inline in the training loop under a periodic test (`if it %
+        # visualize_every == 0: for i, b in enumerate(vis_loader): ...; if i >= 4: break`).
+        return (not short or breaks[id(loop)]) and model.guards.periodic(loop.ctx)
     if short and not breaks[id(loop)]:
         return False
     function = loop.ctx.function

@@ -1050,3 +1050,29 @@ def main(train_ds, test_ds, game, optimizer):
     test_loader = DataLoader(test_ds, batch_size=32, shuffle=False, num_workers=1, pin_memory=True)  # expect: GPU201 info
     trainer = Trainer(game=game.to("cuda"), optimizer=optimizer, train_data=train_loader, validation_data=test_loader)
     trainer.train(n_epochs=100)
+
+# %% invalid: a loader read inline in the training loop, a few batches every few thousand steps: info; a full pass there is not short
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(model, opt, trainer, train_set, vis_set, val_set, cfg):
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+    vis_loader = DataLoader(vis_set, batch_size=1, num_workers=2, pin_memory=True)  # expect: GPU201 info
+    val_loader = DataLoader(val_set, batch_size=1, num_workers=2, pin_memory=True)  # expect: GPU201
+    it = 0
+    for epoch in range(cfg.epochs):
+        for batch in train_loader:
+            it += 1
+            loss = model(batch.cuda(non_blocking=True)).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            if (it > 0) & (it % cfg.visualize_every == 0):
+                for i, batch_vis in enumerate(vis_loader):
+                    trainer.save(model, batch_vis.cuda(), it, i)
+                    if i >= 4:
+                        break
+            if it % cfg.validate_every == 0:
+                for batch_val in val_loader:
+                    trainer.evaluate(model, batch_val.cuda())
