@@ -640,6 +640,12 @@ class ModelBuilder(Walker):
         if node.msg is not None:
             self.facts.assert_messages.append(node.msg)
 
+    def visit_Raise(self, node: cst.Raise) -> None:
+        # `raise FloatingPointError(f"loss is {loss}")`: the message is built only when the
+        # raise runs, on the failing step, as an assert's message is.
+        if node.exc is not None:
+            self.facts.assert_messages.append(node.exc)
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if self.ctx.loop is not None or self.ctx.function is not None:
             self.facts.subscripts.append((node, self.ctx))

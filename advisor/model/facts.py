@@ -272,7 +272,7 @@ class Facts:
     with_targets: Dict[Tuple[str, str], List[cst.Call]] = field(default_factory=dict)
     conditions: List[Condition] = field(default_factory=list)
     subscripts: List[Tuple[cst.Subscript, Context]] = field(default_factory=list)  # inside loops and functions
-    assert_messages: List[cst.BaseExpression] = field(default_factory=list)  # `assert test, message`
+    assert_messages: List[cst.BaseExpression] = field(default_factory=list)  # `assert test, message`, `raise E(message)`
     classes: Dict[str, ClassInfo] = field(default_factory=dict)  # the first definition per name
     module_imports: List[cst.CSTNode] = field(default_factory=list)  # top-level import statements
     # Comprehensions outside lambdas, outer before inner, and the outermost lambdas (the walk

@@ -294,7 +294,8 @@ class FileModel:
         return self.imports.imports_any(*OTHER_FRAMEWORKS) and not self.imports.imports_any("torch")
 
     def in_assert_message(self, node: cst.CSTNode) -> bool:
-        """The node is part of an `assert`'s message, which runs only when the assert fails."""
+        """The node is part of an `assert`'s message, which runs only when the assert fails, or
+        of the exception a `raise` builds, which runs only when it raises."""
         if not self.facts.assert_messages:
             return False
         inside = self._shared.get("assert-message-nodes")

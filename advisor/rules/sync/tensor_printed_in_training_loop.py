@@ -27,7 +27,7 @@ class TensorFormattedInTrainingLoop(Rule):
         A tensor passed to `print`, to a `logging` call, to an f-string or `%`/`.format`
         formatting, to `str()`, or to a progress bar or metrics writer (`set_postfix`,
         `add_scalar`, `wandb.log`, `accelerator.log` of an `Accelerator`) inside the innermost
-        training loop. Values that are already Python numbers are left alone (the `.item()` that made them is GPU101's finding).
+        training loop. Values that are already Python numbers are left alone (the `.item()` that made them is GPU101's finding), and so is the message of an `assert` or of the exception a `raise` builds: it is formatted only on the failing step.
     """ + FORWARD_PATH_DOC
     why = """
         Rendering a tensor as text needs its values on the host: `print(loss)` and

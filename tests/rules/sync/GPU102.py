@@ -357,6 +357,24 @@ for video, queries in loader:
     loss.backward()
     optimizer.step()
 
+# %% valid: a tensor formatted in the exception a raise builds, only when it raises
+import torch
+
+
+def check_finite(loss):
+    if not torch.isfinite(loss).all():
+        raise FloatingPointError(f"loss is infinite or NaN: {loss}")
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        check_finite(loss)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
 # %% valid: a tensor formatted in an assert's message, built only when the assert fails
 import torch
 
