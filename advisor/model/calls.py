@@ -336,11 +336,15 @@ class CallGraph:
             hit = class_method(model, info, site.method) if info is not None else None
             if hit is not None:
                 return [hit]
-        if type(func) is cst.Attribute and _super_call(site.receiver) and site.ctx.class_name:
+        if type(func) is cst.Attribute and _super_call(site.receiver) and site.ctx.class_name and site.method != "__init__":
             # `super().generator_trainstep(y, z)`, `super(Trainer, self).step()`: the method a
-            # base class of the project (this file's or another module's) defines.
+            # base class of the project (this file's or another module's) defines. Not
+            # `super().__init__(...)`: how a subclass builds its base, which `constructions`
+            # reads; taken as a call, it would hide where the instances are built.
             info = model.facts.classes.get(site.ctx.class_name)
-            return [hit for hit in (self._base_method(info, site.method),) if hit is not None] if info else []
+            hit = self._base_method(info, site.method) if info is not None else None
+            if hit is not None:
+                return [hit]
         if type(func) is cst.Attribute and type(site.receiver) is cst.Call:
             # `Options().init(parser)`, `Trainer(cfg).fit()`: a method of the instance just built
             # (or of what a helper returns). Only the instance's class decides.
