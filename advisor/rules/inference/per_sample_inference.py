@@ -235,6 +235,35 @@ def _few_items(loop: LoopInfo) -> bool:
 _FEW = 4
 
 
+# Calls that cut a tensor into pieces along a dimension: each piece is a batch of its own.
+_CHUNKERS = frozenset({"split", "chunk", "tensor_split"})
+
+
+def _chunks(model: FileModel, expr: cst.BaseExpression) -> bool:
+    """`torch.split(points, 100000)`, `imgs.chunk(4)`: pieces of a tensor, each many rows."""
+    if type(expr) is cst.Call and dotted_name(expr.func) in ("enumerate", "zip") and expr.args:
+        expr = expr.args[0].value
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
+        return False
+    qual = model.imports.qualify(expr.func)
+    return expr.func.attr.value in _CHUNKERS and (qual is None or qual.startswith("torch."))
+
+
+def _over_chunks(model: FileModel, loop: LoopInfo) -> bool:
+    """The loop goes over the pieces a tensor is cut into (also through a name bound to them):
+    `x.unsqueeze(0)` of a piece adds a dimension to a batch, it does not make one of a sample."""
+    node = loop.node
+    if type(node) is not cst.For:
+        return False
+    iterable = node.iter
+    if _chunks(model, iterable):
+        return True
+    if type(iterable) is cst.Name:
+        found = model.reaching(iterable.value, loop.ctx, loop.start)
+        return bool(found) and all(a.value is not None and a.index is None and _chunks(model, a.value) for a in found)
+    return False
+
+
 def _is_zero(expr: cst.BaseExpression) -> bool:
     return type(expr) is cst.Integer and expr.value == "0"
 
@@ -257,7 +286,8 @@ class PerSampleInference(Rule):
         loop that calls a model. Autoregressive decoding (calls passing a cache, or growing the
         input with `torch.cat`) and reinforcement-learning loops that step an environment are
         left alone, and so is a loop of a few passes fixed in the code (`for c in range(3):`,
-        the channels of one image). A call whose value is unpacked into a detector's per-image outputs
+        the channels of one image), and a `for` loop over the pieces a tensor is cut into
+        (`for piece in torch.split(points, n):`: each piece is a batch already). A call whose value is unpacked into a detector's per-image outputs
         (`scores, labels, boxes = model(...)`, also a few statements later in the same pass:
         `output = model(x)` then `labels, boxes, scores = output`, or boxes decoded from
         `output["hm"]`) is information only: images of different sizes
@@ -308,7 +338,7 @@ class PerSampleInference(Rule):
         for site in model_calls(model):
             loop = site.ctx.loop
             key = id(loop) if loop is not None else id(site.node)
-            if key in reported or (loop is not None and (loop.env_step or _few_items(loop))):
+            if key in reported or (loop is not None and (loop.env_step or _few_items(loop) or _over_chunks(model, loop))):
                 continue
             if any(a.keyword is not None and a.keyword.value in CACHE_KEYWORDS for a in site.node.args):
                 continue

@@ -227,3 +227,31 @@ with torch.no_grad():
         mix, sources = test_set[idx]
         est = model(mix[None].cuda())  # expect: GPU603 info
         sf.write(f"est_{idx}.wav", est[0].cpu().numpy(), 16000)
+
+# %% valid: pieces of a tensor cut with split or chunk are batches already; unsqueeze adds a dimension to each
+import torch
+
+
+@torch.no_grad()
+def eval_points(model, points, batch_size=100000):
+    occ = []
+    for piece in torch.split(points, batch_size):
+        occ.append(model(piece.unsqueeze(0).cuda()).squeeze(0).cpu())
+    return torch.cat(occ)
+
+
+@torch.no_grad()
+def encode_refs(encoder, ref_imgs, batch_size):
+    batches = ref_imgs.chunk(4)
+    feats = []
+    for b in batches:
+        feats.append(encoder(b.unsqueeze(0)))
+    return torch.cat(feats)
+
+
+@torch.no_grad()
+def encode_all(encoder, ref_imgs, batch_size):
+    feats = []
+    for i, batch in enumerate(ref_imgs.split(batch_size)):
+        feats.append(encoder(batch.unsqueeze(0)))
+    return feats
