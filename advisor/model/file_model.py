@@ -601,8 +601,7 @@ class FileModel:
                 # A loop that trains because its callers step (an attack's inner loop run by
                 # the training loop): an arm of a test of its parameters runs as often as the
                 # calls that take it (`if early_stop:`, which only the test pass asks for).
-                arm = self._arm_heat(ctx, loop.function, ranks)
-                return None if arm is None else arm
+                return self._arm_heat(ctx, loop.function, ranks)
             return Heat.HOT
         if ctx.function is None or runs_once(ctx, None) or branch_untaken(self, ctx, ctx.function):
             return None

@@ -246,7 +246,13 @@ def _chunks(model: FileModel, expr: cst.BaseExpression) -> bool:
     if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
         return False
     qual = model.imports.qualify(expr.func)
-    return expr.func.attr.value in _CHUNKERS and (qual is None or qual.startswith("torch."))
+    if expr.func.attr.value not in _CHUNKERS or not (qual is None or qual.startswith("torch.")):
+        return False
+    if expr.func.attr.value == "split" and qual is None:
+        # `line.split()`, `text.split(",")`: a string's words, each one sample.
+        first = expr.args[0].value if expr.args else None
+        return first is not None and type(first) not in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+    return True
 
 
 def _over_chunks(model: FileModel, loop: LoopInfo) -> bool:

@@ -255,3 +255,14 @@ def encode_all(encoder, ref_imgs, batch_size):
     for i, batch in enumerate(ref_imgs.split(batch_size)):
         feats.append(encoder(batch.unsqueeze(0)))
     return feats
+
+# %% invalid: the words of a string split are samples, one per call
+import torch
+
+
+@torch.no_grad()
+def embed_words(model, sentence, vocab):
+    vectors = []
+    for word in sentence.split():
+        vectors.append(model(torch.tensor(vocab[word]).cuda().unsqueeze(0)))  # expect: GPU603
+    return vectors
