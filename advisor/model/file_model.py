@@ -687,13 +687,16 @@ class FileModel:
     def _arm_heat(self, ctx: Context, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
         """The heat of code under a test of the function's own parameters, from the calls that
         take that arm only (`elif technique == "phong":` of a renderer's `forward`, which only a
-        periodic visualisation asks for, while training passes `"unisurf"`)."""
+        periodic visualisation asks for, while training passes `"unisurf"`). HOT, as before,
+        when no call the analysis sees decides against the arm: a module's `forward` is hot
+        through calls it cannot see too (a Trainer's, a wrapper's)."""
         known = self._shared.setdefault("arm-heat", {})
         key = (id(ctx), ranks)
         if key not in known:
             known[key] = None  # a recursion through this arm finds it cold
-            places = [(model, site.ctx) for model, site in self.callers(info) if not untaken_by(self, ctx, info, site)]
-            known[key] = self._places_heat(info, places, ranks)
+            callers = self.callers(info)
+            places = [(model, site.ctx) for model, site in callers if not untaken_by(self, ctx, info, site)]
+            known[key] = Heat.HOT if len(places) == len(callers) else self._places_heat(info, places, ranks)
         return known[key]
 
     def _pass_heat(self, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
@@ -925,6 +928,8 @@ def _under_parameter_test(ctx: Context) -> bool:
 
 
 def _test_names(test: cst.BaseExpression):
+    # Plain names only, not the parts of an attribute (`subtree.iter_names` yields the `mode`
+    # of `self.mode`, which is no parameter), through `not`, `and`/`or` and comparisons.
     stack = [test]
     while stack:
         node = stack.pop()
