@@ -7,8 +7,8 @@ Each round makes one incremental change, as an editor sends it, and waits for th
 of that version. Two kinds of edit are measured: `comment` inserts a comment line (the server
 moves the previous findings to their new lines, then verifies them in the background), and
 `statement` inserts `_probe = 0` at the start of a line in a function body, in another function
-each round (the part of the file the edit reaches is analysed again, lsp/chunk_edits.py, or the
-whole file once the edits since the last full analysis reach most of it), and `typing` inserts
+each round with no pause (the part of the file the edit reaches is analysed again, lsp/chunk_edits.py,
+or the whole file when that part is most of it), and `typing` inserts
 it in the same function each round, as while typing there. The diagnostics are awaited with the push profile with `debounceMs: 0` (the configured debounce
 adds its delay on top), or a pull request right after the change. The server runs as a real
 subprocess on stdio. Prints p50 and p95 per size, and the engine's own time on the same text.

@@ -138,6 +138,47 @@ def test_a_cut_answer_equals_a_fresh_check(kind):
         analyzer.shutdown()
 
 
+def _in_function(text: str, n: int, line: str) -> str:
+    marker = f"def train_{n}(model, dataset, epochs=3):\n"
+    return text.replace(marker, marker + line, 1)
+
+
+def test_edits_spread_over_many_functions_chain_cuts_on_the_answer_before():
+    """Without a pause, edits in one function after another each take a cut: past the spread a
+    cut of the full analysis allows, the cut rests on the answer to the version before."""
+    analyzer = Analyzer()
+    try:
+        served = first = analyzer._run(_job(SCRIPT, 1, "train.py"), None)
+        text = SCRIPT
+        for version, n in enumerate([5, 2, 7, 0, 3], start=2):
+            line = "    total = 0\n" if n != 7 else "    _probe = torch.zeros(3).cuda().item()\n"
+            text = _in_function(text, n, line)
+            served = analyzer._run(_job(text, version, "train.py"), None, None, served)
+            assert served.reused and served.anchor is first
+            assert served.findings == check_text(text, "train.py", CONFIG).findings
+    finally:
+        analyzer.shutdown()
+
+
+def test_a_confirmed_cut_answer_makes_the_full_check_the_base_of_the_next_cuts():
+    analyzer = Analyzer()
+
+    async def run():
+        await analyzer.analyse(_job(SCRIPT, 1, "train.py"))
+        job = _job(_edited("statement added"), 2, "train.py")
+        served = await analyzer.analyse(job)
+        assert served.reused
+        assert await analyzer.verify(job, served) is None  # the same findings: nothing to republish
+        return served
+
+    try:
+        served = asyncio.run(run())
+        latest = analyzer.latest(served.uri)
+        assert latest is not served and not latest.reused and latest.findings == served.findings
+    finally:
+        analyzer.shutdown()
+
+
 def _dropping(monkeypatch, when):
     """Analyses of part of the file return no findings when ``when(text)``."""
     real = analysis.check_text

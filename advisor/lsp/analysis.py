@@ -140,6 +140,9 @@ class Analyzer:
         # pieces kept, the pieces recomputed, whether the cut gave the full findings there).
         self._cuts_tried: Dict[str, Tuple[Analysis, Tuple[int, ...], frozenset, bool]] = {}
         self._anchor_pieces: Dict[str, Tuple[Analysis, chunk_edits.Placed]] = {}
+        # Per file, the last answer a cut gave, with its findings placed on its pieces: the
+        # base of the next cut when the edits since the full analysis are too spread out.
+        self._chained: Dict[str, Tuple[Analysis, chunk_edits.Placed]] = {}
 
     def latest(self, uri: str) -> Optional[Analysis]:
         return self._cache.get(uri)
@@ -150,6 +153,7 @@ class Analyzer:
         self._slow.discard(uri)
         self._cuts_tried.pop(uri, None)
         self._anchor_pieces.pop(uri, None)
+        self._chained.pop(uri, None)
         with self._chunks_lock:
             self._chunks.pop(uri, None)
             self._verify_chunks.pop(uri, None)
@@ -256,7 +260,7 @@ class Analyzer:
                 if cut is not None:
                     if hold:
                         self._retired.extend(models)
-                    cut.diagnostics = self._diagnostics(job, cut.findings, lines, self._anchor_pieces[job.uri][1])
+                    cut.diagnostics = self._diagnostics(job, cut.findings, lines, self._chained[job.uri][1])
                     return cut
                 models.clear()
             result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,
@@ -326,9 +330,19 @@ class Analyzer:
             placed = chunk_edits.Placed(anchor.findings, chunk_edits.pieces_of(anchor.text))
             known = self._anchor_pieces[job.uri] = (anchor, placed)
         placed = known[1]
+        base = placed  # the analysis whose findings are carried: the full one ...
         plan = chunk_edits.plan(anchor.text, job.text, placed.pieces)
         if plan is None:
-            return None
+            # ... or, when the edits since it spread over more definitions than a cut allows,
+            # the cut that answered the version before (a chain of cuts, each tried on the full
+            # analysis; what drifts is corrected by the check after a pause, verify).
+            chained = self._chained.get(job.uri)
+            if chained is None or chained[0] is not previous or previous.anchor is not anchor:
+                return None
+            plan = chunk_edits.plan(previous.text, job.text, chained[1].pieces)
+            if plan is None or [p.name for p in plan.new] != [p.name for p in placed.pieces]:
+                return None
+            base = chained[1]
         config = _interactive(job.config)
 
         def part(pieces) -> Optional[List[Finding]]:
@@ -344,19 +358,23 @@ class Analyzer:
         if tried is not None and tried[0] is anchor and tried[1:3] == (plan.kept, plan.recomputed):
             faithful = tried[3]
         else:
-            expected = sorted(chunk_edits.findings_on(anchor.findings, plan.old, plan.recomputed), key=lambda f: f.sort_key)
-            faithful = part(plan.old) == expected
+            # The same cut of the full analysis must give its findings there.
+            expected = sorted(chunk_edits.findings_on(anchor.findings, placed.pieces, plan.recomputed),
+                              key=lambda f: f.sort_key)
+            faithful = part(placed.pieces) == expected
             self._cuts_tried[job.uri] = (anchor, plan.kept, plan.recomputed, faithful)
         if not faithful:
             return None
-        carried = chunk_edits.carried(placed, plan)
+        carried = chunk_edits.carried(base, plan)
         computed = part(plan.new) if carried is not None else None
         if computed is None or carried is None:
             return None
         findings = sorted(carried + computed, key=lambda f: f.sort_key)
-        return Analysis(job.uri, job.version, job.key, findings, None, dependencies=anchor.dependencies,
-                        text=job.text, basis=anchor.basis, boundaries=tuple(p.first_row for p in plan.new),
-                        reused=True, anchor=anchor)
+        served = Analysis(job.uri, job.version, job.key, findings, None, dependencies=anchor.dependencies,
+                          text=job.text, basis=anchor.basis, boundaries=tuple(p.first_row for p in plan.new),
+                          reused=True, anchor=anchor)
+        self._chained[job.uri] = (served, chunk_edits.Placed(findings, plan.new, ranges_from=placed))
+        return served
 
     def release(self) -> None:
         """Frees what the analyses done so far left. An analysis allocates its model with the
@@ -393,6 +411,12 @@ class Analyzer:
             future.add_done_callback(lambda _f: self._running.pop(running_key, None))
         full = await asyncio.shield(future)
         if _same(full, published):
+            # Nothing to republish; the full analysis becomes the base of the next edits' cuts.
+            if self._cache.get(job.uri) is published:
+                full.diagnostics = published.diagnostics
+                self._cache[job.uri] = full
+                if full.problem is None:
+                    self._last_good[job.uri] = full
             return None
         log.warning("%s: the findings carried over after an edit (of comments, or inside functions analysed"
                     " alone) differ from a full analysis of version %s; republishing", job.uri, job.version)

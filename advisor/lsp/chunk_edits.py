@@ -5,7 +5,8 @@ A keystroke in one function of a 5,000-line file should not cost the analysis of
 The file is cut where ``chunked.split_points`` cuts it (top-level statements with the comments
 above them). An edit qualifies when the file keeps its number of pieces and every piece that
 changed is a ``def`` or ``class`` that keeps its name (at most ``MOST_CHANGED`` of them since
-the last full analysis). Then:
+the last full analysis; past that, since the version before, when a cut answered it: see
+"Chains" below). Then:
 
 - the *reach* of the changed pieces is every function and class that calls them, directly or
   through others, and every one they call, directly or through others (a word of a piece that
@@ -25,6 +26,14 @@ the edit changes beyond its reach (another function's verdict that leans on it) 
 the full analysis the language server runs after a pause in typing, which republishes when it
 differs, as after a comment edit (analysis.py). A reach larger than half the file is analysed
 in full at once: the cut would save little.
+
+Chains. Edits that jump from one function to the next without a pause would otherwise pay a
+full analysis every ``MOST_CHANGED + 1`` keystrokes. So once the edits since the full analysis
+are too spread out, the plan is made from the version before, when a cut answered it: its
+findings are carried and only the reach of the latest edit is analysed again. The same cut is
+still tried on the full analysis. Each link can carry a verdict that an earlier edit changed
+beyond its reach; the full check after a pause corrects it, and when it agrees it becomes the
+base of the next cuts (analysis.Analyzer.verify).
 """
 
 from __future__ import annotations
@@ -212,16 +221,22 @@ class Placed:
     related places, fix edits and "line 12" in its texts): worked out once per analysis, read
     on every edit after it."""
 
-    def __init__(self, findings: Sequence[Finding], pieces: Sequence[Piece]) -> None:
+    def __init__(self, findings: Sequence[Finding], pieces: Sequence[Piece],
+                 ranges_from: Optional["Placed"] = None) -> None:
         where = _piece_index(pieces)
         self.pieces = list(pieces)
         self.entries = [(f, where(f.start.row), frozenset(where(row) for row in _rows_named(f))) for f in findings]
         self._own = {id(f) for f in findings}
         self._ranges: Dict[Tuple[int, str], object] = {}
+        # The full analysis these findings were carried from: a finding of its own that is still
+        # here was never moved, so the range worked out there holds.
+        self._ranges_from = ranges_from
 
     def range_of(self, finding: Finding, lines: Sequence[str], encoding: str):
         """The protocol range of one of these findings, kept while it is carried unmoved (its rows'
         lines are then the same); None for another finding."""
+        if self._ranges_from is not None and id(finding) in self._ranges_from._own:
+            return self._ranges_from.range_of(finding, lines, encoding)
         if id(finding) not in self._own:
             return None
         key = (id(finding), encoding)
