@@ -23,6 +23,7 @@ from advisor.model.facts import (
     LoopInfo,
     ReturnSite,
 )
+from advisor.model.redefined import replaced_definitions
 from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, is_main_test, root_name
 from advisor.model.walk import Walker, children
 
@@ -360,6 +361,8 @@ class ModelBuilder(Walker):
 
     def leave_Module(self, node: cst.Module) -> None:
         self._close_block()
+        # A definition that a later one of the same name replaces unused never runs.
+        self.facts.dead_blocks.extend((statement,) for statement in replaced_definitions(node))
 
     def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._close_block()
@@ -553,6 +556,10 @@ class ModelBuilder(Walker):
             if iterable.func.value not in _ITER_WRAPPERS or not iterable.args:
                 break
             iterable = iterable.args[0].value
+        if type(iterable) is cst.Subscript and len(iterable.slice) == 1 and type(iterable.slice[0].slice) is cst.Index:
+            # `loaders["test"]`, `self.dataloaders[split]`: one loader of a table of them.
+            table = dotted_name(iterable.value)
+            return table is not None and _LOADER_NAME.search(table.rsplit(".", 1)[-1]) is not None
         name = dotted_name(iterable)
         if name is None:
             return False

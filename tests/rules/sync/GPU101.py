@@ -2088,3 +2088,61 @@ def show(model, x):
 def main(train_set, args):
     model = Tagger().cuda()
     Trainer(model=model, args=args, train_dataset=train_set).train()
+
+
+# %% invalid: a class pasted twice and edited: only the last definition runs, and its method twice in one class
+import torch
+
+
+class Method:
+    def _train(self, loader, optimizer):
+        for x, y in loader:
+            loss = self.model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+            self.seen += loss.item()
+
+
+class Method:
+    def _train(self, loader, optimizer):
+        for x, y in loader:
+            loss = self.model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+            self.seen += loss.item()
+
+    def train(self, loader, optimizer, epochs):
+        for _ in range(epochs):
+            self._train(loader, optimizer)
+
+    def _train(self, loader, optimizer):
+        for x, y in loader:
+            loss = self.model(x.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+            self.seen += loss.item()  # expect: GPU101
+
+
+Method().train(None, None, 10)
+
+
+# %% invalid: the first definition is kept under another name before the second replaces it
+import torch
+
+
+def step(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())  # expect: GPU101
+
+
+plain_step = step
+
+
+def step(model, loader, optimizer):
+    for x, y in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
