@@ -55,6 +55,16 @@ class FunctionInfo:
             return 1 if self.params[:1] == ("ctx",) else 0
         return 1
 
+    @property
+    def memoized(self) -> bool:
+        """Decorated with a cache of its results (`functools.lru_cache`, `functools.cache`,
+        `cached_property`): its body runs once per distinct arguments, not at every call."""
+        return any(d.rsplit(".", 1)[-1] in _MEMOIZING for d in self.decorators)
+
+
+_MEMOIZING = frozenset({"lru_cache", "cache", "cached_property"})
+
+
 @dataclass(eq=False)
 class LoopInfo:
     node: cst.CSTNode  # For or While

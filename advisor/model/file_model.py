@@ -564,6 +564,17 @@ class FileModel:
             return Heat.GATED
         return heat
 
+    def beside_step_loops(self, ctx: Context) -> bool:
+        """The code runs in a function that steps its optimizer inside loops, but outside every
+        one of them: set-up before the batch loop, or once per epoch around it."""
+        function = ctx.function
+        if function is None or not function.step_loops or function.loose_step:
+            return False
+        if any(step is None for step in function.step_loops):
+            return False
+        loop = ctx.loop
+        return loop is None or not any(loop.within(step) for step in function.step_loops)
+
     def batch_heat(self, ctx: Context) -> Optional[Heat]:
         """`sync_heat`, and the forward path of a module the call graph does not see run
         (`framework_steps.forward_path`): once per batch, so per training step (HOT) when the

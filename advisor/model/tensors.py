@@ -927,15 +927,44 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
         if type(data) is cst.Call and not (model.imports.qualify(data.func) or "").startswith("numpy.") and not (
                 type(data.func) is cst.Attribute and data.func.attr.value in _ARRAY_CONVERSIONS):
             return False  # `torch.LongTensor(len(ids))`: a size; `range(n)`: an arange
+    if type(data) is cst.Name and kind not in TYPED_CONSTRUCTORS:
+        # `ii = [0] * (num - 1)`, then `torch.as_tensor(ii)`: judged by what the name holds.
+        site = model.site_of(factory)
+        found = model.reaching(data.value, site.ctx, site.order) if site is not None else []
+        held = [a.value for a in found if a.order < site.order]
+        if held and all(a.value is not None and a.index is None and not a.augmented for a in found) and all(
+                _device_makeable(value) for value in held) and not _grown(model, data.value, site):
+            return False
+        return True
+    return not _device_makeable(data)
+
+
+_GROWING = ("append", "extend", "insert")
+
+
+def _grown(model, name: str, site) -> bool:
+    """The list ``name`` is changed item by item in the function of ``site`` (`ids.append(x)`,
+    `ids[i] = x`): its values are the program's."""
+    function = site.ctx.function
+    if any(s.receiver_name == name and s.ctx.function is function for s in model.method_calls(*_GROWING)):
+        return True
+    return any(store.ctx.function is function for store in model.facts.item_stores.get(name, ()))
+
+
+def _device_makeable(data: cst.BaseExpression) -> bool:
+    """A number, numbers all equal (`[0]`, `[label] * n`) or `range(n)` (also in `list(...)`):
+    values a factory could make on the device itself."""
     if _number(data) is not None:
-        return False
+        return True
     if type(data) in (cst.List, cst.Tuple):
         elements = data.elements
         numbers = {_number(e.value) for e in elements if type(e) is cst.Element}
-        return not (len(numbers) == 1 and None not in numbers and all(type(e) is cst.Element for e in elements))
+        return len(numbers) == 1 and None not in numbers and all(type(e) is cst.Element for e in elements)
+    if type(data) is cst.Call and dotted_name(data.func) == "list" and len(data.args) == 1:
+        data = data.args[0].value
     if type(data) is cst.Call and dotted_name(data.func) == "range":
-        return False
-    return not _repeated_scalar(data)
+        return True
+    return _repeated_scalar(data)
 
 
 def _repeated_scalar(data: cst.BaseExpression) -> bool:

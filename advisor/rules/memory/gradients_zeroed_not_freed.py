@@ -3,7 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, List, Optional
 import libcst as cst
-from advisor.findings import Applicability, Fixable
+from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import Context, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
@@ -64,7 +64,8 @@ class GradientsZeroedNotFreed(Rule):
         in a module that trains nothing itself when the helper runs on every step of a training
         loop elsewhere (a mixed-precision trainer's `zero_grad`). A plain
         `zero_grad()` is reported only when the configured minimum torch is older than 2.0,
-        where it still zeroed in place. Scripts that add into `.grad` themselves
+        where it still zeroed in place. A call in a training function outside its batch loops
+        (before the loop, or once per epoch around it) is informational. Scripts that add into `.grad` themselves
         (`p.grad += ...`, `p.grad.add_(...)`) or capture CUDA graphs are left alone: they
         need the gradient tensors to stay allocated; so is a zero gradient made only for a
         parameter that has none (`if p.grad is None: p.grad = torch.zeros_like(p)`).
@@ -143,7 +144,9 @@ class GradientsZeroedNotFreed(Rule):
                 # None but step one whose gradient is zero (momentum, Adam's moments, weight
                 # decay), so a parameter left without a gradient on some steps trains differently.
                 fix = FixSpec("pass `set_to_none=True`", (edit,), Applicability.UNSAFE)
-            yield self.report(call, message, fix=fix)
+            # Before the batch loop or once per epoch, the zeroing costs nothing worth a warning.
+            severity = Severity.INFO if model.beside_step_loops(site.ctx) else self.severity
+            yield self.report(call, message, fix=fix, severity=severity)
         trains = model.trains_anywhere
         for site in model.method_calls("zero_", "fill_"):
             param = _grad_path(site.receiver_name)

@@ -76,7 +76,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         train, in a function that trains in another loop or in one called once beside such a
         loop: class images generated before training, latents cached once, a last test pass),
         for one read only by loops that wait for a person on each pass (a viewer that
-        shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`), and for one read
+        shows a batch and waits on `cv2.waitKey`, `input()` or `plt.show()`, also in a helper of the
+        file it calls; `cv2.waitKey(1)`, a pause to draw a frame, is no wait), and for one read
         only by a short evaluation pass (a loop that can `break` after a few batches) the training
         loop runs every few steps (`if step % 500 == 0: evaluate(...)`, also written inline
         under such a test) or once per epoch, or that

@@ -159,8 +159,8 @@ def _chain_above(factory: cst.Call, move: cst.Call):
 
 def _empty(factory: Optional[cst.BaseExpression]) -> bool:
     """A factory that builds an empty tensor: from an empty list or tuple of data
-    (`torch.tensor([])`, `torch.Tensor([])`), or with a first size of 0 (`torch.zeros(0, 4)`,
-    `torch.empty((0,))`, `torch.Tensor(0)`)."""
+    (`torch.tensor([])`, `torch.Tensor([])`), or with a size of 0 (`torch.zeros(0, 4)`,
+    `torch.empty((0,))`, `torch.Tensor(0)`, `torch.empty(n, 0)`)."""
     if type(factory) is not cst.Call or not factory.args:
         return False
     first = factory.args[0]
@@ -176,8 +176,13 @@ def _empty(factory: Optional[cst.BaseExpression]) -> bool:
     if type(value) in (cst.List, cst.Tuple):
         if not value.elements:
             return False  # `torch.zeros(())`: one number
-        value = value.elements[0].value
-    return type(value) is cst.Integer and value.value == "0"
+        sizes = [e.value for e in value.elements if type(e) is cst.Element]
+    elif last == "full":
+        return False  # its first argument is the size, given as a tuple
+    else:
+        sizes = [a.value for a in factory.args if a.keyword is None and not a.star]
+    # Any size of 0 leaves no element (`torch.empty(n, 0)`, `torch.zeros((batch, 0))`).
+    return any(type(size) is cst.Integer and size.value == "0" for size in sizes)
 
 
 # Factories whose positional arguments are the sizes.
@@ -244,7 +249,10 @@ class TensorCreatedOnHostThenMoved(Rule):
         (and the functions of the file it calls), which runs on every batch however the model
         is built, it is a warning (not in a block that stores on the object, as a cache filled
         on a miss does); elsewhere (set-up code, once per epoch), and anywhere on a miss of a
-        table the object keeps (`if key not in self.cache:`), it is informational.
+        table the object keeps (`if key not in self.cache:`) or in a function whose results
+        are cached (`@functools.lru_cache`), it is informational; so it is in an evaluation
+        loop over a loader under a test that holds rarely there (`if grid is None:` on the
+        first batch, every few batches).
         `torch.tensor(...)` and `torch.as_tensor(...)` count only for data a factory could make
         on the device itself: a number, numbers all equal (`[0]`, `[label] * n`), `range(n)`; Python values
         (`torch.tensor(labels)`, `torch.tensor([w, h, w, h])`, NumPy arrays) cross the host link
@@ -258,7 +266,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host
         fills in item by item before the copy (`buf[i, :n] = torch.tensor(ids)`, also converted
         on the way: `buf.long().to(dev)`) is a staging buffer, and is left alone; so is an empty
-        tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`), which copies nothing, a tensor the
+        tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`, `torch.empty(n, 0)`), which copies nothing, a tensor the
         host goes over item by item before the copy (`levels = torch.randint(...)`, then
         `zip(xs, levels)` for slice bounds: on the device each item would be a sync), and a
         factory in a `@torch.compile` function or a helper only such functions call (the
@@ -428,15 +436,17 @@ class TensorCreatedOnHostThenMoved(Rule):
         )
 
     def _severity(self, model: FileModel, site: CallSite) -> Severity:
-        if _cache_miss(site):
-            return Severity.INFO  # built once per key, then read from the object's table
+        if _cache_miss(site) or (site.ctx.function is not None and site.ctx.function.memoized):
+            return Severity.INFO  # built once per key, then read from the object's table or the cache
         heat = model.sync_heat(site.ctx)
         if heat is not None:
             return self.severity_for(heat)
         loop = site.ctx.loop
         while loop is not None:
             if loop.over_loader:
-                return self.severity  # an evaluation or preprocessing loop: once per batch
+                # An evaluation or preprocessing loop: once per batch, unless a guard makes it
+                # rare there (`if grid is None: grid = torch.zeros(...).to(dev)`: the first batch).
+                return Severity.INFO if model.guards.gated(site.ctx, ranks=False) else self.severity
             loop = loop.parent
         info = site.ctx.function
         if (site.ctx.loop is None and info is not None and runs_per_batch(model, info) and not _fills_cache(model, site)

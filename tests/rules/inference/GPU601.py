@@ -899,3 +899,31 @@ def train(model, loader, optimizer, idx):
             for _ in range(200):
                 logits = model(tokens)  # expect: GPU601 info
                 tokens = torch.cat([tokens, logits[:, -1:].argmax(-1)], dim=1)
+
+
+# %% invalid: test and hold-out passes over a table of loaders, in the epoch loop after the training pass
+import torch
+import torch.nn as nn
+
+
+def run_net(model, loaders, epochs):
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for i in range(epochs):
+        model.train()
+        for batch, (X_train, Y_train) in enumerate(loaders["train"]):
+            opt.zero_grad()
+            train_loss = nn.MSELoss()(model(X_train.cuda()), Y_train.cuda())
+            train_loss.backward()
+            opt.step()
+
+        model.eval()
+        total_test_loss = 0
+        for batch, (X_test, Y_test) in enumerate(loaders["test"]):
+            test_loss = nn.MSELoss()(model(X_test.cuda()), Y_test.cuda())  # expect: GPU601
+            total_test_loss += test_loss.item()
+        print(i, total_test_loss)
+    return model
+
+
+def main(model, loaders):
+    return run_net(model.cuda(), loaders, 100)

@@ -34,3 +34,17 @@ for real in loader:
     g_loss = -critic(generator(z)).mean()
     g_loss.backward()
     gen_opt.step()
+
+# %% invalid: zeroed in place once per epoch before the batch loop, which frees them: info
+import torch
+
+
+def train(model, loader, optimizer, epochs):
+    model.cuda()
+    for epoch in range(epochs):
+        optimizer.zero_grad(set_to_none=True)  # expect: GPU401 info
+        for x, y in loader:
+            loss = model(x.cuda()).sum()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()

@@ -152,3 +152,18 @@ for x, y in loader:
             param.grad = torch.zeros(param.size(), dtype=param.dtype, device=param.device)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
+
+
+# %% invalid: zeroed in place once per epoch before the batch loop, which frees them: info
+import torch
+
+
+def train(model, loader, optimizer, epochs):
+    model.cuda()
+    for epoch in range(epochs):
+        optimizer.zero_grad(set_to_none=False)  # expect: GPU401 info
+        for x, y in loader:
+            loss = model(x.cuda()).sum()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()

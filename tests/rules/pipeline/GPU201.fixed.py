@@ -490,7 +490,7 @@ if __name__ == "__main__":
         train(train_loader, model, optimizer)
     print(test(test_loader, model))
 
-# %% invalid: a viewer that shows each batch and waits for a key: info; a loop that only saves its plots is not waiting
+# %% invalid: a viewer that shows each batch and waits for a key (also in a helper): info; a loop that only saves its plots, or pauses a millisecond per frame, is not waiting
 import cv2
 import matplotlib.pyplot as plt
 import torch
@@ -515,6 +515,29 @@ def render(dataset, model):
             boxes = model(data["img"].cuda().float())
         plt.imshow(draw(data, boxes))
         plt.savefig("out.png")
+
+
+def show_image(image):
+    image = image.permute(1, 2, 0).cpu().numpy()
+    cv2.imshow("image", image / 255.0)
+    cv2.waitKey()
+
+
+def check_projection(dataset):
+    loader = DataLoader(dataset, batch_size=1, num_workers=1, pin_memory=True)  # expect: GPU201 info
+    for images, poses in loader:
+        images = images.to("cuda")
+        show_image(images[0])
+
+
+def play(dataset, model):
+    loader = DataLoader(dataset, batch_size=1, num_workers=1, pin_memory=True)  # expect: GPU201
+    model.cuda().eval()
+    for data in loader:
+        with torch.no_grad():
+            frame = model(data["img"].cuda().float())
+        cv2.imshow("frame", frame.cpu().numpy())
+        cv2.waitKey(1)
 
 # %% invalid: a debugger entered now and then does not make the training loop wait for a person
 import os

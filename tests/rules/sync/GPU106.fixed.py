@@ -446,3 +446,78 @@ for images, boxes in loader:
     loss = (model(images.cuda()) - targets).pow(2).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: relative positions built in a function whose results are cached: once per shape, info
+import functools
+
+import torch
+import torch.nn as nn
+
+
+@functools.lru_cache(maxsize=128)
+def relative_positions(query_size, key_size, device):
+    q_ids = torch.arange(query_size, device=device)  # expect: GPU106 info
+    k_ids = torch.arange(key_size, device=device)  # expect: GPU106 info
+    return q_ids[:, None] - k_ids[None, :]
+
+
+class Attention(nn.Module):
+    def forward(self, q, k):
+        rel = relative_positions(q.size(-2), k.size(-2), q.device)
+        return (q @ k.transpose(-1, -2)) + rel
+
+
+attention = Attention().cuda()
+
+# %% invalid: the same helper without the cache runs on every forward
+import torch
+import torch.nn as nn
+
+
+def relative_positions(query_size, key_size, device):
+    q_ids = torch.arange(query_size, device=device)  # expect: GPU106
+    return q_ids[:, None]
+
+
+class Attention(nn.Module):
+    def forward(self, q, k):
+        rel = relative_positions(q.size(-2), k.size(-2), q.device)
+        return (q @ k.transpose(-1, -2)) + rel
+
+
+attention = Attention().cuda()
+
+# %% invalid: index lists held in names first, then converted and moved in every forward
+import torch
+import torch.nn as nn
+
+
+class PairNet(nn.Module):
+    def forward(self, images):
+        batch, num = images.shape[:2]
+        ii = [0] * (num - 1)
+        jj = list(range(1, num))
+        ii = torch.as_tensor(ii, device=images.device)  # expect: GPU106
+        jj = torch.as_tensor(jj, device=images.device)  # expect: GPU106
+        return self.net(images[:, ii], images[:, jj])
+
+
+net = PairNet().cuda()
+
+# %% invalid: a display grid allocated on the first batch of a visualisation pass: info; a buffer made on every batch of it: warning
+import torch
+
+
+def visualize(model, display_loader, device, grid_size):
+    grid = None
+    with torch.no_grad():
+        for batch_idx, (x, y) in enumerate(display_loader):
+            output = model(x.to(device))
+            if grid is None:
+                grid = torch.zeros(grid_size, output.shape[1], device=device)  # expect: GPU106 info
+            weights = torch.ones(output.shape[0], device=device)  # expect: GPU106
+            grid[batch_idx] = (output * weights[:, None]).mean(0)
+    return grid
+
+
+visualize(torch.nn.Linear(4, 4).cuda(), [], torch.device("cuda"), 8)

@@ -1142,3 +1142,117 @@ def train(model, sampler, all_labels, Y, optimizer):
         loss = model(x, y, labels, targets)
         loss.backward()
         optimizer.step()
+
+
+# %% invalid: relative positions built in a function whose results are cached: once per shape, info
+import functools
+
+import torch
+import torch.nn as nn
+
+
+@functools.lru_cache(maxsize=128)
+def relative_positions(query_size, key_size, device):
+    q_ids = torch.arange(query_size).to(device)  # expect: GPU106 info
+    k_ids = torch.arange(key_size).to(device)  # expect: GPU106 info
+    return q_ids[:, None] - k_ids[None, :]
+
+
+class Attention(nn.Module):
+    def forward(self, q, k):
+        rel = relative_positions(q.size(-2), k.size(-2), q.device)
+        return (q @ k.transpose(-1, -2)) + rel
+
+
+attention = Attention().cuda()
+
+
+# %% invalid: the same helper without the cache runs on every forward
+import torch
+import torch.nn as nn
+
+
+def relative_positions(query_size, key_size, device):
+    q_ids = torch.arange(query_size).to(device)  # expect: GPU106
+    return q_ids[:, None]
+
+
+class Attention(nn.Module):
+    def forward(self, q, k):
+        rel = relative_positions(q.size(-2), k.size(-2), q.device)
+        return (q @ k.transpose(-1, -2)) + rel
+
+
+attention = Attention().cuda()
+
+
+# %% valid: a tensor with a size of 0 in any place copies nothing
+import torch
+import torch.nn as nn
+
+
+class Decoder(nn.Module):
+    def forward(self, inputs, points):
+        dev = inputs.device
+        codes = torch.empty(inputs.size(0), 0).to(dev)
+        extra = torch.zeros((points.shape[0], 0)).cuda()
+        return self.net(points, torch.cat([codes, extra], dim=1))
+
+
+# %% invalid: index lists held in names first, then converted and moved in every forward
+import torch
+import torch.nn as nn
+
+
+class PairNet(nn.Module):
+    def forward(self, images):
+        batch, num = images.shape[:2]
+        ii = [0] * (num - 1)
+        jj = list(range(1, num))
+        ii = torch.as_tensor(ii).to(images.device)  # expect: GPU106
+        jj = torch.as_tensor(jj).to(images.device)  # expect: GPU106
+        return self.net(images[:, ii], images[:, jj])
+
+
+net = PairNet().cuda()
+
+
+# %% valid: names holding values the program gathered, or a list grown item by item
+import torch
+import torch.nn as nn
+
+
+class PairNet(nn.Module):
+    def forward(self, images, pairs):
+        ii = [a for a, _ in pairs]
+        jj = [0]
+        for _, b in pairs:
+            jj.append(b)
+        kk = [0]
+        kk += [len(pairs)]
+        ii = torch.as_tensor(ii).to(images.device)
+        jj = torch.as_tensor(jj).to(images.device)
+        kk = torch.tensor(kk).cuda()
+        return self.net(images[:, ii], images[:, jj], kk)
+
+
+net = PairNet().cuda()
+
+
+# %% invalid: a display grid allocated on the first batch of a visualisation pass: info; a buffer made on every batch of it: warning
+import torch
+
+
+def visualize(model, display_loader, device, grid_size):
+    grid = None
+    with torch.no_grad():
+        for batch_idx, (x, y) in enumerate(display_loader):
+            output = model(x.to(device))
+            if grid is None:
+                grid = torch.zeros(grid_size, output.shape[1]).to(device)  # expect: GPU106 info
+            weights = torch.ones(output.shape[0]).to(device)  # expect: GPU106
+            grid[batch_idx] = (output * weights[:, None]).mean(0)
+    return grid
+
+
+visualize(torch.nn.Linear(4, 4).cuda(), [], torch.device("cuda"), 8)
