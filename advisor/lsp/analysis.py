@@ -331,7 +331,10 @@ class Analyzer:
             known = self._anchor_pieces[job.uri] = (anchor, placed)
         placed = known[1]
         base = placed  # the analysis whose findings are carried: the full one ...
-        plan = chunk_edits.plan(anchor.text, job.text, placed.pieces)
+        if "\r" in job.text:
+            return None  # rows are counted by "\n" alone
+        new_pieces = chunk_edits.pieces_of(job.text)  # split once for both plans below
+        plan = chunk_edits.plan(anchor.text, job.text, placed.pieces, new_pieces)
         if plan is None:
             # ... or, when the edits since it spread over more definitions than a cut allows,
             # the cut that answered the version before (a chain of cuts, each tried on the full
@@ -339,7 +342,7 @@ class Analyzer:
             chained = self._chained.get(job.uri)
             if chained is None or chained[0] is not previous or previous.anchor is not anchor:
                 return None
-            plan = chunk_edits.plan(previous.text, job.text, chained[1].pieces)
+            plan = chunk_edits.plan(previous.text, job.text, chained[1].pieces, new_pieces)
             if plan is None or [p.name for p in plan.new] != [p.name for p in placed.pieces]:
                 return None
             base = chained[1]

@@ -108,13 +108,14 @@ class Plan:
     changed: FrozenSet[int]
 
 
-def plan(old_text: str, new_text: str, old_pieces: Optional[List[Piece]] = None) -> Optional[Plan]:
+def plan(old_text: str, new_text: str, old_pieces: Optional[List[Piece]] = None,
+         new_pieces: Optional[List[Piece]] = None) -> Optional[Plan]:
     """The plan for the edit from ``old_text`` to ``new_text``, or None when it does not qualify
-    (see the module's docstring). ``old_pieces``: ``pieces_of(old_text)``, when known."""
+    (see the module's docstring). ``old_pieces``, ``new_pieces``: their ``pieces_of``, when known."""
     if "\r" in old_text or "\r" in new_text:
         return None  # rows are counted by "\n" alone
     old = old_pieces if old_pieces is not None else pieces_of(old_text)
-    new = pieces_of(new_text)
+    new = new_pieces if new_pieces is not None else pieces_of(new_text)
     if len(old) != len(new):
         return None
     changed = [i for i, (a, b) in enumerate(zip(old, new)) if a.text != b.text]
