@@ -156,6 +156,13 @@ def test_edits_spread_over_many_functions_chain_cuts_on_the_answer_before():
             served = analyzer._run(_job(text, version, "train.py"), None, None, served)
             assert served.reused and served.anchor is first
             assert served.findings == check_text(text, "train.py", CONFIG).findings
+            # the ranges carried along the chain (shifted, not worked out again) are the text's
+            fresh = Analyzer()
+            try:
+                again = fresh._run(_job(text, version, "train.py"), None)
+            finally:
+                fresh.shutdown()
+            assert [d.range for d in served.diagnostics] == [d.range for d in again.diagnostics]
     finally:
         analyzer.shutdown()
 

@@ -368,15 +368,21 @@ class Analyzer:
             self._cuts_tried[job.uri] = (anchor, plan.kept, plan.recomputed, faithful)
         if not faithful:
             return None
-        carried = chunk_edits.carried(base, plan)
-        computed = part(plan.new) if carried is not None else None
-        if computed is None or carried is None:
+        entries = chunk_edits.carried_entries(base, plan)
+        computed = part(plan.new) if entries is not None else None
+        if computed is None or entries is None:
             return None
-        findings = sorted(carried + computed, key=lambda f: f.sort_key)
+        findings = sorted([entry[0] for entry in entries] + computed, key=lambda f: f.sort_key)
         served = Analysis(job.uri, job.version, job.key, findings, None, dependencies=anchor.dependencies,
                           text=job.text, basis=anchor.basis, boundaries=tuple(p.first_row for p in plan.new),
                           reused=True, anchor=anchor)
-        self._chained[job.uri] = (served, chunk_edits.Placed(findings, plan.new, ranges_from=placed))
+        # The next cut's base: the carried findings keep their pieces, and the ranges worked out
+        # for the version before, shifted by the rows they moved (their text did not change).
+        chained = chunk_edits.Placed(findings, plan.new, ranges_from=placed,
+                                     known={id(entry[0]): (entry[1], entry[2]) for entry in entries})
+        chained.take_ranges(base, [(entry[0], entry[3], entry[4]) for entry in entries if entry[4] is not None],
+                            job.encoding)
+        self._chained[job.uri] = (served, chained)
         return served
 
     def release(self) -> None:

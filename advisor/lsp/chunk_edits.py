@@ -223,15 +223,40 @@ class Placed:
     on every edit after it."""
 
     def __init__(self, findings: Sequence[Finding], pieces: Sequence[Piece],
-                 ranges_from: Optional["Placed"] = None) -> None:
+                 ranges_from: Optional["Placed"] = None, known: Optional[Dict[int, Tuple[int, FrozenSet[int]]]] = None) -> None:
+        """``known``: the pieces of findings carried from another `Placed` on the same pieces
+        (by id), which a carry leaves unchanged."""
         where = _piece_index(pieces)
         self.pieces = list(pieces)
-        self.entries = [(f, where(f.start.row), frozenset(where(row) for row in _rows_named(f))) for f in findings]
+        known = known or {}
+        self.entries = [
+            (f, *known[id(f)]) if id(f) in known else (f, where(f.start.row), frozenset(where(row) for row in _rows_named(f)))
+            for f in findings
+        ]
         self._own = {id(f) for f in findings}
         self._ranges: Dict[Tuple[int, str], object] = {}
         # The full analysis these findings were carried from: a finding of its own that is still
         # here was never moved, so the range worked out there holds.
         self._ranges_from = ranges_from
+
+    def known_range(self, finding: Finding, encoding: str):
+        """The range already worked out for one of these findings, if any."""
+        key = (id(finding), encoding)
+        if self._ranges_from is not None and id(finding) in self._ranges_from._own:
+            return self._ranges_from._ranges.get(key)
+        return self._ranges.get(key) if id(finding) in self._own else None
+
+    def take_ranges(self, base: "Placed", moves: Sequence[Tuple[Finding, Finding, int]], encoding: str) -> None:
+        """Ranges of findings carried from ``base``, moved by whole rows over text that did not
+        change: the range ``base`` worked out, shifted (`(new, old, rows)` per finding)."""
+        for new, old, rows in moves:
+            found = base.known_range(old, encoding)
+            if found is None or (self._ranges_from is not None and id(new) in self._ranges_from._own):
+                continue
+            if rows:
+                found = type(found)(start=type(found.start)(line=found.start.line + rows, character=found.start.character),
+                                    end=type(found.end)(line=found.end.line + rows, character=found.end.character))
+            self._ranges[(id(new), encoding)] = found
 
     def range_of(self, finding: Finding, lines: Sequence[str], encoding: str):
         """The protocol range of one of these findings, kept while it is carried unmoved (its rows'
@@ -250,6 +275,14 @@ class Placed:
 def carried(placed: Placed, plan_: Plan) -> Optional[List[Finding]]:
     """The findings of the pieces outside the recomputed ones, moved to their new rows; None
     when one of them names a row of a changed piece (a related place, a fix, "line 12")."""
+    entries = carried_entries(placed, plan_)
+    return None if entries is None else [entry[0] for entry in entries]
+
+
+def carried_entries(placed: Placed, plan_: Plan) -> Optional[List[Tuple[Finding, int, FrozenSet[int], Finding, Optional[int]]]]:
+    """`carried`, each finding with the pieces it starts on and names (the same on the new
+    pieces), the finding it was carried from, and the rows its range moved by (None when the
+    pieces it names moved by different amounts)."""
     old, new = plan_.old, plan_.new
     offsets = [b.first_row - a.first_row for a, b in zip(old, new)]
     where = _piece_index(old)
@@ -257,14 +290,16 @@ def carried(placed: Placed, plan_: Plan) -> Optional[List[Finding]]:
     def moved(row: int) -> int:
         return row + offsets[where(row)]
 
-    out: List[Finding] = []
+    out: List[Tuple[Finding, int, FrozenSet[int], Finding, Optional[int]]] = []
     for finding, start, named in placed.entries:
         if start in plan_.recomputed:
             continue
         if named & plan_.changed:
             return None
+        shifts = {offsets[k] for k in named} | {offsets[start]}
+        rows = next(iter(shifts)) if len(shifts) == 1 else None
         if any(offsets[k] for k in named):
-            out.append(moved_finding(finding, moved))
+            out.append((moved_finding(finding, moved), start, named, finding, rows))
         else:
-            out.append(finding)  # nothing it names moved
+            out.append((finding, start, named, finding, rows))  # nothing it names moved
     return out
