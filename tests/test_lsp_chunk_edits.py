@@ -233,3 +233,46 @@ def test_a_cut_answer_that_a_full_check_contradicts_is_replaced(monkeypatch, cap
     assert served.findings != fresh
     assert full is not None and full.findings == fresh and analyzer.latest(full.uri) is full
     assert "differ from a full analysis" in caplog.text
+
+
+def test_splitting_again_only_the_edited_piece_gives_the_whole_split():
+    """`pieces_after` re-splits one piece when an edit stays inside it, and must agree with a
+    split of the whole text for any edit: strings opened, decorators left open, lines that join
+    the piece above, blank lines that go with the piece below."""
+    import random
+    from pathlib import Path
+
+    root = Path(__file__).parent
+    files = sorted((root / "corpus").rglob("*.py"))[::7] + sorted((root.parent / "examples").rglob("*.py"))
+    rng = random.Random(3)
+    inserts = ["    x = 1\n", "x", "(", ")", '"""', "'", "\\\n", "# c\n", "\n", "def g():\n    pass\n", "@dec\n",
+               "else:\n", "    # note\n", "", "    y = (1,\n"]
+    edits = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not text or "\r" in text:
+            continue
+        pieces = chunk_edits.pieces_of(text)
+        for _ in range(8):
+            start = rng.randrange(len(text) + 1)
+            stop = min(len(text), start + rng.choice([0, 0, 1, 5, 40]))
+            new = text[:start] + rng.choice(inserts) + text[stop:]
+            assert chunk_edits.pieces_after(text, pieces, new) == chunk_edits.pieces_of(new), (path, start, stop)
+            edits += 1
+    assert edits > 300
+
+
+@pytest.mark.parametrize("old, new", [
+    # a decorator whose definition line was edited away takes the next definition
+    ('@cache\ndef f(x):\n    return x\n\n\ndef g():\n    pass\n', '@cache\ndef_f(x):\n    return x\n\n\ndef g():\n    pass\n'),
+    # a piece whose first line is now indented joins the piece above
+    ('import os\n\n\ndef f():\n    a = 1\n    return a\n', 'import os\n\n\n    x = 1\n    a = 1\n    return a\n'),
+    # a comment as the piece's last line goes with the piece below
+    ('def f():\n    return 1\n\n\ndef g():\n    pass\n', 'def f():\n    return 1\n# note\n\n\ndef g():\n    pass\n'),
+    # the newline that ended the piece is gone
+    ('import os\n\n\ndef f():\n    pass\n', 'import os)\n\ndef f():\n    pass\n'),
+    # a string opened inside the piece runs into the next one
+    ('def f():\n    return 1\n\n\ndef g():\n    return 2\n', 'def f():\n    return """1\n\n\ndef g():\n    return 2\n'),
+])
+def test_edits_that_move_a_boundary_split_the_whole_text(old, new):
+    assert chunk_edits.pieces_after(old, chunk_edits.pieces_of(old), new) == chunk_edits.pieces_of(new)

@@ -333,13 +333,19 @@ class Analyzer:
         base = placed  # the analysis whose findings are carried: the full one ...
         if "\r" in job.text:
             return None  # rows are counted by "\n" alone
-        new_pieces = chunk_edits.pieces_of(job.text)  # split once for both plans below
+        # Split once for both plans below, from the version before where its pieces are known.
+        chained = self._chained.get(job.uri)
+        if chained is not None and chained[0] is previous and previous.text is not None:
+            new_pieces = chunk_edits.pieces_after(previous.text, chained[1].pieces, job.text)
+        elif previous is anchor:
+            new_pieces = chunk_edits.pieces_after(anchor.text, placed.pieces, job.text)
+        else:
+            new_pieces = chunk_edits.pieces_of(job.text)
         plan = chunk_edits.plan(anchor.text, job.text, placed.pieces, new_pieces)
         if plan is None:
             # ... or, when the edits since it spread over more definitions than a cut allows,
             # the cut that answered the version before (a chain of cuts, each tried on the full
             # analysis; what drifts is corrected by the check after a pause, verify).
-            chained = self._chained.get(job.uri)
             if chained is None or chained[0] is not previous or previous.anchor is not anchor:
                 return None
             plan = chunk_edits.plan(previous.text, job.text, chained[1].pieces, new_pieces)

@@ -45,6 +45,7 @@ from functools import lru_cache
 from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from advisor.chunked import split_points
+from advisor.text_spans import blocked_spans
 from advisor.findings import Finding
 from advisor.lsp.comment_edits import moved_finding
 from advisor.lsp.convert import lsp_range
@@ -94,6 +95,75 @@ def pieces_of(text: str) -> List[Piece]:
         out.append(Piece(piece_text, row, _defined_name(piece_text)))
         row += piece_text.count("\n")
     return out
+
+
+def pieces_after(old_text: str, old_pieces: Sequence[Piece], new_text: str) -> List[Piece]:
+    """``pieces_of(new_text)``, splitting again only the piece of ``old_text`` that an edit stays
+    inside. That piece's new text must split into one piece and end with a line of code outside
+    any string or continuation, so that the scan meets the text after it in the state it met it
+    before: then every other boundary stays where it was, moved by the edit's length. Any other
+    edit splits the whole text."""
+    common = _common_prefix(old_text, new_text)
+    tail = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - common)
+    old_end = len(old_text) - tail
+    offset = 0
+    for index, piece in enumerate(old_pieces):
+        end = offset + len(piece.text)
+        if offset < common and old_end <= end:
+            break
+        if end > common:
+            return pieces_of(new_text)  # the edit starts at a boundary, or spans pieces
+        offset = end
+    else:
+        return pieces_of(new_text)
+    text = new_text[offset:end + len(new_text) - len(old_text)]
+    # Its last line is code (a blank or comment line there would go with the piece below).
+    last = (text[:-1] if text.endswith("\n") else text).rsplit("\n", 1)[-1].strip()
+    if (not last or last[0] == "#" or (not text.endswith("\n") and index + 1 < len(old_pieces))
+            or split_points("pass\n" + text) != [0, 5]  # one piece, which starts a statement
+            or any(e > len(text) for _, e in blocked_spans(text))
+            or _open_decorators(text)):
+        return pieces_of(new_text)
+    rows = text.count("\n") - old_pieces[index].text.count("\n")
+    edited = Piece(text, old_pieces[index].first_row, _defined_name(text))
+    after = [Piece(p.text, p.first_row + rows, p.name) for p in old_pieces[index + 1:]] if rows else list(old_pieces[index + 1:])
+    return [*old_pieces[:index], edited, *after]
+
+
+def _open_decorators(text: str) -> bool:
+    """A decorator line at the top level that no `def` or `class` line follows: the scan would
+    take the next piece's definition as the one it decorates."""
+    decorated = False
+    for line in text.split("\n"):
+        if line.startswith("@"):
+            decorated = True
+        elif decorated and _DEFINES.match(line):
+            decorated = False
+    return decorated
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix, by halving (each comparison runs in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, most: int) -> int:
+    """The length of the longest common suffix, at most ``most``."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle:len(a) - low] == b[len(b) - middle:len(b) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 @dataclass
