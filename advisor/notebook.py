@@ -3,7 +3,8 @@
 The code cells are joined into one Python text, each cell preceded by a marker comment line, so
 that names defined in one cell are known in the next (as they are when the notebook runs top
 to bottom). IPython syntax that is not Python (line magics ``%time x``, cell magics
-``%%bash``, shell escapes ``!pip install``, help ``obj?``) becomes a placeholder statement of
+``%%bash``, shell escapes ``!pip install``, help ``obj?``, and line magics written without
+their ``%`` on a line that is not Python, ``cd repo``) becomes a placeholder statement of
 the same indentation, one line for one line, so that rows map back and no magic can cause a
 syntax error. Findings get a ``cell`` (1-based, counting every cell of the notebook, as an
 editor shows them) and rows and columns relative to that cell.
@@ -37,6 +38,12 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # `%magic`, `!cmd`, `x = !cmd`, `x = %magic`, `?obj`, `obj?`, `obj??`.
 _ESCAPE = re.compile(r"^\s*(?:[%!?]|[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!])")
 _HELP = re.compile(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
+# Line magics IPython runs without their `%` (automagic: `cd repo`, `pip install x`,
+# `load_ext autoreload`), recognised only on a line that is not Python on its own.
+_AUTOMAGIC = re.compile(
+    r"^\s*(?:cd|ls|pwd|pip|conda|load_ext|reload_ext|unload_ext|autoreload|matplotlib|env|set_env|cat|mkdir|rm|cp|mv"
+    r"|run|pushd|popd|less|man|pycat|history|who|whos|config|store|xmode|time|timeit|alias)\s+\S"
+)
 # For the triple-quoted-string scan: strings, comments and the quotes that open a long string.
 _TOKENS = re.compile(r"#.*|\"\"\"|'''|\"(?:\\.|[^\"\\])*\"?|'(?:\\.|[^'\\])*'?|\\.|[()\[\]{}]")
 
@@ -76,6 +83,16 @@ class Program:
         return None, pos
 
 
+def _automagic(line: str) -> bool:
+    if not _AUTOMAGIC.match(line):
+        return False
+    try:
+        compile(line.strip(), "<cell>", "exec")
+    except (SyntaxError, ValueError):
+        return True  # `cd articulated-animation`: not Python, so IPython's magic
+    return False  # `time = 3` or `ls - x`: Python after all
+
+
 def _magic_lines(lines: List[str]) -> List[bool]:
     """Which lines of one cell are IPython escapes (not inside a triple-quoted string)."""
     flags = [False] * len(lines)
@@ -93,7 +110,7 @@ def _magic_lines(lines: List[str]) -> List[bool]:
     python_continued = False
     for i, line in enumerate(lines):
         starts_statement = in_string is None and depth == 0 and not python_continued
-        if continued or (starts_statement and (_ESCAPE.match(line) or _HELP.match(line))):
+        if continued or (starts_statement and (_ESCAPE.match(line) or _HELP.match(line) or _automagic(line))):
             flags[i] = True
             continued = line.endswith("\\")
             continue

@@ -108,6 +108,17 @@ def test_magics_never_cause_a_syntax_error():
     assert split_program(program, program.text) == {i: t for i, t in cells}
 
 
+def test_automagic_lines_without_their_percent_are_magics_when_they_are_not_python():
+    cells = [
+        (1, "cd articulated-animation\npip install -r requirements.txt\nload_ext autoreload\n"),
+        (2, "time = 3\nls = [1]\nenv = dict(a=1)\nprint(time, ls, env)\n"),
+    ]
+    program = build_program(cells)
+    compile(program.text, "<nb>", "exec")
+    assert len(program.magics) == 3  # the Python lines of cell 2 stay Python
+    assert split_program(program, program.text) == {i: t for i, t in cells}
+
+
 def test_percent_inside_strings_and_brackets_is_python():
     text = "s = '''\n%d items\n'''\nx = (a\n     % b)\ny = 1 \\\n    % 2\n"
     program = build_program([(1, text)])
