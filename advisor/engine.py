@@ -282,7 +282,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
                 return []
         checkpoint()
         positions = _Positions(model, text, model.chunked)
-        if model.facts.dead_blocks:
+        if model.facts.dead_blocks or model.facts.version_gates:
             reports = _outside_dead_blocks(model, reports, positions)
         if model.project is not None and (model.facts.classes or model.facts.functions):
             reports = _unbuilt_classes_lowered(model, reports, positions, config.show_info)
@@ -329,11 +329,11 @@ def _unbuilt_classes_lowered(model: FileModel, reports: List[Report], positions:
 
 
 def _outside_dead_blocks(model: FileModel, reports: List[Report], positions: _Positions) -> List[Report]:
-    """Leave out what sits in code switched off by hand (`if 0:`, the `else` of `if True:`) or
-    after a jump out of its block. The spans are merged and searched by bisection: a file of
+    """Leave out what sits in code switched off by hand (`if 0:`, the `else` of `if True:`), after
+    a jump out of its block, in a replaced definition or in a fallback for an old torch. The spans are merged and searched by bisection: a file of
     many such blocks and many reports costs (spans + reports) x log(spans)."""
     spans = []
-    for block in model.facts.dead_blocks:
+    for block in model.dead_blocks():
         statements = block.body if type(block) is cst.IndentedBlock else block if type(block) is tuple else (block,)
         if statements:
             spans.append((positions.start(statements[0]).row, positions.end(statements[-1]).row))

@@ -24,6 +24,7 @@ from advisor.model.facts import (
     ReturnSite,
 )
 from advisor.model.redefined import replaced_definitions
+from advisor.model.version_gates import old_torch_arm
 from advisor.model.names import NO_GRAD_CONTEXTS, ImportTable, dotted_name, is_main_test, root_name
 from advisor.model.walk import Walker, children
 
@@ -789,6 +790,11 @@ class ModelBuilder(Walker):
         self._if_gates[id(node)] = gate_kinds(node.test)
         self._if_ctx[id(node)] = (self.ctx, self._order)
         self.facts.conditions.append(Condition(node.test, self.ctx, "if"))
+        gate = old_torch_arm(node.test, self.imports)
+        if gate is not None:
+            arm = node.body if gate[0] == "body" else node.orelse
+            if arm is not None:
+                self.facts.version_gates.append((arm.body if type(arm) is cst.Else else arm, gate[1], gate[2]))
         truth = _constant_truth(node.test)
         if truth is False:
             # `if 0:` / `if False:`: switched off by hand (a one-line `if 0: f()` as a whole).

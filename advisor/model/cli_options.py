@@ -25,6 +25,7 @@ import libcst as cst
 from advisor.model.constants import UNKNOWN, Literals, Tagged, tag
 from advisor.model.facts import Context
 from advisor.model.names import dotted_name
+from advisor.model.walk import children
 from advisor.model.value_flow import Question, ValueFlow
 
 PARSER = "argparse.ArgumentParser"
@@ -474,8 +475,10 @@ def _option_default(model, site, question: Question[Literals]) -> Literals:
     if default is not None:
         if model.imports.qualify(default) == "argparse.SUPPRESS":
             return UNKNOWN
-        found = model.values.ask(question, default, site.ctx, site.order)
-        found = _converted(found, keywords.get("type"))
+        found = _split_length(question, default, keywords.get("type"))
+        if found is None:
+            found = model.values.ask(question, default, site.ctx, site.order)
+            found = _converted(found, keywords.get("type"))
     elif action_text == "store_true":
         found = Literals(frozenset({tag(False)}), True)
     elif action_text == "store_false":
@@ -485,6 +488,27 @@ def _option_default(model, site, question: Question[Literals]) -> Literals:
     else:
         return UNKNOWN
     return Literals(found.values, found.complete, option or None)
+
+
+def _split_length(question: Question[Literals], default: cst.BaseExpression,
+                  kind: Optional[cst.BaseExpression]) -> Optional[Literals]:
+    """How many items a text default becomes when `type` splits it at commas
+    (`default="0", type=lambda x: list(map(int, x.split(",")))` is a list of one): asked by the
+    length question only; None otherwise."""
+    if question.key != "sequence-lengths" or type(kind) is not cst.Lambda or type(default) is not cst.SimpleString:
+        return None
+    text = default.evaluated_value
+    if not isinstance(text, str):
+        return None
+    stack: List[cst.CSTNode] = [kind.body]
+    while stack:
+        node = stack.pop()
+        if (type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "split"
+                and len(node.args) == 1 and type(node.args[0].value) is cst.SimpleString
+                and node.args[0].value.evaluated_value == ","):
+            return Literals(frozenset({tag(len(text.split(",")))}), True)
+        stack.extend(children(node))
+    return None
 
 
 def _converted(found: Literals, kind: Optional[cst.BaseExpression]) -> Literals:

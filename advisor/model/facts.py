@@ -310,6 +310,8 @@ class Facts:
     # (code switched off by hand), and (first, last) statements after a `continue`, `break`,
     # `return` or `raise` of the same block. Findings in them are not reported (engine).
     dead_blocks: List[object] = field(default_factory=list)
+    # Arms that run only on an old torch (version_gates.py): (block, version, inclusive).
+    version_gates: List[Tuple[object, Tuple[int, ...], bool]] = field(default_factory=list)
     # The values handed to `self.register_buffer(name, value)` (ids): tensors that move with
     # their module, unlike a plain tensor attribute.
     buffer_values: Set[int] = field(default_factory=set)

@@ -15,6 +15,7 @@ import libcst as cst
 from advisor.config import DEFAULT_TORCH_VERSION
 from advisor.model import open_questions
 from advisor.model.subtree import node_ids
+from advisor.model.version_gates import never_runs
 from advisor.model.builder import ModelBuilder
 from advisor.model.facts import (
     MODULE_SCOPE,
@@ -184,9 +185,18 @@ class FileModel:
         """The node sits in code no run reaches: after a jump out of its block (`return` as the
         first statement of a function switched off by hand), or under `if 0:`. The engine leaves
         out what is reported there; a loop there takes nothing from a loader either."""
-        if not self.facts.dead_blocks:
+        if not self.facts.dead_blocks and not self.facts.version_gates:
             return False
         return id(node) in self.shared("unreachable-ids", _unreachable_ids)
+
+    def dead_blocks(self) -> List[object]:
+        """The blocks no run reaches: switched off by hand (`if 0:`), after a jump out of their
+        block, replaced definitions, and fallbacks for a torch older than the project supports
+        (`if torch.__version__ < "1.2":`, version_gates.py)."""
+        blocks = list(self.facts.dead_blocks)
+        blocks += [block for block, version, inclusive in self.facts.version_gates
+                   if never_runs(version, inclusive, self.torch_version)]
+        return blocks
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
@@ -877,7 +887,7 @@ class FileModel:
 
 def _unreachable_ids(model) -> frozenset:
     found = set()
-    for block in model.facts.dead_blocks:
+    for block in model.dead_blocks():
         statements = block.body if type(block) is cst.IndentedBlock else block if type(block) is tuple else (block,)
         for statement in statements:
             found |= node_ids(statement)

@@ -723,6 +723,15 @@ def single_when(test: cst.BaseExpression) -> Optional[bool]:
 
 
 
+# Switches that turn activation checkpointing on, and the library setters that do it.
+_CHECKPOINT_SWITCH = re.compile(r"grad_checkpointing|gradient_checkpointing|use_checkpoint|checkpoint_activations")
+_CHECKPOINT_SETTERS = {
+    "grad_checkpointing": re.compile(r"\bset_grad_checkpointing\s*\("),
+    "gradient_checkpointing": re.compile(
+        r"\b(?:gradient_checkpointing_enable|set_gradient_checkpointing|enable_gradient_checkpointing)\s*\("),
+}
+
+
 class GuardKinds:
     """Per model: (periodic, rank-0) for a test, a guard, a context; memoised."""
 
@@ -1172,6 +1181,8 @@ class GuardKinds:
         sets `name`: not as an attribute, a keyword, a dict key or through `setattr`. Also
         `hasattr(cfg.gen_opt, "clip_grad_norm")` on a config object (a name like `cfg`, `opt`,
         `args`) when, besides, no config file of the project gives that key."""
+        if type(test) is cst.Attribute:
+            return self._library_flag_off(test)
         if not type(test) is cst.Call or self.model.imports.qualify(test.func) is not None:
             return False
         if dotted_name(test.func) == "hasattr" and len(test.args) == 2:
@@ -1188,6 +1199,38 @@ class GuardKinds:
         if known is None:
             known = self._unset[name] = self._never_set(name)
         return known
+
+    def _library_flag_off(self, test: cst.Attribute) -> bool:
+        """`self.model.transformer.grad_checkpointing` on a module a library built (open_clip):
+        a checkpointing switch of an object the project holds, which no file near this one sets
+        or turns on through the library's setter (`set_grad_checkpointing()`): off, as such
+        switches are by default. Only checkpointing switches: a library's other attributes
+        (`x.requires_grad`) hold what they hold."""
+        name = dotted_name(test)
+        if name is None or name.count(".") < 3 or not _CHECKPOINT_SWITCH.fullmatch(test.attr.value):
+            return False
+        flag = test.attr.value
+        known = self._unset.get(flag)
+        if known is None:
+            known = self._unset[flag] = self._never_set(flag) and not self._turned_on_by_setter(flag)
+        return known
+
+    def _turned_on_by_setter(self, flag: str) -> bool:
+        """The library's setter of ``flag`` (`set_grad_checkpointing(...)` for open_clip's and
+        timm's `grad_checkpointing`) is called in this file or one near it."""
+        setter = _CHECKPOINT_SETTERS.get(flag)
+        if setter is None:
+            return False
+        if setter.search(self.model.text or ""):
+            return True
+        project = self.model.project
+        if project is None or self.model.real_path is None:
+            return False
+        nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(self.model.real_path)}
+        return any(
+            os.path.normpath(os.path.abspath(path)) in nearby and setter.search(project.text_of(path))
+            for path in project.files_containing("checkpointing")
+        )
 
     def _config_key_absent(self, test: cst.Call) -> bool:
         owner, key = dotted_name(test.args[0].value), test.args[1].value

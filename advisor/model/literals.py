@@ -256,6 +256,10 @@ class SequenceLengths(LiteralValues):
             return known((tag(len(expr.elements)),))
         if type(expr) in (cst.Name, cst.IfExp):
             return None
+        if type(expr) is cst.Attribute:
+            # `opt.device_ids`: an option's default (`default="0"` split at commas is one item)
+            # or a setting's value, as for the literals themselves.
+            return self._attribute(flow, expr, ctx, order)
         if (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "range"
                 and flow.model.imports.qualify(expr.func) in (None, "range", "builtins.range")
                 and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star):

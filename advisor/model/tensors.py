@@ -145,6 +145,9 @@ class Tensor(Question[str]):
         if type(expr) is cst.Call:
             return self._call(flow, expr, ctx, order)
         if type(expr) is cst.BinaryOperation:
+            if type(expr.operator) is cst.Modulo and type(expr.left) in (
+                    cst.SimpleString, cst.FormattedString, cst.ConcatenatedString):
+                return PYTHON  # `"%.2f" % acc`: text, whatever it formats
             return self._either(flow, (expr.left, expr.right), ctx, order)
         if type(expr) is cst.UnaryOperation:
             if type(expr.operator) is cst.Not:

@@ -45,7 +45,8 @@ class DataParallelOrFindUnused(Rule):
         sampling method beside a training one, or the module was frozen parameter by parameter
         just before the wrap, as a moving-average copy is) or pins it to a single device (`device_ids=[0]`,
         also through a name or a parameter default that holds a one-item list, or
-        `device_ids=range(args.ngpu)` over an option whose default is 1, or a script that makes
+        `device_ids=range(args.ngpu)` over an option whose default is 1, or an option whose
+        text default its `type` splits at commas into one id, `default="0"`, or a script that makes
         one GPU visible to itself with `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` at the top). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it;

@@ -21,7 +21,9 @@ class CheckpointWithoutUseReentrant(Rule):
         `**kwargs` dict are left alone, since it may hold the argument. A call under a flag
         that no construction in the project turns on (`if self.use_checkpoint:` whose default
         is False, or `getattr(self.config, "gradient_checkpointing", False)` where no nearby
-        file sets that attribute), or in the true arm of a conditional expression on such a flag
+        file sets that attribute, or `self.model.transformer.grad_checkpointing` of a module a
+        library built when no nearby file sets it or calls the library's setter,
+        `set_grad_checkpointing()`), or in the true arm of a conditional expression on such a flag
         (`checkpoint(blk, x) if self.use_checkpoint else blk(x)`), is reported as info: the
         project never runs it, though code that builds the module with the flag on would.
         Constructions in test modules do not

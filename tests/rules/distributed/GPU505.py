@@ -511,3 +511,35 @@ def distill(net, loader, epochs=10):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+
+# %% invalid: device ids from an option whose text default a type function splits at commas: one device is info, two warn
+import argparse
+
+import torch
+from torch.nn import DataParallel
+
+
+def train(model, loader, optimizer, device_ids):
+    model = DataParallel(model, device_ids=device_ids)  # expect: GPU505 info
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
+
+
+def train_pair(model, loader, optimizer, pair_ids):
+    model = DataParallel(model, device_ids=pair_ids)  # expect: GPU505
+    for x in loader:
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device_ids", default="0", type=lambda x: list(map(int, x.split(","))))
+    parser.add_argument("--pair_ids", default="0,1", type=lambda x: [int(i) for i in x.split(",")])
+    opt = parser.parse_args()
+    train(torch.nn.Linear(2, 2).cuda(), [], None, opt.device_ids)
+    train_pair(torch.nn.Linear(2, 2).cuda(), [], None, opt.pair_ids)

@@ -355,3 +355,44 @@ class TinyStage(nn.Module):
 
 def tiny_encoder():
     return TinyStage(64, 4, use_checkpoint=True)
+
+# %% invalid: a checkpointing switch of a module a library built, which nothing sets or turns on: info
+import open_clip
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+
+class FrozenCLIPEmbedder(nn.Module):
+    def __init__(self, arch="ViT-H-14"):
+        super().__init__()
+        self.model, _, _ = open_clip.create_model_and_transforms(arch, device=torch.device("cpu"))
+
+    def text_transformer_forward(self, x, attn_mask=None):
+        for r in self.model.transformer.resblocks:
+            if self.model.transformer.grad_checkpointing and not torch.jit.is_scripting():
+                x = checkpoint(r, x, attn_mask, use_reentrant=False)  # expect: GPU405 info
+            else:
+                x = r(x, attn_mask=attn_mask)
+        return x
+
+# %% invalid: the same switch when the script turns it on through the library's setter
+import open_clip
+import torch
+import torch.nn as nn
+from torch.utils.checkpoint import checkpoint
+
+
+class FrozenCLIPEmbedder(nn.Module):
+    def __init__(self, arch="ViT-H-14"):
+        super().__init__()
+        self.model, _, _ = open_clip.create_model_and_transforms(arch, device=torch.device("cpu"))
+        self.model.set_grad_checkpointing(True)
+
+    def text_transformer_forward(self, x, attn_mask=None):
+        for r in self.model.transformer.resblocks:
+            if self.model.transformer.grad_checkpointing and not torch.jit.is_scripting():
+                x = checkpoint(r, x, attn_mask, use_reentrant=False)  # expect: GPU405
+            else:
+                x = r(x, attn_mask=attn_mask)
+        return x

@@ -484,3 +484,25 @@ def train(model, optimizer, meta_loader, meters):
         loss.backward()
         optimizer.step()
         meters[f"{name}_loss"](loss.detach())
+
+
+# %% invalid: a %-formatted accuracy in a progress bar's dict is one report, at the tensor it formats
+import torch
+from tqdm import tqdm
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    correct, total, running_loss = 0, 0, 0.0
+    pbar = tqdm(loader)
+    for it, (x, y) in enumerate(pbar, start=1):
+        out = model(x.cuda())
+        loss = torch.nn.functional.cross_entropy(out, y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        correct += (out.argmax(1) == y.cuda()).sum()
+        total += y.size(0)
+        pbar.set_postfix({
+            "acc": "%.02f%%" % (100 * correct / total),  # expect: GPU102
+        })

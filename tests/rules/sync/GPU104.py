@@ -2035,3 +2035,31 @@ def main(model, train_loader, test_loader, opt, epochs):
             X, y = X.cuda(), y.cuda()
             delta = attack_pgd(model, X, y, 8 / 255, 10, early_stop=True)
             print(F.cross_entropy(model(X + delta), y))
+
+
+# %% invalid: a fallback for a torch older than the project supports never runs; the branch for current releases does
+import torch
+from packaging import version
+from torch.nn import functional
+
+
+def gumbel(logits, tau=1.0):
+    if version.parse(torch.__version__) < version.parse("1.2.0"):
+        for i in range(10):
+            transformed = functional.gumbel_softmax(logits, tau=tau)
+            if not torch.isnan(transformed).any():
+                return transformed
+        raise ValueError("gumbel_softmax returning NaN.")
+    transformed = functional.gumbel_softmax(logits, tau=tau)
+    if torch.isnan(transformed).any():  # expect: GPU104
+        raise ValueError("NaN")
+    return transformed
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x in loader:
+        loss = gumbel(model(x.cuda())).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
