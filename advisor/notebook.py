@@ -42,7 +42,8 @@ _HELP = re.compile(r"^\s*[A-Za-z_][\w.]*\?{1,2}\s*$")
 # `load_ext autoreload`), recognised only on a line that is not Python on its own.
 _AUTOMAGIC = re.compile(
     r"^\s*(?:cd|ls|pwd|pip|conda|load_ext|reload_ext|unload_ext|autoreload|matplotlib|env|set_env|cat|mkdir|rm|cp|mv"
-    r"|run|pushd|popd|less|man|pycat|history|who|whos|config|store|xmode|time|timeit|alias)\s+\S"
+    r"|run|pushd|popd|less|man|pycat|history|who|whos|config|store|xmode|time|timeit|alias)"
+    r"\s+(?:-[A-Za-z-]|[A-Za-z0-9_~./'\"])"  # an argument or an option, not an operator (`config = {`)
 )
 # For the triple-quoted-string scan: strings, comments and the quotes that open a long string.
 _TOKENS = re.compile(r"#.*|\"\"\"|'''|\"(?:\\.|[^\"\\])*\"?|'(?:\\.|[^'\\])*'?|\\.|[()\[\]{}]")
@@ -93,9 +94,12 @@ def _automagic(line: str) -> bool:
     return False  # `time = 3` or `ls - x`: Python after all
 
 
-def _magic_lines(lines: List[str]) -> List[bool]:
+_CELL_BODY = "cell"  # a line of a cell magic's body that is not Python (truthy, as True is)
+
+
+def _magic_lines(lines: List[str]) -> List[object]:
     """Which lines of one cell are IPython escapes (not inside a triple-quoted string)."""
-    flags = [False] * len(lines)
+    flags: List[object] = [False] * len(lines)
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         name = lines[first].lstrip()[2:].split(None, 1)
@@ -103,7 +107,9 @@ def _magic_lines(lines: List[str]) -> List[bool]:
             flags[first] = True  # the body is Python: check it
             rest = _magic_lines(lines[first + 1:])
             return flags[: first + 1] + rest
-        return [True] * len(lines)  # %%bash, %%writefile, ...: the whole cell is not Python
+        # %%bash, %%writefile, ...: the whole cell is not Python, and its indentation (YAML, a
+        # shell script) is none of Python's: every placeholder goes at the cell magic's.
+        return [_CELL_BODY] * len(lines)
     in_string: Optional[str] = None
     depth = 0
     continued = False  # a magic line ending in a backslash goes on on the next line
@@ -184,7 +190,9 @@ def build_program(cells: Sequence[Tuple[int, str]]) -> Program:
             if magic:
                 number = len(magics) + 1
                 magics[number] = line
-                if not continued:  # a continuation line keeps the indentation of its magic
+                if magic is _CELL_BODY:
+                    indent = ""
+                elif not continued:  # a continuation line keeps the indentation of its magic
                     indent = line[: len(line) - len(line.lstrip())]
                 continued = line.endswith("\\")
                 line = indent + _PLACEHOLDER.format(index=number)

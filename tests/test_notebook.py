@@ -119,6 +119,17 @@ def test_automagic_lines_without_their_percent_are_magics_when_they_are_not_pyth
     assert split_program(program, program.text) == {i: t for i, t in cells}
 
 
+def test_a_cell_magic_body_keeps_no_indentation_and_a_multiline_statement_is_no_automagic():
+    cells = [
+        (1, "%%writefile base_config.yaml\nMODEL:\n  META_ARCHITECTURE: \"GeneralizedRCNN\"\n    WEIGHT: \"x.pth\"\n"),
+        (2, "config = {\n    \"name\": \"synthetic\",\n}\ntime (1)\n"),
+    ]
+    program = build_program(cells)
+    compile(program.text, "<nb>", "exec")
+    assert len(program.magics) == 4  # the YAML cell's lines; cell 2 is Python
+    assert split_program(program, program.text) == {i: t for i, t in cells}
+
+
 def test_percent_inside_strings_and_brackets_is_python():
     text = "s = '''\n%d items\n'''\nx = (a\n     % b)\ny = 1 \\\n    % 2\n"
     program = build_program([(1, text)])
