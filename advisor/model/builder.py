@@ -1176,6 +1176,15 @@ class ModelBuilder(Walker):
                 ctx.loop.env_step = True
             elif "sched" not in last.lower():
                 self._mark_loose_step(ctx)
+        elif (method == "step" and type(receiver) is cst.Subscript
+              and _OPTIMIZER_NAME.search((dotted_name(receiver.value) or "").rsplit(".", 1)[-1])):
+            # `optimizers[optimizer_idx].step()`: one optimizer of a list (a GAN's pair).
+            self._mark_training(ctx, step=True)
+        elif (method in ("first_step", "second_step") and receiver_name is not None
+              and _OPTIMIZER_NAME.search(receiver_name.rsplit(".", 1)[-1])):
+            # SAM's two half-steps (`optimizer.first_step(zero_grad=True)`, then `second_step`):
+            # each updates the weights, once per batch.
+            self._mark_training(ctx, step=True)
         elif qualname is None and _scaler_steps(func, node):
             # `loss_scaler(loss, optimizer, parameters=model.parameters())` (timm's NativeScaler and
             # the copies projects keep): a callable that runs backward and steps the optimizer.

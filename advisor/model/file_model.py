@@ -533,6 +533,10 @@ class FileModel:
             known = self.is_training_loop(loop) and (
                 loop.own_step
                 or any(_steps_each(child) for child in loop.children)
+                # `for optimizer_idx in [1, 0]:` inside the batch loop, each round a backward and
+                # a step: two updates per batch, and the batch loop's own code runs per batch.
+                or (bool(loop.batch_names) and any(
+                    _fixed_rounds(child) and child.own_step and not child.children for child in loop.children))
                 or (
                     not any(self._has_nested_training_loop(child) for child in loop.children)
                     and not any(
@@ -920,6 +924,20 @@ def literal_bool(expr: cst.BaseExpression) -> Optional[bool]:
     if type(expr) is cst.Name and expr.value in ("True", "False"):
         return expr.value == "True"
     return None
+
+
+def _fixed_rounds(loop: LoopInfo) -> bool:
+    """A `for` over a few values written out (`[1, 0]`, `("gen", "disc")`, `range(2)`)."""
+    node = loop.node
+    if type(node) is not cst.For:
+        return False
+    values = node.iter
+    if type(values) in (cst.List, cst.Tuple):
+        return 0 < len(values.elements) <= 8 and all(type(e) is cst.Element for e in values.elements)
+    if type(values) is cst.Call and type(values.func) is cst.Name and values.func.value == "range" and len(values.args) == 1:
+        count = values.args[0].value
+        return type(count) is cst.Integer and 0 < int(count.value, 0) <= 8
+    return False
 
 
 def _steps_each(loop: LoopInfo) -> bool:

@@ -194,3 +194,53 @@ for idx, (samples, targets) in enumerate(data_loader):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+
+# %% invalid: accumulation steps an option whose default is 1 and no launch script raises: info
+import argparse
+
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train(args, model, loader, optimizer):
+    model = DDP(model.cuda(), device_ids=[args.local_rank])
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda()) / args.update_freq
+        loss.backward()  # expect: GPU506 info
+        if (step + 1) % args.update_freq == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--update-freq", type=int, default=1)
+    parser.add_argument("--local_rank", type=int, default=0)
+    args = parser.parse_args()
+    train(args, None, None, None)
+
+
+# %% invalid: the same with a default of 4 accumulates as shipped
+import argparse
+
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train(args, model, loader, optimizer):
+    model = DDP(model.cuda(), device_ids=[args.local_rank])
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda()) / args.update_freq
+        loss.backward()  # expect: GPU506
+        if (step + 1) % args.update_freq == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--update-freq", type=int, default=4)
+    parser.add_argument("--local_rank", type=int, default=0)
+    args = parser.parse_args()
+    train(args, None, None, None)

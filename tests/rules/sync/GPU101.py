@@ -2146,3 +2146,61 @@ def step(model, loader, optimizer):
         loss = model(x.cuda()).sum()
         loss.backward()
         optimizer.step()
+
+
+# %% invalid: two optimizers stepped in turn for each batch (a list indexed by a loop over a written-out pair): the batch loop's reads run every step
+import torch
+
+
+def train_one_epoch(wam, train_loader, optimizers, device, loss_fn):
+    for it, (imgs, masks) in enumerate(train_loader):
+        imgs = imgs.to(device, non_blocking=True)
+        outputs = wam(imgs, masks)
+        for optimizer_idx in [1, 0]:
+            loss = loss_fn(imgs, outputs, optimizer_idx)
+            optimizers[optimizer_idx].zero_grad()
+            loss.backward()
+            optimizers[optimizer_idx].step()
+        stats = {"avg_target": outputs["masks"].float().mean().item()}  # expect: GPU101
+        print(stats)
+
+
+# %% invalid: SAM's two half-steps in the batch loop, with sub-networks trained in an inner loop: the batch loop's reads run every step
+import math
+
+import torch
+
+
+def train_one_epoch(model, criterion, data_loader, optimizer, num_subnet_training):
+    for idx, (samples, targets) in enumerate(data_loader):
+        samples = samples.cuda(non_blocking=True)
+        targets = targets.cuda(non_blocking=True)
+        outputs = model(samples)
+        ce_loss = criterion(outputs, targets)
+        ce_loss.backward()
+        optimizer.g_value = ce_loss.item()  # expect: GPU101
+        optimizer.first_step(zero_grad=True)
+        for arch_id in range(1, num_subnet_training):
+            model.sample_active_subnet()
+            loss = criterion(model(samples), targets)
+            loss.backward()
+        optimizer.second_step(zero_grad=True)
+
+
+# %% valid: a loop over the phases, each a whole pass over a loader: what the phase loop reads is read once per phase
+import torch
+
+
+def train(model, loaders, optimizer, criterion, epochs):
+    model.cuda()
+    for epoch in range(epochs):
+        for phase in ["train", "val"]:
+            total = torch.zeros((), device="cuda")
+            for x, y in loaders[phase]:
+                loss = criterion(model(x.cuda()), y.cuda())
+                if phase == "train":
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                total += loss.detach()
+            print(phase, total.item())
