@@ -270,3 +270,29 @@ def test_a_loader_no_cell_mentions_again_is_left_alone(tmp_path, capsys):
     status, out, err = run(capsys, "check", "--format", "concise", "--select", "GPU201,GPU202", path)
     assert f"{path}:cell 1:5:10: GPU201" in out, out
     assert "cell 2:" not in out, out
+
+
+DDP_CELL = [
+    "import torch\n",
+    "from torch.nn.parallel import DistributedDataParallel as DDP\n",
+    "torch.distributed.init_process_group('nccl')\n",
+    "model = DDP(model.cuda())\n",
+    "for x in loader:\n",
+    "    loss = model(x.cuda()).sum()\n",
+    "    loss.backward()\n",
+    "    optimizer.step()\n",
+    "torch.save(model.module.state_dict(), 'model.pth')\n",
+]
+
+
+def test_a_notebook_runs_in_one_process_unless_it_launches_more(tmp_path, capsys):
+    """Rank rules (a checkpoint saved on every rank) need processes a kernel does not start,
+    whatever a cell copied from a launched script; `notebook_launcher` starts them."""
+    single = tmp_path / "copied.ipynb"
+    single.write_text(json.dumps(notebook(code(DDP_CELL))))
+    _, out, _ = run(capsys, "check", "--format", "concise", "--select", "GPU504", single)
+    assert "GPU504" not in out
+    launched = tmp_path / "launched.ipynb"
+    launched.write_text(json.dumps(notebook(code(["from accelerate import notebook_launcher\n", *DDP_CELL]))))
+    _, out, _ = run(capsys, "check", "--format", "concise", "--select", "GPU504", launched)
+    assert "GPU504" in out

@@ -35,7 +35,12 @@ RANK_WORD = re.compile(r"rank|process_index|proc_id", re.IGNORECASE)
 def is_ddp_script(model: FileModel) -> bool:
     """The file builds a DDP model or starts a process group: it runs once per rank. Not when
     every such call sits under a test of a world size that is 1 on every path the project
-    takes (`if self.world_size > 1:` where no construction passes a world size)."""
+    takes (`if self.world_size > 1:` where no construction passes a world size). Nor in a
+    notebook that starts no processes itself (no `notebook_launcher`, no `spawn`): a kernel is
+    one process, whatever training code a cell copied from a launched script."""
+    if (model.path or "").endswith(".ipynb") and not any(
+            word in (model.text or "") for word in ("notebook_launcher", "spawn(", "start_processes(")):
+        return False
     return model.shared("ddp-script", lambda m: any(
         not m.guards.dead(site.ctx) for site in m.calls_to(DDP, INIT_PROCESS_GROUP)
     ))
