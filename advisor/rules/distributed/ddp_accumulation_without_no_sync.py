@@ -5,9 +5,7 @@ import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, LoopInfo
-from advisor.findings import Severity
 from advisor.model.guards import guards_of
-from advisor.model.literals import literal_values
 from advisor.model.names import last_segment
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule
@@ -33,38 +31,6 @@ def _modulo_in(model: FileModel, expr: cst.BaseExpression, ctx: Context, depth: 
     return False
 
 
-def _divisors(model: FileModel, expr: cst.BaseExpression, ctx: Context, depth: int = 0) -> List[Tuple[cst.BaseExpression, Context]]:
-    """The right operands of the `%` a test computes, itself or through a name bound to one."""
-    out: List[Tuple[cst.BaseExpression, Context]] = []
-    stack: List[cst.CSTNode] = [expr]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
-            out.append((node.right, ctx))
-        elif type(node) is cst.Name and depth < 2:
-            for assignment in model.assignments(node.value, ctx):
-                if assignment.value is not None:
-                    out += _divisors(model, assignment.value, assignment.ctx, depth + 1)
-        elif type(node) is not cst.Name:
-            stack.extend(children(node))
-    return out
-
-
-def _every_step_by_default(model: FileModel, step_ctx: Context, loop: LoopInfo) -> bool:
-    """Every `%` that makes the step periodic divides by 1 unless a run changes it (the default
-    of `--update-freq` is 1, and no launch script beside it passes another): as shipped, the
-    optimizer steps after every backward and nothing is accumulated."""
-    divisors = [d for guard in guards_of(step_ctx) if guard.ctx.loop is loop
-                for d in _divisors(model, guard.test, guard.ctx)]
-    if not divisors:
-        return False
-    for divisor, ctx in divisors:
-        found = literal_values(model, divisor, ctx)
-        if not found.complete or {value for _, value in found.values} != {1}:
-            return False
-    return True
-
-
 class AccumulationWithoutNoSync(Rule):
     code = "GPU506"
     name = "ddp-accumulation-without-no-sync"
@@ -75,10 +41,7 @@ class AccumulationWithoutNoSync(Rule):
         (`if (i + 1) % accum == 0`, or a flag computed from one), or steps it once after an
         inner loop of micro-batches, when the file never enters `model.no_sync()` (itself, or
         through a project function used as a `with` item, such as a `ddp_sync(ddp, is_last)`
-        context manager in a utilities module) and never sets `require_backward_grad_sync`. Reported at the `backward()` call;
-        informational when every `%` of that test divides by an option that is 1 unless a run
-        changes it (`--update-freq` with a default of 1 that no launch script beside it raises:
-        as shipped, the optimizer steps after every backward). FSDP, Accelerate
+        context manager in a utilities module) and never sets `require_backward_grad_sync`. Reported at the `backward()` call. FSDP, Accelerate
         (`accelerator.accumulate`), Lightning and the Hugging Face Trainer, which handle
         accumulation themselves, are left alone.
     """
@@ -149,7 +112,6 @@ class AccumulationWithoutNoSync(Rule):
                 "with DDP every `backward()` all-reduces the gradients, but the optimizer only steps at "
                 "line {line[optimizer step]}: the accumulation micro-batches pay for an all-reduce they do not need",
                 related=[(step.node, "optimizer step")],
-                severity=Severity.INFO if _every_step_by_default(model, step.ctx, loop) else None,
             )
 
     def _enters_no_sync_helper(self, model: FileModel) -> bool:
