@@ -296,3 +296,23 @@ def test_a_notebook_runs_in_one_process_unless_it_launches_more(tmp_path, capsys
     launched.write_text(json.dumps(notebook(code(["from accelerate import notebook_launcher\n", *DDP_CELL]))))
     _, out, _ = run(capsys, "check", "--format", "concise", "--select", "GPU504", launched)
     assert "GPU504" in out
+
+
+def test_a_notebook_that_starts_processes_itself_runs_once_per_rank(tmp_path, capsys):
+    path = tmp_path / "workers.ipynb"
+    path.write_text(json.dumps(notebook(code(["import torch.multiprocessing as mp\n", *DDP_CELL,
+                                              "p = mp.Process(target=worker, args=(0,))\n"]))))
+    _, out, _ = run(capsys, "check", "--format", "concise", "--select", "GPU504", path)
+    assert "GPU504" in out
+
+
+def test_a_magic_between_two_definitions_may_call_the_first(tmp_path, capsys):
+    """`%time train(...)` between two `def train` runs the first: it is no replaced definition."""
+    first = ["import torch\n", "def train(model, loader, optimizer):\n", "    for x in loader:\n",
+             "        loss = model(x.cuda()).sum()\n", "        loss.backward()\n", "        optimizer.step()\n",
+             "        print(loss.item())\n"]
+    path = tmp_path / "twice.ipynb"
+    path.write_text(json.dumps(notebook(code(first), code(["%time train(model, loader, opt)\n"]),
+                                        code(["def train(model, loader, optimizer):\n", "    pass\n"]))))
+    _, out, _ = run(capsys, "check", "--format", "concise", "--select", "GPU101", path)
+    assert "GPU101" in out

@@ -260,7 +260,10 @@ class Analyzer:
                 if cut is not None:
                     if hold:
                         self._retired.extend(models)
-                    cut.diagnostics = self._diagnostics(job, cut.findings, lines, self._chained[job.uri][1])
+                    # `forget` (the file closed) may have dropped the chain meanwhile: ranges afresh.
+                    chained = self._chained.get(job.uri)
+                    cut.diagnostics = self._diagnostics(job, cut.findings, lines,
+                                                        chained[1] if chained is not None and chained[0] is cut else None)
                     return cut
                 models.clear()
             result = check_text(job.text, job.filename, _interactive(job.config), path=job.path, chunks=chunks,

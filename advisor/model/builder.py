@@ -53,6 +53,8 @@ TIMER_METHOD = re.compile(r"(^|_)(tic|toc)$")
 _OPTIMIZER_NAME = re.compile(r"(^|_)(optim\w*|opt|optimi[sz]er\w*)($|_)|optimi[sz]er", re.IGNORECASE)
 _SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
 _ENV_NAME = re.compile(r"env", re.IGNORECASE)
+# A table of loaders by split (`loaders`, `dataloaders`, `dls`), not a loader's settings (`loader_cfg`).
+_LOADER_TABLE = re.compile(r"(?:^|_)(?:data_?)?loaders$|(?:^|_)dls$", re.IGNORECASE)
 _LOADER_NAME = re.compile(r"loader|(^|_)dl($|_)", re.IGNORECASE)
 _RANK_NAME = re.compile(
     r"^(rank|local_rank|global_rank|node_rank|dist_rank|distributed_rank|trainer_rank|world_rank|process_rank|proc_rank|is_master_node"
@@ -560,7 +562,7 @@ class ModelBuilder(Walker):
         if type(iterable) is cst.Subscript and len(iterable.slice) == 1 and type(iterable.slice[0].slice) is cst.Index:
             # `loaders["test"]`, `self.dataloaders[split]`: one loader of a table of them.
             table = dotted_name(iterable.value)
-            return table is not None and _LOADER_NAME.search(table.rsplit(".", 1)[-1]) is not None
+            return table is not None and _LOADER_TABLE.search(table.rsplit(".", 1)[-1]) is not None
         name = dotted_name(iterable)
         if name is None:
             return False

@@ -586,8 +586,15 @@ class FileModel:
             return False
         if any(step is None for step in function.step_loops):
             return False
+        # A step in a loop over the optimizers of a list, or over a few written-out rounds, is the
+        # step of the loop around it (`for opt in optimizers: opt.step()`).
+        steps = []
+        for step in function.step_loops:
+            while step.parent is not None and (_steps_each(step) or _fixed_rounds(step)):
+                step = step.parent
+            steps.append(step)
         loop = ctx.loop
-        return loop is None or not any(loop.within(step) for step in function.step_loops)
+        return loop is None or not any(loop.within(step) for step in steps)
 
     def batch_heat(self, ctx: Context) -> Optional[Heat]:
         """`sync_heat`, and the forward path of a module the call graph does not see run

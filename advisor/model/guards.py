@@ -1210,9 +1210,10 @@ class GuardKinds:
         if name is None or name.count(".") < 3 or not _CHECKPOINT_SWITCH.fullmatch(test.attr.value):
             return False
         flag = test.attr.value
-        known = self._unset.get(flag)
+        key = ("library", flag)  # not the key `getattr(cfg, flag, False)` keeps its answer under
+        known = self._unset.get(key)
         if known is None:
-            known = self._unset[flag] = self._never_set(flag) and not self._turned_on_by_setter(flag)
+            known = self._unset[key] = self._never_set(flag) and not self._turned_on_by_setter(flag)
         return known
 
     def _turned_on_by_setter(self, flag: str) -> bool:

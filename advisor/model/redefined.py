@@ -39,10 +39,20 @@ def _replaced_in(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
         last_seen[name] = index
         if earlier is None or not _plain(body[earlier]):
             continue
-        # Decorators and base classes of the new definition run before the name is bound again.
-        if any(name in _names(body[k], named, k) for k in range(earlier + 1, index)) or name in _header_names(statement):
+        # Decorators and base classes of the new definition run before the name is bound again; a
+        # notebook's magic between them (`%time train(...)`, a placeholder here) may name it too.
+        if (any(name in _names(body[k], named, k) or _magic_placeholder(body[k]) for k in range(earlier + 1, index))
+                or name in _header_names(statement)):
             continue
         yield body[earlier]
+
+
+def _magic_placeholder(statement: cst.CSTNode) -> bool:
+    """A notebook's IPython line, stood in for by `pass  # torch-advisor magic N` (notebook.py)."""
+    if type(statement) is not cst.SimpleStatementLine:
+        return False
+    comment = statement.trailing_whitespace.comment
+    return comment is not None and "torch-advisor magic" in comment.value
 
 
 def _plain(statement: cst.CSTNode) -> bool:

@@ -936,7 +936,8 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
         found = model.reaching(data.value, site.ctx, site.order) if site is not None else []
         held = [a.value for a in found if a.order < site.order]
         if held and all(a.value is not None and a.index is None and not a.augmented for a in found) and all(
-                _device_makeable(value) for value in held) and not _grown(model, data.value, site):
+                _device_makeable(value) for value in held) and not _grown(
+                    model, data.value, site, min(a.order for a in found if a.order < site.order)):
             return False
         return True
     return not _device_makeable(data)
@@ -945,13 +946,21 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
 _GROWING = ("append", "extend", "insert")
 
 
-def _grown(model, name: str, site) -> bool:
-    """The list ``name`` is changed item by item in the function of ``site`` (`ids.append(x)`,
-    `ids[i] = x`): its values are the program's."""
+def _grown(model, name: str, site, since: int) -> bool:
+    """The list ``name`` may be changed in the function of ``site`` before the conversion: item by
+    item (`ids.append(x)`, `ids[i] = x`), or, after its first binding ``since``, by a call it is
+    handed to or whose receiver it is (`random.shuffle(ids)`, `ids.sort()`, `fill(ids, x)`): its
+    values are then the program's."""
     function = site.ctx.function
-    if any(s.receiver_name == name and s.ctx.function is function for s in model.method_calls(*_GROWING)):
+    if any(store.ctx.function is function for store in model.facts.item_stores.get(name, ())):
         return True
-    return any(store.ctx.function is function for store in model.facts.item_stores.get(name, ()))
+    for other in model.facts.calls:
+        if other is site or other.ctx.function is not function or not since < other.order < site.order:
+            continue
+        if other.receiver_name == name or any(
+                type(a.value) is cst.Name and a.value.value == name for a in other.node.args):
+            return True
+    return False
 
 
 def _device_makeable(data: cst.BaseExpression) -> bool:

@@ -4,7 +4,8 @@
 `parse_version`, or the bare strings) guards a fallback for old releases. Below the oldest torch
 the project is configured for (`torch-version`, 2.4 by default) such a branch never runs, and
 what is reported there is left out, as for `if False:`. The `else` of a test that holds on new
-releases (`>=`, `>`) is the same branch.
+releases (`>=`, `>`) is the same branch. Both sides must go through a version parser: bare
+strings compare as text (`"2.10" < "2.2"`), so such a test says nothing certain.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ def old_torch_arm(test: cst.BaseExpression, imports: ImportTable) -> Optional[Tu
                  cst.LessThanEqual: ("orelse", False), cst.LessThan: ("orelse", True)}.get(operator)
     else:
         return None
-    if version is None or older is None:
-        return None
+    if version is None or older is None or not (_parsed(left) and _parsed(right)):
+        return None  # bare strings compare as text: "2.10" < "2.2"
     return older[0], version, older[1]
 
 
@@ -46,6 +47,11 @@ def never_runs(version: Version, inclusive: bool, oldest: Tuple[int, int]) -> bo
     """The arm runs only below ``version`` (at or below when ``inclusive``), and the project
     supports no torch that old."""
     return oldest > version if inclusive else oldest >= version
+
+
+def _parsed(expr: cst.BaseExpression) -> bool:
+    """Handed to a version parser (`version.parse(...)`, `LooseVersion(...)`), not compared as text."""
+    return type(expr) is cst.Call and len(expr.args) == 1
 
 
 def _unwrapped(expr: cst.BaseExpression) -> cst.BaseExpression:

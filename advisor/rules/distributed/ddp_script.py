@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 import re
+from advisor.discovery import is_notebook
 from advisor.model import FileModel
 from advisor.model.vocabulary import LIGHTNING
 
@@ -38,8 +39,8 @@ def is_ddp_script(model: FileModel) -> bool:
     takes (`if self.world_size > 1:` where no construction passes a world size). Nor in a
     notebook that starts no processes itself (no `notebook_launcher`, no `spawn`): a kernel is
     one process, whatever training code a cell copied from a launched script."""
-    if (model.path or "").endswith(".ipynb") and not any(
-            word in (model.text or "") for word in ("notebook_launcher", "spawn(", "start_processes(")):
+    if is_notebook(model.path or "") and not any(
+            word in (model.text or "") for word in ("notebook_launcher", "spawn(", "start_processes(", "Process(")):
         return False
     return model.shared("ddp-script", lambda m: any(
         not m.guards.dead(site.ctx) for site in m.calls_to(DDP, INIT_PROCESS_GROUP)

@@ -48,3 +48,16 @@ def train(model, loader, optimizer, epochs):
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+
+# %% invalid: zeroed in place in the batch loop, whose step is a loop over the optimizers of a list
+import torch
+
+
+def train(model, loader, optimizers):
+    model.cuda()
+    for x, y in loader:
+        model.zero_grad(set_to_none=True)  # expect: GPU401
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        for opt in optimizers:
+            opt.step()

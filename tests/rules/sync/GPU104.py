@@ -2063,3 +2063,25 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+
+# %% invalid: a version compared as text says nothing certain ("2.10" < "2.2"): both arms are checked
+import torch
+
+
+def step_checks(loss):
+    if torch.__version__ >= "2.2":
+        return loss
+    else:
+        if torch.isnan(loss).any():  # expect: GPU104
+            raise ValueError("NaN")
+        return loss
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x in loader:
+        loss = step_checks(model(x.cuda()).sum())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

@@ -521,3 +521,12 @@ def visualize(model, display_loader, device, grid_size):
 
 
 visualize(torch.nn.Linear(4, 4).cuda(), [], torch.device("cuda"), 8)
+
+# %% invalid: a loop over a loader's settings is no loop over a loader: what it builds is set-up, info
+import torch
+
+
+def build(loader_cfg):
+    for name in loader_cfg["datasets"]:
+        weights = torch.zeros(16, device="cuda")  # expect: GPU106 info
+        print(name, weights)

@@ -1217,7 +1217,9 @@ class PairNet(nn.Module):
 net = PairNet().cuda()
 
 
-# %% valid: names holding values the program gathered, or a list grown item by item
+# %% valid: names holding values the program gathered, or a list grown item by item or shuffled
+import random
+
 import torch
 import torch.nn as nn
 
@@ -1230,6 +1232,9 @@ class PairNet(nn.Module):
             jj.append(b)
         kk = [0]
         kk += [len(pairs)]
+        order = list(range(len(pairs)))
+        random.shuffle(order)
+        order = torch.tensor(order).cuda()
         ii = torch.as_tensor(ii).to(images.device)
         jj = torch.as_tensor(jj).to(images.device)
         kk = torch.tensor(kk).cuda()
@@ -1256,3 +1261,13 @@ def visualize(model, display_loader, device, grid_size):
 
 
 visualize(torch.nn.Linear(4, 4).cuda(), [], torch.device("cuda"), 8)
+
+
+# %% invalid: a loop over a loader's settings is no loop over a loader: what it builds is set-up, info
+import torch
+
+
+def build(loader_cfg):
+    for name in loader_cfg["datasets"]:
+        weights = torch.zeros(16).cuda()  # expect: GPU106 info
+        print(name, weights)
