@@ -4,6 +4,7 @@ comes from NumPy.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterator, Optional, Sequence
 
@@ -943,9 +944,6 @@ def given_python_data(model, factory: cst.Call, kind: str) -> bool:
     return not _device_makeable(data)
 
 
-_GROWING = ("append", "extend", "insert")
-
-
 def _grown(model, name: str, site, since: int) -> bool:
     """The list ``name`` may be changed in the function of ``site`` before the conversion: item by
     item (`ids.append(x)`, `ids[i] = x`), or, after its first binding ``since``, by a call it is
@@ -954,13 +952,24 @@ def _grown(model, name: str, site, since: int) -> bool:
     function = site.ctx.function
     if any(store.ctx.function is function for store in model.facts.item_stores.get(name, ())):
         return True
-    for other in model.facts.calls:
-        if other is site or other.ctx.function is not function or not since < other.order < site.order:
-            continue
-        if other.receiver_name == name or any(
-                type(a.value) is cst.Name and a.value.value == name for a in other.node.args):
-            return True
-    return False
+    orders = model.shared("tensors.names-handed-to-calls", _names_handed_to_calls).get((id(function), name), ())
+    at = bisect.bisect_right(orders, since)
+    return at < len(orders) and orders[at] < site.order
+
+
+def _names_handed_to_calls(model) -> dict:
+    """(function id, name) -> the sorted orders of the calls that take the name as an argument or
+    receiver: built once per file, so that each conversion asks in log time, not over every call."""
+    found: dict = {}
+    for call in model.facts.calls:
+        names = {a.value.value for a in call.node.args if type(a.value) is cst.Name}
+        if call.receiver_name is not None:
+            names.add(call.receiver_name)
+        for name in names:
+            found.setdefault((id(call.ctx.function), name), []).append(call.order)
+    for orders in found.values():
+        orders.sort()
+    return found
 
 
 def _device_makeable(data: cst.BaseExpression) -> bool:
