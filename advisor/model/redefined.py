@@ -11,7 +11,8 @@ statement between it and the next definition names it.
 
 from __future__ import annotations
 
-from typing import Dict, Iterator, Sequence, Set
+import bisect
+from typing import Dict, Iterator, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -27,7 +28,7 @@ def replaced_definitions(module: cst.Module) -> Iterator[cst.CSTNode]:
 
 def _replaced_in(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
     last_seen: Dict[str, int] = {}
-    named: Dict[int, Set[str]] = {}
+    uses: Optional[Dict[Optional[str], List[int]]] = None
     for index, statement in enumerate(body):
         kind = type(statement)
         if kind is cst.ClassDef and type(statement.body) is cst.IndentedBlock:
@@ -39,12 +40,33 @@ def _replaced_in(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
         last_seen[name] = index
         if earlier is None or not _plain(body[earlier]):
             continue
+        if uses is None:
+            uses = _uses(body)  # once per body, and only in a body that defines a name twice
         # Decorators and base classes of the new definition run before the name is bound again; a
         # notebook's magic between them (`%time train(...)`, a placeholder here) may name it too.
-        if (any(name in _names(body[k], named, k) or _magic_placeholder(body[k]) for k in range(earlier + 1, index))
-                or name in _header_names(statement)):
+        if _between(uses.get(name, ()), earlier, index) or _between(uses.get(None, ()), earlier, index) or (
+                name in _header_names(statement)):
             continue
         yield body[earlier]
+
+
+def _uses(body: Sequence[cst.CSTNode]) -> Dict[Optional[str], List[int]]:
+    """Name -> the indices (ascending) of the body's statements that name it; None -> those that
+    stand in for a notebook magic. One walk of the body."""
+    found: Dict[Optional[str], List[int]] = {}
+    for index, statement in enumerate(body):
+        collector = _Names()
+        statement.visit(collector)
+        for name in collector.names:
+            found.setdefault(name, []).append(index)
+        if _magic_placeholder(statement):
+            found.setdefault(None, []).append(index)
+    return found
+
+
+def _between(indices: Sequence[int], earlier: int, later: int) -> bool:
+    at = bisect.bisect_right(indices, earlier)
+    return at < len(indices) and indices[at] < later
 
 
 def _magic_placeholder(statement: cst.CSTNode) -> bool:
@@ -61,15 +83,6 @@ def _plain(statement: cst.CSTNode) -> bool:
         if type(expr) is not cst.Name or expr.value not in _BINDING_ONLY:
             return False
     return True
-
-
-def _names(statement: cst.CSTNode, known: Dict[int, Set[str]], index: int) -> Set[str]:
-    found = known.get(index)
-    if found is None:
-        collector = _Names()
-        statement.visit(collector)
-        found = known[index] = collector.names
-    return found
 
 
 def _header_names(statement: cst.CSTNode) -> Set[str]:
