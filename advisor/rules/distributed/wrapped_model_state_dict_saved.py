@@ -32,10 +32,11 @@ def _names_and_dotted(node: cst.CSTNode) -> Iterator[str]:
     yield from iter_names(node)
 
 
-def _else_of_unwrapping_choice(model: FileModel, site: CallSite) -> bool:
-    """The call is the `else` of a conditional expression whose other arm reads the same model's
-    `.module` (`m.module.state_dict() if distributed else m.state_dict()`): the author says
-    when the model is wrapped, and this arm is the plain model's."""
+def _plain_arm_of_unwrapping_choice(model: FileModel, site: CallSite) -> bool:
+    """The call is one arm of a conditional expression whose other arm reads the same model's
+    `.module` (`m.module.state_dict() if distributed else m.state_dict()`, or `m.state_dict()
+    if local_rank == -1 else m.module.state_dict()`): the author says when the model is
+    wrapped, and this arm is the plain model's."""
     receiver = dotted_name(site.receiver)
     statement = model.statement_of.get(id(site.node))
     if receiver is None or statement is None:
@@ -43,8 +44,10 @@ def _else_of_unwrapping_choice(model: FileModel, site: CallSite) -> bool:
     stack = [statement]
     while stack:
         node = stack.pop()
-        if type(node) is cst.IfExp and contains(node.orelse, site.node) and _reads(node.body, receiver + ".module"):
-            return True
+        if type(node) is cst.IfExp:
+            for arm, other in ((node.orelse, node.body), (node.body, node.orelse)):
+                if contains(arm, site.node) and _reads(other, receiver + ".module"):
+                    return True
         stack.extend(children(node))
     return False
 
@@ -187,7 +190,7 @@ class WrappedStateDictSaved(Rule):
                 savers = _save_functions(model)
             if not self._is_saved(model, site, savers):
                 continue
-            if _else_of_unwrapping_choice(model, site):
+            if _plain_arm_of_unwrapping_choice(model, site):
                 continue  # `model.module.state_dict() if distributed else model.state_dict()`
             receiver = model.code(site.receiver)
             verb = "is" if kinds["ddp"] else "may be"

@@ -455,6 +455,21 @@ def main(args):
     train(model)
     save_model_on_master(model, args.distributed, "final.pth")
 
+# %% valid: the plain arm comes first, the test names the single-process run
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def run(local_rank, loader, optimizer):
+    model = build().cuda()
+    if local_rank != -1:
+        model = DDP(model, device_ids=[local_rank])
+    for x in loader:
+        model(x.cuda()).mean().backward()
+        optimizer.step()
+    weights = model.state_dict() if local_rank == -1 else model.module.state_dict()
+    torch.save({"model": weights}, "last.pth")
+
 # %% invalid: the project's loader cuts the wrapper's seven characters off each key: info
 from collections import OrderedDict
 
