@@ -708,6 +708,11 @@ class ListItems(Question[Items]):
 LIST_ITEMS = ListItems()
 
 
+def builds_list(binding: Assignment) -> bool:
+    """The binding gives its name a list literal (`parts = []`, `boxes, labels = [], []`)."""
+    return _built_list(binding) is not None
+
+
 def _built_list(binding: Assignment) -> Optional[cst.List]:
     """The list literal a binding gives its name (`parts = []`, `boxes, labels = [], []`)."""
     built = binding.value

@@ -10,7 +10,7 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
-from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, every_value, list_elements
+from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, builds_list, every_value, list_elements
 from advisor.model.devices import HOST, device_kind, is_dtype, names_host_device
 from advisor.model.facts import Assignment, Context, LoopInfo
 from advisor.model.kinds import KINDS
@@ -322,6 +322,23 @@ def iterated_source(model, assignment: Assignment) -> Optional[cst.BaseExpressio
         else:
             return None
     return source if index is None or not type(source) is cst.Call else None
+
+
+def _zipped_parts(model, assignment: Assignment) -> tuple:
+    """The sequences a nested loop target takes its items from, when the facts cannot say which
+    one (`t1` in `for i, (t1, t2) in enumerate(zip(xs, ys))`): all of the zip's arguments."""
+    source, index = assignment.iterable, assignment.index
+    if source is None or assignment.value is not None or type(source) is not cst.Call:
+        return ()
+    if (type(source.func) is cst.Name and source.func.value == "enumerate" and index == 1 and len(source.args) == 1
+            and model.imports.qualify(source.func) is None):
+        source = source.args[0].value
+    if not (type(source) is cst.Call and type(source.func) is cst.Name and source.func.value == "zip"
+            and model.imports.qualify(source.func) is None):
+        return ()
+    if any(a.keyword is not None or a.star for a in source.args):
+        return ()
+    return tuple(a.value for a in source.args)
 
 
 def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) -> list:
@@ -707,6 +724,8 @@ def _tokenized(call: cst.Call) -> bool:
             return type(arg.value) is cst.SimpleString and arg.value.evaluated_value == "pt"
     return False
 # Functions that join a sequence of tensors into one on the device the parts are on.
+# Builtins whose result is one of their arguments.
+_PICKS = frozenset({"max", "min"})
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
@@ -826,6 +845,8 @@ class RawBatch(Question[bool]):
                         and not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)):
                     # `torch.where(labels[i] == end)[0]` of a batch still on the host
                     return bool(flow.ask(self, node.args[0].value, ctx, order))
+                if type(node.func) is cst.Name and node.func.value in _PICKS and not qual:
+                    return self._picked_raw(flow, node, ctx, order)
                 if not type(node.func) is cst.Attribute or moves_to_device(flow.model, node, ctx, order):
                     return False
                 node = node.func.value
@@ -837,7 +858,26 @@ class RawBatch(Question[bool]):
                 node = node.value
         if not type(node) is cst.Name:
             return False
-        return None if node is expr else flow.ask(self, node, ctx, order)
+        if node is expr:
+            return self._listed_raw(flow, node, ctx, order)
+        return flow.ask(self, node, ctx, order)
+
+    def _picked_raw(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
+        """`max(t1[1], t2[1])` of batch parts still on the host picks one of them."""
+        if flow.bindings.function(call.func.value, ctx, order) is not None:
+            return False  # the file's own `max`
+        return any(a.keyword is None and not a.star and flow.ask(self, a.value, ctx, order) for a in call.args)
+
+    def _listed_raw(self, flow: ValueFlow, name: cst.Name, ctx: Context, order: int) -> Optional[bool]:
+        """A list built in steps from batch parts (`infos = []`, then `infos.append(part)` in a
+        helper that takes a batch apart): its elements are still on the host."""
+        reach = flow.bindings.reaching(name.value, ctx, order)
+        if not reach.assignments or reach.parameter is not None:
+            return None
+        if not all(builds_list(a) for a in reach.assignments):
+            return None
+        values = list_elements(flow.model, name.value, ctx, order)
+        return bool(values) and any(v.flow.ask(self, v.expr, v.ctx, v.order) for v in values)
 
     def _joined_raw(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
         """The parts a join is given are raw batch parts: a comprehension over one, or a list of them."""
@@ -848,7 +888,8 @@ class RawBatch(Question[bool]):
             return bool(flow.ask(self, parts.for_in.iter, ctx, order))
         if type(parts) in (cst.List, cst.Tuple) and parts.elements:
             return all(type(e) is cst.Element and flow.ask(self, e.value, ctx, order) for e in parts.elements)
-        return False
+        # `torch.cat(x.transf)`: a field of a batch that holds a list of tensors
+        return type(parts) in (cst.Name, cst.Attribute) and bool(flow.ask(self, parts, ctx, order))
 
     def combine(self, answers: Sequence[bool]) -> bool:
         return any(answers)
@@ -856,6 +897,13 @@ class RawBatch(Question[bool]):
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
         if loop_target_hint(flow.model, assignment) in ("batch", "loader-batch", "index"):
             return True
+        ctx, order = assignment.ctx, assignment.order
+        source = iterated_source(flow.model, assignment)
+        if source is not None and type(source) is cst.Subscript and flow.ask(self, source, ctx, order):
+            return True  # `zip(transf[0], transf[1])`: the rows of a part of a batch
+        zipped = _zipped_parts(flow.model, assignment)
+        if zipped and all(type(p) is cst.Subscript and flow.ask(self, p, ctx, order) for p in zipped):
+            return True  # `for i, (t1, t2) in enumerate(zip(transf[0], transf[1]))`
         return True in iterated_items(flow, assignment, self)  # `for x in batch_x`, still on the host
 
     def drawn(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int, index: Optional[int]) -> Optional[bool]:

@@ -329,6 +329,13 @@ class ProjectView:
             return self._resolve(model, ".".join([target, *rest[1:]]), depth + 1)
         if len(rest) == 1 and facts.assignments.get(("<module>", name)):
             return Symbol(model, "value", None, name)
+        if not name.startswith("_"):
+            # `from .utils import *` in a package's __init__: the name may come from there
+            # (the last star import that binds it wins, as in Python).
+            for module in reversed(model.imports.star_modules):
+                symbol = self._resolve(model, ".".join([module, *rest]) if not module.endswith(".") else module + ".".join(rest), depth + 1)
+                if symbol is not None:
+                    return symbol
         return None
 
     # -- who imports a module --------------------------------------------------------------
