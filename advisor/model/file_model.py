@@ -119,6 +119,7 @@ class FileModel:
         self._has_training_loop: Dict[int, bool] = {}
         self._loop_training: Dict[int, bool] = {}
         self._loop_hot: Dict[int, bool] = {}
+        self._loop_runs: Dict[int, bool] = {}
         self._function_heat: Dict[int, Optional[Heat]] = {}
         self._may_use_gpu: Optional[bool] = None  # it reads the texts of the project files around it
         self._shared: Dict[str, object] = {}
@@ -556,7 +557,26 @@ class FileModel:
 
     def epoch_loops(self) -> List[LoopInfo]:
         """Training loops that are not hot: each iteration runs a whole inner training loop."""
-        return [loop for loop in self.facts.loops if self.is_training_loop(loop) and not self.is_hot_loop(loop)]
+        return [loop for loop in self.facts.loops
+                if self.is_training_loop(loop) and not self.is_hot_loop(loop) and not self.runs_whole_trainings(loop)]
+
+    def runs_whole_trainings(self, loop: LoopInfo) -> bool:
+        """Each iteration calls a function of the project that builds an optimizer and trains
+        with it in a loop of its own (`for step in range(n_tasks): main(opts)`): a loop over
+        runs (tasks, folds, seeds), not over epochs. A loop that builds the optimizer in its own
+        body is still an epoch loop (old scripts build it anew each epoch to set the rate)."""
+        return open_questions.remembered(self._loop_runs, id(loop), lambda: any(
+            owner.builds_optimizer(target) and any(owner.is_training_loop(inner) for inner in target.loops)
+            for site in loop.sites for owner, target in self.calls.targets(site)
+        ), guard=False)
+
+    def builds_optimizer(self, info: FunctionInfo) -> bool:
+        """The function's own body builds a `torch.optim` optimizer."""
+        for site in info.sites:
+            qual = self.imports.qualify(site.node.func) or ""
+            if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and qual.rsplit(".", 1)[-1][:1].isupper():
+                return True
+        return False
 
     def enclosing_training_loop(self, ctx: Context) -> Optional[LoopInfo]:
         loop = ctx.loop

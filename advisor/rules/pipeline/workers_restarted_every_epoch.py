@@ -151,6 +151,31 @@ def _restarting_workers(model: FileModel, site: CallSite) -> Optional[_Restart]:
     return _Restart(*found)
 
 
+def _subset_of_the_pass(model: FileModel, site: CallSite) -> bool:
+    """The loader goes over a subset its builder picks at the time (`DataLoader(Subset(dataset,
+    idx))`, with `idx` from this epoch's losses): each new loader holds other samples, so there
+    is nothing to keep between passes."""
+    dataset = call_argument(site.node, "dataset", 0)
+    if dataset is None:
+        return False
+    value = dataset.value
+    if type(value) is cst.Name:
+        reach = model.bindings.reaching(value.value, site.ctx, site.order)
+        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+            return False
+        binding = reach.assignments[0]
+        if binding.value is None or binding.index is not None or binding.ctx.function is not site.ctx.function:
+            return False
+        value = binding.value
+    if type(value) is not cst.Call:
+        return False
+    qual = model.imports.qualify(value.func) or dotted_name(value.func) or ""
+    if qual.rsplit(".", 1)[-1] != "Subset":
+        return False
+    indices = call_argument(value, "indices", 1)
+    return indices is not None and type(indices.value) not in (cst.List, cst.Tuple, cst.Integer)
+
+
 def _dataset_changed_between_passes(model: FileModel, site: CallSite) -> bool:
     """A loop sets an attribute of the loader's dataset (`gen.dataset.epoch_now = epoch`,
     `train_dataset.mosaic = False`) or calls one of its `set_*` methods: each pass's fresh
@@ -394,7 +419,11 @@ class WorkersRestartedEveryEpoch(Rule):
         new loader on each pass: keeping its workers would not carry over, so it is left alone;
         so is one a per-epoch helper builds for itself and hands to the function that goes over it
         once (`def val_run(encoder): data_loader = make_eval_loader(); return score(encoder,
-        data_loader)`, called once per epoch from another file).
+        data_loader)`, called once per epoch from another file). A loader built each epoch over
+        the samples that epoch picks (`DataLoader(Subset(dataset, idx))`, `idx` from this epoch's
+        losses) holds other data each time: nothing to keep. A loop each of whose rounds calls a
+        function that builds its own optimizer and trains with it (`for task in range(n):
+        main(opts)`) runs whole trainings, not epochs.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -576,6 +605,8 @@ class WorkersRestartedEveryEpoch(Rule):
             rebuilt = _inside(site.ctx.loop, epochs) or (
                 site.ctx.loop is None and _epoch_callers(model, site.ctx.function, epochs) is not None
             )
+            if rebuilt and _subset_of_the_pass(model, site):
+                continue  # a new subset each time (`Subset(dataset, idx)` of this epoch's picks)
             if rebuilt and model.guards.periodic(site.ctx):
                 # Built under a test that holds once (`if epoch >= freeze_epoch and not
                 # unfrozen:`, a flag the block sets) or now and then: not every epoch. If the

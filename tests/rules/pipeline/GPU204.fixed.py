@@ -702,3 +702,16 @@ def main(model, optimizer, train_set, test_set, epochs):
             loss.backward()
             optimizer.step()
         evaluate(model, test_loader, enabled=True)
+
+# %% invalid: an epoch loop that builds its optimizer anew each epoch (to set the rate) is still one
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)  # expect: GPU204
+for epoch in range(30):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1 * (0.1 ** (epoch // 10)))
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

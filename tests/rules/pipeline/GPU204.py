@@ -1242,3 +1242,61 @@ def main(model, optimizer, train_set, test_set, epochs):
             loss.backward()
             optimizer.step()
         evaluate(model, test_loader, enabled=True)
+
+# %% valid: a loop over tasks, each a whole run with its own optimizer, is no epoch loop
+import torch
+from torch.utils import data
+
+
+def main(opts):
+    model = build_model(opts).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=opts.lr, momentum=0.9)
+    train_loader = data.DataLoader(datasets(opts)["train"], batch_size=32, shuffle=True, num_workers=4)
+    for images, labels in train_loader:
+        loss = model(images.cuda(), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    opts = parse_args()
+    for step in range(opts.start_step, opts.total_steps):
+        opts.curr_step = step
+        main(opts)
+
+# %% invalid: an epoch loop that builds its optimizer anew each epoch (to set the rate) is still one
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4)  # expect: GPU204
+for epoch in range(30):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1 * (0.1 ** (epoch // 10)))
+    for x, y in loader:
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: each epoch's loaders go over the samples that epoch's split picked
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Subset
+
+
+class Method:
+    def split(self, dataset, losses):
+        idx = np.where(losses < losses.mean())[0]
+        clean = DataLoader(Subset(dataset, idx), batch_size=self.batch_size, shuffle=True, num_workers=2)
+        noisy_set = torch.utils.data.Subset(dataset, np.where(losses >= losses.mean())[0])
+        noisy = DataLoader(noisy_set, batch_size=self.batch_size, shuffle=True, num_workers=2)
+        return clean, noisy
+
+    def train(self, dataset, epochs):
+        for epoch in range(epochs):
+            clean, noisy = self.split(dataset, self.losses(dataset))
+            for (x, y), (u, _) in zip(clean, noisy):
+                loss = self.model(x.cuda(), y.cuda(), u.cuda())
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
