@@ -499,7 +499,7 @@ def _moves_batches(model: FileModel) -> bool:
     for site in model.method_calls("to", "cuda", "type"):
         if not is_device_move(model, site):
             continue
-        if site.ctx.loop is None:
+        if site.ctx.loop is None or _host_copy_first(model, site.receiver):
             continue
         if _drawn_then_moved(model, site.receiver):
             return True
@@ -520,6 +520,20 @@ def _moves_batches(model: FileModel) -> bool:
     if any(site.ctx.loop is not None and _mapped_batches(model, site) for site in _mapped_moves(model)):
         return True
     return _helper_moves_batches(model)
+
+
+def _host_copy_first(model: FileModel, receiver: Optional[cst.BaseExpression]) -> bool:
+    """The value moved is a new host tensor made from the batch by a conversion to a host tensor
+    type (`audios.type(torch.LongTensor).to(device)`): pinned batch memory never reaches that
+    copy, whatever the loader does."""
+    node = receiver
+    while type(node) is cst.Call and type(node.func) is cst.Attribute:
+        if node.func.attr.value == "type" and len(node.args) == 1:
+            kind = model.imports.qualify(node.args[0].value) or ""
+            if kind.startswith("torch.") and kind.endswith("Tensor") and ".cuda." not in kind and kind != "torch.Tensor":
+                return True
+        node = node.func.value
+    return False
 
 
 def _movers(model: FileModel) -> Set[str]:
@@ -620,7 +634,7 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
     for site in model.method_calls("to", "cuda", "type"):
         if not is_device_move(model, site):
             continue
-        if site.ctx.loop is None or not site.ctx.loop.within(loop):
+        if site.ctx.loop is None or not site.ctx.loop.within(loop) or _host_copy_first(model, site.receiver):
             continue
         if root_name(variable_inner(model, site.receiver)) in derived_batch_names(model, site) or _drawn_then_moved(
                 model, site.receiver):

@@ -1099,3 +1099,16 @@ def main(model, opt, trainer, train_set, vis_set, val_set, cfg):
             if it % cfg.validate_every == 0:
                 for batch_val in val_loader:
                     trainer.evaluate(model, batch_val.cuda())
+
+# %% invalid: a conversion to a CUDA tensor type is the copy itself
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=4, pin_memory=True)  # expect: GPU201
+for epoch in range(10):
+    for inputs, targets in train_loader:
+        inputs = inputs.type(torch.cuda.FloatTensor)
+        loss = model(inputs, targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
