@@ -303,7 +303,7 @@ def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
     question = LoaderSites(callers) if callers else None
     if question is None:
         chains = _project_epoch_callers(model, loop.function)
-        if chains and _rebuilt_by_callers(loop, chains):
+        if chains and (_rebuilt_by_callers(loop, chains) or _built_by_the_pass(site, loop)):
             return False
         question = LoaderSites(project_callers=chains) if chains else None
     if question is None:
@@ -340,6 +340,14 @@ def _rebuilt_by_callers(loop, chains: dict) -> bool:
         ):
             return False
     return True
+
+
+def _built_by_the_pass(site: CallSite, loop) -> bool:
+    """The function that goes over the loader builds it into a local name first
+    (`def compute_eval_metrics(...): data_loader = DataLoader(...); for batch in data_loader:`):
+    each call goes over a new loader, so persistent workers would not carry over."""
+    return (site.ctx.function is loop.function and site.ctx.loop is None and not site.ctx.conditional
+            and bool(site.assigned_to) and "." not in site.assigned_to)
 
 
 def _built_before_pass(site: CallSite, loop) -> bool:
@@ -417,8 +425,8 @@ class WorkersRestartedEveryEpoch(Rule):
         and that no config file sets) is info. A loader built in the block that goes over it
         (`if step % 500 == 0: test_loader = DataLoader(...); for x in test_loader: ...`) is a
         new loader on each pass: keeping its workers would not carry over, so it is left alone;
-        so is one a per-epoch helper builds for itself and hands to the function that goes over it
-        once (`def val_run(encoder): data_loader = make_eval_loader(); return score(encoder,
+        so is one a per-epoch helper builds for itself and goes over, or hands to the function that
+        goes over it once (`def val_run(encoder): data_loader = make_eval_loader(); return score(encoder,
         data_loader)`, called once per epoch from another file). A loader built each epoch over
         the samples that epoch picks (`DataLoader(Subset(dataset, idx))`, `idx` from this epoch's
         losses) holds other data each time: nothing to keep. A loop each of whose rounds calls a
