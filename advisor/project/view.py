@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from advisor.limits import FileTooLarge, read_regular
 from advisor.model.broken_imports import missing_relative_modules
+from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 
@@ -417,11 +418,33 @@ class ProjectView:
                 if any(importer is known for known in out):
                     continue
                 out.append(importer)
-                if os.path.basename(importer.real_path or "") == "__init__.py":
+                if os.path.basename(importer.real_path or "") == "__init__.py" or self._factory_of(importer, model):
                     upper.extend(self.importers(importer))
             frontier = upper
         out.extend(m for m in frontier if not any(m is known for known in out))
         return out[:MAX_IMPORTERS]
+
+    def _factory_of(self, importer, model) -> bool:
+        """``importer`` builds instances of ``model``'s classes in its functions (`criterion =
+        SetCriterion(...)` in a `build(args)` that returns it): the instances go wherever the
+        factory's callers take them, so those count as importers too."""
+        classes = model.facts.classes
+        if not classes:
+            return False
+        asked = set()
+        for site in importer.facts.calls:
+            func = site.node.func
+            name = dotted_name(func)
+            if name is None or name.rsplit(".", 1)[-1] not in classes or site.ctx.function is None:
+                continue
+            qual = importer.imports.qualify(func)
+            if qual is None or qual in asked:
+                continue
+            asked.add(qual)
+            symbol = self.symbol(importer, qual)
+            if symbol is not None and symbol.kind == "class" and symbol.model is model:
+                return True
+        return False
 
     def related_texts(self, path: str, hops: int = 2, within: Optional[str] = None) -> List[str]:
         """The texts of the project files within ``hops`` imports of a file, either way: where
