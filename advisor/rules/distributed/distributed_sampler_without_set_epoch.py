@@ -27,7 +27,9 @@ class SamplerWithoutSetEpoch(Rule):
         it calls (in its file or another module of the project); or whose loader an endless
         generator or a re-created `iter(loader)` goes over again and again with no `set_epoch`
         between the passes (a generator drawn with `next(...)` only inside a loop that calls
-        `set_epoch`, an epoch loop around the steps, starts each new pass after one). The epoch loop may sit in another module than the sampler, around
+        `set_epoch`, an epoch loop around the steps, starts each new pass after one; so does one
+        gone over by `for` loops, in any file, whose bodies call `set_epoch` when a pass starts:
+        `for batch in cyclize(loader): if step % len(loader) == 0: loader.sampler.set_epoch(...)`). The epoch loop may sit in another module than the sampler, around
         the loop that goes over the loader or around a call of the function holding that loop
         (`train(epoch, train_loader)`); a loader built with `batch_sampler=BatchSampler(sampler,
         ...)` counts as built on the sampler. Reported at the sampler, naming the epoch loop (or
@@ -111,7 +113,8 @@ class SamplerWithoutSetEpoch(Rule):
             if arg is None or id(site.node) not in model.values.ask(built_on, arg.value, loader.ctx, loader.order):
                 continue
             passes = passes_over(model, loader)
-            if not passes or any(self._pass_sets_epoch(p) or self._draws_set_epoch(model, p) for p in passes):
+            if not passes or any(self._pass_sets_epoch(p) or self._draws_set_epoch(model, p) or self._consumer_sets_epoch(p)
+                                 for p in passes):
                 continue
             where, fields, related = describe(model, passes[0])
             yield self.report(
@@ -135,6 +138,24 @@ class SamplerWithoutSetEpoch(Rule):
             loop = loop.parent
         function = item.function
         return function is not None and self._function_sets_epoch(item.model, function.key, {})
+
+    def _consumer_sets_epoch(self, item) -> bool:
+        """Every loop that goes over the generator (`for batch in cyclize(loader):`, in any file of
+        the project) calls `set_epoch` in its body (`loader.sampler.set_epoch(epoch)` when a
+        step count reaches a multiple of the loader's length): the passes it starts read it."""
+        if item.how != "generator" or item.function is None:
+            return False
+        consumers = []
+        for owner, site in item.model.callers(item.function):
+            for candidate in owner.facts.loops:
+                iterated = getattr(candidate.node, "iter", None)
+                if iterated is site.node or (type(iterated) is cst.Call and any(a.value is site.node for a in iterated.args)):
+                    loop = candidate
+                    break
+            else:
+                return False  # drawn some other way: `next(gen)` is `_draws_set_epoch`'s
+            consumers.append((owner, loop))
+        return bool(consumers) and all(self._sets_epoch(owner, loop, {}) for owner, loop in consumers)
 
     def _draws_set_epoch(self, model: FileModel, item) -> bool:
         """The generator's batches are drawn (`next(datalooper)`) only inside loops of this file

@@ -205,3 +205,30 @@ for epoch in range(num_epochs):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: the loop over an endless generator sets the epoch each time a pass starts
+import torch
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+def cyclize(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+
+def train(model, dataset, optimizer, max_iter):
+    sampler = DistributedSampler(dataset)
+    loader = DataLoader(dataset, batch_size=16, sampler=sampler, num_workers=4, pin_memory=True)
+    step = 0
+    for batch in cyclize(loader):
+        if step % len(loader) == 0:
+            loader.sampler.set_epoch(step // len(loader))
+        loss = model(batch["image"].cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        step += 1
+        if step >= max_iter:
+            break
