@@ -514,6 +514,8 @@ class FileModel:
         return open_questions.remembered(self._loop_training, id(loop), lambda: self._trains_in(loop), guard=False)
 
     def _trains_in(self, loop: LoopInfo) -> bool:
+        if _runs_once(loop):
+            return False  # one batch, then `break`: a calibration pass, not a training loop
         # Under `no_grad` nothing can be backpropagated: a loss object called there (with
         # `only_return_losses=True`) evaluates, whatever its other path does.
         no_grad = loop.ctx.no_grad or (loop.function is not None and loop.function.no_grad)
@@ -923,6 +925,16 @@ def _unreachable_ids(model) -> frozenset:
         for statement in statements:
             found |= node_ids(statement)
     return frozenset(found)
+
+
+def _runs_once(loop: LoopInfo) -> bool:
+    """The loop's body ends in an unconditional `break` (`for x, y in loader: ...; break`): it
+    goes round at most once."""
+    body = getattr(loop.node, "body", None)
+    statements = getattr(body, "body", ())
+    if not statements or not isinstance(statements[-1], cst.SimpleStatementLine):
+        return False
+    return any(type(small) is cst.Break for small in statements[-1].body)
 
 
 def call_argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

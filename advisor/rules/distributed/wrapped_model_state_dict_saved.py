@@ -41,6 +41,8 @@ def _plain_arm_of_unwrapping_choice(model: FileModel, site: CallSite) -> bool:
     statement = model.statement_of.get(id(site.node))
     if receiver is None or statement is None:
         return False
+    if _plain_branch_of_unwrapping_if(model, site, receiver):
+        return True
     stack = [statement]
     while stack:
         node = stack.pop()
@@ -49,6 +51,23 @@ def _plain_arm_of_unwrapping_choice(model: FileModel, site: CallSite) -> bool:
                 if contains(arm, site.node) and _reads(other, receiver + ".module"):
                     return True
         stack.extend(children(node))
+    return False
+
+
+def _plain_branch_of_unwrapping_if(model: FileModel, site: CallSite, receiver: str) -> bool:
+    """The call sits in one branch of an `if` whose other branch reads the same model's `.module`
+    (`if num_gpu > 1: save(model.module.state_dict()) else: save(model.state_dict())`): the
+    author tells the two cases apart, and this branch is the plain model's."""
+    ctx = site.ctx
+    while ctx is not None and ctx.function is site.ctx.function:
+        guard = ctx.guard
+        if guard is not None and not guard.exits:
+            statement = model.statement_of.get(id(guard.test))
+            if type(statement) is cst.If and statement.test is guard.test:
+                other = statement.orelse if guard.positive else statement.body
+                if other is not None and _reads(other, receiver + ".module"):
+                    return True
+        ctx = ctx.outer
     return False
 
 

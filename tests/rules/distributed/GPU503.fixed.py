@@ -249,6 +249,22 @@ def train(model, loader, optimizer, path):
         optimizer.step()
     torch.save({"model_state_dict": model.module.state_dict()}, path)  # expect: GPU503 info
 
+# %% invalid: an `if` on something else leaves the wrapped model in both branches
+import torch
+import torch.nn as nn
+
+
+def train(model, loader, optimizer, epochs, keep_all):
+    model = nn.DataParallel(model).cuda()
+    for epoch in range(epochs):
+        for x in loader:
+            model(x.cuda()).mean().backward()
+            optimizer.step()
+        if keep_all:
+            torch.save(model.module.state_dict(), f"epoch{epoch}.pth")  # expect: GPU503
+        else:
+            torch.save(model.module.state_dict(), "last.pth")  # expect: GPU503
+
 # %% invalid: the project's loader cuts the wrapper's seven characters off each key: info
 from collections import OrderedDict
 

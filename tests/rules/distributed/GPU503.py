@@ -470,6 +470,40 @@ def run(local_rank, loader, optimizer):
     weights = model.state_dict() if local_rank == -1 else model.module.state_dict()
     torch.save({"model": weights}, "last.pth")
 
+# %% valid: the `else` of an `if` whose other branch saves `.module` holds the plain model
+import torch
+import torch.nn as nn
+
+
+def train(model, loader, optimizer, num_gpu, epochs):
+    if num_gpu > 1:
+        model = nn.DataParallel(model)
+    model = model.cuda()
+    for epoch in range(epochs):
+        for x in loader:
+            model(x.cuda()).mean().backward()
+            optimizer.step()
+        if num_gpu > 1:
+            torch.save(model.module.state_dict(), "best.pth")
+        else:
+            torch.save(model.state_dict(), "best.pth")
+
+# %% invalid: an `if` on something else leaves the wrapped model in both branches
+import torch
+import torch.nn as nn
+
+
+def train(model, loader, optimizer, epochs, keep_all):
+    model = nn.DataParallel(model).cuda()
+    for epoch in range(epochs):
+        for x in loader:
+            model(x.cuda()).mean().backward()
+            optimizer.step()
+        if keep_all:
+            torch.save(model.state_dict(), f"epoch{epoch}.pth")  # expect: GPU503
+        else:
+            torch.save(model.state_dict(), "last.pth")  # expect: GPU503
+
 # %% invalid: the project's loader cuts the wrapper's seven characters off each key: info
 from collections import OrderedDict
 

@@ -2204,3 +2204,34 @@ def train(model, loaders, optimizer, criterion, epochs):
                     optimizer.step()
                 total += loss.detach()
             print(phase, total.item())
+
+# %% valid: a loop that ends in an unconditional break runs one calibration batch
+import torch
+
+
+def train_one_iter(model, loader, optimizer, criterion):
+    model.train()
+    for i, (inputs, target) in enumerate(loader):
+        loss = criterion(model(inputs.cuda()), target.cuda())
+        seen = loss.item()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        break
+    return seen
+
+# %% invalid: a break under a test leaves every other round a training step
+import torch
+
+
+def train(model, loader, optimizer, criterion, max_steps):
+    model.train()
+    for i, (inputs, target) in enumerate(loader):
+        loss = criterion(model(inputs.cuda()), target.cuda())
+        seen = loss.item()  # expect: GPU101
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if i >= max_steps:
+            break
+    return seen
