@@ -514,7 +514,7 @@ class FileModel:
         return open_questions.remembered(self._loop_training, id(loop), lambda: self._trains_in(loop), guard=False)
 
     def _trains_in(self, loop: LoopInfo) -> bool:
-        if _runs_once(loop):
+        if body_runs_once(loop):
             return False  # one batch, then `break`: a calibration pass, not a training loop
         # Under `no_grad` nothing can be backpropagated: a loss object called there (with
         # `only_return_losses=True`) evaluates, whatever its other path does.
@@ -927,7 +927,7 @@ def _unreachable_ids(model) -> frozenset:
     return frozenset(found)
 
 
-def _runs_once(loop: LoopInfo) -> bool:
+def body_runs_once(loop: LoopInfo) -> bool:
     """The loop's body ends in an unconditional `break` (`for x, y in loader: ...; break`): it
     goes round at most once."""
     body = getattr(loop.node, "body", None)

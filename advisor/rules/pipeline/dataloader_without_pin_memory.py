@@ -89,7 +89,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at
-        the top of the script (`test_imgs, _ = next(iter(test_loader))`) are left alone. A
+        the top of the script (`test_imgs, _ = next(iter(test_loader))`), or gone over only by
+        loops that end in an unconditional `break` (one batch each, in a demo notebook), are
+        left alone. A
         move of a new host tensor the batch is first converted to
         (`inputs.type(torch.LongTensor).to(device)`) is no move of the batch: pinned memory
         would never reach that copy.

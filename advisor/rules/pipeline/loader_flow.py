@@ -5,7 +5,7 @@ import re
 from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from advisor.model import CallSite, Context, FileModel, Heat
-from advisor.model.file_model import call_argument
+from advisor.model.file_model import body_runs_once, call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
 from advisor.model.loaders import (
@@ -18,6 +18,7 @@ from advisor.model.tensors import is_host_tensor
 from advisor.model.names import dotted_name, root_name, variable_inner
 from advisor.model.vocabulary import DEVICE_NAME
 from advisor.model.subtree import reads_any
+from advisor.model.facts import MODULE_SCOPE
 from advisor.model.walk import children
 from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
@@ -106,6 +107,51 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
     if any(other is not model for other, _ in loader_consumers(model, site)):
         return False
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
+
+
+def looped_once(model: FileModel, site: CallSite) -> bool:
+    """The loader, bound at the top of the file, is gone over only by loops that end in an
+    unconditional `break` (`for batch in loader: ...; break` in a demo notebook's cells): one
+    batch each, nothing for pinning or workers to overlap."""
+    name = site.assigned_to
+    if name is None or site.ctx.function is not None or passes_over(model, site):
+        return False
+    if any(other is not model for other, _ in loader_consumers(model, site)):
+        return False
+    loops = [loop for loop in model.facts.loops if any(found is site for found in loaders_iterated(model, loop)[0])]
+    if not loops or not all(body_runs_once(loop) for loop in loops):
+        return False
+    # Named nowhere else in the file: each mention binds the name (a notebook's cells build a
+    # loader under one name again and again) or heads a loop over it.
+    bindings = len(model.facts.assignments.get((MODULE_SCOPE, name), ()))
+    headers = sum(1 for loop in model.facts.loops if name in _names_in(getattr(loop.node, "iter", None)))
+    return model.shared("code-name-counts", _code_name_counts).get(name, 0) == bindings + headers
+
+
+def _code_name_counts(model: FileModel) -> Dict[str, int]:
+    """How often each name is read or bound in the code (comments, strings and attributes
+    `x.name` left out): a notebook's commented-out cells do not count."""
+    counts: Dict[str, int] = {}
+    stack = [model.module]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            counts[node.value] = counts.get(node.value, 0) + 1
+        elif type(node) is cst.Attribute:
+            stack.append(node.value)
+        else:
+            stack.extend(children(node))
+    return counts
+
+
+def _names_in(node) -> set:
+    found, stack = set(), [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name:
+            found.add(current.value)
+        stack.extend(children(current))
+    return found
 
 
 def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
@@ -720,7 +766,7 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     batches and uses CUDA), or by a loop of another project file that iterates this loader.
     Not a loader of one batch that holds the whole dataset (``whole_dataset_batch``), nor one
     drawn from once (``drawn_once``)."""
-    if whole_dataset_batch(site) or never_read(model, site) or drawn_once(model, site):
+    if whole_dataset_batch(site) or never_read(model, site) or drawn_once(model, site) or looped_once(model, site):
         return False
     if model.uses_cuda and moves_batches_to_device(model):
         return True

@@ -1112,3 +1112,14 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a loop that reads on past its first batch
+import torch
+from torch.utils.data import DataLoader
+
+model = Generator().cuda().eval()
+dataloader = DataLoader(dataset, shuffle=False, batch_size=4, pin_memory=True)  # expect: GPU201
+for i, batch in enumerate(dataloader):
+    frames.append(model(batch["image"].cuda(), 0.0))
+    if i == 10:
+        break

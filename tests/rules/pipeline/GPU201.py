@@ -1600,3 +1600,30 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: every loop over the loader ends in a break: one batch each, in a demo script
+import torch
+from torch.utils.data import DataLoader
+
+model = Generator().cuda().eval()
+# dataloader = DataLoader(dataset, shuffle=True, batch_size=1)
+dataloader = DataLoader(dataset, shuffle=True, batch_size=1)
+for batch in dataloader:
+    for angle in angles:
+        frames.append(model(batch["image"].cuda(), angle))
+    break
+dataloader = DataLoader(dataset, shuffle=False, batch_size=4)
+for i, batch in enumerate(dataloader):
+    frames.append(model(batch["image"].cuda(), 0.0))
+    break
+
+# %% invalid: a loop that reads on past its first batch
+import torch
+from torch.utils.data import DataLoader
+
+model = Generator().cuda().eval()
+dataloader = DataLoader(dataset, shuffle=False, batch_size=4)  # expect: GPU201
+for i, batch in enumerate(dataloader):
+    frames.append(model(batch["image"].cuda(), 0.0))
+    if i == 10:
+        break
