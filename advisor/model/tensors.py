@@ -712,6 +712,12 @@ class HostTensor(Question[bool]):
         """A loop target over host tensors (`for row in torch.arange(n)`, a list of them)."""
         return iterated_items(flow, assignment, self) == [True]
 
+    def augmented(self, flow: ValueFlow, assignment: Assignment, before: bool, value: bool) -> bool:
+        """`accs /= B` of a host value by a number (`B` from a shape): it stays where it is."""
+        if before and not value and assignment.value is not None:
+            return flow.ask(TENSORS, assignment.value, assignment.ctx, assignment.order) != TENSOR
+        return before and value
+
 
 HOST_TENSOR = HostTensor()
 

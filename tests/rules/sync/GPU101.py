@@ -2235,3 +2235,43 @@ def train(model, loader, optimizer, criterion, max_steps):
         if i >= max_steps:
             break
     return seen
+
+# %% valid: a sum of values copied to the host, divided by a count from a shape, stays on the host
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer):
+    for images, labels in loader:
+        logits = model(images.cuda())
+        B, n_experts = logits.shape[:2]
+        accs = 0.
+        for row in logits:
+            probs = F.softmax(row, dim=-1).detach().cpu()
+            acc = probs.max(-1)[0].sum() / n_experts
+            accs += acc
+        accs /= B
+        loss = F.cross_entropy(logits, labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(accs.item())
+
+# %% invalid: a sum that starts as a number and adds GPU values lives on the GPU
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer):
+    for images, labels in loader:
+        logits = model(images.cuda())
+        B = logits.shape[0]
+        accs = 0.
+        for row in logits:
+            accs += F.softmax(row, dim=-1).max()
+        accs /= B
+        loss = F.cross_entropy(logits, labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(accs.item())  # expect: GPU101
