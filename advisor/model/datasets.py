@@ -592,7 +592,19 @@ def _packing_functions(model, call: cst.Call, ctx: Context, order: int) -> list:
     found = _collate_functions(model, call)
     if found:
         return found
-    return [hit for p in _partial_collates(model, call, ctx, order) for hit in _function_named(model, p.args[0].value)]
+    found = [hit for p in _partial_collates(model, call, ctx, order) for hit in _function_named(model, p.args[0].value)]
+    if found:
+        return found
+    # `collate_fn=train_collator`, an instance of a project class: its `__call__` packs the batch.
+    arg = argument(call, "collate_fn", None)
+    if arg is None:
+        return []
+    called = []
+    for owner, cls in instances_of(model, arg.value, ctx, order):
+        target = class_method(owner, cls, "__call__")
+        if target is not None:
+            called.append(target)
+    return called
 
 
 def collates_graphs(model, call: cst.Call, ctx: Context, order: int) -> bool:

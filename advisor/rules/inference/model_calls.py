@@ -22,7 +22,8 @@ MODEL_NAME = re.compile(r"(^|_)(model|net|network|classifier|backbone|encoder|de
 ACTION_ON_A_MODEL = re.compile(
     r"^(log|save|load|build|get|create|init|update|export|register|wrap|compile|freeze|unfreeze|print|summari[sz]e"
     r"|prepare|setup|set|make|upload|download|push|convert|check|watch|restore|fit|run|reset|copy|unwrap|merge"
-    r"|offload|quantize|patch|replace|remove|add|apply|cast|move|shard|clone|validate|evaluate)_",
+    r"|offload|quantize|patch|replace|remove|add|apply|cast|move|shard|clone|validate|evaluate|fuse|calibrate"
+    r"|trace|profile|describe|show|count|inspect|display)_",
     re.IGNORECASE,
 )
 

@@ -65,8 +65,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         reaches tensors and objects with a `pin_memory()` method, and a DGL graph has none; for
         `dataset.collate`, every project method of that name must), or into a project class
         with no `pin_memory()` method (DETR's `NestedTensor`, also made by a class method that
-        returns `cls(...)` and from a `collate_fn` bound with `partial`, or a class given as the
-        `collate_fn` itself: `collate_fn=GraphBatch`; such a loader that sets `pin_memory=False`
+        returns `cls(...)` and from a `collate_fn` bound with `partial` or from the `__call__`
+        of a collator object of the project, or a class given as the `collate_fn` itself:
+        `collate_fn=GraphBatch`; such a loader that sets `pin_memory=False`
         is not reported at all), or whose `collate_fn` moves each
         batch to the GPU itself (`partial(pad_collate, device=device)` with a `.to(device)`
         inside: the loader yields device tensors, which pinning cannot take; no fix is offered);

@@ -927,3 +927,11 @@ def run_net(model, loaders, epochs):
 
 def main(model, loaders):
     return run_net(model.cuda(), loaders, 100)
+
+# %% valid: fusing each network's layers before quantisation-aware training runs no forward
+import torch
+
+for netG in model.G_networks:
+    netG.quantized.fuse_model()
+    netG.quantized.qconfig = torch.quantization.get_default_qat_qconfig("qnnpack")
+    torch.quantization.prepare_qat(netG.quantized, inplace=True)

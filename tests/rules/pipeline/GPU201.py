@@ -1627,3 +1627,36 @@ for i, batch in enumerate(dataloader):
     frames.append(model(batch["image"].cuda(), 0.0))
     if i == 10:
         break
+
+# %% invalid: a collator object whose `__call__` packs the batch into a class with no pin_memory(): info
+import torch
+from torch.utils.data import DataLoader
+
+
+class Batch:
+    def __init__(self, images, masks):
+        self.images, self.masks = images, masks
+
+    def to(self, device):
+        return Batch(self.images.to(device), self.masks.to(device))
+
+
+class PadCollator:
+    def __init__(self, multiple=32):
+        self.multiple = multiple
+
+    def __call__(self, samples):
+        images = torch.stack([s[0] for s in samples])
+        masks = torch.stack([s[1] for s in samples])
+        return Batch(images=images, masks=masks)
+
+
+collator = PadCollator()
+loader = DataLoader(train_set, batch_size=8, num_workers=4, collate_fn=collator)  # expect: GPU201 info
+for epoch in range(10):
+    for batch in loader:
+        batch = batch.to("cuda")
+        loss = model(batch.images, batch.masks)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
