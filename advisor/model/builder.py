@@ -554,7 +554,7 @@ class ModelBuilder(Walker):
         self._pending_loops[id(node)] = loop
         return loop
 
-    def _iterates_loader(self, iterable: cst.BaseExpression) -> bool:
+    def _iterates_loader(self, iterable: cst.BaseExpression, depth: int = 0) -> bool:
         while type(iterable) is cst.Call and type(iterable.func) is cst.Name:
             if iterable.func.value not in _ITER_WRAPPERS or not iterable.args:
                 break
@@ -571,6 +571,12 @@ class ModelBuilder(Walker):
         for assignment in self.facts.assignments.get((self.ctx.scope, name), ()):
             value = assignment.value
             if type(value) is cst.Call and self.imports.qualify(value.func) == "torch.utils.data.DataLoader":
+                return True
+            # `epoch_iterator = tqdm(train_dl)`, then `for step, batch in enumerate(epoch_iterator)`
+            if (depth == 0 and type(value) is cst.Call and type(value.func) is cst.Name
+                    and value.func.value in _ITER_WRAPPERS and assignment.index is None
+                    and not _has_enumerate(value)  # `pbar = tqdm(enumerate(loader))`: a count first
+                    and self._iterates_loader(value, depth + 1)):
                 return True
         return False
 

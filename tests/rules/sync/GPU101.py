@@ -2275,3 +2275,20 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         print(accs.item())  # expect: GPU101
+
+# %% valid: a field of a batch drawn through a progress bar bound to a name stays on the host
+import torch
+from tqdm import tqdm
+
+
+def train(args, model, train_dl, optimizer):
+    for _ in range(int(args.num_train_epochs)):
+        epoch_iterator = tqdm(train_dl, desc="Training")
+        for step, batch in enumerate(epoch_iterator):
+            inputs = torch.tensor(batch["article"]).to(args.device)
+            logits = model(inputs)[0]
+            idx = batch["sum_idx"].item()
+            loss = logits[..., idx:].sum()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()

@@ -506,3 +506,18 @@ def train(model, loader, optimizer):
         pbar.set_postfix({
             "acc": "%.02f%%" % (100 * correct / total),  # expect: GPU102
         })
+
+# %% valid: the count of an enumerate bound to a name first is a Python number
+import torch
+from tqdm import tqdm
+
+
+def train(model, loader, optimizer):
+    model = model.cuda()
+    pbar = tqdm(enumerate(loader), total=len(loader))
+    for it, xs in pbar:
+        loss = model(xs.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        pbar.set_description(f"step {it}")
