@@ -521,3 +521,21 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         pbar.set_description(f"step {it}")
+
+# %% invalid: a debug record's arguments are formatted only when debug records are on: info
+import logging
+
+import torch
+
+LOGGER = logging.getLogger(__name__)
+
+
+def train(model, loader, optimizer):
+    model = model.cuda()
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        LOGGER.debug("[train] [%03d] loss:%.6f", step, loss)  # expect: GPU102 info
+        LOGGER.debug(f"[train] loss {loss}")  # expect: GPU102
