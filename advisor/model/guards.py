@@ -413,7 +413,32 @@ def _first_round(model, test: cst.BaseExpression, ctx: Context, order: float) ->
     counted = _compared_with_zero(test)
     if type(counted) is not cst.Name or _RANK_WORD.search(counted.value):
         return False
+    if _counts_rounds_of_a_step(model, counted.value, ctx, order):
+        return False
     return _counter(model, counted.value, ctx, order)
+
+
+def _inner_round_test(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`if i == 0:` where `i` counts the rounds of a loop nested in a per-step loop."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    if type(test.comparisons[0].operator) not in (cst.Equal, cst.NotEqual):
+        return False
+    return any(type(side) is cst.Name and _counts_rounds_of_a_step(model, side.value, ctx, order)
+               for side in (test.left, test.comparisons[0].comparator))
+
+
+def _counts_rounds_of_a_step(model, name: str, ctx: Context, order: float) -> bool:
+    """`for i in range(n_sub): ... if i == 0:` inside the batch loop: the counter of a loop
+    nested in a per-step loop starts again on every step, so its first round comes every step."""
+    for assignment in model.bindings.reaching(name, ctx, order).assignments:
+        # A loop target is bound in the block around its loop: that block's loop is the outer one.
+        outer = assignment.ctx.loop if assignment.iterable is not None else None
+        while outer is not None:
+            if model.is_hot_loop(outer):
+                return True
+            outer = outer.parent
+    return False
 
 
 _START_WORD = re.compile(r"(^|_)(start|starting|initial|init|first|begin|resumed?)(_|$)", re.IGNORECASE)
@@ -969,7 +994,8 @@ class GuardKinds:
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
         if modulo or (rank and ranks) or (guard.positive and self._never_true(guard)) or self._rare(guard):
             return True
-        return occasional(guard.test, guard.positive and not guard.exits)
+        return occasional(guard.test, guard.positive and not guard.exits) and not _inner_round_test(
+            self.model, guard.test, guard.ctx, guard.order + 0.5)
 
     def _rare(self, guard: Guard) -> bool:
         """The body (only: not the `else`, not what follows `if ...: continue`) of a test that

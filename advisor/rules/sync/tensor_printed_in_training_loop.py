@@ -13,6 +13,12 @@ from advisor.model.vocabulary import BATCH_TEXT
 _LOGGER_NAME = re.compile(r"(^|_)(log|logger|logging|LOGGER|LOG)$")
 
 
+def _debug_level_named(model: FileModel) -> bool:
+    """The file names the debug level (`logging.DEBUG`, `level="DEBUG"`): it may turn debug
+    records on."""
+    return "DEBUG" in (getattr(model, "text", None) or "")
+
+
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
 
 
@@ -27,7 +33,7 @@ class TensorFormattedInTrainingLoop(Rule):
         A tensor passed to `print`, to a `logging` call, to an f-string or `%`/`.format`
         formatting, to `str()`, or to a progress bar or metrics writer (`set_postfix`,
         `add_scalar`, `wandb.log`, `accelerator.log` of an `Accelerator`) inside the innermost
-        training loop. Values that are already Python numbers are left alone (the `.item()` that made them is GPU101's finding), and so is the message of an `assert` or of the exception a `raise` builds: it is formatted only on the failing step. A tensor handed as an argument to `logger.debug("loss %.4f", loss)` is information: the record is formatted only when debug records are on, which training runs seldom ask for (an f-string in the call is formatted whatever the level).
+        training loop. Values that are already Python numbers are left alone (the `.item()` that made them is GPU101's finding), and so is the message of an `assert` or of the exception a `raise` builds: it is formatted only on the failing step. A tensor handed as an argument to `logger.debug("loss %.4f", loss)` is information in a file that never names the debug level: the record is formatted only when debug records are on, which training runs seldom ask for (an f-string in the call is formatted whatever the level).
     """ + FORWARD_PATH_DOC
     why = """
         Rendering a tensor as text needs its values on the host: `print(loss)` and
@@ -124,7 +130,8 @@ class TensorFormattedInTrainingLoop(Rule):
             heat = model.batch_heat(site.ctx)
             if heat is None:
                 continue
-            lazy = {id(a.value) for a in site.node.args[1:]} if site.method == "debug" else set()
+            lazy = ({id(a.value) for a in site.node.args[1:]}
+                    if site.method == "debug" and not _debug_level_named(model) else set())
             for value in self._tensor_args(model, site):
                 # `logger.debug("loss %.4f", loss)`: formatted only when debug records are on,
                 # which a training run seldom turns on.

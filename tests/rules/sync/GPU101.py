@@ -2292,3 +2292,33 @@ def train(args, model, train_dl, optimizer):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: the first round of a loop nested in the step comes round on every step
+import torch
+
+
+def train(model, loader, optimizer, n_sub):
+    model = model.cuda()
+    for step, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        for i in range(n_sub + 1):
+            loss = model(x.cuda(), y.cuda(), width=i)
+            loss.backward()
+            if i == 0:
+                largest = loss.item()  # expect: GPU101
+        optimizer.step()
+
+# %% invalid: the first batch of each epoch is a test of the batch loop's own counter: info
+import torch
+
+
+def train(model, loader, optimizer, epochs):
+    model = model.cuda()
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(loader):
+            loss = model(x.cuda(), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if i == 0:
+                print(loss.item())  # expect: GPU101 info

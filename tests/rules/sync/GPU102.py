@@ -539,3 +539,21 @@ def train(model, loader, optimizer):
         optimizer.step()
         LOGGER.debug("[train] [%03d] loss:%.6f", step, loss)  # expect: GPU102 info
         LOGGER.debug(f"[train] loss {loss}")  # expect: GPU102
+
+# %% invalid: a file that turns debug records on formats them on every step
+import logging
+
+import torch
+
+logging.basicConfig(level=logging.DEBUG)
+LOGGER = logging.getLogger(__name__)
+
+
+def train(model, loader, optimizer):
+    model = model.cuda()
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        LOGGER.debug("[train] [%03d] loss:%.6f", step, loss)  # expect: GPU102
