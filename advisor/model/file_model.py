@@ -656,6 +656,9 @@ class FileModel:
                 # the training loop): an arm of a test of its parameters runs as often as the
                 # calls that take it (`if early_stop:`, which only the test pass asks for).
                 return self._arm_heat(ctx, loop.function, ranks)
+            if (loop.function is not None and loop.function is ctx.function and _under_parameter_test(ctx)
+                    and branch_untaken(self, ctx, ctx.function)):
+                return None  # the `else` of `if use_unlabeled:`, which every call turns on
             return Heat.HOT
         if ctx.function is None or runs_once(ctx, None) or branch_untaken(self, ctx, ctx.function):
             return None
@@ -749,7 +752,7 @@ class FileModel:
         if key not in known:
             known[key] = None  # a recursion through this arm finds it cold
             callers = self.callers(info)
-            places = [(model, site.ctx) for model, site in callers if not untaken_by(self, ctx, info, site)]
+            places = [(model, site.ctx) for model, site in callers if not untaken_by(self, ctx, info, site, model)]
             known[key] = Heat.HOT if len(places) == len(callers) else self._places_heat(info, places, ranks)
         return known[key]
 

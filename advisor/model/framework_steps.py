@@ -16,6 +16,7 @@ import libcst as cst
 from advisor.model.facts import Context, FunctionInfo
 from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
+from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument, parameter_default
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
@@ -324,15 +325,16 @@ def branch_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
     return False
 
 
-def untaken_by(model, ctx: Context, info: FunctionInfo, site) -> bool:
+def untaken_by(model, ctx: Context, info: FunctionInfo, site, owner=None) -> bool:
     """The call ``site`` of ``info`` never runs the code at ``ctx``: a guard of a parameter on the
     way decides against it for the literal that call passes (`save_checkpoint(best=True)` never
-    runs the `if not best:` arm)."""
+    runs the `if not best:` arm; with ``owner``, the caller's model, also a constant the caller
+    holds in a name or hands on from its own callers)."""
     current: Optional[Context] = ctx
     while current is not None and current.function is info:
         guard = current.guard
         if guard is not None and guard.ctx.function is info:
-            decided = _decides(model, guard, info, None, site)
+            decided = _decides(model, guard, info, owner, site)
             if decided is not None and decided != guard.positive:
                 return True
         current = current.outer
@@ -397,6 +399,13 @@ def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth
         handed = _handed_on(owner, site, value.value, depth, singleton)
         if handed is not _UNDECIDED:
             return handed
+    if type(value) is cst.Name and owner is not None and value.value not in ("True", "False", "None"):
+        # `use_unlabeled = True` in `main()`, then `train(..., use_unlabeled)`: a local constant
+        found = literal_values(owner, value, site.ctx, site.order)
+        if found.complete and found.option is None and len(found.values) == 1:
+            kind, constant_value = next(iter(found.values))
+            if kind in ("bool", "int", "str", "none"):
+                return constant_value
     if dotted_name(value) == "self.training":
         return True  # `lbs(..., train=self.training)`: on a training step, the module trains
     literal = _literal_value(value)

@@ -2322,3 +2322,25 @@ def train(model, loader, optimizer, epochs):
             optimizer.step()
             if i == 0:
                 print(loss.item())  # expect: GPU101 info
+
+# %% valid: the arm of a parameter test that the only call, passing a constant held in a name, never takes
+import torch
+
+
+def train(model, loader, optimizer, criterion, use_unlabeled):
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        if use_unlabeled:
+            loss = criterion(model, x, y)
+        else:
+            loss = model(x, y).mean()
+            print(loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(args, model, loader, optimizer, criterion):
+    use_unlabeled = True
+    for epoch in range(args.epochs):
+        train(model, loader, optimizer, criterion, use_unlabeled)
