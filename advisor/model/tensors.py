@@ -730,9 +730,9 @@ def _tokenized(call: cst.Call) -> bool:
             return type(arg.value) is cst.SimpleString and arg.value.evaluated_value == "pt"
     return False
 # Functions that join a sequence of tensors into one on the device the parts are on.
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 # Builtins whose result is one of their arguments.
 _PICKS = frozenset({"max", "min"})
-_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack", "torch.vstack"})
 
 
 def _joined_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
