@@ -567,18 +567,18 @@ class FileModel:
         with it in a loop of its own (`for step in range(n_tasks): main(opts)`): a loop over
         runs (tasks, folds, seeds), not over epochs. A loop that builds the optimizer in its own
         body is still an epoch loop (old scripts build it anew each epoch to set the rate)."""
+        # Only the calls of the loop's own body: a call in a nested loop runs many times a round.
         return open_questions.remembered(self._loop_runs, id(loop), lambda: any(
             owner.builds_optimizer(target) and any(owner.is_training_loop(inner) for inner in target.loops)
-            for site in loop.sites for owner, target in self.calls.targets(site)
+            for site in loop.sites if site.ctx.loop is loop for owner, target in self.calls.targets(site)
         ), guard=False)
 
     def builds_optimizer(self, info: FunctionInfo) -> bool:
         """The function's own body builds a `torch.optim` optimizer."""
-        for site in info.sites:
-            qual = self.imports.qualify(site.node.func) or ""
-            if qual.startswith("torch.optim.") and "lr_scheduler" not in qual and qual.rsplit(".", 1)[-1][:1].isupper():
-                return True
-        return False
+        known = self._shared.setdefault("builds-optimizer", {})
+        if id(info) not in known:
+            known[id(info)] = any(_optimizer_class(self.imports.qualify(site.node.func) or "") for site in info.sites)
+        return known[id(info)]
 
     def enclosing_training_loop(self, ctx: Context) -> Optional[LoopInfo]:
         loop = ctx.loop
@@ -928,6 +928,10 @@ def _unreachable_ids(model) -> frozenset:
         for statement in statements:
             found |= node_ids(statement)
     return frozenset(found)
+
+
+def _optimizer_class(qual: str) -> bool:
+    return qual.startswith("torch.optim.") and "lr_scheduler" not in qual and qual.rsplit(".", 1)[-1][:1].isupper()
 
 
 def body_runs_once(loop: LoopInfo) -> bool:
