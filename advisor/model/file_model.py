@@ -818,6 +818,14 @@ class FileModel:
         earlier = [a for a in self.reaching(name, ctx, order) if a.order < order]
         return earlier[-1] if earlier else None
 
+    def sole_assignment(self, name: str, ctx: Context, order: float) -> Optional[Assignment]:
+        """The one assignment a read of ``name`` sees, when every path reaches that one and the
+        name is no parameter (`buffer = io.BytesIO()`, then `torch.save(state, buffer)`)."""
+        reach = self.bindings.reaching(name, ctx, order)
+        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+            return None
+        return reach.assignments[0]
+
     def holds_its_import(self, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
         """The name ``expr`` is read through (`autocast`, `amp` in `amp.autocast`) refers to
         what the file imports under it where it is read: one import target only (not a `try:`

@@ -210,8 +210,8 @@ def _in_memory(model: FileModel, site) -> bool:
         return False
     value = target.value
     if type(value) is cst.Name:
-        reach = model.bindings.reaching(value.value, site.ctx, site.order)
-        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+        binding = model.sole_assignment(value.value, site.ctx, site.order)
+        if binding is None:
             return False
-        value = reach.assignments[0].value
+        value = binding.value
     return type(value) is cst.Call and model.imports.qualify(value.func) in _MEMORY_FILES

@@ -160,11 +160,9 @@ def _subset_of_the_pass(model: FileModel, site: CallSite) -> bool:
         return False
     value = dataset.value
     if type(value) is cst.Name:
-        reach = model.bindings.reaching(value.value, site.ctx, site.order)
-        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
-            return False
-        binding = reach.assignments[0]
-        if binding.value is None or binding.index is not None or binding.ctx.function is not site.ctx.function:
+        binding = model.sole_assignment(value.value, site.ctx, site.order)
+        if (binding is None or binding.value is None or binding.index is not None
+                or binding.ctx.function is not site.ctx.function):
             return False
         value = binding.value
     if type(value) is not cst.Call:
