@@ -146,6 +146,7 @@ class ProjectView:
         self._texts: Dict[str, str] = {}
         self._importers: Dict[str, List[object]] = {}
         self._siblings: Dict[str, List[object]] = {}
+        self._through_packages: Dict[str, List[object]] = {}
         self._symbols: Dict[Tuple[int, str], Optional[Symbol]] = {}
         self._index: Optional[Dict[str, Set[str]]] = None
         self._imported: Dict[str, List[str]] = {}
@@ -202,6 +203,7 @@ class ProjectView:
         self._loaded = None
         self._importers.clear()
         self._siblings.clear()
+        self._through_packages.clear()
         for model in models.values():
             model.forget_answers()
 
@@ -332,9 +334,10 @@ class ProjectView:
             return Symbol(model, "value", None, name)
         if not name.startswith("_"):
             # `from .utils import *` in a package's __init__: the name may come from there
-            # (the last star import that binds it wins, as in Python).
+            # (the last star import that binds it wins, as in Python). `from . import *` is ".".
             for module in reversed(model.imports.star_modules):
-                symbol = self._resolve(model, ".".join([module, *rest]) if not module.endswith(".") else module + ".".join(rest), depth + 1)
+                separator = "" if module.endswith(".") else "."
+                symbol = self._resolve(model, module + separator + ".".join(rest), depth + 1)
                 if symbol is not None:
                     return symbol
         return None
@@ -407,9 +410,19 @@ class ProjectView:
 
     def importers_through_packages(self, model) -> List[object]:
         """The importers of ``model``'s module, and through a package `__init__.py` that
-        re-exports it (`from .detr import build`), the files that import that package: the
-        entry script that wires a factory's instances into an engine module (`model, criterion
-        = build(args)`, then `train_one_epoch(model, criterion, ...)`)."""
+        re-exports it (`from .detr import build`) or a factory module that builds its classes'
+        instances (`_factory_of`), the files that import those: the entry script that wires a
+        factory's instances into an engine module (`model, criterion = build(args)`, then
+        `train_one_epoch(model, criterion, ...)`). Worked out once per module and view."""
+        path = getattr(model, "real_path", None)
+        known = self._through_packages.get(path) if path is not None else None
+        if known is None:
+            known = self._importers_through_packages(model)
+            if path is not None:
+                self._through_packages[path] = known
+        return known
+
+    def _importers_through_packages(self, model) -> List[object]:
         out: List[object] = []
         frontier = list(self.importers(model))
         for _ in range(2):
