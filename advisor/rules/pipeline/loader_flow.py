@@ -124,13 +124,14 @@ def looped_once(model: FileModel, site: CallSite) -> bool:
     # Named nowhere else in the file: each mention binds the name (a notebook's cells build a
     # loader under one name again and again) or heads a loop over it.
     bindings = len(model.facts.assignments.get((MODULE_SCOPE, name), ()))
-    headers = sum(1 for loop in model.facts.loops if name in _names_in(getattr(loop.node, "iter", None)))
+    headers = sum(1 for loop in model.facts.loops if type(loop.node) is cst.For and reads_any(loop.node.iter, {name}))
     return model.shared("code-name-counts", _code_name_counts).get(name, 0) == bindings + headers
 
 
 def _code_name_counts(model: FileModel) -> Dict[str, int]:
     """How often each name is read or bound in the code (comments, strings and attributes
-    `x.name` left out): a notebook's commented-out cells do not count."""
+    `x.name` left out): stricter than the text counts below, so that a notebook's commented-out
+    cells do not count."""
     counts: Dict[str, int] = {}
     stack = [model.module]
     while stack:
@@ -142,16 +143,6 @@ def _code_name_counts(model: FileModel) -> Dict[str, int]:
         else:
             stack.extend(children(node))
     return counts
-
-
-def _names_in(node) -> set:
-    found, stack = set(), [node] if node is not None else []
-    while stack:
-        current = stack.pop()
-        if type(current) is cst.Name:
-            found.add(current.value)
-        stack.extend(children(current))
-    return found
 
 
 def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
