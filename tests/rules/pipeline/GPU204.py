@@ -1300,3 +1300,17 @@ class Method:
                 self.optimizer.zero_grad()
                 loss.backward()
                 self.optimizer.step()
+
+# %% invalid: a subset written out in the code is the same samples each epoch: the rebuild is the cost
+import torch
+from torch.utils.data import DataLoader, Subset
+
+
+def train(model, dataset, optimizer, epochs):
+    for epoch in range(epochs):
+        loader = DataLoader(Subset(dataset, [0, 1, 2, 3, 4, 5, 6, 7]), batch_size=4, num_workers=2)  # expect: GPU204
+        for x, y in loader:
+            loss = model(x.cuda(), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
