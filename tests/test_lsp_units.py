@@ -156,3 +156,61 @@ def test_server_asks_the_client_whether_it_takes_related_information():
             publish_diagnostics=types.PublishDiagnosticsClientCapabilities(related_information=publish),
             diagnostic=types.DiagnosticClientCapabilities(related_information=pull)))
         assert server.related_information is expected
+
+
+def test_models_left_by_keystrokes_wait_for_a_pause_up_to_a_bound(monkeypatch):
+    """A held analysis does not start by freeing what the one before left (that collection
+    would delay its diagnostics); past MOST_RETIRED_MODELS it does, so memory stays bounded."""
+    from advisor.lsp import analysis as analysis_module
+    from advisor.lsp.analysis import Analyzer
+
+    monkeypatch.setattr(analysis_module, "MOST_RETIRED_MODELS", 3)
+    analyzer = Analyzer()
+    text = "import torch\n\ndef train(model, loader):\n    for x in loader:\n        print(model(x.cuda()).item())\n"
+    try:
+        for version in range(1, 4):
+            analyzer._run(_job("file:///a.py", text + "\n" * version, version), None, hold=True)
+        assert len(analyzer._retired) == 3
+        analyzer._run(_job("file:///a.py", text, 4), None, hold=True)
+        assert len(analyzer._retired) == 1  # the three freed first, then its own kept
+        analyzer.release()
+        assert not analyzer._retired
+    finally:
+        analyzer.release()
+        analyzer.shutdown()
+
+
+def test_diagnostics_are_written_as_the_protocol_library_writes_them():
+    import enum
+    import json
+
+    from lsprotocol import types
+    from pygls.protocol import default_converter
+
+    from advisor.lsp.analysis import Analyzer
+
+    class Kind(enum.Enum):
+        CUDA = "cuda"
+
+    converter = default_converter()
+    span = types.Range(start=types.Position(line=1, character=2), end=types.Position(line=3, character=4))
+    made = [
+        types.Diagnostic(range=span, message="bare"),
+        types.Diagnostic(range=span, message="full", severity=types.DiagnosticSeverity.Warning, code="GPU101",
+                         code_description=types.CodeDescription(href="https://example.org/r"), source="advisor",
+                         tags=[types.DiagnosticTag.Unnecessary],
+                         related_information=[types.DiagnosticRelatedInformation(
+                             location=types.Location(uri="file:///a.py", range=span), message="there")],
+                         data={"version": 3, "fields": {"pair": (1, 2), "none": None, "kind": Kind.CUDA}}),
+    ]
+    analyzer = Analyzer()
+    try:
+        text = ("import torch\n\ndef train(model, loader, opt):\n    for x in loader:\n        loss = model(x.cuda())\n"
+                "        opt.zero_grad(set_to_none=False)\n        print(loss.item())\n")
+        made += analyzer._run(_job("file:///a.py", text, 1), None).diagnostics
+    finally:
+        analyzer.shutdown()
+    assert len(made) > 2
+    for diag in made:
+        fast = json.dumps(convert.diagnostic_json(diag), sort_keys=True, default=converter.unstructure)
+        assert fast == json.dumps(converter.unstructure(diag), sort_keys=True)

@@ -165,6 +165,40 @@ def diagnostic(
     )
 
 
+def _position_json(position: types.Position) -> Dict[str, int]:
+    return {"line": position.line, "character": position.character}
+
+
+def _range_json(span: types.Range) -> Dict[str, Dict[str, int]]:
+    return {"start": _position_json(span.start), "end": _position_json(span.end)}
+
+
+def diagnostic_json(diag: types.Diagnostic) -> Dict[str, Any]:
+    """``diag`` as the protocol's JSON, as the protocol library's converter writes it, without
+    its per-field dispatch: a publish of a large file's diagnostics spent most of its time on the
+    event loop there (15 ms for 572 diagnostics), which every keystroke waited for. ``data`` goes
+    as it is: it holds plain JSON values (a finding's fields, which `--format json` writes as
+    they are, and its fix), and the JSON writer hands anything else to the converter."""
+    out: Dict[str, Any] = {"range": _range_json(diag.range), "message": diag.message}
+    if diag.severity is not None:
+        out["severity"] = diag.severity.value
+    if diag.code is not None:
+        out["code"] = diag.code
+    if diag.code_description is not None:
+        out["codeDescription"] = {"href": diag.code_description.href}
+    if diag.source is not None:
+        out["source"] = diag.source
+    if diag.tags is not None:
+        out["tags"] = [tag.value for tag in diag.tags]
+    if diag.related_information is not None:
+        out["relatedInformation"] = [
+            {"location": {"uri": item.location.uri, "range": _range_json(item.location.range)}, "message": item.message}
+            for item in diag.related_information]
+    if diag.data is not None:
+        out["data"] = diag.data
+    return out
+
+
 def problem_diagnostic(problem: FileProblem, lines: Sequence[str], encoding: str) -> types.Diagnostic:
     """One diagnostic for a file the engine could not analyse (a syntax error mid-edit)."""
     row = min(max(problem.row, 1), max(len(lines), 1))

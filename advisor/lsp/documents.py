@@ -50,7 +50,7 @@ class Document:
         text = self.text
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial) and change.range is not None:
-                starts = _line_starts(text)
+                starts = _line_starts(text, max(change.range.start.line, change.range.end.line))
                 start = _offset(text, starts, change.range.start, encoding)
                 end = _offset(text, starts, change.range.end, encoding)
                 text = text[:start] + change.text + text[max(start, end):]
@@ -61,8 +61,15 @@ class Document:
         self._lines = None
 
 
-def _line_starts(text: str) -> List[int]:
-    return [0] + [m.end() for m in _BREAK.finditer(text)]
+def _line_starts(text: str, last: int) -> List[int]:
+    """Where the lines start, up to the one after line ``last`` (0-based): an edit near the top
+    of a large file does not split all of it."""
+    starts = [0]
+    for match in _BREAK.finditer(text):
+        starts.append(match.end())
+        if len(starts) > last + 1:
+            break
+    return starts
 
 
 def _offset(text: str, starts: List[int], position: types.Position, encoding: str) -> int:

@@ -49,6 +49,7 @@ class AdvisorServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("torch-advisor", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=AdvisorProtocol)
+        self.protocol._converter.register_unstructure_hook(types.Diagnostic, convert.diagnostic_json)
         self.documents = Documents()
         self.notebooks = Notebooks()
         self.analyzer = Analyzer()
@@ -186,10 +187,11 @@ class AdvisorServer(LanguageServer):
         for a pause in typing (VERIFY_AFTER_SECONDS): while keystrokes come, each would only
         start it to be cancelled."""
         try:
-            if published.reused:
-                await asyncio.sleep(VERIFY_AFTER_SECONDS)
-                if self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != job.version:
-                    return
+            # A full result waits for the pause too: freeing its model is one collection of tens of
+            # ms on a large file, which the next keystroke's diagnostics would wait behind.
+            await asyncio.sleep(VERIFY_AFTER_SECONDS)
+            if self.documents.get(doc.uri) is not doc or self.snapshot(doc)[1] != job.version:
+                return
             checked = await self.analyzer.verify(job, published)
         except (asyncio.CancelledError, Superseded):
             return
