@@ -273,7 +273,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         compiler builds constructors on the device their result goes to). Nothing is
         reported in a file when it, or a project file around it (the training script that
         imports a loss module), makes CUDA the default tensor type or device: factories then
-        build on the GPU.
+        build on the GPU. A module that never names CUDA (a loss or an embedding helper that
+        moves to `x.device`) is checked when a project file around it uses CUDA: its inputs
+        come from that script.
     """
     why = """
         The tensor is first allocated and filled by the CPU in ordinary host memory, then copied
@@ -331,7 +333,7 @@ class TensorCreatedOnHostThenMoved(Rule):
     )
     requires = (
         (".cuda(", ".to(", "Tensor("),
-        ("cuda",),
+        ("cuda", "device"),  # `.to(x.device)` in a loss module: the project may name CUDA (cuda_in_project)
         ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor", "Tensor"),
     )
 
