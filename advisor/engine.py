@@ -13,6 +13,7 @@ import libcst as cst
 from advisor.budget import BudgetExceeded, checkpoint, run_bounded
 from advisor.chunked import ChunkCache, ChunkedModule, parse_chunked
 from advisor.collector import collector_paused
+from advisor.project.layout import LISTING
 from advisor.config import DEFAULT_CONFIG, Config
 from advisor.guards import nesting_problem
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
@@ -152,7 +153,9 @@ def check_source(
         named = config.project_roots
         view = views.view(str(path), build, named) if views is not None else project_view(str(path), build, named)
     if view is not None:
-        result.dependencies = view.dependencies(str(path))
+        # The project's list of files too: a module added or removed may change what this file's
+        # findings are (a new script that imports it), though no file it depended on changed.
+        result.dependencies = view.dependencies(str(path)) + (LISTING + view.layout.root,)
     chosen = rules if rules is not None else active_rules(config, path)
     candidates = [r for r in chosen if _applies(r, text, view, path)]
     if not candidates:

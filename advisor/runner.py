@@ -120,7 +120,7 @@ def check_files(jobs: Sequence[Job], options: Options, fixer: Optional[Fixer] = 
             job = jobs[number]
             if index is not None and recorded is not None:
                 clean, read_stat, content = recorded
-                index.record(job.display, read_stat, fingerprints(job), clean, content)
+                index.record(job.display, read_stat, fingerprints.indexed(job), clean, content)
         if cache is not None:
             cache.prune()
     if index is not None:
@@ -149,6 +149,7 @@ class _ConfigFingerprints:
 
     def __init__(self) -> None:
         self._known: dict = {}
+        self._roots: dict = {}
 
     def __call__(self, job: Job) -> str:
         config = job.config
@@ -159,12 +160,32 @@ class _ConfigFingerprints:
             known = self._known[id(config)] = (config, config_fingerprint(config, job.path))
         return known[1]
 
+    def indexed(self, job: Job) -> str:
+        """What the stat index keys a clean result by: the configuration, and the list of files
+        of the file's project (a module added beside it may give it findings; see
+        project/layout.py's listing_digest). The index answers from the file's stat alone."""
+        config = self(job)
+        folder = os.path.dirname(os.path.abspath(job.display))
+        key = (folder, job.config.project_roots)
+        root = self._roots.get(key)
+        if root is None:
+            from advisor.project.layout import LISTING, project_root
+
+            root = self._roots[key] = LISTING + project_root(job.display, job.config.project_roots)
+        return config + ":" + (_DIGESTS.digest(root) or "")
+
+
+def _only_listing(deps: dict) -> bool:
+    """Dependencies that are no files (the project's list of files, which the stat index keys)."""
+    return all(path.startswith("\0") for path in deps)
+
 
 def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _ConfigFingerprints, job: Job,
                 options: Options):
     """A FileResult on a hit; on a miss, the file's size in bytes (0 if unreadable)."""
     config = fingerprints(job)
-    if index is not None and job.stat is not None and index.is_clean(job.display, job.stat, config):
+    indexed = fingerprints.indexed(job) if index is not None else config
+    if index is not None and job.stat is not None and index.is_clean(job.display, job.stat, indexed):
         return FileResult(job.display)  # unchanged since it was found clean: not even opened
     try:
         data, read_stat = _read(job)
@@ -174,7 +195,7 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     depends: List[bool] = []
 
     def deps_valid(deps: dict) -> bool:
-        if deps:
+        if not _only_listing(deps):
             depends.append(True)
         return _DIGESTS.unchanged(deps)
 
@@ -185,7 +206,7 @@ def _from_cache(cache: ResultCache, index: Optional[StatIndex], fingerprints: _C
     if index is not None and not depends:
         # A result that other project files may change is never answered from the stat index
         # (as when it is stored): the file's own stat says nothing about them.
-        index.record(job.display, read_stat, config, not findings and problem is None and not warnings, content)
+        index.record(job.display, read_stat, indexed, not findings and problem is None and not warnings, content)
     if options.fix and any(
         f.fix is not None and (options.unsafe or f.fix.applicability is Applicability.SAFE) for f in findings
     ):
@@ -207,6 +228,12 @@ class _Digests:
         self._known: dict = {}
 
     def digest(self, path: str) -> Optional[str]:
+        if path not in self._known and path.startswith("\0"):
+            # No file: what stands for the project's list of files (project/layout.py). Imported
+            # here: a warm run whose results depend on no project starts without it.
+            from advisor.project.layout import pseudo_digest
+
+            self._known[path] = pseudo_digest(path)
         if path not in self._known:
             try:
                 with open(path, "rb") as handle:
@@ -317,7 +344,7 @@ def _analyse(job: Job, options: Options, fixer: Optional[Fixer], use_cache: bool
             if deps is not None and cache.put(
                 entry_key(content, job.display, config_fingerprint(job.config, job.path)),
                 first_findings, first_problem, deps, first_warnings,
-            ) and not deps:
+            ) and _only_listing(deps):
                 # A result that other project files may change is never answered from the
                 # stat index: the file's own stat says nothing about them.
                 recorded = (not first_findings and first_problem is None and not first_warnings, read_stat, content)

@@ -103,6 +103,37 @@ def test_editing_a_neighbour_rechecks_a_cached_file(tmp_path):
     assert ("data.py", "GPU201") not in codes()
 
 
+def test_a_new_script_that_imports_a_module_rechecks_its_cached_result(tmp_path):
+    """losses.py names no device of its own: its GPU106 stands on the training script that moves
+    the inputs. A script added after the module was checked changes that, though none of the
+    files the cached result depended on changed; removing it changes it back."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "device_of_inputs"
+    shutil.copytree(ROOT / "device_of_inputs", project)
+    script = (project / "train.py").read_text()
+    (project / "train.py").unlink()
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+
+    def codes():
+        run = subprocess.run(
+            [sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", str(project / "contrast")],
+            capture_output=True, text=True, env=env,
+        )
+        return {(os.path.basename(f["filename"]), f["code"]) for f in json.loads(run.stdout)}
+
+    assert ("losses.py", "GPU106") not in codes()
+    assert ("losses.py", "GPU106") not in codes()  # served from the cache
+    (project / "train.py").write_text(script)
+    assert ("losses.py", "GPU106") in codes()
+    (project / "train.py").rename(project / "old_train.txt")
+    assert ("losses.py", "GPU106") not in codes()
+
+
 def test_a_config_that_starts_naming_an_unbuilt_class_rechecks_a_cached_file(tmp_path):
     """In a project that loads classes by dotted name, a class no file names is reported at info
     (model/unbuilt_classes.py). Once a config file names it, the cached result for the unchanged

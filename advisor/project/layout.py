@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: the runner reads LISTING from here
+    from typing import Dict, List, Optional, Tuple
 
 _MARKERS = ("pyproject.toml", "setup.cfg", ".git")
 # Folders that hold tools, dependencies or build output, never the project's own modules.
@@ -81,6 +83,37 @@ def module_stem(path: str) -> str:
     `pkg` for `pkg/__init__.py`."""
     stem = os.path.splitext(os.path.basename(path))[0]
     return os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem
+
+
+# A result's dependency that stands for the project's list of files (see ``listing_digest``).
+LISTING = "\0listing\0"
+# Not config files: runs write JSON and YAML beside the code (results, logs), and each would
+# invalidate every cached result of the project.
+_LISTED = (".py", ".ipynb", ".sh")
+
+
+def listing_digest(root: str) -> str:
+    """A digest of the names of the project's files that can change a finding elsewhere: Python
+    modules, notebooks and launch scripts. A file added, removed or renamed (a new
+    training script that imports a loss module) changes it, and with it every cached result of
+    the project; their contents are each result's own dependencies."""
+    import hashlib
+
+    names: List[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(
+            d for d in dirs
+            if d not in _SKIPPED and not d.startswith(".") and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
+        )
+        names.extend(os.path.relpath(os.path.join(folder, n), root) for n in sorted(files) if n.endswith(_LISTED))
+        if len(names) > _MAX_FILES:
+            break
+    return hashlib.sha256("\n".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def pseudo_digest(dependency: str) -> Optional[str]:
+    """The digest of a dependency that is no file (it starts with NUL, as no path can)."""
+    return listing_digest(dependency[len(LISTING):]) if dependency.startswith(LISTING) else None
 
 
 class Layout:
