@@ -167,6 +167,39 @@ def test_edits_spread_over_many_functions_chain_cuts_on_the_answer_before():
         analyzer.shutdown()
 
 
+def test_after_comment_edits_spread_over_many_functions_a_declined_one_takes_a_cut():
+    """Comment edits move the findings; one the shortcut declines (a comment line right above a
+    finding) is cut on the version before, whose findings were moved, not analysed in full."""
+    analyzer = Analyzer()
+    try:
+        served = first = analyzer._run(_job(SCRIPT, 1, "train.py"), None)
+        text = SCRIPT
+        for version, n in enumerate([5, 2, 7, 0], start=2):
+            head, tail = text.split(f"def train_{n}(", 1)
+            text = head + f"def train_{n}(" + tail.replace("    return model\n", "    # a note\n    return model\n", 1)
+            served = analyzer._run(_job(text, version, "train.py"), None, None, served)
+            assert served.reused and served.anchor is first  # moved: no finding is next to the note
+        above = "def train_3(model, dataset, epochs=3):\n"
+        text = text.replace(above, above + "    # the loader of the third run\n", 1)
+        planned = []
+        real_plan = chunk_edits.plan
+
+        def plan(*args):
+            planned.append(real_plan(*args))
+            return planned[-1]
+
+        chunk_edits.plan, saved = plan, chunk_edits.plan
+        try:
+            served = analyzer._run(_job(text, 6, "train.py"), None, None, served)
+        finally:
+            chunk_edits.plan = saved
+        assert planned and planned[-1] is not None  # a cut, not the whole text again
+        assert served.reused and served.anchor is first
+        assert served.findings == check_text(text, "train.py", CONFIG).findings
+    finally:
+        analyzer.shutdown()
+
+
 def test_a_confirmed_cut_answer_makes_the_full_check_the_base_of_the_next_cuts():
     analyzer = Analyzer()
 

@@ -358,6 +358,11 @@ class Analyzer:
             # ... or, when the edits since it spread over more definitions than a cut allows,
             # the cut that answered the version before (a chain of cuts, each tried on the full
             # analysis; what drifts is corrected by the check after a pause, verify).
+            if (chained is None or chained[0] is not previous) and previous.anchor is anchor and previous.reused:
+                # The version before moved the findings after a comment edit: it can be the base
+                # as well as a cut's answer (comment edits spread over many functions, then one
+                # the shortcut declines, would otherwise cost a full analysis).
+                chained = (previous, chunk_edits.Placed(previous.findings, chunk_edits.pieces_of(previous.text)))
             if chained is None or chained[0] is not previous or previous.anchor is not anchor:
                 return None
             plan = chunk_edits.plan(previous.text, job.text, chained[1].pieces, new_pieces)

@@ -33,7 +33,8 @@ are too spread out, the plan is made from the version before, when a cut answere
 findings are carried and only the reach of the latest edit is analysed again. The same cut is
 still tried on the full analysis. Each link can carry a verdict that an earlier edit changed
 beyond its reach; the full check after a pause corrects it, and when it agrees it becomes the
-base of the next cuts (analysis.Analyzer.verify).
+base of the next cuts (analysis.Analyzer.verify). A version whose findings were moved after a
+comment edit (comment_edits) can be the base in the same way.
 """
 
 from __future__ import annotations
