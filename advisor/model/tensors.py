@@ -137,7 +137,9 @@ class Tensor(Question[str]):
             return PYTHON
         if type(expr) is cst.Attribute:
             attr = expr.attr.value
-            if attr in _TENSOR_ATTRIBUTES:
+            if attr in _TENSOR_ATTRIBUTES and not (type(expr.value) is cst.Name and expr.value.value == "self"):
+                # `outputs.loss`, `out.logits`; an object's own `self.loss` is what its methods
+                # store there (a running sum of the floats a callback is handed, or a criterion).
                 return TENSOR
             if attr in ("grad", "data", "T", "mT"):
                 return self._tensor_of(flow, expr.value, ctx, order)

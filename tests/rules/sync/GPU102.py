@@ -557,3 +557,48 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         LOGGER.debug("[train] [%03d] loss:%.6f", step, loss)  # expect: GPU102
+
+# %% valid: a callback's own `self.loss` sums the floats the trainer logged
+import logging
+
+import transformers
+
+logger = logging.getLogger(__name__)
+
+
+class ReportCallback(transformers.TrainerCallback):
+    def __init__(self):
+        self.loss = 0
+        self.steps = 0
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.log_history:
+            self.loss += state.log_history[-1]["loss"]
+            self.steps += 1
+            logger.info(f"mean loss so far: {self.loss / self.steps}")
+        return control
+
+
+def main(model, dataset):
+    model.cuda()
+    transformers.Trainer(model=model, train_dataset=dataset, callbacks=[ReportCallback()]).train()
+
+# %% invalid: a trainer object's `self.loss` holds the step's loss tensor
+import torch
+
+
+class Runner:
+    def __init__(self, model, criterion, optimizer):
+        self.model, self.criterion, self.optimizer = model.cuda(), criterion, optimizer
+        self.loss = None
+
+    def step(self, x, y):
+        self.loss = self.criterion(self.model(x.cuda()), y.cuda())
+        self.optimizer.zero_grad()
+        self.loss.backward()
+        self.optimizer.step()
+
+    def fit(self, loader):
+        for x, y in loader:
+            self.step(x, y)
+            print(f"loss {self.loss}")  # expect: GPU102
