@@ -561,6 +561,7 @@ def train(model, loader, optimizer):
 # %% valid: a callback's own `self.loss` sums the floats the trainer logged
 import logging
 
+import torch
 import transformers
 
 logger = logging.getLogger(__name__)
