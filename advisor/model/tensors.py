@@ -117,6 +117,7 @@ class Tensor(Question[str]):
 
     key = "tensor"
     unknown = UNKNOWN
+    none_means_absent = True
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
         if type(expr) is cst.Name:

@@ -65,6 +65,10 @@ class Question(Generic[A]):
     # class built by a registry), and a spread of a caller's own `*args`/`**kwargs` from a
     # function nobody calls passes nothing: the run as the project's own code makes it.
     uncalled_default = False
+    # A `None` a call passes (or leaves as the default) says nothing of what the parameter holds
+    # when it holds something: `ignore=None` at one call and a mask tensor at another is a tensor
+    # where the function uses it. Such calls are left out, unless every call is one.
+    none_means_absent = False
 
     def terminal(self, flow: "ValueFlow", expr: cst.BaseExpression, ctx: Context, order: int) -> Optional[A]:
         """An answer for what this question recognises, or None to let the follower go on."""
@@ -320,9 +324,13 @@ class ValueFlow:
         if question.placement and chosen is None and self._demo_only(callers):
             answers.append(question.unknown)
         default = parameter_default(info, name)
+        nones = 0
         for model, site in callers:
             arg = argument(site.node, name, position)
             if arg is not None:
+                if question.none_means_absent and _is_none(arg.value):
+                    nones += 1
+                    continue
                 answers.append(model.values.ask(question, arg.value, site.ctx, site.order, index))
                 continue
             spread = spread_argument(model, site, position) if any(a.star == "*" for a in site.node.args) else None
@@ -355,7 +363,12 @@ class ValueFlow:
             if state == UNKNOWN or (state == PRESENT and not values):
                 answers.append(question.unknown)  # `f(*args)`: it may be in there
             elif state in (ABSENT, SOMETIMES):
+                if question.none_means_absent and state == ABSENT and default is not None and _is_none(default):
+                    nones += 1
+                    continue
                 answers.append(question.unknown if default is None else self.ask(question, default, info.ctx, info.order))
+        if nones and not answers:
+            return question.unknown
         return question.combine_callers(answers)
 
     def _demo_only(self, callers) -> bool:
@@ -698,3 +711,7 @@ def parameter_default(info: FunctionInfo, name: str) -> Optional[cst.BaseExpress
         if param.name.value == name:
             return param.default
     return None
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Name and expr.value == "None"
