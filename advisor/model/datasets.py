@@ -550,6 +550,20 @@ def collates_onto_device(model, call: cst.Call, ctx: Context, order: int) -> boo
     )
 
 
+def items_on_device(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is an instance of a project class whose `__getitem__` moves
+    what it hands out to the GPU (`torch.tensor(ids).to(device)`): a loader over it yields
+    device tensors, which pinning cannot take."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    if not known or not found:
+        return False
+    for owner, info in found:
+        getitem = class_method(owner, info, "__getitem__")
+        if getitem is None or not _moves_batch(model, getitem[0], getitem[1], {}, ctx, order):
+            return False
+    return True
+
+
 def _moves_batch(model, owner, info, given: dict, ctx: Context, order: int) -> bool:
     """The function moves something to a device: `.cuda()`, `.to(dev)` to a place not the host,
     or `.to(device)` of a parameter that the partial gives a device not the host."""

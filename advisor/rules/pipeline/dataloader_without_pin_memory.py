@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows,
-                                    prepared_hf_table, unpinnable_batch_class)
+                                    items_on_device, prepared_hf_table, unpinnable_batch_class)
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -70,7 +70,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         `collate_fn=GraphBatch`; such a loader that sets `pin_memory=False`
         is not reported at all), or whose `collate_fn` moves each
         batch to the GPU itself (`partial(pad_collate, device=device)` with a `.to(device)`
-        inside: the loader yields device tensors, which pinning cannot take; no fix is offered);
+        inside: the loader yields device tensors, which pinning cannot take; no fix is offered),
+        or over a dataset of the project whose `__getitem__` moves each item to the GPU
+        (`torch.tensor(ids).to(device)`: the same, item by item);
         so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
@@ -199,6 +201,15 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 call,
                 "DataLoader options come from `**kwargs` that may not set `pin_memory=True`; "
                 "its batches go to the GPU",
+                severity=Severity.INFO,
+                data=data,
+            )
+        dataset = call_argument(call, "dataset", 0)
+        if dataset is not None and items_on_device(model, dataset.value, site.ctx, site.order):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True`: its dataset's `__getitem__` moves each item to "
+                "the GPU itself (pinning cannot take device tensors)",
                 severity=Severity.INFO,
                 data=data,
             )

@@ -1123,3 +1123,27 @@ for i, batch in enumerate(dataloader):
     frames.append(model(batch["image"].cuda(), 0.0))
     if i == 10:
         break
+
+# %% invalid: a dataset that only converts the dtype of its items still hands out host tensors
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        return torch.load(self.paths[index]).to(torch.float32)
+
+
+def train(model, paths, optimizer):
+    loader = DataLoader(Frames(paths), batch_size=8, num_workers=4, pin_memory=True)  # expect: GPU201
+    for frames in loader:
+        loss = model(frames.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

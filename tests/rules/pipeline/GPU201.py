@@ -1660,3 +1660,54 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a dataset whose `__getitem__` moves each item to the GPU: pinning cannot take it, info
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+device = torch.device("cuda")
+
+
+class Pairs(Dataset):
+    def __init__(self, rows, tokenizer):
+        self.rows, self.tokenizer = rows, tokenizer
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, index):
+        ids = self.tokenizer(self.rows[index])
+        return {"ids": torch.tensor(ids, dtype=torch.long).to(device), "label": torch.tensor(index % 2).to(device)}
+
+
+def train(model, rows, tokenizer, optimizer):
+    loader = DataLoader(Pairs(rows, tokenizer), batch_size=8, shuffle=True)  # expect: GPU201 info
+    for batch in loader:
+        loss = model(batch["ids"].to(device), batch["label"].to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a dataset that only converts the dtype of its items still hands out host tensors
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Frames(Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        return torch.load(self.paths[index]).to(torch.float32)
+
+
+def train(model, paths, optimizer):
+    loader = DataLoader(Frames(paths), batch_size=8, num_workers=4)  # expect: GPU201
+    for frames in loader:
+        loss = model(frames.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
