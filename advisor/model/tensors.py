@@ -251,6 +251,14 @@ class Tensor(Question[str]):
                 return self._tensor_of_all(items, None)
         if type(expr) is cst.Attribute and expr.attr.value == "saved_tensors":
             return TENSOR  # `x, w = ctx.saved_tensors` in an autograd Function's backward
+        if type(expr) is cst.Call:
+            # `preds, preds_fp = model(x, True)`: what the one project `forward` the call runs
+            # returns there (`return out, out_fp`).
+            targets = flow.model.calls.targets_of_expression(expr, ctx, order)
+            if len(targets) == 1 and targets[0][1].node.name.value == "forward":
+                owner, info = targets[0]
+                if flow.returned(self, info, index, owner) == TENSOR:
+                    return TENSOR
         whole = split_tensor(flow.model, expr)
         if whole is None:
             return None

@@ -2085,3 +2085,57 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: the second output of a model whose forward returns a pair, masked on every step
+import torch
+import torch.nn as nn
+
+
+class SegNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(8, 4, 1)
+        self.aux = nn.Conv2d(8, 4, 1)
+
+    def forward(self, x, need_aux=False):
+        if need_aux:
+            return self.head(x), self.aux(x)
+        return self.head(x)
+
+
+def train(loader, optimizer):
+    model = SegNet().cuda()
+    for image, label in loader:
+        image, label = image.cuda(), label.cuda()
+        pred, pred_aux = model(image, True)
+        confidence = pred.softmax(dim=1).max(dim=1)[0]
+        loss = nn.functional.cross_entropy(pred, label)
+        loss = loss + pred_aux.permute(0, 2, 3, 1)[confidence > 0.9].mean()  # expect: GPU104
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: a forward that returns its output and a Python count
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 5)
+
+    def forward(self, tokens):
+        return self.proj(tokens), len(tokens)
+
+
+def train(loader, optimizer):
+    model = Tagger().cuda()
+    for tokens, tags in loader:
+        tokens, tags = tokens.cuda(), tags.cuda()
+        scores, count = model(tokens)
+        if count > 0:
+            loss = nn.functional.cross_entropy(scores.view(-1, 5), tags.view(-1))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
