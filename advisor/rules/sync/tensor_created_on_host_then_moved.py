@@ -205,6 +205,12 @@ def _parse_move(model: FileModel, site: CallSite) -> Optional[_Move]:
         return None
     keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
     positional = [a.value for a in args if a.keyword is None]
+    if site.method == "type_as":
+        # `torch.ones(n).type_as(x)`: the type of `x`, and its device (older code's way of
+        # placing a new tensor beside another).
+        if len(positional) == 1 and not keywords and _device_tensor(model, positional[0], site):
+            return _Move(None)
+        return None
     if site.method == "cuda":
         if positional or set(keywords) - {"non_blocking"}:
             return _Move(None)  # `.cuda(local_rank)`: a CUDA move, but which spelling of the device?
@@ -241,7 +247,8 @@ class TensorCreatedOnHostThenMoved(Rule):
     what = """
         A torch factory (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `linspace`, `eye`,
         `tensor`, `as_tensor`, and the random `rand`, `randn`, `randint`, `randperm`) whose
-        result is immediately moved with `.cuda()` or `.to(<cuda device>)`. A `.to()` that only
+        result is immediately moved with `.cuda()`, `.to(<cuda device>)` or `.type_as(x)` with
+        `x` a tensor on the GPU (reported without a fix). A `.to()` that only
         changes the dtype, or moves to the CPU, is not a move to the GPU; `.to(x)` with `x` a
         tensor on the GPU (not one in host memory, nor a batch not yet moved) is one, reported
         without a fix. Inside the innermost
@@ -332,7 +339,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         ),
     )
     requires = (
-        (".cuda(", ".to(", "Tensor("),
+        (".cuda(", ".to(", "Tensor(", ".type_as("),
         ("cuda", "device"),  # `.to(x.device)` in a loss module: the project may name CUDA (cuda_in_project)
         ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor", "Tensor"),
     )
@@ -341,7 +348,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         if not model.cuda_in_project or model.cuda_default_placement_in_project():
             return  # with CUDA the default place of new tensors, factories build on the GPU
         typed = None
-        for site in model.method_calls("cuda", "to"):
+        for site in model.method_calls("cuda", "to", "type_as"):
             factory = site.receiver
             if factory is None or _compiled(model, site.ctx.function):
                 continue

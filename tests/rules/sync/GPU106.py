@@ -1271,3 +1271,32 @@ def build(loader_cfg):
     for name in loader_cfg["datasets"]:
         weights = torch.zeros(16).cuda()  # expect: GPU106 info
         print(name, weights)
+
+# %% invalid: a factory placed beside a device tensor with `type_as`, every step (no fix)
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for images, labels in loader:
+        images, labels = images.cuda(), labels.cuda()
+        logits = model(images)
+        weights = torch.ones(logits.size(0)).type_as(logits)  # expect: GPU106
+        loss = (F.cross_entropy(logits, labels, reduction="none") * weights).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: `type_as` of a tensor that stays on the host, or one only cast
+import torch
+
+
+def summarize(model, loader):
+    model.cuda()
+    totals = torch.zeros(10)
+    for images, labels in loader:
+        counts = torch.bincount(labels, minlength=10)
+        totals += torch.zeros(10).type_as(counts) + counts
+        model(images.cuda())
+    return totals
