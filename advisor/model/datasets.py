@@ -551,9 +551,10 @@ def collates_onto_device(model, call: cst.Call, ctx: Context, order: int) -> boo
 
 
 def items_on_device(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
-    """Every path of the value is an instance of a project class whose `__getitem__` moves
-    what it hands out to the GPU (`torch.tensor(ids).to(device)`): a loader over it yields
-    device tensors, which pinning cannot take."""
+    """Every path of the value is an instance of a project class whose `__getitem__` makes a
+    move to the GPU (`torch.tensor(ids).to(device)`): a loader over it yields device tensors,
+    which pinning cannot take. Any such move counts, not only of what is returned: this only
+    lowers a finding to information, so it errs towards saying less."""
     found, known = model.values.ask(INSTANCES, expr, ctx, order)
     if not known or not found:
         return False
