@@ -155,7 +155,7 @@ def check_source(
     if view is not None:
         # The project's list of files too: a module added or removed may change what this file's
         # findings are (a new script that imports it), though no file it depended on changed.
-        result.dependencies = view.dependencies(str(path)) + (LISTING + view.layout.root,)
+        result.dependencies = view.checked_against(str(path)) + (LISTING + view.layout.root,)
     chosen = rules if rules is not None else active_rules(config, path)
     candidates = [r for r in chosen if _applies(r, text, view, path)]
     if not candidates:

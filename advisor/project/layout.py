@@ -30,6 +30,9 @@ _PACKAGE_DIR_TOML = re.compile(r"""^\s*package-dir\s*=\s*\{[^}]*""\s*=\s*["']([^
 _PACKAGE_DIR_CFG = re.compile(r"""^\s*package_dir\s*=\s*(?:\n\s*)?=\s*(\S+)""", re.MULTILINE)
 _CONFIG_NAMES = (".yaml", ".yml", ".json", ".toml")
 _MAX_FILES = 20_000  # a project larger than this is looked at through its imports only
+# Where a project writes the commands that run its scripts (model/launched_options.py).
+_SCRIPTS = (".sh", ".bash")
+_DOCUMENTS = (".md",)
 
 
 def project_root(path: str, named: Tuple[str, ...] = ()) -> str:
@@ -89,12 +92,12 @@ def module_stem(path: str) -> str:
 LISTING = "\0listing\0"
 # Not config files: runs write JSON and YAML beside the code (results, logs), and each would
 # invalidate every cached result of the project.
-_LISTED = (".py", ".ipynb", ".sh")
+_LISTED = (".py", ".ipynb", ".sh", ".bash", ".md")
 
 
 def listing_digest(root: str) -> str:
     """A digest of the names of the project's files that can change a finding elsewhere: Python
-    modules, notebooks and launch scripts. A file added, removed or renamed (a new
+    modules, notebooks, launch scripts and Markdown documents (a README's commands). A file added, removed or renamed (a new
     training script that imports a loss module) changes it, and with it every cached result of
     the project; their contents are each result's own dependencies."""
     import hashlib
@@ -125,6 +128,8 @@ class Layout:
         self._found: Dict[tuple, Optional[str]] = {}
         self._files: Optional[List[str]] = None
         self._notebooks: List[str] = []
+        self._scripts: List[str] = []
+        self._documents: List[str] = []
         self._configs = None  # a list, or False when there are too many
         self._installable: Optional[bool] = None
 
@@ -214,6 +219,8 @@ class Layout:
         if self._files is None:
             out: List[str] = []
             notebooks: List[str] = []
+            scripts: List[str] = []
+            documents: List[str] = []
             for folder, dirs, names in os.walk(self.root):
                 dirs[:] = sorted(
                     d for d in dirs
@@ -222,12 +229,24 @@ class Layout:
                 )
                 out.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
                 notebooks.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".ipynb"))
+                scripts.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(_SCRIPTS))
+                documents.extend(os.path.join(folder, n) for n in sorted(names)
+                                 if n.endswith(_DOCUMENTS) and (folder == self.root or n.upper().startswith("README")))
                 if len(out) > _MAX_FILES:
-                    out, notebooks = [], []
+                    out, notebooks, scripts, documents = [], [], [], []
                     break
                 del notebooks[_MAX_FILES:]  # a folder of thousands of notebooks adds no more
             self._files, self._notebooks = out, notebooks
+            self._scripts, self._documents = scripts, documents
         return self._files
+
+    def launch_texts(self, limit: int = 128) -> Optional[List[str]]:
+        """The project's shell scripts, its READMEs and the Markdown documents at its root, found
+        by the same walk as ``files``: the commands that run its scripts, and the options they
+        pass. None when there are more than ``limit`` (they can no longer be read cheaply)."""
+        self.files()
+        found = self._scripts + self._documents
+        return found if len(found) <= limit else None
 
     def notebooks(self) -> List[str]:
         """The project's notebooks, found by the same walk as ``files``: their code calls the

@@ -360,6 +360,10 @@ class ProjectView:
             self._importers[path] = found
         return self._importers[path]
 
+    def importer_paths(self, path: str) -> Set[str]:
+        """The project files whose import lines name ``path``'s module (not read)."""
+        return set(self._import_index().get(_key(path), ()))
+
     def imported(self, path: str) -> bool:
         """Some project file imports ``path``'s module (its import lines name it)."""
         return bool(self._import_index().get(_key(path)))
@@ -550,6 +554,13 @@ class ProjectView:
         for folder in sorted({os.path.dirname(p) for p in seen | {path}}):
             seen.update(self.launch_scripts(folder))
         return tuple(sorted(seen - {path}))
+
+    def checked_against(self, path: str) -> Tuple[str, ...]:
+        """What a cached result of ``path`` is checked against: its dependencies, and the texts
+        that say whether any command the project ships passes an option (its shell scripts and
+        READMEs, `model/launched_options.py`), which are not Python and which no other question
+        reads."""
+        return tuple(sorted(set(self.dependencies(path)) | set(self.layout.launch_texts() or ()) - {_key(path)}))
 
     def launch_scripts(self, folder: str) -> List[str]:
         """The shell scripts in a folder (`train.sh` that runs `python train.py --workers 2`)."""

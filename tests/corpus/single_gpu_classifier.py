@@ -135,7 +135,7 @@ def main():
             running_loss += loss.detach() * images.size(0)
             seen += images.size(0)
             if args.verbose:
-                print(loss)  # expect: GPU102
+                print(loss)  # expect: GPU102 info
             pbar.set_description(f"loss {loss:.4f}")  # expect: GPU102
             with torch.no_grad():
                 correct += (logits.argmax(dim=1) == labels).sum().item()  # expect: GPU101

@@ -1,0 +1,106 @@
+"""Command-line options that no command the project ships passes.
+
+`if args.use_aux:` after `parser.add_argument("--use_aux", action="store_true")`: a plain run
+keeps the default, so what the test guards runs only when someone asks for it. The project says
+how it is run: its shell scripts, its READMEs, the Python launchers and notebooks that name the
+script. When they show command lines for the script (a line that runs Python passes some other
+option of the same parser) but none of them writes this option (nor a short alias of it), the guarded code is not
+part of any run the project documents, as a config-node setting no config file turns on is not
+(`config_nodes.left_off`). A user may still pass the option, so the answer only ever lowers a
+finding.
+
+Only the files a cached result is checked against are read (`ProjectView.checked_against`:
+its dependencies and the project's launch texts), so that a cached answer and a fresh one agree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from typing import Dict, List, Set
+
+# Options a launcher adds to the command line it runs (`--local_rank=N`), never written out.
+_INJECTED = re.compile(r"^--?local[_-]rank$")
+# A flag written as a string (`"-a"`, `'--use_aux'`).
+_FLAG = re.compile(r"""[rbuRBU]?['"](-{1,2}[A-Za-z][\w-]*)['"]""")
+_QUOTED_FLAG = r"""[rbuRBU]?['"]-{1,2}[A-Za-z][\w-]*['"]"""
+# `add_argument("-a", "--use_aux", ...)`: a call's flags, written together at its start.
+_DEFINED = re.compile(r"add_argument\(\s*((?:%s\s*,\s*)*%s)" % (_QUOTED_FLAG, _QUOTED_FLAG))
+
+
+def never_launched(model, option: str) -> bool:
+    """The project documents how its options are passed (some launch text passes another option
+    of the file that defines ``option``), and no text it ships passes ``option`` (`--use_aux`)
+    or an alias of it, beyond the `add_argument` calls that define them. A script no text shows
+    a command line for says nothing about which options its runs pass."""
+    if not option.startswith("-") or model.project is None or model.real_path is None:
+        return False
+    if _INJECTED.search(option):
+        return False  # `torch.distributed.launch` and DeepSpeed pass it to every process they start
+    if model.project.layout.launch_texts() is None:
+        return False  # too many scripts and documents to read: it may be in any of them
+    known: Dict[str, bool] = model.shared("launched-options", lambda m: {})
+    answer = known.get(option)
+    if answer is None:
+        answer = known[option] = _never_launched(model, option)
+    return answer
+
+
+def _never_launched(model, option: str) -> bool:
+    project = model.project
+    own = os.path.normpath(os.path.abspath(model.real_path))
+    paths = list(dict.fromkeys([own, *(os.path.normpath(os.path.abspath(p))
+                                       for p in project.checked_against(model.real_path))]))
+
+    def text_of(path: str) -> str:
+        return (model.text or "") if path == own else project.text_of(path)
+
+    # The flags of each `add_argument` call of each Python text (`"-a", "--use_aux"`).
+    calls: Dict[str, List[List[str]]] = {}
+    for path in paths:
+        text = text_of(path)
+        if path.endswith((".py", ".ipynb")) and "add_argument" in text:
+            calls[path] = [_FLAG.findall(found.group(1)) for found in _DEFINED.finditer(text)]
+    aliases: Set[str] = set()
+    siblings: Set[str] = set()
+    scripts: Set[str] = set()
+    for path, found in calls.items():
+        if any(option in flags for flags in found):
+            aliases.update(*(flags for flags in found if option in flags))
+            siblings.update(*found)
+            scripts.add(path)
+    if not aliases:
+        return False  # defined where no text shows (a dataclass, `**kwargs`): unknown
+    siblings -= aliases
+    # A command runs the file that defines the option, or one that imports it (`python
+    # scripts/train.py` whose options come from `options/train_options.py`).
+    nearby = set(paths)
+    for path in list(scripts):
+        scripts.update(project.importer_paths(path) & nearby)
+    names = {os.path.basename(p) for p in scripts} | {
+        n for n in map(project.layout.module_name, scripts) if n is not None and "." in n}
+    documented = False
+    for path in paths:
+        text = text_of(path)
+        defined = Counter(flag for flags in calls.get(path, ()) for flag in flags)
+        if any(_mentions(text, flag) > defined[flag] for flag in aliases):
+            return False
+        documented = documented or (any(flag in text for flag in siblings) and any(
+            any(_mentions(line, flag) for flag in siblings) for line in _command_lines(text, names)))
+    return documented
+
+
+def _command_lines(text: str, scripts: Set[str]):
+    """The lines of ``text`` (a backslash continues one) that run one of ``scripts`` (`python
+    train.py --lr 0.1`, `torchrun ... train.py`, `python -m pkg.train`, `["python",
+    "train.py", ...]`), outside the `add_argument` calls that define options."""
+    for line in _DEFINED.sub("", text.replace("\\\n", " ")).splitlines():
+        if any(name in line and re.search(r"(?<![\w.-])%s\b" % re.escape(name), line) for name in scripts):
+            yield line
+
+
+def _mentions(text: str, flag: str) -> int:
+    if flag not in text:
+        return 0
+    return len(re.findall(r"(?<![\w-])%s(?![\w-])" % re.escape(flag), text))

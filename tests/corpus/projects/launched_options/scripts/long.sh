@@ -1,0 +1,2 @@
+#!/bin/sh
+python train.py --clip 1.0 -n
