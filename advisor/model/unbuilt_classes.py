@@ -255,8 +255,13 @@ def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
     used) does not, nor a package's `__init__.py` that only re-exports it (the project is not
     installed by others here: a file that uses the re-export names the class itself); a file
     with an `__all__` (an explicit export), a file that imports it under another name, and a
-    file that looks its own names up by text still do."""
+    file that looks its own names up by text still do. A file that defines a class or function
+    of that name at its top level, and neither imports it nor reads it from a module
+    (`losses.VarifocalLoss`), means its own by it."""
     matches = list(pattern.finditer(text))
+    if matches and _defines(text, pattern) and not any(text[n.start() - 1:n.start()] == "." for n in matches) and not any(
+            m.start() <= n.start() < m.end() for m in _FROM_IMPORT.finditer(text) for n in matches):
+        return False  # its own class of that name (a copy of the module kept beside it)
     if len(matches) != 1:
         return bool(matches)
     if "__all__" in text or _SELF_LOOKUP.search(text):
@@ -265,6 +270,11 @@ def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
         return True  # `import NativeScalerWithGradNormCount as NativeScaler`: used by its alias
     at = matches[0].start()
     return not any(m.start() <= at < m.end() for m in _FROM_IMPORT.finditer(text))
+
+
+def _defines(text: str, pattern: "re.Pattern[str]") -> bool:
+    """``text`` defines the name at its top level (`class VarifocalLoss(nn.Module):`)."""
+    return re.search(r"^(?:class|def)\s+" + pattern.pattern, text, re.MULTILINE) is not None
 
 
 def _module_names(path: str) -> Set[str]:
