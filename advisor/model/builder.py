@@ -1254,6 +1254,7 @@ class ModelBuilder(Walker):
             ctx.function.direct_step = ctx.function.direct_step or step
             if step:
                 ctx.function.step_loops.append(ctx.loop)
+                ctx.function.step_contexts.append(ctx)
         loop = ctx.loop
         while loop is not None:
             loop.direct_marker = True

@@ -61,10 +61,10 @@ def _not_turned_on(model, name: str, setting: Optional[str] = None) -> bool:
     for (_, target), found in model.facts.assignments.items():
         if target == name:
             passed.update(a.value.value for a in found if type(a.value) is cst.Name)
-    return all(_never_given_true(model, word, passed) for word in passed)
+    return all(never_given_true(model, word, passed) for word in passed)
 
 
-def _never_given_true(model, word: str, passed) -> bool:
+def never_given_true(model, word: str, passed) -> bool:
     """No text near this file gives ``word`` a value other than a false constant or one of the
     names in ``passed`` handed on as it is: as an attribute, a keyword, a default, a dict key
     or through `setattr`."""

@@ -29,6 +29,7 @@ class FunctionInfo:
     direct_step: bool = False  # steps an optimizer itself
     # The innermost loop around each of its own steps (None: outside any loop of its body).
     step_loops: List[Optional["LoopInfo"]] = field(default_factory=list)
+    step_contexts: List["Context"] = field(default_factory=list)  # where its own steps are
     loose_step: bool = False  # calls some other `.step()` or `*_step(...)` (an engine, a trainer)
     callees: Set[str] = field(default_factory=set)
     sites: List["CallSite"] = field(default_factory=list)  # the calls of its own body (not of nested defs)

@@ -34,7 +34,8 @@ from advisor.model.builder import gate_kinds, string_key
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.config_nodes import left_off
 from advisor.model.constants import constant
-from advisor.model.default_flags import keeps_false_default
+from advisor.model.default_flags import keeps_false_default, never_given_true
+from advisor.model.launched_options import never_launched
 from advisor.model.named_methods import project_methods_named
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
@@ -94,6 +95,7 @@ def _debug_switch(test: cst.BaseExpression) -> bool:
 
 
 _STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
+_DEBUG_MODES = frozenset({"torch.is_anomaly_enabled", "torch.autograd.anomaly_mode.is_anomaly_enabled"})
 
 
 def conjuncts(test: cst.BaseExpression):
@@ -416,6 +418,41 @@ def _first_round(model, test: cst.BaseExpression, ctx: Context, order: float) ->
     if _counts_rounds_of_a_step(model, counted.value, ctx, order):
         return False
     return _counter(model, counted.value, ctx, order)
+
+
+# `if ni < 3:` plots the first batches; a bound above this is a phase of training (warm-up).
+_FEW_ROUNDS = 100
+_MIRRORED = {cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual}
+
+
+def _first_rounds(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`if ni < 3:` where `ni` counts rounds (also a sum that adds a counter, `ni = i + nb *
+    epoch`): true in the first few rounds only, as a plot of the first batches is."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    operator = type(test.comparisons[0].operator)
+    counted, bound = test.left, test.comparisons[0].comparator
+    if operator in _MIRRORED:
+        counted, bound, operator = bound, counted, _MIRRORED[operator]
+    if operator not in (cst.LessThan, cst.LessThanEqual) or type(bound) is not cst.Integer or type(counted) is not cst.Name:
+        return False
+    try:
+        if int(bound.value.replace("_", ""), 0) > _FEW_ROUNDS:
+            return False
+    except ValueError:
+        return False
+    name = counted.value
+    if _RANK_WORD.search(name) or _counts_rounds_of_a_step(model, name, ctx, order):
+        return False
+    if _counter(model, name, ctx, order):
+        return True
+    reach = model.bindings.reaching(name, ctx, order)
+    return bool(reach.assignments) and reach.parameter is None and all(
+        type(a.value) is cst.BinaryOperation and type(a.value.operator) is cst.Add and any(
+            type(side) is cst.Name and _counter(model, side.value, a.ctx, a.order)
+            and not _counts_rounds_of_a_step(model, side.value, a.ctx, a.order)
+            for side in (a.value.left, a.value.right))
+        for a in reach.assignments)
 
 
 def _inner_round_test(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
@@ -987,7 +1024,8 @@ class GuardKinds:
         of `if self.use_dfl:` where every construction leaves it on)."""
         if not guard.positive and not guard.exits and not guard.steps and self._never_false(guard):
             return True
-        if guard.positive and not guard.exits and not guard.steps and any(_debug_switch(t) for t in conjuncts(guard.test)):
+        if guard.positive and not guard.exits and not guard.steps and any(
+                _debug_switch(t) or self._debug_mode(t) for t in conjuncts(guard.test)):
             return True  # `if opt.debug:`, `if args.vis > 0:`: a run asks for it, training does not
         if (self._steps(guard) and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
@@ -997,6 +1035,11 @@ class GuardKinds:
         return occasional(guard.test, guard.positive and not guard.exits) and not _inner_round_test(
             self.model, guard.test, guard.ctx, guard.order + 0.5)
 
+    def _debug_mode(self, test: cst.BaseExpression) -> bool:
+        """`torch.is_anomaly_enabled()`: true only in a run that debugs autograd, which is a
+        run nobody trains with (anomaly mode itself slows every step)."""
+        return type(test) is cst.Call and self.model.imports.qualify(test.func) in _DEBUG_MODES
+
     def _rare(self, guard: Guard) -> bool:
         """The body (only: not the `else`, not what follows `if ...: continue`) of a test that
         holds now and then: a sanity check's branch runs when something went wrong, an empty
@@ -1005,7 +1048,8 @@ class GuardKinds:
             return False
         test = guard.test
         return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(
-            test, self.model, guard.ctx, guard.order + 0.5) or _first_round(
+            test, self.model, guard.ctx, guard.order + 0.5) or _first_rounds(
+            self.model, test, guard.ctx, guard.order + 0.5) or _first_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard) or _state_unset(
             self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test)) or (
             _first_state_step(self.model, test, guard.ctx, guard.order + 0.5))
@@ -1028,10 +1072,13 @@ class GuardKinds:
     def _steps_elsewhere(self, guard: Guard) -> bool:
         """The loop around the guard also steps an optimizer outside it (itself, or through a
         call): the guarded step is an extra update made on some iterations (a lazy regulariser),
-        not the accumulation boundary every update goes through."""
+        not the accumulation boundary every update goes through. Outside a loop, the function
+        around the guard steps one itself outside it (`train_discriminator` of a GAN coach,
+        called every step, with its lazy R1 update under `if step % d_reg_every == 0:`)."""
         loop = guard.ctx.loop
         if loop is None:
-            return False
+            function = guard.ctx.function
+            return function is not None and any(guard not in guards_of(ctx) for ctx in function.step_contexts)
         if any(guard not in guards_of(ctx) for ctx in loop.step_contexts):
             return True
         return any(guard not in guards_of(site.ctx) for site in self._stepping_calls(loop))
@@ -1223,7 +1270,10 @@ class GuardKinds:
             return False
         known = self._unset.get(name)
         if known is None:
-            known = self._unset[name] = self._never_set(name)
+            # Set to a false constant, or to a parameter of its own name handed on (`self.
+            # gradient_checkpointing = gradient_checkpointing` in a config class), is still off;
+            # a test module that turns it on is no run.
+            known = self._unset[name] = never_given_true(self.model, name, {name, "self." + name})
         return known
 
     def _library_flag_off(self, test: cst.Attribute) -> bool:
@@ -1239,7 +1289,7 @@ class GuardKinds:
         key = ("library", flag)  # not the key `getattr(cfg, flag, False)` keeps its answer under
         known = self._unset.get(key)
         if known is None:
-            known = self._unset[key] = self._never_set(flag) and not self._turned_on_by_setter(flag)
+            known = self._unset[key] = never_given_true(self.model, flag, {flag, "self." + flag}) and not self._turned_on_by_setter(flag)
         return known
 
     def _turned_on_by_setter(self, flag: str) -> bool:
@@ -1336,7 +1386,7 @@ class GuardKinds:
                 if (found.complete and found.option is None and bool(found.values)
                         and not any(value for _, value in found.values)):
                     return True
-        if any(self._setting_left_off(t, guard) for t in conjuncts(guard.test)):
+        if any(self._setting_left_off(t, guard) or self._option_left_off(t, guard) for t in conjuncts(guard.test)):
             return True
         name = dotted_name(guard.test)
         if name is None or not (name.startswith("self.") or "." not in name):
@@ -1375,6 +1425,16 @@ class GuardKinds:
         found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
         return (found.complete and bool(found.values) and not any(value for _, value in found.values)
                 and left_off(self.model, found.option))
+
+    def _option_left_off(self, test: cst.BaseExpression, guard: Guard) -> bool:
+        """`if args.use_aux:`, `if self.cfg.max_grad_norm > 0:`: a test of a command-line option
+        that its default, and every value a launch script beside it passes, makes false, and
+        that no command the project ships passes at all (`launched_options.never_launched`)."""
+        if type(test) not in (cst.Attribute, cst.Comparison, cst.Name):
+            return False
+        found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
+        return (found.complete and bool(found.values) and not any(value for _, value in found.values)
+                and found.option is not None and never_launched(self.model, found.option))
 
     def _always_none(self, guard: Guard, tested: cst.BaseExpression) -> bool:
         """`if self.remap is not None:` where every construction leaves `remap` at its `None`

@@ -2344,3 +2344,47 @@ def main(args, model, loader, optimizer, criterion):
     use_unlabeled = True
     for epoch in range(args.epochs):
         train(model, loader, optimizer, criterion, use_unlabeled)
+
+# %% invalid: a lazy regulariser's extra update, made every few steps in a function that also steps every call: info
+import torch
+
+
+class Coach:
+    def train_discriminator(self, real, fake):
+        loss = self.discriminator(fake).mean() - self.discriminator(real).mean()
+        self.d_optimizer.zero_grad()
+        loss.backward()
+        self.d_optimizer.step()
+        d_regularize = self.global_step % self.opts.d_reg_every == 0
+        if d_regularize:
+            real.requires_grad = True
+            penalty = self.r1_penalty(self.discriminator(real), real)
+            self.d_optimizer.zero_grad()
+            penalty.backward()
+            self.d_optimizer.step()
+            self.logs["r1"] = float(penalty)  # expect: GPU101 info
+        return float(loss)  # expect: GPU101
+
+    def train(self):
+        for real, _ in self.loader:
+            real = real.cuda()
+            fake = self.generator(torch.randn(real.shape[0], 512, device="cuda"))
+            self.train_discriminator(real, fake.detach())
+            self.global_step += 1
+
+# %% invalid: the accumulation boundary of a step function called every batch is not periodic
+import torch
+
+
+class Trainer:
+    def step(self, batch, i):
+        loss = self.model(batch.cuda()).mean() / self.accum
+        loss.backward()
+        if (i + 1) % self.accum == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            print(loss.item())  # expect: GPU101
+
+    def fit(self, loader):
+        for i, batch in enumerate(loader):
+            self.step(batch, i)

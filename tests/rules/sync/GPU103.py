@@ -755,3 +755,40 @@ def train(model, batches, optimizer):
         if "coarse_loss" in locals():
             log_string += ", coarse loss: " + str(coarse_loss.mean().cpu().detach().numpy())  # expect: GPU103
         print(log_string)
+
+# %% invalid: a plot of the first few batches, counted across epochs: info
+import torch
+
+
+def plot_batch(images, targets, fname):
+    images = images.cpu().float().numpy()  # expect: GPU103 info
+    targets = targets.cpu().numpy()  # expect: GPU103 info
+    save_grid(images, targets, fname)
+
+
+def train(model, loader, optimizer, epochs):
+    nb = len(loader)
+    for epoch in range(epochs):
+        for i, (imgs, targets) in enumerate(loader):
+            ni = i + nb * epoch
+            imgs, targets = imgs.cuda(non_blocking=True), targets.cuda(non_blocking=True)
+            loss = model(imgs, targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if ni < 3:
+                plot_batch(imgs, targets, f"train_batch{ni}.jpg")
+
+# %% invalid: a test that holds once the first few batches are past runs on every later step
+import torch
+
+
+def train(model, loader, optimizer):
+    for i, (imgs, targets) in enumerate(loader):
+        imgs, targets = imgs.cuda(non_blocking=True), targets.cuda(non_blocking=True)
+        loss = model(imgs, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if i > 3:
+            print(loss.cpu())  # expect: GPU103
