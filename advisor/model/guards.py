@@ -442,17 +442,56 @@ def _first_rounds(model, test: cst.BaseExpression, ctx: Context, order: float) -
     except ValueError:
         return False
     name = counted.value
-    if _RANK_WORD.search(name) or _counts_rounds_of_a_step(model, name, ctx, order):
+    if _RANK_WORD.search(name) or _outer_counter(name, ctx) or _counts_rounds_of_a_step(model, name, ctx, order):
         return False
     if _counter(model, name, ctx, order):
         return True
     reach = model.bindings.reaching(name, ctx, order)
     return bool(reach.assignments) and reach.parameter is None and all(
         type(a.value) is cst.BinaryOperation and type(a.value.operator) is cst.Add and any(
-            type(side) is cst.Name and _counter(model, side.value, a.ctx, a.order)
+            type(side) is cst.Name and _counter(model, side.value, a.ctx, a.order) and not _outer_counter(side.value, ctx)
             and not _counts_rounds_of_a_step(model, side.value, a.ctx, a.order)
             for side in (a.value.left, a.value.right))
         for a in reach.assignments)
+
+
+def _last_round(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """`if epoch == epochs - 1:` (or `epoch + 1 == epochs`) where `epoch` counts rounds: true in
+    the last round only (a final test pass)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    for counted, other in (sides, sides[::-1]):
+        if _plus_one(other, cst.Subtract) is not None:
+            name = counted
+        else:
+            name = _plus_one(counted, cst.Add)
+        if type(name) is cst.Name and not _RANK_WORD.search(name.value) and not _outer_counter(name.value, ctx) and not (
+                _counts_rounds_of_a_step(model, name.value, ctx, order)) and _counter(model, name.value, ctx, order):
+            return True
+    return False
+
+
+def _outer_counter(name: str, ctx: Context) -> bool:
+    """``name`` counts the rounds of a loop around the innermost one at ``ctx`` (`if epoch ==
+    epochs - 1:` inside the batch loop holds on every step of the last epoch)."""
+    loop = ctx.loop
+    if loop is None or name in loop.targets:
+        return False
+    outer = loop.parent
+    while outer is not None:
+        if name in outer.targets:
+            return True
+        outer = outer.parent
+    return False
+
+
+def _plus_one(expr: cst.BaseExpression, operator: type) -> Optional[cst.BaseExpression]:
+    """`x - 1` (with ``operator`` Subtract) or `x + 1` (Add): x."""
+    if (type(expr) is cst.BinaryOperation and type(expr.operator) is operator
+            and type(expr.right) is cst.Integer and expr.right.value == "1"):
+        return expr.left
+    return None
 
 
 def _inner_round_test(model, test: cst.BaseExpression, ctx: Context, order: float) -> bool:
@@ -1049,6 +1088,7 @@ class GuardKinds:
         test = guard.test
         return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(
             test, self.model, guard.ctx, guard.order + 0.5) or _first_rounds(
+            self.model, test, guard.ctx, guard.order + 0.5) or _last_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _first_round(
             self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard) or _state_unset(
             self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test)) or (

@@ -36,7 +36,12 @@ _TEXT_METHODS = frozenset({
 _PREDICATE_METHODS = frozenset(
     "any all isnan isinf isfinite logical_not logical_and logical_or eq ne gt lt ge le bool int".split()
 )
-_TENSOR_RESULT_METHODS = TENSOR_METHODS | _PREDICATE_METHODS
+# Products and elementwise maths: a tensor's gives a tensor (`y_hat_feats[i].dot(y_feats[i])`);
+# NumPy arrays have some of these names too, so the receiver decides, as for every method here.
+_MATH_METHODS = frozenset(
+    "dot matmul mm bmm mv outer inner cross kron addmm baddbmm log1p expm1 reciprocal sin cos maximum minimum".split()
+)
+_TENSOR_RESULT_METHODS = TENSOR_METHODS | _PREDICATE_METHODS | _MATH_METHODS
 _TORCH_TENSOR_FUNCTIONS = frozenset(
     """tensor as_tensor from_numpy zeros ones empty full rand randn randint arange linspace cat stack
     sum mean max min where matmul mm bmm einsum exp log sigmoid softmax log_softmax tanh relu

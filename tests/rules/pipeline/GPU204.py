@@ -1314,3 +1314,22 @@ def train(model, dataset, optimizer, epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% valid: a test loader built in the last epoch only is built once
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, train_set, test_set, optimizer, epochs):
+    loader = DataLoader(train_set, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if epoch == epochs - 1:
+            test_loader = DataLoader(test_set, batch_size=64, num_workers=4, pin_memory=True)
+            for x, y in test_loader:
+                with torch.no_grad():
+                    print(model(x.cuda(non_blocking=True), y.cuda(non_blocking=True)))

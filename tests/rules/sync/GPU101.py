@@ -2388,3 +2388,64 @@ class Trainer:
     def fit(self, loader):
         for i, batch in enumerate(loader):
             self.step(batch, i)
+
+# %% invalid: the last batch of each epoch is a test of the batch loop's own counter: info
+import torch
+
+
+def train(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(loader):
+            loss = model(x.cuda(), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if i == len(loader) - 1:
+                print(epoch, loss.item())  # expect: GPU101 info
+
+# %% invalid: the last epoch tested inside the batch loop holds on every step of that epoch
+import torch
+
+
+def train(model, loader, optimizer, epochs):
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(loader):
+            loss = model(x.cuda(), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if epoch + 1 == epochs:
+                print(i, loss.item())  # expect: GPU101
+
+# %% invalid: a per-sample similarity from a product of a module's features, read as a number
+import numpy as np
+import torch
+from torch import nn
+
+
+class IdentityLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(512, 128)
+
+    def forward(self, y_hat, y):
+        y_feats = self.encoder(y).detach()
+        y_hat_feats = self.encoder(y_hat)
+        loss, logs = 0, []
+        for i in range(y.shape[0]):
+            similarity = y_hat_feats[i].dot(y_feats[i])
+            logs.append(float(similarity))  # expect: GPU101
+            loss += 1 - similarity
+        return loss / y.shape[0], logs
+
+
+def train(model, loader, optimizer):
+    criterion = IdentityLoss().cuda()
+    weights = np.ones(4)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        loss, logs = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(float(weights.dot(np.arange(4))))
