@@ -296,7 +296,10 @@ class Tensor(Question[str]):
         return None
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
-        return TENSOR if TENSOR in (before, value) else (PYTHON if PYTHON in (before, value) else UNKNOWN)
+        # `loss = 0; loss += v["loss"]`: a number plus something unknown may be a tensor.
+        if TENSOR in (before, value):
+            return TENSOR
+        return PYTHON if before == PYTHON and value == PYTHON else UNKNOWN
 
 
 def _parameter_target(assignment: Assignment) -> bool:
@@ -729,9 +732,16 @@ class HostTensor(Question[bool]):
         return iterated_items(flow, assignment, self) == [True]
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: bool, value: bool) -> bool:
-        """`accs /= B` of a host value by a number (`B` from a shape): it stays where it is."""
+        """`accs /= B` of a host value by a number (`B` from a shape): it stays where it is. An
+        entry of a container added to it, not known to be a number, may be a tensor anywhere
+        (`loss = 0`, then `loss += v["loss"]` over a model's outputs)."""
         if before and not value and assignment.value is not None:
-            return flow.ask(TENSORS, assignment.value, assignment.ctx, assignment.order) != TENSOR
+            kind = flow.ask(TENSORS, assignment.value, assignment.ctx, assignment.order)
+            statement = assignment.statement
+            if (type(statement) is cst.AugAssign and type(statement.operator) in (cst.AddAssign, cst.SubtractAssign)
+                    and type(assignment.value) is cst.Subscript):
+                return kind == PYTHON  # an entry of a container of outputs: it may be a tensor
+            return kind != TENSOR
         return before and value
 
 

@@ -2449,3 +2449,19 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         print(float(weights.dot(np.arange(4))))
+
+# %% invalid: a loss summed from a model's dict of outputs, starting from zero, lives on the GPU
+import torch
+
+
+def train(model, loader, optimizer, writer):
+    for step, batch in enumerate(loader):
+        output = model(batch.cuda())
+        loss = 0
+        for name, part in output.items():
+            if "loss" in part:
+                loss += part["loss"]
+        writer.add_scalar("train/loss", loss.item(), step)  # expect: GPU101
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
