@@ -64,6 +64,16 @@ class InstanceClasses(Question[Classes]):
                 return made
         symbol = model.symbol(qual) if qual is not None else None
         if symbol is not None and symbol.kind == "class":
+            others = model.imports.targets.get(func.value, ()) if type(func) is cst.Name else ()
+            if len(others) > 1:
+                # `from .model_plain import ModelPlain as M` in one branch of a factory, another
+                # class as `M` in the next: an instance of either.
+                found = {(symbol.model, symbol.info)}
+                for other in others:
+                    built = model.symbol(other)
+                    if built is not None and built.kind == "class":
+                        found.add((built.model, built.info))
+                return frozenset(found), True
             return frozenset({(symbol.model, symbol.info)}), True
         if qual in COMPILE or qual in JIT or qual in DDP_WRAPPERS or qual in SAME_MODULE_FUNCTIONS:
             inner = argument(expr, "model" if qual in COMPILE else "module", 0)

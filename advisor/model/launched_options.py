@@ -22,6 +22,8 @@ from typing import Dict, List, Set
 
 # Options a launcher adds to the command line it runs (`--local_rank=N`), never written out.
 _INJECTED = re.compile(r"^--?local[_-]rank$")
+# What a command line writes for an option that is off.
+_FALSE_VALUES = frozenset({"0", "0.0", "False", "false", "None", "none", "no", "off"})
 # A flag written as a string (`"-a"`, `'--use_aux'`).
 _FLAG = re.compile(r"""[rbuRBU]?['"](-{1,2}[A-Za-z][\w-]*)['"]""")
 _QUOTED_FLAG = r"""[rbuRBU]?['"]-{1,2}[A-Za-z][\w-]*['"]"""
@@ -84,7 +86,7 @@ def _never_launched(model, option: str) -> bool:
     for path in paths:
         text = text_of(path)
         defined = Counter(flag for flags in calls.get(path, ()) for flag in flags)
-        if any(_mentions(text, flag) > defined[flag] for flag in aliases):
+        if any(_passed_on(text, flag) > defined[flag] for flag in aliases):
             return False
         documented = documented or (any(flag in text for flag in siblings) and any(
             any(_mentions(line, flag) for flag in siblings) for line in _command_lines(text, names)))
@@ -98,6 +100,18 @@ def _command_lines(text: str, scripts: Set[str]):
     for line in _DEFINED.sub("", text.replace("\\\n", " ")).splitlines():
         if any(name in line and re.search(r"(?<![\w.-])%s\b" % re.escape(name), line) for name in scripts):
             yield line
+
+
+def _passed_on(text: str, flag: str) -> int:
+    """How many times ``text`` writes ``flag``, leaving out where a false value follows it
+    (`--w_norm_lambda=0`, `--use_ema False`): such a command keeps the switch off."""
+    if flag not in text:
+        return 0
+    count = 0
+    for found in re.finditer(r"(?<![\w-])%s(?![\w-])(?:=|[ \t]+)?([^\s\\;|&]*)" % re.escape(flag), text):
+        if found.group(1).strip("'\"") not in _FALSE_VALUES:
+            count += 1
+    return count
 
 
 def _mentions(text: str, flag: str) -> int:

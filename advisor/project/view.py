@@ -452,15 +452,21 @@ class ProjectView:
         for site in importer.facts.calls:
             func = site.node.func
             name = dotted_name(func)
-            if name is None or name.rsplit(".", 1)[-1] not in classes or site.ctx.function is None:
+            if name is None or site.ctx.function is None:
                 continue
-            qual = importer.imports.qualify(func)
-            if qual is None or qual in asked:
-                continue
-            asked.add(qual)
-            symbol = self.symbol(importer, qual)
-            if symbol is not None and symbol.kind == "class" and symbol.model is model:
-                return True
+            # `from models.model_plain import ModelPlain as M` in one branch of a factory and
+            # another class as `M` in the next: every class the name is imported as.
+            quals = importer.imports.targets.get(name, ()) if "." not in name else ()
+            if not quals:
+                qual = importer.imports.qualify(func)
+                quals = (qual,) if qual is not None else ()
+            for qual in quals:
+                if qual in asked or qual.rsplit(".", 1)[-1] not in classes:
+                    continue
+                asked.add(qual)
+                symbol = self.symbol(importer, qual)
+                if symbol is not None and symbol.kind == "class" and symbol.model is model:
+                    return True
         return False
 
     def related_texts(self, path: str, hops: int = 2, within: Optional[str] = None) -> List[str]:
