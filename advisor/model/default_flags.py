@@ -58,10 +58,48 @@ def _not_turned_on(model, name: str, setting: Optional[str] = None) -> bool:
     attribute = name.partition(".")[2]
     # `with_cp=self.with_cp`: another block's flag of the same name, handed on as it is.
     passed = {attribute, "self." + attribute} | ({setting} if setting is not None else set())
+    accepted = frozenset()
+    if attribute == "gradient_checkpointing":
+        if _checkpointing_enabled_by_library(model):
+            return False
+        # Hugging Face's setter (`module.gradient_checkpointing = value` in
+        # `_set_gradient_checkpointing`) runs only when the library is asked to turn it on.
+        accepted = _SETTER_PARAMETERS
     for (_, target), found in model.facts.assignments.items():
         if target == name:
             passed.update(a.value.value for a in found if type(a.value) is cst.Name)
-    return all(never_given_true(model, word, passed) for word in passed)
+    return all(never_given_true(model, word, passed | accepted) for word in passed)
+
+
+# Hugging Face turns `gradient_checkpointing` on in every submodule that has the attribute when
+# a model that supports it is asked to: by the Trainer's `gradient_checkpointing` argument, set
+# in a config file or on a command line the code never names.
+_ENABLE_CALL = re.compile(r"\.gradient_checkpointing_enable\(")
+_SETTER_PARAMETERS = frozenset({"value", "enable"})
+
+
+def _checkpointing_enabled_by_library(model) -> bool:
+    """A model of the project supports Hugging Face's checkpointing switch (the file, or a file
+    near it, says so), and the project turns it on: a call of `gradient_checkpointing_enable()`,
+    or a config file or launch script that turns the Trainer's `gradient_checkpointing` on (the
+    config files are then dependencies of the file)."""
+    project = model.project
+    if project is None or model.real_path is None:
+        return False
+    if "supports_gradient_checkpointing" not in (model.text or "") and not any(
+            os.path.normpath(os.path.abspath(p)) in _nearby(model)
+            for p in project.files_containing("supports_gradient_checkpointing")):
+        return False
+    if _ENABLE_CALL.search(model.text or "") or any(
+            os.path.normpath(os.path.abspath(p)) in _nearby(model) and _ENABLE_CALL.search(project.text_of(p))
+            for p in project.files_containing("gradient_checkpointing_enable(")):
+        return True  # `model.gradient_checkpointing_enable()`
+    return project.sets_in_configs("gradient_checkpointing")
+
+
+def _nearby(model) -> frozenset:
+    return model.shared("default-flags-nearby", lambda m: frozenset(
+        os.path.normpath(os.path.abspath(p)) for p in m.project.dependencies(m.real_path)))
 
 
 def never_given_true(model, word: str, passed) -> bool:

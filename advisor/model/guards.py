@@ -1300,6 +1300,8 @@ class GuardKinds:
             return False
         if dotted_name(test.func) == "hasattr" and len(test.args) == 2:
             return self._config_key_absent(test)
+        if type(test.func) is cst.Attribute and test.func.attr.value == "get" and len(test.args) == 2:
+            return self._key_left_out(test)
         if dotted_name(test.func) != "getattr" or len(test.args) != 3:
             return False
         key, default = test.args[1].value, test.args[2].value
@@ -1348,6 +1350,25 @@ class GuardKinds:
             os.path.normpath(os.path.abspath(path)) in nearby and setter.search(project.text_of(path))
             for path in project.files_containing("checkpointing")
         )
+
+    def _key_left_out(self, test: cst.Call) -> bool:
+        """`render_kwargs.get("render_depth", False)` where no file near this one gives the key a
+        value other than a false one (as a dict key, a keyword or an attribute), and no config
+        file of the project sets it. Not the environment's."""
+        key, default = test.args[0].value, test.args[1].value
+        if any(a.keyword is not None or a.star for a in test.args) or type(key) is not cst.SimpleString:
+            return False
+        name = key.evaluated_value
+        if not isinstance(name, str) or not name.isidentifier() or not _false_constant(default):
+            return False
+        if (self.model.imports.qualify(test.func.value) or "").startswith("os."):
+            return False  # `os.environ.get("DEBUG", False)`: a launch command may set it
+        known = self._unset.get(("key", name))
+        if known is None:
+            project = self.model.project
+            known = self._unset[("key", name)] = never_given_true(self.model, name, {name}) and (
+                project is None or not project.sets_in_configs(name))
+        return known
 
     def _config_key_absent(self, test: cst.Call) -> bool:
         owner, key = dotted_name(test.args[0].value), test.args[1].value

@@ -48,6 +48,9 @@ DYNAMIC_MARKS = (
 # class no config file of the project names, and no code, is not built by them.
 CONFIG_TARGET_MARKS = ("instantiate_from_config", "instantiate(", "LightningCLI", "get_obj_from_str", "locate(")
 _CONFIG_TARGETS = ("", "config")
+# Text that marks a module with a Hugging Face checkpointing switch: whether a config file turns
+# it on decides its findings (model/default_flags.py).
+CHECKPOINTING_MARK = "gradient_checkpointing"
 # Text that marks a Hydra script: its primary config file gives its settings.
 HYDRA_MARK = "hydra"
 # The keys under which such configs name what to build.
@@ -542,6 +545,10 @@ class ProjectView:
         # Modules its relative imports name that its folder lacks (model/broken_imports.py):
         # paths that do not exist keep its result out of the cache until they do.
         seen.update(missing_relative_modules(path, self._text(path)))
+        if CHECKPOINTING_MARK in self._text(path):
+            # Whether a config file turns the Hugging Face Trainer's checkpointing on
+            # (model/default_flags.py).
+            seen.update(self.layout.config_files() or ())
         if HYDRA_MARK in self._text(path):
             # The settings of its primary config file (model/hydra_configs.py).
             seen.update(self.layout.config_files() or ())

@@ -2465,3 +2465,25 @@ def train(model, loader, optimizer, writer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: under a key of the render options that nothing sets, the depth read runs in no run: info
+import torch
+
+
+def render(model, rays, **render_kwargs):
+    rgb, weights, z = model(rays)
+    if render_kwargs.get("render_depth", False):
+        print("depth", (weights * z).sum(-1).mean().item())  # expect: GPU101 info
+    if render_kwargs.get("log_rgb", False):
+        print("rgb", rgb.mean().item())  # expect: GPU101
+    return rgb
+
+
+def train(model, loader, optimizer):
+    for rays, target in loader:
+        rays, target = rays.cuda(), target.cuda()
+        rgb = render(model, rays, near=0.1, far=6.0, log_rgb=True)
+        loss = (rgb - target).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
