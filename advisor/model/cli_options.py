@@ -408,6 +408,11 @@ def _namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool
             if isinstance(value, str):
                 stored[value] = []
                 continue
+        names = _looped_names(model, site, args[1].value) if len(args) >= 2 else None
+        if names is not None:
+            for value in names:
+                stored[value] = []  # `for name in ["lr", "lr_backbone"]: setattr(args, name, v)`
+            continue
         anything = anything or not _on_self(site)
     for site in model.method_calls("update"):
         receiver = site.receiver
@@ -418,6 +423,27 @@ def _namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool
     if any(name.endswith("__dict__") for name in model.facts.item_stores):
         anything = True
     return stored, anything, shares - stored.keys()
+
+
+def _looped_names(model, site, expr: cst.BaseExpression) -> Optional[List[str]]:
+    """The strings a name takes when every binding of it that reaches the call is the target of
+    a loop over a literal list of strings; None otherwise."""
+    if type(expr) is not cst.Name:
+        return None
+    reach = model.bindings.reaching(expr.value, site.ctx, site.order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return None
+    out: List[str] = []
+    for assignment in reach.assignments:
+        iterable = assignment.iterable
+        if assignment.value is not None or assignment.index is not None or type(iterable) not in (cst.List, cst.Tuple):
+            return None
+        for element in iterable.elements:
+            value = element.value.evaluated_value if type(element.value) is cst.SimpleString else None
+            if not isinstance(value, str):
+                return None
+            out.append(value)
+    return out
 
 
 def _on_self(site) -> bool:

@@ -194,15 +194,22 @@ class LoaderSites(Question[Sites]):
                 positional = positional[:1]
             return self.combine([flow.ask(self, p, ctx, order) for p in positional])
         func = expr.func
+        wrapping = None
         if qual is None and type(func) is cst.Name and func.value in model.facts.classes:
-            # `Prefetcher(loader)`: a class of the file that wraps a loader hands on its batches
-            # (moved or changed, perhaps: not raw ones).
+            wrapping = (model, func.value)
+        elif qual is not None:
+            symbol = model.symbol(qual)
+            if symbol is not None and symbol.kind == "class" and _draws_itself(symbol.model, symbol.info.name):
+                wrapping = (symbol.model, symbol.info.name)  # `data_prefetcher(loader)` of another module
+        if wrapping is not None:
+            # `Prefetcher(loader)`: a class of the project that wraps a loader hands on its
+            # batches (moved or changed, perhaps: not raw ones).
             if self._raw:
                 return _NONE
             found = [flow.ask(self, a.value, ctx, order) for a in expr.args if not a.star]
             sites = tuple(s for sites, _ in found for s in sites)
             # All it can be when its `__iter__` goes over what it holds each time it is iterated.
-            exhaustive = bool(sites) and all(done for _, done in found) and _iterates_held(model, func.value)
+            exhaustive = bool(sites) and all(done for _, done in found) and _iterates_held(*wrapping)
             return (sites, exhaustive)
         through = passed_on(model, expr, ctx, order, ITERATION_WRAPPERS)
         if through is not None:
@@ -398,6 +405,13 @@ def loaders_drawn(model, call: cst.Call, question: LoaderSites = LOADERS) -> Sit
     if iterator is None:
         return _NONE
     return model.values.ask(question, iterator, site.ctx, site.order)
+
+
+def _draws_itself(model, class_name: str) -> bool:
+    """The class hands out batches itself: it has an `__iter__`, a `__next__` or a `next`
+    method (a prefetcher that wraps the loader it is given)."""
+    functions = model.facts.functions
+    return any(f"{class_name}.{name}" in functions for name in ("__iter__", "__next__", "next"))
 
 
 def drawn_per_instance(model, site: CallSite, iterator: cst.BaseExpression) -> bool:

@@ -306,7 +306,32 @@ def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
         question = LoaderSites(project_callers=chains) if chains else None
     if question is None:
         return False
-    return any(found is site for found in _all_loaders(loaders_iterated(model, loop, question)))
+    if any(found is site for found in _all_loaders(loaders_iterated(model, loop, question))):
+        return True
+    return _drawn_afresh(model, loop, site, question)
+
+
+def _drawn_afresh(model: FileModel, loop, site: CallSite, question) -> bool:
+    """The loop draws the loader's batches (`samples, targets = prefetcher.next()`) from an
+    iterator or a wrapper the function builds once before it (`prefetcher =
+    data_prefetcher(data_loader, device)`): each call, once per epoch, starts a new pass."""
+    for name, call in loop.drawn.items():
+        draw = model.site_of(call)
+        iterator = model.values.drawn_from(call, draw.ctx, draw.order) if draw is not None else None
+        if type(iterator) is not cst.Name:
+            continue
+        reach = model.bindings.reaching(iterator.value, draw.ctx, draw.order)
+        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+            continue
+        bound = reach.assignments[0]
+        if (type(bound.value) is not cst.Call or bound.ctx.function is not loop.function
+                or bound.ctx.loop is not None or bound.index is not None):
+            continue
+        # The wrapper may hold other things beside the loader (a device, a flag): the loader
+        # being among what it is built from is enough.
+        if any(found is site for found in model.values.ask(question, iterator, draw.ctx, draw.order)[0]):
+            return True
+    return False
 
 
 def _rebuilt_by_callers(loop, chains: dict) -> bool:
