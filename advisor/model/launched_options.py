@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from typing import Dict, List, Set
+from typing import Dict, List, Set, Tuple
 
 # Options a launcher adds to the command line it runs (`--local_rank=N`), never written out.
 _INJECTED = re.compile(r"^--?local[_-]rank$")
@@ -51,19 +51,11 @@ def never_launched(model, option: str) -> bool:
 
 def _never_launched(model, option: str) -> bool:
     project = model.project
-    own = os.path.normpath(os.path.abspath(model.real_path))
-    paths = list(dict.fromkeys([own, *(os.path.normpath(os.path.abspath(p))
-                                       for p in project.checked_against(model.real_path))]))
+    paths, calls = model.shared("launched-option-texts", _texts_and_calls)
 
     def text_of(path: str) -> str:
-        return (model.text or "") if path == own else project.text_of(path)
+        return (model.text or "") if path == paths[0] else project.text_of(path)
 
-    # The flags of each `add_argument` call of each Python text (`"-a", "--use_aux"`).
-    calls: Dict[str, List[List[str]]] = {}
-    for path in paths:
-        text = text_of(path)
-        if path.endswith((".py", ".ipynb")) and "add_argument" in text:
-            calls[path] = [_FLAG.findall(found.group(1)) for found in _DEFINED.finditer(text)]
     aliases: Set[str] = set()
     siblings: Set[str] = set()
     scripts: Set[str] = set()
@@ -91,6 +83,24 @@ def _never_launched(model, option: str) -> bool:
         documented = documented or (any(flag in text for flag in siblings) and any(
             any(_mentions(line, flag) for flag in siblings) for line in _command_lines(text, names)))
     return documented
+
+
+def _texts_and_calls(model) -> Tuple[List[str], Dict[str, List[List[str]]]]:
+    """The files read (the checked file first, then what a cached result is checked against),
+    and the flags of each `add_argument` call of each Python text (`"-a", "--use_aux"`): worked
+    out once per file, whatever the number of options its guards test."""
+    project = model.project
+    own = os.path.normpath(os.path.abspath(model.real_path))
+    paths = list(dict.fromkeys([own, *(os.path.normpath(os.path.abspath(p))
+                                       for p in project.checked_against(model.real_path))]))
+    calls: Dict[str, List[List[str]]] = {}
+    for path in paths:
+        if not path.endswith((".py", ".ipynb")):
+            continue
+        text = (model.text or "") if path == own else project.text_of(path)
+        if "add_argument" in text:
+            calls[path] = [_FLAG.findall(found.group(1)) for found in _DEFINED.finditer(text)]
+    return paths, calls
 
 
 def _command_lines(text: str, scripts: Set[str]):
