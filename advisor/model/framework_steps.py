@@ -31,8 +31,6 @@ def is_framework_step(model, info: FunctionInfo) -> bool:
 
 
 def _step_method(model, info: FunctionInfo) -> bool:
-    if not model.uses_framework(*FRAMEWORK_STEP_PACKAGES):
-        return False
     cls = model.facts.classes.get(info.class_name or "")
     if cls is None:
         return False
@@ -46,18 +44,26 @@ def _step_method(model, info: FunctionInfo) -> bool:
 
 
 def _framework_bases(model, cls, name: str, depth: int) -> List[str]:
-    """The framework classes among ``cls``'s bases, or the bases of its bases in the file
-    (`class CustomAMPTrainer(CustomSimpleTrainer)`, itself a detectron2 `SimpleTrainer`), that
-    call the method ``name`` once per step."""
+    """The framework classes among ``cls``'s bases, or the bases of its bases in the file or in
+    another module of the project (`class CustomAMPTrainer(CustomSimpleTrainer)`, itself a
+    detectron2 `SimpleTrainer`), that call the method ``name`` once per step; a framework base
+    counts in a module that imports the framework."""
     found: List[str] = []
     for base in cls.bases:
         last = base.rsplit(".", 1)[-1]
         if name in FRAMEWORK_STEP_METHODS.get(last, ()):
-            found.append(last)
+            if model.uses_framework(*FRAMEWORK_STEP_PACKAGES):
+                found.append(last)
         elif depth < 3:
             local = model.facts.classes.get(base)
             if local is not None and local is not cls:
                 found.extend(_framework_bases(model, local, name, depth + 1))
+            elif local is None and "." in base:
+                # `class LitDVGO(LitModel)` with `LitModel(pl.LightningModule)` in the project's
+                # `interface.py`: the base of another module.
+                symbol = model.symbol(base)
+                if symbol is not None and symbol.kind == "class" and symbol.info is not cls:
+                    found.extend(_framework_bases(symbol.model, symbol.info, name, depth + 1))
     return found
 
 
