@@ -31,16 +31,21 @@ def is_framework_step(model, info: FunctionInfo) -> bool:
 
 
 def _step_method(model, info: FunctionInfo) -> bool:
+    name = info.node.name.value
+    if name not in _STEP_METHOD_NAMES:
+        return False  # no framework calls it per step: no base needs following
     cls = model.facts.classes.get(info.class_name or "")
     if cls is None:
         return False
-    name = info.node.name.value
     bases = _framework_bases(model, cls, name, 0)
     if not bases:
         return False
     if all(base in ("LightningModule", "Callback") for base in bases):
         return _lightning_runs(model)
     return True
+
+
+_STEP_METHOD_NAMES = frozenset().union(*FRAMEWORK_STEP_METHODS.values())
 
 
 def _framework_bases(model, cls, name: str, depth: int) -> List[str]:
