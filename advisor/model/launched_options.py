@@ -81,7 +81,7 @@ def _never_launched(model, option: str) -> bool:
         if any(_passed_on(text, flag) > defined[flag] for flag in aliases):
             return False
         documented = documented or (any(flag in text for flag in siblings) and any(
-            any(_mentions(line, flag) for flag in siblings) for line in _command_lines(text, names)))
+            any(_mentions(line, flag) for flag in siblings) for line in _command_lines(model, path, text, names)))
     return documented
 
 
@@ -103,11 +103,16 @@ def _texts_and_calls(model) -> Tuple[List[str], Dict[str, List[List[str]]]]:
     return paths, calls
 
 
-def _command_lines(text: str, scripts: Set[str]):
+def _command_lines(model, path: str, text: str, scripts: Set[str]):
     """The lines of ``text`` (a backslash continues one) that run one of ``scripts`` (`python
     train.py --lr 0.1`, `torchrun ... train.py`, `python -m pkg.train`, `["python",
-    "train.py", ...]`), outside the `add_argument` calls that define options."""
-    for line in _DEFINED.sub("", text.replace("\\\n", " ")).splitlines():
+    "train.py", ...]`), outside the `add_argument` calls that define options. The lines of each
+    text are made once per checked file, whatever the number of options asked."""
+    known: Dict[str, List[str]] = model.shared("launched-option-lines", lambda m: {})
+    lines = known.get(path)
+    if lines is None:
+        lines = known[path] = _DEFINED.sub("", text.replace("\\\n", " ")).splitlines()
+    for line in lines:
         if any(name in line and re.search(r"(?<![\w.-])%s\b" % re.escape(name), line) for name in scripts):
             yield line
 
