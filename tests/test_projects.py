@@ -209,3 +209,72 @@ def test_a_notebook_that_calls_a_module_function_runs_it(tmp_path):
     (project / "examples" / "refit.ipynb").write_text(json.dumps(notebook))
     forget_views()
     assert refit() and not any(info for _, _, info in refit())
+
+
+def _json_findings(project, env):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "advisor", "check", "--format", "json", "--show-info", "-j", "1", str(project)],
+        capture_output=True, text=True, env=env,
+    )
+    return sorted((os.path.basename(f["filename"]), f["location"]["row"], f["code"], f["severity"])
+                  for f in json.loads(run.stdout))
+
+
+def test_a_config_that_starts_setting_a_key_read_with_a_false_default_rechecks_a_cached_file(tmp_path):
+    """`render_kwargs.get("render_depth", False)` is off while nothing sets the key to a true
+    value; a config file edited to set it must turn it on, also for the unchanged, cached file
+    (config files are dependencies of a file that reads a key so; a config file added later is
+    not seen by cached results, as for every config-file question: runs write JSON and YAML)."""
+    import os
+
+    project = tmp_path / "render_keys"
+    (project / "configs").mkdir(parents=True)
+    (project / "setup.cfg").write_text("[metadata]\nname = render-keys\n")
+    (project / "train.py").write_text(
+        "import torch\n\n\n"
+        "def render(model, rays, **render_kwargs):\n"
+        "    rgb, weights, z = model(rays)\n"
+        '    if render_kwargs.get("render_depth", False):\n'
+        '        print("depth", (weights * z).sum(-1).mean().item())\n'
+        "    return rgb\n\n\n"
+        "def train(model, loader, optimizer, settings):\n"
+        "    for rays, target in loader:\n"
+        "        rays, target = rays.cuda(), target.cuda()\n"
+        "        loss = (render(model, rays, **settings) - target).pow(2).mean()\n"
+        "        optimizer.zero_grad()\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+    )
+    (project / "configs" / "render.yaml").write_text("render_depth: false\n")
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert ("train.py", 7, "GPU101", "info") in first
+    assert _json_findings(project, env) == first  # served from the cache
+    (project / "configs" / "render.yaml").write_text("render_depth: true\n")
+    again = _json_findings(project, env)
+    assert ("train.py", 7, "GPU101", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_readme_that_starts_passing_an_option_rechecks_a_cached_file(tmp_path):
+    """What a guarded option does is information while the documented commands never pass it
+    (model/launched_options.py); a README that starts passing it turns it back to a warning,
+    also for the unchanged, cached script."""
+    import os
+    import shutil
+
+    project = tmp_path / "launched_options"
+    shutil.copytree(ROOT / "launched_options", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert ("train.py", 29, "GPU101", "info") in first
+    readme = project / "README.md"
+    readme.write_text(readme.read_text().replace("--warmup=0", "--warmup 100"))
+    again = _json_findings(project, env)
+    assert ("train.py", 29, "GPU101", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

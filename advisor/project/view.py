@@ -51,6 +51,12 @@ _CONFIG_TARGETS = ("", "config")
 # Text that marks a module with a Hugging Face checkpointing switch: whether a config file turns
 # it on decides its findings (model/default_flags.py).
 CHECKPOINTING_MARK = "gradient_checkpointing"
+# A key read with a false default, or looked for on a config object: guards ask config files
+# whether they set it.
+_KEY_READS = re.compile(
+    r"""\.get\(\s*['"]\w+['"]\s*,\s*(?:False|None|0)\s*\)"""
+    r"""|hasattr\(\s*(?:self\.)?\w*(?:cfg|config|conf|opt|opts|args|hparams|params|settings|options)\b""",
+    re.IGNORECASE)
 # Text that marks a Hydra script: its primary config file gives its settings.
 HYDRA_MARK = "hydra"
 # The keys under which such configs name what to build.
@@ -545,9 +551,11 @@ class ProjectView:
         # Modules its relative imports name that its folder lacks (model/broken_imports.py):
         # paths that do not exist keep its result out of the cache until they do.
         seen.update(missing_relative_modules(path, self._text(path)))
-        if CHECKPOINTING_MARK in self._text(path):
+        text = self._text(path)
+        if CHECKPOINTING_MARK in text or (("get(" in text or "hasattr(" in text) and _KEY_READS.search(text)):
             # Whether a config file turns the Hugging Face Trainer's checkpointing on
-            # (model/default_flags.py).
+            # (model/default_flags.py), or gives a key read with a false default
+            # (`opts.get("render_depth", False)`, `hasattr(cfg, "clip")`: model/guards.py).
             seen.update(self.layout.config_files() or ())
         if HYDRA_MARK in self._text(path):
             # The settings of its primary config file (model/hydra_configs.py).
