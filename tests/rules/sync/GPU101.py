@@ -2467,6 +2467,8 @@ def train(model, loader, optimizer, writer):
         optimizer.step()
 
 # %% invalid: under a key of the render options that nothing sets, the depth read runs in no run: info
+import os
+
 import torch
 
 
@@ -2476,6 +2478,8 @@ def render(model, rays, **render_kwargs):
         print("depth", (weights * z).sum(-1).mean().item())  # expect: GPU101 info
     if render_kwargs.get("log_rgb", False):
         print("rgb", rgb.mean().item())  # expect: GPU101
+    if os.environ.get("LOG_WEIGHTS", False):
+        print("weights", weights.max().item())  # expect: GPU101
     return rgb
 
 
