@@ -177,3 +177,31 @@ def main():
     run(*params, 3)
 """
     assert probed(source).ints() == (4,)
+
+
+def test_an_environment_read_holds_its_default_as_a_run_setting():
+    found = probed('import os\nPIN = str(os.getenv("PIN_MEMORY", True)).lower() == "true"\nprobe(PIN)\n')
+    assert found.only(True) and found.option == "$PIN_MEMORY"
+    assert probed('import os\nprobe(int(os.environ.get("NUM_WORKERS", "4")))\n').ints() == (4,)
+    assert probed('from os import getenv\nprobe(getenv("EVAL_PIN", "0") == "1")\n').only(False)
+
+
+def test_launcher_variables_and_unreadable_conversions_stay_unknown():
+    # torchrun and SLURM set these for every process: their default is no run's value.
+    assert not probed('import os\nprobe(int(os.environ.get("WORLD_SIZE", 1)))\n').complete
+    assert not probed('import os\nprobe(os.getenv("SLURM_PROCID", "0"))\n').complete
+    assert not probed('import os\nprobe(int(os.getenv("WORKERS", "auto")))\n').values
+    assert not probed('import os\nprobe(os.getenv("WORKERS"))\n').complete
+
+
+def test_an_environment_default_leaves_both_branches_of_a_test_open():
+    # A launch may set the variable to anything: a branch on it is not dead code.
+    source = """
+    import os
+    MODE = os.getenv("LOADER_MODE", "fast")
+    pin = True
+    if MODE == "debug":
+        pin = False
+    probe(pin)
+    """
+    assert probed(source).may_be(False)

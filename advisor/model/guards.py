@@ -37,6 +37,7 @@ from advisor.model.constants import constant
 from advisor.model.default_flags import keeps_false_default, never_given_true
 from advisor.model.launched_options import never_launched
 from advisor.model.named_methods import project_methods_named
+from advisor.model.environment import is_environment_setting
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.occasional_tests import occasional
@@ -1202,6 +1203,8 @@ class GuardKinds:
         found = literal_values(model, test.left, guard.ctx, guard.order + 0.5)
         if not found.complete or not found.values or any(t[0] not in ("str", "none") for t in found.values):
             return None
+        if is_environment_setting(found.option):
+            return None  # an environment variable's default: any launch may set another value
         hits = {t in allowed for t in found.values}
         return hits if operator in (cst.In, cst.Equal, cst.Is) else {not h for h in hits}
 
@@ -1220,6 +1223,8 @@ class GuardKinds:
             return None
         found = literal_values(self.model, func.value, guard.ctx, guard.order + 0.5)
         if not found.complete or not found.values or any(t[0] != "str" for t in found.values):
+            return None
+        if is_environment_setting(found.option):
             return None
         check = str.startswith if func.attr.value == "startswith" else str.endswith
         return {any(check(value, t[1]) for t in texts) for _, value in found.values}

@@ -27,6 +27,7 @@ from advisor.model.config_nodes import config_default
 from advisor.model.config_objects import setting_values
 from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known, setting_read, tag
 from advisor.model.containers import item_values
+from advisor.model.environment import environment_read, environment_setting
 from advisor.model.facts import Assignment, Context
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import SPAWNERS, Question, ValueFlow, argument
@@ -55,6 +56,16 @@ class LiteralValues(Question[Literals]):
             return _or_setting(item_values(flow, self, expr.value, key, None, ctx, order), key)
         if type(expr) is cst.Call:
             func = expr.func
+            read = environment_read(model, expr)
+            if read is not None:
+                name, default = read
+                found = flow.ask(self, default, ctx, order)
+                # The default is what a run gets unless its launch sets the variable: a run
+                # setting, as a command-line default is.
+                return found.with_option(environment_setting(name)) if found.complete else UNKNOWN
+            converted = _converted(flow, self, expr, ctx, order)
+            if converted is not None:
+                return converted
             if type(func) is cst.Attribute and func.attr.value == "get" and 1 <= len(expr.args) <= 2:
                 if any(a.keyword is not None or a.star for a in expr.args):
                     return UNKNOWN
@@ -64,14 +75,6 @@ class LiteralValues(Question[Literals]):
                     # `cfg.get("num_workers", 4)`: the setting, or the default the code gives.
                     return self.combine([_or_setting(found, expr.args[0].value), flow.ask(self, default, ctx, order)])
                 return _or_setting(found, expr.args[0].value)
-            if (type(func) is cst.Name and func.value == "int" and len(expr.args) == 1 and expr.args[0].keyword is None
-                    and not expr.args[0].star and model.imports.qualify(func) is None
-                    and flow.bindings.function("int", ctx, order) is None):
-                # `ngpu = int(opt.ngpu)`: an option's whole-number values pass through unchanged.
-                inner = flow.ask(self, expr.args[0].value, ctx, order)
-                if inner.values and all(kind == "int" for kind, _ in inner.values):
-                    return inner
-                return UNKNOWN
             qual = model.imports.qualify(func)
             if qual in CPU_COUNTS:
                 # The machine's core count: some workers wherever it runs, never a value the code holds.
@@ -322,6 +325,37 @@ def _evaluated(flow: ValueFlow, question: LiteralValues, expr, ctx: Context, ord
     return _mapped([left, right], compared)
 
 
+# Builtins and `str` methods that turn a setting's value into another (`int(opt.ngpu)`,
+# `str(os.getenv("PIN_MEMORY", True)).lower() == "true"`), applied to each value.
+_BUILTIN_CONVERSIONS = {"int": int, "str": str, "bool": bool}
+_STR_METHODS = {"lower": str.lower, "upper": str.upper, "strip": str.strip}
+
+
+def _converted(flow: ValueFlow, question: LiteralValues, expr: cst.Call, ctx: Context, order: int) -> Optional[Literals]:
+    """The values of `int(x)`, `str(x)`, `bool(x)` or `x.lower()` for each value of `x`; None when
+    the call is none of these (a helper of the project, or a builtin the program rebinds)."""
+    func = expr.func
+    if any(a.keyword is not None or a.star for a in expr.args):
+        return None
+    if type(func) is cst.Name and func.value in _BUILTIN_CONVERSIONS and len(expr.args) == 1:
+        if flow.model.imports.qualify(func) is not None or flow.bindings.function(func.value, ctx, order) is not None:
+            return None
+        convert = _BUILTIN_CONVERSIONS[func.value]
+        inner = flow.ask(question, expr.args[0].value, ctx, order)
+        if func.value == "int" and inner.values and all(kind == "int" for kind, _ in inner.values):
+            return inner  # `ngpu = int(opt.ngpu)`: whole numbers pass through, option and all
+        if any(kind not in ("int", "bool", "str", "none", "float") for kind, _ in inner.values):
+            return UNKNOWN  # a dtype: `str(torch.float16)` is not its qualified name
+        return _mapped([inner], lambda v: convert(v[1]))
+    if type(func) is cst.Attribute and func.attr.value in _STR_METHODS and not expr.args:
+        inner = flow.ask(question, func.value, ctx, order)
+        if not inner.values or any(kind != "str" for kind, _ in inner.values):
+            return UNKNOWN
+        method = _STR_METHODS[func.attr.value]
+        return _mapped([inner], lambda v: method(v[1]))
+    return None
+
+
 def _mapped(answers, combine, tagged: bool = False) -> Literals:
     if not all(a.complete and a.values and len(a.values) <= _MAX_OPERAND_VALUES for a in answers):
         return UNKNOWN
@@ -331,7 +365,7 @@ def _mapped(answers, combine, tagged: bool = False) -> Literals:
     for combo in combos:
         try:
             value = combine(*combo)
-        except TypeError:
+        except (TypeError, ValueError):  # `int("auto")`
             return UNKNOWN
         out.add(value if tagged else tag(value))
     option = next((a.option for a in answers if a.option is not None), None)

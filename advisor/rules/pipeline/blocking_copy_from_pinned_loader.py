@@ -177,7 +177,8 @@ class BlockingCopyFromPinnedLoader(Rule):
         applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`) of a loop
         over a DataLoader built with `pin_memory=True` (written in the call or a `**kwargs` dict,
         also one handed from module to module as a keyword, or read from a constant, a settings
-        object, the default of a command-line option or of a yacs config node; or pinned in one
+        object, the default of a command-line option, of a yacs config node or of an environment
+        variable, `str(os.getenv("PIN_MEMORY", True)).lower() == "true"`; or pinned in one
         setup of two, `pin_memory=True if cache_device == "cpu" else False`, the one whose
         batches are copied at all), or
         to a batch drawn from one with `next(it)` (through `iter(loader)`,
