@@ -278,3 +278,42 @@ def test_a_readme_that_starts_passing_an_option_rechecks_a_cached_file(tmp_path)
     again = _json_findings(project, env)
     assert ("train.py", 29, "GPU101", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_config_that_turns_on_a_flag_read_from_a_settings_dict_rechecks_a_cached_file(tmp_path):
+    """`use_checkpoint = cfg['MODEL']['BACKBONE']['FOCAL']['USE_CHECKPOINT']` is off while every
+    config file sets the key to a false value (model/default_flags.py); a config edited to turn
+    it on must turn the checkpointed block's finding back to a warning, also for the unchanged,
+    cached module."""
+    import os
+    import shutil
+
+    project = tmp_path / "config_dict_flags"
+    shutil.copytree(ROOT / "config_dict_flags", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert ("focal.py", 13, "GPU405", "info") in first
+    assert _json_findings(project, env) == first  # served from the cache
+    config = project / "configs" / "focal_large.yaml"
+    config.write_text(config.read_text().replace("USE_CHECKPOINT: false", "USE_CHECKPOINT: true"))
+    again = _json_findings(project, env)
+    assert ("focal.py", 13, "GPU405", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_config_that_turns_on_a_flag_a_builder_reads_rechecks_the_cached_block(tmp_path):
+    """The flag of `MlpBlock` is read from the settings dict in another module, the builder
+    (`recompute=cfg['MODEL']['MLP']['RECOMPUTE']`): the block's module depends on the config
+    files too."""
+    import os
+    import shutil
+
+    project = tmp_path / "config_dict_flags"
+    shutil.copytree(ROOT / "config_dict_flags", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    assert ("mlp.py", 13, "GPU405", "info") in _json_findings(project, env)
+    config = project / "configs" / "focal_base.yaml"
+    config.write_text(config.read_text().replace("RECOMPUTE: False", "RECOMPUTE: True"))
+    again = _json_findings(project, env)
+    assert ("mlp.py", 13, "GPU405", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

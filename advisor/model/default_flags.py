@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, Optional
+from typing import Dict, FrozenSet, Optional
 
 import libcst as cst
 
@@ -40,21 +40,34 @@ def keeps_false_default(model, expr: cst.BaseExpression, ctx: Context, order: fl
     if name is None or not name.startswith("self.") or name.count(".") != 1:
         return False
     found = defaulted_literals(model, expr, ctx, order)
-    if not found.complete or not found.values or any(value for _, value in found.values):
+    if not (found.values or found.settings) or any(value for _, value in found.values):
+        return False
+    off = found.settings if found.settings and _settings_left_off(model, found.settings) else frozenset()
+    if not found.complete and not (found.covered and off):
         return False
     if found.option is not None and not left_off(model, found.option):
         return False
     known: Dict[tuple, bool] = model.shared("default-flags", lambda m: {})
-    answer = known.get((name, found.option))
+    key = (name, found.option, off)
+    answer = known.get(key)
     if answer is None:
-        answer = known[(name, found.option)] = _not_turned_on(model, name, found.option)
+        answer = known[key] = _not_turned_on(model, name, found.option, off)
     return answer
 
 
-def _not_turned_on(model, name: str, setting: Optional[str] = None) -> bool:
+def _settings_left_off(model, settings) -> bool:
+    """Every setting read on the other paths (`cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']` of a
+    dict loaded from YAML) is given a value by some config file of the project, and only false
+    ones: the shipped configs all leave it off."""
+    project = model.project
+    return project is not None and all(project.sets_only_false_in_configs(name) for name in settings)
+
+
+def _not_turned_on(model, name: str, setting: Optional[str] = None, settings: FrozenSet[str] = frozenset()) -> bool:
     """No text near the file turns the attribute on, nor the parameters it is set from (a
     config setting left off, ``setting``, may be handed to it: `use_checkpoint=cfg.MODEL.SWIN.
-    USE_CHECKPOINT`)."""
+    USE_CHECKPOINT`; so may a read of a key the config files leave off, one of ``settings``:
+    `use_checkpoint = cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']`)."""
     attribute = name.partition(".")[2]
     # `with_cp=self.with_cp`: another block's flag of the same name, handed on as it is.
     passed = {attribute, "self." + attribute} | ({setting} if setting is not None else set())
@@ -68,7 +81,7 @@ def _not_turned_on(model, name: str, setting: Optional[str] = None) -> bool:
     for (_, target), found in model.facts.assignments.items():
         if target == name:
             passed.update(a.value.value for a in found if type(a.value) is cst.Name)
-    return all(never_given_true(model, word, passed | accepted) for word in passed)
+    return all(never_given_true(model, word, passed | accepted, settings) for word in passed)
 
 
 # Hugging Face turns `gradient_checkpointing` on in every submodule that has the attribute when
@@ -102,24 +115,38 @@ def _nearby(model) -> frozenset:
         os.path.normpath(os.path.abspath(p)) for p in m.project.dependencies(m.real_path)))
 
 
-def never_given_true(model, word: str, passed) -> bool:
-    """No text near this file gives ``word`` a value other than a false constant or one of the
-    names in ``passed`` handed on as it is: as an attribute, a keyword, a default, a dict key
-    or through `setattr`."""
+def never_given_true(model, word: str, passed, settings: FrozenSet[str] = frozenset()) -> bool:
+    """No text near this file gives ``word`` a value other than a false constant, one of the
+    names in ``passed`` handed on as it is, or a read of one of the keys ``settings`` that the
+    config files leave off: as an attribute, a keyword, a default, a dict key or through
+    `setattr`."""
     escaped = re.escape(word)
     # `.with_cp = v`, `with_cp=v`, `with_cp: bool = v`, `with_cp |= v`
     set_code = re.compile(r"(?<![\w])\.?%s\s*(?::[^=\n]*)?([-+*/|&]?=)(?!=)\s*([^\s,)\]}#;]*)" % escaped)
     # `{"with_cp": v}`, `setattr(m, "with_cp", v)`, `getattr(cfg, "with_cp", False)`
     keyed = re.compile(r"['\"]%s['\"]\s*[:,]\s*([^\s,)\]}#;]*)" % escaped)
 
-    def sets_true(text: str) -> bool:
-        for match in set_code.finditer(_STRINGS.sub('""', text)):
-            operator, value = match.group(1), match.group(2)
-            if operator != "=" or (value not in _FALSE and value not in passed):
-                return True
-        return any(value not in _FALSE and value not in passed for value in keyed.findall(text))
+    def false(value: str) -> bool:
+        # `use_checkpoint = cfg.MODEL.LANGUAGE_BACKBONE.USE_CHECKPOINT`: a config node's
+        # setting that no config file turns on is as false as its default.
+        return value in _FALSE or value in passed or ("." in value and left_off(model, value))
 
-    if sets_true(model.text or ""):
+    def sets_true(text: str, own: bool) -> bool:
+        # Strings blanked in place, so that a match's position is the same in the text.
+        code = _STRINGS.sub(lambda m: m.group(0)[0] + "\0" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+        for match in set_code.finditer(code):
+            operator, value = match.group(1), _BLANKED.sub('""', match.group(2))
+            if "#" in code[code.rfind("\n", 0, match.start()) + 1:match.start()]:
+                continue  # in a comment (`# with_cp=True` beside the setting in use)
+            if not own and (word.startswith("self.") or _own_attribute(code, match.start())):
+                continue  # `self.use_checkpoint = ...` in another module: its own class's flag
+            if operator == "=" and settings and _reads_key(text, match.start(2), settings):
+                continue
+            if operator != "=" or not false(value):
+                return True
+        return any(not false(value) for value in keyed.findall(text))
+
+    if sets_true(model.text or "", True):
         return False
     project = model.project
     if project is None or model.real_path is None:
@@ -127,9 +154,40 @@ def never_given_true(model, word: str, passed) -> bool:
     # Only the files a cached answer depends on, so that a cached answer and a fresh one agree.
     nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
     for path in project.files_containing(word):
-        if os.path.normpath(os.path.abspath(path)) in nearby and sets_true(project.text_of(path)):
+        if os.path.normpath(os.path.abspath(path)) in nearby and sets_true(
+                project.text_of(path), _builds_on(model, project.text_of(path))):
             if test_of(project, path, model):
                 continue  # a test that builds the block with the flag on is not a run
             return False
     return True
 
+
+_BLANKED = re.compile(r"(['\"])\0*\1")
+_KEY_READ = re.compile(r"""(?:\[\s*|\.get\(\s*)['"](\w+)['"]""")
+
+
+def _reads_key(text: str, start: int, keys: FrozenSet[str]) -> bool:
+    """The value stored at ``start`` reads one of ``keys`` last (`cfg['BACKBONE']['FOCAL']
+    ['USE_CHECKPOINT']`, `spec.get('ENABLE_CHECKPOINT', False)`)."""
+    end = text.find("\n", start)
+    found = _KEY_READ.findall(text[start:end if end >= 0 else len(text)])
+    return bool(found) and found[-1] in keys
+
+
+def _own_attribute(code: str, start: int) -> bool:
+    """The store at ``start`` is `self.<flag> = ...`: an attribute of the class it is written in."""
+    head = code[max(0, start - 5):start + 1]
+    return head.endswith("self.") or head[:-1].endswith("self.")
+
+
+def _builds_on(model, text: str) -> bool:
+    """Another module's text derives a class from one of this module's (`class
+    MyBlock(SwinBlock):`): its `self.<flag>` stores then set ours."""
+    bases = _CLASS_BASES.findall(text)
+    if not bases:
+        return False
+    own = set(model.facts.classes)
+    return any(name.strip().rpartition(".")[2] in own for found in bases for name in found.split(","))
+
+
+_CLASS_BASES = re.compile(r"^\s*class\s+\w+\s*\(([^)]*)\)", re.MULTILINE)

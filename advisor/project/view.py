@@ -57,6 +57,8 @@ _KEY_READS = re.compile(
     r"""\.get\(\s*['"]\w+['"]\s*,\s*(?:False|None|0)\s*\)"""
     r"""|hasattr\(\s*(?:self\.)?\w*(?:cfg|config|conf|opt|opts|args|hparams|params|settings|options)\b""",
     re.IGNORECASE)
+# `cfg['BACKBONE']['USE_CHECKPOINT']`: a key of a settings dict loaded from a config file.
+_SETTING_SUBSCRIPT = re.compile(r"""\[\s*['"][A-Z][A-Z0-9_]*['"]\s*\]""")
 # Text that marks a Hydra script: its primary config file gives its settings.
 HYDRA_MARK = "hydra"
 # The keys under which such configs name what to build.
@@ -165,7 +167,8 @@ class ProjectView:
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
         self._config_words: Optional[Set[str]] = None
-        self._config_sets: Dict[str, bool] = {}
+        self._config_sets: Dict[str, Tuple[str, ...]] = {}
+        self._key_readers: Dict[str, bool] = {}
         self._setting_sources: Optional[List[str]] = None  # config files and launch scripts
         self._dependencies: Dict[Tuple[str, int, int], Tuple[str, ...]] = {}
         self._roots: Optional[List[str]] = None
@@ -208,6 +211,7 @@ class ProjectView:
         self._found.clear()
         self._dependencies.clear()
         self._config_sets.clear()
+        self._key_readers.clear()
         self._setting_sources = None
         self._loaded = None
         self._importers.clear()
@@ -552,10 +556,12 @@ class ProjectView:
         # paths that do not exist keep its result out of the cache until they do.
         seen.update(missing_relative_modules(path, self._text(path)))
         text = self._text(path)
-        if CHECKPOINTING_MARK in text or (("get(" in text or "hasattr(" in text) and _KEY_READS.search(text)):
+        if CHECKPOINTING_MARK in text or any(self._reads_keys(p) for p in sorted(seen) if p.endswith(".py")):
             # Whether a config file turns the Hugging Face Trainer's checkpointing on
             # (model/default_flags.py), or gives a key read with a false default
-            # (`opts.get("render_depth", False)`, `hasattr(cfg, "clip")`: model/guards.py).
+            # (`opts.get("render_depth", False)`, `hasattr(cfg, "clip")`: model/guards.py), or
+            # a key a flag is set from (`cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']`, here or in
+            # a module that builds this one's blocks: model/default_flags.py).
             seen.update(self.layout.config_files() or ())
         if HYDRA_MARK in self._text(path):
             # The settings of its primary config file (model/hydra_configs.py).
@@ -575,6 +581,15 @@ class ProjectView:
         for folder in sorted({os.path.dirname(p) for p in seen | {path}}):
             seen.update(self.launch_scripts(folder))
         return tuple(sorted(seen - {path}))
+
+    def _reads_keys(self, path: str) -> bool:
+        found = self._key_readers.get(path)
+        if found is None:
+            text = self._text(path)
+            found = self._key_readers[path] = bool(
+                (("get(" in text or "hasattr(" in text) and _KEY_READS.search(text))
+                or ("['" in text or '["' in text) and _SETTING_SUBSCRIPT.search(text))
+        return found
 
     def checked_against(self, path: str) -> Tuple[str, ...]:
         """What a cached result of ``path`` is checked against: its dependencies, and the texts
@@ -657,9 +672,22 @@ class ProjectView:
         one: nested YAML keys on that path, or the dotted path followed by a value (`--opts
         MODEL.SWIN.USE_CHECKPOINT True`); in other formats, its last name with such a value.
         True when there are too many config files to read."""
+        values = self.config_values(setting)
+        return values is None or any(v.strip("'\"") not in _FALSE_SETTINGS for v in values)
+
+    def sets_only_false_in_configs(self, setting: str) -> bool:
+        """Some config file gives ``setting`` a value, and every value they give it is false
+        (`USE_CHECKPOINT: False` in every YAML file of a project that reads
+        `cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']`)."""
+        values = self.config_values(setting)
+        return bool(values) and not self.sets_in_configs(setting)
+
+    def config_values(self, setting: str) -> Optional[Tuple[str, ...]]:
+        """The values the config files and shell scripts give ``setting``, as written (see
+        `sets_in_configs`); None when there are too many config files to read."""
         files = self.layout.config_files()
         if files is None:
-            return True
+            return None
         found = self._config_sets.get(setting)
         if found is None:
             last = setting.rsplit(".", 1)[-1]
@@ -669,20 +697,17 @@ class ProjectView:
                 scripts = [p for folder in sorted({os.path.dirname(f) for f in self.layout.files()})
                            for p in self.launch_scripts(folder)]
                 self._setting_sources = [*files, *scripts]
-            found = False
+            values: List[str] = []
             for path in self._setting_sources:
                 text = self._text(path)  # read once per view, as the project's code is
                 if last not in text:
                     continue
-                values = flat.findall(text)
+                values += flat.findall(text)
                 if path.endswith((".yaml", ".yml")):
                     values += _yaml_values(text, setting)
                 else:
                     values += named.findall(text)
-                if any(v.strip("'\"") not in _FALSE_SETTINGS for v in values):
-                    found = True
-                    break
-            self._config_sets[setting] = found
+            found = self._config_sets[setting] = tuple(values)
         return found
 
     def yaml_setting(self, path: str, setting: str) -> List[str]:

@@ -29,7 +29,12 @@ class CheckpointWithoutUseReentrant(Rule):
         Constructions in test modules do not
         count (a test builds the block with checkpointing on to test it), and a config node's
         setting whose default is False counts as off when no config file or launch script of
-        the project turns it on (`use_checkpoint=cfg.MODEL.SWIN.USE_CHECKPOINT`).
+        the project turns it on (`use_checkpoint=cfg.MODEL.SWIN.USE_CHECKPOINT`); so does a
+        key of a settings dict loaded from config files
+        (`cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']`, `spec.get('ENABLE_CHECKPOINT', False)`)
+        that some config file sets and every one sets to a false value. Another module's
+        `self.use_checkpoint = ...` is its own class's flag, unless that module derives a class
+        from this one's; `with_cp=True` in a comment turns nothing on.
     """
     why = """
         Activation checkpointing has two implementations. Without `use_reentrant`, torch
