@@ -11,7 +11,9 @@ attribute elsewhere (`args.workers = ...` out of the read's sight, `setattr`, `v
 `parser.set_defaults(**cfg)`) makes the answer unknown. A shell script beside the script (or
 beside the parser's file) that runs Python with the option (`train.sh` passing
 `--dataloader_num_workers=4`) adds the value it passes to the default: the shipped launch is a
-run too (a value that is no literal, `--workers $N`, makes the answer unknown).
+run too (a value that is no literal, `--workers $N`, makes the answer unknown). So does a
+command line the project's READMEs, notebooks or other launch texts document for the script
+(`python oscar/run_vqa.py -j 4` in a `MODEL_ZOO.md`, `launched_options.documented_values`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import libcst as cst
 
 from advisor.model.constants import UNKNOWN, Literals, Tagged, tag
 from advisor.model.facts import Context
+from advisor.model.launched_options import documented_values
 from advisor.model.names import dotted_name
 from advisor.model.walk import children
 from advisor.model.value_flow import Question, ValueFlow
@@ -223,31 +226,41 @@ def _launched_values(reader, model, add_argument: cst.Call) -> Optional[Literals
     switch = None
     if type(action) is cst.SimpleString and action.evaluated_value in ("store_true", "store_false"):
         switch = action.evaluated_value == "store_true"
-    found = []
-    complete = True
+    written: List[str] = []
     for folder in sorted({os.path.dirname(p) for p in paths}):
         for launcher in project.launch_scripts(folder):
             text = project.text_of(launcher)
             if ".py" not in text:
                 continue
             for flag in flags:
-                for match in re.finditer(r"(?<![\w-])%s(?![\w-])(?:=|[ \t]+)?(\S*)" % re.escape(flag), text):
-                    if switch is not None:
-                        found.append(tag(switch))
-                        continue
-                    value = _shell_literal(match.group(1))
-                    if value is None:
-                        complete = False
-                    else:
-                        found.append(value)
+                written.extend(m.group(1) for m in re.finditer(
+                    r"(?<![\w-])%s(?![\w-])(?:=|[ \t]+)?(\S*)" % re.escape(flag), text))
+    if model.real_path is not None:
+        # The commands the READMEs and other launch texts document for the script.
+        written.extend(documented_values(reader, model.real_path, flags))
+    found = []
+    complete = True
+    for raw in written:
+        if switch is not None:
+            found.append(tag(switch))
+            continue
+        value = _shell_literal(raw)
+        if value is None:
+            complete = False
+        else:
+            found.append(value)
     if not found and complete:
         return None
     return Literals(frozenset(found), complete, None)
 
 
+_TRAILING_MARKS = re.compile(r"""[`'".,:;)\\]+$""")
+
+
 def _shell_literal(text: str) -> Optional[Tagged]:
     """`4`, `0.5`, `True`, `"fp16"`, `bf16`: a value written in a shell command line."""
-    text = text.strip("'\"").rstrip("\\;")
+    # A command quoted in prose (`` `python train.py --workers 2` ``) ends in its quote marks.
+    text = _TRAILING_MARKS.sub("", text).lstrip("'\"`(")
     if not text or text.startswith(("$", "-", "`")):
         return None
     for convert in (int, float):

@@ -298,7 +298,8 @@ def _tests_none(test: cst.Comparison) -> bool:
     return type(target.operator) in (cst.IsNot, cst.NotEqual) and _is_none(target.comparator)
 
 
-def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, settings: bool = False) -> bool:
+def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, settings: bool = False,
+                allowed: frozenset = frozenset({1, 2})) -> bool:
     """Every `%` of the test divides by 1 or 2 (`if step % log_interval == 0:` with `log_interval
     = 1` at the top of the script, `if step % 2 == 0:` to alternate two kinds of batch): true on
     every step or every other one, so no periodic gate. With ``settings``, also
@@ -319,7 +320,7 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
     for divisor in found:
         values = literal_values(model, divisor, ctx, order)
         found_values = {value for _, value in values.values}
-        if not values.complete or not found_values or not found_values <= {1, 2}:
+        if not values.complete or not found_values or not found_values <= allowed:
             return False
     return True
 
@@ -1518,6 +1519,16 @@ class GuardKinds:
         return any(
             (guard.positive and not guard.exits)
             and _every_step(self.model, guard.test, guard.ctx, guard.order + 0.5, settings=True)
+            for guard in guards_of(ctx)
+        )
+
+    def every_pass_unless_asked(self, ctx: Context) -> bool:
+        """Some guard around ``ctx`` tests a `%` whose every divisor is exactly 1 unless the run
+        asks otherwise (`if (step + 1) % args.gradient_accumulation_steps == 0:` with the option
+        defaulting to 1, and no shipped command passing another value): no accumulation."""
+        return any(
+            (guard.positive and not guard.exits)
+            and _every_step(self.model, guard.test, guard.ctx, guard.order + 0.5, settings=True, allowed=frozenset({1}))
             for guard in guards_of(ctx)
         )
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Sequence, Set, Tuple
 
 # Options a launcher adds to the command line it runs (`--local_rank=N`), never written out.
 _INJECTED = re.compile(r"^--?local[_-]rank$")
@@ -83,6 +83,34 @@ def _never_launched(model, option: str) -> bool:
         documented = documented or (any(flag in text for flag in siblings) and any(
             any(_mentions(line, flag) for flag in siblings) for line in _command_lines(model, path, text, names)))
     return documented
+
+
+def documented_values(reader, defining_path: str, flags: Sequence[str]) -> List[str]:
+    """What the command lines of the project's launch texts (READMEs, shell scripts, notebooks;
+    not Python files) write after one of ``flags`` when they run the file that defines them, or one
+    that imports it (`python oscar/run_vqa.py -j 4 ...` in a `MODEL_ZOO.md`), as written (an
+    empty string for a bare switch). Read from what the reader's cached result is checked
+    against."""
+    project = reader.project
+    if project is None or reader.real_path is None or project.layout.launch_texts() is None:
+        return []
+    paths, _ = reader.shared("launched-option-texts", _texts_and_calls)
+    own = os.path.normpath(os.path.abspath(defining_path))
+    scripts = {own} | (project.importer_paths(own) & set(paths))
+    names = {os.path.basename(p) for p in scripts} | {
+        n for n in map(project.layout.module_name, scripts) if n is not None and "." in n}
+    patterns = [re.compile(r"(?<![\w-])%s(?![\w-])(?:=|[ \t]+)?(\S*)" % re.escape(flag)) for flag in flags]
+    found: List[str] = []
+    for path in paths:
+        if path.endswith(".py"):
+            continue  # prose in docstrings and argument lists of launchers: not command lines to read values from
+        text = project.text_of(path)
+        if not any(flag in text for flag in flags):
+            continue
+        for line in _command_lines(reader, path, text, names):
+            for pattern in patterns:
+                found.extend(match.group(1) for match in pattern.finditer(line))
+    return found
 
 
 def _texts_and_calls(model) -> Tuple[List[str], Dict[str, List[List[str]]]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
+from advisor.findings import Severity
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, LoopInfo
 from advisor.model.guards import guards_of
 from advisor.model.names import last_segment
@@ -43,7 +44,10 @@ class AccumulationWithoutNoSync(Rule):
         through a project function used as a `with` item, such as a `ddp_sync(ddp, is_last)`
         context manager in a utilities module) and never sets `require_backward_grad_sync`. Reported at the `backward()` call. FSDP, Accelerate
         (`accelerator.accumulate`), Lightning and the Hugging Face Trainer, which handle
-        accumulation themselves, are left alone.
+        accumulation themselves, are left alone. When the step's test divides by a setting that
+        is 1 unless the run asks otherwise (`--gradient_accumulation_steps` defaulting to 1,
+        and no shipped launch script or documented command passing more), the run as shipped
+        steps after every backward: that is information.
     """
     why = """
         DDP all-reduces the gradients at the end of every `backward()`. While accumulating, only
@@ -107,6 +111,17 @@ class AccumulationWithoutNoSync(Rule):
                 continue
             backward, step = found
             reported.add(id(backward.node))
+            if model.guards.every_pass_unless_asked(step.ctx):
+                # `--gradient_accumulation_steps` defaults to 1 and no shipped command raises it:
+                # the step runs after every backward, and there is nothing to skip.
+                yield self.report(
+                    backward.node,
+                    "with DDP every `backward()` all-reduces the gradients; the optimizer steps at line "
+                    "{line[optimizer step]} after every one unless the run asks for accumulation, when the "
+                    "micro-batches would pay for an all-reduce they do not need",
+                    related=[(step.node, "optimizer step")], severity=Severity.INFO,
+                )
+                continue
             yield self.report(
                 backward.node,
                 "with DDP every `backward()` all-reduces the gradients, but the optimizer only steps at "

@@ -161,7 +161,8 @@ class DataLoaderWithoutWorkers(Rule):
         `num_workers` given as a variable counts when the analysis can read what it holds (a
         constant, a settings object, the default of a command-line option: the message then
         names the option; a shell script beside the script that passes the option, as a shipped
-        `train.sh` does, adds the value it passes) and is trusted otherwise; so is one a `**kwargs` dict gets on some
+        `train.sh` does, or a command line a README documents for the script, `python train.py
+        -j 4`, adds the value it passes) and is trusted otherwise; so is one a `**kwargs` dict gets on some
         paths only. A loader a PyTorch Ignite trainer runs (`create_supervised_trainer`, or an
         `Engine` whose process function trains) is a training loader whatever its name; one only
         an evaluator runs (`create_supervised_evaluator`, a process function under `no_grad`)

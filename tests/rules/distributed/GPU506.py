@@ -194,3 +194,36 @@ for idx, (samples, targets) in enumerate(data_loader):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: an option whose default is 1 is still loud when a launch may raise it (its default is 4)
+import argparse
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gradient_accumulation_steps", type=int, default=4)
+args = parser.parse_args()
+model = DDP(model.cuda())
+for step, batch in enumerate(train_dataloader):
+    loss = model(**batch).loss / args.gradient_accumulation_steps
+    loss.backward()  # expect: GPU506
+    if (step + 1) % args.gradient_accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: accumulation an option leaves at 1 unless the run asks for more
+import argparse
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gradient_accumulation_steps", type=int, default=1,
+                    help="Number of updates steps to accumulate before a backward/update pass.")
+args = parser.parse_args()
+model = DDP(model.cuda())
+for step, batch in enumerate(train_dataloader):
+    loss = model(**batch).loss
+    if args.gradient_accumulation_steps > 1:
+        loss = loss / args.gradient_accumulation_steps
+    loss.backward()  # expect: GPU506 info
+    if (step + 1) % args.gradient_accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
