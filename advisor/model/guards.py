@@ -298,6 +298,21 @@ def _tests_none(test: cst.Comparison) -> bool:
     return type(target.operator) in (cst.IsNot, cst.NotEqual) and _is_none(target.comparator)
 
 
+_OPPOSITES = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.Is: cst.IsNot, cst.IsNot: cst.Is}
+
+
+def _opposite(test: cst.BaseExpression) -> Optional[cst.Comparison]:
+    """`a != b` for `a == b` (and back, and `is`/`is not`): a comparison that holds exactly when
+    ``test`` fails; None for other tests."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    flipped = _OPPOSITES.get(type(target.operator))
+    if flipped is None:
+        return None
+    return test.with_changes(comparisons=[target.with_changes(operator=flipped())])
+
+
 def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, settings: bool = False,
                 allowed: frozenset = frozenset({1, 2})) -> bool:
     """Every `%` of the test divides by 1 or 2 (`if step % log_interval == 0:` with `log_interval
@@ -1254,6 +1269,12 @@ class GuardKinds:
             if type(current) is cst.IfExp and _holds(current.body, node):
                 guard = Guard(current.test, True, ctx, int(order))
                 if self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(current.test)):
+                    return current.test
+            elif type(current) is cst.IfExp and _holds(current.orelse, node):
+                # `RandomSampler(ds) if args.local_rank == -1 else DistributedSampler(ds)`: the
+                # else arm runs when the comparison fails, which is when its opposite holds.
+                opposite = _opposite(current.test)
+                if opposite is not None and self._never_true(Guard(opposite, True, ctx, int(order))):
                     return current.test
             stack.extend(children(current))
         return None

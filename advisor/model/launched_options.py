@@ -7,7 +7,9 @@ script. When they show command lines for the script (a line that runs Python pas
 option of the same parser) but none of them writes this option (nor a short alias of it), the guarded code is not
 part of any run the project documents, as a config-node setting no config file turns on is not
 (`config_nodes.left_off`). A user may still pass the option, so the answer only ever lowers a
-finding.
+finding. `--local_rank` is written by the launchers that start one process per GPU: it counts as
+left off only when no command line for the script runs it through one (`torch.distributed.launch`,
+`torchrun`, DeepSpeed, `accelerate launch`, MPI, Slurm's `srun`).
 
 Only the files a cached result is checked against are read (`ProjectView.checked_against`:
 its dependencies and the project's launch texts), so that a cached answer and a fresh one agree.
@@ -38,8 +40,6 @@ def never_launched(model, option: str) -> bool:
     a command line for says nothing about which options its runs pass."""
     if not option.startswith("-") or model.project is None or model.real_path is None:
         return False
-    if _INJECTED.search(option):
-        return False  # `torch.distributed.launch` and DeepSpeed pass it to every process they start
     if model.project.layout.launch_texts() is None:
         return False  # too many scripts and documents to read: it may be in any of them
     known: Dict[str, bool] = model.shared("launched-options", lambda m: {})
@@ -74,15 +74,34 @@ def _never_launched(model, option: str) -> bool:
         scripts.update(project.importer_paths(path) & nearby)
     names = {os.path.basename(p) for p in scripts} | {
         n for n in map(project.layout.module_name, scripts) if n is not None and "." in n}
+    injected = bool(_INJECTED.search(option))
+    launch_names = names
+    if injected and paths[0] in scripts:
+        # Whether a launcher starts this very script (or one importing it): other scripts of the
+        # project that define their own `--local_rank` may well be launched distributed.
+        own = {paths[0]} | (project.importer_paths(paths[0]) & nearby)
+        launch_names = {os.path.basename(p) for p in own} | {
+            n for n in map(project.layout.module_name, own) if n is not None and "." in n}
     documented = False
     for path in paths:
         text = text_of(path)
         defined = Counter(flag for flags in calls.get(path, ()) for flag in flags)
         if any(_passed_on(text, flag) > defined[flag] for flag in aliases):
             return False
+        if injected and _LAUNCHERS.search(text) and any(
+                _LAUNCHERS.search(line) for line in _command_lines(model, path, text, launch_names)):
+            # `torch.distributed.launch` and DeepSpeed pass `--local_rank` to every process
+            # they start: a command that runs the script through one passes it.
+            return False
         documented = documented or (any(flag in text for flag in siblings) and any(
             any(_mentions(line, flag) for flag in siblings) for line in _command_lines(model, path, text, names)))
     return documented
+
+
+# Launchers that start one process per GPU and hand each its `--local_rank`.
+_LAUNCHERS = re.compile(
+    r"torch\.distributed\.(?:launch|run)|torchrun|deepspeed|accelerate\s+launch|mpirun|mpiexec|srun|horovodrun"
+    r"|nproc[_-]per[_-]node|--launcher")
 
 
 def documented_values(reader, defining_path: str, flags: Sequence[str]) -> List[str]:

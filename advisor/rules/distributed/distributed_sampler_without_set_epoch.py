@@ -34,7 +34,10 @@ class SamplerWithoutSetEpoch(Rule):
         (`train(epoch, train_loader)`); a loader built with `batch_sampler=BatchSampler(sampler,
         ...)` counts as built on the sampler. Reported at the sampler, naming the epoch loop (or
         where the passes start again). A sampler whose loaders only evaluation loops take from (validation,
-        test: the order changes no result) is reported as info. An epoch loop that calls a
+        test: the order changes no result) is reported as info, and so is one built only under a
+        switch no documented run turns on (`DistributedSampler(ds) if args.local_rank != -1 else
+        ...` in a script whose READMEs and launch scripts start it with plain `python`, never
+        through `torch.distributed.launch`, `torchrun` or another launcher). An epoch loop that calls a
         hook (`callback.on_epoch_begin(epoch)`) whose project implementation calls `set_epoch`
         sets it. Samplers with
         `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
@@ -349,8 +352,15 @@ def _sampler_argument(loader: CallSite):
 
 
 def _severity(model: FileModel, site: CallSite) -> Optional[Severity]:
-    """A sampler only evaluation loops take from: its order changes no result (info)."""
-    return Severity.INFO if evaluation_only(model, site) else None
+    """A sampler only evaluation loops take from: its order changes no result (info). So is one
+    built only under a switch no run of the project turns on (`DistributedSampler(ds) if
+    args.local_rank != -1 else ...` where no documented command starts the script through a
+    distributed launcher): no shipped run builds it."""
+    if evaluation_only(model, site):
+        return Severity.INFO
+    if model.guards.switched_off(site.ctx) or model.guards.switched_off_arm(site.node, site.ctx, site.order):
+        return Severity.INFO
+    return None
 
 
 def _around(model: FileModel, loop: LoopInfo) -> List[Tuple[FileModel, LoopInfo]]:

@@ -35,7 +35,7 @@ for epoch in range(10):
         if args.log_grads:
             print(model.weight.grad.norm().item())  # expect: GPU101
         if args.local_rank != -1:
-            print("rank", args.local_rank, loss.item())  # expect: GPU101
+            print("rank", args.local_rank, loss.item())  # expect: GPU101 info
         if args.check_nan:
             if torch.isnan(loss).any():  # expect: GPU104
                 raise RuntimeError("loss is nan")
