@@ -119,3 +119,37 @@ def _class_built(model, call: cst.Call):
         return symbol.model, symbol.name
     return None
 
+
+
+# Calls that make the host wait until the GPU has finished all queued work.
+_DEVICE_WAITS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream().synchronize"})
+
+
+def waited_just_before(model, site: CallSite) -> bool:
+    """A `torch.cuda.synchronize()` that times the step (`near_timing`) sits before ``site`` in its block (or the block an `if` of a
+    statement or two stands in), within `FAR_AFTER` statements and with no training work
+    between: the queue is already empty when ``site`` reads a value back, so the read adds no
+    wait of its own (`torch.cuda.synchronize()` for the step timer, then
+    `loss_meter.update(loss.item(), n)`)."""
+    block, index = model.facts.small_if_bodies.get(site.stmt[0], site.stmt)
+    by_statement = model.shared("timing.calls-by-statement", _calls_by_statement)
+    for i in range(index - 1, max(-1, index - FAR_AFTER - 1), -1):
+        calls = by_statement.get((block, i), ())
+        waits = [other for other in calls if other.qualname in _DEVICE_WAITS]
+        if waits:
+            # Only a timer's synchronize, which GPU105 accepts: one reported itself is to be
+            # removed, and the read then waits in its place.
+            return any(near_timing(model, wait) for wait in waits)
+        if not all(_bookkeeping(other) for other in calls):
+            return False  # `out = model(x)` between: the read waits for that
+    return False
+
+
+# What a logging block between the synchronize and the read may call: reads, meters, clocks.
+_BOOKKEEPING_METHODS = frozenset({"item", "tolist", "update", "size", "append", "add_scalar", "log", "info", "format"})
+_BOOKKEEPING_BUILTINS = frozenset({"len", "float", "int", "print", "isinstance", "str", "round"})
+
+
+def _bookkeeping(site: CallSite) -> bool:
+    return (site.method in _BOOKKEEPING_METHODS or site.qualname in TIMING_FUNCTIONS
+            or (site.method is None and dotted_name(site.node.func) in _BOOKKEEPING_BUILTINS))

@@ -7,6 +7,7 @@ from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
+from advisor.model.timing import waited_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 from advisor.model.containers import Value, list_elements
 import libcst as cst
@@ -45,6 +46,10 @@ class ItemInTrainingLoop(Rule):
         on every iteration. A loop trains when a scaler object is called with the loss and the
         optimizer (`loss_scaler(loss, optimizer, ...)`, timm's `NativeScaler`). Values built on
         the host on every path (`torch.tensor(sizes).cumsum(0)`, numbers) are not reported.
+        An `.item()` a few bookkeeping lines after a `torch.cuda.synchronize()` that times the
+        step (one GPU105 accepts as a measurement, with only meter updates and clock reads
+        between) is information: the queue is already empty, so the read adds no wait of its
+        own.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -106,6 +111,16 @@ class ItemInTrainingLoop(Rule):
             if is_host_tensor(model, site.receiver, site.ctx, site.order) or model.in_assert_message(site.node):
                 continue  # in host memory already; or in an assert's message, read only when it fails
             fallback = type_fallback(model, site.receiver, site.ctx) and not model.is_tensor(site.receiver, site.ctx, site.order)
+            if waited_just_before(model, site):
+                # A synchronize for the step timer emptied the queue a few lines up.
+                yield self.report(
+                    site.node,
+                    "`{expression}` reads a value back on every training step, after a "
+                    "`torch.cuda.synchronize()` that already waited for the GPU",
+                    severity=Severity.INFO,
+                    data={"expression": snippet(model, site.node)},
+                )
+                continue
             yield self.report(
                 site.node,
                 "`{expression}` waits for the GPU on every training step",

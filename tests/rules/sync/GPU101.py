@@ -2491,3 +2491,34 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a read right after the step timer's synchronize adds no wait of its own
+import time
+import torch
+
+end = time.time()
+for idx, (samples, targets) in enumerate(data_loader):
+    samples, targets = samples.cuda(non_blocking=True), targets.cuda(non_blocking=True)
+    loss = criterion(model(samples), targets)
+    optimizer.zero_grad()
+    loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+    optimizer.step()
+    torch.cuda.synchronize()
+    loss_meter.update(loss.item(), targets.size(0))  # expect: GPU101 info
+    if grad_norm is not None:
+        norm_meter.update(grad_norm.item())  # expect: GPU101 info
+    batch_time.update(time.time() - end)
+    end = time.time()
+
+# %% invalid: work queued after the synchronize is what the read waits for
+import torch
+
+for images, labels in loader:
+    images = images.cuda(non_blocking=True)
+    torch.cuda.synchronize()
+    loss = criterion(model(images), labels.cuda(non_blocking=True))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())  # expect: GPU101
