@@ -40,7 +40,9 @@ class DataParallelOrFindUnused(Rule):
         Two costly data-parallel settings. `nn.DataParallel(...)` (any spelling, the
         functional `data_parallel`, and the project's own subclasses of it, such as vendored
         sync-BatchNorm's `DataParallelWithCallback`; a criterion wrapped in one beside the model
-        is the same choice and is not reported again) is a warning; it is information when the script only
+        is the same choice and is not reported again, nor is a `torch.nn.DataParallel` over a
+        criterion with layers of its own, `criterion = DataParallel(criterion)`, in the function
+        that wraps the model) is a warning; it is information when the script only
         runs inference (or the function that wraps the model keeps it and never trains, as a
         sampling method beside a training one, or the module was frozen parameter by parameter
         just before the wrap, as a moving-average copy is) or pins it to a single device (`device_ids=[0]`,
@@ -117,8 +119,11 @@ class DataParallelOrFindUnused(Rule):
 
     def check(self, model: FileModel) -> Iterator[Report]:
         inference_only: Optional[bool] = None
-        for site in [*model.calls_to(_DATA_PARALLEL, "torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"),
-                     *self._subclass_sites(model)]:
+        sites = [*model.calls_to(_DATA_PARALLEL, "torch.nn.parallel.data_parallel", "torch.nn.parallel.data_parallel.data_parallel"),
+                 *self._subclass_sites(model)]
+        for site in sites:
+            if self._criterion_beside_model(site, sites):
+                continue  # `phoneCriterion = DataParallel(phoneCriterion)` after the model's own wrap
             if inference_only is None:
                 inference_only = not any(model.is_training_loop(loop) for loop in model.facts.loops) and not (
                     model.method_calls("backward")
@@ -211,6 +216,21 @@ class DataParallelOrFindUnused(Rule):
                 and (site.qualname is None or not site.qualname.startswith("torch."))
                 and not (site.node.args and _LOSS_NAME.search(last_segment(dotted_name(site.node.args[0].value) or "")))
                 and "data_parallel" in constructed_kinds(model, site.node)]
+
+    @staticmethod
+    def _criterion_beside_model(site: CallSite, sites: List[CallSite]) -> bool:
+        """A criterion with layers of its own wrapped in the same function as the model
+        (`featureMaker = DataParallel(featureMaker)`, then `phoneCriterion =
+        DataParallel(phoneCriterion)`): the same choice, reported once at the model's wrap."""
+        wrapped = call_argument(site.node, "module", 0)
+        if wrapped is None or not _LOSS_NAME.search(last_segment(dotted_name(wrapped.value) or "")):
+            return False
+        return any(
+            other is not site and other.ctx.function is site.ctx.function
+            and (argument := call_argument(other.node, "module", 0)) is not None
+            and not _LOSS_NAME.search(last_segment(dotted_name(argument.value) or ""))
+            for other in sites
+        )
 
     @staticmethod
     def _frozen(model: FileModel, site: CallSite) -> bool:

@@ -543,3 +543,32 @@ if __name__ == "__main__":
     opt = parser.parse_args()
     train(torch.nn.Linear(2, 2).cuda(), [], None, opt.device_ids)
     train_pair(torch.nn.Linear(2, 2).cuda(), [], None, opt.pair_ids)
+
+# %% invalid: a criterion with layers of its own wrapped beside the model is the same choice, reported once
+import torch
+import phone_losses as losses
+
+def train(args, feature_maker, loader):
+    feature_maker.cuda()
+    feature_maker = torch.nn.DataParallel(feature_maker)  # expect: GPU505
+    phone_criterion = losses.CTCPhoneCriterion(256, 40, args.lstm)
+    phone_criterion.cuda()
+    phone_criterion = torch.nn.DataParallel(phone_criterion)
+    optimizer = torch.optim.Adam(phone_criterion.parameters())
+    for seq, phones in loader:
+        loss = phone_criterion(feature_maker(seq.cuda()), phones.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a model that holds a loss in its name is still the model when nothing else is wrapped
+import torch
+
+def train(args, loss_net, loader):
+    loss_net = torch.nn.DataParallel(loss_net.cuda())  # expect: GPU505
+    optimizer = torch.optim.Adam(loss_net.parameters())
+    for x, y in loader:
+        loss = loss_net(x.cuda(), y.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
