@@ -693,10 +693,15 @@ class ListItems(Question[Items]):
             return True, tuple(Value(e.value, ctx, order, flow) for e in expr.elements)
         if type(expr) is cst.Name:
             reach = flow.bindings.reaching(expr.value, ctx, order)
-            if reach.assignments and all(_built_list(a) is not None for a in reach.assignments):
+            if reach.assignments and all(
+                    _built_list(a) is not None or comprehension_element(flow.model, _bound(a)) is not None
+                    for a in reach.assignments):
                 values = list_elements(flow.model, expr.value, ctx, order)
                 return _NO_ITEMS if values is None else (True, values)
             return None
+        element = comprehension_element(flow.model, expr)
+        if element is not None:
+            return True, (Value(element, ctx, order, flow),)
         return _NO_ITEMS if type(expr) in (cst.Attribute, cst.Subscript) else None
 
     def combine(self, answers: Sequence[Items]) -> Items:
@@ -706,6 +711,25 @@ class ListItems(Question[Items]):
 
 
 LIST_ITEMS = ListItems()
+
+
+def _bound(binding: Assignment) -> Optional[cst.BaseExpression]:
+    """What a plain binding gives its name (not a piece of an unpacking, nor an augmented one)."""
+    return None if binding.index is not None or binding.augmented else binding.value
+
+
+def comprehension_element(model, expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """The element a sequence built by a comprehension holds, every item of it (`t.to(device)` in
+    `[t.to(device) for t in batch]`, `tuple(t.to(device) for t in batch)`, `list(...)`); None for
+    anything else."""
+    if type(expr) is cst.ListComp:
+        return expr.elt
+    if (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list")
+            and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star
+            and type(expr.args[0].value) in (cst.GeneratorExp, cst.ListComp)
+            and model.imports.qualify(expr.func) is None):
+        return expr.args[0].value.elt
+    return None
 
 
 def builds_list(binding: Assignment) -> bool:
@@ -745,6 +769,11 @@ def list_elements(model, name: str, ctx: Context, order: float, depth: int = 0) 
     values: List[Value] = []
     for binding in reach.assignments:
         built = _built_list(binding)
+        element = comprehension_element(model, _bound(binding)) if built is None else None
+        if element is not None:
+            # Every item is the comprehension's element, whatever the loop it runs over.
+            values.append(Value(element, binding.ctx, binding.order, model.values))
+            continue
         if built is None:
             aliased = _aliased_list(model, name, binding, depth)
             if aliased is None:

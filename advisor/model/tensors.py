@@ -10,7 +10,7 @@ from typing import Iterator, Optional, Sequence
 
 import libcst as cst
 
-from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, builds_list, every_value, list_elements
+from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, PRESENT, builds_list, every_value, list_elements, lookup
 from advisor.model.devices import HOST, device_kind, is_dtype, names_host_device
 from advisor.model.facts import Assignment, Context, LoopInfo
 from advisor.model.kinds import KINDS
@@ -176,9 +176,10 @@ class Tensor(Question[str]):
                 return PYTHON
             if type(expr.value) is cst.Name and annotated_python(flow, expr.value.value, ctx, order, element=True):
                 return PYTHON  # `num_objects[b]` of a parameter `num_objects: List[int]`
-            items = _list_item(flow, expr, ctx, order)
+            items = _list_item(flow, expr, ctx, order) or _dict_item(flow, expr, ctx, order)
             if items:
-                return self._tensor_of_all(items, None)  # `parts[i]` of a list of tensors
+                # `parts[i]` of a list of tensors, `inputs["masked_ids"]` of a dict built of them
+                return self._tensor_of_all(items, None)
             if flow.ask(self, expr.value, ctx, order) == TENSOR or _device_index(flow, expr, ctx, order):
                 return TENSOR
             return UNKNOWN
@@ -448,6 +449,21 @@ def _list_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -
     return values if known else ()
 
 
+def _dict_item(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> tuple:
+    """The values `inputs["masked_ids"]` may be, when `inputs` is a dict the program builds and
+    the key is written in place and present on every path; () otherwise."""
+    if len(expr.slice) != 1 or not type(expr.slice[0].slice) is cst.Index:
+        return ()
+    key = expr.slice[0].slice.value
+    if type(key) is not cst.SimpleString or type(expr.value) is not cst.Name:
+        return ()
+    text = key.evaluated_value
+    if not isinstance(text, str):
+        return ()
+    state, values = lookup(flow.ask(DICT_CONTENTS, expr.value, ctx, order), ("str", text))
+    return values if state == PRESENT else ()
+
+
 def _device_index(flow: ValueFlow, expr: cst.Subscript, ctx: Context, order: int) -> bool:
     """`anchors[level][keep]` where `keep` is a tensor on the device (a tensor not known to be
     in host memory nor a batch still there): only a tensor on that device can be indexed by it
@@ -500,6 +516,11 @@ def _training_batch_part(model, expr: cst.BaseExpression, ctx: Context, order: i
     loop = model.enclosing_training_loop(ctx)
     if loop is None or not type(loop.node) is cst.For:
         return False
+    bound = model.shared("comprehension-reads", comprehension_reads).get(id(expr))
+    if bound is not None:
+        # `t` in `tuple(t.to(device) for t in batch)`: an item of the loop's batch.
+        iterable = bound[2]
+        return type(iterable) is cst.Name and _bound_to_batch_part(model, iterable.value, ctx, order, loop, 1)
     return _bound_to_batch_part(model, expr.value, ctx, order, loop, 0)
 
 
@@ -808,13 +829,14 @@ def _tuple_bound(flow: ValueFlow, name: str, ctx: Context, order: int):
 def _listed_on_host(flow: ValueFlow, expr, ctx: Context, order: int) -> bool:
     """`parts[i]`, or a chain on it (`parts[i] == c`), where every element the list may hold is a
     host tensor (`containers.list_elements`: a list built in steps, also through an attribute
-    bound to it, `self.indices = indices`)."""
+    bound to it, `self.indices = indices`, or by a comprehension); or `table["ids"]` of a dict
+    whose entry is one."""
     for node in value_chain(flow.model, expr):
         if type(node) is cst.Subscript:
             name = dotted_name(node.value)
             if name is None or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
                 return False  # a slice of a list is a list
-            values = list_elements(flow.model, name, ctx, order)
+            values = list_elements(flow.model, name, ctx, order) or _dict_item(flow, node, ctx, order)
             if not values or any(v.flow is not flow for v in values):
                 return False
             return all(flow.ask(HOST_TENSOR, v.expr, v.ctx, v.order) for v in values)

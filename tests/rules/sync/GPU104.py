@@ -2159,3 +2159,42 @@ def train(model, loader, optimizer, faces):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: batch items moved by a comprehension, then read through a dict of inputs
+import torch
+
+device = torch.device("cuda")
+for step, batch in enumerate(train_dataloader):
+    batch = tuple(t.to(device) for t in batch)
+    inputs = {"input_ids": batch[0], "attention_mask": batch[1], "masked_ids": batch[5]}
+    loss, logits = model(**inputs)[:2]
+    masked_ids = inputs["masked_ids"]
+    masked_ids = masked_ids[masked_ids != 0]  # expect: GPU104
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a list comprehension of moved items, indexed
+for images, labels in loader:
+    parts = [p.cuda() for p in (images, labels)]
+    batch = [t.cuda(non_blocking=True) for t in images]
+    first = batch[0]
+    selected = first[first > 0]  # expect: GPU104
+    loss = model(torch.stack(batch)).mean()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: items kept in host memory by the comprehension, and a dict of host tensors
+import torch
+
+for step, batch in enumerate(train_dataloader):
+    arrays = [t.numpy() for t in batch]
+    ids = arrays[0]
+    kept = ids[ids > 0]
+    host = tuple(t.to("cpu") for t in batch)
+    lengths = host[1]
+    short = lengths[lengths < 8]
+    table = {"ids": torch.tensor([1, 2, 3])}
+    small = table["ids"][table["ids"] > 1]
+    loss = model(batch[0].cuda()).mean()
+    loss.backward()
+    optimizer.step()
