@@ -180,7 +180,7 @@ class DataDependentSyncInTrainingLoop(Rule):
         torch.isfinite(loss):`, `[t for t in terms if t > 0]`), and the operations whose output
         size depends on the values: `nonzero()`, `argwhere`, one-argument `torch.where(cond)`,
         `masked_select`, `unique()`, indexing with a boolean mask (`logits[labels != -100]`,
-        or a name bound to such a comparison), a store through a mask that is not a plain
+        or a name bound to such a comparison, or to a product of two, `(y2 > y1) * (x2 > x1)`), a store through a mask that is not a plain
         masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
         that is a tensor on the device (`ws[:, cutoff:]`), and Python's own `max()` or `min()`
         of several values, one a tensor (`loss / max(1, n_tokens)`: they compare and test the
@@ -403,6 +403,9 @@ class DataDependentSyncInTrainingLoop(Rule):
             return self._is_mask(model, expr.expression, ctx, depth + 1)
         if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.BitAnd, cst.BitOr, cst.BitXor):
             return self._is_mask(model, expr.left, ctx, depth + 1) or self._is_mask(model, expr.right, ctx, depth + 1)
+        if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Multiply:
+            # `(y2 > y1) * (x2 > x1)`: the product of two masks is a mask (times a number it is not)
+            return self._is_mask(model, expr.left, ctx, depth + 1) and self._is_mask(model, expr.right, ctx, depth + 1)
         if type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
             return self._is_mask(model, expr.value, ctx, depth + 1)
         if type(expr) is cst.Call:

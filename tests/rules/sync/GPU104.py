@@ -2198,3 +2198,22 @@ for step, batch in enumerate(train_dataloader):
     loss = model(batch[0].cuda()).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: the product of two comparisons is a mask
+for boxes, targets in loader:
+    boxes, targets = boxes.cuda(), targets.cuda()
+    pred = model(boxes)
+    mask = (pred[:, 3] > pred[:, 1]) * (pred[:, 2] > pred[:, 0])
+    overlap = pred[mask]  # expect: GPU104
+    loss = overlap.sum() + criterion(pred, targets)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a comparison scaled by a number is a weight, not a mask
+for boxes, targets in loader:
+    boxes, targets = boxes.cuda(), targets.cuda()
+    pred = model(boxes)
+    weight = (targets > 0) * 0.5
+    loss = (criterion(pred, targets) * weight).mean()
+    loss.backward()
+    optimizer.step()
