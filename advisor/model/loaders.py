@@ -31,6 +31,7 @@ from advisor.model.framework_wrappers import wrapped_arguments
 from advisor.model.kinds import BuiltBy
 from advisor.model.lambdas import passed_on
 from advisor.model.names import DATALOADER, dotted_name, last_segment, root_name
+from advisor.model.walk import children
 from advisor.model.value_flow import Question, ValueFlow
 from advisor.model.vocabulary import ITERATION_WRAPPERS, MULTI_ITERABLE_WRAPPERS
 
@@ -82,14 +83,91 @@ def _loader_calls(model) -> List[CallSite]:
     found = model.calls_to(DATALOADER, *LOADER_FACTORIES)
     for site in model.facts.calls:
         name = dotted_name(site.node.func)
-        # Named like one (`DataLoaderX`, `PrefetchLoader`): asking every call would cost more.
-        if name is None or "Loader" not in name.rsplit(".", 1)[-1] or site.qualname == DATALOADER:
+        # Named like one (`DataLoaderX`, `PrefetchLoader`), or a local name bound to such a class
+        # (`loader = DataLoader if image_weights else InfiniteDataLoader`): asking every call
+        # would cost more.
+        if name is None or site.qualname == DATALOADER:
+            continue
+        if "Loader" not in name.rsplit(".", 1)[-1] and not _bound_to_loader_name(model, site):
             continue
         if site.qualname in LOADER_FACTORIES or (site.qualname or "").startswith("torch."):
             continue
         if model.values.ask(LOADER_CLASS, site.node.func, site.ctx, site.order):
             found.append(site)
     return found
+
+
+def _bound_to_loader_name(model, site: CallSite) -> bool:
+    """The call's callee is a plain name every binding of which names a loader class by its
+    name (`loader = DataLoader if image_weights else InfiniteDataLoader`)."""
+    func = site.node.func
+    if type(func) is not cst.Name:
+        return False
+    reach = model.bindings.reaching(func.value, site.ctx, site.order)
+    if not reach.assignments or reach.parameter is not None:
+        return False
+    for assignment in reach.assignments:
+        value = assignment.value
+        arms = (value.body, value.orelse) if type(value) is cst.IfExp else (value,)
+        if not all("Loader" in (dotted_name(arm) or "").rsplit(".", 1)[-1] for arm in arms):
+            return False
+    return True
+
+
+def iterates_itself(model, site: CallSite) -> bool:
+    """The loader class the call builds, or one of the classes a name it calls may hold
+    (`loader = DataLoader if weighted else InfiniteDataLoader`), is a project subclass of
+    DataLoader with an `__iter__` of its own: it keeps one stream of batches open across passes
+    (YOLO's `InfiniteDataLoader` over a repeating sampler), so a pass does not start its
+    workers again."""
+    func = site.node.func
+    candidates = [func]
+    if type(func) is cst.Name and func.value not in model.facts.classes:
+        reach = model.bindings.reaching(func.value, site.ctx, site.order)
+        if reach.assignments and reach.parameter is None:
+            candidates = []
+            for assignment in reach.assignments:
+                value = assignment.value
+                candidates.extend((value.body, value.orelse) if type(value) is cst.IfExp else (value,))
+    for candidate in candidates:
+        if type(candidate) is cst.Name and candidate.value in model.facts.classes:
+            owner, name = model, candidate.value
+        else:
+            qual = model.imports.qualify(candidate) if type(candidate) in (cst.Name, cst.Attribute) else None
+            symbol = model.symbol(qual) if qual is not None else None
+            if symbol is None or symbol.kind != "class":
+                continue
+            owner, name = symbol.model, symbol.info.name
+        info = owner.facts.classes.get(name)
+        if info is not None and any(base in _LOADER_BASES for base in info.bases) and _keeps_stream(owner, name):
+            return True
+    return False
+
+
+def _keeps_stream(model, class_name: str) -> bool:
+    """A method of the class stores the loader's own iterator in an attribute (`self.iterator =
+    super().__iter__()`), which its `__iter__` draws from: one stream for every pass. A class
+    whose `__iter__` wraps a fresh `super().__iter__()` each time (a background prefetcher)
+    starts its workers again like any loader."""
+    if f"{class_name}.__iter__" not in model.facts.functions:
+        return False
+    prefix = class_name + "."
+    for key, info in model.facts.functions.items():
+        if not key.startswith(prefix):
+            continue
+        stack = [info.node]
+        while stack:
+            node = stack.pop()
+            if (type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Attribute
+                    and _super_iter(node.value)):
+                return True
+            stack.extend(children(node))
+    return False
+
+
+def _super_iter(value: cst.BaseExpression) -> bool:
+    return (type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "__iter__"
+            and type(value.func.value) is cst.Call and dotted_name(value.func.value.func) == "super")
 
 
 def loader_factory(site: CallSite) -> Optional[LoaderFactory]:
@@ -99,11 +177,14 @@ def loader_factory(site: CallSite) -> Optional[LoaderFactory]:
 
 def owner_of(model, site: CallSite):
     """The model of the file (this one, or a project file around it) whose loader site ``site`` is."""
-    if model.loader_site(site.node) is site:
+    if model.loader_site(site.node) is site or model.site_of(site.node) is site:
         return model
     if model.project is not None and model.real_path is not None:
         for other in model.project.related_models(model.real_path):
-            if other.loader_site(site.node) is site:
+            # A call the follower found building a loader (`loader = DataLoader if w else
+            # InfiniteDataLoader; loader(ds, ...)`) is a site of its file even when its name
+            # does not say so.
+            if other.loader_site(site.node) is site or other.site_of(site.node) is site:
                 return other
     return None
 

@@ -50,8 +50,8 @@ LIGHTNING = ("lightning", "pytorch_lightning")
 
 # Calls that hand on the items of the iterable they are given: `for i, b in enumerate(tqdm(loader))`
 # iterates `loader`. Matched on the last segment (`tqdm.auto.tqdm`, `itertools.cycle`). `zip` and
-# `chain` take several iterables.
-ITERATION_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "trange", "zip", "islice", "cycle", "chain"})
+# `chain` take several iterables. Ultralytics' progress bar is a tqdm subclass named `TQDM`.
+ITERATION_WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "TQDM", "trange", "zip", "islice", "cycle", "chain"})
 MULTI_ITERABLE_WRAPPERS = frozenset({"zip", "chain"})
 
 # Receivers of `.step()` that are optimizers (`optimizer`, `opt_g`, `self.optim`), not

@@ -12,7 +12,7 @@ from advisor.model.value_flow import argument
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.loaders import (
-    LoaderSites, loader_calls, loader_consumers, loaders_held, loaders_iterated, placed_by_framework,
+    LoaderSites, iterates_itself, loader_calls, loader_consumers, loaders_held, loaders_iterated, placed_by_framework,
 )
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
@@ -402,8 +402,9 @@ class WorkersRestartedEveryEpoch(Rule):
     name = "workers-restarted-every-epoch"
     summary = "DataLoader with workers iterated every epoch without `persistent_workers=True`"
     what = """
-        A `DataLoader(...)` whose `num_workers` is known to be above 0 and that gets no
-        `persistent_workers`, iterated inside an epoch loop (a loop that runs a whole training
+        A `DataLoader(...)` (or a project subclass, also called through a name that picks one,
+        `loader = DataLoader if weighted else InfiniteDataLoader`) whose `num_workers` is known
+        to be above 0 and that gets no `persistent_workers`, iterated inside an epoch loop (a loop that runs a whole training
         loop per iteration), directly or through a helper that the epoch loop calls (also when
         the loader is built by a helper in another module of the project, or the epoch loop
         hands it to a function of another module that goes over it, also through a generator of
@@ -455,6 +456,9 @@ class WorkersRestartedEveryEpoch(Rule):
         losses) holds other data each time: nothing to keep. A loop each of whose rounds calls a
         function that builds its own optimizer and trains with it (`for task in range(n):
         main(opts)`) runs whole trainings, not epochs.
+        A subclass that keeps one stream of batches for the whole run (`self.iterator =
+        super().__iter__()`, drawn from by its own `__iter__`, as YOLO's `InfiniteDataLoader`)
+        starts its workers once and is left alone.
     """
     why = """
         Each `for batch in loader` starts the worker processes afresh and shuts them down at
@@ -510,6 +514,13 @@ class WorkersRestartedEveryEpoch(Rule):
     requires = (("DataLoader", "auto_dataloader"), ("backward", ".step(", "create_supervised_trainer"), PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
+        for report in self._reports(model):
+            site = model.loader_site(report.node) or model.site_of(report.node)
+            if site is not None and iterates_itself(model, site):
+                continue  # `InfiniteDataLoader` keeps one stream of batches across passes
+            yield report
+
+    def _reports(self, model: FileModel) -> Iterator[Report]:
         # Like every input-pipeline rule: only where a GPU waits for the batches.
         reported = set()
         # Where a framework places the batches (`accelerator.prepare(loader)`), the GPU waits
