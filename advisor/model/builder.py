@@ -863,6 +863,13 @@ class ModelBuilder(Walker):
         calls = []
         for item in node.items:
             call = item.item
+            if type(call) is cst.BooleanOperation and type(call.operator) is cst.And:
+                # `with torch.no_grad() and torch.inference_mode():` enters the last operand
+                # (the first is truthy): inference mode, no autograd either way.
+                operands = (call.left, call.right)
+                if all(type(o) is cst.Call and self.imports.qualify(o.func) in NO_GRAD_CONTEXTS for o in operands):
+                    no_grad = True
+                continue
             if not type(call) is cst.Call:
                 if self.imports.qualify(call) in NO_GRAD_CONTEXTS:
                     no_grad = True

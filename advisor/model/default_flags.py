@@ -29,6 +29,7 @@ from advisor.model.literals import defaulted_literals
 from advisor.model.names import dotted_name
 from advisor.model.text_calls import test_of
 
+_DOCSTRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'')
 _STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 # What a false setting looks like where it is written: Python's and the config formats'.
 _FALSE = frozenset({"False", "None", "0", "0.0", '""', "''", "false", "null"})
@@ -133,7 +134,9 @@ def never_given_true(model, word: str, passed, settings: FrozenSet[str] = frozen
 
     def sets_true(text: str, own: bool) -> bool:
         # Strings blanked in place, so that a match's position is the same in the text.
-        code = _STRINGS.sub(lambda m: m.group(0)[0] + "\0" * (len(m.group(0)) - 2) + m.group(0)[-1], text)
+        # Docstrings first (`with_cp=True` in a usage example turns nothing on), kept line for line.
+        code = _DOCSTRINGS.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
+        code = _STRINGS.sub(lambda m: m.group(0)[0] + "\0" * (len(m.group(0)) - 2) + m.group(0)[-1], code)
         for match in set_code.finditer(code):
             operator, value = match.group(1), _BLANKED.sub('""', match.group(2))
             if "#" in code[code.rfind("\n", 0, match.start()) + 1:match.start()]:

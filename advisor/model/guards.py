@@ -179,6 +179,29 @@ def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
     return False
 
 
+def at_most_one_round(model, loop: Optional[LoopInfo]) -> bool:
+    """`for epoch in range(args.epochs):` whose count is 0 or 1 on every path a run as shipped
+    takes: a literal, or an option whose default and every shipped or documented command give
+    at most 1 (`--epochs` defaulting to 1). Its body runs once: nothing is reused between
+    rounds. `range(start, stop)` counts when its start is a literal."""
+    if loop is None or type(loop.node) is not cst.For or type(loop.node.iter) is not cst.Call:
+        return False
+    call = loop.node.iter
+    if type(call.func) is not cst.Name or call.func.value != "range" or model.imports.qualify(call.func) is not None:
+        return False
+    args = [a.value for a in call.args if a.keyword is None and not a.star]
+    if len(args) != len(call.args) or len(args) not in (1, 2):
+        return False
+    start = 0
+    if len(args) == 2:
+        if type(args[0]) is not cst.Integer:
+            return False
+        start = int(args[0].evaluated_value)
+    order = model.order_of(call)
+    counts = literal_values(model, args[-1], loop.ctx, order).ints()
+    return counts is not None and max(counts) - start <= 1
+
+
 def single_pass(model, loop: Optional[LoopInfo]) -> bool:
     """The loop's body ends with a `break` that nothing skips (no `continue` of this loop): it
     runs once (`for batch in loader: ...; break`, a data-dependent initialisation)."""

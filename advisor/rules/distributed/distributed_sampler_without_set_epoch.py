@@ -7,6 +7,7 @@ from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.guards import at_most_one_round
 from advisor.model.call_loops import loops_running
 from advisor.model.kinds import BuiltBy
 from advisor.model.loaders import loader_consumers
@@ -37,7 +38,9 @@ class SamplerWithoutSetEpoch(Rule):
         test: the order changes no result) is reported as info, and so is one built only under a
         switch no documented run turns on (`DistributedSampler(ds) if args.local_rank != -1 else
         ...` in a script whose READMEs and launch scripts start it with plain `python`, never
-        through `torch.distributed.launch`, `torchrun` or another launcher). An epoch loop that calls a
+        through `torch.distributed.launch`, `torchrun` or another launcher). An epoch loop that
+        runs at most once (`range(args.num_train_epochs)` with the option at 1 in every shipped
+        run) draws the order once: nothing to reshuffle. An epoch loop that calls a
         hook (`callback.on_epoch_begin(epoch)`) whose project implementation calls `set_epoch`
         sets it. Samplers with
         `shuffle=False` and code run by Lightning, Accelerate or the Hugging Face Trainer
@@ -188,7 +191,12 @@ class SamplerWithoutSetEpoch(Rule):
         return True
 
     def _by_epoch_loops(self, model: FileModel, samplers: List[CallSite]) -> Iterator[Report]:
-        epoch_loops = model.epoch_loops()
+        every = model.epoch_loops()
+        # `for epoch in range(args.num_train_epochs)` with one epoch in every shipped run: the
+        # order is drawn once, and reshuffling it changes nothing.
+        epoch_loops = [loop for loop in every if not at_most_one_round(model, loop)]
+        if every and not epoch_loops:
+            return
         if not epoch_loops:
             yield from self._consumed_elsewhere(model, samplers)
             return

@@ -7,6 +7,7 @@ import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument
+from advisor.model.guards import at_most_one_round
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument
 from advisor.model.walk import children
@@ -17,7 +18,7 @@ from advisor.model.loaders import (
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
-from advisor.rules.pipeline.loader_flow import batches_go_to_device, literal_int, loader_option
+from advisor.rules.pipeline.loader_flow import batches_go_to_device, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.vocabulary import PLACEMENT_TEXT
 
@@ -53,18 +54,9 @@ def _count_text(counts) -> str:
     return str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
 
 
-def _loop_is_one_epoch(loop) -> bool:
-    node = loop.node
-    if not type(node) is cst.For or not type(node.iter) is cst.Call:
-        return False
-    call = node.iter
-    return (
-        type(call.func) is cst.Name
-        and call.func.value == "range"
-        and len(call.args) == 1
-        and literal_int(call.args[0].value) is not None
-        and literal_int(call.args[0].value) <= 1
-    )
+def _loop_is_one_epoch(model, loop) -> bool:
+    """`for epoch in range(1):`, or `range(args.epochs)` with `--epochs` at 1 in every shipped run."""
+    return at_most_one_round(model, loop)
 
 
 def _inside(loop, loop_ids) -> bool:
@@ -255,7 +247,7 @@ def _self_storing(model: FileModel):
 
 
 def _epochs(model: FileModel) -> set:
-    return model.shared("gpu204-epochs", lambda m: {id(e) for e in m.epoch_loops() if not _loop_is_one_epoch(e)})
+    return model.shared("gpu204-epochs", lambda m: {id(e) for e in m.epoch_loops() if not _loop_is_one_epoch(m, e)})
 
 
 def _project_epoch_callers(model: FileModel, info, depth: int = 0) -> Optional[dict]:
@@ -456,7 +448,9 @@ class WorkersRestartedEveryEpoch(Rule):
         losses) holds other data each time: nothing to keep. A loop each of whose rounds calls a
         function that builds its own optimizer and trains with it (`for task in range(n):
         main(opts)`) runs whole trainings, not epochs.
-        A subclass that keeps one stream of batches for the whole run (`self.iterator =
+        An epoch loop that runs at most once (`range(1)`, or `range(args.epochs)` where
+        `--epochs` defaults to 1 and no shipped launch script or documented command passes more)
+        reuses nothing. A subclass that keeps one stream of batches for the whole run (`self.iterator =
         super().__iter__()`, drawn from by its own `__iter__`, as YOLO's `InfiniteDataLoader`)
         starts its workers once and is left alone.
     """
@@ -614,7 +608,7 @@ class WorkersRestartedEveryEpoch(Rule):
         )
 
     def _epoch_loops(self, model: FileModel, only: Optional[set] = None) -> Iterator[Report]:
-        epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(loop)}
+        epochs = {id(loop) for loop in model.epoch_loops() if not _loop_is_one_epoch(model, loop)}
         if not epochs:
             return
         iterated: dict = {}

@@ -232,3 +232,20 @@ def train(model, dataset, optimizer, max_iter):
         step += 1
         if step >= max_iter:
             break
+
+# %% valid: one epoch in every shipped run: the order is drawn once
+import argparse
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--num_train_epochs", type=int, default=1)
+args = parser.parse_args()
+dist.init_process_group("nccl")
+sampler = DistributedSampler(dataset)
+loader = DataLoader(dataset, batch_size=8, sampler=sampler)
+for epoch in range(args.num_train_epochs):
+    for batch in loader:
+        loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()

@@ -935,3 +935,14 @@ for netG in model.G_networks:
     netG.quantized.fuse_model()
     netG.quantized.qconfig = torch.quantization.get_default_qat_qconfig("qnnpack")
     torch.quantization.prepare_qat(netG.quantized, inplace=True)
+
+# %% valid: `no_grad() and inference_mode()` enters inference mode
+import torch
+
+def evaluate(model, loader):
+    model.eval()
+    correct = 0
+    with torch.no_grad() and torch.inference_mode():
+        for x, y in loader:
+            correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
+    return correct.item()

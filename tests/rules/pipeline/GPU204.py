@@ -1333,3 +1333,18 @@ def train(model, train_set, test_set, optimizer, epochs):
             for x, y in test_loader:
                 with torch.no_grad():
                     print(model(x.cuda(non_blocking=True), y.cuda(non_blocking=True)))
+
+# %% valid: an epoch count whose default is one, in a script nothing launches with more
+import argparse
+import torch
+from torch.utils.data import DataLoader
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=1)
+args = parser.parse_args()
+loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
+for epoch in range(args.epochs):
+    for x, y in loader:
+        loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+        loss.backward()
+        optimizer.step()
