@@ -15,6 +15,10 @@ class FocalBlock(nn.Module):
 
 
 def build_focal(cfg):
+    """The four stages of the backbone.
+
+    To trade compute for memory, build the blocks as FocalBlock(96, use_checkpoint=True).
+    """
     # The settings come from a YAML file loaded into a plain dict.
     use_checkpoint = cfg['MODEL']['BACKBONE']['FOCAL']['USE_CHECKPOINT']
     return nn.Sequential(*[FocalBlock(96, use_checkpoint=use_checkpoint) for _ in range(4)])
