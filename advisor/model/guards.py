@@ -1470,7 +1470,11 @@ class GuardKinds:
         if name is None or not name.startswith("self."):
             return False
         found = literal_values(self.model, guard.test, guard.ctx, guard.order + 0.5)
-        return found.complete and found.option is None and bool(found.values) and all(value for _, value in found.values)
+        if not (found.complete and bool(found.values) and all(value for _, value in found.values)):
+            return False
+        # `self.overlap` set from `not opt.no_overlap`: true unless the run passes a switch that
+        # no command the project ships passes (`launched_options.never_launched`).
+        return found.option is None or never_launched(self.model, found.option)
 
     def _never_true(self, guard: Guard) -> bool:
         """An attribute flag whose every value, on every path, is false (`False`, `None`, `0`):

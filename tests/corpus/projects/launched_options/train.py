@@ -3,7 +3,7 @@ import argparse
 import torch
 from torch.utils.data import DataLoader
 
-from losses import contrastive_term
+from losses import MaskLoss, contrastive_term
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--aux_loss", action="store_true", help="add the contrastive term")
@@ -12,16 +12,18 @@ parser.add_argument("--clip", type=float, default=0.0)
 parser.add_argument("--warmup", type=int, default=0)
 parser.add_argument("-n", "--check_nan", action="store_true")
 parser.add_argument("--local_rank", type=int, default=-1)
+parser.add_argument("--no-overlap", action="store_true", help="separate masks")
 args = parser.parse_args()
 
 model = torch.nn.Linear(16, 4).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
+mask_loss = MaskLoss(overlap=not args.no_overlap)
 loader = DataLoader(torch.randn(512, 16), batch_size=32, num_workers=2, pin_memory=True, persistent_workers=True)
 for epoch in range(10):
     for x in loader:
         x = x.cuda(non_blocking=True)
         out = model(x)
-        loss = out.pow(2).mean()
+        loss = out.pow(2).mean() + mask_loss(out)
         if args.aux_loss:
             loss = loss + contrastive_term(out)
             print("aux", loss.item())  # expect: GPU101 info
