@@ -56,10 +56,23 @@ def _trains_between(model, block: int, start: int, end: int) -> bool:
     )
 
 
-def near_timing(model, site: CallSite) -> bool:
+def near_timing(model, site: CallSite, through_callers: bool = True) -> bool:
     """``site`` sits within `NEAR` statements of a clock read in its block (`NEAR_AFTER` when the
     read follows it), or inside a
-    clock-reading helper that does not train, outside the helper's loops."""
+    clock-reading helper that does not train, outside the helper's loops; or in a small helper
+    of the file outside its loops (`def sync(device): if device.type == "cuda":
+    torch.cuda.synchronize(device)`) each of whose calls is itself next to a clock read (`sync(device)`
+    then `profiler.tick("Forward pass")`)."""
+    if _near_clock(model, site):
+        return True
+    function = site.ctx.function
+    if not through_callers or function is None or site.ctx.loop is not None or model.trains(function):
+        return False
+    callers = model.callers(function)
+    return bool(callers) and all(near_timing(owner, call, through_callers=False) for owner, call in callers)
+
+
+def _near_clock(model, site: CallSite) -> bool:
     block, index = site.stmt
     # A synchronize that is all an `if` holds (`if device == "cuda": torch.cuda.synchronize()`)
     # stands where that `if` stands.

@@ -32,7 +32,9 @@ class SynchronizeInTrainingLoop(Rule):
         (`def time_synchronized(): torch.cuda.synchronize(); return time.time()`), or in the
         body of `with Timer(...):` where the project's `Timer` reads the clock as the block
         starts or ends. A synchronize that is all an `if` holds (`if device == "cuda":
-        torch.cuda.synchronize()`) is measured from that `if`.
+        torch.cuda.synchronize()`) is measured from that `if`. A small helper that only
+        synchronizes (`def sync(device): torch.cuda.synchronize(device)`) is timing code when
+        each of its calls is (`sync(device)` then `profiler.tick("forward")`).
     """
     why = """
         An explicit synchronize blocks the host until every queued kernel has finished, so the

@@ -453,3 +453,59 @@ for images, targets in train_loader:
     data_ready.record()
     torch.cuda.synchronize()  # expect: GPU105
     meter.update(loss.detach())
+
+# %% valid: a synchronize helper each of whose calls is followed by a profiler's clock read
+import time
+import torch
+
+
+class Profiler:
+    def __init__(self):
+        self.last = time.perf_counter()
+
+    def tick(self, name):
+        now = time.perf_counter()
+        print(name, now - self.last)
+        self.last = now
+
+
+def sync(device):
+    # For correct profiling: the GPU runs asynchronously.
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def train(model, loader, optimizer, device):
+    profiler = Profiler()
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        sync(device)
+        profiler.tick("data")
+        loss = model(x, y)
+        sync(device)
+        profiler.tick("forward")
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a synchronize helper one of whose calls times nothing
+import time
+import torch
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)  # expect: GPU105
+
+
+def train(model, loader, optimizer, device):
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        t0 = time.perf_counter()
+        loss = model(x, y)
+        sync(device)
+        print(time.perf_counter() - t0)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        sync(device)
