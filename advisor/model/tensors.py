@@ -536,6 +536,10 @@ def _bound_to_batch_part(model, name: str, ctx: Context, order: int, loop: LoopI
             whole = depth > 0 and a.kind_hint == "loader-batch"
             if not ((a.batch_hint == "batch" or whole) and a.iterable is loop.node.iter):
                 return False
+        elif depth == 0 and type(a.value) is cst.Name and a.index is not None and not a.augmented:
+            # `images, labels = batch`: a piece of the loop's item, unpacked in the body
+            if not _bound_to_batch_part(model, a.value.value, a.ctx, a.order, loop, depth + 1):
+                return False
         elif (depth > 0 or type(a.value) is not cst.Subscript or type(a.value.value) is not cst.Name
               or a.index is not None):
             return False

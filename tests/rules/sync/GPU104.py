@@ -2217,3 +2217,29 @@ for boxes, targets in loader:
     loss = (criterion(pred, targets) * weight).mean()
     loss.backward()
     optimizer.step()
+
+# %% invalid: pieces of the batch unpacked in the body, moved, then a mask cast to booleans
+import torch
+
+for step, batch in enumerate(data_loader):
+    samples, images, bool_masked_pos = batch
+    images = images.to(device, non_blocking=True)
+    bool_masked_pos = bool_masked_pos.to(device, non_blocking=True)
+    with torch.no_grad():
+        input_ids = tokenizer.get_codebook_indices(images).flatten(1)
+        bool_masked_pos = bool_masked_pos.flatten(1).to(torch.bool)
+        labels = input_ids[bool_masked_pos]  # expect: GPU104
+    loss = model(samples.to(device, non_blocking=True), bool_masked_pos, labels)
+    loss.backward()
+    optimizer.step()
+
+# %% valid: pieces of the batch unpacked in the body and still in host memory
+import torch
+
+for step, batch in enumerate(data_loader):
+    images, labels = batch
+    kept = labels[labels >= 0]
+    weights = torch.bincount(kept)
+    loss = model(images.cuda(non_blocking=True), labels.cuda(non_blocking=True), weights.cuda())
+    loss.backward()
+    optimizer.step()
