@@ -719,16 +719,21 @@ def _bound(binding: Assignment) -> Optional[cst.BaseExpression]:
 
 
 def comprehension_element(model, expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
-    """The element a sequence built by a comprehension holds, every item of it (`t.to(device)` in
-    `[t.to(device) for t in batch]`, `tuple(t.to(device) for t in batch)`, `list(...)`); None for
-    anything else."""
+    """The element a sequence built by a comprehension that moves each item holds, every item of
+    it (`t.to(device)` in `[t.to(device) for t in batch]`, `tuple(t.to(device) for t in batch)`,
+    `list(...)`); None for anything else. Only moves: what other comprehensions build (index
+    tensors made from NumPy arrays, tuples of them) is left to the questions that know it."""
+    element = None
     if type(expr) is cst.ListComp:
-        return expr.elt
-    if (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list")
+        element = expr.elt
+    elif (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list")
             and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star
             and type(expr.args[0].value) in (cst.GeneratorExp, cst.ListComp)
             and model.imports.qualify(expr.func) is None):
-        return expr.args[0].value.elt
+        element = expr.args[0].value.elt
+    if (type(element) is cst.Call and type(element.func) is cst.Attribute
+            and element.func.attr.value in ("to", "cuda")):
+        return element
     return None
 
 
