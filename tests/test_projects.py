@@ -317,3 +317,38 @@ def test_a_config_that_turns_on_a_flag_a_builder_reads_rechecks_the_cached_block
     again = _json_findings(project, env)
     assert ("mlp.py", 13, "GPU405", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_shell_variable_a_launch_script_sets_once_is_the_value_it_passes(tmp_path):
+    """`--num_workers ${WORKERS}` in a script that sets `WORKERS=0` passes 0: the loader still
+    has no workers (a value the script does not set stays unknown, and the finding is trusted
+    away)."""
+    import os
+
+    project = tmp_path / "shell_values"
+    (project / "scripts").mkdir(parents=True)
+    (project / "setup.cfg").write_text("[metadata]\nname = shell-values\n")
+    (project / "train.py").write_text(
+        "import argparse\n\n"
+        "import torch\n"
+        "from torch.utils.data import DataLoader\n"
+        "from torchvision.datasets import ImageFolder\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--num_workers', type=int, default=0)\n"
+        "parser.add_argument('--lr', type=float, default=0.1)\n"
+        "args = parser.parse_args()\n"
+        "model = torch.nn.Linear(8, 2).cuda()\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)\n"
+        "loader = DataLoader(ImageFolder('data'), batch_size=8, shuffle=True, num_workers=args.num_workers, pin_memory=True)\n"
+        "for x, y in loader:\n"
+        "    loss = model(x.cuda(non_blocking=True)).sum()\n"
+        "    optimizer.zero_grad()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n"
+    )
+    script = project / "scripts" / "run.sh"
+    script.write_text("#!/bin/sh\nWORKERS=0\npython train.py --lr 0.1 --num_workers ${WORKERS}\n")
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    assert ("train.py", 13, "GPU202", "warning") in _json_findings(project, env)
+    script.write_text("#!/bin/sh\npython train.py --lr 0.1 --num_workers ${WORKERS}\n")
+    assert not [f for f in _json_findings(project, env) if f[2] == "GPU202"]

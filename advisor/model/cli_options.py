@@ -26,7 +26,7 @@ import libcst as cst
 
 from advisor.model.constants import UNKNOWN, Literals, Tagged, tag
 from advisor.model.facts import Context
-from advisor.model.launched_options import documented_values
+from advisor.model.launched_options import documented_values, expanded_value
 from advisor.model.names import dotted_name
 from advisor.model.walk import children
 from advisor.model.value_flow import Question, ValueFlow
@@ -233,7 +233,7 @@ def _launched_values(reader, model, add_argument: cst.Call) -> Optional[Literals
             if ".py" not in text:
                 continue
             for flag in flags:
-                written.extend(m.group(1) for m in re.finditer(
+                written.extend(expanded_value(text, m.group(1)) for m in re.finditer(
                     r"(?<![\w-])%s(?![\w-])(?:=|[ \t]+)?(\S*)" % re.escape(flag), text))
     if model.real_path is not None:
         # The commands the READMEs and other launch texts document for the script.

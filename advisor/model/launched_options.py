@@ -128,8 +128,21 @@ def documented_values(reader, defining_path: str, flags: Sequence[str]) -> List[
             continue
         for line in _command_lines(reader, path, text, names):
             for pattern in patterns:
-                found.extend(match.group(1) for match in pattern.finditer(line))
+                found.extend(expanded_value(text, match.group(1)) for match in pattern.finditer(line))
     return found
+
+
+_SHELL_VARIABLE = re.compile(r"^\$\{?(\w+)\}?$")
+
+
+def expanded_value(text: str, value: str) -> str:
+    """`${WORKERS}` where the script sets `WORKERS=4` once, at the start of a line: `4`; the
+    value as written otherwise (a variable set more than once, or not in this text, stays one)."""
+    match = _SHELL_VARIABLE.match(value.strip("'\""))
+    if match is None:
+        return value
+    sets = re.findall(r"(?m)^\s*(?:export\s+)?%s=(\S+)" % re.escape(match.group(1)), text)
+    return sets[0] if len(sets) == 1 else value
 
 
 def _texts_and_calls(model) -> Tuple[List[str], Dict[str, List[List[str]]]]:
