@@ -352,3 +352,37 @@ def test_a_shell_variable_a_launch_script_sets_once_is_the_value_it_passes(tmp_p
     assert ("train.py", 13, "GPU202", "warning") in _json_findings(project, env)
     script.write_text("#!/bin/sh\npython train.py --lr 0.1 --num_workers ${WORKERS}\n")
     assert not [f for f in _json_findings(project, env) if f[2] == "GPU202"]
+
+
+def test_a_one_epoch_default_counts_only_where_the_launch_scripts_can_be_read(tmp_path):
+    """`range(args.epochs)` with `--epochs` defaulting to 1 runs once when the project's launch
+    texts are read and none passes more (no GPU501); with more scripts than the tool reads, one
+    of them may ask for more epochs, and the sampler's repeated order is reported."""
+    import os
+
+    project = tmp_path / "one_epoch"
+    (project / "scripts").mkdir(parents=True)
+    (project / "setup.cfg").write_text("[metadata]\nname = one-epoch\n")
+    (project / "train.py").write_text(
+        "import argparse\n\n"
+        "import torch\n"
+        "import torch.distributed as dist\n"
+        "from torch.utils.data import DataLoader, DistributedSampler\n\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--epochs', type=int, default=1)\n"
+        "args = parser.parse_args()\n"
+        "dist.init_process_group('nccl')\n"
+        "sampler = DistributedSampler(dataset)\n"
+        "loader = DataLoader(dataset, batch_size=8, sampler=sampler)\n"
+        "for epoch in range(args.epochs):\n"
+        "    for batch in loader:\n"
+        "        loss = model(**batch).loss\n"
+        "        loss.backward()\n"
+        "        optimizer.step()\n"
+    )
+    (project / "scripts" / "run.sh").write_text("#!/bin/sh\npython train.py\n")
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    assert not [f for f in _json_findings(project, env) if f[2] == "GPU501"]
+    for n in range(140):
+        (project / "scripts" / f"sweep_{n}.sh").write_text("#!/bin/sh\necho step\n")
+    assert ("train.py", 11, "GPU501", "warning") in _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "c2")})

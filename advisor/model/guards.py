@@ -198,8 +198,13 @@ def at_most_one_round(model, loop: Optional[LoopInfo]) -> bool:
             return False
         start = int(args[0].evaluated_value)
     order = model.order_of(call)
-    counts = literal_values(model, args[-1], loop.ctx, order).ints()
-    return counts is not None and max(counts) - start <= 1
+    found = literal_values(model, args[-1], loop.ctx, order)
+    counts = found.ints()
+    if counts is None or max(counts) - start > 1:
+        return False
+    if found.option is not None and model.project is not None and model.project.layout.launch_texts() is None:
+        return False  # too many launch scripts to read: one of them may well ask for more rounds
+    return True
 
 
 def single_pass(model, loop: Optional[LoopInfo]) -> bool:
