@@ -386,3 +386,22 @@ def test_a_one_epoch_default_counts_only_where_the_launch_scripts_can_be_read(tm
     for n in range(140):
         (project / "scripts" / f"sweep_{n}.sh").write_text("#!/bin/sh\necho step\n")
     assert ("train.py", 11, "GPU501", "warning") in _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "c2")})
+
+
+def test_a_config_json_that_turns_on_a_remote_code_flag_rechecks_the_model(tmp_path):
+    """`with_cp=config.with_cp` in a model the library builds from its config (`config_class =
+    TinyNetConfig`, whose `__init__` defaults it to False) is off while `config.json` says
+    false; a `config.json` edited to true turns the checkpointed block back to a warning, also
+    for the unchanged, cached module."""
+    import os
+    import shutil
+
+    project = tmp_path / "hf_remote_code"
+    shutil.copytree(ROOT / "hf_remote_code", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    assert ("modeling_tinynet.py", 18, "GPU405", "info") in _json_findings(project, env)
+    config = project / "config.json"
+    config.write_text(config.read_text().replace('"with_cp": false', '"with_cp": true'))
+    again = _json_findings(project, env)
+    assert ("modeling_tinynet.py", 18, "GPU405", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

@@ -127,10 +127,16 @@ def never_given_true(model, word: str, passed, settings: FrozenSet[str] = frozen
     # `{"with_cp": v}`, `setattr(m, "with_cp", v)`, `getattr(cfg, "with_cp", False)`
     keyed = re.compile(r"['\"]%s['\"]\s*[:,]\s*([^\s,)\]}#;]*)" % escaped)
 
+    attribute = word.rpartition(".")[2]
+
     def false(value: str) -> bool:
         # `use_checkpoint = cfg.MODEL.LANGUAGE_BACKBONE.USE_CHECKPOINT`: a config node's
-        # setting that no config file turns on is as false as its default.
-        return value in _FALSE or value in passed or ("." in value and left_off(model, value))
+        # setting that no config file turns on is as false as its default; `with_cp=
+        # config.with_cp` hands on a settings object's flag of the same name, which the
+        # follower has already found off (a command-line option never gets this far).
+        return value in _FALSE or value in passed or ("." in value and (
+            left_off(model, value) or (value.count(".") == 1 and value.endswith("." + attribute)
+                                       and value.partition(".")[0] == "config")))
 
     def sets_true(text: str, own: bool) -> bool:
         # Strings blanked in place, so that a match's position is the same in the text.
@@ -162,7 +168,17 @@ def never_given_true(model, word: str, passed, settings: FrozenSet[str] = frozen
             if test_of(project, path, model):
                 continue  # a test that builds the block with the flag on is not a run
             return False
+    # The config files among them (a remote-code model's `config.json`, `with_cp: true` in a
+    # YAML file): a key of this name given a value that is not false.
+    setting = re.compile(r"""(?m)(?:^\s*|['"])%s['"]?\s*:\s*['"]?([^\s,'"}\]#]+)""" % escaped)
+    for path in sorted(nearby):
+        if path.endswith(_CONFIG_SUFFIXES) and word in project.text_of(path):
+            if any(value not in _FALSE and value not in ("no", "off") for value in setting.findall(project.text_of(path))):
+                return False
     return True
+
+
+_CONFIG_SUFFIXES = (".json", ".yaml", ".yml", ".toml")
 
 
 _BLANKED = re.compile(r"(['\"])\0*\1")

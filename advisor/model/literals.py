@@ -95,6 +95,10 @@ class LiteralValues(Question[Literals]):
             passed = _attribute_of_parameter(flow, self, name, ctx)
             if passed is not None and passed.complete:
                 return passed  # `args.distributed` in `main_worker(gpu, ngpus, args)`, set in `main()`
+            if self.uncalled_default:
+                configured = _configured_default(flow, self, name, ctx)
+                if configured is not None:
+                    return configured  # `config.with_cp` of a model the library builds from its config
         qual = flow.model.imports.qualify(expr)
         if qual is not None and flow.model.symbol(qual) is not None:
             return None  # a module's name (`config.NUM_WORKERS`), not an attribute of an imported object
@@ -175,6 +179,60 @@ def _attribute_of_parameter(flow: ValueFlow, question: "LiteralValues", name: st
     finally:
         flow.through_depth -= 1
     return question.combine(answers)
+
+
+def _configured_default(flow: ValueFlow, question: "LiteralValues", name: str, ctx: Context) -> Optional[Literals]:
+    """`config.with_cp` read in a method of a Hugging Face model class of the file whose
+    `config_class` (on it or a base of the file) is a project class that stores the attribute
+    from an `__init__` parameter with a default (`with_cp=False`, then `self.with_cp = with_cp`):
+    that default, which the library's `from_pretrained` leaves unless a `config.json` says
+    otherwise (the flag's text check reads those files). None for anything else."""
+    info = ctx.function
+    root, _, attr = name.partition(".")
+    if info is None or info.class_name is None or not attr or "." in attr or root in ("self", "cls") \
+            or root not in info.params:
+        return None
+    model = flow.model
+    config = _config_class(model, info.class_name)
+    if config is None:
+        return None
+    owner, config_info = config
+    stores = owner.facts.assignments.get((config_info.scope, f"self.{attr}"), [])
+    if len(stores) != 1 or type(stores[0].value) is not cst.Name or stores[0].value.value != attr:
+        return None
+    init = owner.facts.functions.get(f"{config_info.name}.__init__")
+    if init is None:
+        return None
+    params = init.node.params
+    for param in (*params.params, *params.kwonly_params):
+        if param.name.value == attr and param.default is not None:
+            found = owner.values.ask(question, param.default, stores[0].ctx, stores[0].order)
+            return found if found.complete else None
+    return None
+
+
+def _config_class(model, class_name: str, depth: int = 0):
+    """(owner, ClassInfo) of the `config_class = SomeConfig` a class of the file (or a base of
+    it defined in the file) names, when that is a project class."""
+    holder = model.facts.classes.get(class_name)
+    if holder is None or depth > 3:
+        return None
+    found = [small.value for line in holder.node.body.body if type(line) is cst.SimpleStatementLine
+             for small in line.body if type(small) is cst.Assign and len(small.targets) == 1
+             and type(small.targets[0].target) is cst.Name and small.targets[0].target.value == "config_class"]
+    if len(found) == 1 and type(found[0]) in (cst.Name, cst.Attribute):
+        value = found[0]
+        if type(value) is cst.Name and value.value in model.facts.classes:
+            return model, model.facts.classes[value.value]
+        qual = model.imports.qualify(value)
+        symbol = model.symbol(qual) if qual is not None else None
+        if symbol is not None and symbol.kind == "class":
+            return symbol.model, symbol.info
+        return None
+    for base in holder.bases:
+        if base in model.facts.classes:
+            return _config_class(model, base, depth + 1)
+    return None
 
 
 def _or_setting(found: Literals, key: cst.BaseExpression) -> Literals:

@@ -588,7 +588,9 @@ class ProjectView:
             text = self._text(path)
             found = self._key_readers[path] = bool(
                 (("get(" in text or "hasattr(" in text) and _KEY_READS.search(text))
-                or ("['" in text or '["' in text) and _SETTING_SUBSCRIPT.search(text))
+                or ("['" in text or '["' in text) and _SETTING_SUBSCRIPT.search(text)
+                # A Hugging Face model's `config_class`: its `config.json` sets what it reads.
+                or "config_class" in text)
         return found
 
     def checked_against(self, path: str) -> Tuple[str, ...]:

@@ -34,7 +34,10 @@ class CheckpointWithoutUseReentrant(Rule):
         (`cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']`, `spec.get('ENABLE_CHECKPOINT', False)`)
         that some config file sets and every one sets to a false value. Another module's
         `self.use_checkpoint = ...` is its own class's flag, unless that module derives a class
-        from this one's; `with_cp=True` in a comment turns nothing on.
+        from this one's; `with_cp=True` in a comment turns nothing on. In a Hugging Face model
+        class built from its config (`config_class = MyConfig`), `with_cp=config.with_cp` is
+        the config's `__init__` default unless a `config.json` or YAML file near it sets the
+        key to a true value.
     """
     why = """
         Activation checkpointing has two implementations. Without `use_reentrant`, torch
