@@ -171,7 +171,13 @@ def never_given_true(model, word: str, passed, settings: FrozenSet[str] = frozen
     # The config files among them (a remote-code model's `config.json`, `with_cp: true` in a
     # YAML file): a key of this name given a value that is not false.
     setting = re.compile(r"""(?m)(?:^\s*|['"])%s['"]?\s*:\s*['"]?([^\s,'"}\]#]+)""" % escaped)
+    # Only those in the module's folder or a folder above it: a `config.json` beside a model,
+    # not another component's YAML elsewhere that reuses the key's name.
+    here = os.path.dirname(os.path.normpath(os.path.abspath(model.real_path)))
     for path in sorted(nearby):
+        folder = os.path.dirname(path)
+        if not (here == folder or here.startswith(folder + os.sep)):
+            continue
         if path.endswith(_CONFIG_SUFFIXES) and word in project.text_of(path):
             if any(value not in _FALSE and value not in ("no", "off") for value in setting.findall(project.text_of(path))):
                 return False

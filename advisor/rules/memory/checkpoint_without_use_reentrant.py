@@ -36,8 +36,8 @@ class CheckpointWithoutUseReentrant(Rule):
         `self.use_checkpoint = ...` is its own class's flag, unless that module derives a class
         from this one's; `with_cp=True` in a comment turns nothing on. In a Hugging Face model
         class built from its config (`config_class = MyConfig`), `with_cp=config.with_cp` is
-        the config's `__init__` default unless a `config.json` or YAML file near it sets the
-        key to a true value.
+        the config's `__init__` default unless a `config.json` or YAML file in its folder (or a
+        folder above) sets the key to a true value.
     """
     why = """
         Activation checkpointing has two implementations. Without `use_reentrant`, torch
