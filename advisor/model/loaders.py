@@ -101,8 +101,8 @@ def _bound_to_loader_name(model, site: CallSite) -> bool:
     """The call's callee is a plain name every binding of which names a loader class by its
     name (`loader = DataLoader if image_weights else InfiniteDataLoader`)."""
     func = site.node.func
-    if type(func) is not cst.Name:
-        return False
+    if type(func) is not cst.Name or func.value not in model.shared("loader-class-names", _loader_class_names):
+        return False  # most calls: no binding of the name mentions a loader class at all
     reach = model.bindings.reaching(func.value, site.ctx, site.order)
     if not reach.assignments or reach.parameter is not None:
         return False
@@ -112,6 +112,22 @@ def _bound_to_loader_name(model, site: CallSite) -> bool:
         if not all("Loader" in (dotted_name(arm) or "").rsplit(".", 1)[-1] for arm in arms):
             return False
     return True
+
+
+def _loader_class_names(model) -> frozenset:
+    """The plain names some binding of the file gives a value naming a loader class (`loader =
+    DataLoader if weighted else InfiniteDataLoader`): worked out once per file, so that the
+    per-call check above asks the bindings only for these."""
+    out = set()
+    for (_, target), found in model.facts.assignments.items():
+        if "." in target:
+            continue
+        for assignment in found:
+            value = assignment.value
+            arms = (value.body, value.orelse) if type(value) is cst.IfExp else (value,)
+            if any("Loader" in (dotted_name(arm) or "").rsplit(".", 1)[-1] for arm in arms):
+                out.add(target)
+    return frozenset(out)
 
 
 def iterates_itself(model, site: CallSite) -> bool:
