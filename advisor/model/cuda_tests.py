@@ -79,7 +79,8 @@ def _other_backend_present(test: cst.Comparison) -> Optional[bool]:
 
 
 def _device_comparison(test: cst.Comparison) -> Optional[bool]:
-    """`device == "cuda"`, `args.device != "cpu"`, `device.type == "cuda"`, `"cuda" in device`."""
+    """`device == "cuda"`, `args.device != "cpu"`, `device.type == "cuda"`, `"cuda" in device`,
+    `boxes.device == torch.device("cpu")`."""
     target = test.comparisons[0]
     operator = target.operator
     left, right = test.left, target.comparator
@@ -102,6 +103,8 @@ def _device_comparison(test: cst.Comparison) -> Optional[bool]:
 
 
 def _text(expr: cst.BaseExpression) -> Optional[str]:
+    if type(expr) is cst.Call and len(expr.args) == 1 and dotted_name(expr.func) in ("torch.device", "device"):
+        expr = expr.args[0].value  # `boxes.device == torch.device("cpu")`
     if type(expr) is cst.SimpleString:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None

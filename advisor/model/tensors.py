@@ -265,12 +265,27 @@ class Tensor(Question[str]):
                 owner, info = targets[0]
                 if flow.returned(self, info, index, owner) == TENSOR:
                     return TENSOR
+            elif not targets and flow.callee(expr, ctx, order) is None and self._module_call(flow, expr, ctx, order):
+                # `boxes, scores = detector(images.cuda())` through a module whose `forward` is not
+                # the project's (a library model): the parts of what a module returns are tensors,
+                # as the whole is when it is not unpacked.
+                return TENSOR
         whole = split_tensor(flow.model, expr)
         if whole is None:
             return None
         if whole is expr:
             return TENSOR  # `torch.chunk(...)`: tensors whatever it was given
         return TENSOR if flow.ask(self, whole, ctx, order) == TENSOR else None
+
+    @staticmethod
+    def _module_call(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
+        """A call of a module object (`model(x)`, a DDP wrapper), not of a function or class."""
+        if flow.model.imports.qualify(call.func) is not None or flow.function_called(call, ctx, order) is not None:
+            return False
+        if dotted_name(call.func) is None:
+            return False
+        kinds = flow.ask(KINDS, call.func, ctx, order)
+        return "module" in kinds or "ddp" in kinds
 
     def combine(self, answers: Sequence[str]) -> str:
         if PYTHON in answers:

@@ -2243,3 +2243,44 @@ for step, batch in enumerate(data_loader):
     loss = model(images.cuda(non_blocking=True), labels.cuda(non_blocking=True), weights.cuda())
     loss.backward()
     optimizer.step()
+
+# %% valid: the branch for boxes that a test of their device puts in host memory
+import torch
+import torch.nn as nn
+
+detector = nn.DataParallel(build_detector(cfg)).cuda()
+
+
+def keep_unique(boxes, scores):
+    if boxes.device == torch.device("cpu"):
+        kept = boxes[scores > 0.5]
+        return torch.unique(kept, dim=0)
+    return boxes
+
+
+for images, targets in loader:
+    boxes, scores = detector(images.cuda())
+    kept = keep_unique(boxes, scores)
+    loss = criterion(kept, targets.cuda())
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: the arm a device test keeps for tensors on the GPU
+import torch
+import torch.nn as nn
+
+detector = nn.DataParallel(build_detector(cfg)).cuda()
+
+
+def keep_unique(boxes, scores):
+    if boxes.device != torch.device("cpu"):
+        return boxes[scores > 0.5]  # expect: GPU104
+    return boxes
+
+
+for images, targets in loader:
+    boxes, scores = detector(images.cuda())
+    kept = keep_unique(boxes, scores)
+    loss = criterion(kept, targets.cuda())
+    loss.backward()
+    optimizer.step()
