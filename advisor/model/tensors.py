@@ -233,6 +233,10 @@ class Tensor(Question[str]):
                     return TENSOR  # `model(next(batches).cuda())`: an item drawn and moved (a dict has no `.cuda()`)
             if method in _TENSOR_RESULT_METHODS or (method.endswith("_") and method[:-1] in _TENSOR_RESULT_METHODS):
                 return self._tensor_of(flow, func.value, ctx, order)  # `x.clamp_(0, n)` too
+            if method == "cpu":
+                # `hits.sum().cpu()`: still a tensor, now in host memory (a module's `.cpu()` is
+                # not asked about here: its receiver is no tensor)
+                return self._tensor_of(flow, func.value, ctx, order)
         if flow.function_called(call, ctx, order) is not None:
             return None  # what the function of this file returns
         name = dotted_name(func)
@@ -663,8 +667,9 @@ def _last_move(model, expr: cst.BaseExpression, ctx: Optional[Context] = None, o
     """Where the last move of the method chain sends the value: "host" (`loss.cpu()`,
     `x.to("cpu").sum()`, `x.to(loss_device)` after `loss_device = torch.device("cpu")`),
     "device" (`y.cuda()`, `y.to(device)`, `y_true.type_as(x)`), or None when the chain moves
-    nothing (a plain name or attribute: its bindings decide)."""
-    if type(expr) is not cst.Call:
+    nothing (a plain name or attribute: its bindings decide). A part taken of the chain
+    (`scores.cpu()[keep]`) is where the chain put it."""
+    if type(expr) not in (cst.Call, cst.Subscript):
         return None
     for node in value_chain(model, expr):
         if not (type(node) is cst.Call and type(node.func) is cst.Attribute) or model.imports.qualify(node.func):

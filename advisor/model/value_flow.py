@@ -217,8 +217,44 @@ class ValueFlow:
             imported = self.imported(question, name, index)
             if imported is not None:
                 return imported
+        if not answers and not reach.closed and ctx.class_scope and name.startswith("self.") and name.count(".") == 1:
+            inherited = self.inherited(question, name, ctx.class_scope, index)
+            if inherited is not None:
+                return inherited
         if not reach.closed or not answers:
             answers.append(question.unknown)
+        return answers[0] if len(answers) == 1 else question.combine(answers)
+
+    def inherited(self, question: Question[A], name: str, class_scope: str, index: Optional[int],
+                  depth: int = 0) -> Optional[A]:
+        """`self.args` that a class never binds and a base class of the project binds
+        (`TrainerBase.__init__` in another module stores `self.args = args`, the subclass calls
+        `super().__init__(args, ...)`): what the base's bindings hold. None when no base of the
+        project binds it (or the bases are too deep to follow)."""
+        if depth > 3:
+            return None
+        info = next((c for c in self.model.facts.classes.values() if c.scope == class_scope), None)
+        if info is None:
+            return None
+        answers: List[A] = []
+        for base in info.bases:
+            local = self.model.facts.classes.get(base)
+            if local is not None and local is not info:
+                owner, cls = self.model, local
+            else:
+                symbol = self.model.symbol(base) if "." in base else None
+                if symbol is None or symbol.kind != "class":
+                    continue
+                owner, cls = symbol.model, symbol.info
+            bound = owner.facts.assignments.get((cls.scope, name))
+            if bound:
+                answers.extend(owner.values.assigned(question, a, index) for a in bound)
+                continue
+            deeper = owner.values.inherited(question, name, cls.scope, index, depth + 1)
+            if deeper is not None:
+                answers.append(deeper)
+        if not answers:
+            return None
         return answers[0] if len(answers) == 1 else question.combine(answers)
 
     def imported(self, question: Question[A], name: str, index: Optional[int]) -> Optional[A]:

@@ -7,7 +7,7 @@ from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.alternatives import is_fallback, under_version_test
 from advisor.model.names import GRAD_SCALER, dotted_name
-from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
+from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.precision.dtypes import spelled_name
 
 
@@ -55,7 +55,10 @@ class DeprecatedAmpApi(Rule):
         is offered when the configured minimum torch version is 2.3 or later, and for a name
         imported on its own only when `torch` itself is imported too. The old autocast kept in
         a name (`amp_autocast = torch.cuda.amp.autocast`, then `with amp_autocast():`) is
-        reported where it is assigned, without a fix.
+        reported where it is assigned, without a fix. A call under a flag that no run of the
+        project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
+        `if self.use_amp:` where no construction passes `use_amp=True`) is information: the old
+        call stays in the code, but no shipped run reaches it.
     """
     why = """
         Since torch 2.4 the device-specific entry points emit a FutureWarning on every call
@@ -137,14 +140,23 @@ class DeprecatedAmpApi(Rule):
             shown = spelled.replace(".autocast_mode", "").replace(".grad_scaler", "")
             message = "`{deprecated}` is deprecated; use `{replacement}`"
             severity = None
+            data = {"deprecated": shown, "replacement": replacement, "device": device}
             if model.torch_version < (2, 3):
                 if kind == "GradScaler":
                     severity = Severity.INFO  # no replacement before torch 2.3
                     message += " once the project requires torch 2.3"
                 else:
                     message = '`{deprecated}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
+            off = model.guards.switched_off(site.ctx)
+            test = off.test if off is not None else model.guards.switched_off_arm(site.node, site.ctx, site.order)
+            if test is not None:
+                # `if self.args.fp16: scaler = torch.cuda.amp.GradScaler()` where no shipped run
+                # passes `--fp16`: the call stays in the code, but no run reaches it.
+                severity = Severity.INFO
+                data["flag"] = snippet(model, test)
+                message += " (under `{flag}`, which no run of the project turns on)"
             yield self.report(site.node, message, severity=severity, fix=self._fix(model, site, kind, device),
-                              data={"deprecated": shown, "replacement": replacement, "device": device})
+                              data=data)
         yield from self._references(model)
 
     def _references(self, model: FileModel) -> Iterator[Report]:

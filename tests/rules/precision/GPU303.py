@@ -292,3 +292,43 @@ if args.fp16:
     autocast = torch.cuda.amp.autocast  # expect: GPU303
 else:
     autocast = torch.autocast
+
+# %% invalid: the old API under a flag that no construction turns on is information
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, use_amp=False):
+        super().__init__()
+        self.use_amp = use_amp
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if self.use_amp:
+            with torch.cuda.amp.autocast():  # expect: GPU303 info
+                return self.proj(x)
+        return self.proj(x)
+
+
+block = Block(64).cuda()
+
+# %% invalid: the same flag turned on where the block is built stays a warning
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, use_amp=False):
+        super().__init__()
+        self.use_amp = use_amp
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        if self.use_amp:
+            with torch.cuda.amp.autocast():  # expect: GPU303
+                return self.proj(x)
+        return self.proj(x)
+
+
+block = Block(64, use_amp=True).cuda()

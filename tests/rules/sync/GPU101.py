@@ -2522,3 +2522,15 @@ for images, labels in loader:
     loss.backward()
     optimizer.step()
     losses.append(loss.item())  # expect: GPU101
+
+# %% valid: a count copied to the host, then divided by a length, is read from host memory
+import torch
+
+for tokens, targets in loader:
+    logits = model(tokens.cuda())
+    preds = logits.argmax(-1)
+    rate = (preds == targets.cuda()).sum().cpu() / targets.size()[1]  # the copy is GPU103's
+    history.append(rate.item() * 0.1 + history[-1] * 0.9)
+    loss = criterion(logits, targets.cuda())
+    loss.backward()
+    optimizer.step()
