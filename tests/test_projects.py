@@ -405,3 +405,52 @@ def test_a_config_json_that_turns_on_a_remote_code_flag_rechecks_the_model(tmp_p
     again = _json_findings(project, env)
     assert ("modeling_tinynet.py", 18, "GPU405", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def _unreached_findings(project, env):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", str(project)],
+        capture_output=True, text=True, env=env,
+    )
+    return {(os.path.relpath(f["filename"], str(project)), f["location"]["row"], f["code"]) for f in json.loads(run.stdout)}
+
+
+def test_a_module_that_starts_running_the_dead_copy_rechecks_a_cached_file(tmp_path):
+    """libs/det is imported only by libs/init_det.py, which nothing imports: its loss runs in no
+    run (project/reachability.py). Once that module becomes a script (a `__main__` block), the
+    cached result for the unchanged loss module must not be served."""
+    import os
+    import shutil
+
+    project = tmp_path / "unreached_modules"
+    shutil.copytree(ROOT / "unreached_modules", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    dead = ("libs/det/losses.py".replace("/", os.sep), 16, "GPU101")
+    assert dead not in _unreached_findings(project, env)
+    assert dead not in _unreached_findings(project, env)  # served from the cache
+    entry = project / "libs" / "init_det.py"
+    entry.write_text(entry.read_text() + '\n\nif __name__ == "__main__":\n    build_loss("GradientHarmonizedLoss")\n')
+    assert dead in _unreached_findings(project, env)
+
+
+def test_a_readme_that_stops_running_a_module_rechecks_a_cached_file(tmp_path):
+    """libs/cls/run.py is imported by nothing in a vendored copy; the README runs it with
+    `python -m`, so the loss it imports runs. Once the README stops naming it, the cached
+    result for the unchanged loss module must not be served."""
+    import os
+    import shutil
+
+    project = tmp_path / "unreached_modules"
+    shutil.copytree(ROOT / "unreached_modules", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    live = ("libs/cls/losses.py".replace("/", os.sep), 11, "GPU101")
+    assert live in _unreached_findings(project, env)
+    assert live in _unreached_findings(project, env)  # served from the cache
+    readme = project / "README.md"
+    readme.write_text(readme.read_text().replace("`python -m libs.cls.run`", "the notebook"))
+    assert live not in _unreached_findings(project, env)

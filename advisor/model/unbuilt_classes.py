@@ -45,7 +45,7 @@ from typing import Callable, Dict, List, Set, Tuple
 
 import libcst as cst
 
-from advisor.project.layout import module_stem
+from advisor.project.layout import module_stem, vendored
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The file reads its own namespace by name: any class may be built from a string.
@@ -85,33 +85,17 @@ def _units(model, rows: Rows) -> List[Tuple[cst.CSTNode, str, int, int]]:
     return out
 
 
-_LICENSE = re.compile(r"^(LICEN[CS]E|COPYING)(\.\w+)?$", re.IGNORECASE)
-
-
-def _vendored(path: str, root: str) -> bool:
-    """A folder between the file and the project's root holds a licence of its own: third-party
-    code copied into the project (`libraries/mingpt/LICENSE`), whose classes only the project's
-    own code builds."""
-    root = os.path.abspath(root)
-    folder = os.path.dirname(os.path.abspath(path))
-    while folder.startswith(root) and folder != root:
-        try:
-            if any(_LICENSE.match(name) for name in os.listdir(folder)):
-                return True
-        except OSError:
-            return False
-        folder = os.path.dirname(folder)
-    return False
-
-
 def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     project, path, text = model.project, model.real_path, model.text
+    if project is not None and path is not None and text and project.unreached(path):
+        # No run of the project imports the module (project/reachability.py): none of it runs.
+        return [(1, text.count("\n") + 1)]
     if project is None or path is None or not text or _SELF_LOOKUP.search(text):
         return []
     if not any(type(s) in (cst.ClassDef, cst.FunctionDef) and not s.decorators for s in model.module.body):
         return []
     if (project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
-            and not _vendored(path, project.layout.root)):
+            and not vendored(path, project.layout.root)):
         return []  # a package others install: its classes are built by their code
     # Undecorated top-level classes and functions, by name: their rows and the words they read.
     candidates: Dict[str, List[Tuple[int, int]]] = {}

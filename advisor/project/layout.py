@@ -254,3 +254,22 @@ class Layout:
         nothing imports them."""
         self.files()
         return self._notebooks
+
+
+_LICENSE = re.compile(r"^(LICEN[CS]E|COPYING)(\.\w+)?$", re.IGNORECASE)
+
+
+def vendored(path: str, root: str) -> bool:
+    """A folder between the file and the project's root holds a licence of its own: third-party
+    code copied into the project (`libraries/mingpt/LICENSE`), whose classes only the project's
+    own code builds."""
+    root = os.path.abspath(root)
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder.startswith(root) and folder != root:
+        try:
+            if any(_LICENSE.match(name) for name in os.listdir(folder)):
+                return True
+        except OSError:
+            return False
+        folder = os.path.dirname(folder)
+    return False

@@ -27,6 +27,7 @@ from advisor.model.broken_imports import missing_relative_modules
 from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
+from advisor.project.reachability import unreached
 
 _TEXT_LIMIT = 4 << 20
 
@@ -173,6 +174,9 @@ class ProjectView:
         self._dependencies: Dict[Tuple[str, int, int], Tuple[str, ...]] = {}
         self._roots: Optional[List[str]] = None
         self._launchers: Dict[str, List[str]] = {}
+        self._inits: Optional[Dict[str, Set[str]]] = None  # package `__init__.py` -> importers under it
+        self._unreached: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
+        self.module_roots: Dict[str, bool] = {}  # file -> a root of the import graph (reachability.py)
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -217,6 +221,9 @@ class ProjectView:
         self._importers.clear()
         self._siblings.clear()
         self._through_packages.clear()
+        self._inits = None
+        self._unreached.clear()
+        self.module_roots.clear()
         for model in models.values():
             model.forget_answers()
 
@@ -372,6 +379,29 @@ class ProjectView:
                         break
             self._importers[path] = found
         return self._importers[path]
+
+    def init_importers(self, build) -> Dict[str, Set[str]]:
+        """Package `__init__.py` -> the files that import some module under its folder
+        (``build(root, index)``, worked out once per import index)."""
+        if self._inits is None:
+            self._inits = build(self.layout.root, self._import_index())
+        return self._inits
+
+    def unreached(self, path: str) -> bool:
+        """No chain of imports from a script, a test or a package others import leads to
+        ``path``'s module (`project/reachability.py`)."""
+        return self._reach(path)[0]
+
+    def _reach(self, path: str) -> Tuple[bool, Tuple[str, ...]]:
+        key = _key(path)
+        found = self._unreached.get(key)
+        if found is None:
+            found = self._unreached[key] = unreached(self, key)
+            if found[0]:
+                # Every module the search met is unreached too, and met the same modules.
+                for other in found[1]:
+                    self._unreached.setdefault(other, found)
+        return found
 
     def importer_paths(self, path: str) -> Set[str]:
         """The project files whose import lines name ``path``'s module (not read)."""
@@ -572,6 +602,11 @@ class ProjectView:
         # Notebooks that name it: whether they call a function of it decides whether that
         # function runs (model/unbuilt_classes.py).
         seen.update(self.notebooks_containing(module_stem(path)))
+        # Whether some chain of imports from a root leads to the module: the files on the
+        # chains looked at, and the files that name them (a new import of one of them).
+        for other in self._reach(path)[1]:
+            seen.add(other)
+            seen.update(self.files_containing(module_stem(other)))
         for mark in DYNAMIC_MARKS:
             seen.update(self.files_containing(mark))
         if self.loads_config_targets():

@@ -1,0 +1,148 @@
+"""Modules no run of the project imports: a vendored copy of a library whose other copy is the
+one in use, a detector family's package that nothing imports, a training engine kept beside the
+one the scripts import. Nothing in them runs, so what the rules report there costs no run
+anything (the engine lowers it to info, as for a class nothing builds).
+
+A module is reached when a chain of imports leads to it from a root. The roots are, read from
+the texts alone:
+
+- a file outside any package (its folder has no `__init__.py`): a script, or a loose module
+  anything may import;
+- outside a vendored copy (a folder on the way holds a licence of its own, as `libraries/mmcv/
+  LICENSE`), a module of a package others install, or one no project file imports: an API for
+  code outside the project (a notebook, a user's script). A vendored copy is used only by the
+  project's own code, so there only imports count;
+- a file with a `__main__` block, a test module (in a `tests/` folder, or a `test_*.py` that
+  imports a test framework or defines tests), a file a tool runs by name (`setup.py`,
+  `hubconf.py`, `conftest.py`, `__main__.py`), or one with a loop or a `main()` call at its top
+  level (a script with no `__main__` block);
+- the `__init__.py` of a package at a source root (a package others may import);
+- a module another file, a launch text or a config file names by its dotted name or its path
+  (`python -m pkg.train`, `"tools/train.py"` in a launcher, `custom_imports=["pkg.ops"]`, `target:
+  ldm.models.ddpm.LatentDiffusion`): a loader that takes a module's name as text
+  (`import_module(name)`) finds it only by such a name; one that makes the name from a package
+  prefix (`import_module("models." + arch)`) is an importer of every module it may load (the
+  import index counts it so). So is a module a notebook imports (by its dotted name, or by its
+  bare name from the module's folder).
+
+Importing a module of a package runs the package's `__init__.py` first, so an `__init__.py` is
+reached when anything under its folder is imported by a reached file. Where the project's file
+list, launch texts or config files are too many to read, or where the search grows past a bound,
+every module counts as reached.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Dict, List, Set, Tuple
+
+from advisor.project.layout import module_stem, vendored
+
+_MAIN_BLOCK = re.compile(r"__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__")
+# A script with no `__main__` block: a loop, or a call of its entry function, at the top level.
+_TOP_LEVEL_RUN = re.compile(r"^(?:for|while|with)\b|^(?:main|train|run|fit|evaluate|test)\w*\(", re.MULTILINE)
+_TESTS = re.compile(r"^(?:import|from)[ \t]+(?:pytest|unittest)\b|^def test_|^class Test", re.MULTILINE)
+_RUN_BY_NAME = frozenset({"hubconf.py", "conftest.py", "__main__.py", "setup.py"})
+_MAX_VISITED = 2000
+
+
+def unreached(view, path: str) -> Tuple[bool, Tuple[str, ...]]:
+    """(whether no root reaches ``path``'s module, the files the search looked at). The files
+    looked at are what the answer depends on (with the files that name them)."""
+    layout = view.layout
+    if not layout.files() or layout.launch_texts() is None or not path.endswith(".py"):
+        return False, ()
+    importers = _init_importers(view)
+    seen: Set[str] = {path}
+    queue: List[str] = [path]
+    while queue:
+        current = queue.pop()
+        if _root(view, current):
+            return False, tuple(sorted(seen))
+        for other in (*view.importer_paths(current), *importers.get(current, ())):
+            if other not in seen:
+                seen.add(other)
+                queue.append(other)
+        if len(seen) > _MAX_VISITED:
+            return False, tuple(sorted(seen))
+    return True, tuple(sorted(seen))
+
+
+def _init_importers(view) -> Dict[str, Set[str]]:
+    return view.init_importers(_build_init_importers)
+
+
+def _build_init_importers(root: str, index: Dict[str, Set[str]]) -> Dict[str, Set[str]]:
+    """Package `__init__.py` -> the files that import some module under its folder (importing
+    `pkg.sub.mod` runs `pkg/__init__.py` and `pkg/sub/__init__.py` first)."""
+    out: Dict[str, Set[str]] = {}
+    for target, importers in index.items():
+        folder = os.path.dirname(target)
+        while folder.startswith(root + os.sep):
+            init = os.path.join(folder, "__init__.py")
+            if not os.path.isfile(init):
+                break
+            if init != target:
+                out.setdefault(init, set()).update(importers)
+            folder = os.path.dirname(folder)
+    return out
+
+
+def _root(view, path: str) -> bool:
+    known = view.module_roots.get(path)
+    if known is None:
+        known = view.module_roots[path] = _is_root(view, path)
+    return known
+
+
+def _is_root(view, path: str) -> bool:
+    folder = os.path.dirname(path)
+    base = os.path.basename(path)
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return True
+    if base in _RUN_BY_NAME:
+        return True
+    parts = set(os.path.relpath(folder, view.layout.root).split(os.sep))
+    if "tests" in parts or "test" in parts:
+        return True
+    text = view.text_of(path)
+    if _MAIN_BLOCK.search(text) or _TOP_LEVEL_RUN.search(text):
+        return True
+    if (base.startswith("test_") or base.endswith("_test.py")) and _TESTS.search(text):
+        return True  # a test module a runner collects (not `test_time_aug.py`, a transform)
+    if not vendored(path, view.layout.root):
+        if view.layout.installable():
+            return True  # a package others install: its modules are an API
+        if not view.importer_paths(path) and not _init_importers(view).get(path):
+            return True  # imported by no project file: an API for a notebook or a user's script
+    return _named(view, path)
+
+
+def _named(view, path: str) -> bool:
+    """Some other text names the module as a thing to run or load: its dotted name in a Python
+    file or a launch text, its path in a launch text, its stem in a notebook, or its stem in a
+    config file of a project that builds what its configs name."""
+    layout = view.layout
+    dotted = layout.module_name(path)
+    relative = os.path.relpath(path, layout.root).replace(os.sep, "/")
+    needles = [n for n in (dotted, relative) if n and ("." in n.replace(".py", "") or "/" in n)]
+    for needle in needles:
+        # The name itself, not a longer one it begins (`pkg.mod.sub`), and not on an import
+        # line: an import counts only where the importer is reached.
+        pattern = re.compile(r"^(?![ \t]*(?:from|import)[ \t]).*(?<![\w./])%s(?![\w/]|\.\w)" % re.escape(needle),
+                             re.MULTILINE)
+        # Every file that holds the name holds the module's last name: that (shared) list is
+        # the one searched, not the whole project once per name.
+        if any(other != path and needle in view.text_of(other) and pattern.search(view.text_of(other))
+               for other in view.files_containing(module_stem(path))):
+            return True
+        if any(needle in text and pattern.search(text) for text in map(view.text_of, layout.launch_texts() or ())):
+            return True
+        configs = layout.config_files()
+        if configs is None or any(needle in view.text_of(c) for c in configs):
+            return True  # `custom_imports=["pkg.ops"]`, `target: pkg.models.ddpm`: a name a loader takes
+    # A notebook imports it by its dotted name, or by its bare name from the module's folder.
+    if dotted and view.notebooks_containing(dotted):
+        return True
+    return any(os.path.dirname(n) == os.path.dirname(path) for n in view.notebooks_containing(module_stem(path)))

@@ -1,0 +1,6 @@
+from .losses import SmoothedLoss
+
+
+def main():
+    criterion = SmoothedLoss()
+    return criterion

@@ -1,0 +1,6 @@
+LOSSES = {}
+
+
+def register(cls):
+    LOSSES[cls.__name__] = cls
+    return cls

@@ -1,0 +1,5 @@
+from .det import LOSSES
+
+
+def build_loss(name):
+    return LOSSES[name]()
