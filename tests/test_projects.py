@@ -454,3 +454,21 @@ def test_a_readme_that_stops_running_a_module_rechecks_a_cached_file(tmp_path):
     readme = project / "README.md"
     readme.write_text(readme.read_text().replace("`python -m libs.cls.run`", "the notebook"))
     assert live not in _unreached_findings(project, env)
+
+
+def test_a_config_that_starts_naming_a_registered_class_rechecks_a_cached_file(tmp_path):
+    """VoVNet is registered and no config names it: the registry never builds it
+    (model/registered_classes.py). Once the shipped config picks it, the cached result for the
+    unchanged backbone module must not be served."""
+    import os
+    import shutil
+
+    project = tmp_path / "registered_classes"
+    shutil.copytree(ROOT / "registered_classes", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    unbuilt = ("lib/backbones.py".replace("/", os.sep), 33, "GPU101")
+    assert unbuilt not in _unreached_findings(project, env)
+    assert unbuilt not in _unreached_findings(project, env)  # served from the cache
+    config = project / "run_configs" / "segmentor.py"
+    config.write_text(config.read_text().replace('type="ResNet"', 'type="VoVNet"'))
+    assert unbuilt in _unreached_findings(project, env)

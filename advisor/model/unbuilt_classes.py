@@ -1,7 +1,9 @@
 """Top-level classes that nothing in the project builds or names: a loss kept from an earlier
 experiment, a model variant in a module no script imports, a vendored package's classifier the
 project never uses. What their methods do costs nothing on any run the project makes, so the
-engine reports it at info severity.
+engine reports it at info severity. So is every line of a module no run of the project imports
+(`project/reachability.py`), and a registered class no text of the project names
+(`model/registered_classes.py`).
 
 A class counts as unbuilt only when every way of reaching it is ruled out:
 
@@ -45,6 +47,7 @@ from typing import Callable, Dict, List, Set, Tuple
 
 import libcst as cst
 
+from advisor.model.registered_classes import unnamed_registered_rows
 from advisor.project.layout import module_stem, vendored
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -87,9 +90,20 @@ def _units(model, rows: Rows) -> List[Tuple[cst.CSTNode, str, int, int]]:
 
 def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
     project, path, text = model.project, model.real_path, model.text
-    if project is not None and path is not None and text and project.unreached(path):
+    if project is None or path is None or not text:
+        return []
+    if project.unreached(path):
         # No run of the project imports the module (project/reachability.py): none of it runs.
         return [(1, text.count("\n") + 1)]
+    found = _unbuilt_definitions(model, rows)
+    if "register" in text:
+        # Registered classes no config names (model/registered_classes.py).
+        found = sorted(set(found) | set(unnamed_registered_rows(model, _units(model, rows))))
+    return found
+
+
+def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
+    project, path, text = model.project, model.real_path, model.text
     if project is None or path is None or not text or _SELF_LOOKUP.search(text):
         return []
     if not any(type(s) in (cst.ClassDef, cst.FunctionDef) and not s.decorators for s in model.module.body):

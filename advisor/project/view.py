@@ -28,6 +28,7 @@ from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.reachability import unreached
+from advisor.model.registered_classes import names_in_code
 
 _TEXT_LIMIT = 4 << 20
 
@@ -140,6 +141,10 @@ class Symbol:
         self.name = name  # the name inside that module ("BoxLoss", "Trainer.step", "device")
 
 
+_LONG_WORD = re.compile(r"[A-Za-z_]\w{2,}")
+_CLASS_NAMES = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
+
+
 def _key(path: str) -> str:
     return os.path.normpath(os.path.abspath(path))
 
@@ -177,6 +182,7 @@ class ProjectView:
         self._inits: Optional[Dict[str, Set[str]]] = None  # package `__init__.py` -> importers under it
         self._unreached: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self.module_roots: Dict[str, bool] = {}  # file -> a root of the import graph (reachability.py)
+        self._word_files: Optional[Dict[str, List[str]]] = None  # word -> the texts that hold it
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -224,6 +230,7 @@ class ProjectView:
         self._inits = None
         self._unreached.clear()
         self.module_roots.clear()
+        self._word_files = None
         for model in models.values():
             model.forget_answers()
 
@@ -402,6 +409,32 @@ class ProjectView:
                 for other in found[1]:
                     self._unreached.setdefault(other, found)
         return found
+
+    def registered_name_used(self, name: str, path: str) -> bool:
+        """Some text of the project names the registered class ``name`` of ``path`` where a
+        registry may be asked for it (`model/registered_classes.py`)."""
+        key = _key(path)
+        if names_in_code(self._text(key), name, own=True):
+            return True
+        for other in self.files_naming(name):
+            if other == key:
+                continue
+            if not other.endswith(".py") or names_in_code(self._text(other), name, own=False):
+                return True  # a config file, a launch text or a notebook names it
+        return False
+
+    def files_naming(self, word: str) -> List[str]:
+        """The project's Python files, config files, launch texts and notebooks that hold
+        ``word`` as a word: one pass over them builds the index, asked for many names."""
+        if self._word_files is None:
+            index: Dict[str, List[str]] = {}
+            texts = [*self.layout.files(), *(self.layout.config_files() or ()), *(self.layout.launch_texts() or ()),
+                     *self.layout.notebooks()]
+            for other in texts:
+                for found in set(_LONG_WORD.findall(self._text(other))):
+                    index.setdefault(found, []).append(other)
+            self._word_files = index
+        return self._word_files.get(word, [])
 
     def importer_paths(self, path: str) -> Set[str]:
         """The project files whose import lines name ``path``'s module (not read)."""
@@ -602,6 +635,11 @@ class ProjectView:
         # Notebooks that name it: whether they call a function of it decides whether that
         # function runs (model/unbuilt_classes.py).
         seen.update(self.notebooks_containing(module_stem(path)))
+        if "register" in text:
+            # Whether some text names a class the file registers (model/registered_classes.py).
+            for name in _CLASS_NAMES.findall(text):
+                seen.update(self.files_naming(name))
+            seen.update(self.layout.config_files() or ())
         # Whether some chain of imports from a root leads to the module: the files on the
         # chains looked at, and the files that name them (a new import of one of them).
         for other in self._reach(path)[1]:
