@@ -64,6 +64,7 @@ _RANK_NAME = re.compile(
     re.IGNORECASE,  # module constants too: `RANK = int(os.getenv("RANK", -1))`, `if RANK in {-1, 0}:`
 )
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})
+_TRAINER_GATES = frozenset({"should_save", "should_log", "should_evaluate"})
 def _target_names(node: cst.BaseExpression) -> List[Tuple[str, Optional[int]]]:
     """Names bound by an assignment or loop target, with their index in a tuple unpack."""
     if type(node) in (cst.Tuple, cst.List):
@@ -193,6 +194,15 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
             last = node.value if type(node) is cst.Name else node.attr.value
             if _RANK_NAME.match(last):
                 rank = True
+            elif type(node) is cst.Attribute and last in _TRAINER_GATES:
+                # Hugging Face's Trainer: `args.should_save` holds on the main process only;
+                # `control.should_log` / `should_evaluate` / `should_save` are set by its
+                # callbacks every `logging_steps` / `eval_steps` / `save_steps`.
+                owner = (dotted_name(node.value) or "").rsplit(".", 1)[-1]
+                if owner == "args" and last == "should_save":
+                    rank = True
+                elif owner == "control":
+                    modulo = True
         elif type(node) is cst.Subscript:
             # `self.config["global_rank"] == 0`: the rank kept in a settings dict
             key = string_key(node)

@@ -117,7 +117,8 @@ class CheckpointSavedOnEveryRank(Rule):
         `torch.save(...)` in a file that builds a `DistributedDataParallel` model or calls
         `init_process_group`, when neither the call nor every path of calls that runs it (up
         to three calls up) sits under a rank-0 test (`if rank == 0`,
-        `if dist.get_rank() == 0`, `if is_main_process()`, `if args.local_rank in (-1, 0)`):
+        `if dist.get_rank() == 0`, `if is_main_process()`, `if args.local_rank in (-1, 0)`, a
+        Hugging Face Trainer's `if self.args.should_save:`, which holds on the main process only):
         an upload helper called only from a `_save_snapshot` that is called only under
         `if self.local_rank == 0:` is guarded. Nor when the saving function returns early
         off rank 0 (`if rank != 0: return`) or carries a `@rank_zero_only`-style decorator; an `if gpu == 0:` around the save in an

@@ -34,7 +34,8 @@ class ItemInTrainingLoop(Rule):
         forward evidently trains (its class is put in a registry, `@MODEL_REGISTRY.register()`,
         or the forward takes `labels`/`targets`, also qualified as `targets_batch`, or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
-        `if step % 100 == 0`, a test of the step counter for equality (`if step
+        `if step % 100 == 0` (or a Hugging Face Trainer's `if self.control.should_log:`, which
+        its callbacks set every `logging_steps`), a test of the step counter for equality (`if step
         != capture_step: return` at the top of a hook) or of the steps or time since the last
         run (`if step - last_step < interval: return`) the finding is only informational (a
         rank-0 check alone is not such a condition: on one GPU it holds every step, and on

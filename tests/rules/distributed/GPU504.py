@@ -564,3 +564,21 @@ for epoch in range(epochs):
     train(model)
     if xm.is_master_ordinal():
         torch.save(model.module.state_dict(), "ckpt.pt")
+
+# %% valid: a Trainer's arguments hold `should_save` on the main process only
+import torch
+import torch.distributed as dist
+dist.init_process_group("nccl")
+for epoch in range(epochs):
+    train(model)
+    if args.should_save:
+        torch.save(model.module.state_dict(), f"epoch_{epoch}.pt")
+
+# %% invalid: the callbacks' `control.should_save` is a schedule that every rank follows
+import torch
+import torch.distributed as dist
+dist.init_process_group("nccl")
+for epoch in range(epochs):
+    train(model)
+    if control.should_save:
+        torch.save(model.module.state_dict(), f"epoch_{epoch}.pt")  # expect: GPU504

@@ -2534,3 +2534,22 @@ for tokens, targets in loader:
     loss = criterion(logits, targets.cuda())
     loss.backward()
     optimizer.step()
+
+# %% invalid: the loss read when the Trainer's callbacks ask for a log, every `logging_steps`, is info
+import torch
+
+
+class Trainer:
+    def train(self, model, loader, optimizer):
+        model.cuda()
+        tr_loss = torch.tensor(0.0).cuda()
+        for step, batch in enumerate(loader):
+            loss = model(**{k: v.cuda() for k, v in batch.items()}).loss
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            tr_loss += loss.detach()
+            self.control = self.callback_handler.on_step_end(self.args, self.state, self.control)
+            if self.control.should_log:
+                logs = {"loss": tr_loss.item() / (step + 1)}  # expect: GPU101 info
+                self.log(logs)
