@@ -735,6 +735,14 @@ class HostTensor(Question[bool]):
             return not _moved(flow.model, expr)
         if root is expr and type(expr) is cst.Call and flow.callee(expr, ctx, order) is not None:
             return None  # `dists = calc_dists(...)`: what the project's helper returns
+        if type(root) is cst.Name and root.value == "self":
+            # `int(self.grid_size[0])` of `self.grid_size = torch.Tensor([...])`: a plain tensor
+            # attribute stays in host memory when its module moves (see above).
+            held = next((n for n in value_chain(flow.model, expr)
+                         if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self"), None)
+            if held is None or held is expr:
+                return False
+            return flow.ask(self, held, ctx, order) and not _moved(flow.model, expr)
         if not type(root) is cst.Name:
             return False
         if root is expr:

@@ -2553,3 +2553,52 @@ class Trainer:
             if self.control.should_log:
                 logs = {"loss": tr_loss.item() / (step + 1)}  # expect: GPU101 info
                 self.log(logs)
+
+# %% valid: a plain tensor attribute stays in host memory when its module moves
+import torch
+import torch.nn as nn
+
+
+class ViewTransformer(nn.Module):
+    def __init__(self, grid):
+        super().__init__()
+        self.create_grid_infos(**grid)
+        self.net = nn.Conv2d(8, 8, 1)
+
+    def create_grid_infos(self, x, y, z, **kwargs):
+        self.grid_size = torch.Tensor([(cfg[1] - cfg[0]) / cfg[2] for cfg in [x, y, z]])
+
+    def forward(self, feat):
+        out = self.net(feat)
+        shape = (feat.shape[0], int(self.grid_size[2]), int(self.grid_size[0]))
+        return out.new_zeros(shape) + out.mean()
+
+
+model = ViewTransformer(dict(x=(0, 1, 0.1), y=(0, 1, 0.1), z=(0, 1, 0.1))).cuda()
+for feat, y in loader:
+    loss = model(feat.cuda()).sum()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: a registered buffer goes where its module goes
+import torch
+import torch.nn as nn
+
+
+class ViewTransformer(nn.Module):
+    def __init__(self, grid):
+        super().__init__()
+        self.register_buffer("grid_size", torch.Tensor([(c[1] - c[0]) / c[2] for c in grid.values()]))
+        self.net = nn.Conv2d(8, 8, 1)
+
+    def forward(self, feat):
+        out = self.net(feat)
+        shape = (feat.shape[0], int(self.grid_size[2]), int(self.grid_size[0]))  # expect: GPU101
+        return out.new_zeros(shape) + out.mean()
+
+
+model = ViewTransformer(dict(x=(0, 1, 0.1), y=(0, 1, 0.1), z=(0, 1, 0.1))).cuda()
+for feat, y in loader:
+    loss = model(feat.cuda()).sum()
+    loss.backward()
+    optimizer.step()
