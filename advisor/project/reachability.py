@@ -8,6 +8,8 @@ the texts alone:
 
 - a file outside any package (its folder has no `__init__.py`): a script, or a loose module
   anything may import;
+- a module of a distribution vendored with its own `setup.py` or `pyproject.toml` (installed
+  from its folder, it is imported by a name the project's roots do not resolve);
 - outside a vendored copy (a folder on the way holds a licence of its own, as `libraries/mmcv/
   LICENSE`), a module of a package others install, or one no project file imports: an API for
   code outside the project (a notebook, a user's script). A vendored copy is used only by the
@@ -111,6 +113,11 @@ def _is_root(view, path: str) -> bool:
         return True
     if (base.startswith("test_") or base.endswith("_test.py")) and _TESTS.search(text):
         return True  # a test module a runner collects (not `test_time_aug.py`, a transform)
+    if _in_nested_distribution(path, view.layout.root):
+        # `externals/rl_games/setup.py`: installed on its own (`pip install -e externals/rl_games`),
+        # its modules are imported by their package's name, which the project's roots do not
+        # resolve: the import index cannot tell whether it is used.
+        return True
     if not vendored(path, view.layout.root):
         if view.layout.installable():
             return True  # a package others install: its modules are an API
@@ -146,3 +153,15 @@ def _named(view, path: str) -> bool:
     if dotted and view.notebooks_containing(dotted):
         return True
     return any(os.path.dirname(n) == os.path.dirname(path) for n in view.notebooks_containing(module_stem(path)))
+
+
+def _in_nested_distribution(path: str, root: str) -> bool:
+    """A folder between the file and the project's root holds a `setup.py` or `pyproject.toml`
+    of its own: a distribution vendored into the project and installed from there."""
+    root = os.path.abspath(root)
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder.startswith(root + os.sep):
+        if os.path.isfile(os.path.join(folder, "setup.py")) or os.path.isfile(os.path.join(folder, "pyproject.toml")):
+            return True
+        folder = os.path.dirname(folder)
+    return False

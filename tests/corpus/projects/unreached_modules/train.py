@@ -1,16 +1,19 @@
 import torch
 from torch.utils.data import DataLoader
 
+from extpkg.agent import Agent
 from libs.seg import Segmentor
 
 
 def main():
     model = Segmentor(64, 21).cuda()
+    agent = Agent().cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     loader = DataLoader(build_dataset(), batch_size=8, num_workers=4, pin_memory=True, persistent_workers=True)
     for epoch in range(10):
         for images, masks in loader:
             loss = model(images.cuda(non_blocking=True), masks.cuda(non_blocking=True))
+            loss = loss + agent(images.cuda(non_blocking=True), masks)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
