@@ -753,7 +753,16 @@ class HostTensor(Question[bool]):
         if compared is not None:
             # `(labels != -100).sum()` of a batch not yet moved: a count made in host memory
             parts = [compared.left, *(c.comparator for c in compared.comparisons)]
-            return not _moved(flow.model, expr) and all(self._host_operand(flow, p, ctx, order) for p in parts)
+            if _moved(flow.model, expr):
+                return False
+            hosts = [self._host_operand(flow, p, ctx, order) for p in parts]
+            if all(hosts):
+                return True
+            # `if seen[name][0] == preds[i]:` where `preds = logits.topk(k)[1].cpu()`: a tensor in
+            # host memory compared with values not known to be tensors stays on the host.
+            kinds = [flow.ask(TENSORS, p, ctx, order) for p in parts]
+            return any(host and kind == TENSOR for host, kind in zip(hosts, kinds)) and all(
+                host or kind != TENSOR for host, kind in zip(hosts, kinds))
         return False
 
     def _host_operand(self, flow: ValueFlow, expr, ctx: Context, order: int) -> bool:

@@ -2284,3 +2284,32 @@ for images, targets in loader:
     loss = criterion(kept, targets.cuda())
     loss.backward()
     optimizer.step()
+
+# %% valid: predictions copied to the host, compared with values kept per sample
+import torch
+
+seen = {}
+for images, labels, names in loader:
+    logits = model(images.cuda(non_blocking=True))
+    loss = criterion(logits, labels.cuda(non_blocking=True))
+    loss.backward()
+    optimizer.step()
+    _, preds = logits.topk(1, 1, True, True)
+    preds = preds.detach().cpu()
+    for idx, name in enumerate(names):
+        if seen[name][0] == preds[idx]:
+            seen[name][1] += 1
+
+# %% invalid: the same comparison with predictions still on the GPU
+import torch
+
+seen = {}
+for images, labels, names in loader:
+    logits = model(images.cuda(non_blocking=True))
+    loss = criterion(logits, labels.cuda(non_blocking=True))
+    loss.backward()
+    optimizer.step()
+    _, preds = logits.topk(1, 1, True, True)
+    for idx, name in enumerate(names):
+        if seen[name][0] == preds[idx]:  # expect: GPU104
+            seen[name][1] += 1
