@@ -635,16 +635,6 @@ class ProjectView:
         # Notebooks that name it: whether they call a function of it decides whether that
         # function runs (model/unbuilt_classes.py).
         seen.update(self.notebooks_containing(module_stem(path)))
-        if "register" in text:
-            # Whether some text names a class the file registers (model/registered_classes.py).
-            for name in _CLASS_NAMES.findall(text):
-                seen.update(self.files_naming(name))
-            seen.update(self.layout.config_files() or ())
-        # Whether some chain of imports from a root leads to the module: the files on the
-        # chains looked at, and the files that name them (a new import of one of them).
-        for other in self._reach(path)[1]:
-            seen.add(other)
-            seen.update(self.files_containing(module_stem(other)))
         for mark in DYNAMIC_MARKS:
             seen.update(self.files_containing(mark))
         if self.loads_config_targets():
@@ -671,7 +661,28 @@ class ProjectView:
         that say whether any command the project ships passes an option (its shell scripts and
         READMEs, `model/launched_options.py`), which are not Python and which no other question
         reads."""
-        return tuple(sorted(set(self.dependencies(path)) | set(self.layout.launch_texts() or ()) - {_key(path)}))
+        key = _key(path)
+        found = set(self.dependencies(path)) | set(self.layout.launch_texts() or ())
+        # What the engine's info lowering reads beyond them (kept out of the dependencies, whose
+        # texts the model's questions read as the file's neighbours):
+        # - whether some chain of imports from a root leads to the module: the files on the
+        #   chains looked at, and the files that name them (a new import of one of them)
+        #   (project/reachability.py);
+        unreached_module, met = self._reach(key)
+        for other in met:
+            found.add(other)
+            found.update(self.files_containing(module_stem(other)))
+        if unreached_module:
+            # A config file or notebook that starts naming one of them.
+            found.update(self.layout.config_files() or ())
+            found.update(self.layout.notebooks())
+        # - whether some text names a class the file registers (model/registered_classes.py).
+        text = self._text(key)
+        if "register" in text:
+            for name in _CLASS_NAMES.findall(text):
+                found.update(self.files_naming(name))
+            found.update(self.layout.config_files() or ())
+        return tuple(sorted(found - {key}))
 
     def launch_scripts(self, folder: str) -> List[str]:
         """The shell scripts in a folder (`train.sh` that runs `python train.py --workers 2`)."""

@@ -5,6 +5,7 @@ import re
 from typing import Iterator
 import libcst as cst
 from advisor.model import CallSite, FileModel, Heat
+from advisor.model.tensors import is_host_tensor
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.vocabulary import BATCH_TEXT
@@ -86,7 +87,7 @@ class TensorFormattedInTrainingLoop(Rule):
                 yield from self._tensor_values(model, value, site)
             elif arg.star:
                 continue
-            elif model.is_tensor(value, site.ctx):
+            elif _device_tensor(model, value, site.ctx):
                 yield value
             elif type(value) is cst.Name:
                 # `metrics = {"loss": loss}; print(metrics)`: report the dict at the call.
@@ -97,7 +98,7 @@ class TensorFormattedInTrainingLoop(Rule):
 
     def _tensor_values(self, model: FileModel, value: cst.Dict, site: CallSite) -> Iterator[cst.BaseExpression]:
         for element in value.elements:
-            if type(element) is cst.DictElement and model.is_tensor(element.value, site.ctx):
+            if type(element) is cst.DictElement and _device_tensor(model, element.value, site.ctx):
                 yield element.value
 
     def _sinks(self, model: FileModel) -> Iterator[CallSite]:
@@ -140,7 +141,7 @@ class TensorFormattedInTrainingLoop(Rule):
             if model.in_assert_message(formatted.expr):
                 continue  # an assert's message is formatted only when the assert fails
             heat = model.batch_heat(formatted.ctx)
-            if heat is not None and model.is_tensor(formatted.expr, formatted.ctx):
+            if heat is not None and _device_tensor(model, formatted.expr, formatted.ctx):
                 yield self._report(model, formatted.expr, heat)
 
     def _report(self, model: FileModel, value: cst.BaseExpression, heat: Heat) -> Report:
@@ -151,3 +152,9 @@ class TensorFormattedInTrainingLoop(Rule):
             severity=self.severity_for(heat),
             data={"expression": snippet(model, value)},
         )
+
+
+def _device_tensor(model: FileModel, value: cst.BaseExpression, ctx) -> bool:
+    """A tensor not known to be in host memory: formatting `loss.detach().cpu()` reads what the
+    copy brought over (the copy is GPU103's)."""
+    return model.is_tensor(value, ctx) and not is_host_tensor(model, value, ctx)

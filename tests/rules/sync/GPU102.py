@@ -603,3 +603,14 @@ class Runner:
         for x, y in loader:
             self.step(x, y)
             print(f"loss {self.loss}")  # expect: GPU102
+
+# %% valid: a value copied to the host before it is logged: the copy waits, not the logging
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+writer = SummaryWriter()
+for step, (x, y) in enumerate(loader):
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    optimizer.step()
+    writer.add_scalar("loss/train", loss.detach().cpu(), step)
