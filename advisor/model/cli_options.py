@@ -78,6 +78,25 @@ class Parsers(Question[ParserSet]):
 PARSERS = Parsers()
 
 
+def _copied_namespace(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> Optional[cst.BaseExpression]:
+    """``x`` in `Config(**vars(x))`, or in `Config(**kwargs)` where every binding of `kwargs` the
+    call sees is `vars(x)` (`kwargs = vars(args); kwargs.update(optional_kwargs)`, with the
+    keys the callers pass, which are none where no caller passes any): the call's only argument
+    spreads a parse result's attributes."""
+    if len(call.args) != 1 or call.args[0].star != "**":
+        return None
+    value = call.args[0].value
+    if type(value) is cst.Name:
+        reach = flow.bindings.reaching(value.value, ctx, order)
+        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+            return None
+        value = reach.assignments[0].value
+    if (type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "vars"
+            and len(value.args) == 1 and not value.args[0].star and flow.model.imports.qualify(value.func) is None):
+        return value.args[0].value
+    return None
+
+
 def _adds_to_parser(qual: str) -> bool:
     """A library function that adds its own options to the parser it is given and returns it
     (`deepspeed.add_config_arguments`)."""
@@ -103,6 +122,11 @@ class ParsedArgs(Question[ParserSet]):
                 return None if _project_function(flow, qual) else _NONE
             if _method(expr) == "parse_args":
                 return flow.ask(PARSERS, expr.func.value, ctx, order)
+            copied = _copied_namespace(flow, expr, ctx, order)
+            if copied is not None:
+                # `args = Config(**vars(args))`: a settings object made of the parse result's
+                # attributes, the same settings under another class.
+                return flow.ask(self, copied, ctx, order)
             return None  # a helper that returns the parse result
         if type(expr) is cst.Subscript:
             index = expr.slice[0].slice if len(expr.slice) == 1 else None

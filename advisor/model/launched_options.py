@@ -86,7 +86,8 @@ def _never_launched(model, option: str) -> bool:
     for path in paths:
         text = text_of(path)
         defined = Counter(flag for flags in calls.get(path, ()) for flag in flags)
-        if any(_passed_on(text, flag) > defined[flag] for flag in aliases):
+        if any(_passed_on(text, flag) > defined[flag] for flag in aliases) and not _runs_others_only(
+                model, path, text, names, scripts):
             return False
         if injected and _LAUNCHERS.search(text) and any(
                 _LAUNCHERS.search(line) for line in _command_lines(model, path, text, launch_names)):
@@ -96,6 +97,30 @@ def _never_launched(model, option: str) -> bool:
         documented = documented or (any(flag in text for flag in siblings) and any(
             any(_mentions(line, flag) for flag in siblings) for line in _command_lines(model, path, text, names)))
     return documented
+
+
+_RUNS_PYTHON = re.compile(r"(?m)(?:^|[\s;&|(])(?:python3?|torchrun|deepspeed|accelerate[ \t]+launch)(?=\s)")
+
+
+def _runs_others_only(model, path: str, text: str, names: Set[str], scripts: Set[str]) -> bool:
+    """A shell script or document that runs Python scripts, none of them one that reads this
+    parser (`python finetune.py --fp16` in another sub-project's script, `python
+    src/tasks/vqa.py` where this parser's `vqa.py` is `VL-T5/src/vqa.py`): a flag it passes goes
+    to another parser. Python files and texts that run nothing (advice in prose) still count."""
+    if path.endswith((".py", ".ipynb")) or not _RUNS_PYTHON.search(text):
+        return False
+    return not any(_line_runs_ours(line, names, scripts) for line in _command_lines(model, path, text, names))
+
+
+def _line_runs_ours(line: str, names: Set[str], scripts: Set[str]) -> bool:
+    """A command line that names one of ``names`` runs one of ``scripts`` unless every path it
+    names the script by leads elsewhere (`src/tasks/vqa.py` where the script is `VL-T5/src/vqa.py`,
+    another sub-project's script of the same name)."""
+    ours = {p.replace(os.sep, "/") for p in scripts}
+    paths = [t for t in re.findall(r"[\w./-]+", line) if "/" in t and t.rsplit("/", 1)[-1] in names]
+    if not paths:
+        return True  # a bare name (`python train.py`), or a module (`python -m pkg.train`)
+    return any(any(p.endswith("/" + t.lstrip("./")) for p in ours) for t in paths)
 
 
 # Launchers that start one process per GPU and hand each its `--local_rank`.
@@ -127,6 +152,8 @@ def documented_values(reader, defining_path: str, flags: Sequence[str]) -> List[
         if not any(flag in text for flag in flags):
             continue
         for line in _command_lines(reader, path, text, names):
+            if not _line_runs_ours(line, names, scripts):
+                continue  # another sub-project's script of the same name
             for pattern in patterns:
                 found.extend(expanded_value(text, match.group(1)) for match in pattern.finditer(line))
     return found
@@ -143,6 +170,23 @@ def expanded_value(text: str, value: str) -> str:
         return value
     sets = re.findall(r"(?m)^\s*(?:export\s+)?%s=(\S+)" % re.escape(match.group(1)), text)
     return sets[0] if len(sets) == 1 else value
+
+
+_SHELL_SET = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\S*)")
+
+
+def _expanded_variables(text: str) -> str:
+    """The shell text with `${NAME}` and `$NAME` replaced by the value of each variable it sets
+    once, at the start of a line, to a plain word (`task=multitask`, `SCRIPT="train.py"`); others
+    stay as written."""
+    counts: Dict[str, List[str]] = {}
+    for name, value in _SHELL_SET.findall(text):
+        counts.setdefault(name, []).append(value)
+    plain = {name: values[0].strip("'\"") for name, values in counts.items()
+             if len(values) == 1 and re.fullmatch(r"['\"]?[\w./-]+['\"]?", values[0])}
+    if not plain:
+        return text
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: plain.get(m.group(1) or m.group(2), m.group(0)), text)
 
 
 def _texts_and_calls(model) -> Tuple[List[str], Dict[str, List[List[str]]]]:
@@ -171,7 +215,10 @@ def _command_lines(model, path: str, text: str, scripts: Set[str]):
     known: Dict[str, List[str]] = model.shared("launched-option-lines", lambda m: {})
     lines = known.get(path)
     if lines is None:
-        lines = known[path] = _DEFINED.sub("", text.replace("\\\n", " ")).splitlines()
+        joined = text.replace("\\\n", " ")
+        if path.endswith((".sh", ".bash")):
+            joined = _expanded_variables(joined)  # `python src/${task}.py` after `task=multitask`
+        lines = known[path] = _DEFINED.sub("", joined).splitlines()
     for line in lines:
         if any(name in line and re.search(r"(?<![\w.-])%s\b" % re.escape(name), line) for name in scripts):
             yield line
