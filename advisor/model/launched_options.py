@@ -106,9 +106,15 @@ def _runs_others_only(model, path: str, text: str, names: Set[str], scripts: Set
     """A shell script or document that runs Python scripts, none of them one that reads this
     parser (`python finetune.py --fp16` in another sub-project's script, `python
     src/tasks/vqa.py` where this parser's `vqa.py` is `VL-T5/src/vqa.py`): a flag it passes goes
-    to another parser. Python files and texts that run nothing (advice in prose) still count."""
-    if path.endswith((".py", ".ipynb")) or not _RUNS_PYTHON.search(text):
+    to another parser. Python files still count, and so does prose that runs nothing (advice)
+    in the scripts' folder or one above it."""
+    if path.endswith((".py", ".ipynb")):
         return False
+    if not _RUNS_PYTHON.search(text):
+        # Prose that runs nothing counts where it documents these scripts: in their folder or
+        # one above (not another sub-project's README beside them).
+        folder = os.path.dirname(os.path.abspath(path))
+        return not any(os.path.dirname(s) == folder or os.path.dirname(s).startswith(folder + os.sep) for s in scripts)
     return not any(_line_runs_ours(line, names, scripts) for line in _command_lines(model, path, text, names))
 
 
