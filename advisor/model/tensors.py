@@ -758,10 +758,13 @@ class HostTensor(Question[bool]):
             hosts = [self._host_operand(flow, p, ctx, order) for p in parts]
             if all(hosts):
                 return True
-            # `if seen[name][0] == preds[i]:` where `preds = logits.topk(k)[1].cpu()`: a tensor in
-            # host memory compared with values not known to be tensors stays on the host.
+            # `if seen[name][0] == preds[i]:` where `preds = logits.topk(k)[1].cpu()`: a tensor
+            # copied to host memory compared with values not known to be tensors stays on the
+            # host. A scalar made on the host (`max_id == torch.tensor(0)`) is no such anchor: a
+            # zero-dimensional host tensor goes where the other operand is.
             kinds = [flow.ask(TENSORS, p, ctx, order) for p in parts]
-            return any(host and kind == TENSOR for host, kind in zip(hosts, kinds)) and all(
+            return any(host and kind == TENSOR and not host_factory(flow.model, p)
+                       for p, host, kind in zip(parts, hosts, kinds)) and all(
                 host or kind != TENSOR for host, kind in zip(hosts, kinds))
         return False
 

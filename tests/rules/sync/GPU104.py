@@ -2313,3 +2313,28 @@ for images, labels, names in loader:
     for idx, name in enumerate(names):
         if seen[name][0] == preds[idx]:  # expect: GPU104
             seen[name][1] += 1
+
+# %% invalid: a maximum compared with a scalar made on the host is read where the maximum is
+import torch
+import torch.nn as nn
+
+
+class Embeddings(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, sample):
+        segment_ids = sample["segment_ids"]
+        max_id = segment_ids.max()
+        token_value = 0
+        if max_id == torch.tensor(0, dtype=max_id.dtype):  # expect: GPU104
+            token_value = 1
+        return self.proj(sample["x"]) + token_value
+
+
+model = Embeddings().cuda()
+for batch in loader:
+    loss = model({k: v.cuda() for k, v in batch.items()}).sum()
+    loss.backward()
+    optimizer.step()
