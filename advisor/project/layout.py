@@ -263,13 +263,19 @@ def vendored(path: str, root: str) -> bool:
     """A folder between the file and the project's root holds a licence of its own: third-party
     code copied into the project (`libraries/mingpt/LICENSE`), whose classes only the project's
     own code builds."""
+    return vendored_folder(path, root) is not None
+
+
+def vendored_folder(path: str, root: str) -> Optional[str]:
+    """The nearest folder between the file and the project's root that holds a licence of its
+    own, if any."""
     root = os.path.abspath(root)
     folder = os.path.dirname(os.path.abspath(path))
     while folder.startswith(root) and folder != root:
         try:
             if any(_LICENSE.match(name) for name in os.listdir(folder)):
-                return True
+                return folder
         except OSError:
-            return False
+            return None
         folder = os.path.dirname(folder)
-    return False
+    return None

@@ -10,8 +10,9 @@ the texts alone:
   anything may import;
 - a module of a distribution vendored with its own `setup.py` or `pyproject.toml` (installed
   from its folder, it is imported by a name the project's roots do not resolve);
-- outside a vendored copy (a folder on the way holds a licence of its own, as `libraries/mmcv/
-  LICENSE`), a module of a package others install, or one no project file imports: an API for
+- outside a vendored copy the rest of the project imports from (a folder on the way holds a
+  licence of its own, as `libraries/mmcv/LICENSE`, and some file outside it imports a module in
+  it; a licensed folder nothing outside imports is a sub-project of its own), a module of a package others install, or one no project file imports: an API for
   code outside the project (a notebook, a user's script). A vendored copy is used only by the
   project's own code, so there only imports count;
 - a file with a `__main__` block, a test module (in a `tests/` folder, or a `test_*.py` that
@@ -39,7 +40,7 @@ import os
 import re
 from typing import Dict, List, Set, Tuple
 
-from advisor.project.layout import module_stem, vendored
+from advisor.project.layout import module_stem, vendored_folder
 
 _MAIN_BLOCK = re.compile(r"__name__\s*==\s*['\"]__main__['\"]|['\"]__main__['\"]\s*==\s*__name__")
 # A script with no `__main__` block: a loop, or a call of its entry function, at the top level.
@@ -118,7 +119,7 @@ def _is_root(view, path: str) -> bool:
         # its modules are imported by their package's name, which the project's roots do not
         # resolve: the import index cannot tell whether it is used.
         return True
-    if not vendored(path, view.layout.root):
+    if not _used_copy(view, path):
         if view.layout.installable():
             return True  # a package others install: its modules are an API
         if not view.importer_paths(path) and not _init_importers(view).get(path):
@@ -165,3 +166,21 @@ def _in_nested_distribution(path: str, root: str) -> bool:
             return True
         folder = os.path.dirname(folder)
     return False
+
+
+def _used_copy(view, path: str) -> bool:
+    """The file sits in a vendored copy (a folder on the way holds a licence of its own) that
+    the rest of the project imports from: a library the project uses, whose modules run only
+    where the project's imports lead. A folder with a licence that nothing outside it imports
+    is a sub-project of its own (a monorepo's `autonomous_driving/<task>/` with its LICENSE):
+    its modules nothing imports are its API, as anywhere else."""
+    folder = vendored_folder(path, view.layout.root)
+    if folder is None:
+        return False
+    known = view.module_roots.get("\0copy\0" + folder)
+    if known is None:
+        inside = folder + os.sep
+        known = any(target.startswith(inside) and any(not i.startswith(inside) for i in importers)
+                    for target, importers in view.import_index().items())
+        view.module_roots["\0copy\0" + folder] = known
+    return known

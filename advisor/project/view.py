@@ -394,6 +394,10 @@ class ProjectView:
             self._inits = build(self.layout.root, self._import_index())
         return self._inits
 
+    def import_index(self) -> Dict[str, Set[str]]:
+        """Module file -> the project files whose import lines name it."""
+        return self._import_index()
+
     def unreached(self, path: str) -> bool:
         """No chain of imports from a script, a test or a package others import leads to
         ``path``'s module (`project/reachability.py`)."""

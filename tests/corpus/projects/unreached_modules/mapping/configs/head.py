@@ -1,0 +1,2 @@
+plugin_dir = "mapping/src/"
+head = dict(type="PolylineHead")

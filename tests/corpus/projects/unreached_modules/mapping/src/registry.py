@@ -1,0 +1,6 @@
+HEADS = {}
+
+
+def register_head(cls):
+    HEADS[cls.__name__] = cls
+    return cls
