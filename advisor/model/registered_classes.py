@@ -29,6 +29,7 @@ from typing import Callable, List, Optional, Tuple
 import libcst as cst
 
 from advisor.model.names import dotted_name
+from advisor.model.prose import without_prose
 from advisor.project.layout import vendored
 
 Rows = Callable[[cst.CSTNode], Tuple[int, int]]
@@ -111,8 +112,6 @@ def names_in_code(text: str, name: str, own: bool) -> bool:
     """The Python text names ``name`` somewhere that builds or picks it: not on an import line,
     in an `__all__` list, in `super(Name, self)`, nor (in its own file, ``own``) on its `class`
     line."""
-    from advisor.model.unbuilt_classes import without_prose
-
     word = re.escape(name)
     code = _IMPORT_LINE.sub("", _ALL_LIST.sub("", without_prose(text)))
     code = re.sub(r"\bsuper\(\s*%s\b" % word, "super(", code)

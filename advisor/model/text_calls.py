@@ -13,7 +13,7 @@ import os
 import re
 from typing import Dict
 
-from advisor.model.unbuilt_classes import without_prose
+from advisor.model.prose import without_prose
 
 
 def called_by_name(model, info) -> bool:

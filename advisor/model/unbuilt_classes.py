@@ -47,6 +47,7 @@ from typing import Callable, Dict, List, Set, Tuple
 
 import libcst as cst
 
+from advisor.model.prose import without_prose
 from advisor.model.registered_classes import unnamed_registered_rows
 from advisor.project.layout import module_stem, vendored
 
@@ -229,22 +230,6 @@ _FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\
 
 
 _ALIASED = re.compile(r"\s+as\s")
-# Comments, and string literals: a word in a sentence (`"a Practical Degradation Model for
-# ..."`, a docstring) names no class; a string without spaces (`"losses.SmoothedLoss"`, a
-# registry key) may.
-_PROSE = re.compile(r'(?s)[rRbBuUfF]{0,2}("""|\'\'\')(.*?)\1|[rRbBuUfF]{0,2}"((?:\\.|[^"\\\n])*)"|[rRbBuUfF]{0,2}\'((?:\\.|[^\'\\\n])*)\'|#[^\n]*')
-
-
-def without_prose(text: str) -> str:
-    """``text`` with its comments and the string literals that hold whitespace blanked."""
-    def blank(match: "re.Match[str]") -> str:
-        found = match.group(0)
-        if found.startswith("#"):
-            return ""
-        inner = next((g for g in match.groups()[1:] if g is not None), "")
-        return found if not any(c.isspace() for c in inner) else '""'
-
-    return _PROSE.sub(blank, text)
 
 
 def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
