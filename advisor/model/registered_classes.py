@@ -35,6 +35,9 @@ from advisor.project.layout import vendored
 Rows = Callable[[cst.CSTNode], Tuple[int, int]]
 _CONFIG_FOLDER = re.compile(r"^(?:\w+_)?(?:configs?|cfgs?)$", re.IGNORECASE)  # `configs/`, `occupancy_configs/`
 _REGISTRATION = re.compile(r"^register(?:_module|_\w+)?$")
+# A registration decorator written above a top-level class (`@BACKBONES.register_module()`): the
+# text test that spares the files that only say `register_buffer` the rest of the question.
+REGISTERED_CLASS = re.compile(r"^@[\w.]*register(?:_module|_\w+)?\b[^\n]*\n(?:@[^\n]*\n)*class[ \t]+(\w+)", re.MULTILINE)
 # Written by hand beside the class: registration, never construction.
 _ALL_LIST = re.compile(r"^__all__\s*(?:\+?=)\s*[\[(][^\])]*[\])]", re.MULTILINE)
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|(?:[^\n\\]*\\\n)*[^\n]*)|import[ \t][^\n]*)",

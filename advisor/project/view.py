@@ -28,7 +28,7 @@ from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.reachability import unreached
-from advisor.model.registered_classes import names_in_code
+from advisor.model.registered_classes import REGISTERED_CLASS, names_in_code
 
 _TEXT_LIMIT = 4 << 20
 
@@ -142,7 +142,6 @@ class Symbol:
 
 
 _LONG_WORD = re.compile(r"[A-Za-z_]\w{2,}")
-_CLASS_NAMES = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
 
 
 def _key(path: str) -> str:
@@ -682,8 +681,9 @@ class ProjectView:
             found.update(self.layout.notebooks())
         # - whether some text names a class the file registers (model/registered_classes.py).
         text = self._text(key)
-        if "register" in text:
-            for name in _CLASS_NAMES.findall(text):
+        registered = REGISTERED_CLASS.findall(text) if "register" in text else []
+        if registered:
+            for name in registered:
                 found.update(self.files_naming(name))
             found.update(self.layout.config_files() or ())
         return tuple(sorted(found - {key}))
