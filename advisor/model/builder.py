@@ -178,7 +178,7 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
     while stack:
         node = stack.pop()
         if type(node) is cst.BinaryOperation:
-            if type(node.operator) is cst.Modulo:
+            if type(node.operator) is cst.Modulo or _power_of_two_test(node):
                 modulo = True
             stack.extend((node.left, node.right))
         elif type(node) is cst.BooleanOperation:
@@ -209,6 +209,19 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
             if key is not None and _RANK_NAME.match(key):
                 rank = True
     return modulo, rank
+
+
+def _power_of_two_test(node: cst.BinaryOperation) -> bool:
+    """`n & (n - 1)`: zero when `n` is a power of two, a test that holds on ever rarer passes
+    (`if is_power2(epoch):` evaluating at epochs 1, 2, 4, 8, ...)."""
+    if type(node.operator) is not cst.BitAnd:
+        return False
+    for one, other in ((node.left, node.right), (node.right, node.left)):
+        if (type(other) is cst.BinaryOperation and type(other.operator) is cst.Subtract
+                and type(other.right) is cst.Integer and other.right.value == "1"
+                and type(one) is cst.Name and type(other.left) is cst.Name and one.value == other.left.value):
+            return True
+    return False
 
 
 def string_key(node: cst.Subscript) -> Optional[str]:

@@ -1585,11 +1585,15 @@ class GuardKinds:
             for guard in guards_of(ctx)
         )
 
-    def periodic(self, ctx: Context) -> bool:
+    def periodic(self, ctx: Context, within: Optional[set] = None) -> bool:
         """Some guard around ``ctx`` holds on some iterations only (`if epoch % 5 == 0:`, not a
-        rank test): what runs under it runs every few passes, not every pass."""
+        rank test): what runs under it runs every few passes, not every pass. With ``within``
+        (loop ids), only a guard tested in the body of one of those loops counts (a test of the
+        epoch loop, not one of a batch loop inside it)."""
         for guard in guards_of(ctx):
             if not (guard.positive or guard.exits) or (self._steps(guard) and not self._steps_elsewhere(guard)):
+                continue
+            if within is not None and (guard.ctx.loop is None or id(guard.ctx.loop) not in within):
                 continue
             if self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)[0] or self._rare(guard):
                 return True

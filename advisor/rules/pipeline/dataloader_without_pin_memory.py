@@ -11,7 +11,7 @@ from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.call_layout import append_argument
 from advisor.rules.pipeline.loader_flow import (
-    batches_go_to_device, dataset_on_device, index_batches, tensors_of_unknown_place, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then, handed_for_evaluation,
+    batches_go_to_device, dataset_on_device, index_batches, tensors_of_unknown_place, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person, evaluation_loader_now_and_then, evaluated_every_few_epochs, handed_for_evaluation,
 )
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.call_options import PRESENT, SOMETIMES, UNKNOWN
@@ -24,6 +24,7 @@ _RARE_READS = (
     (one_pass_beside_training, "read in one pass beside the training, not on every step"),
     (evaluation_loader_now_and_then,
      "read by a short evaluation pass run every few steps or once per epoch, not on every step"),
+    (evaluated_every_few_epochs, "read by a pass the epoch loop makes on some epochs only, not on every step"),
     (handed_for_evaluation,
      "handed to a trainer as its evaluation data: read by evaluation passes, not on every step"),
     (only_peeked_now_and_then, "read only now and then: a batch every few steps"),
@@ -83,7 +84,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         file it calls; `cv2.waitKey(1)`, a pause to draw a frame, is no wait), and for one read
         only by a short evaluation pass (a loop that can `break` after a few batches) the training
         loop runs every few steps (`if step % 500 == 0: evaluate(...)`, also written inline
-        under such a test) or once per epoch, or that
+        under such a test) or once per epoch, or by a pass that does not train and that the
+        epoch loop makes on some epochs only (`if epoch in [10, 30, 100]:`, `if is_power2(epoch):`), or that
         the file hands to a trainer only under a keyword naming an evaluation
         (`Trainer(..., validation_data=test_loader)`); so is a `TensorDataset`
         of tensors not known to be in host memory (features a helper extracted, which may have

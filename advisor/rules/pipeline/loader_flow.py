@@ -8,6 +8,7 @@ from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import body_runs_once, call_argument
 from advisor.model.call_options import Option, call_option
 from advisor.model.engine_runs import EngineRun, engine_runs_over
+from advisor.model.epoch_passes import pass_every_few_epochs
 from advisor.model.loaders import (
     batch_names, loader_consumers, loader_factory, loaders_drawn, loaders_held, loaders_iterated, placed_by_framework,
 )
@@ -271,6 +272,15 @@ def evaluation_loader_now_and_then(model: FileModel, site: CallSite) -> bool:
     inside `evaluate()` that the training loop runs every 500 steps)."""
     consumers = loader_consumers(model, site)
     return bool(consumers) and all(evaluated_now_and_then(other, loop) for other, loop in consumers)
+
+
+def evaluated_every_few_epochs(model: FileModel, site: CallSite) -> bool:
+    """Every loop that takes batches from the loader does not train, and an epoch loop makes it
+    on some epochs only (`if is_power2(epoch): for x in test_loader:`)."""
+    consumers = loader_consumers(model, site)
+    return bool(consumers) and all(
+        not other.is_training_loop(loop) and pass_every_few_epochs(other, loop) for other, loop in consumers
+    )
 
 
 # Keywords under which trainers take the loaders they only evaluate on.

@@ -18,6 +18,7 @@ from advisor.model.loaders import (
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
+from advisor.model.epoch_passes import pass_every_few_epochs
 from advisor.rules.pipeline.loader_flow import batches_go_to_device, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.vocabulary import PLACEMENT_TEXT
@@ -403,7 +404,9 @@ class WorkersRestartedEveryEpoch(Rule):
         the project such as a progress logger's `log_every(loader, ...)`); or built inside the
         epoch loop. One-epoch scripts are left alone, and so is a helper's pass made only every
         few epochs (`if epoch % 5 == 0: run_pass(val_loader)`); a loop of the epoch loop
-        that goes over the loader only under such a test is information (not a test whose
+        that goes over the loader only under such a test is information (also a few loops deep, and
+        also when the loop is in another file than the loader; `if epoch in [10, 30, 100]:` and a
+        power-of-two test, `n & (n - 1) == 0` in a helper, count) (not a test whose
         interval is 1 unless the run asks otherwise: `% args.eval_interval` with a default of 1
         holds every epoch). The worker count may be written
         in the call, in a `**kwargs` dict built in steps (a key added under `if use_cuda:`
@@ -569,7 +572,11 @@ class WorkersRestartedEveryEpoch(Rule):
                 if not on_gpu or not _per_epoch(other, loop, site):
                     continue
                 name = other.display_name().replace("{", "{{").replace("}", "}}")
-                yield from self._restart(model, site, f"for every epoch (each goes over it at {name}:{other.line_of(loop.node)})", {}, [])
+                if pass_every_few_epochs(other, loop, _epochs(other)):
+                    yield from self._restart(model, site, f"each time the epoch loop at {name}:{other.line_of(loop.node)} "
+                                             "goes over it (every few epochs)", {}, [], Severity.INFO)
+                else:
+                    yield from self._restart(model, site, f"for every epoch (each goes over it at {name}:{other.line_of(loop.node)})", {}, [])
                 break
 
     def _hidden_passes(self, model: FileModel, reported: set) -> Iterator[Report]:
@@ -622,12 +629,7 @@ class WorkersRestartedEveryEpoch(Rule):
             periodic = False
             if _inside(loop.parent, epochs):
                 loaders = tuple(s for s in _all_loaders(loaders_iterated(model, loop)) if not _built_before_pass(s, loop))
-                # Only a pass made by the epoch loop itself: one under a test inside the batch
-                # loop (`if step % 1000 == 0:` validation) runs many times an epoch.
-                # A test whose every divisor is 1 unless the run asks otherwise (`if (epoch + 1) %
-                # args.eval_interval == 0:` with `--eval_interval` defaulting to 1) holds every epoch.
-                periodic = (loop.parent is not None and id(loop.parent) in epochs and model.guards.periodic(loop.ctx)
-                            and not model.guards.every_pass_by_default(loop.ctx))
+                periodic = pass_every_few_epochs(model, loop, epochs)
             elif loop.parent is None and loop.function is not None:
                 callers = _epoch_callers(model, loop.function, epochs)
                 if callers:

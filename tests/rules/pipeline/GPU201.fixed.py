@@ -1147,3 +1147,37 @@ def train(model, paths, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a test loader read by a pass made on listed epochs only: info
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=4, pin_memory=True)
+test_loader = DataLoader(test_set, batch_size=16, num_workers=4, pin_memory=True)  # expect: GPU201 info
+for epoch in range(1, 201):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if epoch in [10, 30, 100]:
+        with torch.no_grad():
+            for x, y in test_loader:
+                score = metric(model(x.cuda()), y.cuda())
+
+# %% invalid: a test loader read on every epoch, whatever split a list of names picks
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=4, pin_memory=True)
+test_loader = DataLoader(test_set, batch_size=16, num_workers=4, pin_memory=True)  # expect: GPU201
+for epoch in range(1, 201):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if opt.eval_split in ["val", "test"]:
+        with torch.no_grad():
+            for x, y in test_loader:
+                score = metric(model(x.cuda()), y.cuda())

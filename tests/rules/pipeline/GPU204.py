@@ -876,6 +876,51 @@ for epoch in range(opt.epochs):
             for x, y in val_loader:
                 score = metric(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
 
+# %% invalid: passes made on listed epochs, a few rounds deep, and on power-of-two epochs: info
+import torch
+from torch.utils.data import DataLoader
+
+
+def is_power2(num):
+    return num != 0 and ((num & (num - 1)) == 0)
+
+
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=16, pin_memory=True)  # expect: GPU204
+val_loader = DataLoader(val_set, batch_size=16, num_workers=8, pin_memory=True)  # expect: GPU204 info
+test_loader = DataLoader(test_set, batch_size=16, num_workers=8, pin_memory=True)  # expect: GPU204 info
+for epoch in range(1, 201):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if epoch in [10, 30, 100]:
+        with torch.no_grad():
+            for rep in range(3):
+                for x, y in val_loader:
+                    score = metric(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+    if is_power2(epoch) or epoch == 200:
+        with torch.no_grad():
+            for x, y in test_loader:
+                score = metric(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+
+# %% invalid: a split picked from a list of names runs every epoch
+import torch
+from torch.utils.data import DataLoader
+
+train_loader = DataLoader(train_set, batch_size=16, shuffle=True, num_workers=16, pin_memory=True)  # expect: GPU204
+val_loader = DataLoader(val_set, batch_size=16, num_workers=8, pin_memory=True)  # expect: GPU204
+for epoch in range(opt.epochs):
+    for x, y in train_loader:
+        loss = criterion(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    if opt.eval_split in ["val", "test"]:
+        with torch.no_grad():
+            for x, y in val_loader:
+                score = metric(model(x.cuda(non_blocking=True)), y.cuda(non_blocking=True))
+
 # %% invalid: a validation loader gone over every few thousand steps inside the batch loop
 import torch
 from torch.utils.data import DataLoader
