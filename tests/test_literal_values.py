@@ -205,3 +205,20 @@ def test_an_environment_default_leaves_both_branches_of_a_test_open():
     probe(pin)
     """
     assert probed(source).may_be(False)
+
+
+def test_a_word_looked_for_in_a_string_option():
+    # `if "concat" in options.suffix:`: a substring test of what the option holds; against a
+    # number it stays unknown.
+    source = """
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--suffix", default="", type=str)
+    parser.add_argument("--depth", default=3, type=int)
+    args = parser.parse_args()
+    probe("concat" in args.suffix)
+    """
+    found = probed(source)
+    assert found.complete and not found.may_be(True) and found.option == "--suffix"
+    assert probed(source.replace('probe("concat" in args.suffix)', 'probe("concat" not in args.suffix)')).may_be(True)
+    assert not probed(source.replace('probe("concat" in args.suffix)', "probe(2 in args.depth)")).complete

@@ -351,6 +351,9 @@ _COMPARE = {
     cst.Equal: lambda a, b: a == b, cst.NotEqual: lambda a, b: a != b,
     cst.LessThan: lambda a, b: a < b, cst.LessThanEqual: lambda a, b: a <= b,
     cst.GreaterThan: lambda a, b: a > b, cst.GreaterThanEqual: lambda a, b: a >= b,
+    # `if "concat" in options.suffix:` where the option holds a string: a substring test (a
+    # number on either side raises TypeError, and the answer stays unknown)
+    cst.In: lambda a, b: a in b, cst.NotIn: lambda a, b: a not in b,
 }
 
 
