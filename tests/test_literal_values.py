@@ -222,3 +222,32 @@ def test_a_word_looked_for_in_a_string_option():
     assert found.complete and not found.may_be(True) and found.option == "--suffix"
     assert probed(source.replace('probe("concat" in args.suffix)', 'probe("concat" not in args.suffix)')).may_be(True)
     assert not probed(source.replace('probe("concat" in args.suffix)', "probe(2 in args.depth)")).complete
+
+
+def test_a_helper_that_copies_named_settings_onto_another_config():
+    # `setattr(target, attr_name, ...)` in a helper the file calls with written names sets those
+    # names only; `cfg.__dict__["local_rank"] = 0` sets one key. The option keeps its default.
+    source = """
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulation", default=1, type=int)
+    args = parser.parse_args()
+
+    def update_attr(target, target_name, source, source_name):
+        if hasattr(source, source_name):
+            setattr(target, target_name, getattr(source, source_name))
+        return target
+
+    class Config:
+        pass
+
+    visual = update_attr(Config(), "num_hidden_layers", args, "visual_num_hidden_layers")
+    cross = update_attr(Config(), "num_hidden_layers", args, "cross_num_hidden_layers")
+    visual.__dict__["local_rank"] = 0
+    probe(args.accumulation)
+    """
+    found = probed(source)
+    assert found.complete and found.ints() == (1,)
+    # A name the callers do not write out, or any key stored into `__dict__`: anything may be set.
+    assert not probed(source.replace('"cross_num_hidden_layers")', '"cross_num_hidden_layers")\n    update_attr(args, key, args, key)')).complete
+    assert not probed(source.replace('visual.__dict__["local_rank"] = 0', 'visual.__dict__[key] = 0')).complete

@@ -29,7 +29,7 @@ from advisor.model.facts import Context
 from advisor.model.launched_options import documented_values, expanded_value
 from advisor.model.names import dotted_name
 from advisor.model.walk import children
-from advisor.model.value_flow import Question, ValueFlow
+from advisor.model.value_flow import Question, ValueFlow, argument
 
 PARSER = "argparse.ArgumentParser"
 _GROUPS = ("add_argument_group", "add_mutually_exclusive_group")
@@ -446,9 +446,13 @@ def _namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool
                 stored[value] = []
                 continue
         names = _looped_names(model, site, args[1].value) if len(args) >= 2 else None
+        if names is None and len(args) >= 2:
+            names = _names_callers_give(model, site, args[1].value)
         if names is not None:
             for value in names:
-                stored[value] = []  # `for name in ["lr", "lr_backbone"]: setattr(args, name, v)`
+                # `for name in ["lr", "lr_backbone"]: setattr(args, name, v)`, or a helper's
+                # `setattr(target, attr_name, ...)` that the file calls with written names
+                stored[value] = []
             continue
         anything = anything or not _on_self(site)
     for site in model.method_calls("update"):
@@ -457,9 +461,43 @@ def _namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool
             anything = True  # `args.__dict__.update(config)`
         elif type(receiver) is cst.Call and type(receiver.func) is cst.Name and receiver.func.value == "vars":
             anything = True  # `vars(args).update(config)`
-    if any(name.endswith("__dict__") for name in model.facts.item_stores):
-        anything = True
+    for name, stores in model.facts.item_stores.items():
+        if not name.endswith("__dict__"):
+            continue
+        for store in stores:
+            key = store.key
+            if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
+                stored.setdefault(key.evaluated_value, []).append((store.ctx, store.order))  # `cfg.__dict__["local_rank"] = 0`
+            else:
+                anything = True
     return stored, anything, shares - stored.keys()
+
+
+def _names_callers_give(model, site, expr: cst.BaseExpression) -> Optional[List[str]]:
+    """The strings a parameter of the function holding ``site`` takes, when the function is
+    called by its name in this file only, each call writing the name out (`update_attr("visual",
+    cfg, "num_hidden_layers", args, "visual_num_hidden_layers")`); None otherwise."""
+    info = site.ctx.function
+    if type(expr) is not cst.Name or info is None or info.class_name is not None or expr.value not in info.params:
+        return None
+    reach = model.bindings.reaching(expr.value, site.ctx, site.order)
+    if reach.assignments or reach.parameter is None:
+        return None
+    name = info.node.name.value
+    text = model.text if model.text is not None else model.module.code
+    if text.count(name) != 1 + len(model.facts.calls_by_callee.get(name, ())):
+        return None  # handed around as a value, or named by an importer: callers out of sight
+    position = info.params.index(expr.value)
+    found: List[str] = []
+    for call in model.facts.calls_by_callee.get(name, ()):
+        given = argument(call.node, expr.value, position)
+        if given is None or given.star or type(given.value) is not cst.SimpleString:
+            return None
+        value = given.value.evaluated_value
+        if not isinstance(value, str):
+            return None
+        found.append(value)
+    return found or None
 
 
 def _looped_names(model, site, expr: cst.BaseExpression) -> Optional[List[str]]:

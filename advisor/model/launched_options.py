@@ -51,7 +51,8 @@ def never_launched(model, option: str) -> bool:
 
 def _never_launched(model, option: str) -> bool:
     project = model.project
-    paths, calls = model.shared("launched-option-texts", _texts_and_calls)
+    paths, all_calls = model.shared("launched-option-texts", _texts_and_calls)
+    calls = all_calls
 
     def text_of(path: str) -> str:
         return (model.text or "") if path == paths[0] else project.text_of(path)
@@ -59,6 +60,11 @@ def _never_launched(model, option: str) -> bool:
     aliases: Set[str] = set()
     siblings: Set[str] = set()
     scripts: Set[str] = set()
+    own_path = paths[0]
+    if any(option in flags for flags in calls.get(own_path, ())):
+        # The checked file defines the option: its own parser is the one asked about, not that
+        # of another script that happens to define an option of the same name.
+        calls = {own_path: all_calls[own_path]}
     for path, found in calls.items():
         if any(option in flags for flags in found):
             aliases.update(*(flags for flags in found if option in flags))
@@ -85,9 +91,9 @@ def _never_launched(model, option: str) -> bool:
     documented = False
     for path in paths:
         text = text_of(path)
-        defined = Counter(flag for flags in calls.get(path, ()) for flag in flags)
+        defined = Counter(flag for flags in all_calls.get(path, ()) for flag in flags)
         if any(_passed_on(text, flag) > defined[flag] for flag in aliases) and not _runs_others_only(
-                model, path, text, names, scripts):
+                model, path, text, names, scripts) and _passed_to_ours(model, path, text, aliases, names, scripts):
             return False
         if injected and _LAUNCHERS.search(text) and any(
                 _LAUNCHERS.search(line) for line in _command_lines(model, path, text, launch_names)):
@@ -116,6 +122,36 @@ def _runs_others_only(model, path: str, text: str, names: Set[str], scripts: Set
         folder = os.path.dirname(os.path.abspath(path))
         return not any(os.path.dirname(s) == folder or os.path.dirname(s).startswith(folder + os.sep) for s in scripts)
     return not any(_line_runs_ours(line, names, scripts) for line in _command_lines(model, path, text, names))
+
+
+def _passed_to_ours(model, path: str, text: str, flags: Set[str], names: Set[str], scripts: Set[str]) -> bool:
+    """In a shell script or document that runs Python, some line that writes one of ``flags``
+    may run one of ``scripts``: a line that names other scripts only (`python -m
+    torch.distributed.launch main_pretrain.py --gradient_accumulation_steps 16` in a README that
+    also runs `main_task_caption.py` without it) passes the flag to another parser. A line that
+    names no script at all (`python $SCRIPT ...`, advice in prose) may be ours."""
+    if path.endswith((".py", ".ipynb")) or not _RUNS_PYTHON.search(text):
+        return True
+    for line in _lines(model, path, text):
+        if any(_passed_on(line, flag) for flag in flags) and not _runs_other_scripts(line, names, scripts):
+            return True
+    return False
+
+
+_SCRIPT_PATH = re.compile(r"[\w./${}-]*\.py\b")
+_MODULE_RUN = re.compile(r"(?<![\w-])-m[ \t]+([\w.]+)")
+
+
+def _runs_other_scripts(line: str, names: Set[str], scripts: Set[str]) -> bool:
+    """The line names scripts (`.py` paths, `-m pkg.mod` other than a launcher's), and none of
+    them is one of ``scripts``."""
+    named = _SCRIPT_PATH.findall(line)
+    modules = [m for m in _MODULE_RUN.findall(line) if not m.startswith("torch.")]
+    if not named and not modules:
+        return False
+    if any(n.rsplit("/", 1)[-1] in names for n in named) and _line_runs_ours(line, names, scripts):
+        return False
+    return not any(m in names or m.rsplit(".", 1)[-1] + ".py" in names for m in modules)
 
 
 def _line_runs_ours(line: str, names: Set[str], scripts: Set[str]) -> bool:
@@ -218,6 +254,15 @@ def _command_lines(model, path: str, text: str, scripts: Set[str]):
     train.py --lr 0.1`, `torchrun ... train.py`, `python -m pkg.train`, `["python",
     "train.py", ...]`), outside the `add_argument` calls that define options. The lines of each
     text are made once per checked file, whatever the number of options asked."""
+    for line in _lines(model, path, text):
+        if any(name in line and re.search(r"(?<![\w.-])%s\b" % re.escape(name), line) for name in scripts):
+            yield line
+
+
+def _lines(model, path: str, text: str) -> List[str]:
+    """The lines of ``text``, a backslash continuing one, with shell variables set once expanded
+    in a shell script, outside the `add_argument` calls that define options: made once per text
+    and checked file."""
     known: Dict[str, List[str]] = model.shared("launched-option-lines", lambda m: {})
     lines = known.get(path)
     if lines is None:
@@ -225,9 +270,7 @@ def _command_lines(model, path: str, text: str, scripts: Set[str]):
         if path.endswith((".sh", ".bash")):
             joined = _expanded_variables(joined)  # `python src/${task}.py` after `task=multitask`
         lines = known[path] = _DEFINED.sub("", joined).splitlines()
-    for line in lines:
-        if any(name in line and re.search(r"(?<![\w.-])%s\b" % re.escape(name), line) for name in scripts):
-            yield line
+    return lines
 
 
 def _passed_on(text: str, flag: str) -> int:
