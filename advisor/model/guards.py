@@ -1643,7 +1643,7 @@ def _is_none_test(test: cst.BaseExpression) -> bool:
 def _true_only_when_periodic(model, info, depth: int) -> bool:
     """Every `return True` of the helper sits under a periodic test of its own, and every other
     return gives False (`def check_frequency(self, idx): if idx % self.freq == 0: return True;
-    return False`)."""
+    return False`; `if step - self.last_written[tag] >= interval: ...; return True`)."""
     found = False
     for site in info.return_sites:
         value = site.value
@@ -1652,7 +1652,8 @@ def _true_only_when_periodic(model, info, depth: int) -> bool:
         if not (type(value) is cst.Name and value.value == "True"):
             return False
         if not any(guard.positive and not guard.exits
-                   and model.guards.test_kinds(guard.test, guard.ctx, guard.order + 0.5, depth + 1)[0]
+                   and (model.guards.test_kinds(guard.test, guard.ctx, guard.order + 0.5, depth + 1)[0]
+                        or occasional(guard.test, True))
                    for guard in guards_of(site.ctx)):
             return False
         found = True

@@ -40,6 +40,8 @@ _BELOW = (cst.LessThan, cst.LessThanEqual)
 
 
 def _last_name(node: cst.BaseExpression) -> str:
+    if type(node) is cst.Subscript:
+        node = node.value  # `self.last_written[tag]`: one entry of a table of markers
     if type(node) is cst.Name:
         return node.value
     if type(node) is cst.Attribute:
@@ -85,6 +87,10 @@ def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:
         milestones = milestones or bool(_STEP_SET.search(_last_name(right)))
         return (milestones and bool(_STEP_COUNTER.match(_last_name(left)))
                 and (operator is cst.In) == runs_when)
+    if (operator is cst.LessThan and type(right) is cst.Integer and right.value == "0"
+            and _SINCE_LAST.search(_last_name(left))):
+        # `self.last_written[tag] < 0`: the marker's starting value, true the first time only
+        return runs_when
     if _since_last(right) or _elapsed(right):
         left, right = right, left
         operator = {cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual,

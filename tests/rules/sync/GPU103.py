@@ -534,6 +534,59 @@ for step, (x, y) in enumerate(loader):
     if logger.check_frequency(step):
         images = out.detach().cpu()  # expect: GPU103 info
 
+# %% invalid: a copy under a plotter's method that answers True once an interval has passed since it last wrote: info
+import torch
+
+
+class Plotter:
+    def __init__(self, intervals):
+        self.intervals = intervals
+        self.last_written = {tag: -1 for tag in intervals}
+        self.global_step = 0
+
+    def is_it_time_yet(self, tag):
+        interval = self.intervals[tag]
+        if interval < 0:
+            return False
+        if self.last_written[tag] < 0 or self.global_step - self.last_written[tag] >= interval:
+            self.last_written[tag] = self.global_step
+            return True
+        return False
+
+
+plotter = Plotter({"images": 1000})
+for x, y in loader:
+    out = model(x.cuda())
+    loss = criterion(out, y.cuda())
+    loss.backward()
+    optimizer.step()
+    plotter.global_step += 1
+    if plotter.is_it_time_yet("images"):
+        images = out.detach().cpu()  # expect: GPU103 info
+
+# %% invalid: a method that answers True while the marker is unset runs on every step
+import torch
+
+
+class Plotter:
+    def __init__(self):
+        self.last_written = {}
+
+    def wants(self, tag):
+        if self.last_written.get(tag, -1) < 0 or tag in self.last_written:
+            return True
+        return False
+
+
+plotter = Plotter()
+for x, y in loader:
+    out = model(x.cuda())
+    loss = criterion(out, y.cuda())
+    loss.backward()
+    optimizer.step()
+    if plotter.wants("images"):
+        images = out.detach().cpu()  # expect: GPU103
+
 # %% invalid: a batch the label assigner runs on the host after running out of GPU memory: info
 import torch
 
