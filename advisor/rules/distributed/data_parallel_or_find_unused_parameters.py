@@ -42,7 +42,7 @@ class DataParallelOrFindUnused(Rule):
         sync-BatchNorm's `DataParallelWithCallback`; a criterion wrapped in one beside the model
         is the same choice and is not reported again, nor is a `torch.nn.DataParallel` over a
         criterion with layers of its own, `criterion = DataParallel(criterion)`, in the function
-        that wraps the model) is a warning; it is information when the script only
+        that wraps the model or in another method of its class) is a warning; it is information when the script only
         runs inference (or the function that wraps the model keeps it and never trains, as a
         sampling method beside a training one, or the module was frozen parameter by parameter
         just before the wrap, as a moving-average copy is) or pins it to a single device (`device_ids=[0]`,
@@ -221,14 +221,20 @@ class DataParallelOrFindUnused(Rule):
     def _criterion_beside_model(site: CallSite, sites: List[CallSite]) -> bool:
         """A criterion with layers of its own wrapped in the same function as the model
         (`featureMaker = DataParallel(featureMaker)`, then `phoneCriterion =
-        DataParallel(phoneCriterion)`): the same choice, reported once at the model's wrap."""
+        DataParallel(phoneCriterion)`), or in another method of the trainer class that wraps
+        the model (`define_model` and `define_criterion`): the same choice, reported once at
+        the model's wrap."""
         wrapped = call_argument(site.node, "module", 0)
-        if wrapped is None or not _LOSS_NAME.search(last_segment(dotted_name(wrapped.value) or "")):
+        if wrapped is None or not _LOSS_NAME.search(last_segment(_wrapped_name(wrapped.value) or "")):
             return False
+        function = site.ctx.function
         return any(
-            other is not site and other.ctx.function is site.ctx.function
+            other is not site
+            and (other.ctx.function is function or (
+                function is not None and function.class_scope is not None and other.ctx.function is not None
+                and other.ctx.function.class_scope == function.class_scope))
             and (argument := call_argument(other.node, "module", 0)) is not None
-            and not _LOSS_NAME.search(last_segment(dotted_name(argument.value) or ""))
+            and not _LOSS_NAME.search(last_segment(_wrapped_name(argument.value) or ""))
             for other in sites
         )
 
@@ -393,3 +399,18 @@ class DataParallelOrFindUnused(Rule):
                         if a.value is value:
                             return a
         return site.node
+
+
+def _wrapped_name(expr: cst.BaseExpression):
+    """The name a wrapped module goes by: `self.mask_loss_fn`, or the class it is made from
+    (`loss_utils.TextureLoss().cuda()`: `loss_utils.TextureLoss`), unless that class is handed a
+    name (`LossWrapper(model)`: the model with its loss, the module trained)."""
+    while type(expr) is cst.Call:
+        func = expr.func
+        if type(func) is cst.Attribute and func.attr.value in ("cuda", "to", "float", "half"):
+            expr = func.value  # `.cuda()`, `.to(device)`: the same module
+        elif any(type(arg.value) is cst.Name for arg in expr.args):
+            return None
+        else:
+            expr = func  # the constructor
+    return dotted_name(expr)

@@ -561,6 +561,55 @@ def train(args, feature_maker, loader):
         loss.backward()
         optimizer.step()
 
+# %% invalid: losses wrapped in the trainer's criterion method, beside its model method's wrap, are the same choice
+import torch
+import loss_utils
+
+
+class Trainer:
+    def define_model(self, opts):
+        self.model = build_model(opts).cuda()
+        self.model = torch.nn.DataParallel(self.model)  # expect: GPU505
+
+    def define_criterion(self, opts):
+        self.mask_loss_fn = loss_utils.MultiMaskLoss(opts.image_size)
+        self.mask_loss_fn = torch.nn.DataParallel(self.mask_loss_fn)
+        self.texture_loss_fn = torch.nn.DataParallel(loss_utils.TextureLoss().cuda())
+
+    def train(self, opts, loader):
+        self.define_model(opts)
+        self.define_criterion(opts)
+        optimizer = torch.optim.Adam(self.model.parameters())
+        for images, masks in loader:
+            pred = self.model(images.cuda())
+            loss = self.mask_loss_fn(pred, masks.cuda()).mean() + self.texture_loss_fn(pred, images.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: a loss wrapped by a class of its own, apart from the trainer that wraps the model
+import torch
+import loss_utils
+
+
+class LossBank:
+    def build(self, opts):
+        self.mask_loss_fn = torch.nn.DataParallel(loss_utils.MultiMaskLoss(opts.image_size))  # expect: GPU505
+
+
+class Trainer:
+    def define_model(self, opts):
+        self.model = torch.nn.DataParallel(build_model(opts).cuda())  # expect: GPU505
+
+    def train(self, opts, loader, losses):
+        self.define_model(opts)
+        optimizer = torch.optim.Adam(self.model.parameters())
+        for images, masks in loader:
+            loss = losses.mask_loss_fn(self.model(images.cuda()), masks.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
 # %% invalid: a model that holds a loss in its name is still the model when nothing else is wrapped
 import torch
 
