@@ -280,6 +280,26 @@ def test_a_readme_that_starts_passing_an_option_rechecks_a_cached_file(tmp_path)
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
 
 
+def test_a_config_that_turns_on_a_flag_read_as_a_settings_attribute_rechecks_a_cached_file(tmp_path):
+    """`check_nan=cfg.optim.check_nan` of a config loaded from YAML is off while every config
+    file sets the key to a false value; turning it on in the YAML file must turn the loss
+    module's NaN test back to a warning, also for the unchanged, cached module."""
+    import os
+    import shutil
+
+    project = tmp_path / "config_attribute_flags"
+    shutil.copytree(ROOT / "config_attribute_flags", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert ("base.py", 14, "GPU104", "info") in first
+    assert _json_findings(project, env) == first  # served from the cache
+    config = project / "configs" / "default.yaml"
+    config.write_text(config.read_text().replace("check_nan: False", "check_nan: True"))
+    again = _json_findings(project, env)
+    assert ("base.py", 14, "GPU104", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
 def test_a_config_that_turns_on_a_flag_read_from_a_settings_dict_rechecks_a_cached_file(tmp_path):
     """`use_checkpoint = cfg['MODEL']['BACKBONE']['FOCAL']['USE_CHECKPOINT']` is off while every
     config file sets the key to a false value (model/default_flags.py); a config edited to turn

@@ -191,11 +191,19 @@ _BLANKED = re.compile(r"(['\"])\0*\1")
 _KEY_READ = re.compile(r"""(?:\[\s*|\.get\(\s*)['"](\w+)['"]""")
 
 
+_ATTRIBUTE_READ = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def _reads_key(text: str, start: int, keys: FrozenSet[str]) -> bool:
     """The value stored at ``start`` reads one of ``keys`` last (`cfg['BACKBONE']['FOCAL']
-    ['USE_CHECKPOINT']`, `spec.get('ENABLE_CHECKPOINT', False)`)."""
+    ['USE_CHECKPOINT']`, `spec.get('ENABLE_CHECKPOINT', False)`, or as an attribute of a
+    settings object loaded from YAML, `cfg.optim.check_nan`)."""
     end = text.find("\n", start)
-    found = _KEY_READ.findall(text[start:end if end >= 0 else len(text)])
+    line = text[start:end if end >= 0 else len(text)]
+    attribute = _ATTRIBUTE_READ.match(line)
+    if attribute is not None and attribute.group(0).rsplit(".", 1)[-1] in keys and not line[attribute.end():].lstrip().startswith(("(", "[", ".")):
+        return True
+    found = _KEY_READ.findall(line)
     return bool(found) and found[-1] in keys
 
 

@@ -55,6 +55,8 @@ _CONFIG_TARGETS = ("", "config")
 CHECKPOINTING_MARK = "gradient_checkpointing"
 # A key read with a false default, or looked for on a config object: guards ask config files
 # whether they set it.
+# A settings object loaded from YAML, read as attributes (`cfg = OmegaConf.load(path)`).
+_SETTINGS_LOAD = re.compile(r"\bOmegaConf\.|\byaml\.(?:safe_)?load\(")
 _KEY_READS = re.compile(
     r"""\.get\(\s*['"]\w+['"]\s*,\s*(?:False|None|0)\s*\)"""
     r"""|hasattr\(\s*(?:self\.)?\w*(?:cfg|config|conf|opt|opts|args|hparams|params|settings|options)\b""",
@@ -174,6 +176,7 @@ class ProjectView:
         self._config_words: Optional[Set[str]] = None
         self._config_sets: Dict[str, Tuple[str, ...]] = {}
         self._key_readers: Dict[str, bool] = {}
+        self._settings_loaders: Dict[str, bool] = {}
         self._setting_sources: Optional[List[str]] = None  # config files and launch scripts
         self._dependencies: Dict[Tuple[str, int, int], Tuple[str, ...]] = {}
         self._roots: Optional[List[str]] = None
@@ -221,6 +224,7 @@ class ProjectView:
         self._dependencies.clear()
         self._config_sets.clear()
         self._key_readers.clear()
+        self._settings_loaders.clear()
         self._setting_sources = None
         self._loaded = None
         self._importers.clear()
@@ -648,6 +652,14 @@ class ProjectView:
             seen.update(self.launch_scripts(folder))
         return tuple(sorted(seen - {path}))
 
+    def _loads_settings(self, path: str) -> bool:
+        """The file loads a settings object from a YAML file (OmegaConf, PyYAML), whose keys it
+        may read as attributes."""
+        found = self._settings_loaders.get(path)
+        if found is None:
+            found = self._settings_loaders[path] = bool(_SETTINGS_LOAD.search(self._text(path)))
+        return found
+
     def _reads_keys(self, path: str) -> bool:
         found = self._key_readers.get(path)
         if found is None:
@@ -679,6 +691,11 @@ class ProjectView:
             # A config file or notebook that starts naming one of them.
             found.update(self.layout.config_files() or ())
             found.update(self.layout.notebooks())
+        # - whether the config files give a key a file near this one reads as an attribute of a
+        #   settings object loaded from YAML only false values (`check_nan=cfg.optim.check_nan`,
+        #   model/default_flags.py: the config values are read from every config file).
+        if any(self._loads_settings(p) for p in self.dependencies(path) if p.endswith(".py")) or self._loads_settings(key):
+            found.update(self.layout.config_files() or ())
         # - whether some text names a class the file registers (model/registered_classes.py).
         text = self._text(key)
         registered = REGISTERED_CLASS.findall(text) if "register" in text else []

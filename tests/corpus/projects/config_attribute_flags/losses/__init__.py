@@ -1,0 +1,1 @@
+from losses.base import RealValueLoss
