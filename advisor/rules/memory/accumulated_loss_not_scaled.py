@@ -81,7 +81,9 @@ class AccumulatedLossNotScaled(Rule):
         optimizer that steps is an adaptive one on every path (`torch.optim.Adam`, `AdamW`,
         `RMSprop`, `Adagrad` and their kin) and the loop clips no gradients, it is
         informational: these divide each gradient by a running measure of its size, so a sum
-        `k` times too large moves the weights almost as the mean would.
+        `k` times too large moves the weights almost as the mean would. A loop that zeroes the
+        gradients before every backward (an ungated `optimizer.zero_grad()` in the block of the
+        backward or one around it) accumulates nothing: the `%` test only skips updates.
     """
     why = """
         Gradients of successive backward calls add up. Without the division the accumulated
@@ -158,6 +160,8 @@ class AccumulatedLossNotScaled(Rule):
                 value = self._backward_value(backward)
                 if value is None or self._scaled(model, value, ctx, names, k):
                     continue
+                if _zeroed_before(model, loop, backward):
+                    continue  # `zero_grad()` before every backward: nothing accumulates
                 reported.add(id(backward.node))
                 shown = model.code(k).strip()
                 yield self.report(
@@ -360,3 +364,19 @@ def _summed(model: FileModel, value: cst.BaseExpression) -> bool:
     if type(value.func) is cst.Attribute and value.func.attr.value == "sum":
         return not value.args and model.imports.qualify(value.func) is None
     return model.imports.qualify(value.func) == "torch.sum" and len(value.args) == 1
+
+
+def _zeroed_before(model: FileModel, loop: LoopInfo, backward) -> bool:
+    """Some `zero_grad()` of the loop runs, ungated, before ``backward`` on every pass that
+    reaches it (in its block or one around it): each step sees one micro-batch's gradients, so
+    the `%` test skips updates rather than accumulating them."""
+    for site in model.method_calls("zero_grad"):
+        if (site.ctx.function is not loop.function or site.ctx.gated or site.order >= backward.order
+                or model.enclosing_training_loop(site.ctx) is not loop):
+            continue
+        ctx = backward.ctx
+        while ctx is not None and ctx is not site.ctx:
+            ctx = ctx.outer
+        if ctx is site.ctx:
+            return True
+    return False

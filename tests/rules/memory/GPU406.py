@@ -323,3 +323,32 @@ for i, (x, y) in enumerate(loader):
     if (i + 1) % accum_steps == 0:
         optimizer.step()
         optimizer.zero_grad()
+
+
+# %% valid: gradients zeroed before every backward: the `%` test skips updates, nothing accumulates
+import torch
+
+optim_steps = 0
+for x, y in loader:
+    if x.numel() == 0:
+        continue
+    optim_steps += 1
+    optimizer.zero_grad()
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()
+    if optim_steps % opts.optim_bs == 0:
+        optimizer.step()
+
+# %% invalid: gradients zeroed only after each update: they accumulate in between
+import torch
+
+optim_steps = 0
+for x, y in loader:
+    optim_steps += 1
+    loss = criterion(model(x.cuda()), y.cuda())
+    loss.backward()  # expect: GPU406
+    if optim_steps % opts.optim_bs == 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+
