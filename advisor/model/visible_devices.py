@@ -8,6 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
+from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 
 _VARIABLE = "CUDA_VISIBLE_DEVICES"
@@ -27,7 +28,8 @@ def _environ_key(model, target: cst.BaseExpression) -> Optional[str]:
 
 def pinned_device_count(model) -> Optional[int]:
     """How many GPUs the module-level code pins as visible with a literal (`"0"`: one, `"0,1"`:
-    two); None when it sets none, or sets it from anything but a literal (an option)."""
+    two), or with an option whose every shipped value is one (`--gpu_id` defaulting to `"1"`); None
+    when it sets none, or sets it from a value not known."""
     return model.shared("pinned-device-count", _pinned)
 
 
@@ -42,8 +44,21 @@ def _pinned(model) -> Optional[int]:
             if _environ_key(model, small.targets[0].target) != _VARIABLE:
                 continue
             value = small.value
-            if type(value) is not cst.SimpleString or not isinstance(value.evaluated_value, str):
-                return None  # `= args.gpu`: whatever the run passes
-            ids = [part for part in value.evaluated_value.split(",") if part.strip()]
-            found = len(ids)
+            if type(value) is cst.SimpleString and isinstance(value.evaluated_value, str):
+                found = _count(value.evaluated_value)
+                continue
+            # `= args.gpu_id`: what the run passes, known when every value the option takes as
+            # shipped (its default, the launch scripts' values) is a written list of ids.
+            store = next((st for st in model.facts.item_stores.get("os.environ", ()) if st.value is value), None)
+            if store is None:
+                return None
+            texts = literal_values(model, value, store.ctx, store.order)
+            # A launch line's `--gpu_id 0` reads as a number: one id all the same.
+            if not texts.complete or not texts.values or any(kind not in ("str", "int") for kind, _ in texts.values):
+                return None
+            found = max(_count(str(text)) for _, text in texts.values)
     return found
+
+
+def _count(ids: str) -> int:
+    return len([part for part in ids.split(",") if part.strip()])

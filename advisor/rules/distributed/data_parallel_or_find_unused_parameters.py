@@ -49,7 +49,8 @@ class DataParallelOrFindUnused(Rule):
         also through a name or a parameter default that holds a one-item list, or
         `device_ids=range(args.ngpu)` over an option whose default is 1, or an option whose
         text default its `type` splits at commas into one id, `default="0"`, or a script that makes
-        one GPU visible to itself with `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` at the top). A factory
+        one GPU visible to itself with `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` at the top, or
+        with an option whose every shipped value is one id, `= args.gpu_id` with `default="1"`). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it;
         so is a wrap handed to a project function of another module that trains it

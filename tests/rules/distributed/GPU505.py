@@ -55,6 +55,38 @@ def main(args, model, loader, optimizer):
         criterion(model(x.cuda()), y.cuda()).backward()
         optimizer.step()
 
+# %% invalid: one GPU made visible from an option whose default is a single id: info
+import argparse
+import os
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu_id", default="1", type=str, help="id(s) for CUDA_VISIBLE_DEVICES")
+args = parser.parse_args()
+os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id
+
+model = torch.nn.DataParallel(build_model()).cuda()  # expect: GPU505 info
+for x, y in loader:
+    criterion(model(x.cuda()), y.cuda()).backward()
+    optimizer.step()
+
+# %% invalid: an option whose default makes two GPUs visible keeps the warning
+import argparse
+import os
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu_id", default="0,1", type=str, help="id(s) for CUDA_VISIBLE_DEVICES")
+args = parser.parse_args()
+os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id
+
+model = torch.nn.DataParallel(build_model()).cuda()  # expect: GPU505
+for x, y in loader:
+    criterion(model(x.cuda()), y.cuda()).backward()
+    optimizer.step()
+
 # %% invalid: a single device held in a name or a default
 import torch
 from torch import nn
