@@ -13,6 +13,7 @@ import libcst as cst
 from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, PRESENT, builds_list, every_value, list_elements, lookup
 from advisor.model.devices import HOST, device_kind, is_dtype, names_host_device
 from advisor.model.facts import Assignment, Context, LoopInfo
+from advisor.model.in_place_moves import moved_in_place
 from advisor.model.kinds import KINDS
 from advisor.model.literals import literal_values
 from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
@@ -956,6 +957,8 @@ class RawBatch(Question[bool]):
                 node = node.value
         if not type(node) is cst.Name:
             return False
+        if moved_in_place(flow.model, node.value, ctx, order):
+            return False  # `to_gpu(data)`: a project helper stored device copies into its items
         if node is expr:
             return self._listed_raw(flow, node, ctx, order)
         return flow.ask(self, node, ctx, order)

@@ -2338,3 +2338,48 @@ for batch in loader:
     loss = model({k: v.cuda() for k, v in batch.items()}).sum()
     loss.backward()
     optimizer.step()
+
+
+# %% invalid: a batch dict a helper moves to the GPU in place, item by item
+import torch
+
+
+def to_gpu(dic):
+    for key in dic:
+        if isinstance(dic[key], torch.Tensor):
+            dic[key] = dic[key].cuda()
+
+
+for data in loader:
+    to_gpu(data)
+    is_pick = torch.where(data["task_is_pick"])[0]  # expect: GPU104
+    outputs, loss = model(data, is_pick)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: the same helper called only on some runs, or one that copies to the host, leaves the batch where it was
+import torch
+
+
+def to_gpu(dic):
+    for key in dic:
+        dic[key] = dic[key].cuda()
+
+
+def to_cpu(dic):
+    for key in dic:
+        dic[key] = dic[key].cpu()
+
+
+for data in loader:
+    if args.cuda:
+        to_gpu(data)
+    is_pick = torch.where(data["task_is_pick"])[0]
+    to_cpu(data)
+    is_place = torch.where(data["task_is_place"])[0]
+    outputs, loss = model(data, is_pick, is_place)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
