@@ -13,6 +13,7 @@ from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from advisor.model.calls import class_kinds
 from advisor.model.facts import Context, FunctionInfo
 from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
@@ -485,7 +486,9 @@ def _module_forward(model, info: FunctionInfo) -> bool:
     if info.class_name is None or info.node.name.value != "forward":
         return False
     cls = model.facts.classes.get(info.class_name)
-    return cls is not None and any(_module_base(b) for b in cls.bases)
+    # Through project base classes too: `class UniVL(UniVLPreTrainedModel)`, whose base derives
+    # from `nn.Module`.
+    return cls is not None and (any(_module_base(b) for b in cls.bases) or "module" in class_kinds(model, cls))
 
 
 def _module_base(base: str) -> bool:
@@ -564,7 +567,8 @@ def _loss_functions(model) -> Set[int]:
 
 def inference_branch(ctx: Context) -> bool:
     """Under `if not self.training:` (also as one part of `if self.self_ensemble and not
-    self.training:`), or in the `else` of `if self.training:`."""
+    self.training:`), or in the `else` of `if self.training:`, or under a test of the mode the
+    inference settings pick (`if self.config["inference"]["type"] == "beam_search":`)."""
     current: Optional[Context] = ctx
     while current is not None:
         guard = current.guard
@@ -578,6 +582,31 @@ def inference_branch(ctx: Context) -> bool:
                     test, positive = test.expression, not positive
                 if dotted_name(test) == "self.training" and not positive:
                     return True
+                if positive and _inference_mode_test(test):
+                    return True
         current = current.outer
+    return False
+
+
+def _inference_mode_test(test: cst.BaseExpression) -> bool:
+    """`if self.config["inference"]["type"] == "beam_search":`: a mode the settings for
+    inference pick (a decoding the model runs when asked for predictions)."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    if not any(type(side) is cst.SimpleString for side in sides):
+        return False
+    for side in sides:
+        node = side
+        while type(node) in (cst.Subscript, cst.Attribute):
+            if type(node) is cst.Attribute:
+                key = node.attr.value
+            else:
+                index = node.slice[0].slice if len(node.slice) == 1 else None
+                key = (index.value.evaluated_value if type(index) is cst.Index and type(index.value) is cst.SimpleString
+                       else None)
+            if key == "inference":
+                return True
+            node = node.value
     return False
 
