@@ -300,6 +300,26 @@ def test_a_config_that_turns_on_a_flag_read_as_a_settings_attribute_rechecks_a_c
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
 
 
+def test_a_config_that_starts_naming_a_class_picked_by_name_rechecks_a_cached_file(tmp_path):
+    """`globals()[cfg.loss_name](cfg)` builds only the classes some text names: a loss no config
+    names is information (model/registered_classes.py); a config edited to name it must turn
+    its findings back to warnings, also for the unchanged, cached module."""
+    import os
+    import shutil
+
+    project = tmp_path / "picked_by_name"
+    shutil.copytree(ROOT / "picked_by_name", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert ("loss.py", 27, "GPU106", "info") in first
+    assert _json_findings(project, env) == first  # served from the cache
+    config = project / "configs" / "pretrain.json"
+    config.write_text(config.read_text().replace('"NCELoss"', '"HardNegLoss"'))
+    again = _json_findings(project, env)
+    assert ("loss.py", 27, "GPU106", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
 def test_a_config_that_turns_on_a_flag_read_from_a_settings_dict_rechecks_a_cached_file(tmp_path):
     """`use_checkpoint = cfg['MODEL']['BACKBONE']['FOCAL']['USE_CHECKPOINT']` is off while every
     config file sets the key to a false value (model/default_flags.py); a config edited to turn

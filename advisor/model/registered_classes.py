@@ -15,7 +15,9 @@ decorator gives: `register_module(name="Conv")`) appears as a word:
 - in a config file, a launch text (README, shell script) or a notebook of the project.
 
 Only classes whose every decorator is a registration are judged (`@X.register_module()`,
-`@X.register()`, `@register_x`). A package others install (not a vendored copy of one) is left
+`@X.register()`, `@register_x`), and the undecorated top-level classes of a module that picks
+one of its classes by a name it is given (`loss_func = globals()[cfg.loss_name](cfg)`): there the
+class name is the registered name. A package others install (not a vendored copy of one) is left
 alone unless it keeps its own runs' configs (a `configs/` folder, `occupancy_configs/`): otherwise its registry serves
 its users' configs. So is a project with more config files than are read cheaply.
 """
@@ -39,6 +41,10 @@ _REGISTRATION = re.compile(r"^register(?:_module|_\w+)?$")
 # text test that spares the files that only say `register_buffer` the rest of the question.
 REGISTERED_CLASS = re.compile(r"^@[\w.]*register(?:_module|_\w+)?\b[^\n]*\n(?:@[^\n]*\n)*class[ \t]+(\w+)", re.MULTILINE)
 # Written by hand beside the class: registration, never construction.
+# A module that picks one of its own classes by a name it is given (`globals()[cfg.loss_name]`):
+# each of its top-level classes is built only where some text gives its name.
+PICKED_BY_NAME = re.compile(r"\bglobals\(\)\s*\[\s*(?![\"'])")
+_TOP_CLASS = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
 _ALL_LIST = re.compile(r"^__all__\s*(?:\+?=)\s*[\[(][^\])]*[\])]", re.MULTILINE)
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|(?:[^\n\\]*\\\n)*[^\n]*)|import[ \t][^\n]*)",
                           re.MULTILINE)
@@ -55,11 +61,12 @@ def unnamed_registered_rows(model, units) -> List[Tuple[int, int]]:
         return []
     if layout.installable() and not vendored(path, layout.root) and not _ships_run_configs(layout):
         return []
+    picks = bool(PICKED_BY_NAME.search(model.text or ""))
     out = []
     for statement, _, first, last in units:
-        if type(statement) is not cst.ClassDef or not statement.decorators:
+        if type(statement) is not cst.ClassDef or not (statement.decorators or picks):
             continue
-        names = registered_names(statement)
+        names = registered_names(statement) if statement.decorators else [statement.name.value]
         if names and not any(project.registered_name_used(name, path) for name in names):
             out.append((first, last))
     return out
@@ -113,11 +120,23 @@ def _given_names(call: cst.Call) -> Optional[List[str]]:
 
 def names_in_code(text: str, name: str, own: bool) -> bool:
     """The Python text names ``name`` somewhere that builds or picks it: not on an import line,
-    in an `__all__` list, in `super(Name, self)`, nor (in its own file, ``own``) on its `class`
-    line."""
+    in an `__all__` list, in `super(Name, self)`, nor on a `class` line that defines a class of
+    that name (``own``: the text is the class's own file)."""
     word = re.escape(name)
     code = _IMPORT_LINE.sub("", _ALL_LIST.sub("", without_prose(text)))
     code = re.sub(r"\bsuper\(\s*%s\b" % word, "super(", code)
-    if own:
-        code = re.sub(r"^[ \t]*class[ \t]+%s\b" % word, "class ", code, flags=re.MULTILINE)
+    # Its `class` line, and in another file a class of the same name defined there (a copy of
+    # the module in a sibling sub-project): a definition builds nothing.
+    code = re.sub(r"^[ \t]*class[ \t]+%s\b" % word, "class ", code, flags=re.MULTILINE)
     return re.search(r"\b%s\b" % word, code) is not None
+
+
+def classes_asked_for(text: str) -> List[str]:
+    """The classes of a module whose construction depends on some text naming them: those a
+    registration decorator registers, and every top-level class of a module that picks its
+    classes by name from its `globals()`."""
+    found = REGISTERED_CLASS.findall(text) if "register" in text else []
+    if "globals()" in text and PICKED_BY_NAME.search(text):
+        found = sorted(set(found) | set(_TOP_CLASS.findall(text)))
+    return found
+

@@ -48,7 +48,7 @@ from typing import Callable, Dict, List, Set, Tuple
 import libcst as cst
 
 from advisor.model.prose import without_prose
-from advisor.model.registered_classes import REGISTERED_CLASS, unnamed_registered_rows
+from advisor.model.registered_classes import PICKED_BY_NAME, REGISTERED_CLASS, unnamed_registered_rows
 from advisor.project.layout import module_stem, vendored
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -97,7 +97,7 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         # No run of the project imports the module (project/reachability.py): none of it runs.
         return [(1, text.count("\n") + 1)]
     found = _unbuilt_definitions(model, rows)
-    if "register" in text and REGISTERED_CLASS.search(text):
+    if ("register" in text and REGISTERED_CLASS.search(text)) or ("globals()" in text and PICKED_BY_NAME.search(text)):
         # Registered classes no config names (model/registered_classes.py).
         found = sorted(set(found) | set(unnamed_registered_rows(model, _units(model, rows))))
     return found

@@ -28,7 +28,7 @@ from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.reachability import unreached
-from advisor.model.registered_classes import REGISTERED_CLASS, names_in_code
+from advisor.model.registered_classes import classes_asked_for, names_in_code
 
 _TEXT_LIMIT = 4 << 20
 
@@ -698,7 +698,7 @@ class ProjectView:
             found.update(self.layout.config_files() or ())
         # - whether some text names a class the file registers (model/registered_classes.py).
         text = self._text(key)
-        registered = REGISTERED_CLASS.findall(text) if "register" in text else []
+        registered = classes_asked_for(text)
         if registered:
             for name in registered:
                 found.update(self.files_naming(name))
