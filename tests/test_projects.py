@@ -272,11 +272,11 @@ def test_a_readme_that_starts_passing_an_option_rechecks_a_cached_file(tmp_path)
     shutil.copytree(ROOT / "launched_options", project)
     env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
     first = _json_findings(project, env)
-    assert ("train.py", 31, "GPU101", "info") in first
+    assert ("train.py", 34, "GPU101", "info") in first
     readme = project / "README.md"
     readme.write_text(readme.read_text().replace("--warmup=0", "--warmup 100"))
     again = _json_findings(project, env)
-    assert ("train.py", 31, "GPU101", "warning") in again
+    assert ("train.py", 34, "GPU101", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
 
 

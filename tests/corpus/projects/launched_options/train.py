@@ -13,12 +13,15 @@ parser.add_argument("--warmup", type=int, default=0)
 parser.add_argument("-n", "--check_nan", action="store_true")
 parser.add_argument("--local_rank", type=int, default=-1)
 parser.add_argument("--no-overlap", action="store_true", help="separate masks")
+parser.add_argument("--use_test_as_train", action="store_true", help="train on the test split")
 args = parser.parse_args()
 
 model = torch.nn.Linear(16, 4).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 mask_loss = MaskLoss(overlap=not args.no_overlap)
 loader = DataLoader(torch.randn(512, 16), batch_size=32, num_workers=2, pin_memory=True, persistent_workers=True)
+if args.use_test_as_train:
+    loader = DataLoader(torch.randn(64, 16), batch_size=32, num_workers=2)  # expect: GPU201 info, GPU204 info
 for epoch in range(10):
     for x in loader:
         x = x.cuda(non_blocking=True)
