@@ -181,7 +181,8 @@ class DataDependentSyncInTrainingLoop(Rule):
         size depends on the values: `nonzero()`, `argwhere`, one-argument `torch.where(cond)`,
         `masked_select`, `unique()`, indexing with a boolean mask (`logits[labels != -100]`,
         or a name bound to such a comparison, or to a product of two, `(y2 > y1) * (x2 > x1)`, or
-        to a tensor cast to booleans, `mask.flatten(1).to(torch.bool)`), a store through a mask that is not a plain
+        to a tensor cast to booleans, `mask.flatten(1).to(torch.bool)`, or to a mask reduced
+        along a dim, `torch.logical_and(xy > 0, xy < 1).all(dim=-1)`), a store through a mask that is not a plain
         masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
         that is a tensor on the device (`ws[:, cutoff:]`), and Python's own `max()` or `min()`
         of several values, one a tensor (`loss / max(1, n_tokens)`: they compare and test the
@@ -428,6 +429,9 @@ class DataDependentSyncInTrainingLoop(Rule):
                 return False
             if func.attr.value in _MASK_MOVES and not any(is_dtype(model, a.value) for a in expr.args):
                 return self._is_mask(model, func.value, ctx, depth + 1)  # `(s > 0).to(device)`: still a mask
+            if func.attr.value in ("all", "any") and expr.args:
+                # `torch.logical_and(xy > 0, xy < 1).all(dim=-1)`: a mask reduced along one dim
+                return self._is_mask(model, func.value, ctx, depth + 1)
             if func.attr.value in ("to", "type") and any(
                     (a.keyword is None or a.keyword.value == "dtype") and model.imports.qualify(a.value) == "torch.bool"
                     for a in expr.args):

@@ -2383,3 +2383,30 @@ for data in loader:
     loss.backward()
     optimizer.step()
 
+
+# %% invalid: a mask made by a logical function and reduced along its last dim
+import torch
+
+for kp, depth in loader:
+    xy = model(depth.cuda(), kp.cuda())
+    mask = torch.logical_and(xy > 0.0, xy < 1.0).all(dim=-1)
+    inside = xy[mask]  # expect: GPU104
+    visible = ((xy > 0) & (xy < 1)).any(-1)
+    seen = xy[visible]  # expect: GPU104
+    loss = inside.mean() + seen.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: counts taken along a dim of a mask index positions, not a mask
+import torch
+
+for kp, depth in loader:
+    xy = warp(model(depth.cuda()), kp.cuda())
+    counts = (xy > 0).sum(dim=-1)
+    picked = xy[:, counts]
+    loss = picked.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
