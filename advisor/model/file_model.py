@@ -535,6 +535,7 @@ class FileModel:
             # an inner loop accumulates micro-batches (or trains a GAN critic).
             known = self.is_training_loop(loop) and (
                 loop.own_step
+                or self._steps_through_helper(loop)
                 or any(_steps_each(child) for child in loop.children)
                 # `for optimizer_idx in [1, 0]:` inside the batch loop, each round a backward and
                 # a step: two updates per batch, and the batch loop's own code runs per batch.
@@ -551,6 +552,16 @@ class FileModel:
             )
             self._loop_hot[id(loop)] = known
         return known
+
+    def _steps_through_helper(self, loop: LoopInfo) -> bool:
+        """The loop's own body calls a function of the project that steps an optimizer outside
+        any loop of its own (`grad_norm = self._optimizer_step()` after a micro-batch loop):
+        one update per iteration, as a step written in the body would be."""
+        return any(
+            target.direct_step and None in target.step_loops
+            for site in loop.sites if site.ctx.loop is loop
+            for _, target in self.calls.targets(site)
+        )
 
     def _has_nested_training_loop(self, loop: LoopInfo) -> bool:
         if _steps_each(loop):

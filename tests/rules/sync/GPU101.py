@@ -2665,3 +2665,48 @@ for x, y in loader:
         out = out / norm
     print("mean", loss.item())  # expect: GPU101
 
+
+# %% invalid: a helper steps the optimizer once per mini-batch, after the micro-batch loop: the mini-batch loop is per step
+import torch
+from torch import nn
+
+
+class Actor:
+    def __init__(self, module, optimizer):
+        self.module = module
+        self.optimizer = optimizer
+
+    def _optimizer_step(self):
+        grad_norm = nn.utils.clip_grad_norm_(self.module.parameters(), max_norm=1.0)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        return grad_norm
+
+    def update_policy(self, mini_batches, metrics):
+        for _ in range(4):
+            for mini_batch in mini_batches:
+                for micro_batch in mini_batch.split(8):
+                    loss = self.module(micro_batch.cuda()).mean()
+                    loss.backward()
+                grad_norm = self._optimizer_step()
+                metrics.append(grad_norm.detach().item())  # expect: GPU101
+
+# %% valid: a helper that runs a whole epoch of steps, then a read once per epoch
+import torch
+
+
+def train_epoch(model, optimizer, loader):
+    total = torch.zeros((), device="cuda")
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach()
+    return total
+
+
+for epoch in range(100):
+    total = train_epoch(model, optimizer, loader)
+    print(epoch, total.item())
+
