@@ -375,8 +375,6 @@ class ModelBuilder(Walker):
         self._blocks += 1
         for i, statement in enumerate(statements):
             self._stmt_pos[id(statement)] = (self._blocks, i)
-            if type(statement) is not cst.SimpleStatementLine:
-                self.facts.compound_statements.add((self._blocks, i))
 
     def _enter_statement(self, node: cst.CSTNode) -> None:
         pos = self._stmt_pos.get(id(node))

@@ -277,9 +277,6 @@ class Facts:
     # block id of the body of an `if` with no `else` and at most two statements -> the position
     # of that `if` in its own block (`if device == "cuda": torch.cuda.synchronize()`)
     small_if_bodies: Dict[int, Tuple[int, int]] = field(default_factory=dict)
-    # The (block, index) positions of statements with a body of their own (`if`, `for`, `with`):
-    # what runs in that body is not among the statement's own calls.
-    compound_statements: Set[Tuple[int, int]] = field(default_factory=set)
     main_blocks: List[cst.If] = field(default_factory=list)  # module-level `if __name__ == "__main__":`
     # (scope, name) -> the calls of `with <call> as name` (`with amp.scale_loss(loss, opt) as
     # scaled_loss:`); not bindings the value model follows: what `__enter__` returns varies

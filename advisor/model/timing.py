@@ -11,7 +11,7 @@ body of `with Timer(...):` whose project class reads the clock in `__enter__` or
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 from advisor.model.builder import TIMING_FUNCTIONS
 import libcst as cst
@@ -19,7 +19,6 @@ import libcst as cst
 from advisor.model.facts import CallSite, FunctionInfo
 from advisor.model.names import dotted_name
 from advisor.model.subtree import contains
-from advisor.model.value_flow import comprehension_reads
 
 # How many statements apart a synchronize and the clock read it serves may be. A clock read
 # after it may sit further: the end-of-step timer often comes after a few meter updates
@@ -199,120 +198,3 @@ def _calls_in(node: cst.CSTNode):
         if type(current) is cst.Call:
             yield current
         stack.extend(current.children)
-
-
-def read_just_before(model, site: CallSite, reads: set) -> Optional[CallSite]:
-    """One of ``reads`` (ids of the nodes of reads that wait for the GPU), of the same value or of
-    another output of the same call, comes before ``site`` in its statement or among the
-    statements just above it in its block (or the block an `if` of a statement or two stands
-    in), with only bookkeeping between (`top1.update(prec1.item())`, then `top5.update(
-    prec5.item())` and `acc += prec1.item()`): that read emptied the queue of what ``site``
-    needs, so ``site`` adds no wait of its own. The nearest such read, or None."""
-    if site.receiver is None or not _no_new_work(site.receiver):
-        return None  # `out.sum().item()`: the read waits for the sum it asks for
-    by_statement = model.shared("timing.calls-by-statement", _calls_by_statement)
-    same = sorted((c for c in by_statement.get(site.stmt, ()) if c.order < site.order), key=lambda c: -c.order)
-    for other in same:
-        if id(other.node) in reads:
-            if _same_result(model, site, other):
-                return other
-            continue
-        if not _bookkeeping(other) and other.method not in _VIEWS and not _holds(other.node, site.node):
-            return None
-    block, index = model.facts.small_if_bodies.get(site.stmt[0], site.stmt)
-    for i in range(index - 1, max(-1, index - FAR_AFTER - 1), -1):
-        if (block, i) in model.facts.compound_statements:
-            return None  # an `if` or a loop between: its body may queue work
-        calls = sorted(by_statement.get((block, i), ()), key=lambda c: -c.order)
-        for other in calls:
-            if id(other.node) in reads and _same_result(model, site, other):
-                return other
-        if not all(_bookkeeping(other) or other.method in _VIEWS for other in calls):
-            return None
-    return None
-
-
-def _same_result(model, site: CallSite, other: CallSite) -> bool:
-    """The two reads read the same value (`prec1.item()` twice), or two outputs of one call
-    (`prec1, prec5 = accuracy(...)`): the first read waited for everything the second needs.
-    Values computed apart (two loss dicts) may each have waited on work of their own, so they
-    are not taken for one."""
-    code = model.module.code_for_node
-    if code(_viewed(site.receiver)) == code(_viewed(other.receiver)):
-        # Not a comprehension's target (`{k: v.item() for k, v in a.items()}`, then the same
-        # over `b`): the same text reads another value each time.
-        targets = model.shared("comprehension-reads", comprehension_reads)
-        return not any(id(node) in targets for read in (site, other) for node in _names_in(read.receiver))
-    names = [_root(r) for r in (site.receiver, other.receiver)]
-    if any(n is None for n in names):
-        return False
-    statements = []
-    for name, read in zip(names, (site, other)):
-        reach = model.bindings.reaching(name.value, read.ctx, read.order)
-        if len(reach.assignments) != 1 or reach.parameter is not None or reach.assignments[0].index is None:
-            return False
-        statements.append(reach.assignments[0].statement)
-    return statements[0] is not None and statements[0] is statements[1]
-
-
-def _holds(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    """``inner`` is ``outer`` or inside it (`print(f(loss.item()))`: the print waits on nothing
-    of its own before the read it holds)."""
-    stack = [outer]
-    while stack:
-        node = stack.pop()
-        if node is inner:
-            return True
-        stack.extend(node.children)
-    return False
-
-
-# Methods that make a view or a handle of a tensor without queuing work on the device.
-_VIEWS = frozenset({"detach", "view", "squeeze", "unsqueeze"})
-
-
-def _no_new_work(expr: cst.BaseExpression) -> bool:
-    """The expression only names a tensor, a part or a view of one (`acc1`, `losses[0]`,
-    `loss.detach()`): reading it asks the device for nothing new."""
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Call:
-            if not (type(node.func) is cst.Attribute and node.func.attr.value in _VIEWS):
-                return False
-            stack.append(node.func.value)
-            stack.extend(a.value for a in node.args)
-        elif type(node) in (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation):
-            return False  # `(pred == y).sum()` is new work, and so is `a + b`
-        else:
-            stack.extend(node.children)
-    return True
-
-
-def _names_in(expr: cst.BaseExpression):
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Name:
-            yield node
-        stack.extend(node.children)
-
-
-def _viewed(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """The tensor a view stands for: `loss` in `loss.detach()` and `loss.data`."""
-    while True:
-        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _VIEWS:
-            expr = expr.func.value
-        elif type(expr) is cst.Attribute and expr.attr.value == "data":
-            expr = expr.value
-        else:
-            return expr
-
-
-def _root(expr: cst.BaseExpression):
-    """The name a read starts from (`acc5` in `acc5[0]`), when it is a plain name."""
-    expr = _viewed(expr)
-    while type(expr) is cst.Subscript:
-        expr = _viewed(expr.value)
-    return expr if type(expr) is cst.Name else None
-

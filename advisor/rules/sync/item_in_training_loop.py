@@ -7,7 +7,7 @@ from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
-from advisor.model.timing import read_again_after_test, read_just_before, waited_just_before
+from advisor.model.timing import read_again_after_test, waited_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 from advisor.model.containers import Value, list_elements
 import libcst as cst
@@ -52,11 +52,7 @@ class ItemInTrainingLoop(Rule):
         between) is information: the queue is already empty, so the read adds no wait of its
         own. So is one that reads again, first thing in the body of an `if`, the value its test
         just read (`if best > loss.item(): best = loss.item()`); a copy queued between the two
-        (`best_inputs = x.clone()`) keeps the second read a warning. Likewise a read of a value
-        already read a few bookkeeping lines up, or of another output of the same call
-        (`prec1, prec5 = accuracy(...)`, then `top1.update(prec1.item())` and
-        `top5.update(prec5.item())`): only the first read waits. Values computed apart (two
-        loss dicts) each count, and so does a read that asks for new work (`(a == b).sum().item()`).
+        (`best_inputs = x.clone()`) keeps the second read a warning.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -109,29 +105,6 @@ class ItemInTrainingLoop(Rule):
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        yield from self._item_reads(model)
-        yield from self._other_reads(model)
-
-    def _item_reads(self, model: FileModel) -> Iterator[Report]:
-        found = list(self._items(model))
-        # A read right after another that waited, with nothing queued between, waits for
-        # nothing: only the first of such a run of reads is the warning.
-        waits = {id(site.node) for site, report in found if report.severity is not Severity.INFO}
-        for site, report in found:
-            if report.severity is not Severity.INFO:
-                before = read_just_before(model, site, waits - {id(site.node)})
-                if before is not None:
-                    report = self.report(
-                        site.node,
-                        "`{expression}` reads a value back right after `{before}` (line {before_line}) "
-                        "waited for the GPU, with nothing queued between",
-                        severity=Severity.INFO,
-                        data={"expression": snippet(model, site.node), "before": snippet(model, before.node),
-                              "before_line": model.line_of(before.node)},
-                    )
-            yield report
-
-    def _items(self, model: FileModel):
         for site in model.method_calls("item"):
             if site.node.args:
                 continue
@@ -143,7 +116,7 @@ class ItemInTrainingLoop(Rule):
             fallback = type_fallback(model, site.receiver, site.ctx) and not model.is_tensor(site.receiver, site.ctx, site.order)
             if waited_just_before(model, site):
                 # A synchronize for the step timer emptied the queue a few lines up.
-                yield site, self.report(
+                yield self.report(
                     site.node,
                     "`{expression}` reads a value back on every training step, after a "
                     "`torch.cuda.synchronize()` that already waited for the GPU",
@@ -153,7 +126,7 @@ class ItemInTrainingLoop(Rule):
                 continue
             if read_again_after_test(model, site):
                 # `if best > loss.item(): best = loss.item()`: the test's read emptied the queue.
-                yield site, self.report(
+                yield self.report(
                     site.node,
                     "`{expression}` reads again the value the test above just read back: the queue is "
                     "already empty",
@@ -161,13 +134,12 @@ class ItemInTrainingLoop(Rule):
                     data={"expression": snippet(model, site.node)},
                 )
                 continue
-            yield site, self.report(
+            yield self.report(
                 site.node,
                 "`{expression}` waits for the GPU on every training step",
                 severity=Severity.INFO if fallback else self.severity_for(heat),
                 data={"expression": snippet(model, site.node)},
             )
-    def _other_reads(self, model: FileModel) -> Iterator[Report]:
         conversions = [(b, model.facts.calls_by_callee.get(b, ())) for b in ("float", "int", "bool")]
         # `math.isnan(loss)` converts its argument with `float()` first.
         conversions += [(q, model.calls_to(q)) for q in _MATH_TESTS]

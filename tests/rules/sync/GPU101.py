@@ -2631,41 +2631,6 @@ for x, y in loader:
     optimizer.step()
 
 
-# %% invalid: a value read again, or another output of the same call, after a read that waited: the queue is empty; values computed apart wait each
-import torch
-
-for x, y in loader:
-    out = model(x.cuda())
-    loss = criterion(out, y.cuda())
-    acc1, acc5 = accuracy(out, y.cuda(), topk=(1, 5))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    losses.update(loss.item(), x.size(0))  # expect: GPU101
-    top1.update(acc1.item(), x.size(0))  # expect: GPU101
-    top5.update(acc5[0].item(), x.size(0))  # expect: GPU101 info
-    print("step", loss.detach().item(), acc1.item())  # expect: GPU101 info
-    stats.update(**{k: v.item() for k, v in pixel_losses.items()})  # expect: GPU101
-    stats.update(**{k: v.item() for k, v in lidar_losses.items()})  # expect: GPU101
-
-# %% invalid: a read that asks for new work, or follows a statement that queues some, waits again
-import torch
-
-for x, y in loader:
-    out = model(x.cuda())
-    loss = criterion(out, y.cuda())
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-    losses.update(loss.item(), x.size(0))  # expect: GPU101
-    correct = (out.argmax(1) == y.cuda()).sum().item()  # expect: GPU101
-    norm = out.norm()
-    print("norm", norm.item())  # expect: GPU101
-    if norm > 10:  # expect: GPU104
-        out = out / norm
-    print("mean", loss.item())  # expect: GPU101
-
-
 # %% invalid: a helper steps the optimizer once per mini-batch, after the micro-batch loop: the mini-batch loop is per step
 import torch
 from torch import nn
@@ -2709,4 +2674,3 @@ def train_epoch(model, optimizer, loader):
 for epoch in range(100):
     total = train_epoch(model, optimizer, loader)
     print(epoch, total.item())
-
