@@ -167,34 +167,3 @@ def _bookkeeping(site: CallSite) -> bool:
     return (site.method in _BOOKKEEPING_METHODS or site.qualname in TIMING_FUNCTIONS
             or (site.method is None and dotted_name(site.node.func) in _BOOKKEEPING_BUILTINS))
 
-
-_READS = frozenset({"item", "tolist"})
-
-
-def read_again_after_test(model, site: CallSite) -> bool:
-    """``site`` (`x.item()`) is among the first statements of the body of an `if` whose test read
-    the same value back (`if best > loss.item(): best = loss.item()`), with only bookkeeping
-    before it: the test emptied the queue, and nothing was queued since, so reading it again
-    adds no wait of its own."""
-    guard = site.ctx.guard
-    if (site.method not in _READS or site.receiver is None or guard is None or not guard.positive or guard.exits
-            or guard.ctx.function is not site.ctx.function):
-        return False
-    code = model.module.code_for_node
-    receiver = code(site.receiver)
-    if not any(type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in _READS
-               and code(node.func.value) == receiver for node in _calls_in(guard.test)):
-        return False
-    block, index = site.stmt
-    by_statement = model.shared("timing.calls-by-statement", _calls_by_statement)
-    return all(_bookkeeping(other) for i in range(index) for other in by_statement.get((block, i), ())) and all(
-        _bookkeeping(other) for other in by_statement.get(site.stmt, ()) if other.order < site.order)
-
-
-def _calls_in(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if type(current) is cst.Call:
-            yield current
-        stack.extend(current.children)

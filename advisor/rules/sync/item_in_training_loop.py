@@ -7,7 +7,7 @@ from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
-from advisor.model.timing import read_again_after_test, waited_just_before
+from advisor.model.timing import waited_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 from advisor.model.containers import Value, list_elements
 import libcst as cst
@@ -50,9 +50,7 @@ class ItemInTrainingLoop(Rule):
         An `.item()` a few bookkeeping lines after a `torch.cuda.synchronize()` that times the
         step (one GPU105 accepts as a measurement, with only meter updates and clock reads
         between) is information: the queue is already empty, so the read adds no wait of its
-        own. So is one that reads again, first thing in the body of an `if`, the value its test
-        just read (`if best > loss.item(): best = loss.item()`); a copy queued between the two
-        (`best_inputs = x.clone()`) keeps the second read a warning.
+        own.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -120,16 +118,6 @@ class ItemInTrainingLoop(Rule):
                     site.node,
                     "`{expression}` reads a value back on every training step, after a "
                     "`torch.cuda.synchronize()` that already waited for the GPU",
-                    severity=Severity.INFO,
-                    data={"expression": snippet(model, site.node)},
-                )
-                continue
-            if read_again_after_test(model, site):
-                # `if best > loss.item(): best = loss.item()`: the test's read emptied the queue.
-                yield self.report(
-                    site.node,
-                    "`{expression}` reads again the value the test above just read back: the queue is "
-                    "already empty",
                     severity=Severity.INFO,
                     data={"expression": snippet(model, site.node)},
                 )

@@ -2604,33 +2604,6 @@ for feat, y in loader:
     optimizer.step()
 
 
-# %% invalid: the best loss read back by the test, then read again as the body's first statement: info
-import torch
-
-best_cost = 1e6
-for x, y in loader:
-    optimizer.zero_grad()
-    loss = criterion(model(x.cuda()), y.cuda())
-    if best_cost > loss.item():  # expect: GPU101
-        best_cost = loss.item()  # expect: GPU101 info
-        best_inputs = x
-    loss.backward()
-    optimizer.step()
-
-# %% invalid: a copy queued between the test's read and the body's read: the second waits for it
-import torch
-
-best_cost = 1e6
-for x, y in loader:
-    optimizer.zero_grad()
-    loss = criterion(model(x.cuda()), y.cuda())
-    if best_cost > loss.item():  # expect: GPU101
-        best_inputs = x.clone()
-        best_cost = loss.item()  # expect: GPU101
-    loss.backward()
-    optimizer.step()
-
-
 # %% invalid: a helper steps the optimizer once per mini-batch, after the micro-batch loop: the mini-batch loop is per step
 import torch
 from torch import nn
