@@ -182,7 +182,8 @@ class DataDependentSyncInTrainingLoop(Rule):
         `masked_select`, `unique()`, indexing with a boolean mask (`logits[labels != -100]`,
         or a name bound to such a comparison, or to a product of two, `(y2 > y1) * (x2 > x1)`, or
         to a tensor cast to booleans, `mask.flatten(1).to(torch.bool)`, or to a mask reduced
-        along a dim, `torch.logical_and(xy > 0, xy < 1).all(dim=-1)`), a store through a mask that is not a plain
+        along a dim, `torch.logical_and(xy > 0, xy < 1).all(dim=-1)`, or to what a project helper
+        returns when each of its returns is such a mask, `occ_mask = get_occlusion_mask(...)`), a store through a mask that is not a plain
         masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
         that is a tensor on the device (`ws[:, cutoff:]`), and Python's own `max()` or `min()`
         of several values, one a tensor (`loss / max(1, n_tokens)`: they compare and test the
@@ -425,6 +426,15 @@ class DataDependentSyncInTrainingLoop(Rule):
                 dtype = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "dtype"), None)
                 return dtype is not None and model.imports.qualify(dtype) == "torch.bool"  # `torch.ones_like(x, dtype=torch.bool)`
             func = expr.func
+            if depth < 3 and (not qual or model.symbol(qual) is not None):
+                # `occ_mask = get_occlusion_mask(...)`: a helper of the project whose every
+                # return is a mask
+                targets = model.calls.targets_of_expression(expr, ctx, model.order_of(expr))
+                if targets and all(
+                        info.return_sites and all(r.value is not None and self._is_mask(owner, r.value, r.ctx, depth + 1)
+                                                  for r in info.return_sites)
+                        for owner, info in targets):
+                    return True
             if qual or not type(func) is cst.Attribute:
                 return False
             if func.attr.value in _MASK_MOVES and not any(is_dtype(model, a.value) for a in expr.args):

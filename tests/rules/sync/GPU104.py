@@ -2410,3 +2410,37 @@ for kp, depth in loader:
     loss.backward()
     optimizer.step()
 
+
+# %% invalid: a mask a helper returns
+import torch
+
+
+def get_occlusion_mask(depth, warped):
+    return torch.abs(depth - warped) < 0.1
+
+
+for image, depth in loader:
+    rendered, warped = model(image.cuda(), depth.cuda())
+    occ_mask = get_occlusion_mask(rendered, warped)
+    loss = (rendered[occ_mask] - warped[occ_mask]).abs().mean()  # expect: GPU104
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a helper that returns the mask as weights, or an index taken from it
+import torch
+
+
+def occlusion_weights(depth, warped):
+    return ((depth - warped).abs() < 0.1).float()
+
+
+for image, depth in loader:
+    rendered, warped = model(image.cuda(), depth.cuda())
+    weights = occlusion_weights(rendered, warped)
+    picked = rendered[:, weights.argmax()]
+    loss = ((rendered - warped).abs() * weights).mean() + picked.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
