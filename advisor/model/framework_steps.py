@@ -237,6 +237,12 @@ def _instance_uses(model):
             name = dotted_name(assignment.value) if assignment.value is not None else None
             if name is not None:
                 handed.add(name)
+    for info in model.facts.functions.values():
+        for returned in info.return_sites:
+            # `return model` from a factory: its callers use the instance.
+            name = dotted_name(returned.value) if returned.value is not None else None
+            if name is not None:
+                handed.add(name)
     return called, handed
 
 
@@ -527,11 +533,18 @@ _RUNS_WHAT_IT_IS_GIVEN = re.compile(r"(Trainer|Engine|Runner)$|^(fit|prepare|set
 
 def _run_out_of_sight(model, site) -> bool:
     """The instance a construction builds is handed, in the same function, to a library call
-    that runs it (a Hugging Face `Trainer`, Lightning's `fit`): its forward runs every step,
-    though no call of the project is seen to run it."""
+    that runs it (a Hugging Face `Trainer`, Lightning's `fit`), or returned by a top-level
+    factory function: its forward runs every step, though no call of the project is seen to
+    run it."""
     name = site.assigned_to
     if not name:
         return False
+    function = site.ctx.function
+    if (function is not None and function.class_name is None and function.ctx is not None and function.ctx.function is None
+            and any(type(r.value) is cst.Name and r.value.value == name for r in function.return_sites)):
+        # `def posecnn(num_classes, ...): model = PoseCNN(...); ...; return model`: a factory
+        # hands the model to whoever builds it by name (`networks.__dict__[args.network](...)`).
+        return True
     for call in calls_handing(model, site, name):
         callee = dotted_name(call.node.func) or ""
         if _RUNS_WHAT_IT_IS_GIVEN.search(callee.rsplit(".", 1)[-1]) and not model.calls.targets(call):

@@ -170,6 +170,7 @@ class ProjectView:
         self._imported: Dict[str, List[str]] = {}
         self._loads: Dict[str, List[str]] = {}
         self._path_additions: Dict[str, Tuple[str, ...]] = {}
+        self._all_additions: Optional[Tuple[str, ...]] = None
         self._found: Dict[str, List[str]] = {}
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
@@ -268,6 +269,7 @@ class ProjectView:
         self._imported.clear()
         self._loads.clear()
         self._path_additions.clear()
+        self._all_additions = None
         self._models = {k: m for k, m in self._models.items() if m is not None}  # "absent" may no longer hold
         self._reset()
 
@@ -312,7 +314,7 @@ class ProjectView:
             if level:
                 found = self.layout.relative_file(module, level, path)
             elif module:
-                found = self.layout.module_file(module, path, self._additions(path))
+                found = self._find_module(module, path)
             else:
                 found = None
             if found is None:
@@ -334,7 +336,7 @@ class ProjectView:
             return None
         package = ".".join(parts[: cut - 1])
         found = (self.layout.relative_file(package, level, path) if level
-                 else self.layout.module_file(package, path, self._additions(path)))
+                 else self._find_module(package, path))
         if found is None or os.path.basename(found) != "__init__.py":
             return None
         init = self.model(found)
@@ -696,6 +698,10 @@ class ProjectView:
         #   model/default_flags.py: the config values are read from every config file).
         if any(self._loads_settings(p) for p in self.dependencies(path) if p.endswith(".py")) or self._loads_settings(key):
             found.update(self.layout.config_files() or ())
+        # - where the imports of a module lead through the folders the project's scripts add to
+        #   `sys.path` (`_run_additions`): the files that add them.
+        if self._run_additions():
+            found.update(p for p in self.files_containing("sys.path") if p.endswith(".py"))
         # - whether some text names a class the file registers (model/registered_classes.py).
         text = self._text(key)
         registered = classes_asked_for(text)
@@ -887,6 +893,27 @@ class ProjectView:
             self._path_additions[path] = known
         return known
 
+    def _find_module(self, module: str, path: str) -> Optional[str]:
+        """The project file an absolute import of ``module`` in ``path`` loads: through the
+        file's own `sys.path` additions first, then through those of the project's scripts
+        (`from layers.roi_target_layer import ...` in a module a script imports after its
+        `_init_paths` put `lib/` on the path: every module of that run finds it there)."""
+        found = self.layout.module_file(module, path, self._additions(path))
+        if found is None and self._run_additions():
+            found = self.layout.module_file(module, path, self._additions(path) + self._run_additions())
+        return found
+
+    def _run_additions(self) -> Tuple[str, ...]:
+        """Every folder some file of the project adds to `sys.path` (worked out once per file
+        list; a text that mentions `sys.path` changing starts the file list over)."""
+        if self._all_additions is None:
+            found: List[str] = []
+            for other in self.files_containing("sys.path"):
+                if other.endswith(".py"):
+                    found.extend(f for f in self._additions(other) if f not in found)
+            self._all_additions = tuple(found)
+        return self._all_additions
+
     def _path_helpers(self, path: str, text: str) -> List[str]:
         """Modules beside the file that it imports by a bare name and that touch `sys.path`:
         `import _init_paths` before the imports that helper makes possible."""
@@ -908,9 +935,8 @@ class ProjectView:
                     found = [self.layout.relative_file(module, level, path)]
                     found += [self.layout.relative_file(f"{module}.{n}" if module else n, level, path) for n in names]
                 else:
-                    extra = self._additions(path)
-                    found = [self.layout.module_file(module, path, extra)]
-                    found += [self.layout.module_file(f"{module}.{n}", path, extra) for n in names]
+                    found = [self._find_module(module, path)]
+                    found += [self._find_module(f"{module}.{n}", path) for n in names]
                 known.extend(f for f in found if f is not None and f != path)
             known.extend(f for f in self.loaded_by(path) if f not in known)
             self._imported[path] = known

@@ -1,0 +1,3 @@
+from .posenet import posenet
+
+__all__ = ["posenet"]
