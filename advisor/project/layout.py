@@ -141,6 +141,13 @@ class Layout:
         key = (module, here, extra)
         if key not in self._found:
             found = self._lookup(module, [here, *self.roots, *extra])
+            if found is None:
+                # `from data.custom_dataset_data_loader import ...` inside `Global/data/`: the
+                # scripts beside the package (`Global/train.py`) run with its parent folder on
+                # the path, and every module of their run finds the package's siblings there.
+                above = _package_parent(here)
+                if above is not None and above != here and above not in self.roots:
+                    found = self._lookup(module, [above])
             head, _, rest = module.partition(".")
             if found is None and rest and head == os.path.basename(self.root):
                 # The repository is the package, run from its parent folder: `import
@@ -279,3 +286,17 @@ def vendored_folder(path: str, root: str) -> Optional[str]:
             return None
         folder = os.path.dirname(folder)
     return None
+
+
+def _package_parent(folder: str) -> Optional[str]:
+    """The folder above the outermost package that holds ``folder`` (a folder with an
+    `__init__.py`, and those above it that have one too); None when ``folder`` is no package."""
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return None
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return folder
+

@@ -440,12 +440,20 @@ def _helper_moves_batches(model: FileModel, loop=None) -> bool:
         if site.method in ("to", "cuda", "type") or not site.node.args:
             continue
         names = derived_batch_names(model, site)
-        if not any(root_name(arg.value) in names for arg in site.node.args):
+        if not any(root_name(_unwrapped(model, arg.value)) in names for arg in site.node.args):
             continue
         if any(owner is not model and function_moves_to_device(owner, info) and not _takes_to_numpy(info, site, names)
                for owner, info in model.calls.targets(site)):
             return True
     return False
+
+
+def _unwrapped(model: FileModel, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`Variable(data["label"])`: the old autograd wrapper hands on the tensor it is given."""
+    while (type(expr) is cst.Call and len(expr.args) == 1 and not expr.args[0].star
+           and model.imports.qualify(expr.func) in ("torch.autograd.Variable", "torch.autograd.variable.Variable")):
+        expr = expr.args[0].value
+    return expr
 
 
 def _takes_to_numpy(info, site: CallSite, names: set) -> bool:
