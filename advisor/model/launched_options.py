@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 # Options a launcher adds to the command line it runs (`--local_rank=N`), never written out.
 _INJECTED = re.compile(r"^--?local[_-]rank$")
@@ -81,11 +81,12 @@ def _never_launched(model, option: str) -> bool:
     names = {os.path.basename(p) for p in scripts} | {
         n for n in map(project.layout.module_name, scripts) if n is not None and "." in n}
     injected = bool(_INJECTED.search(option))
-    launch_names = names
+    launch_names, launch_scripts = names, scripts
     if injected and paths[0] in scripts:
         # Whether a launcher starts this very script (or one importing it): other scripts of the
         # project that define their own `--local_rank` may well be launched distributed.
         own = {paths[0]} | (project.importer_paths(paths[0]) & nearby)
+        launch_scripts = own
         launch_names = {os.path.basename(p) for p in own} | {
             n for n in map(project.layout.module_name, own) if n is not None and "." in n}
     documented = False
@@ -96,7 +97,8 @@ def _never_launched(model, option: str) -> bool:
                 model, path, text, names, scripts) and _passed_to_ours(model, path, text, aliases, names, scripts):
             return False
         if injected and _LAUNCHERS.search(text) and any(
-                _LAUNCHERS.search(line) for line in _command_lines(model, path, text, launch_names)):
+                _LAUNCHERS.search(line) and _line_runs_ours(line, launch_names, launch_scripts, path, project)
+                for line in _command_lines(model, path, text, launch_names)):
             # `torch.distributed.launch` and DeepSpeed pass `--local_rank` to every process
             # they start: a command that runs the script through one passes it.
             return False
@@ -121,7 +123,7 @@ def _runs_others_only(model, path: str, text: str, names: Set[str], scripts: Set
         # one above (not another sub-project's README beside them).
         folder = os.path.dirname(os.path.abspath(path))
         return not any(os.path.dirname(s) == folder or os.path.dirname(s).startswith(folder + os.sep) for s in scripts)
-    return not any(_line_runs_ours(line, names, scripts) for line in _command_lines(model, path, text, names))
+    return not any(_line_runs_ours(line, names, scripts, path, model.project) for line in _command_lines(model, path, text, names))
 
 
 def _passed_to_ours(model, path: str, text: str, flags: Set[str], names: Set[str], scripts: Set[str]) -> bool:
@@ -154,15 +156,34 @@ def _runs_other_scripts(line: str, names: Set[str], scripts: Set[str]) -> bool:
     return not any(m in names or m.rsplit(".", 1)[-1] + ".py" in names for m in modules)
 
 
-def _line_runs_ours(line: str, names: Set[str], scripts: Set[str]) -> bool:
+def _line_runs_ours(line: str, names: Set[str], scripts: Set[str], text_path: Optional[str] = None,
+                    project=None) -> bool:
     """A command line that names one of ``names`` runs one of ``scripts`` unless every path it
     names the script by leads elsewhere (`src/tasks/vqa.py` where the script is `VL-T5/src/vqa.py`,
-    another sub-project's script of the same name)."""
+    another sub-project's script of the same name), or, named bare (`python run.py`), in a
+    document (``text_path``) whose folder holds another script of that name and none of
+    ``scripts`` (another task's README, run after `cd code` in its own folder)."""
     ours = {p.replace(os.sep, "/") for p in scripts}
     paths = [t for t in re.findall(r"[\w./-]+", line) if "/" in t and t.rsplit("/", 1)[-1] in names]
     if not paths:
-        return True  # a bare name (`python train.py`), or a module (`python -m pkg.train`)
+        # a bare name (`python train.py`), or a module (`python -m pkg.train`)
+        if text_path is None or project is None or not text_path.endswith(_DOCUMENTS):
+            return True
+        folder = os.path.dirname(os.path.abspath(text_path)) + os.sep
+        if any(os.path.abspath(s).startswith(folder) for s in scripts):
+            return True
+        return not any(os.path.basename(f) in names and os.path.abspath(f).startswith(folder)
+                       for f in _named_files(project, names))
     return any(any(p.endswith("/" + t.lstrip("./")) for p in ours) for t in paths)
+
+
+_DOCUMENTS = (".md", ".rst", ".txt")
+
+
+def _named_files(project, names: Set[str]) -> List[str]:
+    """The project's Python files with one of ``names`` as their file name."""
+    wanted = {n for n in names if n.endswith(".py")}
+    return [f for f in project.layout.files() if os.path.basename(f) in wanted]
 
 
 # Launchers that start one process per GPU and hand each its `--local_rank`.
@@ -194,7 +215,7 @@ def documented_values(reader, defining_path: str, flags: Sequence[str]) -> List[
         if not any(flag in text for flag in flags):
             continue
         for line in _command_lines(reader, path, text, names):
-            if not _line_runs_ours(line, names, scripts):
+            if not _line_runs_ours(line, names, scripts, path, project):
                 continue  # another sub-project's script of the same name
             for pattern in patterns:
                 found.extend(expanded_value(text, match.group(1)) for match in pattern.finditer(line))
