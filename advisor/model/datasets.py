@@ -13,6 +13,7 @@ files, an h5py or memory-mapped array, a Hugging Face dataset, a parameter) is n
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Set
 
 import libcst as cst
@@ -91,7 +92,26 @@ def _hands_out_ids(owner, info: ClassInfo) -> bool:
     init = owner.facts.functions.get(f"{info.name}.__init__")
     if getitem is None or init is None:
         return False
-    return _converts_to_ids(owner, getitem.node.body, False) or _converts_to_ids(owner, init.node.body, True)
+    return (_converts_to_ids(owner, getitem.node.body, False) or _converts_to_ids(owner, init.node.body, True)
+            or _id_fields_returned(getitem))
+
+
+# Fields of a tokenised example: token ids, their masks and labels.
+_ID_FIELD = re.compile(r"(^|_)(ids|input_ids|token_ids|labels?|mask|idx|index)$")
+
+
+def _id_fields_returned(getitem) -> bool:
+    """Every tensor `__getitem__` returns is made of a field named as token ids or labels of a
+    held example (`torch.tensor(self.examples[i].input_ids), torch.tensor(self.examples[i].label)`)."""
+    returns = [r.value for r in getitem.return_sites if r.value is not None]
+    if not returns:
+        return False
+    parts = [e.value for r in returns for e in (r.elements if type(r) is cst.Tuple else [cst.Element(r)])]
+    return all(
+        type(p) is cst.Call and dotted_name(p.func) in _WRAPPERS and len(p.args) == 1
+        and type(p.args[0].value) is cst.Attribute and bool(_ID_FIELD.search(p.args[0].value.attr.value))
+        for p in parts
+    )
 
 
 def _converts_to_ids(owner, body: cst.CSTNode, built: bool) -> bool:
@@ -346,6 +366,10 @@ def _built_in_memory(owner, value: cst.BaseExpression) -> bool:
         return True
     if type(value) is cst.Call:
         qualname = owner.imports.qualify(value.func) or ""
+        if type(value.func) is cst.Attribute and value.func.attr.value == "map" and not qualname and (
+                dotted_name(value.func.value) or "").rsplit(".", 1)[-1] in ("pool", "p", "executor"):
+            # `self.examples = pool.map(convert, data)`: a multiprocessing pool's list of results
+            return True
         return qualname.startswith("torch.") and not qualname.startswith("torch.utils.")
     return False
 
@@ -359,6 +383,8 @@ def _self_attribute(expr: cst.BaseExpression) -> Optional[str]:
 # Conversions of an indexed tensor that copy at most a few bytes per element: `.long()`,
 # `.type(torch.int64)`.
 _CONVERSIONS = frozenset({"long", "int", "float", "half", "bool", "type", "clone", "contiguous"})
+# Tensors made of what an index gives, as written (`torch.tensor(example.input_ids)`).
+_WRAPPERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.Tensor"})
 
 
 def _indexes(expr: cst.BaseExpression, held: Set[str], bound: Set[str]) -> bool:
@@ -371,6 +397,12 @@ def _indexes(expr: cst.BaseExpression, held: Set[str], bound: Set[str]) -> bool:
         return _indexes(expr.func.value, held, bound)
     if type(expr) is cst.Tuple:
         return bool(expr.elements) and all(_indexes(e.value, held, bound) for e in expr.elements)
+    if (type(expr) is cst.Call and dotted_name(expr.func) in _WRAPPERS and len(expr.args) == 1
+            and expr.args[0].keyword is None and not expr.args[0].star):
+        # `torch.tensor(self.examples[item].input_ids)`: a held list of numbers made a tensor
+        return _indexes(expr.args[0].value, held, bound)
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Subscript:
+        return _indexes(expr.value, held, bound)  # a field of a held example
     if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("tuple", "list") and len(expr.args) == 1:
         return _indexes_each(expr.args[0].value, held)
     if type(expr) in (cst.ListComp, cst.GeneratorExp):

@@ -61,7 +61,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
         training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises) the finding is info: a batch
         of token ids is a few kilobytes (so it is over a dataset class that holds its ids in
-        memory and hands out windows of them, `self.data[start: start + n].long()`, over a
+        memory and hands out windows of them, `self.data[start: start + n].long()`, or tensors of the
+        ids and labels of examples tokenised up front, `torch.tensor(self.examples[i].input_ids)`, over a
         `TensorDataset` whose first tensor holds integer ids, and over `transformers`' datasets
         tokenised when built, `GlueDataset`); so it is
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning

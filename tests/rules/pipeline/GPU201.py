@@ -1746,3 +1746,57 @@ for epoch in range(1, 201):
         with torch.no_grad():
             for x, y in test_loader:
                 score = metric(model(x.cuda()), y.cuda())
+
+
+# %% invalid: examples tokenised by a pool up front, handed out as tensors of their ids and labels: small batches, info
+import multiprocessing
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class TextDataset(Dataset):
+    def __init__(self, tokenizer, lines, pool):
+        self.examples = []
+        data = [(line, tokenizer) for line in lines]
+        self.examples = pool.map(convert_example, data)
+
+    def __len__(self):
+        return len(self.examples)
+
+    def __getitem__(self, item):
+        return torch.tensor(self.examples[item].input_ids), torch.tensor(self.examples[item].label)
+
+
+pool = multiprocessing.Pool(16)
+train_dataset = TextDataset(tokenizer, lines, pool)
+train_loader = DataLoader(train_dataset, batch_size=32, shuffle=True, num_workers=4)  # expect: GPU201 info
+for input_ids, labels in train_loader:
+    loss = model(input_ids.cuda(), labels.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% invalid: examples held in memory whose images are handed out as tensors: reported
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class ImageDataset(Dataset):
+    def __init__(self, pool, paths):
+        self.examples = pool.map(load_example, paths)
+
+    def __len__(self):
+        return len(self.examples)
+
+    def __getitem__(self, item):
+        return torch.tensor(self.examples[item].pixels), torch.tensor(self.examples[item].label)
+
+
+train_loader = DataLoader(ImageDataset(pool, paths), batch_size=32, shuffle=True, num_workers=4)  # expect: GPU201
+for images, labels in train_loader:
+    loss = model(images.cuda(), labels.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+

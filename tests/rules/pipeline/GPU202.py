@@ -1021,3 +1021,34 @@ def main(args, train_set, val_set, model, optimizer):
             loss.backward()
             optimizer.step()
         args.validate({"VAL": val_loader}, model)
+
+
+# %% valid: examples a pool tokenised up front, each item only made a tensor: nothing for workers to take over
+import multiprocessing
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class TextDataset(Dataset):
+    def __init__(self, tokenizer, lines, pool):
+        self.examples = []
+        data = [(line, tokenizer) for line in lines]
+        self.examples = pool.map(convert_example, data)
+
+    def __len__(self):
+        return len(self.examples)
+
+    def __getitem__(self, item):
+        return torch.tensor(self.examples[item].input_ids), torch.tensor(self.examples[item].label)
+
+
+pool = multiprocessing.Pool(16)
+train_dataset = TextDataset(tokenizer, lines, pool)
+train_loader = DataLoader(train_dataset, batch_size=32, shuffle=True, pin_memory=True)
+for input_ids, labels in train_loader:
+    loss = model(input_ids.cuda(non_blocking=True), labels.cuda(non_blocking=True))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
