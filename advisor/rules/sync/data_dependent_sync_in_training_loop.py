@@ -31,6 +31,8 @@ _MASK_FUNCTIONS = frozenset(
 
 
 _MASK_METHODS = _MASK_FUNCTIONS | {"bool"}
+# Comparison methods a tensor has and a NumPy array has not.
+_TORCH_ONLY_COMPARISONS = frozenset({"ne", "eq", "gt", "lt", "ge", "le"})
 
 
 _MASK_JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat"})
@@ -183,7 +185,9 @@ class DataDependentSyncInTrainingLoop(Rule):
         or a name bound to such a comparison, or to a product of two, `(y2 > y1) * (x2 > x1)`, or
         to a tensor cast to booleans, `mask.flatten(1).to(torch.bool)`, or to a mask reduced
         along a dim, `torch.logical_and(xy > 0, xy < 1).all(dim=-1)`, or to what a project helper
-        returns when each of its returns is such a mask, `occ_mask = get_occlusion_mask(...)`), a store through a mask that is not a plain
+        returns when each of its returns is such a mask, `occ_mask = get_occlusion_mask(...)`, or to
+        a tensor's own comparison method, `target_mask.ne(0)`, which NumPy arrays lack, also
+        compared again, `target_mask[..., 1:].ne(0).view(-1) == 1`), a store through a mask that is not a plain
         masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
         that is a tensor on the device (`ws[:, cutoff:]`), and Python's own `max()` or `min()`
         of several values, one a tensor (`loss / max(1, n_tokens)`: they compare and test the
@@ -399,9 +403,10 @@ class DataDependentSyncInTrainingLoop(Rule):
         if depth > 6:
             return False
         if type(expr) is cst.Comparison:
-            return all(isinstance(c.operator, _VALUE_COMPARISONS) for c in expr.comparisons) and is_tensor(
-                model, expr, ctx
-            )
+            if not all(isinstance(c.operator, _VALUE_COMPARISONS) for c in expr.comparisons):
+                return False
+            # `target_mask.ne(0).view(-1) == 1`: a mask compared again is a mask
+            return is_tensor(model, expr, ctx) or self._is_mask(model, expr.left, ctx, depth + 1)
         if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.BitInvert:
             return self._is_mask(model, expr.expression, ctx, depth + 1)
         if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.BitAnd, cst.BitOr, cst.BitXor):
@@ -447,6 +452,9 @@ class DataDependentSyncInTrainingLoop(Rule):
                     for a in expr.args):
                 # `bool_masked_pos.flatten(1).to(torch.bool)`: cast to booleans, a mask
                 return is_tensor(model, func.value, ctx)
+            if func.attr.value in _TORCH_ONLY_COMPARISONS and len(expr.args) == 1:
+                # `target_mask.ne(0)`: NumPy arrays have no such method; a tensor's comparison
+                return True
             return func.attr.value in _MASK_METHODS and is_tensor(model, func.value, ctx)
         if type(expr) is cst.Name:
             sources = loop_sources(model, expr, ctx, model.order_of(expr))

@@ -2444,3 +2444,44 @@ for image, depth in loader:
     loss.backward()
     optimizer.step()
 
+
+# %% invalid: a mask made with a tensor's comparison method, inside the model's forward
+import torch
+from torch import nn
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self, decoder, vocab):
+        super().__init__()
+        self.decoder = decoder
+        self.lm_head = nn.Linear(768, vocab)
+
+    def forward(self, source_ids, target_ids, target_mask):
+        lm_logits = self.lm_head(self.decoder(source_ids, target_ids))
+        active_loss = target_mask[..., 1:].ne(0).view(-1) == 1
+        shift_logits = lm_logits[..., :-1, :].contiguous()
+        shift_labels = target_ids[..., 1:].contiguous()
+        logits = shift_logits.view(-1, shift_logits.size(-1))[active_loss]  # expect: GPU104
+        return nn.functional.cross_entropy(logits, shift_labels.view(-1)[active_loss])
+
+
+model = Seq2Seq(decoder, 50000).cuda()
+for batch in loader:
+    source_ids, target_ids, target_mask = tuple(t.cuda() for t in batch)
+    loss = model(source_ids, target_ids, target_mask)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: the same comparison method on lengths kept in host memory
+import torch
+
+for batch, lengths in loader:
+    out = model(batch.cuda())
+    keep = torch.tensor(lengths).ne(0)
+    kept = [length for length, k in zip(lengths, keep.tolist()) if k]
+    loss = out.mean() * len(kept)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
