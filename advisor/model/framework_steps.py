@@ -13,7 +13,6 @@ from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.calls import class_kinds
 from advisor.model.facts import Context, FunctionInfo
 from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
@@ -492,9 +491,24 @@ def _module_forward(model, info: FunctionInfo) -> bool:
     if info.class_name is None or info.node.name.value != "forward":
         return False
     cls = model.facts.classes.get(info.class_name)
-    # Through project base classes too: `class UniVL(UniVLPreTrainedModel)`, whose base derives
-    # from `nn.Module`.
-    return cls is not None and (any(_module_base(b) for b in cls.bases) or "module" in class_kinds(model, cls))
+    return cls is not None and (any(_module_base(b) for b in cls.bases) or _module_through_own_base(model, cls))
+
+
+def _module_through_own_base(model, cls, depth: int = 0) -> bool:
+    """`class UniVL(UniVLPreTrainedModel)` where the same file declares `class
+    UniVLPreTrainedModel(PreTrainedModel, nn.Module)`: a model of the file's own hierarchy. Only
+    bases of the same file count: a framework's base classes in other modules (fairseq's
+    `FairseqLanguageModel`) would make every registered model of a vendored copy a forward
+    the project runs."""
+    if depth > 2:
+        return False
+    for base in cls.bases:
+        own = model.facts.classes.get(base)
+        if own is None or own is cls:
+            continue
+        if any(_module_base(b) for b in own.bases) or _module_through_own_base(model, own, depth + 1):
+            return True
+    return False
 
 
 def _module_base(base: str) -> bool:

@@ -3,7 +3,7 @@ import torch.nn as nn
 from modules.until_module import BeamSearch, MILNCELoss, PreTrainedModel
 
 
-class CaptionPreTrainedModel(PreTrainedModel):
+class CaptionPreTrainedModel(PreTrainedModel, nn.Module):
     """The project's base for its models: weights loading and initialisation."""
 
     def init_weights(self, module):
