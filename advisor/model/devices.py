@@ -11,7 +11,7 @@ from advisor.model.builder import ACCELERATOR_DEVICE_CALLS
 from advisor.model.facts import Context
 from advisor.model.hydra_configs import hydra_values, primary_configs
 from advisor.model.names import dotted_name
-from advisor.model.value_flow import Question, ValueFlow
+from advisor.model.value_flow import Question, ValueFlow, argument
 from advisor.model.vocabulary import DEVICE_NAME, DTYPE_NAME, TORCH_DTYPES
 
 CUDA, HOST, NOT_A_DEVICE = "cuda", "host", ""
@@ -193,3 +193,16 @@ def _on_host_by_config(model) -> bool:
             break
         by_config = by_config or hydra_values(model, target) is not None
     return by_config and not other
+
+
+def moves_to_device(model, call: cst.Call, ctx: Context, order: int = 1 << 30) -> bool:
+    """`.cuda(...)`, or `.to(...)` unless it only changes the dtype or goes to the CPU."""
+    method = call.func.attr.value if type(call.func) is cst.Attribute else None
+    if method == "cuda":
+        return True
+    if method != "to":
+        return False
+    target = argument(call, "device", 0)
+    if target is None or is_dtype(model, target.value):
+        return False
+    return device_kind(model, target.value, ctx, order) != HOST

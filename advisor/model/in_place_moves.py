@@ -9,7 +9,7 @@ from typing import Dict, List, Tuple
 import libcst as cst
 
 from advisor.model.facts import Context
-from advisor.model.value_flow import argument
+from advisor.model.devices import moves_to_device
 
 
 def moved_in_place(model, name: str, ctx: Context, order: float) -> bool:
@@ -51,18 +51,6 @@ def _stores_device_items(owner, info, param: str) -> bool:
     for store in owner.facts.item_stores.get(param, ()):
         if store.ctx.function is not info or store.value is None:
             continue
-        value = store.value
-        if (type(value) is cst.Call and type(value.func) is cst.Attribute
-                and value.func.attr.value in ("cuda", "to") and _moves_somewhere(value)):
+        if type(store.value) is cst.Call and moves_to_device(owner, store.value, store.ctx, store.order):
             return True
     return False
-
-
-def _moves_somewhere(call: cst.Call) -> bool:
-    """`.cuda()`, or `.to(x)` with a first argument that is not a dtype written out."""
-    if call.func.attr.value == "cuda":
-        return True
-    target = argument(call, "device", 0)
-    return target is not None and not (type(target.value) is cst.Attribute
-                                       and (getattr(target.value.value, "value", None) == "torch")
-                                       and target.value.attr.value in ("float16", "float32", "bfloat16", "half", "float", "long", "int", "bool"))

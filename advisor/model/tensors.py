@@ -11,7 +11,7 @@ from typing import Iterator, Optional, Sequence
 import libcst as cst
 
 from advisor.model.containers import DICT_CONTENTS, LIST_ITEMS, PRESENT, builds_list, every_value, list_elements, lookup
-from advisor.model.devices import HOST, device_kind, is_dtype, names_host_device
+from advisor.model.devices import device_kind, is_dtype, moves_to_device, names_host_device
 from advisor.model.facts import Assignment, Context, LoopInfo
 from advisor.model.in_place_moves import moved_in_place
 from advisor.model.kinds import KINDS
@@ -86,19 +86,6 @@ _TENSOR_ATTRIBUTES = ("loss", "logits")
 HOST_FACTORIES = frozenset(
     "tensor as_tensor from_numpy zeros ones empty full rand randn randint randperm arange linspace".split()
 )
-
-
-def moves_to_device(model, call: cst.Call, ctx: Context, order: int = 1 << 30) -> bool:
-    """`.cuda(...)`, or `.to(...)` unless it only changes the dtype or goes to the CPU."""
-    method = call.func.attr.value if type(call.func) is cst.Attribute else None
-    if method == "cuda":
-        return True
-    if method != "to":
-        return False
-    target = argument(call, "device", 0)
-    if target is None or is_dtype(model, target.value):
-        return False
-    return device_kind(model, target.value, ctx, order) != HOST
 
 
 _LOSS_NAME = re.compile(r"(^|_)loss(es)?(_|$)", re.IGNORECASE)

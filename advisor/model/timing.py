@@ -166,4 +166,3 @@ _BOOKKEEPING_BUILTINS = frozenset({"len", "float", "int", "print", "isinstance",
 def _bookkeeping(site: CallSite) -> bool:
     return (site.method in _BOOKKEEPING_METHODS or site.qualname in TIMING_FUNCTIONS
             or (site.method is None and dotted_name(site.node.func) in _BOOKKEEPING_BUILTINS))
-
