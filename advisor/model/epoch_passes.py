@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Optional
 
 
-def _inside(loop, loop_ids) -> bool:
+def inside_loops(loop, loop_ids) -> bool:
+    """``loop`` is one of ``loop_ids`` or nested in one."""
     while loop is not None:
         if id(loop) in loop_ids:
             return True
@@ -25,5 +26,5 @@ def pass_every_few_epochs(model, loop, epochs: Optional[set] = None) -> bool:
     args.eval_interval == 0:` with `--eval_interval` defaulting to 1): it holds every epoch."""
     if epochs is None:
         epochs = model.shared("epoch-loop-ids", lambda m: {id(e) for e in m.epoch_loops()})
-    return (bool(epochs) and _inside(loop.parent, epochs) and model.guards.periodic(loop.ctx, within=epochs)
+    return (bool(epochs) and inside_loops(loop.parent, epochs) and model.guards.periodic(loop.ctx, within=epochs)
             and not model.guards.every_pass_by_default(loop.ctx))

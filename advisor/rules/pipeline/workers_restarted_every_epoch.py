@@ -18,7 +18,7 @@ from advisor.model.loaders import (
 from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.passes import describe, passes_over
 from advisor.model.engine_runs import engine_runs_over
-from advisor.model.epoch_passes import pass_every_few_epochs
+from advisor.model.epoch_passes import inside_loops, pass_every_few_epochs
 from advisor.rules.pipeline.loader_flow import batches_go_to_device, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.vocabulary import PLACEMENT_TEXT
@@ -60,14 +60,6 @@ def _loop_is_one_epoch(model, loop) -> bool:
     return at_most_one_round(model, loop)
 
 
-def _inside(loop, loop_ids) -> bool:
-    while loop is not None:
-        if id(loop) in loop_ids:
-            return True
-        loop = loop.parent
-    return False
-
-
 def _all_loaders(found) -> tuple:
     """The loaders, when every path of the value is one of them."""
     sites, exhaustive = found
@@ -84,7 +76,7 @@ def _epoch_callers(model: FileModel, info, epoch_ids, depth: int = 0) -> Optiona
     for site in model.call_sites(info):
         if model.guards.periodic(site.ctx):
             continue  # `if epoch % 5 == 0: evaluate(val_loader)`: every few epochs only
-        if _inside(site.ctx.loop, epoch_ids):
+        if inside_loops(site.ctx.loop, epoch_ids):
             chosen.append(site)
         elif site.ctx.loop is None and site.ctx.function is not None:
             outer = _epoch_callers(model, site.ctx.function, epoch_ids, depth + 1)
@@ -265,7 +257,7 @@ def _project_epoch_callers(model: FileModel, info, depth: int = 0) -> Optional[d
             # `if epoch % 20 == 0: validate(...)` in the epoch loop: every few epochs only. In a
             # step loop (`if step % eval_every == 0:`) it may come round more often than that.
             continue
-        if _inside(site.ctx.loop, _epochs(caller)):
+        if inside_loops(site.ctx.loop, _epochs(caller)):
             chosen.append((caller, site))
         elif site.ctx.loop is None and site.ctx.function is not None:
             outer = _project_epoch_callers(caller, site.ctx.function, depth + 1)
@@ -284,7 +276,7 @@ def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
     if not type(loop.node) is cst.For:
         return False
     epochs = _epochs(model)
-    if epochs and _inside(loop.parent, epochs):
+    if epochs and inside_loops(loop.parent, epochs):
         if _built_before_pass(site, loop):
             return False  # a new loader each time round: keeping its workers would not carry over
         return any(found is site for found in _all_loaders(loaders_iterated(model, loop)))
@@ -627,7 +619,7 @@ class WorkersRestartedEveryEpoch(Rule):
                 continue
             loaders: tuple = ()
             periodic = False
-            if _inside(loop.parent, epochs):
+            if inside_loops(loop.parent, epochs):
                 loaders = tuple(s for s in _all_loaders(loaders_iterated(model, loop)) if not _built_before_pass(s, loop))
                 periodic = pass_every_few_epochs(model, loop, epochs)
             elif loop.parent is None and loop.function is not None:
@@ -640,7 +632,7 @@ class WorkersRestartedEveryEpoch(Rule):
         for comp in self._generator_passes(model, epochs):
             iterated[id(comp.node)] = comp
         for site in loader_calls(model):
-            rebuilt = _inside(site.ctx.loop, epochs) or (
+            rebuilt = inside_loops(site.ctx.loop, epochs) or (
                 site.ctx.loop is None and _epoch_callers(model, site.ctx.function, epochs) is not None
             )
             if rebuilt and _subset_of_the_pass(model, site):
