@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
@@ -180,10 +181,20 @@ def _line_runs_ours(line: str, names: Set[str], scripts: Set[str], text_path: Op
 _DOCUMENTS = (".md", ".rst", ".txt")
 
 
+# layout -> {file name: the project's files of that name}: read once per file list, not per line.
+_BY_NAME: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def _named_files(project, names: Set[str]) -> List[str]:
     """The project's Python files with one of ``names`` as their file name."""
-    wanted = {n for n in names if n.endswith(".py")}
-    return [f for f in project.layout.files() if os.path.basename(f) in wanted]
+    layout = project.layout
+    index = _BY_NAME.get(layout)
+    if index is None:
+        index = {}
+        for path in layout.files():
+            index.setdefault(os.path.basename(path), []).append(path)
+        _BY_NAME[layout] = index
+    return [f for name in sorted(names) if name.endswith(".py") for f in index.get(name, ())]
 
 
 # Launchers that start one process per GPU and hand each its `--local_rank`.
