@@ -280,44 +280,42 @@ def test_a_readme_that_starts_passing_an_option_rechecks_a_cached_file(tmp_path)
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
 
 
+def _edit_rechecks(tmp_path, name, edited, old, new, finding):
+    """Copies the project ``name``, checks it twice (the second from the cache) and expects
+    ``finding`` (file name, row, code) at info; replaces ``old`` with ``new`` in ``edited``
+    and expects it at warning, from the cache as from a fresh one."""
+    import os
+    import shutil
+
+    project = tmp_path / name
+    shutil.copytree(ROOT / name, project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert (*finding, "info") in first
+    assert _json_findings(project, env) == first  # served from the cache
+    path = project / edited
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    again = _json_findings(project, env)
+    assert (*finding, "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
 def test_a_config_that_turns_on_a_flag_read_as_a_settings_attribute_rechecks_a_cached_file(tmp_path):
     """`check_nan=cfg.optim.check_nan` of a config loaded from YAML is off while every config
     file sets the key to a false value; turning it on in the YAML file must turn the loss
     module's NaN test back to a warning, also for the unchanged, cached module."""
-    import os
-    import shutil
-
-    project = tmp_path / "config_attribute_flags"
-    shutil.copytree(ROOT / "config_attribute_flags", project)
-    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
-    first = _json_findings(project, env)
-    assert ("base.py", 14, "GPU104", "info") in first
-    assert _json_findings(project, env) == first  # served from the cache
-    config = project / "configs" / "default.yaml"
-    config.write_text(config.read_text().replace("check_nan: False", "check_nan: True"))
-    again = _json_findings(project, env)
-    assert ("base.py", 14, "GPU104", "warning") in again
-    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+    _edit_rechecks(tmp_path, "config_attribute_flags", "configs/default.yaml", "check_nan: False", "check_nan: True",
+                   ("base.py", 14, "GPU104"))
 
 
 def test_a_config_that_starts_naming_a_class_picked_by_name_rechecks_a_cached_file(tmp_path):
     """`globals()[cfg.loss_name](cfg)` builds only the classes some text names: a loss no config
     names is information (model/registered_classes.py); a config edited to name it must turn
     its findings back to warnings, also for the unchanged, cached module."""
-    import os
-    import shutil
-
-    project = tmp_path / "picked_by_name"
-    shutil.copytree(ROOT / "picked_by_name", project)
-    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
-    first = _json_findings(project, env)
-    assert ("loss.py", 27, "GPU106", "info") in first
-    assert _json_findings(project, env) == first  # served from the cache
-    config = project / "configs" / "pretrain.json"
-    config.write_text(config.read_text().replace('"NCELoss"', '"HardNegLoss"'))
-    again = _json_findings(project, env)
-    assert ("loss.py", 27, "GPU106", "warning") in again
-    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+    _edit_rechecks(tmp_path, "picked_by_name", "configs/pretrain.json", '"NCELoss"', '"HardNegLoss"',
+                   ("loss.py", 27, "GPU106"))
 
 
 def test_a_config_that_turns_on_a_flag_read_from_a_settings_dict_rechecks_a_cached_file(tmp_path):
