@@ -21,6 +21,8 @@ derived from them in the same loop.
 
 from __future__ import annotations
 
+import itertools
+
 from typing import Collection, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -205,6 +207,9 @@ def owner_of(model, site: CallSite):
     return None
 
 
+_QUESTION_NUMBERS = itertools.count()
+
+
 class LoaderSites(Question[Sites]):
     key = "loaders"
     unknown = _NONE
@@ -227,7 +232,10 @@ class LoaderSites(Question[Sites]):
         self._call = call
         self._project_callers = project_callers
         if callers is not None or project_callers is not None:
-            self.key = f"loaders@{id(self)}"
+            # A key of its own for as long as the process runs: answers are cached under it, and
+            # an object's id is handed to a later question once this one is gone (which then
+            # read answers worked out for other callers).
+            self.key = f"loaders@{next(_QUESTION_NUMBERS)}"
         elif call is not None:
             self.key = f"loaders@call{id(call[2].node)}{'-raw' if raw else ''}"
         elif raw:
