@@ -124,9 +124,7 @@ def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
     if depth > 3:
         return False
     if info.class_name is not None and info.node.name.value == "forward":
-        cls = model.facts.classes.get(info.class_name)
-        return (cls is not None and any(b.startswith("torch.nn.") or b.endswith("Module") for b in cls.bases)
-                and not instances_only_used_through_methods(model, info))
+        return _module_forward(model, info) and not instances_only_used_through_methods(model, info)
     if info.class_name is not None and _method_entry(model, info):
         return True  # `gen.encode(x)` where the module is only ever used through its methods
     # Callers in other project files count too: `timestep_embedding` of a `nn.py` helper

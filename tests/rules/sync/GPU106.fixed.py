@@ -530,3 +530,51 @@ def build(loader_cfg):
     for name in loader_cfg["datasets"]:
         weights = torch.zeros(16, device="cuda")  # expect: GPU106 info
         print(name, weights)
+
+# %% invalid: the forward of a model deriving from the file's own base module runs every batch
+import torch
+from torch import nn
+
+
+class VideoTextBase(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.proj = nn.Linear(hidden, hidden)
+
+
+class VideoTextRetrieval(VideoTextBase):
+    def forward(self, batch):
+        video = batch["video"]
+        device = video.device
+        feats = self.proj(video)
+        atts = torch.ones(feats.size()[:-1], dtype=torch.long, device=device)  # expect: GPU106
+        return feats, atts
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for batch in loader:
+        batch = {k: v.cuda() for k, v in batch.items()}
+        feats, atts = model(batch)
+        loss = feats.sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a class deriving from the file's own base that is no module: its method is no forward, and set-up code calls it once: info
+import torch
+
+
+class Scorer:
+    def __init__(self, size):
+        self.size = size
+
+
+class BatchScorer(Scorer):
+    def forward(self, scores):
+        ones = torch.ones(self.size, device="cuda")  # expect: GPU106 info
+        return scores * ones
+
+
+def prepare(size):
+    return BatchScorer(size).forward(torch.zeros(size, device="cuda"))  # expect: GPU106 info
