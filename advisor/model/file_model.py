@@ -72,6 +72,12 @@ _MODULE_METHODS = (
 )
 
 
+# A framework trainer that puts the model on the run's GPU by itself (Hugging Face's `Trainer`,
+# Accelerate's `Accelerator`): a project that trains through one runs its modules on the GPU
+# though no file names CUDA. Not Lightning's: its older versions train on the CPU unless told.
+_PLACING_TRAINER = re.compile(
+    r"from[ \t]+(?:transformers|accelerate)(?:\.\w+)*[ \t]+import[ \t]+(?:\([^)]*|[^\n]*)"
+    r"\b(?:Trainer|Seq2SeqTrainer|Accelerator)\b")
 _CUDA_DEFAULT = re.compile(r"""set_default_tensor_type\(\s*["']?torch\.cuda\.|set_default_device\(\s*["']cuda""")
 
 # Names of loss-scaler classes (`NativeScaler`, `NativeScalerWithGradNormCount`, `LossScaler`,
@@ -236,10 +242,7 @@ class FileModel:
         return self.facts.uses_cuda or self._project_uses_gpu()
 
     def _project_uses_gpu(self) -> bool:
-        if self.project is None or self.real_path is None:
-            return False
-        texts = self.project.related_texts(self.real_path, within=self._examples_folder())
-        return any(any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in texts)
+        return self.shared("project-uses-gpu", _project_uses_gpu)
 
     def _examples_folder(self) -> Optional[str]:
         """The examples folder of an installable library this file sits in (`examples/`,
@@ -1052,3 +1055,15 @@ def _yields_only_in_loops(info: FunctionInfo) -> bool:
     """A generator whose every `yield` sits in a loop of its own body."""
     sites = info.yields + info.yields_from
     return info.generator and bool(sites) and all(site.ctx.loop is not None for site in sites)
+
+
+def _project_uses_gpu(model) -> bool:
+    """A project file within two imports names CUDA or a device move; or one within three (the
+    trainer module a task's runner imports) trains through a framework that places the model."""
+    if model.project is None or model.real_path is None:
+        return False
+    within = model._examples_folder()
+    texts = model.project.related_texts(model.real_path, within=within)
+    if any(any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in texts):
+        return True
+    return any(_PLACING_TRAINER.search(text) for text in model.project.related_texts(model.real_path, 3, within))
