@@ -1285,6 +1285,25 @@ class GuardKinds:
                 return guard
         return None
 
+    def switched_off_by_callers(self, ctx: Context, depth: int = 2) -> Optional[Guard]:
+        """A guard that is a flag no run turns on, around every call of the function ``ctx``
+        sits in (for a class's `__init__`, around every construction), up to ``depth`` calls up:
+        `loss_scaler = NativeScaler()` only under `if args.amp:` builds the scaler class on no
+        run where `--amp` is never passed. None when some call is unguarded or none is seen."""
+        info = ctx.function
+        if info is None or depth <= 0:
+            return None
+        callers = self.model.callers(info)
+        if not callers and info.node.name.value == "__init__":
+            callers = self.model.calls.constructions(info)
+        found = None
+        for owner, site in callers:
+            guard = owner.guards.switched_off(site.ctx) or owner.guards.switched_off_by_callers(site.ctx, depth - 1)
+            if guard is None:
+                return None
+            found = found or guard
+        return found
+
     def switched_off_arm(self, node: cst.CSTNode, ctx: Context, order: float) -> Optional[cst.BaseExpression]:
         """The test of a conditional expression whose true arm holds ``node`` and that is a
         flag no run turns on (`checkpoint(blk, x) if self.use_checkpoint else blk(x)`), if any."""

@@ -147,7 +147,7 @@ class DeprecatedAmpApi(Rule):
                     message += " once the project requires torch 2.3"
                 else:
                     message = '`{deprecated}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
-            off = model.guards.switched_off(site.ctx)
+            off = model.guards.switched_off(site.ctx) or model.guards.switched_off_by_callers(site.ctx)
             test = off.test if off is not None else model.guards.switched_off_arm(site.node, site.ctx, site.order)
             if test is not None:
                 # `if self.args.fp16: scaler = torch.cuda.amp.GradScaler()` where no shipped run
@@ -179,12 +179,18 @@ class DeprecatedAmpApi(Rule):
                     continue
                 kind, device = entry
                 shown = spelled.replace(".autocast_mode", "")
-                yield self.report(
-                    value,
-                    "`{deprecated}` is deprecated (kept in a name and called through it); use "
-                    "`functools.partial(torch.amp.autocast, \"{device}\")`",
-                    data={"deprecated": shown, "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device},
-                )
+                message = ("`{deprecated}` is deprecated (kept in a name and called through it); use "
+                           "`functools.partial(torch.amp.autocast, \"{device}\")`")
+                data = {"deprecated": shown, "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device}
+                off = model.guards.switched_off(assignment.ctx)
+                severity = None
+                if off is not None:
+                    # `if args.amp: amp_autocast = torch.cuda.amp.autocast` where no shipped run
+                    # passes `--amp`: as for a call under such a flag.
+                    severity = Severity.INFO
+                    data["flag"] = snippet(model, off.test)
+                    message += " (under `{flag}`, which no run of the project turns on)"
+                yield self.report(value, message, severity=severity, data=data)
 
     def _fix(self, model: FileModel, site: CallSite, kind: str, device: str) -> Optional[FixSpec]:
         if model.torch_version < (2, 3):
