@@ -17,6 +17,7 @@ from advisor.model import open_questions
 from advisor.model.subtree import node_ids
 from advisor.model.version_gates import never_runs
 from advisor.model.builder import ModelBuilder
+from advisor.project.layout import vendored
 from advisor.model.facts import (
     MODULE_SCOPE,
     Assignment,
@@ -1066,4 +1067,8 @@ def _project_uses_gpu(model) -> bool:
     texts = model.project.related_texts(model.real_path, within=within)
     if any(any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in texts):
         return True
+    if vendored(model.real_path, model.project.layout.root):
+        # A library copied into the project (peft's model wrappers) serves modes its config picks
+        # (prompt learning), most of which the project's trainer never asks for.
+        return False
     return any(_PLACING_TRAINER.search(text) for text in model.project.related_texts(model.real_path, 3, within))

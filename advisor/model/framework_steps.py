@@ -19,6 +19,7 @@ from advisor.model.handed_names import calls_handing
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument, parameter_default
+from advisor.project.layout import vendored
 from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
 
 
@@ -124,7 +125,13 @@ def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
     if depth > 3:
         return False
     if info.class_name is not None and info.node.name.value == "forward":
-        return _module_forward(model, info) and not instances_only_used_through_methods(model, info)
+        # Through the file's own bases only in a project's own scripts' code: in a library (a
+        # distribution others install, or a copy of one in a folder with its own licence) a
+        # model family's forward serves modes a config picks (peft's prompt-learning arm after
+        # `if not isinstance(config, PromptLearningConfig): return ...`), and which one the
+        # runs ask for is not seen.
+        return (_module_forward(model, info, own_bases=not _library_code(model))
+                and not instances_only_used_through_methods(model, info))
     if info.class_name is not None and _method_entry(model, info):
         return True  # `gen.encode(x)` where the module is only ever used through its methods
     # Callers in other project files count too: `timestep_embedding` of a `nn.py` helper
@@ -485,11 +492,20 @@ def _literal_value(node: cst.BaseExpression):
     return _UNDECIDED
 
 
-def _module_forward(model, info: FunctionInfo) -> bool:
+def _module_forward(model, info: FunctionInfo, own_bases: bool = True) -> bool:
     if info.class_name is None or info.node.name.value != "forward":
         return False
     cls = model.facts.classes.get(info.class_name)
-    return cls is not None and (any(_module_base(b) for b in cls.bases) or _module_through_own_base(model, cls))
+    return cls is not None and (any(_module_base(b) for b in cls.bases)
+                                or (own_bases and _module_through_own_base(model, cls)))
+
+
+def _library_code(model) -> bool:
+    project = getattr(model, "project", None)
+    path = getattr(model, "real_path", None)
+    if project is None or path is None:
+        return False
+    return project.layout.installable() or vendored(path, project.layout.root)
 
 
 def _module_through_own_base(model, cls, depth: int = 0) -> bool:
