@@ -510,3 +510,11 @@ def test_a_config_that_starts_naming_a_registered_class_rechecks_a_cached_file(t
     config = project / "run_configs" / "segmentor.py"
     config.write_text(config.read_text().replace('type="ResNet"', 'type="VoVNet"'))
     assert unbuilt in _unreached_findings(project, env)
+
+
+def test_a_wrapper_script_run_on_one_process_rechecks_a_cached_file(tmp_path):
+    """`if not args.distributed:` runs in no documented run while the README starts the wrapper
+    script with 8 processes (model/launch_modes.py); a README edited to start it with one must
+    turn the guarded read back to a warning, also for the unchanged, cached engine module."""
+    _edit_rechecks(tmp_path, "distributed_launches", "README.md", "./distributed_train.sh 8 ", "./distributed_train.sh 1 ",
+                   ("engine.py", 20, "GPU101"))

@@ -36,6 +36,7 @@ from advisor.model.config_nodes import left_off
 from advisor.model.constants import constant
 from advisor.model.default_flags import keeps_false_default, never_given_true
 from advisor.model.launched_options import never_launched
+from advisor.model.launch_modes import every_run_several_processes
 from advisor.model.named_methods import project_methods_named
 from advisor.model.environment import is_environment_setting
 from advisor.model.literals import literal_values
@@ -878,6 +879,10 @@ _CHECKPOINT_SETTERS = {
 }
 
 
+# A switch that says the run is distributed (`args.distributed`, `cfg.use_ddp`).
+_DISTRIBUTED_SWITCH = re.compile(r"^(?:is_|use_|multiprocessing_)?(?:distributed|ddp)$", re.IGNORECASE)
+
+
 class GuardKinds:
     """Per model: (periodic, rank-0) for a test, a guard, a context; memoised."""
 
@@ -1111,6 +1116,8 @@ class GuardKinds:
         if guard.positive and not guard.exits and not guard.steps and any(
                 _debug_switch(t) or self._debug_mode(t) for t in conjuncts(guard.test)):
             return True  # `if opt.debug:`, `if args.vis > 0:`: a run asks for it, training does not
+        if not guard.steps and self.single_process_arm(guard) and every_run_several_processes(self.model):
+            return True  # `if not args.distributed:` where every documented run starts 8 processes
         if (self._steps(guard) and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
@@ -1118,6 +1125,27 @@ class GuardKinds:
             return True
         return occasional(guard.test, guard.positive and not guard.exits) and not _inner_round_test(
             self.model, guard.test, guard.ctx, guard.order + 0.5)
+
+    def single_process_arm(self, guard: Guard) -> bool:
+        """The guard lets its statements run only in a run of one process: a world-size test
+        (`if world_size == 1:`), the false side of a launch test (the `else` of `if
+        args.distributed:` around `init_process_group(...)`, `if not args.distributed:`) or of a
+        switch named for distributed runs."""
+        runs_when_true = guard.positive and not guard.exits
+        holds = single_when(guard.test)
+        if holds is not None:
+            return holds == runs_when_true
+        test, wanted = guard.test, not runs_when_true
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, wanted = test.expression, not wanted
+        return wanted and self._distributed_switch(test)
+
+    def _distributed_switch(self, test: cst.BaseExpression) -> bool:
+        from advisor.model.world_size_tests import launch_tests, spelled
+        name = dotted_name(test)
+        if name is not None and _DISTRIBUTED_SWITCH.match(name.rpartition(".")[2]):
+            return True
+        return spelled(self.model, test) in launch_tests(self.model)
 
     def _debug_mode(self, test: cst.BaseExpression) -> bool:
         """`torch.is_anomaly_enabled()`: true only in a run that debugs autograd, which is a

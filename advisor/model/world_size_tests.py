@@ -21,7 +21,7 @@ def single_process_only(ctx: Context, model=None) -> bool:
         holds = single_when(guard.test)
         if holds is None:
             if (model is not None and not guard.positive and not guard.exits
-                    and _spelled(model, guard.test) in launch_tests(model)):
+                    and spelled(model, guard.test) in launch_tests(model)):
                 return True
             continue
         runs_when = guard.positive and not guard.exits
@@ -43,10 +43,10 @@ def _launch_tests(model) -> FrozenSet[str]:
     for site in model.calls_to(INIT_PROCESS_GROUP):
         guard = next((g for g in guards_of(site.ctx) if g.ctx.function is site.ctx.function), None)
         if guard is not None and guard.positive and not guard.exits:
-            found.add(_spelled(model, guard.test))
+            found.add(spelled(model, guard.test))
     return frozenset(found)
 
 
-def _spelled(model, test: cst.BaseExpression) -> str:
+def spelled(model, test: cst.BaseExpression) -> str:
     return "".join(model.code(test).split()).strip("()")
 

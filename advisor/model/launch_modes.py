@@ -1,0 +1,119 @@
+"""How many processes the runs the project documents start for a script.
+
+timm's training scripts, and the many projects built on them, read a loss with `.item()` every
+step only `if not args.distributed:`, and fall back to `nn.DataParallel` in the `else` of their
+launch test. When every command line the project ships for the script starts it through a
+launcher with several processes per node (`python -m torch.distributed.launch
+--nproc_per_node=8 train.py ...`, or `./distributed_train.sh 8 ...` whose shell script passes
+its first argument as the process count), those single-process arms run in none of its runs.
+
+A command line that starts one process (`python train.py ...`), or a launcher whose process
+count the text does not give, makes the answer no. Lines that only evaluate (`--evaluate`,
+`--eval-only`) train nothing and are not counted. A script no launch text shows a command line
+for says nothing. The texts read are those a cached result is checked against
+(`launched_options._texts_and_calls`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional, Set
+
+from advisor.model.launched_options import _RUNS_PYTHON, _command_lines, _line_runs_ours, _lines, _texts_and_calls
+
+_NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=|[ \t]+)(\S+)")
+# Launchers that start one process unless told the count.
+_ONE_BY_DEFAULT = re.compile(r"torch\.distributed\.(?:launch|run)|torchrun")
+# Launchers whose process count comes from elsewhere (the machine, a hostfile, Slurm).
+_COUNT_ELSEWHERE = re.compile(r"deepspeed|accelerate[ \t]+launch|mpirun|mpiexec|srun|horovodrun|--launcher")
+# Runs that evaluate a checkpoint and train nothing.
+_EVALUATION_ONLY = re.compile(r"(?<![\w-])--?(?:evaluate|eval[_-]only|test[_-]only|inference)(?![\w-])")
+_POSITIONAL = re.compile(r"^\$\{?(\d)\}?$")
+
+
+def every_run_several_processes(model) -> bool:
+    """Every training command line the project's launch texts show for ``model``'s script (or a
+    script importing it) starts several processes, and there is at least one."""
+    if model.project is None or model.real_path is None or model.project.layout.launch_texts() is None:
+        return False
+    return model.shared("every-run-several-processes", _every_run_several)
+
+
+def _every_run_several(model) -> bool:
+    project = model.project
+    paths, _ = model.shared("launched-option-texts", _texts_and_calls)
+    own = paths[0]
+    scripts = {own} | (project.importer_paths(own) & set(paths))
+    names = _names(project, scripts)
+    seen = False
+    for path in paths:
+        if path.endswith((".py", ".ipynb")):
+            continue
+        text = project.text_of(path)
+        for line in _command_lines(model, path, text, names):
+            if not _RUNS_PYTHON.search(line) or not _line_runs_ours(line, names, scripts, path, project):
+                continue
+            if _EVALUATION_ONLY.search(line):
+                continue
+            count = _processes(model, path, text, line)
+            if count is None or count < 2:
+                return False
+            seen = True
+    return seen
+
+
+def _names(project, scripts: Set[str]) -> Set[str]:
+    return {os.path.basename(p) for p in scripts} | {
+        n for n in map(project.layout.module_name, scripts) if n is not None and "." in n}
+
+
+def _processes(model, path: str, text: str, line: str) -> Optional[int]:
+    """How many processes the command line starts: None when the text does not say."""
+    found = _NPROC.search(line)
+    if found is not None:
+        value = found.group(1).strip("'\"")
+        if value.isdigit():
+            return int(value)
+        return _wrapper_argument(model, path, text, value)
+    if _COUNT_ELSEWHERE.search(line):
+        return None
+    return 1  # `python train.py`, or a launcher left at its one process
+
+
+def _wrapper_argument(model, path: str, text: str, value: str) -> Optional[int]:
+    """`--nproc_per_node=$NUM_PROC` in a shell script that sets `NUM_PROC=$1`: the smallest count
+    the project's command lines running that script pass as that argument (`./distributed_train.sh
+    8 /data ...`), or None when some pass none, or another value, or none run it."""
+    if not path.endswith((".sh", ".bash")):
+        return None
+    name = re.match(r"^\$\{?(\w+)\}?$", value)
+    if name is None:
+        return None
+    position = _POSITIONAL.match(value)
+    if position is None:
+        sets = re.findall(r"(?m)^[ \t]*(?:export[ \t]+)?%s=(\S+)" % re.escape(name.group(1)), text)
+        position = _POSITIONAL.match(sets[0].strip("'\"")) if len(sets) == 1 else None
+    if position is None:
+        return None
+    index = int(position.group(1))
+    wrapper = os.path.basename(path)
+    project = model.project
+    paths, _ = model.shared("launched-option-texts", _texts_and_calls)
+    counts = []
+    for other in paths:
+        if other == path or other.endswith((".py", ".ipynb")):
+            continue
+        other_text = project.text_of(other)
+        if wrapper not in other_text:
+            continue
+        for line in _lines(model, other, other_text):
+            words = line.split()
+            at = next((i for i, w in enumerate(words) if os.path.basename(w) == wrapper), None)
+            if at is None:
+                continue
+            given = words[at + index] if at + index < len(words) else ""
+            if not given.isdigit():
+                return None
+            counts.append(int(given))
+    return min(counts) if counts else None
