@@ -727,9 +727,13 @@ class FileModel:
 
     def _heat_of(self, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
         result: Optional[Heat] = None
-        if not info.no_grad and not self.has_training_loop(info) and is_framework_step(self, info):
+        # A function that steps its optimizer once per call, after a loop over micro-batches
+        # (`for _ in range(grad_accum_every): ... backward()`, then `optimizer.step()`), is a
+        # training step whatever loops it has: its body runs as often as its callers call it.
+        loops = self.has_training_loop(info) and not (info.direct_step and None in info.step_loops)
+        if not info.no_grad and not loops and is_framework_step(self, info):
             result = Heat.HOT
-        elif not self.has_training_loop(info) and not (info.no_grad and self._evaluates(info)):
+        elif not loops and not (info.no_grad and self._evaluates(info)):
             places = [(model, site.ctx) for model, site in self.callers(info)]
             if info.generator:
                 # Its body runs where its iterator is advanced, not where it is called.

@@ -2647,3 +2647,49 @@ def train_epoch(model, optimizer, loader):
 for epoch in range(100):
     total = train_epoch(model, optimizer, loader)
     print(epoch, total.item())
+
+# %% invalid: a trainer's step method accumulates micro-batches in a loop, then steps once: its body after the loop runs every step
+import torch
+
+
+def cycle(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+
+class Trainer:
+    def __init__(self, model, loader, accum=2, steps=1000):
+        self.model = model.cuda()
+        self.optimizer = torch.optim.Adam(self.model.parameters())
+        self.loader = loader
+        self.accum = accum
+        self.steps = steps
+
+    def train_step(self, batches):
+        self.optimizer.zero_grad()
+        for _ in range(self.accum):
+            data = next(batches).cuda()
+            loss = self.model(data).mean()
+            (loss / self.accum).backward()
+        print(f"loss {loss.item():.3f}")  # expect: GPU101
+        self.optimizer.step()
+
+    def train(self):
+        batches = cycle(self.loader)
+        for _ in range(self.steps):
+            self.train_step(batches)
+
+# %% valid: a function that runs a whole loop of steps (stepping inside it): what follows its loop runs once per epoch
+import torch
+
+
+def fit(model, loader, optimizer, epochs):
+    model.cuda()
+    for _ in range(epochs):
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        print(loss.item())
