@@ -104,9 +104,10 @@ def _recovers_from_failure(caught: List[Optional[cst.BaseExpression]], body: cst
     1.13, and its body says "out of memory" or empties the allocator's cache: YOLOv6's fall-back
     to the CPU for one batch, fairseq's skipped batch), or a loss that went non-finite (a
     RuntimeError or FloatingPointError handler that says "nan" or "non-finite": it dumps the
-    batch for a post-mortem)."""
+    batch for a post-mortem), or an fp16 step whose gradients overflowed (`except OverflowError:`,
+    fairseq's skipped update)."""
     names = [(dotted_name(n) or "").rsplit(".", 1)[-1] for n in caught if n is not None]
-    if "OutOfMemoryError" in names or "FloatingPointError" in names:
+    if "OutOfMemoryError" in names or "FloatingPointError" in names or "OverflowError" in names:
         return True
     if "RuntimeError" not in names:
         return False

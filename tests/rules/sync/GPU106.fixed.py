@@ -578,3 +578,21 @@ class BatchScorer(Scorer):
 
 def prepare(size):
     return BatchScorer(size).forward(torch.zeros(size, device="cuda"))  # expect: GPU106 info
+
+# %% invalid: a handler of an fp16 step whose gradients overflowed runs on those steps only: info
+import torch
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for x in loader:
+        try:
+            loss = model(x.cuda()).mean()
+            loss.backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+        except OverflowError:
+            grad_norm = torch.tensor(0.0, device="cuda")  # expect: GPU106 info
+            optimizer.zero_grad()
+        weights = torch.ones(4, device="cuda")  # expect: GPU106
+        print(grad_norm, weights)
