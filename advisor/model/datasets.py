@@ -480,6 +480,10 @@ class _Prepared(Question[str]):
             if before == "no":
                 return "no"
             return "mapped" if func.attr.value == "map" else before
+        if type(func) is cst.Attribute and func.attr.value in _TOKENIZING and tokens_only_transform(flow.model, expr):
+            # `.with_transform(preprocess_train)` that tokenises a short caption per row: the row
+            # is token ids, as after a `.map(tokenize)`.
+            return "mapped" if flow.ask(self, func.value, ctx, order) != "no" else "no"
         return None
 
     def combine(self, answers) -> str:
@@ -497,9 +501,35 @@ def prepared_hf_table(model, expr: cst.BaseExpression, ctx: Context, order: floa
     file formats as tensors in place (`train_dataset.set_format(type="pt")` in a file that
     tokenises: a table a helper of the project cached), in a file that sets no per-row
     transform on a table."""
-    if any(model.method_calls(method) for method in _ON_THE_FLY):
+    if any(not (method in _TOKENIZING and tokens_only_transform(model, site.node))
+           for method in _ON_THE_FLY for site in model.method_calls(method)):
         return False
     return model.values.ask(_PREPARED, expr, ctx, order) == "mapped" or _formatted_tokens(model, expr)
+
+
+# Per-row transforms that may do no more than tokenise.
+_TOKENIZING = ("with_transform", "set_transform")
+# What a row transform that reads more than text does: decodes images, audio or video.
+_MEDIA = re.compile(r"image|pixel|audio|wave|video|frame|\.convert\(|transforms|\.open\(|load", re.IGNORECASE)
+
+
+def tokens_only_transform(model, call: cst.Call) -> bool:
+    """The transform a `.with_transform(fn)` / `.set_transform(fn)` gives is a function of the
+    file that calls a tokenizer and, with the functions of the file it calls by name, reads no
+    image, audio or video (`preprocess_train` that tokenises the captions of a prompt table)."""
+    if len(call.args) != 1 or type(call.args[0].value) is not cst.Name:
+        return False
+    name = call.args[0].value.value
+    found = [info for info in model.facts.functions.values() if info.node.name.value == name]
+    if len(found) != 1:
+        return False
+    code = model.code(found[0].node)
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", code))
+    for info in model.facts.functions.values():
+        if info is not found[0] and info.node.name.value in called and info.class_name is None:
+            code += model.code(info.node)
+    code = re.sub(r"#[^\n]*", "", code)  # comments above a def say what it was meant to do, not what it does
+    return "tokeniz" in code.lower() and not _MEDIA.search(code)
 
 
 _TENSOR_FORMATS = frozenset({"pt", "torch", "numpy", "np"})

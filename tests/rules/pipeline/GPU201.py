@@ -1800,3 +1800,22 @@ for images, labels in train_loader:
     loss.backward()
     optimizer.step()
 
+
+# %% invalid: a prompt table whose row transform only tokenises the captions: batches of token ids are small, info
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+
+prompts = load_dataset("csv", data_files="prompts.csv")
+
+
+def preprocess_train(examples):
+    examples["input_ids"] = tokenizer(examples["text"], padding="max_length", return_tensors="pt").input_ids
+    return examples
+
+
+train_dataset = prompts["train"].with_transform(preprocess_train)
+loader = DataLoader(train_dataset, shuffle=True, batch_size=2, num_workers=2)  # expect: GPU201 info
+for batch in loader:
+    loss = reward_loss(unet, batch["input_ids"].cuda())
+    loss.backward()
+    opt.step()

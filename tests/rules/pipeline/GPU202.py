@@ -1052,3 +1052,51 @@ for input_ids, labels in train_loader:
     loss.backward()
     optimizer.step()
 
+
+# %% valid: a prompt table whose row transform only tokenises the captions: a batch is token ids
+from accelerate import Accelerator
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+
+accelerator = Accelerator()
+prompts = load_dataset("csv", data_files="prompts.csv")
+
+
+# The images are made by the model from these prompts during training.
+def tokenize_captions(examples):
+    return tokenizer(examples["text"], padding="max_length", truncation=True, return_tensors="pt").input_ids
+
+
+def preprocess_train(examples):
+    examples["input_ids"] = tokenize_captions(examples)
+    return examples
+
+
+train_dataset = prompts["train"].with_transform(preprocess_train)
+loader = DataLoader(train_dataset, shuffle=True, batch_size=2, pin_memory=True)
+unet, opt, loader = accelerator.prepare(unet, opt, loader)
+for batch in loader:
+    accelerator.backward(reward_loss(unet, batch["input_ids"]))
+    opt.step()
+
+# %% invalid: a row transform that tokenises the caption and decodes the image too
+from accelerate import Accelerator
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+
+accelerator = Accelerator()
+pairs = load_dataset("imagefolder", data_dir="captioned")
+
+
+def preprocess_train(examples):
+    examples["pixel_values"] = [train_transforms(image.convert("RGB")) for image in examples["image"]]
+    examples["input_ids"] = tokenizer(examples["text"], padding="max_length", return_tensors="pt").input_ids
+    return examples
+
+
+train_dataset = pairs["train"].with_transform(preprocess_train)
+loader = DataLoader(train_dataset, shuffle=True, batch_size=16, pin_memory=True)  # expect: GPU202
+unet, opt, loader = accelerator.prepare(unet, opt, loader)
+for batch in loader:
+    accelerator.backward(unet(batch["pixel_values"], batch["input_ids"]).loss)
+    opt.step()
