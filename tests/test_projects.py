@@ -518,3 +518,23 @@ def test_a_wrapper_script_run_on_one_process_rechecks_a_cached_file(tmp_path):
     turn the guarded read back to a warning, also for the unchanged, cached engine module."""
     _edit_rechecks(tmp_path, "distributed_launches", "README.md", "./distributed_train.sh 8 ", "./distributed_train.sh 1 ",
                    ("engine.py", 20, "GPU101"))
+
+
+def test_a_passed_config_file_that_starts_accumulating_rechecks_a_cached_file(tmp_path):
+    """`(step + 1) % cfg.gradient_accumulation_steps` is no accumulation while the config file
+    every command passes the script sets the count to 1 (model/passed_configs.py); the config
+    edited to 4 must bring GPU406 back for the unchanged, cached script."""
+    import os
+    import shutil
+
+    project = tmp_path / "json_config_runs"
+    shutil.copytree(ROOT / "json_config_runs", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert not any(f[0] == "pretrain.py" and f[2] == "GPU406" for f in first)
+    assert _json_findings(project, env) == first
+    config = project / "configs" / "pretrain.json"
+    config.write_text(config.read_text().replace('"gradient_accumulation_steps": 1', '"gradient_accumulation_steps": 4'))
+    again = _json_findings(project, env)
+    assert ("pretrain.py", 14, "GPU406", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

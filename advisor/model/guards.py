@@ -37,6 +37,7 @@ from advisor.model.constants import constant
 from advisor.model.default_flags import keeps_false_default, never_given_true
 from advisor.model.launched_options import never_launched
 from advisor.model.launch_modes import every_run_several_processes
+from advisor.model.passed_configs import passed_config_values
 from advisor.model.named_methods import project_methods_named
 from advisor.model.environment import is_environment_setting
 from advisor.model.literals import literal_values
@@ -365,8 +366,15 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
         values = literal_values(model, divisor, ctx, order)
         found_values = {value for _, value in values.values}
         if not values.complete or not found_values or not found_values <= allowed:
+            if settings and type(divisor) is cst.Attribute and _passed_configs_allow(model, divisor.attr.value, allowed):
+                continue  # `cfg.gradient_accumulation_steps` that every config file a run passes sets to 1
             return False
     return True
+
+
+def _passed_configs_allow(model, key: str, allowed: frozenset) -> bool:
+    passed = passed_config_values(model, key)
+    return bool(passed) and all(type(v) is int and v in allowed for v in passed)
 
 
 _CHECKED_EXTREMES = frozenset({"min", "max", "amin", "amax"})

@@ -237,13 +237,15 @@ _SHELL_VARIABLE = re.compile(r"^\$\{?(\w+)\}?$")
 
 
 def expanded_value(text: str, value: str) -> str:
-    """`${WORKERS}` where the script sets `WORKERS=4` once, at the start of a line: `4`; the
-    value as written otherwise (a variable set more than once, or not in this text, stays one)."""
+    """`${WORKERS}` where the script sets `WORKERS=4` at the start of a line (once, or always to
+    that value): `4`; the value as written otherwise (a variable set to several values, or not
+    in this text, stays one)."""
     match = _SHELL_VARIABLE.match(value.strip("'\""))
     if match is None:
         return value
     sets = re.findall(r"(?m)^\s*(?:export\s+)?%s=(\S+)" % re.escape(match.group(1)), text)
-    return sets[0] if len(sets) == 1 else value
+    # Set more than once to the same value (a README's two snippets, each setting it): that value.
+    return sets[0] if sets and len(set(sets)) == 1 else value
 
 
 _SHELL_SET = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\S*)")

@@ -81,6 +81,8 @@ _IMPORT_MODULE = re.compile(
 # what follows the variable part (group 2), so `zoedepth.trainers.loss` is not among them.
 _SUFFIXED = re.compile(r"""import_module\(\s*f["']([A-Za-z_][\w.]*?)\.\{[^{}"']*\}(\w+)["']\s*\)""")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A command line handing a script its config file (model/passed_configs.py).
+_PASSES_CONFIG = re.compile(r"--(?:config|cfg)(?:[_-](?:file|path))?(?:=|[ \t]+)\S")
 # `import_module(module_name)`, and the name's one binding in the text: what it names.
 _NAMED_ARGUMENT = re.compile(r"import_module\(\s*([A-Za-z_]\w*)\s*\)")
 
@@ -186,6 +188,7 @@ class ProjectView:
         self._unreached: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self.module_roots: Dict[str, bool] = {}  # file -> a root of the import graph (reachability.py)
         self._word_files: Optional[Dict[str, List[str]]] = None  # word -> the texts that hold it
+        self._config_passing: Optional[bool] = None  # some launch text passes a JSON config file
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -235,6 +238,7 @@ class ProjectView:
         self._unreached.clear()
         self.module_roots.clear()
         self._word_files = None
+        self._config_passing = None
         for model in models.values():
             model.forget_answers()
 
@@ -698,6 +702,10 @@ class ProjectView:
         #   model/default_flags.py: the config values are read from every config file).
         if any(self._loads_settings(p) for p in self.dependencies(path) if p.endswith(".py")) or self._loads_settings(key):
             found.update(self.layout.config_files() or ())
+        # - what the config files the project's commands pass a script give its settings
+        #   (`--config config_release/pretrain.json`, model/passed_configs.py).
+        if self._passes_config_files():
+            found.update(self.layout.config_files() or ())
         # - where the imports of a module lead through the folders the project's scripts add to
         #   `sys.path` (`_run_additions`): the files that add them.
         if self._run_additions():
@@ -710,6 +718,13 @@ class ProjectView:
                 found.update(self.files_naming(name))
             found.update(self.layout.config_files() or ())
         return tuple(sorted(found - {key}))
+
+    def _passes_config_files(self) -> bool:
+        """Some launch text of the project passes a script a config file (`--config x.json`)."""
+        if self._config_passing is None:
+            self._config_passing = any(".json" in text and _PASSES_CONFIG.search(text) for text in (
+                self._text(p) or "" for p in self.layout.launch_texts() or ()))
+        return self._config_passing
 
     def launch_scripts(self, folder: str) -> List[str]:
         """The shell scripts in a folder (`train.sh` that runs `python train.py --workers 2`)."""
