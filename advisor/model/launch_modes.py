@@ -7,8 +7,10 @@ launcher with several processes per node (`python -m torch.distributed.launch
 --nproc_per_node=8 train.py ...`, or `./distributed_train.sh 8 ...` whose shell script passes
 its first argument as the process count), those single-process arms run in none of its runs.
 
-A command line that starts one process (`python train.py ...`), or a launcher whose process
-count the text does not give, makes the answer no. Lines that only evaluate (`--evaluate`,
+A script that spawns a process per GPU itself when told to (`python main_moco.py
+--multiprocessing-distributed ...`, PyTorch's ImageNet example) counts as several. A command
+line that starts one process (`python train.py ...`), or a launcher whose process count the text
+does not give, makes the answer no. Lines that only evaluate (`--evaluate`,
 `--eval-only`) train nothing and are not counted. A script no launch text shows a command line
 for says nothing. The texts read are those a cached result is checked against
 (`launched_options._texts_and_calls`).
@@ -29,6 +31,9 @@ _ONE_BY_DEFAULT = re.compile(r"torch\.distributed\.(?:launch|run)|torchrun")
 _COUNT_ELSEWHERE = re.compile(r"deepspeed|accelerate[ \t]+launch|mpirun|mpiexec|srun|horovodrun|--launcher")
 # Runs that evaluate a checkpoint and train nothing.
 _EVALUATION_ONLY = re.compile(r"(?<![\w-])--?(?:evaluate|eval[_-]only|test[_-]only|inference)(?![\w-])")
+# The switch of PyTorch's ImageNet example and the scripts built on it (MoCo, SimSiam): the
+# script spawns one process per GPU itself (`mp.spawn(main_worker, nprocs=ngpus_per_node)`).
+_SPAWNS_PER_GPU = re.compile(r"(?<![\w-])--multiprocessing[-_]distributed(?![\w-])(?![ \t=]+(?:0|False|false)\b)")
 _POSITIONAL = re.compile(r"^\$\{?(\d)\}?$")
 
 
@@ -70,6 +75,8 @@ def _names(project, scripts: Set[str]) -> Set[str]:
 
 def _processes(model, path: str, text: str, line: str) -> Optional[int]:
     """How many processes the command line starts: None when the text does not say."""
+    if _SPAWNS_PER_GPU.search(line):
+        return 2  # the script spawns one process per GPU of the machine itself
     found = _NPROC.search(line)
     if found is not None:
         value = found.group(1).strip("'\"")

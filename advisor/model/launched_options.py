@@ -293,6 +293,9 @@ def _command_lines(model, path: str, text: str, scripts: Set[str]):
             yield line
 
 
+_CONTINUED = re.compile(r"\\[ \t]*\r?\n")
+
+
 def _lines(model, path: str, text: str) -> List[str]:
     """The lines of ``text``, a backslash continuing one, with shell variables set once expanded
     in a shell script, outside the `add_argument` calls that define options: made once per text
@@ -300,7 +303,7 @@ def _lines(model, path: str, text: str) -> List[str]:
     known: Dict[str, List[str]] = model.shared("launched-option-lines", lambda m: {})
     lines = known.get(path)
     if lines is None:
-        joined = text.replace("\\\n", " ")
+        joined = _CONTINUED.sub(" ", text)  # also `\ ` before the line end, as READMEs often have it
         if path.endswith((".sh", ".bash")):
             joined = _expanded_variables(joined)  # `python src/${task}.py` after `task=multitask`
         lines = known[path] = _DEFINED.sub("", joined).splitlines()
