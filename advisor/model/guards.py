@@ -26,7 +26,7 @@ import dataclasses
 
 import os
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -1149,7 +1149,6 @@ class GuardKinds:
         return wanted and self._distributed_switch(test)
 
     def _distributed_switch(self, test: cst.BaseExpression) -> bool:
-        from advisor.model.world_size_tests import launch_tests, spelled
         name = dotted_name(test)
         if name is not None and _DISTRIBUTED_SWITCH.match(name.rpartition(".")[2]):
             return True
@@ -1713,3 +1712,28 @@ def _true_only_when_periodic(model, info, depth: int) -> bool:
             return False
         found = True
     return found
+
+
+INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
+
+
+def launch_tests(model) -> FrozenSet[str]:
+    """The tests (as written, spaces and outer brackets aside) whose true arm starts the process
+    group (`if parallel == True:` around `init_process_group(...)`): wherever the same test is
+    false, the script runs as one process (`else: loader = DataLoader(ds, shuffle=True)`,
+    `else: trainer.save()`)."""
+    return model.shared("launch-tests", _launch_tests)
+
+
+def _launch_tests(model) -> FrozenSet[str]:
+    found = set()
+    for site in model.calls_to(INIT_PROCESS_GROUP):
+        guard = next((g for g in guards_of(site.ctx) if g.ctx.function is site.ctx.function), None)
+        if guard is not None and guard.positive and not guard.exits:
+            found.add(spelled(model, guard.test))
+    return frozenset(found)
+
+
+def spelled(model, test: cst.BaseExpression) -> str:
+    return "".join(model.code(test).split()).strip("()")
+

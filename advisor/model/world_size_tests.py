@@ -4,14 +4,8 @@ rank, so rank-0 advice does not apply to it (GPU504)."""
 
 from __future__ import annotations
 
-from typing import FrozenSet
-
-import libcst as cst
-
 from advisor.model.facts import Context
-from advisor.model.guards import guards_of, single_when
-
-INIT_PROCESS_GROUP = "torch.distributed.init_process_group"
+from advisor.model.guards import guards_of, launch_tests, single_when, spelled
 
 
 def single_process_only(ctx: Context, model=None) -> bool:
@@ -28,25 +22,3 @@ def single_process_only(ctx: Context, model=None) -> bool:
         if holds == runs_when:
             return True
     return False
-
-
-def launch_tests(model) -> FrozenSet[str]:
-    """The tests (as written, spaces and outer brackets aside) whose true arm starts the process
-    group (`if parallel == True:` around `init_process_group(...)`): wherever the same test is
-    false, the script runs as one process (`else: loader = DataLoader(ds, shuffle=True)`,
-    `else: trainer.save()`)."""
-    return model.shared("launch-tests", _launch_tests)
-
-
-def _launch_tests(model) -> FrozenSet[str]:
-    found = set()
-    for site in model.calls_to(INIT_PROCESS_GROUP):
-        guard = next((g for g in guards_of(site.ctx) if g.ctx.function is site.ctx.function), None)
-        if guard is not None and guard.positive and not guard.exits:
-            found.add(spelled(model, guard.test))
-    return frozenset(found)
-
-
-def spelled(model, test: cst.BaseExpression) -> str:
-    return "".join(model.code(test).split()).strip("()")
-
