@@ -83,7 +83,10 @@ class AccumulatedLossNotScaled(Rule):
         informational: these divide each gradient by a running measure of its size, so a sum
         `k` times too large moves the weights almost as the mean would. A loop that zeroes the
         gradients before every backward (an ungated `optimizer.zero_grad()` in the block of the
-        backward or one around it) accumulates nothing: the `%` test only skips updates.
+        backward or one around it) accumulates nothing: the `%` test only skips updates. Nor
+        does one whose `k` is 1 on every run the project ships: an option defaulting to 1 that
+        no command passes otherwise, or a setting every JSON config file the script's commands
+        pass (`--config configs/pretrain.json`) sets to 1.
     """
     why = """
         Gradients of successive backward calls add up. Without the division the accumulated

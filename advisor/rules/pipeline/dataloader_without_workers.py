@@ -154,7 +154,8 @@ class DataLoaderWithoutWorkers(Rule):
         derived from `IterableDataset` (which shard their own streams) or made by a library
         of iterable pipes (torchtext, torchdata, webdataset), Hugging Face `datasets` tables
         tokenised ahead of training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises, with no
-        per-row `with_transform`: a batch is rows read and padded), and frameworks that run
+        per-row `with_transform` other than one that only tokenises text, `preprocess_train`
+        tokenising a prompt table's captions: a batch is rows read and padded), and frameworks that run
         the loop themselves (Lightning, the Hugging Face `Trainer`) are left alone. A loader
         handed to `accelerator.prepare(...)` counts: Accelerate copies its batches to the
         device but starts no workers. A `**kwargs` dict that cannot be resolved lowers the finding to info. A

@@ -58,7 +58,9 @@ class DeprecatedAmpApi(Rule):
         reported where it is assigned, without a fix. A call under a flag that no run of the
         project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
         `if self.use_amp:` where no construction passes `use_amp=True`) is information: the old
-        call stays in the code, but no shipped run reaches it.
+        call stays in the code, but no shipped run reaches it. So is one in a function or class
+        every call or construction of which sits under such a flag (`loss_scaler =
+        NativeScaler()` only under `if args.amp:`), and an old autocast kept in a name under one.
     """
     why = """
         Since torch 2.4 the device-specific entry points emit a FutureWarning on every call

@@ -50,7 +50,12 @@ class ItemInTrainingLoop(Rule):
         An `.item()` a few bookkeeping lines after a `torch.cuda.synchronize()` that times the
         step (one GPU105 accepts as a measurement, with only meter updates and clock reads
         between) is information: the queue is already empty, so the read adds no wait of its
-        own.
+        own. So is one that runs only in a run of one process (`if not args.distributed:`, the
+        `else` of a launch test) when every command line the project documents for the script
+        starts several (`--nproc_per_node=8`, `./distributed_train.sh 8 ...`,
+        `--multiprocessing-distributed`). A method that steps the optimizer once per call after
+        a loop over micro-batches is a training step: what it reads after that loop counts per
+        step.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only

@@ -282,7 +282,13 @@ class TensorCreatedOnHostThenMoved(Rule):
         imports a loss module), makes CUDA the default tensor type or device: factories then
         build on the GPU. A module that never names CUDA (a loss or an embedding helper that
         moves to `x.device`) is checked when a project file around it uses CUDA: its inputs
-        come from that script.
+        come from that script; so is one of a project that trains through Hugging Face's
+        `Trainer` or Accelerate (a trainer module up to three imports away), which put the model
+        on the GPU themselves (not a library's modules). The `forward` of a model deriving from
+        the file's own module base (`class Retrieval(VideoTextBase)` where `VideoTextBase(nn.Module)`)
+        runs every batch, outside a library (an installable package or a vendored copy, whose
+        model families serve modes a config picks). A handler of an fp16 step whose gradients
+        overflowed (`except OverflowError:`) runs on failed steps only: information.
     """
     why = """
         The tensor is first allocated and filled by the CPU in ordinary host memory, then copied
