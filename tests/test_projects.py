@@ -516,7 +516,7 @@ def test_a_wrapper_script_run_on_one_process_rechecks_a_cached_file(tmp_path):
     """`if not args.distributed:` runs in no documented run while the README starts the wrapper
     script with 8 processes (model/launch_modes.py); a README edited to start it with one must
     turn the guarded read back to a warning, also for the unchanged, cached engine module."""
-    _edit_rechecks(tmp_path, "distributed_launches", "README.md", "./distributed_train.sh 8 ", "./distributed_train.sh 1 ",
+    _edit_rechecks(tmp_path, "distributed_launches", "README.md", "NUM_GPU=8", "NUM_GPU=1",
                    ("engine.py", 20, "GPU101"))
 
 

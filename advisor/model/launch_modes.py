@@ -22,7 +22,9 @@ import os
 import re
 from typing import Optional, Set
 
-from advisor.model.launched_options import _RUNS_PYTHON, _command_lines, _line_runs_ours, _lines, _texts_and_calls
+from advisor.model.launched_options import (
+    _RUNS_PYTHON, _command_lines, _line_runs_ours, _lines, _texts_and_calls, expanded_value,
+)
 
 _NPROC = re.compile(r"--nproc[_-]per[_-]node(?:=|[ \t]+)(\S+)")
 # Launchers that start one process unless told the count.
@@ -119,7 +121,8 @@ def _wrapper_argument(model, path: str, text: str, value: str) -> Optional[int]:
             at = next((i for i, w in enumerate(words) if os.path.basename(w) == wrapper), None)
             if at is None:
                 continue
-            given = words[at + index] if at + index < len(words) else ""
+            given = expanded_value(other_text, words[at + index]) if at + index < len(words) else ""
+            given = given.strip("'\"")
             if not given.isdigit():
                 return None
             counts.append(int(given))
