@@ -450,6 +450,18 @@ def _empty_case(test: cst.BaseExpression, model=None, ctx: Optional[Context] = N
     return size is not None and _is_size(size)
 
 
+def _nonempty_test(test: cst.BaseExpression) -> bool:
+    """`len(x) > 0`, `x.shape[0] != 0`, `x.numel() >= 1`: the size of an input is not zero."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    operator = type(test.comparisons[0].operator)
+    left, right = test.left, test.comparisons[0].comparator
+    if type(right) is not cst.Integer:
+        return False
+    return _is_size(left) and ((operator in (cst.GreaterThan, cst.NotEqual) and right.value == "0")
+                               or (operator is cst.GreaterThanEqual and right.value == "1"))
+
+
 def _is_size(size: cst.BaseExpression) -> bool:
     if type(size) is cst.Subscript:
         return type(size.value) is cst.Attribute and size.value.attr.value == "shape"
@@ -1126,6 +1138,10 @@ class GuardKinds:
             return True  # `if opt.debug:`, `if args.vis > 0:`: a run asks for it, training does not
         if not guard.steps and self.single_process_arm(guard) and every_run_several_processes(self.model):
             return True  # `if not args.distributed:` where every documented run starts 8 processes
+        if not (guard.positive and not guard.exits) and not guard.steps and _nonempty_test(guard.test):
+            # the `else` of `if len(gt_joints) > 0:`, or what follows `if len(gt_joints) > 0:
+            # return loss`: a batch with none of the labelled samples
+            return True
         if (self._steps(guard) and not self._steps_elsewhere(guard)) or not (guard.positive or guard.exits):
             return False
         modulo, rank = self.test_kinds(guard.test, guard.ctx, guard.order + 0.5)
