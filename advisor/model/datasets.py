@@ -366,6 +366,9 @@ def _built_in_memory(owner, value: cst.BaseExpression) -> bool:
         return True
     if type(value) is cst.Call:
         qualname = owner.imports.qualify(value.func) or ""
+        if (not value.args and type(value.func) is cst.Name and value.func.value in ("list", "dict")
+                and not qualname):
+            return True  # `self.data = list()`, filled with `append` below: as `[]`
         if type(value.func) is cst.Attribute and value.func.attr.value == "map" and not qualname and (
                 dotted_name(value.func.value) or "").rsplit(".", 1)[-1] in ("pool", "p", "executor"):
             # `self.examples = pool.map(convert, data)`: a multiprocessing pool's list of results

@@ -1100,3 +1100,32 @@ unet, opt, loader = accelerator.prepare(unet, opt, loader)
 for batch in loader:
     accelerator.backward(unet(batch["pixel_values"], batch["input_ids"]).loss)
     opt.step()
+
+# %% valid: a dataset that fills an empty `list()` in `__init__` and only indexes it: samples held in memory
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class TripleDataset(Dataset):
+    def __init__(self, rows, vocab):
+        super().__init__()
+        self.data = list()
+        for row in rows:
+            if row["obj_label"] in vocab:
+                self.data.append(row)
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return self.data[i]["input_ids"], self.data[i]["label"]
+
+
+def train(model, rows, vocab, optimizer):
+    loader = DataLoader(TripleDataset(rows, vocab), batch_size=8, shuffle=True, pin_memory=True)
+    model.cuda()
+    for ids, labels in loader:
+        loss = model(ids.cuda(non_blocking=True), labels.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
