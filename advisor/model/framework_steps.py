@@ -609,7 +609,9 @@ def _loss_functions(model) -> Set[int]:
 def inference_branch(ctx: Context) -> bool:
     """Under `if not self.training:` (also as one part of `if self.self_ensemble and not
     self.training:`), or in the `else` of `if self.training:`, or under a test of the mode the
-    inference settings pick (`if self.config["inference"]["type"] == "beam_search":`)."""
+    inference settings pick (`if self.config["inference"]["type"] == "beam_search":`), or under
+    a test that a forward was handed a generation's key-value cache (`if past_key_values is not
+    None and input_ids.shape[1] == 1:`)."""
     current: Optional[Context] = ctx
     while current is not None:
         guard = current.guard
@@ -623,10 +625,25 @@ def inference_branch(ctx: Context) -> bool:
                     test, positive = test.expression, not positive
                 if dotted_name(test) == "self.training" and not positive:
                     return True
-                if positive and _inference_mode_test(test):
+                if positive and (_inference_mode_test(test) or _cached_decoding_test(test)):
                     return True
         current = current.outer
     return False
+
+
+# What a model's forward is handed only while it generates, one token at a time, from the keys
+# and values it cached (Hugging Face's convention): training passes none.
+_DECODING_CACHE = frozenset({"past_key_values", "past_key_value", "layer_past"})
+
+
+def _cached_decoding_test(test: cst.BaseExpression) -> bool:
+    """`if past_key_values is not None:` (a part of an `and` test too): the branch of a forward
+    that extends a generation from its cache."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.IsNot:
+        return False
+    comparator = test.comparisons[0].comparator
+    return (type(comparator) is cst.Name and comparator.value == "None" and type(test.left) is cst.Name
+            and test.left.value in _DECODING_CACHE)
 
 
 def _inference_mode_test(test: cst.BaseExpression) -> bool:

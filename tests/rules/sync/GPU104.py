@@ -2485,3 +2485,57 @@ for batch, lengths in loader:
     loss.backward()
     optimizer.step()
 
+
+# %% valid: the branch of a forward that extends a generation from its key-value cache never runs in training
+import torch
+from torch import nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, lm, projector):
+        super().__init__()
+        self.lm = lm
+        self.projector = projector
+
+    def forward(self, input_ids, pixel_values=None, attention_mask=None, past_key_values=None, labels=None):
+        embeds = self.lm.embed(input_ids)
+        if past_key_values is not None and pixel_values is not None and input_ids.shape[1] == 1:
+            first_layer = past_key_values[0][0][:, :, :, 0]
+            batch_index, unattended = torch.where(first_layer.float().sum(-2) == 0)
+            attention_mask[batch_index, unattended] = 0
+        return self.lm(inputs_embeds=embeds, attention_mask=attention_mask, past_key_values=past_key_values, labels=labels)
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for batch in loader:
+        out = model(batch["input_ids"].cuda(), batch["pixel_values"].cuda(), batch["attention_mask"].cuda(),
+                    labels=batch["labels"].cuda())
+        out.loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% invalid: the same read outside a cache test runs on every training step
+import torch
+from torch import nn
+
+
+class Captioner(nn.Module):
+    def __init__(self, lm):
+        super().__init__()
+        self.lm = lm
+
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        embeds = self.lm.embed(input_ids)
+        batch_index, unattended = torch.where(embeds.float().sum(-1) == 0)  # expect: GPU104
+        attention_mask[batch_index, unattended] = 0
+        return self.lm(inputs_embeds=embeds, attention_mask=attention_mask, labels=labels)
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for batch in loader:
+        out = model(batch["input_ids"].cuda(), batch["attention_mask"].cuda(), labels=batch["labels"].cuda())
+        out.loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
