@@ -15,6 +15,7 @@ from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
 from advisor.model.cli_options import defaults_by_name
+from advisor.model.launch_modes import every_run_several_processes
 from advisor.model.literals import LITERALS, literal_values, sequence_lengths
 from advisor.model.guards import conjuncts, guards_of, on_cpu_path
 from advisor.model.subtree import iter_names
@@ -353,7 +354,10 @@ class DataParallelOrFindUnused(Rule):
                             found = literal_values(model, mine.test, mine.ctx, mine.order + 0.5)
                             default_here = found.complete and bool(found.values) and all(
                                 bool(value) == mine.positive for _, value in found.values)
-                            return not default_here
+                            # Unless every documented run starts several processes (`python -m
+                            # torch.distributed.launch --nproc_per_node=8 run.py`, which passes
+                            # `--local_rank` itself): they take the DDP arm.
+                            return not default_here or every_run_several_processes(model)
         return False
 
     @staticmethod
