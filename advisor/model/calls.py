@@ -276,9 +276,13 @@ class CallGraph:
     def star_symbol(self, name: str, site: CallSite):
         """The project symbol (function, class, value) a name this file never binds comes from
         through its star imports, if any."""
+        return self.star_symbol_at(name, site.ctx, site.order)
+
+    def star_symbol_at(self, name: str, ctx, order):
+        """`star_symbol` for a name read at ``ctx`` and ``order``."""
         model = self.model
         modules = model.imports.star_modules
-        if not modules or model.reaching(name, site.ctx, site.order):
+        if not modules or model.reaching(name, ctx, order):
             return None
         for module in reversed(modules):
             symbol = model.symbol(f"{module}.{name}" if not module.endswith(".") else f"{module}{name}")

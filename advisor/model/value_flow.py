@@ -496,6 +496,12 @@ class ValueFlow:
             targets = self.model.calls.targets_of_expression(call, ctx, order)
             return targets[0] if len(targets) == 1 else None
         qual = self.model.imports.qualify(call.func)
+        if qual is None and type(call.func) is cst.Name:
+            # `get_tensor_data(...)` of a file that says `from utils_glue import *`
+            symbol = self.model.calls.star_symbol_at(call.func.value, ctx, order)
+            if symbol is not None and symbol.kind == "function" and symbol.info is not None:
+                return symbol.model, symbol.info
+            return None
         if qual is None and type(call.func) is cst.Attribute and dotted_name(call.func.value) is not None:
             # `opts = options.parse()` where `options = Options()`, a class of another module:
             # the method of the one class the instance is of.

@@ -965,6 +965,10 @@ def tensor_datasets(model: FileModel, site: CallSite) -> List[Tuple[FileModel, c
     value = dataset_value(model, site)
     if _is_tensor_dataset(value):
         return [(model, value, site.ctx, site.order)]
+    index = None
+    if type(value) is cst.Name:
+        # `train_data, _ = get_tensor_data(mode, features)`: one item of what a helper returns
+        value, index = _unpacked_call(model, value, site)
     if type(value) is not cst.Call:
         return []
     found = model.values.callee(value, site.ctx, site.order)
@@ -974,6 +978,10 @@ def tensor_datasets(model: FileModel, site: CallSite) -> List[Tuple[FileModel, c
     out = []
     for ret in info.return_sites:
         made = ret.value
+        if index is not None:
+            if type(made) is not cst.Tuple or index >= len(made.elements) or type(made.elements[index]) is not cst.Element:
+                return []
+            made = made.elements[index].value
         if type(made) is cst.Name:
             bound = owner.reaching(made.value, ret.ctx, ret.order)
             if len(bound) != 1 or bound[0].index is not None:
@@ -1003,6 +1011,15 @@ def loader_option(model: FileModel, site: CallSite, keyword: str, position: Opti
     if loader_factory(site) is not None:
         position = None
     return call_option(model, site, keyword, position, path="cuda")
+
+
+def _unpacked_call(model: FileModel, name: cst.Name, site: CallSite):
+    """(the call, the item's position) for a name bound once by unpacking a call's result
+    (`train_data, _ = get_tensor_data(...)`); (the name, None) otherwise."""
+    found = model.assignments(name.value, site.ctx)
+    if len(found) == 1 and found[0].index is not None and type(found[0].value) is cst.Call:
+        return found[0].value, found[0].index
+    return name, None
 
 
 def dataset_value(model: FileModel, site: CallSite) -> Optional[cst.BaseExpression]:
