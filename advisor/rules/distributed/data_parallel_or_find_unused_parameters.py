@@ -60,7 +60,10 @@ class DataParallelOrFindUnused(Rule):
         or handed to functions of the project that call it so or hand it on to one that does:
         a sampler wrapped beside the trained model) is information too, and so is a wrap in one arm of a test whose other
         arm wraps in `DistributedDataParallel` (the script offers DDP already), unless the
-        switch's default takes the DataParallel arm (`--distributed` as a `store_true` option).
+        switch's default takes the DataParallel arm (`--distributed` as a `store_true` option)
+        and some documented run may take it: where every command line the project shows for the
+        script starts several processes (`torch.distributed.launch --nproc_per_node=8`, which
+        passes `--local_rank` itself), the DDP arm is the one that runs.
         A wrap on the path taken only without a GPU (the `else` of `torch.cuda.is_available()`)
         is not reported: there it only calls the module. A wrap under a test of the GPU count
         that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
