@@ -269,3 +269,26 @@ def test_fix_never_overwrites_a_file_changed_during_the_run(tmp_path, capsys, mo
     assert code == 2
     assert "changed on disk while it was being checked; not fixed" in err
     assert path.read_text() == "# the user saved something else\n"
+
+
+def test_a_config_file_nested_past_the_json_parser_is_no_setting(tmp_path, capsys):
+    """A command line passes the script a JSON config nested deeper than Python's parser goes:
+    the settings it would give are unknown, and the script is checked as usual."""
+    (tmp_path / "setup.cfg").write_text("[metadata]\nname = deep\n")
+    (tmp_path / "deep.json").write_text("[" * 100000 + "]" * 100000)
+    (tmp_path / "README.md").write_text("    python train.py --config deep.json\n")
+    (tmp_path / "train.py").write_text(
+        "import argparse\nimport json\nimport torch\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--config')\nargs = parser.parse_args()\n"
+        "cfg = json.load(open(args.config))\n"
+        "model = torch.nn.Linear(2, 2).cuda()\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for step, x in enumerate(loader):\n"
+        "    loss = model(x.cuda()).sum()\n"
+        "    loss.backward()\n"
+        "    if (step + 1) % args.accumulation_steps == 0:\n"
+        "        optimizer.step()\n"
+        "        optimizer.zero_grad()\n"
+    )
+    code, out, err = run(capsys, "check", "--no-cache", tmp_path)
+    assert "skipped" not in out + err  # the script is not the deep one: it is analysed as usual
+    assert code in (0, 1)

@@ -61,7 +61,7 @@ def _read(project, value: str):
         return None
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser takes
         return None
 
 
