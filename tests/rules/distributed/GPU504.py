@@ -582,3 +582,26 @@ for epoch in range(epochs):
     train(model)
     if control.should_save:
         torch.save(model.module.state_dict(), f"epoch_{epoch}.pt")  # expect: GPU504
+
+# %% valid: a save under `if not args.distributed:` (the single-process side of the launch switch) runs on one process
+import os
+
+import torch
+
+
+def main(args, build_model, loader):
+    args.distributed = int(os.environ.get("WORLD_SIZE", 1)) > 1
+    if args.distributed:
+        torch.distributed.init_process_group(backend="nccl", init_method="env://")
+    model = build_model().cuda()
+    if args.distributed:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank])
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(), y.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if not args.distributed:
+            torch.save(model.state_dict(), "checkpoint.pth")
