@@ -519,7 +519,15 @@ _MEDIA = re.compile(r"image|pixel|audio|wave|video|frame|\.convert\(|transforms|
 def tokens_only_transform(model, call: cst.Call) -> bool:
     """The transform a `.with_transform(fn)` / `.set_transform(fn)` gives is a function of the
     file that calls a tokenizer and, with the functions of the file it calls by name, reads no
-    image, audio or video (`preprocess_train` that tokenises the captions of a prompt table)."""
+    image, audio or video (`preprocess_train` that tokenises the captions of a prompt table).
+    Worked out once per call: every loader of the file asks about every such transform."""
+    known = model.shared("tokens-only-transforms", lambda m: {})
+    if id(call) not in known:
+        known[id(call)] = _tokens_only(model, call)
+    return known[id(call)]
+
+
+def _tokens_only(model, call: cst.Call) -> bool:
     if len(call.args) != 1 or type(call.args[0].value) is not cst.Name:
         return False
     name = call.args[0].value.value
