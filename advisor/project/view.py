@@ -29,6 +29,7 @@ from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.reachability import unreached
 from advisor.model.registered_classes import classes_asked_for, names_in_code
+from advisor.model.passed_configs import CONFIG_FLAGS
 
 _TEXT_LIMIT = 4 << 20
 
@@ -82,7 +83,7 @@ _IMPORT_MODULE = re.compile(
 _SUFFIXED = re.compile(r"""import_module\(\s*f["']([A-Za-z_][\w.]*?)\.\{[^{}"']*\}(\w+)["']\s*\)""")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A command line handing a script its config file (model/passed_configs.py).
-_PASSES_CONFIG = re.compile(r"--(?:config|cfg)(?:[_-](?:file|path))?(?:=|[ \t]+)\S")
+_PASSES_CONFIG = re.compile(r"(?:%s)(?:=|[ \t]+)\S" % "|".join(re.escape(flag) for flag in CONFIG_FLAGS))
 # `import_module(module_name)`, and the name's one binding in the text: what it names.
 _NAMED_ARGUMENT = re.compile(r"import_module\(\s*([A-Za-z_]\w*)\s*\)")
 
