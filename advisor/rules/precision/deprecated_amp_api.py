@@ -184,7 +184,7 @@ class DeprecatedAmpApi(Rule):
                 message = ("`{deprecated}` is deprecated (kept in a name and called through it); use "
                            "`functools.partial(torch.amp.autocast, \"{device}\")`")
                 data = {"deprecated": shown, "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device}
-                off = model.guards.switched_off(assignment.ctx)
+                off = model.guards.switched_off(assignment.ctx) or model.guards.switched_off_by_callers(assignment.ctx)
                 severity = None
                 if off is not None:
                     # `if args.amp: amp_autocast = torch.cuda.amp.autocast` where no shipped run

@@ -21,3 +21,8 @@ class HalfScaler:
         self._scaler.scale(loss).backward()
         self._scaler.step(optimizer)
         self._scaler.update()
+
+
+def native_autocast():
+    autocast = torch.cuda.amp.autocast  # expect: GPU303 info
+    return autocast

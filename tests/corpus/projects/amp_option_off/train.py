@@ -3,7 +3,7 @@ from contextlib import suppress
 
 import torch
 
-from scalers import NativeScaler
+from scalers import NativeScaler, native_autocast
 
 
 def main():
@@ -18,6 +18,7 @@ def main():
     if args.amp:
         loss_scaler = NativeScaler()
         amp_autocast = torch.cuda.amp.autocast  # expect: GPU303 info
+        amp_autocast = native_autocast()
     else:
         loss_scaler = None
         amp_autocast = suppress
