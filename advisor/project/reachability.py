@@ -103,7 +103,7 @@ def _is_root(view, path: str) -> bool:
     folder = os.path.dirname(path)
     base = os.path.basename(path)
     if not os.path.isfile(os.path.join(folder, "__init__.py")):
-        return True
+        return not _loose_module_left_out(view, path)
     if base in _RUN_BY_NAME:
         return True
     parts = set(os.path.relpath(folder, view.layout.root).split(os.sep))
@@ -122,7 +122,7 @@ def _is_root(view, path: str) -> bool:
     if not _used_copy(view, path):
         if view.layout.installable():
             return True  # a package others install: its modules are an API
-        if not view.importer_paths(path) and not _init_importers(view).get(path):
+        if not view.importer_paths(path) and not _init_importers(view).get(path) and not _left_beside_used(view, path):
             return True  # imported by no project file: an API for a notebook or a user's script
     return _named(view, path)
 
@@ -154,6 +154,47 @@ def _named(view, path: str) -> bool:
     if dotted and view.notebooks_containing(dotted):
         return True
     return any(os.path.dirname(n) == os.path.dirname(path) for n in view.notebooks_containing(module_stem(path)))
+
+
+def _loose_module_left_out(view, path: str) -> bool:
+    """A file of a folder without `__init__.py` that is no script (no `__main__` block, no run
+    at its top level, no command-line parsing), that nothing imports or names, while the
+    project imports another module of its folder (`lib/core/pretrain_function.py` beside the
+    `lib/core/augment_function.py` the scripts import): a leftover, not a loose module kept for
+    anyone to import. Scripts and the other loose files stay roots."""
+    if view.layout.installable() or view.importer_paths(path) or not _left_beside_used(view, path):
+        return False
+    text = view.text_of(path)
+    if _MAIN_BLOCK.search(text) or _TOP_LEVEL_RUN.search(text) or _SCRIPT_TEXT.search(text):
+        return False
+    return not _named(view, path)
+
+
+# What makes a file without a `__main__` block a script all the same: options read from the
+# command line, or a call at its top level (`setup(...)`, `trainer.fit(model)`).
+_SCRIPT_TEXT = re.compile(r"argparse|sys\.argv|parse_args|^[A-Za-z_][\w.]*\(", re.MULTILINE)
+
+
+def _left_beside_used(view, path: str) -> bool:
+    """Nothing imports the module while files outside its folder import another module of it
+    (`core/pretrain_function.py` beside the `core/search_function.py` the scripts import): a
+    module of a package the project uses that the project left out, not an API
+    kept for code outside it. A package's `__init__.py` is not one."""
+    if os.path.basename(path) == "__init__.py":
+        return False
+    if _USED_FOLDERS not in view.module_roots:
+        view.module_roots[_USED_FOLDERS] = True
+        for target, importers in view.import_index().items():
+            folder = os.path.dirname(target)
+            # Imported from outside its folder: a sibling's import of it says nothing of use.
+            if os.path.basename(target) != "__init__.py" and any(os.path.dirname(i) != folder for i in importers):
+                view.module_roots[_USED_FOLDERS + folder] = True
+    return _USED_FOLDERS + os.path.dirname(path) in view.module_roots
+
+
+# The key under which `view.module_roots` notes, once per import index, the folders holding a
+# module some other project file imports (one key per folder, after this marker).
+_USED_FOLDERS = "\0used-folder\0"
 
 
 def _in_nested_distribution(path: str, root: str) -> bool:
