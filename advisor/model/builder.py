@@ -336,6 +336,7 @@ class ModelBuilder(Walker):
         self._stmt_pos: Dict[int, Tuple[int, int]] = {}
         self._stmt: Tuple[int, int] = (0, 0)
         self._small_if_bodies: Dict[int, Tuple[int, int]] = {}
+        self._if_bodies: Dict[int, Tuple[int, int]] = {}
         self._blocks = 0
         self._order = 0
         self._sealing: Dict[int, Context] = {}
@@ -432,6 +433,9 @@ class ModelBuilder(Walker):
                 break
         if owner is not None:
             self.facts.small_if_bodies[self._blocks] = owner
+        arm_of = self._if_bodies.pop(id(node), None)
+        if arm_of is not None:
+            self.facts.if_bodies[self._blocks] = arm_of
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._blocks += 1
@@ -815,6 +819,8 @@ class ModelBuilder(Walker):
             arms = _small_arms(node)
             for arm in arms:
                 self._small_if_bodies[id(arm)] = self._stmt
+            for arm in _arms(node):
+                self._if_bodies[id(arm)] = self._stmt
         asked = _cuda_test(node.test)
         if asked is not None:
             # Asking is no sign of use: what the branch does is (`.cuda()` there, or a seed only).
@@ -1328,6 +1334,17 @@ def _is_template(expr: cst.BaseExpression) -> bool:
         if type(expr.operator) is cst.Multiply:
             return _is_template(expr.left) or _is_template(expr.right)
     return False
+
+
+def _arms(node: cst.If) -> List[cst.IndentedBlock]:
+    """The bodies of an `if`/`elif`/`else` chain."""
+    arms: List[cst.IndentedBlock] = []
+    current: Optional[cst.CSTNode] = node
+    while current is not None:
+        if type(current.body) is cst.IndentedBlock:
+            arms.append(current.body)
+        current = current.orelse if type(current) is cst.If else None
+    return arms
 
 
 def _small_arms(node: cst.If) -> List[cst.IndentedBlock]:

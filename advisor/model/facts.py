@@ -277,6 +277,9 @@ class Facts:
     # block id of the body of an `if` with no `else` and at most two statements -> the position
     # of that `if` in its own block (`if device == "cuda": torch.cuda.synchronize()`)
     small_if_bodies: Dict[int, Tuple[int, int]] = field(default_factory=dict)
+    # block id of any arm of an `if`/`elif`/`else` chain -> the position of its first `if` in
+    # its own block: what ran before a statement of the arm, walking out of the `if`
+    if_bodies: Dict[int, Tuple[int, int]] = field(default_factory=dict)
     main_blocks: List[cst.If] = field(default_factory=list)  # module-level `if __name__ == "__main__":`
     # (scope, name) -> the calls of `with <call> as name` (`with amp.scale_loss(loss, opt) as
     # scaled_loss:`); not bindings the value model follows: what `__enter__` returns varies

@@ -11,6 +11,7 @@ body of `with Timer(...):` whose project class reads the clock in `__enter__` or
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Dict, List, Tuple
 
 from advisor.model.builder import TIMING_FUNCTIONS
@@ -139,22 +140,75 @@ _DEVICE_WAITS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream(
 
 
 def waited_just_before(model, site: CallSite) -> bool:
-    """A `torch.cuda.synchronize()` that times the step (`near_timing`) sits before ``site`` in its block (or the block an `if` of a
-    statement or two stands in), within `FAR_AFTER` statements and with no training work
-    between: the queue is already empty when ``site`` reads a value back, so the read adds no
-    wait of its own (`torch.cuda.synchronize()` for the step timer, then
-    `loss_meter.update(loss.item(), n)`)."""
-    block, index = model.facts.small_if_bodies.get(site.stmt[0], site.stmt)
-    by_statement = model.shared("timing.calls-by-statement", _calls_by_statement)
-    for i in range(index - 1, max(-1, index - FAR_AFTER - 1), -1):
-        calls = by_statement.get((block, i), ())
-        waits = [other for other in calls if other.qualname in _DEVICE_WAITS]
-        if waits:
-            # Only a timer's synchronize, which GPU105 accepts: one reported itself is to be
-            # removed, and the read then waits in its place.
-            return any(near_timing(model, wait) for wait in waits)
-        if not all(_bookkeeping(other) for other in calls):
+    """A `torch.cuda.synchronize()` (or a project helper that makes one, `t = record_time()`) runs
+    before ``site`` on every path to it, with only bookkeeping between: the queue is already
+    empty when ``site`` reads a value back, so the read adds no wait of its own
+    (`torch.cuda.synchronize()`, then `loss_meter.update(loss.item(), n)`, or a rank-0 block of
+    `writer.add_scalar(..., loss.item(), step)` a few lines further). The synchronize stands in
+    the read's block or in a block the read's `if` arms sit in; every call the function makes
+    between the two (in source order, nested ones included) is a read, a meter, a clock or a log.
+    A synchronize GPU105 reports is one too: while it stays the read costs nothing more, and once
+    it goes the read is reported in its place."""
+    orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
+    at = bisect_left(orders, site.order)
+    # What the read's own expression computes runs after the synchronize too
+    # (`reduce_tensor(loss).item()` queues an all-reduce, then waits for it).
+    inner = at + 1
+    while inner < len(calls) and contains(site.node, calls[inner].node):
+        if not _bookkeeping(calls[inner]):
+            return False
+        inner += 1
+    for other in reversed(calls[max(0, at - _BOOKKEEPING_CALLS):at]):
+        if _waits(model, other):
+            return _runs_before(model, other.stmt, site.stmt)
+        if not _bookkeeping(other):
             return False  # `out = model(x)` between: the read waits for that
+    return False
+
+
+# How many bookkeeping calls may stand between the synchronize and the read (a logging block
+# of meter updates and `add_scalar` calls, each with its own reads).
+_BOOKKEEPING_CALLS = 40
+
+
+def _calls_by_function(model) -> Dict[int, Tuple[List[int], List[CallSite]]]:
+    """id of the function (None's id at module level) -> (the orders, the calls) of its calls,
+    in source order."""
+    grouped: Dict[int, List[CallSite]] = {}
+    for site in model.facts.calls:
+        grouped.setdefault(id(site.ctx.function), []).append(site)
+    out: Dict[int, Tuple[List[int], List[CallSite]]] = {}
+    for key, calls in grouped.items():
+        calls.sort(key=lambda c: c.order)
+        out[key] = ([c.order for c in calls], calls)
+    return out
+
+
+def _waits(model, site: CallSite) -> bool:
+    """A call that leaves the GPU's queue empty: a synchronize, or a project helper whose own
+    body synchronizes outside any loop of it (`def record_time(): torch.cuda.synchronize();
+    return time.time()`)."""
+    if site.qualname in _DEVICE_WAITS:
+        return True
+    if site.qualname is not None and site.qualname.startswith("torch."):
+        return False
+    return any(_synchronizes(info) for _, info in model.calls.targets(site))
+
+
+def _synchronizes(info: FunctionInfo) -> bool:
+    return any(s.qualname in _DEVICE_WAITS and s.ctx.loop is None for s in info.sites)
+
+
+def _runs_before(model, wait: Tuple[int, int], read: Tuple[int, int]) -> bool:
+    """The statement at ``wait`` runs before the one at ``read`` whenever that one runs: it sits
+    earlier in the read's block, or in a block the read reaches by walking out of `if` arms (a
+    synchronize that is all a small `if` holds stands where that `if` stands)."""
+    block, index = model.facts.small_if_bodies.get(wait[0], wait)
+    position = read
+    while position is not None:
+        if position[0] == block:
+            return index < position[1]
+        position = model.facts.if_bodies.get(position[0])
     return False
 
 

@@ -47,10 +47,12 @@ class ItemInTrainingLoop(Rule):
         on every iteration. A loop trains when a scaler object is called with the loss and the
         optimizer (`loss_scaler(loss, optimizer, ...)`, timm's `NativeScaler`). Values built on
         the host on every path (`torch.tensor(sizes).cumsum(0)`, numbers) are not reported.
-        An `.item()` a few bookkeeping lines after a `torch.cuda.synchronize()` that times the
-        step (one GPU105 accepts as a measurement, with only meter updates and clock reads
-        between) is information: the queue is already empty, so the read adds no wait of its
-        own. So is one that runs only in a run of one process (`if not args.distributed:`, the
+        An `.item()` (or `float(loss)`) after a `torch.cuda.synchronize()`, or after a call of a
+        project helper that synchronizes (`t = record_time()`), with only meter updates, clock
+        reads and logging calls between (a rank-0 logging block a few lines further counts), is
+        information: the queue is already empty, so the read adds no wait of its own. The
+        synchronize itself is GPU105's to report unless it times the step; once it goes, the
+        read is reported in its place. So is one that runs only in a run of one process (`if not args.distributed:`, the
         `else` of a launch test) when every command line the project documents for the script
         starts several (`--nproc_per_node=8`, `./distributed_train.sh 8 ...`,
         `--multiprocessing-distributed`). A method that steps the optimizer once per call after
@@ -165,6 +167,14 @@ class ItemInTrainingLoop(Rule):
         yield from self._engine_trainers(model)
 
     def _conversion(self, model: FileModel, site, heat, builtin: str) -> Report:
+        if waited_just_before(model, site):
+            return self.report(
+                site.node,
+                "`{expression}` converts a tensor to a Python value on every training step, after a "
+                "`torch.cuda.synchronize()` that already waited for the GPU",
+                severity=Severity.INFO,
+                data={"expression": snippet(model, site.node), "builtin": builtin},
+            )
         return self.report(
             site.node,
             "`{expression}` converts a tensor to a Python value, waiting for the GPU on every training step",

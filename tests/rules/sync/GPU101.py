@@ -2523,6 +2523,80 @@ for images, labels in loader:
     optimizer.step()
     losses.append(loss.item())  # expect: GPU101
 
+# %% invalid: a plain per-step synchronize (GPU105's finding) already emptied the queue for a rank-0 logging block a few lines below
+import torch
+
+for step, (x, y) in enumerate(train_queue):
+    x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+    logits = model(x)
+    loss = criterion(logits, y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    prec1, prec5 = accuracy(logits, y, topk=(1, 5))
+    reduced = loss.detach()
+    torch.cuda.synchronize()
+    if args.local_rank == 0 and step % args.print_freq == 0:
+        logger.info("step {} loss {:.3f}".format(step, meter.avg))
+    if args.local_rank == 0:
+        writer.add_scalar("train/loss", reduced.item(), step)  # expect: GPU101 info
+        writer.add_scalar("train/top1", prec1.item(), step)  # expect: GPU101 info
+        step_count += 1
+    total += float(reduced)  # expect: GPU101 info
+
+# %% invalid: a helper of the file that synchronizes before reading the clock empties the queue too
+import time
+import torch
+
+
+def record_time():
+    torch.cuda.synchronize()
+    return time.time()
+
+
+for i in range(num_steps):
+    t0 = record_time()
+    loss = model(x).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    t1 = record_time()
+    print("step %d loss %.4f time %.3f" % (i, loss.item(), t1 - t0))  # expect: GPU101 info
+
+# %% invalid: what the read's own expression queues after the synchronize is what it waits for
+import torch
+import torch.distributed as dist
+
+
+def reduce_tensor(t):
+    rt = t.clone()
+    dist.all_reduce(rt)
+    return rt / dist.get_world_size()
+
+
+for images, targets in loader:
+    loss = criterion(model(images.cuda(non_blocking=True)), targets.cuda(non_blocking=True))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    loss_meter.update(loss.item(), targets.size(0))  # expect: GPU101 info
+    reduced = reduce_tensor(loss).item()  # expect: GPU101
+    seen = loss.item()  # expect: GPU101
+
+# %% invalid: a synchronize in one arm of an `if` does not run before a read in the other
+import torch
+
+for images, targets in loader:
+    loss = criterion(model(images.cuda()), targets.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if args.sync_every_step:
+        torch.cuda.synchronize()
+    else:
+        meter.update(loss.item())  # expect: GPU101
+
 # %% valid: a count copied to the host, then divided by a length, is read from host memory
 import torch
 
