@@ -732,6 +732,9 @@ class _CallerScan:
 _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module")
 
 
+_PIPELINE_LIBRARIES = frozenset({"diffusers", "transformers"})
+
+
 def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
     """What an instance of a class (the file's or the project's) is, in the kinds of
     `model/kinds.py`: a "module" when it derives from torch.nn.Module, a "scaler" when it derives
@@ -750,6 +753,10 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
             kinds.add("module")
         elif base.rsplit(".", 1)[-1] == "GradScaler":
             kinds.add("scaler")
+        elif base.split(".", 1)[0] in _PIPELINE_LIBRARIES and base.endswith("Pipeline"):
+            # `class MarigoldPipeline(DiffusionPipeline)`: several models behind one call, with
+            # no train or eval mode of its own.
+            kinds.add("pipeline")
         elif base in DDP_WRAPPERS:
             kinds.update(("module", "ddp", "data_parallel") if base == DATA_PARALLEL else ("module", "ddp"))
         elif depth < 4:

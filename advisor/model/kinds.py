@@ -93,6 +93,12 @@ class Kinds(Question[KindMap]):
             return {"optimizer": True}
         if qual.startswith("torch.nn.") and last[:1].isupper():
             return {"module": True}
+        if last == "from_pretrained":
+            # A project class's own `from_pretrained` (`MarigoldPipeline.from_pretrained(...)`,
+            # inherited from its diffusers base): an instance of that class.
+            symbol = flow.model.symbol(qual[: -len(".from_pretrained")])
+            if symbol is not None and symbol.kind == "class":
+                return {kind: True for kind in class_kinds(symbol.model, symbol.info)}
         if last == "from_pretrained" and _pretrained_module(qual):
             owner = qual.rsplit(".", 2)[-2]
             return {"module": True, "pipeline": True} if "Pipeline" in owner else {"module": True}
@@ -284,3 +290,22 @@ class BuiltBy(Question[frozenset]):
 
     def combine(self, answers: Sequence[frozenset]) -> frozenset:
         return frozenset().union(*answers)
+
+
+def declared_kinds(model, name: str, ctx: Context) -> frozenset:
+    """The kinds of the class a name's annotated assignment declares (`self.model:
+    MarigoldPipeline = model`, the value handed in by a caller elsewhere): what the value flow
+    cannot follow, the author wrote down."""
+    for assignment in model.assignments(name, ctx):
+        statement = assignment.statement
+        if type(statement) is not cst.AnnAssign:
+            continue
+        declared = statement.annotation.annotation
+        qual = model.imports.qualify(declared)
+        symbol = model.symbol(qual) if qual is not None else None
+        if symbol is not None and symbol.kind == "class":
+            return class_kinds(symbol.model, symbol.info)
+        local = model.facts.classes.get(dotted_name(declared) or "")
+        if local is not None:
+            return class_kinds(model, local)
+    return frozenset()

@@ -7,6 +7,7 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 from advisor.model.instances import INSTANCES, plain_objects_of
 from advisor.model.calls import class_kinds, class_method
+from advisor.model.kinds import declared_kinds
 from advisor.model import CallSite, Context, FileModel, FunctionInfo, Heat, LoopInfo
 from advisor.model.file_model import literal_bool
 from advisor.model.guards import every_call_path
@@ -198,13 +199,13 @@ def is_model(model: FileModel, func: cst.BaseExpression, ctx: Context, order: in
     if name in model.facts.classes and not model.assignments(name, ctx):
         return False  # building an instance of a class of the file (`model = Model()`), not running one
     last = last_segment(name)
+    kinds = model.kinds(func, ctx, order)
+    if "pipeline" in kinds or "pipeline" in declared_kinds(model, name, ctx):
+        return False  # a generation pipeline of several models: no mode of its own
     if MODEL_NAME.search(last) and not ACTION_ON_A_MODEL.search(last):
         return not _other_library_object(model, name, ctx) and not _plain_wrapper(model, func, ctx, order)
     if NOT_A_MODEL.search(last):
         return False
-    kinds = model.kinds(func, ctx, order)
-    if "pipeline" in kinds:
-        return False  # a generation pipeline of several models: no mode of its own
     if "ddp" in kinds or "module" in kinds:
         return True
     return any(a.value is not None and built_as_model(model, a.value) for a in model.assignments(name, ctx))

@@ -913,3 +913,82 @@ def main(trainer, mode):
 
         results = trainer.eval(evaluate, "model.pt")
         print(torch.stack(results).mean().item())
+
+# %% valid: a pipeline class of the project deriving from diffusers', handed to a trainer that declares it: no eval mode of its own
+import torch
+import torch.nn as nn
+from diffusers import DiffusionPipeline
+
+
+class DepthPipeline(DiffusionPipeline):
+    def __init__(self, unet, vae, scheduler):
+        super().__init__()
+        self.register_modules(unet=unet, vae=vae, scheduler=scheduler)
+
+    @torch.no_grad()
+    def __call__(self, image, steps=10):
+        latent = self.vae.encode(image)
+        for t in self.scheduler.timesteps[:steps]:
+            latent = self.scheduler.step(self.unet(latent, t), t, latent).prev_sample
+        return self.vae.decode(latent)
+
+
+class DepthTrainer:
+    def __init__(self, model, loader, optimizer):
+        self.model: DepthPipeline = model
+        self.loader = loader
+        self.optimizer = optimizer
+        self.dropout = nn.Dropout(0.1)
+
+    def train(self):
+        self.model.unet.train()
+        for image, depth in self.loader:
+            loss = (self.model.unet(image.cuda(), 0) - depth.cuda()).pow(2).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    @torch.no_grad()
+    def validate(self, val_loader):
+        return [self.model(image.cuda()) for image, _ in val_loader]
+
+
+def main(loader, val_loader, optimizer):
+    pipe = DepthPipeline.from_pretrained("some/depth-model")
+    trainer = DepthTrainer(pipe, loader, optimizer)
+    trainer.train()
+    validation = pipe(torch.zeros(1, 3, 64, 64).cuda())
+    return trainer.validate(val_loader), validation
+
+# %% invalid: the same trainer when the declared class is a plain network
+import torch
+import torch.nn as nn
+
+
+class DepthNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Conv2d(3, 1, 3)
+
+    def forward(self, x):
+        return self.head(self.drop(x))
+
+
+class DepthTrainer:
+    def __init__(self, model, loader, optimizer):
+        self.model: DepthNet = model
+        self.loader = loader
+        self.optimizer = optimizer
+
+    def train(self):
+        self.model.train()
+        for image, depth in self.loader:
+            loss = (self.model(image.cuda()) - depth.cuda()).pow(2).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+    @torch.no_grad()
+    def validate(self, val_loader):
+        return [self.model(image.cuda()) for image, _ in val_loader]  # expect: GPU602
