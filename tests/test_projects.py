@@ -538,3 +538,11 @@ def test_a_passed_config_file_that_starts_accumulating_rechecks_a_cached_file(tm
     again = _json_findings(project, env)
     assert ("pretrain.py", 14, "GPU406", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_command_that_starts_passing_a_checkpointing_option_rechecks_a_cached_file(tmp_path):
+    """The decoder's switch is set from `cfg.decoder_checkpointing`, which nothing turns on, so
+    its checkpoint call is information; a README command that starts passing that option must
+    turn it back to a warning, also for the unchanged, cached module."""
+    _edit_rechecks(tmp_path, "checkpoint_switches", "README.md", "--grad-ckpt --size 384",
+                   "--grad-ckpt --decoder_checkpointing --size 384", ("blocks.py", 35, "GPU405"))

@@ -224,3 +224,63 @@ def _builds_on(model, text: str) -> bool:
 
 
 _CLASS_BASES = re.compile(r"^\s*class\s+\w+\s*\(([^)]*)\)", re.MULTILINE)
+
+
+def seen_turned_on(model, word: str, depth: int = 1) -> bool:
+    """Some text of the project plainly turns the flag ``word`` on: a true constant given to it
+    in this file or a file near it (`use_checkpoint=True`, `"with_cp": True`,
+    `model.gradient_checkpointing = True`), the library setter called (`gradient_checkpointing_
+    enable()`), a config file giving it a value that is not false, or a launch text passing it
+    (`--use_checkpoint`, `--gradient_checkpointing True`). Where the flag's value is only handed
+    on (`use_checkpoint=use_checkpoint`), nothing is seen."""
+    known: Dict[str, bool] = model.shared("default-flags-seen-on", lambda m: {})
+    answer = known.get(word)
+    if answer is None:
+        known[word] = False  # a flag handed on from itself
+        answer = known[word] = _seen_turned_on(model, word) or (depth > 0 and any(
+            seen_turned_on(model, source, depth - 1) for source in _handed_from(model, word)))
+    return answer
+
+
+def _handed_from(model, word: str) -> set:
+    """The options a flag is set from in this file or a file near it (`use_checkpoint=
+    args.grad_ckpt`, `self.with_cp = cfg.checkpointing`): their last names."""
+    handed = re.compile(r"(?<![\w])\.?%s\s*=(?!=)\s*([A-Za-z_][\w.]*)" % re.escape(word))
+    texts = [model.text or ""]
+    project = model.project
+    if project is not None and model.real_path is not None:
+        nearby = _nearby(model)
+        texts += [project.text_of(p) for p in project.files_containing(word)
+                  if os.path.normpath(os.path.abspath(p)) in nearby]
+    found = {m.rpartition(".")[2] for text in texts for m in handed.findall(text)}
+    return {f for f in found if f != word and f not in _FALSE and f not in ("True", "true")}
+
+
+# The libraries' switches for checkpointing, called to turn it on (not with `False`).
+_CHECKPOINTING_SETTERS = re.compile(
+    r"\.(?:gradient_checkpointing_enable|set_grad_checkpointing|enable_gradient_checkpointing)\((?!\s*(?:enable\s*=\s*)?False)")
+
+
+def _seen_turned_on(model, word: str) -> bool:
+    given = re.compile(r"""(?<![\w])['"]?%s['"]?\s*(?::\s*bool\s*)?[=:]\s*(?:True|true|1)\b""" % re.escape(word))
+    setter = _CHECKPOINTING_SETTERS if "checkpointing" in word else None
+
+    def turns_on(text: str) -> bool:
+        code = _DOCSTRINGS.sub("", text)
+        return bool(given.search(code)) or (setter is not None and bool(setter.search(code)))
+
+    if turns_on(model.text or ""):
+        return True
+    project = model.project
+    if project is None or model.real_path is None:
+        return False
+    nearby = _nearby(model)
+    if any(os.path.normpath(os.path.abspath(p)) in nearby and turns_on(project.text_of(p))
+           for p in project.files_containing(word)):
+        return True
+    if project.sets_in_configs(word):
+        return True
+    dashed = {word, word.replace("_", "-")}
+    passed = re.compile(r"--(?:%s)(?:[ =](?:True|true|1)\b|(?=[\s\\'\"]|$))" % "|".join(map(re.escape, sorted(dashed))),
+                        re.MULTILINE)
+    return any(passed.search(project.text_of(t)) for t in project.layout.launch_texts() or ())

@@ -1377,6 +1377,28 @@ class GuardKinds:
             stack.extend(children(current))
         return None
 
+    def option_flags(self, node: cst.CSTNode, ctx: Context) -> List[Tuple[cst.BaseExpression, str]]:
+        """(test, flag name) of the settings that the code ``node`` runs under: a positive
+        guard around it, or the test of a conditional expression whose true arm holds it, read
+        for its conjuncts that are plain flags (`self.use_checkpoint`, `args.grad_ckpt`,
+        `getattr(config, "gradient_checkpointing", False)`, `cfg.get("with_cp")`). Comparisons,
+        calls of other kinds and `self.training` / `x.requires_grad` are no flags."""
+        tests = [g.test for g in guards_of(ctx) if g.positive and not g.exits]
+        statement = self.model.statement_of.get(id(node))
+        stack: List[cst.CSTNode] = [statement] if statement is not None else []
+        while stack:
+            current = stack.pop()
+            if type(current) is cst.IfExp and _holds(current.body, node):
+                tests.append(current.test)
+            stack.extend(children(current))
+        out: List[Tuple[cst.BaseExpression, str]] = []
+        for test in tests:
+            for part in conjuncts(test):
+                name = _flag_name(part)
+                if name is not None:
+                    out.append((test, name))
+        return out
+
     def offloading(self, ctx: Context) -> bool:
         """Some guard around ``ctx`` is a switch named for keeping data in host memory (`if
         self.cpu_cache:`, `if args.offload:`, `if keep_on_cpu and ...`) or asks for the CPU (`if
@@ -1691,6 +1713,31 @@ class GuardKinds:
                 return True
             current = current.outer
         return False
+
+
+# Attributes a test reads that are states of the run, not options someone turns on.
+_STATE_ATTRIBUTES = frozenset({"training", "requires_grad", "is_cuda", "is_leaf"})
+
+
+def _flag_name(part: cst.BaseExpression) -> Optional[str]:
+    """The option a conjunct of a test reads as a plain flag, if it is one."""
+    if type(part) is cst.Attribute:
+        return None if part.attr.value in _STATE_ATTRIBUTES else part.attr.value
+    if type(part) is cst.Name:
+        return None if part.value in ("True", "False", "None") else part.value
+    if type(part) is not cst.Call:
+        return None
+    func = part.func
+    if type(func) is cst.Name and func.value == "getattr":
+        index = 1  # `getattr(config, "gradient_checkpointing", False)`
+    elif type(func) is cst.Attribute and func.attr.value == "get":
+        index = 0  # `cfg.get("with_cp", False)`
+    else:
+        return None
+    if len(part.args) <= index or type(part.args[index].value) is not cst.SimpleString:
+        return None
+    value = part.args[index].value.evaluated_value
+    return value if isinstance(value, str) and value.isidentifier() else None
 
 
 def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel
+from advisor.model.default_flags import seen_turned_on
 from advisor.model.file_model import call_argument, star_kwargs
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 
@@ -107,6 +108,20 @@ class CheckpointWithoutUseReentrant(Rule):
                     call,
                     "`{function}` without `use_reentrant=` (under `{flag}`, which no run of the project "
                     "turns on)",
+                    severity=Severity.INFO,
+                    fix=fix,
+                    data=data,
+                )
+                continue
+            flags = model.guards.option_flags(call, site.ctx)
+            if flags and not any(seen_turned_on(model, name) for _, name in flags):
+                # Optional checkpointing whose switch nothing in the project is seen turning
+                # on: most such calls never run in the project's own runs.
+                data["flag"] = snippet(model, flags[0][0])
+                yield self.report(
+                    call,
+                    "`{function}` without `use_reentrant=` (under `{flag}`, which nothing in the "
+                    "project is seen turning on)",
                     severity=Severity.INFO,
                     fix=fix,
                     data=data,

@@ -32,7 +32,7 @@ from torch.utils import checkpoint
 class Encoder(nn.Module):
     def forward(self, x):
         if self.grad_ckpt and self.training:
-            return checkpoint.checkpoint(self._forward, x, use_reentrant=False)  # expect: GPU405
+            return checkpoint.checkpoint(self._forward, x, use_reentrant=False)  # expect: GPU405 info
         return self._forward(x)
 
 # %% invalid: star arguments
@@ -129,7 +129,7 @@ def build(config):
     config.use_checkpointing = True
     return Encoder(config)
 
-# %% invalid: a block built by a registry, its flag off by default and handed on as it is: info; a block the file turns on elsewhere: reported
+# %% invalid: a block built by a registry, its flag off by default and handed on as it is: info; a block the file sets from a config key nothing turns on: info too
 import torch.nn as nn
 import torch.utils.checkpoint as cp
 
@@ -173,7 +173,7 @@ class Stem(nn.Module):
 
     def forward(self, x):
         if self.use_ckpt and x.requires_grad:
-            return cp.checkpoint(self.conv, x, use_reentrant=False)  # expect: GPU405
+            return cp.checkpoint(self.conv, x, use_reentrant=False)  # expect: GPU405 info
         return self.conv(x)
 
 
@@ -182,7 +182,7 @@ def build_stem(cfg):
     stem.use_ckpt = cfg.checkpointing
     return stem
 
-# %% invalid: a block whose flag a classmethod passes on from a config is reported, though no call names the class
+# %% invalid: a block whose flag a classmethod passes on from a config key nothing in the project sets: info
 import torch.nn as nn
 import torch.utils.checkpoint as checkpoint
 
@@ -196,7 +196,7 @@ class Encoder(nn.Module):
     def forward(self, x):
         for blk in self.blocks:
             if self.use_checkpoint:
-                x = checkpoint.checkpoint(blk, x, use_reentrant=False)  # expect: GPU405
+                x = checkpoint.checkpoint(blk, x, use_reentrant=False)  # expect: GPU405 info
             else:
                 x = blk(x)
         return x

@@ -33,7 +33,7 @@ from torch.utils import checkpoint
 class Encoder(nn.Module):
     def forward(self, x):
         if self.grad_ckpt and self.training:
-            return checkpoint.checkpoint(self._forward, x)  # expect: GPU405
+            return checkpoint.checkpoint(self._forward, x)  # expect: GPU405 info
         return self._forward(x)
 
 # %% invalid: star arguments
@@ -163,7 +163,7 @@ def build(config):
     config.use_checkpointing = True
     return Encoder(config)
 
-# %% invalid: a block built by a registry, its flag off by default and handed on as it is: info; a block the file turns on elsewhere: reported
+# %% invalid: a block built by a registry, its flag off by default and handed on as it is: info; a block the file sets from a config key nothing turns on: info too
 import torch.nn as nn
 import torch.utils.checkpoint as cp
 
@@ -207,7 +207,7 @@ class Stem(nn.Module):
 
     def forward(self, x):
         if self.use_ckpt and x.requires_grad:
-            return cp.checkpoint(self.conv, x)  # expect: GPU405
+            return cp.checkpoint(self.conv, x)  # expect: GPU405 info
         return self.conv(x)
 
 
@@ -216,7 +216,7 @@ def build_stem(cfg):
     stem.use_ckpt = cfg.checkpointing
     return stem
 
-# %% invalid: a block whose flag a classmethod passes on from a config is reported, though no call names the class
+# %% invalid: a block whose flag a classmethod passes on from a config key nothing in the project sets: info
 import torch.nn as nn
 import torch.utils.checkpoint as checkpoint
 
@@ -230,7 +230,7 @@ class Encoder(nn.Module):
     def forward(self, x):
         for blk in self.blocks:
             if self.use_checkpoint:
-                x = checkpoint.checkpoint(blk, x)  # expect: GPU405
+                x = checkpoint.checkpoint(blk, x)  # expect: GPU405 info
             else:
                 x = blk(x)
         return x
