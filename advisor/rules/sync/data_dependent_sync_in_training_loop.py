@@ -95,7 +95,8 @@ def _one_positional(call: cst.Call) -> bool:
 def _truth_operands(test: cst.BaseExpression, never=lambda node: False) -> Iterator[Tuple[cst.BaseExpression, bool]]:
     """The parts of a test that Python turns into `bool`: `a and not b` gives `a` and `b`, each
     with whether a periodic test before it short-circuits it (`step % 100 == 0 and loss > 9`).
-    Identity and membership tests (`x is None`, `k in d`) never read a tensor's value, nor does
+    Identity and membership tests (`x is None`, `k in d`) never read a tensor's value (but a number
+    tested against a tensor, `0 in mask`, reads the whole comparison back), nor does
     what follows `flag and` when ``never(flag)`` (a flag no run turns on)."""
     stack = [(test, False)]
     while stack:
@@ -111,9 +112,20 @@ def _truth_operands(test: cst.BaseExpression, never=lambda node: False) -> Itera
         elif type(node) is cst.Comparison and any(
             type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in node.comparisons
         ):
+            # `0 in attention_mask`: a tensor's `__contains__` compares every element and reads
+            # the answer back. Only a number tested against it: `"labels" in batch` asks a dict.
+            if len(node.comparisons) == 1 and type(node.comparisons[0].operator) in (cst.In, cst.NotIn) and _number(node.left):
+                yield node.comparisons[0].comparator, gated
             continue
         else:
             yield node, gated
+
+
+def _number(expr: cst.BaseExpression) -> bool:
+    """A numeric literal (`0`, `-100`, `0.5`)."""
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
+        expr = expr.expression
+    return type(expr) in (cst.Integer, cst.Float)
 
 
 def _never_on(model: FileModel, expr: cst.BaseExpression, ctx) -> bool:
@@ -179,7 +191,8 @@ class DataDependentSyncInTrainingLoop(Rule):
     what = """
         Inside the innermost training loop: an `if` (statement or `a if test else b`), `while`, `assert` or comprehension `if`
         clause that tests a tensor (`if (x != 0).all():`, `if loss > 10:`, `while not
-        torch.isfinite(loss):`, `[t for t in terms if t > 0]`), and the operations whose output
+        torch.isfinite(loss):`, `[t for t in terms if t > 0]`, `if 0 in attention_mask:`, a
+        number looked up in a tensor, which compares every element), and the operations whose output
         size depends on the values: `nonzero()`, `argwhere`, one-argument `torch.where(cond)`,
         `masked_select`, `unique()`, indexing with a boolean mask (`logits[labels != -100]`,
         or a name bound to such a comparison, or to a product of two, `(y2 > y1) * (x2 > x1)`, or

@@ -2539,3 +2539,38 @@ def train(model, loader, optimizer):
         out.loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+# %% invalid: a number looked up in a tensor compares every element and reads the answer back
+import torch
+
+
+class Decoder(torch.nn.Module):
+    def forward(self, input_ids, attention_mask=None):
+        if attention_mask is not None and 0 in attention_mask:  # expect: GPU104
+            attention_mask = attention_mask.float()
+        return self.layers(input_ids, attention_mask)
+
+
+model = Decoder().cuda()
+for batch in loader:
+    ids, mask = batch["input_ids"].cuda(), batch["attention_mask"].cuda()
+    loss = model(ids, attention_mask=mask).loss
+    if -100 not in mask:  # expect: GPU104
+        loss = loss * 2
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a key looked up in a batch dict, and a number looked up in a list
+import torch
+
+for batch in loader:
+    batch = {k: v.cuda() for k, v in batch.items()}
+    if "labels" in batch:
+        batch.pop("labels")
+    loss = model(**batch).loss
+    if 0 in skipped_steps:
+        continue
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
