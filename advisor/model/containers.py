@@ -546,6 +546,20 @@ def contents_of(model, expr: cst.BaseExpression, ctx: Context, order: float) -> 
     return model.values.ask(DICT_CONTENTS, expr, ctx, order)
 
 
+def call_held_under(model, item: cst.Subscript, ctx: Context, order: float) -> Optional[Value]:
+    """The call a dict holds under a constant string key, when that is the one value it may
+    hold there: `self.loaders["train"]` after `self.loaders = {"train": cycle(loader)}`."""
+    if len(item.slice) != 1 or type(item.slice[0].slice) is not cst.Index:
+        return None
+    key = item.slice[0].slice.value
+    if type(key) is not cst.SimpleString or not isinstance(key.evaluated_value, str):
+        return None
+    state, values = lookup(contents_of(model, item.value, ctx, order), tag(key.evaluated_value))
+    if state != PRESENT or len(values) != 1 or type(values[0].expr) is not cst.Call:
+        return None
+    return values[0]
+
+
 def every_value(contents: Contents) -> Tuple[Tuple[Value, ...], bool]:
     """Every value the dict may hold under any key, and whether those are all."""
     values: Tuple[Value, ...] = ()

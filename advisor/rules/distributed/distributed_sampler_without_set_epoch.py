@@ -3,6 +3,8 @@
 from __future__ import annotations
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
+
+from advisor.model.containers import call_held_under
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel, LoopInfo
 from advisor.model.facts import MODULE_SCOPE
@@ -177,6 +179,9 @@ class SamplerWithoutSetEpoch(Rule):
                 bound = model.reaching(iterator.value, site.ctx, site.order)
                 value = bound[0].value if len(bound) == 1 else None
                 made = model.values.callee(value, site.ctx, site.order) if type(value) is cst.Call else None
+            if made is None and type(iterator) is cst.Subscript:
+                held = call_held_under(model, iterator, site.ctx, site.order)
+                made = held.flow.callee(held.expr, held.ctx, held.order) if held is not None else None
             if made is not None and made[1] is item.function:
                 draws.append(site)
         if not draws:
@@ -407,3 +412,4 @@ def _hooks_setting_epoch(model: FileModel) -> frozenset:
         names.update(info.node.name.value for info in other.facts.functions.values()
                      if info.set_epoch and info.class_name is not None and info.node.name.value.startswith("on_"))
     return frozenset(names)
+

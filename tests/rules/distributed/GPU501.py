@@ -249,3 +249,51 @@ for epoch in range(args.num_train_epochs):
         loss = model(**batch).loss
         loss.backward()
         optimizer.step()
+
+# %% valid: a trainer keeps an endless generator in a dict of loaders and sets the epoch each time a pass ends
+import torch.utils.data as udata
+
+
+class Trainer:
+    def build_dataloader(self):
+        def _wrap_loader(loader):
+            while True:
+                yield from loader
+
+        sampler = udata.distributed.DistributedSampler(self.dataset, num_replicas=self.num_gpus, rank=self.rank)
+        loaders = {"train": _wrap_loader(udata.DataLoader(self.dataset, batch_size=8, sampler=sampler, num_workers=4))}
+        self.dataloaders = loaders
+        self.sampler = sampler
+
+    def train(self):
+        self.build_dataloader()
+        for ii in range(self.iters):
+            batch = next(self.dataloaders["train"])
+            loss = self.model(batch["lq"].cuda()).mean()
+            loss.backward()
+            self.optimizer.step()
+            if (ii + 1) % self.iters_per_epoch == 0:
+                self.sampler.set_epoch(ii + 1)
+
+# %% invalid: the same trainer when the step loop never sets the epoch
+import torch.utils.data as udata
+
+
+class Trainer:
+    def build_dataloader(self):
+        def _wrap_loader(loader):
+            while True:
+                yield from loader
+
+        sampler = udata.distributed.DistributedSampler(self.dataset, num_replicas=self.num_gpus, rank=self.rank)  # expect: GPU501
+        loaders = {"train": _wrap_loader(udata.DataLoader(self.dataset, batch_size=8, sampler=sampler, num_workers=4))}
+        self.dataloaders = loaders
+        self.sampler = sampler
+
+    def train(self):
+        self.build_dataloader()
+        for ii in range(self.iters):
+            batch = next(self.dataloaders["train"])
+            loss = self.model(batch["lq"].cuda()).mean()
+            loss.backward()
+            self.optimizer.step()
