@@ -745,3 +745,57 @@ def _collate_class(model, call: cst.Call):
 # sequences and named tuples).
 _PINNED_BASES = frozenset({"dict", "list", "tuple", "NamedTuple", "OrderedDict", "collections.OrderedDict",
                            "typing.NamedTuple", "collections.namedtuple"})
+
+
+def passes_host_arrays(model, call: cst.Call, ctx: Context, order: int) -> bool:
+    """The loader hands its samples on as they are (`collate_fn=no_collate` returning its
+    argument, or `lambda x: x`) and the dataset's `__getitem__` builds no tensor: it returns
+    NumPy arrays, images and strings (`np.array(Image.open(path))`, the path). Pinning walks
+    the batch for tensors and finds none."""
+    arg = argument(call, "collate_fn", None)
+    if arg is None or not _passes_through(model, arg.value, call, ctx, order):
+        return False
+    dataset = argument(call, "dataset", 0)
+    if dataset is None:
+        return False
+    found = instances_of(model, dataset.value, ctx, order)
+    if not found:
+        return False
+    for owner, cls in found:
+        getitem = class_method(owner, cls, "__getitem__")
+        if getitem is None or not getitem[1].sites or not all(_host_only(s) for s in getitem[1].sites):
+            return False
+    return True
+
+
+def _passes_through(model, value: cst.BaseExpression, call: cst.Call, ctx: Context, order: int) -> bool:
+    if type(value) is cst.Lambda:
+        params = value.params.params
+        return len(params) == 1 and dotted_name(value.body) == params[0].name.value
+    functions = _collate_functions(model, call)
+    return bool(functions) and all(_returns_its_argument(info.node) for _, info in functions)
+
+
+def _returns_its_argument(node: cst.FunctionDef) -> bool:
+    params = node.params.params
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+    statements = [s for s in body if not (type(s) is cst.SimpleStatementLine and type(s.body[0]) is cst.Expr
+                                          and type(s.body[0].value) is cst.SimpleString)]
+    if len(params) != 1 or len(statements) != 1 or type(statements[0]) is not cst.SimpleStatementLine:
+        return False
+    small = statements[0].body[0]
+    return type(small) is cst.Return and small.value is not None and dotted_name(small.value) == params[0].name.value
+
+
+# What a sample built only on the host, without torch, calls.
+_HOST_LIBRARIES = ("numpy.", "PIL.", "os.", "cv2.", "json.", "imageio.", "random.", "math.")
+_HOST_BUILTINS = frozenset({"len", "int", "float", "str", "open", "sorted", "list", "dict", "tuple", "range", "min", "max"})
+
+
+def _host_only(site) -> bool:
+    qual = site.qualname
+    if qual is not None:
+        return qual.startswith(_HOST_LIBRARIES)
+    if site.method is None:
+        return dotted_name(site.node.func) in _HOST_BUILTINS
+    return site.method in ("convert", "resize", "copy", "astype", "join", "split", "format", "crop", "transpose")

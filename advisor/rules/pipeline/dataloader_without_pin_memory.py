@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows,
-                                    items_on_device, prepared_hf_table, unpinnable_batch_class)
+                                    items_on_device, passes_host_arrays, prepared_hf_table, unpinnable_batch_class)
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -72,7 +72,10 @@ class DataLoaderWithoutPinnedMemory(Rule):
         returns `cls(...)` and from a `collate_fn` bound with `partial` or from the `__call__`
         of a collator object of the project, or a class given as the `collate_fn` itself:
         `collate_fn=GraphBatch`; such a loader that sets `pin_memory=False`
-        is not reported at all), or whose `collate_fn` moves each
+        is not reported at all). Nor is a loader that hands its samples on as they are
+        (`collate_fn=lambda x: x`, or a function that returns its argument) over a dataset whose
+        `__getitem__` builds no tensor (NumPy arrays, images, paths): pinning finds nothing to
+        pin. It is information for a loader whose `collate_fn` moves each
         batch to the GPU itself (`partial(pad_collate, device=device)` with a `.to(device)`
         inside: the loader yields device tensors, which pinning cannot take; no fix is offered),
         or over a dataset of the project whose `__getitem__` moves each item to the GPU
@@ -170,6 +173,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         call = site.node
         if dataset_on_device(model, site) or index_batches(model, site):
             return None
+        if passes_host_arrays(model, call, site.ctx, site.order):
+            return None  # NumPy samples handed on as they are: pinning finds no tensor to pin
         data = {"loader_options": loader_options(call)}
         option = loader_option(model, site, "pin_memory", 7)
         if option.state == PRESENT:

@@ -1252,3 +1252,31 @@ for batch in loader:
     loss = reward_loss(unet, batch["input_ids"].cuda())
     loss.backward()
     opt.step()
+
+# %% invalid: the same pass-through loader over samples made into tensors in the dataset
+import os
+
+import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+
+class FrameReader(Dataset):
+    def __init__(self, image_dir):
+        self.image_dir = image_dir
+        self.frames = sorted(os.listdir(image_dir))
+
+    def __getitem__(self, idx):
+        path = os.path.join(self.image_dir, self.frames[idx])
+        return torch.from_numpy(np.array(Image.open(path).convert("RGB"))), path
+
+    def __len__(self):
+        return len(self.frames)
+
+
+model = torch.hub.load("repo", "tracker").cuda().eval()
+loader = DataLoader(FrameReader("frames"), batch_size=None, collate_fn=lambda x: x, num_workers=8, pin_memory=True)  # expect: GPU201
+with torch.inference_mode():
+    for frame, path in loader:
+        model(frame.cuda().permute(2, 0, 1)[None].float())
