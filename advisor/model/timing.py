@@ -140,15 +140,16 @@ _DEVICE_WAITS = frozenset({"torch.cuda.synchronize", "torch.cuda.current_stream(
 
 
 def waited_just_before(model, site: CallSite) -> bool:
-    """A `torch.cuda.synchronize()` (or a project helper that makes one, `t = record_time()`) runs
-    before ``site`` on every path to it, with only bookkeeping between: the queue is already
-    empty when ``site`` reads a value back, so the read adds no wait of its own
-    (`torch.cuda.synchronize()`, then `loss_meter.update(loss.item(), n)`, or a rank-0 block of
+    """A `torch.cuda.synchronize()` that times the step (`near_timing`), or a project helper that
+    synchronizes and reads the clock (`t = record_time()`), runs before ``site`` on every path to
+    it, with only bookkeeping between: the queue is already empty when ``site`` reads a value
+    back, so the read adds no wait of its own (`torch.cuda.synchronize()`, meter updates, the
+    step timer, then `acc_meter.update(acc.item(), n)`, or a rank-0 block of
     `writer.add_scalar(..., loss.item(), step)` a few lines further). The synchronize stands in
     the read's block or in a block the read's `if` arms sit in; every call the function makes
-    between the two (in source order, nested ones included) is a read, a meter, a clock or a log.
-    A synchronize GPU105 reports is one too: while it stays the read costs nothing more, and once
-    it goes the read is reported in its place."""
+    between the two (in source order, nested ones included) is a read, a meter, a clock or a
+    log. A synchronize GPU105 reports is to be removed, and the read then waits in its place:
+    it keeps its warning."""
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     at = bisect_left(orders, site.order)
     # What the read's own expression computes runs after the synchronize too
@@ -160,7 +161,9 @@ def waited_just_before(model, site: CallSite) -> bool:
         inner += 1
     for other in reversed(calls[max(0, at - _BOOKKEEPING_CALLS):at]):
         if _waits(model, other):
-            return _runs_before(model, other.stmt, site.stmt)
+            # Only a wait that times the step, which GPU105 accepts: one it reports is to be
+            # removed, and the read then waits in its place.
+            return _times_the_step(model, other) and _runs_before(model, other.stmt, site.stmt)
         if not _bookkeeping(other):
             return False  # `out = model(x)` between: the read waits for that
     return False
@@ -193,6 +196,14 @@ def _waits(model, site: CallSite) -> bool:
     if site.qualname is not None and site.qualname.startswith("torch."):
         return False
     return any(_synchronizes(info) for _, info in model.calls.targets(site))
+
+
+def _times_the_step(model, wait: CallSite) -> bool:
+    """A synchronize next to a clock read (`near_timing`), or a project helper that
+    synchronizes and reads the clock itself (`t = record_time()`)."""
+    if wait.qualname in _DEVICE_WAITS:
+        return near_timing(model, wait)
+    return any(_synchronizes(info) and reads_clock(info) for _, info in model.calls.targets(wait))
 
 
 def _synchronizes(info: FunctionInfo) -> bool:

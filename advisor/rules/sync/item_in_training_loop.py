@@ -47,12 +47,13 @@ class ItemInTrainingLoop(Rule):
         on every iteration. A loop trains when a scaler object is called with the loss and the
         optimizer (`loss_scaler(loss, optimizer, ...)`, timm's `NativeScaler`). Values built on
         the host on every path (`torch.tensor(sizes).cumsum(0)`, numbers) are not reported.
-        An `.item()` (or `float(loss)`) after a `torch.cuda.synchronize()`, or after a call of a
-        project helper that synchronizes (`t = record_time()`), with only meter updates, clock
-        reads and logging calls between (a rank-0 logging block a few lines further counts), is
-        information: the queue is already empty, so the read adds no wait of its own. The
-        synchronize itself is GPU105's to report unless it times the step; once it goes, the
-        read is reported in its place. So is one that runs only in a run of one process (`if not args.distributed:`, the
+        An `.item()` (or `float(loss)`) after a `torch.cuda.synchronize()` that times the step
+        (one GPU105 accepts as a measurement), or after a project helper that synchronizes and
+        reads the clock (`t = record_time()`), with only meter updates, clock reads and logging
+        calls between (a rank-0 logging block a few lines further counts, and what the read's
+        own expression computes must be bookkeeping too), is information: the queue is already
+        empty, so the read adds no wait of its own. A read after a synchronize GPU105 reports
+        keeps its warning: that synchronize is to go, and the read then waits in its place. So is one that runs only in a run of one process (`if not args.distributed:`, the
         `else` of a launch test) when every command line the project documents for the script
         starts several (`--nproc_per_node=8`, `./distributed_train.sh 8 ...`,
         `--multiprocessing-distributed`). A method that steps the optimizer once per call after

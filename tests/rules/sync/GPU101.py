@@ -2523,7 +2523,9 @@ for images, labels in loader:
     optimizer.step()
     losses.append(loss.item())  # expect: GPU101
 
-# %% invalid: a plain per-step synchronize (GPU105's finding) already emptied the queue for a rank-0 logging block a few lines below
+# %% invalid: the step timer's synchronize already emptied the queue for a rank-0 logging block a few lines below
+import time
+
 import torch
 
 for step, (x, y) in enumerate(train_queue):
@@ -2536,6 +2538,8 @@ for step, (x, y) in enumerate(train_queue):
     prec1, prec5 = accuracy(logits, y, topk=(1, 5))
     reduced = loss.detach()
     torch.cuda.synchronize()
+    batch_time.update(time.time() - end)
+    end = time.time()
     if args.local_rank == 0 and step % args.print_freq == 0:
         logger.info("step {} loss {:.3f}".format(step, meter.avg))
     if args.local_rank == 0:
@@ -2564,6 +2568,8 @@ for i in range(num_steps):
     print("step %d loss %.4f time %.3f" % (i, loss.item(), t1 - t0))  # expect: GPU101 info
 
 # %% invalid: what the read's own expression queues after the synchronize is what it waits for
+import time
+
 import torch
 import torch.distributed as dist
 
@@ -2580,11 +2586,26 @@ for images, targets in loader:
     loss.backward()
     optimizer.step()
     torch.cuda.synchronize()
+    batch_time.update(time.time() - end)
     loss_meter.update(loss.item(), targets.size(0))  # expect: GPU101 info
     reduced = reduce_tensor(loss).item()  # expect: GPU101
     seen = loss.item()  # expect: GPU101
 
+# %% invalid: a plain per-step synchronize (GPU105's finding) is to go: the read after it keeps its warning
+import torch
+
+for images, targets in loader:
+    loss = criterion(model(images.cuda()), targets.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    if args.local_rank == 0:
+        writer.add_scalar("loss", loss.item(), step)  # expect: GPU101
+
 # %% invalid: a synchronize in one arm of an `if` does not run before a read in the other
+import time
+
 import torch
 
 for images, targets in loader:
@@ -2594,6 +2615,7 @@ for images, targets in loader:
     optimizer.step()
     if args.sync_every_step:
         torch.cuda.synchronize()
+        t = time.time()
     else:
         meter.update(loss.item())  # expect: GPU101
 
