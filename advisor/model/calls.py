@@ -33,7 +33,7 @@ Caller = Tuple[object, CallSite]
 # class is nn.Module's, whatever class of the file also defines a `train`.
 _MODULE_METHODS = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float", "parameters", "state_dict",
                              "load_state_dict", "zero_grad", "apply", "modules", "requires_grad_"})
-_MODEL_RECEIVER = re.compile(r"(^|_)(model|net|network|module|encoder|decoder|backbone|classifier|generator|discriminator)s?$", re.IGNORECASE)
+_MODEL_RECEIVER = re.compile(r"(^|_)(model|u?net|network|module|encoder|decoder|backbone|classifier|generator|discriminator|vae|transformer)s?$", re.IGNORECASE)
 _INSTANCE_CALL = ("forward", "__call__")
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
@@ -372,8 +372,11 @@ class CallGraph:
                 # `model.train()` on a DataParallel wrapper, `loader.sampler`: torch's object,
                 # not the one class of the file with a method of that name.
                 return []
-            if site.method in _MODULE_METHODS and _MODEL_RECEIVER.search(dotted_name(site.receiver).rsplit(".", 1)[-1]):
-                # `self._model.train()`: nn.Module's mode switch, not a recipe's own `train`.
+            receiver = dotted_name(site.receiver)
+            if site.method in _MODULE_METHODS and (
+                    _MODEL_RECEIVER.search(receiver.rsplit(".", 1)[-1]) or receiver.count(".") >= 2):
+                # `self._model.train()`, `self.model.unet.train()` (a submodule of an attribute):
+                # nn.Module's mode switch, not a recipe's own `train`.
                 return []
             built = self._built_by_name(site)
             if built:

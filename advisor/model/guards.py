@@ -1190,6 +1190,11 @@ class GuardKinds:
             self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test)) or (
             _first_state_step(self.model, test, guard.ctx, guard.order + 0.5))
 
+    def step_branch(self, guard: Guard) -> bool:
+        """The guard is the accumulation boundary every optimizer update goes through (`if
+        accumulated >= accum_steps: opt.step()`): what it holds runs once per update."""
+        return guard.positive and not guard.exits and self._steps(guard) and not self._steps_elsewhere(guard)
+
     def _steps(self, guard: Guard) -> bool:
         """An optimizer steps under the guard: there (`if (i + 1) % accum == 0: opt.step()`), or in
         a function a call there runs (`if T % replay_frequency == 0: agent.learn(memory)`)."""

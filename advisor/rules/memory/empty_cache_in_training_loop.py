@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Severity
 from advisor.model import CallSite, FileModel, Heat
+from advisor.model.guards import guards_of
 from advisor.model.names import dotted_name
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule
@@ -37,8 +38,11 @@ class EmptyCacheInTrainingLoop(Rule):
     what = """
         `torch.cuda.empty_cache()` inside the innermost training loop, directly or in a
         function that loop calls. Under a periodic condition (every N steps) or another `if`
-        the finding is only informational; in an `except` clause (out-of-memory recovery),
-        next to an evaluation pass, or between epochs it is not reported.
+        the finding is only informational, but not in the branch of a gradient-accumulation
+        boundary (`if accumulated >= accum_steps: optimizer.step(); ...`), which every update
+        goes through, nor after an early `return` that ends training; in an `except` clause
+        (out-of-memory recovery), next to an evaluation pass, or between epochs it is not
+        reported.
     """
     why = """
         PyTorch's caching allocator keeps freed GPU memory to hand it out again without asking
@@ -87,7 +91,7 @@ class EmptyCacheInTrainingLoop(Rule):
                 continue
             if heat is Heat.GATED and self._next_to_evaluation(model, site):
                 continue
-            if heat is Heat.GATED or site.ctx.conditional:
+            if heat is Heat.GATED or self._conditional(model, site):
                 when, severity = "in the training loop", Severity.INFO
             else:
                 when, severity = "on every training step", self.severity
@@ -97,6 +101,16 @@ class EmptyCacheInTrainingLoop(Rule):
                 severity=severity,
                 data={"when": when},
             )
+
+    def _conditional(self, model: FileModel, site: CallSite) -> bool:
+        """Under an `if` that leaves it to some steps or some runs. Not the branch of an
+        accumulation boundary, which every optimizer update goes through (`if accumulated >=
+        accum_steps: optimizer.step(); ...; torch.cuda.empty_cache()`), nor what follows an
+        early `return` that ends training (`if step >= max_iter: return`)."""
+        return any(
+            model.guards.gates(g) or (g.positive and not g.exits and not model.guards.step_branch(g))
+            for g in guards_of(site.ctx)
+        )
 
     def _in_except(self, model: FileModel, site: CallSite) -> bool:
         root: Optional[cst.CSTNode] = None

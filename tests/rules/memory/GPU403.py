@@ -161,3 +161,42 @@ class Trainer:
             if self.resume_path is not None and self.iteration_step == self.initial_iter_step:
                 states_to_gpu(self.optimizer.state_dict())
             self.optimizer.step()
+
+# %% invalid: the accumulation boundary is every optimizer update, also after early returns that end training
+import torch
+
+
+class DepthTrainer:
+    def train(self, max_iter):
+        accumulated = 0
+        for epoch in range(100):
+            for batch in self.train_loader:
+                self.model.unet.train()
+                loss = self.model.unet(batch["rgb"].cuda()).mean() / self.accumulation_steps
+                loss.backward()
+                accumulated += 1
+                if accumulated >= self.accumulation_steps:
+                    self.optimizer.step()
+                    self.optimizer.zero_grad()
+                    accumulated = 0
+                    self.effective_iter += 1
+                    if self.effective_iter >= max_iter:
+                        self.save_checkpoint()
+                        return
+                    torch.cuda.empty_cache()  # expect: GPU403
+
+# %% invalid: the same trainer emptying the cache only when a batch fails: info
+import torch
+
+
+class DepthTrainer:
+    def train(self, max_iter):
+        for epoch in range(100):
+            for batch in self.train_loader:
+                loss = self.model.unet(batch["rgb"].cuda()).mean()
+                if not torch.isfinite(loss):
+                    torch.cuda.empty_cache()  # expect: GPU403 info
+                    continue
+                loss.backward()
+                self.optimizer.step()
+                self.optimizer.zero_grad()
