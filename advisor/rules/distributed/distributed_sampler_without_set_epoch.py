@@ -30,7 +30,8 @@ class SamplerWithoutSetEpoch(Rule):
         it calls (in its file or another module of the project); or whose loader an endless
         generator or a re-created `iter(loader)` goes over again and again with no `set_epoch`
         between the passes (a generator drawn with `next(...)` only inside a loop that calls
-        `set_epoch`, an epoch loop around the steps, starts each new pass after one; so does one
+        `set_epoch`, an epoch loop around the steps, starts each new pass after one, also when
+        it is kept in a dict of loaders, `next(self.loaders["train"])`; so does one
         gone over by `for` loops, in any file, whose bodies call `set_epoch` when a pass starts:
         `for batch in cyclize(loader): if step % len(loader) == 0: loader.sampler.set_epoch(...)`). The epoch loop may sit in another module than the sampler, around
         the loop that goes over the loader or around a call of the function holding that loop

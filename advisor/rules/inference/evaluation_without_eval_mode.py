@@ -145,7 +145,8 @@ class EvaluationWithoutEvalMode(Rule):
         trains (a memory bank or centroids filled before training), models from
         `from_pretrained` (already in eval mode) under a name the file never puts in training
         mode, generation pipelines of the Hugging Face libraries (`pipeline(prompt)`: no mode of
-        their own), calls that act on a model (`accelerator.unwrap_model(m)`), the methods of
+        their own; so is a project class deriving from diffusers' `DiffusionPipeline`, built by
+        its `from_pretrained` or declared by an annotation, `self.model: DepthPipeline = model`), calls that act on a model (`accelerator.unwrap_model(m)`), the methods of
         an `nn.Module` subclass (also one through the project's own base classes: whoever calls
         the module sets its mode), a function handed by name to another call and never called
         directly (a callback: `trainer.eval(evaluate, path)` sets the mode before it runs it),

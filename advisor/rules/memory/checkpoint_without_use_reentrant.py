@@ -38,7 +38,16 @@ class CheckpointWithoutUseReentrant(Rule):
         from this one's; `with_cp=True` in a comment turns nothing on. In a Hugging Face model
         class built from its config (`config_class = MyConfig`), `with_cp=config.with_cp` is
         the config's `__init__` default unless a `config.json` or YAML file in its folder (or a
-        folder above) sets the key to a true value.
+        folder above) sets the key to a true value. A call under any other option (`if
+        self.use_checkpoint:`, `if args.grad_ckpt:`, `getattr(cfg, "with_cp", False)`) is
+        information too unless something in the project is seen turning that option on: a true
+        constant given to it in this file or a file near it (`use_checkpoint=True`), the
+        library's setter called (`gradient_checkpointing_enable()`), a config file giving it a
+        value that is not false, or a launch text passing it (`--use_checkpoint`,
+        `--gradient_checkpointing True`), also for the option it is set from one step back
+        (`use_checkpoint=args.grad_ckpt`, then `--grad-ckpt` in the README). Optional
+        checkpointing that no shipped run turns on is the common case, and the warning is about
+        a default that only matters where the call runs.
     """
     why = """
         Activation checkpointing has two implementations. Without `use_reentrant`, torch
