@@ -546,3 +546,11 @@ def test_a_command_that_starts_passing_a_checkpointing_option_rechecks_a_cached_
     turn it back to a warning, also for the unchanged, cached module."""
     _edit_rechecks(tmp_path, "checkpoint_switches", "README.md", "--grad-ckpt --size 384",
                    "--grad-ckpt --decoder_checkpointing --size 384", ("blocks.py", 35, "GPU405"))
+
+
+def test_a_python_config_module_that_turns_a_checkpointing_option_on_rechecks_a_cached_file(tmp_path):
+    """The neck's switch is left off by the only Python config module (`configs/neck.py`), so
+    its checkpoint call is information; turning it on there must turn it back to a warning,
+    also for the unchanged, cached module."""
+    _edit_rechecks(tmp_path, "checkpoint_switches", "configs/neck.py", "neck_cp=False", "neck_cp=True",
+                   ("blocks.py", 49, "GPU405"))

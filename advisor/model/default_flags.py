@@ -274,12 +274,16 @@ def _seen_turned_on(model, word: str) -> bool:
     project = model.project
     if project is None or model.real_path is None:
         return False
-    nearby = _nearby(model)
-    if any(os.path.normpath(os.path.abspath(p)) in nearby and turns_on(project.text_of(p))
+    # The files near this one, and the Python config modules (`configs/seg/upernet.py` with
+    # `with_cp=True`: `ProjectView.python_configs`, dependencies of a file that checkpoints).
+    readable = _nearby(model) | frozenset(os.path.normpath(os.path.abspath(p)) for p in project.python_configs())
+    if any(os.path.normpath(os.path.abspath(p)) in readable and turns_on(project.text_of(p))
            for p in project.files_containing(word)):
         return True
     if project.sets_in_configs(word):
         return True
+    if project.layout.launch_texts() is None:
+        return True  # too many commands to read: one may pass it
     dashed = {word, word.replace("_", "-")}
     passed = re.compile(r"--(?:%s)(?:[ =](?:True|true|1)\b|(?=[\s\\'\"]|$))" % "|".join(map(re.escape, sorted(dashed))),
                         re.MULTILINE)

@@ -54,6 +54,8 @@ _CONFIG_TARGETS = ("", "config")
 # Text that marks a module with a Hugging Face checkpointing switch: whether a config file turns
 # it on decides its findings (model/default_flags.py).
 CHECKPOINTING_MARK = "gradient_checkpointing"
+# A folder of config modules: `configs/`, `cfgs/`, `occupancy_configs/`.
+_CONFIG_FOLDER = re.compile(r"^(?:\w+_)?(?:configs?|cfgs?)$", re.IGNORECASE)
 # A key read with a false default, or looked for on a config object: guards ask config files
 # whether they set it.
 # A settings object loaded from YAML, read as attributes (`cfg = OmegaConf.load(path)`).
@@ -190,6 +192,7 @@ class ProjectView:
         self.module_roots: Dict[str, bool] = {}  # file -> a root of the import graph (reachability.py)
         self._word_files: Optional[Dict[str, List[str]]] = None  # word -> the texts that hold it
         self._config_passing: Optional[bool] = None  # some launch text passes a JSON config file
+        self._python_configs: Optional[List[str]] = None
         self.consulted: Set[str] = set()
 
     @classmethod
@@ -240,6 +243,7 @@ class ProjectView:
         self.module_roots.clear()
         self._word_files = None
         self._config_passing = None
+        self._python_configs = None
         for model in models.values():
             model.forget_answers()
 
@@ -640,6 +644,10 @@ class ProjectView:
             # a key a flag is set from (`cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']`, here or in
             # a module that builds this one's blocks: model/default_flags.py).
             seen.update(self.layout.config_files() or ())
+        if "checkpoint" in text:
+            # Whether a Python config module turns a checkpointing option on
+            # (`with_cp=True` in `configs/seg/upernet.py`: model/default_flags.py).
+            seen.update(self.python_configs())
         if HYDRA_MARK in self._text(path):
             # The settings of its primary config file (model/hydra_configs.py).
             seen.update(self.layout.config_files() or ())
@@ -658,6 +666,15 @@ class ProjectView:
         for folder in sorted({os.path.dirname(p) for p in seen | {path}}):
             seen.update(self.launch_scripts(folder))
         return tuple(sorted(seen - {path}))
+
+    def python_configs(self) -> List[str]:
+        """The project's Python modules under a config folder (`configs/`, `cfgs/`,
+        `occupancy_configs/`): mmcv-style configs written as Python."""
+        if self._python_configs is None:
+            root = self.layout.root
+            self._python_configs = [p for p in self.layout.files() if any(
+                _CONFIG_FOLDER.match(part) for part in os.path.relpath(os.path.dirname(p), root).split(os.sep))]
+        return self._python_configs
 
     def _loads_settings(self, path: str) -> bool:
         """The file loads a settings object from a YAML file (OmegaConf, PyYAML), whose keys it
