@@ -122,7 +122,8 @@ def _is_root(view, path: str) -> bool:
     if not _used_copy(view, path):
         if view.layout.installable():
             return True  # a package others install: its modules are an API
-        if not view.importer_paths(path) and not _init_importers(view).get(path) and not _left_beside_used(view, path):
+        if not view.importer_paths(path) and not _init_importers(view).get(path) and not (
+                _left_beside_used(view, path) and not _import_names(view, path)):
             return True  # imported by no project file: an API for a notebook or a user's script
     return _named(view, path)
 
@@ -164,6 +165,8 @@ def _loose_module_left_out(view, path: str) -> bool:
     anyone to import. Scripts and the other loose files stay roots."""
     if view.layout.installable() or view.importer_paths(path) or not _left_beside_used(view, path):
         return False
+    if _import_names(view, path):
+        return False  # `from utils.pl_utils import ...` that the index could not resolve
     text = view.text_of(path)
     if _MAIN_BLOCK.search(text) or _TOP_LEVEL_RUN.search(text) or _SCRIPT_TEXT.search(text):
         return False
@@ -190,6 +193,51 @@ def _left_beside_used(view, path: str) -> bool:
             if os.path.basename(target) != "__init__.py" and any(os.path.dirname(i) != folder for i in importers):
                 view.module_roots[_USED_FOLDERS + folder] = True
     return _USED_FOLDERS + os.path.dirname(path) in view.module_roots
+
+
+def _import_names(view, path: str) -> bool:
+    """Some other file's import line names the module by a dotted name its path ends with
+    (`from utils.pl_utils import Trainer` for `LightSpeech/utils/pl_utils.py`, `import pl_utils`),
+    whatever the import index resolved it to: in a project of several roots (sub-projects run
+    from their own folders), such an import may mean this file."""
+    stem = module_stem(path)
+    target = os.path.splitext(os.path.abspath(path))[0].replace(os.sep, "/")
+    for other in view.files_containing(stem):
+        if other == path:
+            continue
+        for dotted in _imported_modules(view.text_of(other), stem):
+            if dotted.startswith("."):
+                # `from .pl_utils import x`: the importer's own folder.
+                if dotted.lstrip(".").replace(".", "/") and os.path.dirname(os.path.abspath(other)) == os.path.dirname(
+                        os.path.abspath(path)) and dotted.count(".", 0, len(dotted) - len(dotted.lstrip("."))) == 1:
+                    if dotted.lstrip(".").split(".")[-1] == stem:
+                        return True
+                continue
+            if ("/" + target).endswith("/" + dotted.replace(".", "/")):
+                return True
+    return False
+
+
+_IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^\n)]*)", re.MULTILINE)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. ,]+)", re.MULTILINE)
+
+
+def _imported_modules(text: str, stem: str) -> List[str]:
+    """The dotted module names an import line of ``text`` names that end with ``stem``
+    (`from a.b import stem` names `a.b.stem`)."""
+    out: List[str] = []
+    for module, names in _IMPORT_FROM.findall(text):
+        if module.split(".")[-1] == stem:
+            out.append(module)
+        for name in re.findall(r"\b\w+\b", names.split(" as ")[0] if " as " in names and "," not in names else names):
+            if name == stem:
+                out.append(module.rstrip(".") + "." + stem if not module.endswith(".") else module + stem)
+    for names in _IMPORT.findall(text):
+        for name in names.split(","):
+            name = name.strip().split(" ")[0]
+            if name.split(".")[-1] == stem:
+                out.append(name)
+    return out
 
 
 # The key under which `view.module_roots` notes, once per import index, the folders holding a

@@ -3,6 +3,7 @@ from torch.utils.data import DataLoader
 
 from core.engine import train_one_epoch
 from engines.distill import distill_one_epoch
+from speech.utils.audio import load
 
 
 def main():
