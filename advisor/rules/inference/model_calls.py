@@ -260,8 +260,8 @@ def grad_off_call(model: FileModel, ctx: Context) -> bool:
 def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
     """Autograd is off here: a no-grad `with`, a decorated function, or every path of calls in the
     file that runs it (up to three calls up: `test()` under `no_grad` runs `benchmark_all()`,
-    which runs `validation()`) passes through one. None when the function has no caller to look
-    at, in the file or in the project files that import it."""
+    which runs `validation()`) passes through one. None when the function has no caller in the
+    file to look at."""
     if ctx.no_grad or grad_off_call(model, ctx):
         return True
     info = ctx.function
@@ -271,10 +271,7 @@ def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
         return True
     callers = model.call_sites(info)
     if not callers:
-        if _grad_off_in_project(model, info, 3):
-            return True
-        # Called from another module with autograd on (`solver.train()` in `main.py`): known.
-        return False if model.callers(info) else None
+        return True if _grad_off_in_project(model, info, 3) else None
     return every_call_path(model, info, _grad_off_at) or _grad_off_in_project(model, info, 3)
 
 

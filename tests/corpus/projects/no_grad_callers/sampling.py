@@ -1,5 +1,4 @@
-"""Sampling loops that leave autograd to their callers: `validate` turns it off, `show_preview` (in
-another module) does not, so the preview keeps a graph for every step it keeps."""
+"""Sampling loops that leave autograd to their callers."""
 import torch
 
 
@@ -18,5 +17,5 @@ def preview(model, shape, steps, device):
     kept = []
     latents = torch.randn(shape, device=device)
     for t in torch.linspace(1, 0, steps):
-        kept.append(model(latents, torch.full((shape[0],), float(t), device=device)))  # expect: GPU601
+        kept.append(model(latents, torch.full((shape[0],), float(t), device=device)))  # expect: GPU601 info
     return kept
