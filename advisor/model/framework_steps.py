@@ -608,13 +608,16 @@ def _loss_functions(model) -> Set[int]:
 
 def inference_branch(ctx: Context) -> bool:
     """Under `if not self.training:` (also as one part of `if self.self_ensemble and not
-    self.training:`), or in the `else` of `if self.training:`, or under a test of the mode the
+    self.training:`), or in the `else` of `if self.training:` (also of `if self.training or
+    not self.use_dynamic_ntk:`, and its `elif` arms), or under a test of the mode the
     inference settings pick (`if self.config["inference"]["type"] == "beam_search":`), or under
     a test that a forward was handed a generation's key-value cache (`if past_key_values is not
     None and input_ids.shape[1] == 1:`)."""
     current: Optional[Context] = ctx
     while current is not None:
         guard = current.guard
+        if guard is not None and not guard.positive and _names_training_as_alternative(guard.test):
+            return True  # the `else` (or an `elif`) of `if self.training or not self.use_ntk:`
         if guard is not None:
             parts = [guard.test]
             if guard.positive and type(guard.test) is cst.BooleanOperation and type(guard.test.operator) is cst.And:
@@ -628,6 +631,18 @@ def inference_branch(ctx: Context) -> bool:
                 if positive and (_inference_mode_test(test) or _cached_decoding_test(test)):
                     return True
         current = current.outer
+    return False
+
+
+def _names_training_as_alternative(test: cst.BaseExpression) -> bool:
+    """`self.training or ...`: where the test fails, the module is in eval mode."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
+            stack.extend((node.left, node.right))
+        elif dotted_name(node) == "self.training":
+            return True
     return False
 
 

@@ -2574,3 +2574,32 @@ for batch in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: the arms after `if self.training or not self.use_dynamic_ntk:` run in eval mode only; the arms after `if not self.training or ...` run in training
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Attention(nn.Module):
+    def forward(self, hidden, mask):
+        if self.training or not self.use_dynamic_ntk:
+            alphas = [1.0]
+        elif hidden.size(1) > self.seq_length:
+            alphas = [a for a in self.cached_alphas if a > 0]
+        else:
+            lengths = mask.eq(0).sum(-1)
+            alphas = [self.ntk_alpha(n) for n in lengths if n > self.seq_length]
+        if not self.training or self.frozen:
+            scale = 1.0
+        else:
+            scale = self.scale if (hidden > 0).any() else 1.0  # expect: GPU104
+        return self.proj(hidden) * scale * alphas[0]
+
+
+model = Attention().cuda()
+for hidden, mask, target in loader:
+    loss = F.mse_loss(model(hidden.cuda(), mask.cuda()), target.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
