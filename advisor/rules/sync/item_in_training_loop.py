@@ -53,8 +53,9 @@ class ItemInTrainingLoop(Rule):
         calls between (a rank-0 logging block a few lines further counts, and what the read's
         own expression computes must be bookkeeping too), is information: the queue is already
         empty, so the read adds no wait of its own. A read after a synchronize GPU105 reports
-        keeps its warning: that synchronize is to go, and the read then waits in its place. So is one that runs only in a run of one process (`if not args.distributed:`, the
-        `else` of a launch test) when every command line the project documents for the script
+        keeps its warning: that synchronize is to go, and the read then waits in its place. A
+        read that runs only in a run of one process (`if not args.distributed:`, the `else` of a
+        launch test) is information too when every command line the project documents for the script
         starts several (`--nproc_per_node=8`, `./distributed_train.sh 8 ...`,
         `--multiprocessing-distributed`). A method that steps the optimizer once per call after
         a loop over micro-batches is a training step: what it reads after that loop counts per
