@@ -233,11 +233,12 @@ def seen_turned_on(model, word: str, depth: int = 1) -> bool:
     enable()`), a config file giving it a value that is not false, or a launch text passing it
     (`--use_checkpoint`, `--gradient_checkpointing True`). Where the flag's value is only handed
     on (`use_checkpoint=use_checkpoint`), nothing is seen."""
-    known: Dict[str, bool] = model.shared("default-flags-seen-on", lambda m: {})
-    answer = known.get(word)
+    known: Dict[tuple, bool] = model.shared("default-flags-seen-on", lambda m: {})
+    key = (word, depth)  # asked one step back, a word looks no further back than that
+    answer = known.get(key)
     if answer is None:
-        known[word] = False  # a flag handed on from itself
-        answer = known[word] = _seen_turned_on(model, word) or (depth > 0 and any(
+        known[key] = False  # a flag handed on from itself
+        answer = known[key] = _seen_turned_on(model, word) or (depth > 0 and any(
             seen_turned_on(model, source, depth - 1) for source in _handed_from(model, word)))
     return answer
 

@@ -35,7 +35,7 @@ from advisor.model.prose import without_prose
 from advisor.project.layout import vendored
 
 Rows = Callable[[cst.CSTNode], Tuple[int, int]]
-_CONFIG_FOLDER = re.compile(r"^(?:\w+_)?(?:configs?|cfgs?)$", re.IGNORECASE)  # `configs/`, `occupancy_configs/`
+CONFIG_FOLDER = re.compile(r"^(?:\w+_)?(?:configs?|cfgs?)$", re.IGNORECASE)  # `configs/`, `occupancy_configs/`
 _REGISTRATION = re.compile(r"^register(?:_module|_\w+)?$")
 # A registration decorator written above a top-level class (`@BACKBONES.register_module()`): the
 # text test that spares the files that only say `register_buffer` the rest of the question.
@@ -76,7 +76,7 @@ def _ships_run_configs(layout) -> bool:
     """The project keeps the configs of its own runs (a `configs/` folder, `occupancy_configs/`): its registries build
     what those name, even where the project is also installable (a detector fork with a
     `setup.py` for its CUDA ops)."""
-    return any(_CONFIG_FOLDER.match(part) for path in (*layout.files(), *(layout.config_files() or ()))
+    return any(CONFIG_FOLDER.match(part) for path in (*layout.files(), *(layout.config_files() or ()))
                for part in os.path.relpath(os.path.dirname(path), layout.root).split(os.sep))
 
 

@@ -28,7 +28,7 @@ from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.reachability import unreached
-from advisor.model.registered_classes import classes_asked_for, names_in_code
+from advisor.model.registered_classes import CONFIG_FOLDER, classes_asked_for, names_in_code
 from advisor.model.passed_configs import CONFIG_FLAGS
 
 _TEXT_LIMIT = 4 << 20
@@ -54,8 +54,6 @@ _CONFIG_TARGETS = ("", "config")
 # Text that marks a module with a Hugging Face checkpointing switch: whether a config file turns
 # it on decides its findings (model/default_flags.py).
 CHECKPOINTING_MARK = "gradient_checkpointing"
-# A folder of config modules: `configs/`, `cfgs/`, `occupancy_configs/`.
-_CONFIG_FOLDER = re.compile(r"^(?:\w+_)?(?:configs?|cfgs?)$", re.IGNORECASE)
 # A key read with a false default, or looked for on a config object: guards ask config files
 # whether they set it.
 # A settings object loaded from YAML, read as attributes (`cfg = OmegaConf.load(path)`).
@@ -673,7 +671,7 @@ class ProjectView:
         if self._python_configs is None:
             root = self.layout.root
             self._python_configs = [p for p in self.layout.files() if any(
-                _CONFIG_FOLDER.match(part) for part in os.path.relpath(os.path.dirname(p), root).split(os.sep))]
+                CONFIG_FOLDER.match(part) for part in os.path.relpath(os.path.dirname(p), root).split(os.sep))]
         return self._python_configs
 
     def _loads_settings(self, path: str) -> bool:
