@@ -199,42 +199,44 @@ def _import_names(view, path: str) -> bool:
     """Some other file's import line names the module by a dotted name its path ends with
     (`from utils.pl_utils import Trainer` for `LightSpeech/utils/pl_utils.py`, `import pl_utils`),
     whatever the import index resolved it to: in a project of several roots (sub-projects run
-    from their own folders), such an import may mean this file."""
+    from their own folders), such an import may mean this file. A relative import
+    (`from .pl_utils import x`) counts from the importer's own folder."""
     stem = module_stem(path)
-    target = os.path.splitext(os.path.abspath(path))[0].replace(os.sep, "/")
+    target = os.path.splitext(os.path.abspath(path))[0]
     for other in view.files_containing(stem):
         if other == path:
             continue
         for dotted in _imported_modules(view.text_of(other), stem):
-            if dotted.startswith("."):
-                # `from .pl_utils import x`: the importer's own folder.
-                if dotted.lstrip(".").replace(".", "/") and os.path.dirname(os.path.abspath(other)) == os.path.dirname(
-                        os.path.abspath(path)) and dotted.count(".", 0, len(dotted) - len(dotted.lstrip("."))) == 1:
-                    if dotted.lstrip(".").split(".")[-1] == stem:
-                        return True
-                continue
-            if ("/" + target).endswith("/" + dotted.replace(".", "/")):
+            named = dotted.lstrip(".")
+            level = len(dotted) - len(named)
+            if level:
+                base = os.path.dirname(os.path.abspath(other))
+                for _ in range(level - 1):
+                    base = os.path.dirname(base)
+                if os.path.join(base, *named.split(".")) == target:
+                    return True
+            elif (os.sep + target).endswith(os.sep + os.path.join(*named.split("."))):
                 return True
     return False
 
 
 _IMPORT_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([^\n)]*)", re.MULTILINE)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w. ,]+)", re.MULTILINE)
+_ALIAS = re.compile(r"\s+as\s+\w+")
 
 
 def _imported_modules(text: str, stem: str) -> List[str]:
-    """The dotted module names an import line of ``text`` names that end with ``stem``
-    (`from a.b import stem` names `a.b.stem`)."""
+    """The dotted module names (relative ones with their leading dots) that an import line of
+    ``text`` names and that end with ``stem``: `from a.b import stem` names `a.b.stem`."""
     out: List[str] = []
     for module, names in _IMPORT_FROM.findall(text):
-        if module.split(".")[-1] == stem:
+        if module.rstrip(".").split(".")[-1] == stem:
             out.append(module)
-        for name in re.findall(r"\b\w+\b", names.split(" as ")[0] if " as " in names and "," not in names else names):
-            if name == stem:
-                out.append(module.rstrip(".") + "." + stem if not module.endswith(".") else module + stem)
+        if stem in re.findall(r"\w+", _ALIAS.sub("", names)):
+            out.append(module + stem if module.endswith(".") else module + "." + stem)
     for names in _IMPORT.findall(text):
-        for name in names.split(","):
-            name = name.strip().split(" ")[0]
+        for name in _ALIAS.sub("", names).split(","):
+            name = name.strip()
             if name.split(".")[-1] == stem:
                 out.append(name)
     return out
