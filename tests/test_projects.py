@@ -554,3 +554,48 @@ def test_a_python_config_module_that_turns_a_checkpointing_option_on_rechecks_a_
     also for the unchanged, cached module."""
     _edit_rechecks(tmp_path, "checkpoint_switches", "configs/neck.py", "neck_cp=False", "neck_cp=True",
                    ("blocks.py", 49, "GPU405"))
+
+
+def test_a_trainer_moved_off_the_gpu_rechecks_a_cached_lightning_data_module(tmp_path):
+    """A data module's training loader is reported because a file that runs the Lightning
+    Trainer puts the run on a GPU (model/lightning_loaders.py); that file imports nothing of the
+    data module, so the cached result of the unchanged module must still be checked against it."""
+    import os
+    import shutil
+
+    project = tmp_path / "lightning_data_hooks"
+    shutil.copytree(ROOT / "lightning_data_hooks", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert ("modules.py", 19, "GPU201", "warning") in first
+    assert _json_findings(project, env) == first  # served from the cache
+    path = project / "main.py"
+    text = path.read_text()
+    for old, new in (('parser.add_argument("--gpus", default="0,")', 'parser.add_argument("--seed", default=0)'),
+                     ('Trainer(accelerator="gpu", devices=opt.gpus, max_epochs=100)', 'Trainer(max_epochs=100)')):
+        assert old in text
+        text = text.replace(old, new)
+    path.write_text(text)
+    again = _json_findings(project, env)
+    assert not any(f[0] == "modules.py" for f in again)
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_launch_script_that_starts_training_a_copied_package_rechecks_its_cached_model(tmp_path):
+    """The copied model's forward is not taken as trained while no run of the project reaches
+    the copy's own training script (project/reachability.py); a shell script that starts
+    running that script makes the model's per-step syncs findings again, also for the
+    unchanged, cached model module."""
+    import os
+    import shutil
+
+    project = tmp_path / "copied_captioner"
+    shutil.copytree(ROOT / "copied_captioner", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert not any(f[0] == "llava_like.py" for f in first)
+    assert _json_findings(project, env) == first  # served from the cache
+    (project / "scripts" / "train.sh").write_text("deepspeed vlm/train/train.py\n")
+    again = _json_findings(project, env)
+    assert ("llava_like.py", 19, "GPU104", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

@@ -320,6 +320,27 @@ class FileModel:
         return id(node) in inside
 
     @property
+    def in_untrained_copy(self) -> bool:
+        """The file belongs to a package the rest of the project imports from whose own training
+        scripts no run of the project reaches (a copy of LLaVA kept to caption images,
+        `project/reachability.py`): its code runs only where the project's code calls it."""
+        known = self._shared.get("in-untrained-copy")
+        if known is None:
+            project, path = self.project, self.real_path
+            known = self._shared["in-untrained-copy"] = (
+                project is not None and path is not None and project.untrained_package(path) is not None)
+        return known
+
+    def left_out_caller(self, caller: "FileModel") -> bool:
+        """A call from ``caller`` says nothing of how often this file's code runs: this file is
+        in an untrained copy (`in_untrained_copy`) and no run of the project imports the
+        caller's module (the copy's own training script, or what only it imports)."""
+        if caller is self or not self.in_untrained_copy:
+            return False
+        project, path = caller.project, caller.real_path
+        return project is not None and path is not None and project.unreached(path)
+
+    @property
     def is_test_code(self) -> bool:
         """A test module: it imports pytest, unittest or PyTorch's test harness, or it is named and laid out as pytest
         collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
@@ -751,6 +772,8 @@ class FileModel:
                 continue  # `else: return self.rank(...)` of `if train:`, which training calls set
             if model is not self and model.is_test_code and not self.is_test_code:
                 continue  # a test module's loop exercises the helper on purpose; it is no training run
+            if self.left_out_caller(model):
+                continue  # the copied library's own training run, which the project never starts
             heat = model.heat(ctx, ranks)
             if heat is Heat.GATED and self.steps(info) and model.env_step_only(ctx):
                 heat = Heat.HOT  # `agent.learn(memory)` in an RL loop: each call is an update

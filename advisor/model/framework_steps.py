@@ -20,7 +20,7 @@ from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument, parameter_default
 from advisor.project.layout import vendored
-from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES
+from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES, LIGHTNING_TRAINER_TEXT
 
 
 def is_framework_step(model, info: FunctionInfo) -> bool:
@@ -42,7 +42,7 @@ def _step_method(model, info: FunctionInfo) -> bool:
     if not bases:
         return False
     if all(base in ("LightningModule", "Callback") for base in bases):
-        return _lightning_runs(model)
+        return lightning_runs(model)
     return True
 
 
@@ -73,7 +73,7 @@ def _framework_bases(model, cls, name: str, depth: int) -> List[str]:
     return found
 
 
-def _lightning_runs(model) -> bool:
+def lightning_runs(model) -> bool:
     """Some file of the project near this one runs a Lightning `Trainer` (or `LightningCLI`):
     a LightningModule copied into a project that never trains it with Lightning (a vendored
     latent-diffusion beside a NeRF trainer) has hooks nothing calls."""
@@ -84,16 +84,19 @@ def _lightning_runs(model) -> bool:
 
 
 def _runs_trainer(model, project) -> bool:
-    if _TRAINER_TEXT.search(model.text or "") and "lightning" in (model.text or ""):
+    if LIGHTNING_TRAINER_TEXT.search(model.text or "") and "lightning" in (model.text or ""):
         return True
+    return bool(nearby_lightning_trainers(model))
+
+
+def nearby_lightning_trainers(model) -> List[str]:
+    """The files near this one (its dependencies, which take in every file that runs a Lightning
+    `Trainer` when this one defines a training-data hook) that run one."""
+    project = model.project
+    if project is None or model.real_path is None:
+        return []
     nearby = {os.path.normpath(os.path.abspath(p)) for p in project.dependencies(model.real_path)}
-    for path in project.files_containing("lightning"):
-        if os.path.normpath(os.path.abspath(path)) in nearby and _TRAINER_TEXT.search(project.text_of(path)):
-            return True
-    return False
-
-
-_TRAINER_TEXT = re.compile(r"\bTrainer\s*[(.]|\bLightningCLI\b")
+    return [path for path in project.lightning_trainers() if os.path.normpath(os.path.abspath(path)) in nearby]
 
 
 def _engine_functions(model) -> Set[int]:
@@ -284,8 +287,8 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[Tuple[int, b
     # Calls from tests do not say how the module is used; calls under no_grad, under
     # `if not self.training`, or from a no_grad function (`generate()`) are inference.
     callers, live = _live_callers(model, info)
-    if (_module_forward(model, info) and not info.no_grad and (live or not callers) and not _runs_its_own_loop(model, info)
-            and not instances_only_used_through_methods(model, info)):
+    if (_module_forward(model, info) and not info.no_grad and (live or (not callers and not model.in_untrained_copy))
+            and not _runs_its_own_loop(model, info) and not instances_only_used_through_methods(model, info)):
         yield model, info, gated  # a caller the call graph sees may still say more (a loss)
     for owner, site in live:
         caller = site.ctx.function
@@ -312,7 +315,8 @@ def _live_callers(model, info: FunctionInfo):
     if id(info) not in found:
         # Calls from tests do not say how the module is used; calls under no_grad, under
         # `if not self.training`, or from a no_grad function (`generate()`) are inference.
-        callers = [(owner, site) for owner, site in model.callers(info) if not owner.is_test_code]
+        callers = [(owner, site) for owner, site in model.callers(info)
+                   if not owner.is_test_code and not model.left_out_caller(owner)]
         live = [
             (owner, site) for owner, site in callers
             if not (site.ctx.no_grad or inference_branch(site.ctx)

@@ -437,7 +437,7 @@ class LoaderClass(Question[bool]):
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:
         model = flow.model
         qual = model.imports.qualify(expr)
-        if qual == DATALOADER:
+        if qual == DATALOADER or qual in _LIBRARY_LOADER_CLASSES:
             return True
         if type(expr) is cst.IfExp:
             return None
@@ -461,6 +461,9 @@ class LoaderClass(Question[bool]):
 
 
 _LOADER_BASES = frozenset({DATALOADER, "torch.utils.data.dataloader.DataLoader"})
+# Library classes that build a `DataLoader` from the arguments they are given, unchanged:
+# webdataset's `WebLoader(*args, **kw)` wraps `DataLoader(*args, **kw)` in its pipeline.
+_LIBRARY_LOADER_CLASSES = frozenset({"webdataset.WebLoader", "webdataset.compat.WebLoader"})
 
 
 def _forwarding_subclass(owner, info) -> bool:

@@ -47,6 +47,8 @@ ENGINE_EVALUATORS = frozenset({"ignite.engine.create_supervised_evaluator"})
 
 # The packages whose trainers run the loop (and its epochs) themselves.
 LIGHTNING = ("lightning", "pytorch_lightning")
+# Text of a file that runs a Lightning `Trainer` (or `LightningCLI`), in a file naming Lightning.
+LIGHTNING_TRAINER_TEXT = re.compile(r"\bTrainer\s*[(.]|\bLightningCLI\b")
 
 # Calls that hand on the items of the iterable they are given: `for i, b in enumerate(tqdm(loader))`
 # iterates `loader`. Matched on the last segment (`tqdm.auto.tqdm`, `itertools.cycle`). `zip` and
@@ -98,8 +100,9 @@ SAME_MODULE_FUNCTIONS = frozenset({
 # that judge only code running on CUDA. `torch.accelerator.current_accelerator()` is CUDA on a GPU box.
 CUDA_TEXT = ("cuda", "current_accelerator")
 # The same, or a framework call that places every batch a loader draws on the run's device
-# (`accelerator.prepare(..., loader)`, Fabric's `setup_dataloaders`): for the loader rules.
-PLACEMENT_TEXT = CUDA_TEXT + (".prepare(", "setup_dataloaders(")
+# (`accelerator.prepare(..., loader)`, Fabric's `setup_dataloaders`, the training-data hook a
+# Lightning `Trainer` draws batches from, `model/lightning_loaders.py`): for the loader rules.
+PLACEMENT_TEXT = CUDA_TEXT + (".prepare(", "setup_dataloaders(", "train_dataloader")
 
 # A name that holds a device (`device`, `dev`, `local_rank`, `gpu_id`).
 DEVICE_NAME = re.compile(r"(^|_)(device|dev|gpu|gpu_id|local_rank|rank)s?$|^device", re.IGNORECASE)

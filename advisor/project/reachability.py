@@ -18,7 +18,13 @@ the texts alone:
 - a file with a `__main__` block, a test module (in a `tests/` folder, or a `test_*.py` that
   imports a test framework or defines tests), a file a tool runs by name (`setup.py`,
   `hubconf.py`, `conftest.py`, `__main__.py`), or one with a loop or a `main()` call at its top
-  level (a script with no `__main__` block);
+  level (a script with no `__main__` block); but a script inside a top-level package that
+  project files outside it import from (a copy of LLaVA a captioning helper loads, with its own
+  `train/` and `eval/` scripts) only where a text outside that package names it: the project
+  runs what it imports from such a package, not the package's own runs. When none of the
+  package's training scripts is reached, its modules run only where the project's code calls
+  them (`untrained_package`: a module forward no call is seen to run is not taken as trained,
+  and calls from its unreached modules give no heat, model/file_model.py);
 - the `__init__.py` of a package at a source root (a package others may import);
 - a module another file, a launch text or a config file names by its dotted name or its path
   (`python -m pkg.train`, `"tools/train.py"` in a launcher, `custom_imports=["pkg.ops"]`, `target:
@@ -38,7 +44,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from advisor.project.layout import module_stem, vendored_folder
 
@@ -103,6 +109,9 @@ def _is_root(view, path: str) -> bool:
     folder = os.path.dirname(path)
     base = os.path.basename(path)
     if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        package = _used_package(view, path)
+        if package is not None and _runs_as_script(view.text_of(path)):
+            return _named(view, path, outside=package)  # see below
         return not _loose_module_left_out(view, path)
     if base in _RUN_BY_NAME:
         return True
@@ -110,8 +119,12 @@ def _is_root(view, path: str) -> bool:
     if "tests" in parts or "test" in parts:
         return True
     text = view.text_of(path)
-    if _MAIN_BLOCK.search(text) or _TOP_LEVEL_RUN.search(text):
-        return True
+    if _runs_as_script(text):
+        package = _used_package(view, path)
+        # A script of a package the rest of the project imports from (a copy of LLaVA whose
+        # model a captioning helper loads): the project runs what it imports; the copy's own
+        # training and evaluation scripts run only where some text outside it names them.
+        return package is None or _named(view, path, outside=package)
     if (base.startswith("test_") or base.endswith("_test.py")) and _TESTS.search(text):
         return True  # a test module a runner collects (not `test_time_aug.py`, a transform)
     if _in_nested_distribution(path, view.layout.root):
@@ -128,11 +141,17 @@ def _is_root(view, path: str) -> bool:
     return _named(view, path)
 
 
-def _named(view, path: str) -> bool:
+def _named(view, path: str, outside: str = "") -> bool:
     """Some other text names the module as a thing to run or load: its dotted name in a Python
     file or a launch text, its path in a launch text, its stem in a notebook, or its stem in a
-    config file of a project that builds what its configs name."""
+    config file of a project that builds what its configs name. With ``outside`` (a folder),
+    only texts outside that folder count."""
     layout = view.layout
+    inside = outside + os.sep if outside else None
+
+    def counted(other: str) -> bool:
+        return inside is None or not os.path.abspath(other).startswith(inside)
+
     dotted = layout.module_name(path)
     relative = os.path.relpath(path, layout.root).replace(os.sep, "/")
     needles = [n for n in (dotted, relative) if n and ("." in n.replace(".py", "") or "/" in n)]
@@ -143,18 +162,48 @@ def _named(view, path: str) -> bool:
                              re.MULTILINE)
         # Every file that holds the name holds the module's last name: that (shared) list is
         # the one searched, not the whole project once per name.
-        if any(other != path and needle in view.text_of(other) and pattern.search(view.text_of(other))
+        if any(other != path and counted(other) and needle in view.text_of(other) and pattern.search(view.text_of(other))
                for other in view.files_containing(module_stem(path))):
             return True
-        if any(needle in text and pattern.search(text) for text in map(view.text_of, layout.launch_texts() or ())):
+        if any(counted(launch) and needle in view.text_of(launch) and pattern.search(view.text_of(launch))
+               for launch in layout.launch_texts() or ()):
             return True
         configs = layout.config_files()
-        if configs is None or any(needle in view.text_of(c) for c in configs):
+        if configs is None or any(counted(c) and needle in view.text_of(c) for c in configs):
             return True  # `custom_imports=["pkg.ops"]`, `target: pkg.models.ddpm`: a name a loader takes
     # A notebook imports it by its dotted name, or by its bare name from the module's folder.
-    if dotted and view.notebooks_containing(dotted):
+    if dotted and any(counted(n) for n in view.notebooks_containing(dotted)):
         return True
-    return any(os.path.dirname(n) == os.path.dirname(path) for n in view.notebooks_containing(module_stem(path)))
+    return any(os.path.dirname(n) == os.path.dirname(path) and counted(n)
+               for n in view.notebooks_containing(module_stem(path)))
+
+
+def _runs_as_script(text: str) -> bool:
+    return bool(_MAIN_BLOCK.search(text) or _TOP_LEVEL_RUN.search(text))
+
+
+def _used_package(view, path: str):
+    """The top-level package that holds the file (a folder right under the project's root with
+    an `__init__.py`; the folders between may have none, as `llava/train/`), when some project
+    file outside that package imports a module of it: a library the project uses. None
+    otherwise, also for a package nothing outside imports (the project's own code, run from
+    inside)."""
+    root = os.path.abspath(view.layout.root)
+    relative = os.path.relpath(os.path.abspath(path), root).split(os.sep)
+    if len(relative) < 2 or relative[0] in (os.curdir, os.pardir):
+        return None
+    top = os.path.join(root, relative[0])
+    if not os.path.isfile(os.path.join(top, "__init__.py")):
+        return None
+    key = "\0package\0" + top
+    known = view.module_roots.get(key)
+    if known is None:
+        inside = top + os.sep
+        known = any(os.path.abspath(target).startswith(inside)
+                    and any(not os.path.abspath(i).startswith(inside) for i in importers)
+                    for target, importers in view.import_index().items())
+        view.module_roots[key] = known
+    return top if known else None
 
 
 def _loose_module_left_out(view, path: str) -> bool:
@@ -274,4 +323,40 @@ def _used_copy(view, path: str) -> bool:
         known = any(target.startswith(inside) and any(not i.startswith(inside) for i in importers)
                     for target, importers in view.import_index().items())
         view.module_roots["\0copy\0" + folder] = known
+    return known
+
+
+# Text of a script that trains: a backward pass, a trainer object, a fit call.
+_TRAINS = re.compile(r"\.backward\(|Trainer\(|\.fit\(")
+
+
+def untrained_package(view, path: str) -> Optional[Tuple[str, ...]]:
+    """The training scripts of the package that holds ``path``, when the package is one the
+    rest of the project imports from (`_used_package`) and no run of the project reaches any of
+    its training scripts (a copy of LLaVA kept to caption images: its `train/train.py` is
+    LLaVA's run, not the project's). None otherwise. Then the package's modules run only where
+    the project's own code calls them, not in a training run the analysis cannot see."""
+    scripts = package_training_scripts(view, path)
+    if not scripts:
+        return None
+    key = "\0untrained\0" + os.path.dirname(scripts[0])
+    known = view.module_roots.get(key)
+    if known is None:
+        known = view.module_roots[key] = all(view.unreached(p) for p in scripts)
+    return scripts if known else None
+
+
+def package_training_scripts(view, path: str) -> Tuple[str, ...]:
+    """The scripts that train (a backward pass, a trainer, a fit call) in the package that holds
+    ``path``, when the rest of the project imports from that package; () otherwise."""
+    package = _used_package(view, path)
+    if package is None:
+        return ()
+    key = "\0training-scripts\0" + package
+    known = view.module_roots.get(key)
+    if known is None:
+        inside = package + os.sep
+        known = view.module_roots[key] = tuple(sorted(
+            p for p in view.layout.files() if os.path.abspath(p).startswith(inside)
+            and _TRAINS.search(view.text_of(p)) and _runs_as_script(view.text_of(p))))
     return known

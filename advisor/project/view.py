@@ -27,7 +27,8 @@ from advisor.model.broken_imports import missing_relative_modules
 from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
-from advisor.project.reachability import unreached
+from advisor.project.reachability import package_training_scripts, untrained_package, unreached
+from advisor.model.vocabulary import LIGHTNING_TRAINER_TEXT
 from advisor.model.registered_classes import CONFIG_FOLDER, classes_asked_for, names_in_code
 from advisor.model.passed_configs import CONFIG_FLAGS
 
@@ -66,6 +67,8 @@ _KEY_READS = re.compile(
 _SETTING_SUBSCRIPT = re.compile(r"""\[\s*['"][A-Z][A-Z0-9_]*['"]\s*\]""")
 # Text that marks a Hydra script: its primary config file gives its settings.
 HYDRA_MARK = "hydra"
+# Lightning's training-data hook: a file defining one depends on the files that run a Trainer.
+LIGHTNING_HOOK_MARK = "train_dataloader"
 # The keys under which such configs name what to build.
 _TARGET_KEYS = frozenset({"target", "_target_", "class_path"})
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".sh")
@@ -426,6 +429,11 @@ class ProjectView:
                     self._unreached.setdefault(other, found)
         return found
 
+    def untrained_package(self, path: str) -> Optional[Tuple[str, ...]]:
+        """The training scripts of the imported package that holds ``path`` when no run of the
+        project reaches them (`project/reachability.py`), else None."""
+        return untrained_package(self, _key(path))
+
     def registered_name_used(self, name: str, path: str) -> bool:
         """Some text of the project names the registered class ``name`` of ``path`` where a
         registry may be asked for it (`model/registered_classes.py`)."""
@@ -646,6 +654,10 @@ class ProjectView:
             # Whether a Python config module turns a checkpointing option on
             # (`with_cp=True` in `configs/seg/upernet.py`: model/default_flags.py).
             seen.update(self.python_configs())
+        if LIGHTNING_HOOK_MARK in text:
+            # Whether a Lightning `Trainer` of the project trains from the hook's loader, and on
+            # the GPU (model/lightning_loaders.py): the files that run one.
+            seen.update(self.lightning_trainers())
         if HYDRA_MARK in self._text(path):
             # The settings of its primary config file (model/hydra_configs.py).
             seen.update(self.layout.config_files() or ())
@@ -664,6 +676,14 @@ class ProjectView:
         for folder in sorted({os.path.dirname(p) for p in seen | {path}}):
             seen.update(self.launch_scripts(folder))
         return tuple(sorted(seen - {path}))
+
+    def lightning_trainers(self) -> List[str]:
+        """The project's files that run a Lightning `Trainer` (or `LightningCLI`)."""
+        found = self._found.get("\0lightning-trainers")
+        if found is None:
+            found = self._found["\0lightning-trainers"] = [
+                p for p in self.files_containing("lightning") if LIGHTNING_TRAINER_TEXT.search(self._text(p))]
+        return found
 
     def python_configs(self) -> List[str]:
         """The project's Python modules under a config folder (`configs/`, `cfgs/`,
@@ -709,6 +729,13 @@ class ProjectView:
         for other in met:
             found.add(other)
             found.update(self.files_containing(module_stem(other)))
+        # - whether a run of the project reaches the training scripts of the package the file
+        #   is in, when the rest of the project imports from it (a module forward of a copied
+        #   library is assumed trained only then, model/framework_steps.py): those scripts and
+        #   the files naming them.
+        for script in package_training_scripts(self, key):
+            found.add(script)
+            found.update(self.files_containing(module_stem(script)))
         if unreached_module:
             # A config file or notebook that starts naming one of them.
             found.update(self.layout.config_files() or ())

@@ -58,7 +58,12 @@ class DataLoaderWithoutPinnedMemory(Rule):
         first turns the batch into NumPy on the host and moves only new tensors made from it), or when
         the loader is handed to `accelerator.prepare(...)` (Accelerate copies each batch to the
         device, from whatever memory the loader gives it; not with
-        `Accelerator(device_placement=False)`). Over a Hugging Face table tokenised before
+        `Accelerator(device_placement=False)`), or when a Lightning `Trainer` trains from it: the
+        loader a `LightningDataModule`'s (or `LightningModule`'s) `train_dataloader()` returns,
+        also through a method bound to that hook (`self.train_dataloader =
+        self._train_dataloader`), in a project that runs a Trainer and names CUDA or GPUs
+        (`accelerator="gpu"`, `--gpus`). A `webdataset.WebLoader` counts as a `DataLoader(...)`:
+        it builds one from the same arguments. Over a Hugging Face table tokenised before
         training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises) the finding is info: a batch
         of token ids is a few kilobytes (so it is over a dataset class that holds its ids in
         memory and hands out windows of them, `self.data[start: start + n].long()`, or tensors of the

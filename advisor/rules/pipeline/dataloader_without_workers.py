@@ -17,6 +17,7 @@ from advisor.rules.pipeline.loader_flow import (
     batches_go_to_device, built_on_device, dataset_on_device, dataset_value, is_device_move, iterable_dataset, tensor_datasets,
     library_stream, loader_option, one_pass_beside_training, only_peeked_now_and_then, read_for_a_person,
 )
+from advisor.model.lightning_loaders import lightning_training_loader
 from advisor.model.vocabulary import EVAL_LOADER_NAME, PLACEMENT_TEXT
 from advisor.model.datasets import collates_onto_device, holds_in_memory, prepared_hf_table, tokenised_library_table
 
@@ -156,7 +157,8 @@ class DataLoaderWithoutWorkers(Rule):
         tokenised ahead of training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises, with no
         per-row `with_transform` other than one that only tokenises text, `preprocess_train`
         tokenising a prompt table's captions: a batch is rows read and padded), and frameworks that run
-        the loop themselves (Lightning, the Hugging Face `Trainer`) are left alone. A loader
+        the loop themselves (Lightning, which warns about a low worker count itself, the Hugging
+        Face `Trainer`) are left alone. A loader
         handed to `accelerator.prepare(...)` counts: Accelerate copies its batches to the
         device but starts no workers. A `**kwargs` dict that cannot be resolved lowers the finding to info. A
         `num_workers` given as a variable counts when the analysis can read what it holds (a
@@ -216,7 +218,10 @@ class DataLoaderWithoutWorkers(Rule):
     requires = (("DataLoader",), PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        sites = [s for s in dataloader_calls(model) if batches_go_to_device(model, s)]
+        # A Lightning Trainer checks the worker count of the loaders it draws from and warns
+        # about too few itself: the run already says it (model/lightning_loaders.py).
+        sites = [s for s in dataloader_calls(model) if batches_go_to_device(model, s)
+                 and not lightning_training_loader(model, s)]
         if not sites:
             return
         uses = _loader_uses(model)

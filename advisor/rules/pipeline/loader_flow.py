@@ -13,6 +13,7 @@ from advisor.model.loaders import (
     batch_names, loader_consumers, loader_factory, loaders_drawn, loaders_held, loaders_iterated, placed_by_framework,
 )
 from advisor.model.passes import passes_over
+from advisor.model.lightning_loaders import lightning_training_loader
 from advisor.model.user_waits import waits_for_user
 from advisor.model.devices import cuda_tensor_type
 from advisor.model.tensors import is_host_tensor
@@ -783,6 +784,8 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
         return True
     if placed_by_framework(model, site):
         return True
+    if lightning_training_loader(model, site):
+        return True  # the Trainer goes over it and copies each batch to the module's device
     # A loop of another file: CUDA named there, or near it (the model module that picks the
     # device, when the loop hands each batch to `model.set_input(data)`).
     if any(

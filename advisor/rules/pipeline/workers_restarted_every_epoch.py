@@ -22,6 +22,7 @@ from advisor.model.epoch_passes import inside_loops, pass_every_few_epochs
 from advisor.rules.pipeline.loader_flow import batches_go_to_device, loader_option
 from advisor.rules.pipeline.loader_literals import loader_options
 from advisor.model.vocabulary import PLACEMENT_TEXT
+from advisor.model.lightning_loaders import lightning_reloads_loaders, lightning_training_loader
 
 
 def _worker_counts(model: FileModel, site: CallSite):
@@ -424,7 +425,10 @@ class WorkersRestartedEveryEpoch(Rule):
         above 1 goes over the loader once per epoch; without `max_epochs` it runs one epoch, and
         with a literal `epoch_length` it draws on from the same iterator: both are left alone.
         A loader built by Ignite's `idist.auto_dataloader(dataset, num_workers=N, ...)` counts as
-        a `DataLoader(...)` call: it builds one from the keywords it is given. A loader whose
+        a `DataLoader(...)` call: it builds one from the keywords it is given. A Lightning
+        `Trainer` goes over the loader its training-data hook returns once per epoch (as for
+        GPU201), unless the run asks it to build its loaders again
+        (`reload_dataloaders_every_n_epochs`). A loader whose
         dataset a loop changes (`gen.dataset.epoch_now = epoch`, `train_set.set_scale(s)`, or a
         method of the project that stores an attribute of it, `train_dataset.generate_offset()`,
         or a function the epoch loop calls that sets it through the loader,
@@ -500,7 +504,8 @@ class WorkersRestartedEveryEpoch(Rule):
             "https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py",
         ),
     )
-    requires = (("DataLoader", "auto_dataloader"), ("backward", ".step(", "create_supervised_trainer"), PLACEMENT_TEXT)
+    requires = (("DataLoader", "auto_dataloader"), ("backward", ".step(", "create_supervised_trainer", "train_dataloader"),
+                PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
         for report in self._reports(model):
@@ -529,6 +534,17 @@ class WorkersRestartedEveryEpoch(Rule):
                 reported.add(id(report.node))
                 yield report
             yield from self._engine_runs(model, reported)
+        yield from self._lightning_epochs(model, reported)
+
+    def _lightning_epochs(self, model: FileModel, reported: set) -> Iterator[Report]:
+        """Loaders a Lightning `Trainer` goes over once per epoch: what the training-data hook
+        returns (`model/lightning_loaders.py`), unless the run rebuilds them every few epochs."""
+        for site in loader_calls(model):
+            if id(site.node) in reported or not lightning_training_loader(model, site):
+                continue
+            if lightning_reloads_loaders(model):
+                return  # `reload_dataloaders_every_n_epochs`: new loaders, new workers anyway
+            yield from self._restart(model, site, "for every epoch the Lightning `Trainer` runs", {}, [])
 
     def _engine_runs(self, model: FileModel, reported: set) -> Iterator[Report]:
         """Loaders an Ignite engine goes over once per epoch (`trainer.run(loader, max_epochs=N)`)."""

@@ -133,6 +133,19 @@ loader = DataLoader(ds, batch_size=16, num_workers=4, pin_memory=True)  # expect
 for batch in loader:
     batch = to_device(batch, torch.device("cuda"))
 
+# %% invalid: a Lightning Trainer on the GPU copies each training batch, from the memory the loader gives it
+import lightning as L
+from torch.utils.data import DataLoader
+
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, num_workers=8, pin_memory=True)  # expect: GPU201
+
+    def val_dataloader(self):
+        return DataLoader(self.val_set, batch_size=64, num_workers=8)
+
+trainer = L.Trainer(accelerator="cuda", devices=1)
+
 # %% invalid: Accelerate copies every batch to the device, from the memory the loader gives it
 from accelerate import Accelerator
 from torch.utils.data import DataLoader

@@ -161,7 +161,20 @@ loader = DataLoader(ds, batch_size=32, **kwargs)
 for x, y in loader:
     x = x.to("cuda")
 
-# %% valid: Lightning moves batches itself
+# %% invalid: a Lightning Trainer on the GPU copies each training batch, from the memory the loader gives it
+import lightning as L
+from torch.utils.data import DataLoader
+
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, num_workers=8)  # expect: GPU201
+
+    def val_dataloader(self):
+        return DataLoader(self.val_set, batch_size=64, num_workers=8)
+
+trainer = L.Trainer(accelerator="cuda", devices=1)
+
+# %% valid: a Lightning Trainer on the CPU
 import lightning as L
 from torch.utils.data import DataLoader
 
@@ -169,7 +182,7 @@ class Data(L.LightningDataModule):
     def train_dataloader(self):
         return DataLoader(self.train_set, batch_size=64, num_workers=8)
 
-trainer = L.Trainer(accelerator="cuda", devices=1)
+trainer = L.Trainer(accelerator="cpu", max_epochs=3)
 
 # %% invalid: Accelerate copies every batch to the device, from the memory the loader gives it
 from accelerate import Accelerator

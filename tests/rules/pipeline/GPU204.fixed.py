@@ -81,6 +81,17 @@ for epoch in range(3):
         accelerator.backward(model(**batch).loss)
         opt.step()
 
+# %% invalid: Lightning owns the epoch loop, and goes over the training loader once per epoch
+import lightning as L
+from torch.utils.data import DataLoader
+
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, num_workers=8, persistent_workers=True)  # expect: GPU204
+
+trainer = L.Trainer(accelerator="cuda", max_epochs=10)
+trainer.fit(model, datamodule=Data())
+
 # %% invalid: an endless generator goes over the loader again and again
 from torch.utils.data import DataLoader
 

@@ -147,13 +147,13 @@ for epoch in range(3):
         accelerator.backward(model(**batch).loss)
         opt.step()
 
-# %% valid: Lightning owns the epoch loop
+# %% invalid: Lightning owns the epoch loop, and goes over the training loader once per epoch
 import lightning as L
 from torch.utils.data import DataLoader
 
 class Data(L.LightningDataModule):
     def train_dataloader(self):
-        return DataLoader(self.train_set, batch_size=64, num_workers=8)
+        return DataLoader(self.train_set, batch_size=64, num_workers=8)  # expect: GPU204
 
 trainer = L.Trainer(accelerator="cuda", max_epochs=10)
 trainer.fit(model, datamodule=Data())
@@ -1393,3 +1393,14 @@ for epoch in range(args.epochs):
         loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
         loss.backward()
         optimizer.step()
+
+# %% valid: Lightning builds the loaders again every few epochs, with new workers each time
+import lightning as L
+from torch.utils.data import DataLoader
+
+class Data(L.LightningDataModule):
+    def train_dataloader(self):
+        return DataLoader(self.train_set, batch_size=64, num_workers=8)
+
+trainer = L.Trainer(accelerator="cuda", max_epochs=10, reload_dataloaders_every_n_epochs=1)
+trainer.fit(model, datamodule=Data())

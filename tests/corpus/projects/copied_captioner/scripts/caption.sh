@@ -1,0 +1,1 @@
+python caption.py --images data/images.pt

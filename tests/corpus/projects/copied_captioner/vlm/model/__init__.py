@@ -1,0 +1,1 @@
+from vlm.model.llava_like import CaptionModel

@@ -1,0 +1,1 @@
+deepspeed vlm/train/train.py
