@@ -901,6 +901,11 @@ class NumpyValue(Question[bool]):
                 found or flow.ask(TENSORS, side, ctx, order) != TENSOR for found, side in zip(numpy, sides))
         return None
 
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[bool]:
+        # A row of a NumPy array is an array or a NumPy scalar (`theta, z = to_spherical(xyz)`
+        # of a helper returning `np.array([theta, z])`): still host data.
+        return True if flow.ask(self, expr, ctx, order) else None
+
     def combine(self, answers: Sequence[bool]) -> bool:
         return all(answers)
 

@@ -2789,3 +2789,28 @@ def fit(model, loader, optimizer, epochs):
             loss.backward()
             optimizer.step()
         print(loss.item())
+
+# %% valid: rows of a NumPy array a helper returns are host values
+import math
+import numpy as np
+import torch
+
+
+def to_spherical(xyz):
+    radius = np.sqrt((xyz ** 2).sum(-1))
+    theta = np.arctan2(xyz[:, 1], xyz[:, 0])
+    return np.array([theta, radius])
+
+
+def relative_pose(target, cond):
+    theta_cond, radius_cond = to_spherical(cond[None, :])
+    theta_target, radius_target = to_spherical(target[None, :])
+    d_theta = theta_target - theta_cond
+    return torch.tensor([math.sin(d_theta.item()), (radius_target - radius_cond).item()])
+
+
+def train(model, loader, opt):
+    for x, target, cond in loader:
+        loss = model(x.cuda(), relative_pose(target, cond).cuda()).mean()
+        loss.backward()
+        opt.step()
