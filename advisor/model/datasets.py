@@ -80,6 +80,44 @@ def holds_token_windows(model, expr: cst.BaseExpression, ctx: Context, order: fl
     )
 
 
+def tokenises_per_item(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is a dataset whose `__getitem__` tokenises its text (a call of a
+    tokenizer: `self.tokenizer.tokenize(text)`, `tokenizer(text, ...)`) and builds only tensors of
+    an integer dtype (`torch.tensor(ids, dtype=torch.long)`, its mask and labels): a batch of
+    token ids, a few kilobytes."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    return known and bool(found) and all(_tokenises_to_ids(*_sample_class(*f)) for f in found)
+
+
+def _tokenises_to_ids(owner, info: ClassInfo) -> bool:
+    getitem = owner.facts.functions.get(f"{info.name}.__getitem__")
+    if getitem is None:
+        return False
+    tokenises = False
+    built = 0
+    stack = list(children(getitem.node.body))
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call:
+            name = dotted_name(node.func) or ""
+            if "tokeniz" in name.lower():
+                tokenises = True
+            qual = owner.imports.qualify(node.func) or name
+            if qual in _TENSOR_MAKERS:
+                if qual != "torch.LongTensor" and not any(
+                        a.keyword is not None and a.keyword.value == "dtype" and owner.imports.qualify(a.value) in _ID_DTYPES
+                        for a in node.args):
+                    return False  # a tensor of another dtype: pixels, features
+                built += 1
+        stack.extend(children(node))
+    return tokenises and built > 0
+
+
+# The calls that build a tensor from the values they are given (a `dtype=` says which).
+_TENSOR_MAKERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.Tensor",
+                            "torch.FloatTensor", "torch.from_numpy", "torch.stack", "torch.zeros", "torch.ones"})
+
+
 _ID_CONVERSIONS = frozenset({"long", "int"})
 _ID_DTYPES = frozenset({"torch.long", "torch.int64", "torch.int32", "torch.int"})
 

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows,
+from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows, tokenises_per_item,
                                     items_on_device, passes_host_arrays, prepared_hf_table, unpinnable_batch_class)
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.loaders import dataloader_calls
@@ -67,7 +67,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises) the finding is info: a batch
         of token ids is a few kilobytes (so it is over a dataset class that holds its ids in
         memory and hands out windows of them, `self.data[start: start + n].long()`, or tensors of the
-        ids and labels of examples tokenised up front, `torch.tensor(self.examples[i].input_ids)`, over a
+        ids and labels of examples tokenised up front, `torch.tensor(self.examples[i].input_ids)`,
+        over one whose `__getitem__` tokenises its text and builds only tensors of an integer dtype
+        (`torch.tensor(ids, dtype=torch.long)` with its mask and labels), over a
         `TensorDataset` whose first tensor holds integer ids, and over `transformers`' datasets
         tokenised when built, `GlueDataset`); so it is
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning
@@ -292,7 +294,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         dataset = call_argument(call, "dataset", 0)
         if dataset is not None and (prepared_hf_table(model, dataset.value, site.ctx, site.order)
                                     or holds_token_windows(model, dataset.value, site.ctx, site.order)
-                                    or holds_id_tensors(model, dataset.value, site.ctx, site.order)):
+                                    or holds_id_tensors(model, dataset.value, site.ctx, site.order)
+                                    or tokenises_per_item(model, dataset.value, site.ctx, site.order)):
             # Rows of token ids: a batch is a few kilobytes, and its copy costs next to nothing.
             return self.report(
                 call,

@@ -1897,3 +1897,56 @@ loader = DataLoader(FrameReader("frames"), batch_size=None, collate_fn=lambda x:
 with torch.inference_mode():
     for frame, path in loader:
         model(frame.cuda().permute(2, 0, 1)[None].float())
+
+# %% invalid: a dataset that tokenises each text as it is read and hands out only integer ids: batches are small
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class TokenDataset(Dataset):
+    def __init__(self, texts, labels, tokenizer, max_len=512):
+        self.texts, self.labels, self.tokenizer, self.max_len = texts, labels, tokenizer, max_len
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, index):
+        tokens = self.tokenizer.tokenize(self.texts[index])[: self.max_len]
+        ids = self.tokenizer.convert_tokens_to_ids(tokens)
+        sample = {"ids": torch.tensor(ids, dtype=torch.long),
+                  "mask": torch.tensor([1] * len(ids), dtype=torch.long)}
+        sample["targets"] = torch.tensor(self.labels[index][: len(ids)], dtype=torch.long)
+        return sample
+
+
+loader = DataLoader(TokenDataset(texts, labels, tokenizer), batch_size=16, shuffle=True)  # expect: GPU201 info
+for batch in loader:
+    loss = model(batch["ids"].cuda(), attention_mask=batch["mask"].cuda(), labels=batch["targets"].cuda()).loss
+    loss.backward()
+    opt.step()
+
+# %% invalid: a dataset that tokenises its caption but also hands out the image as floats
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset
+
+
+class CaptionDataset(Dataset):
+    def __init__(self, items, tokenizer):
+        self.items, self.tokenizer = items, tokenizer
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, index):
+        path, caption = self.items[index]
+        ids = self.tokenizer(caption)["input_ids"]
+        pixels = torch.tensor(np.asarray(Image.open(path)), dtype=torch.float32)
+        return pixels, torch.tensor(ids, dtype=torch.long)
+
+
+loader = DataLoader(CaptionDataset(items, tokenizer), batch_size=16, shuffle=True)  # expect: GPU201
+for pixels, ids in loader:
+    loss = model(pixels.cuda(), ids.cuda()).loss
+    loss.backward()
+    opt.step()
