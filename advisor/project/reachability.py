@@ -108,10 +108,10 @@ def _root(view, path: str) -> bool:
 def _is_root(view, path: str) -> bool:
     folder = os.path.dirname(path)
     base = os.path.basename(path)
-    if not os.path.isfile(os.path.join(folder, "__init__.py")):
-        package = _used_package(view, path)
-        if package is not None and _runs_as_script(view.text_of(path)):
-            return _named(view, path, outside=package)  # see below
+    # A folder without `__init__.py` inside a package the project imports from (`llava/train/`,
+    # `aot/networks/managers/`) is part of that package (a namespace folder): its modules are
+    # judged as the package's are, below.
+    if not os.path.isfile(os.path.join(folder, "__init__.py")) and _used_package(view, path) is None:
         return not _loose_module_left_out(view, path)
     if base in _RUN_BY_NAME:
         return True

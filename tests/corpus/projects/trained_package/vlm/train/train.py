@@ -2,6 +2,7 @@
 import torch
 
 from vlm.model import CaptionModel
+from engine import run_epoch
 
 
 def train(loader, steps=1000):
@@ -17,3 +18,4 @@ def train(loader, steps=1000):
 
 if __name__ == "__main__":
     train([])
+    run_epoch(CaptionModel().cuda(), [], None)
