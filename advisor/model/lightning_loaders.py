@@ -6,12 +6,14 @@ epoch and copies each batch to the module's device itself, so the loop that read
 in the library and no file of the project shows it. It copies them to the GPU when the run
 names one: CUDA in the file or around it, or GPUs in a file that runs the Trainer.
 
+Not in test code or the helpers of a `tests/` folder, whose runs exercise Lightning on tiny data.
 Only the training hook: Lightning's validation passes run every epoch or every few thousand
 steps, which the input-pipeline rules treat as evaluation, not as the per-step cost they report.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import FrozenSet, Iterator
 
@@ -30,7 +32,7 @@ def lightning_training_loader(model, site) -> bool:
     """The loader site is what a Lightning training-data hook of its class returns, in a project
     that runs a Lightning `Trainer` (see the module doc)."""
     info = site.ctx.function
-    if info is None or info.class_name is None or not model.uses_framework(*LIGHTNING):
+    if info is None or info.class_name is None or not model.uses_framework(*LIGHTNING) or _test_support(model):
         return False
     cls = model.facts.classes.get(info.class_name)
     if cls is None or not _returned(info, site):
@@ -49,7 +51,8 @@ def _on_gpu(model) -> bool:
     if LIGHTNING_TRAINER_TEXT.search(model.text or "") and _GPU_TEXT.search(model.text or ""):
         return True
     project = model.project
-    return any(_GPU_TEXT.search(project.text_of(path)) for path in nearby_lightning_trainers(model))
+    return any(_GPU_TEXT.search(project.text_of(path)) for path in nearby_lightning_trainers(model)
+               if not _in_tests(project, path))
 
 
 def lightning_reloads_loaders(model) -> bool:
@@ -60,6 +63,22 @@ def lightning_reloads_loaders(model) -> bool:
 
 
 _GPU_TEXT = re.compile(r"cuda|\bgpus?\b", re.IGNORECASE)
+
+
+def _test_support(model) -> bool:
+    """A test module, or a helper of the tests (`tests/helpers/boring_model.py`): the data module
+    feeds test runs, which exercise Lightning on tiny data, not a training run."""
+    if model.is_test_code:
+        return True
+    project, path = model.project, model.real_path
+    return project is not None and path is not None and _in_tests(project, path)
+
+
+def _in_tests(project, path: str) -> bool:
+    """The file sits in a `tests/` (or `test/`) folder of the project, or is named as a test."""
+    name = os.path.basename(path)
+    folders = os.path.relpath(os.path.dirname(path), project.layout.root).split(os.sep)
+    return "tests" in folders or "test" in folders or name.startswith("test_") or name.endswith("_test.py")
 
 
 def _returned(info: FunctionInfo, site) -> bool:
