@@ -253,8 +253,21 @@ def _handed_from(model, word: str) -> set:
         nearby = _nearby(model)
         texts += [project.text_of(p) for p in project.files_containing(word)
                   if os.path.normpath(os.path.abspath(p)) in nearby]
-    found = {m.rpartition(".")[2] for text in texts for m in handed.findall(text)}
+    found = {match.group(1).rpartition(".")[2] for text in texts for match in handed.finditer(text)
+             if not _in_setter(text, match.start())}
     return {f for f in found if f != word and f not in _FALSE and f not in ("True", "true")}
+
+
+def _in_setter(text: str, at: int) -> bool:
+    """The store sits in a checkpointing setter's body (`def set_grad_checkpointing(self,
+    enable=True): self.grad_checkpointing = enable`): it turns the flag on only where the setter
+    is called, which `_CHECKPOINTING_SETTERS` looks for; its parameter's default says nothing."""
+    defined = _DEFS.findall(text, 0, at)
+    return bool(defined) and _SETTER_NAME.search(defined[-1]) is not None
+
+
+_DEFS = re.compile(r"^[ \t]*def[ \t]+(\w+)", re.MULTILINE)
+_SETTER_NAME = re.compile(r"^_?(?:set_grad(?:ient)?_checkpointing|(?:enable_)?gradient_checkpointing(?:_enable)?)$")
 
 
 # The libraries' switches for checkpointing, called to turn it on (not with `False`).
@@ -268,7 +281,10 @@ def _seen_turned_on(model, word: str) -> bool:
 
     def turns_on(text: str) -> bool:
         code = _DOCSTRINGS.sub("", text)
-        return bool(given.search(code)) or (setter is not None and bool(setter.search(code)))
+        # A setter that hands its argument on to another (`def set_grad_checkpointing(self,
+        # enable=True): self.visual.set_grad_checkpointing(enable)`) turns nothing on itself.
+        return bool(given.search(code)) or (setter is not None and any(
+            not _in_setter(code, match.start()) for match in setter.finditer(code)))
 
     if turns_on(model.text or ""):
         return True

@@ -432,3 +432,76 @@ class FrozenCLIPEmbedder(nn.Module):
             else:
                 x = r(x, attn_mask=attn_mask)
         return x
+
+# %% invalid: a switch only setter methods turn on, and nothing calls them
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+
+class Tower(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = nn.ModuleList(blocks)
+        self.grad_checkpointing = False
+
+    def set_grad_checkpointing(self, enable=True):
+        self.grad_checkpointing = enable
+
+    def forward(self, x):
+        for block in self.blocks:
+            if self.grad_checkpointing:
+                x = checkpoint(block, x)  # expect: GPU405 info
+            else:
+                x = block(x)
+        return x
+
+
+class TwoTowers(nn.Module):
+    def __init__(self, image, text):
+        super().__init__()
+        self.image, self.text = image, text
+
+    def set_grad_checkpointing(self, enable=True):
+        self.image.set_grad_checkpointing(enable)
+        self.text.set_grad_checkpointing(enable)
+
+
+def train(model, loader, opt):
+    model = model.cuda()
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        loss.backward()
+        opt.step()
+
+# %% invalid: the setter is called
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+
+class Tower(nn.Module):
+    def __init__(self, blocks):
+        super().__init__()
+        self.blocks = nn.ModuleList(blocks)
+        self.grad_checkpointing = False
+
+    def set_grad_checkpointing(self, enable=True):
+        self.grad_checkpointing = enable
+
+    def forward(self, x):
+        for block in self.blocks:
+            if self.grad_checkpointing:
+                x = checkpoint(block, x)  # expect: GPU405
+            else:
+                x = block(x)
+        return x
+
+
+def train(blocks, loader, opt):
+    model = Tower(blocks).cuda()
+    model.set_grad_checkpointing()
+    for x, y in loader:
+        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
+        loss.backward()
+        opt.step()
