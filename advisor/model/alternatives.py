@@ -58,6 +58,13 @@ def is_fallback(model, site: CallSite, replacements: Callable[[], list], key: st
     return False
 
 
+def in_handler(model, ctx: Optional[Context]) -> bool:
+    """The code sits in an `except` arm: what it does is the stand-in for when the `try` body
+    failed (`except AttributeError: return torch.cuda.amp.autocast` on an old torch)."""
+    handlers = model.facts.handler_tries
+    return any(id(outer) in handlers for outer in _chain(ctx))
+
+
 # A test of which torch is installed: `torch.__version__.startswith("2")`,
 # `version.parse(torch.__version__) >= ...`, `hasattr(torch, "amp")`.
 _VERSION_TEST = re.compile(r"__version__|\bTORCH_VERSION\b|\bhasattr\(\s*torch\b")

@@ -5,7 +5,7 @@ from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
-from advisor.model.alternatives import is_fallback, under_version_test
+from advisor.model.alternatives import in_handler, is_fallback, under_version_test
 from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.precision.dtypes import spelled_name
@@ -55,7 +55,8 @@ class DeprecatedAmpApi(Rule):
         is offered when the configured minimum torch version is 2.3 or later, and for a name
         imported on its own only when `torch` itself is imported too. The old autocast kept in
         a name (`amp_autocast = torch.cuda.amp.autocast`, then `with amp_autocast():`) is
-        reported where it is assigned, without a fix. A call under a flag that no run of the
+        reported where it is assigned, without a fix; so is one a helper returns for its callers
+        to enter (`return torch.cuda.amp.autocast` in `get_autocast(precision)`). A call under a flag that no run of the
         project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
         `if self.use_amp:` where no construction passes `use_amp=True`) is information: the old
         call stays in the code, but no shipped run reaches it. So is one in a function or class
@@ -160,6 +161,7 @@ class DeprecatedAmpApi(Rule):
             yield self.report(site.node, message, severity=severity, fix=self._fix(model, site, kind, device),
                               data=data)
         yield from self._references(model)
+        yield from self._returned(model)
 
     def _references(self, model: FileModel) -> Iterator[Report]:
         """`amp_autocast = torch.cuda.amp.autocast` (timm's scripts, then `with amp_autocast():`):
@@ -191,6 +193,35 @@ class DeprecatedAmpApi(Rule):
                     # passes `--amp`: as for a call under such a flag.
                     severity = Severity.INFO
                     data["flag"] = snippet(model, off.test)
+                    message += " (under `{flag}`, which no run of the project turns on)"
+                yield self.report(value, message, severity=severity, data=data)
+
+    def _returned(self, model: FileModel) -> Iterator[Report]:
+        """`return torch.cuda.amp.autocast` from a helper that picks the autocast for a precision
+        setting (open_clip's `get_autocast(precision)`): its callers enter the old entry point.
+        No fix: each caller calls what it returns. (A lambda that calls it, returned beside it
+        for another precision, is left alone: the arm a run takes is the setting's to say.)"""
+        for info in model.facts.functions.values():
+            for returned in info.return_sites:
+                value = returned.value
+                if type(value) is not cst.Attribute:
+                    continue
+                spelled = spelled_name(model, value)
+                entry = _DEPRECATED_AMP.get(spelled or "")
+                if entry is None or entry[0] != "autocast" or returned.ctx.in_try or in_handler(model, returned.ctx) or (
+                        under_version_test(model, returned.ctx)):
+                    continue
+                kind, device = entry
+                data = {"deprecated": spelled.replace(".autocast_mode", ""),
+                        "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device}
+                message = ("`{deprecated}` is deprecated (returned for its callers to enter); use "
+                           "`functools.partial(torch.amp.autocast, \"{device}\")`")
+                severity = None
+                off = model.guards.switched_off(returned.ctx) or model.guards.switched_off_by_callers(returned.ctx)
+                test = off.test if off is not None else model.guards.switched_off_arm(value, returned.ctx, returned.order)
+                if test is not None:
+                    severity = Severity.INFO
+                    data["flag"] = snippet(model, test)
                     message += " (under `{flag}`, which no run of the project turns on)"
                 yield self.report(value, message, severity=severity, data=data)
 

@@ -332,3 +332,41 @@ class Block(nn.Module):
 
 
 block = Block(64, use_amp=True).cuda()
+
+# %% invalid: a helper returns the old autocast for its callers to enter
+import torch
+from contextlib import suppress
+
+
+def get_autocast(precision):
+    if precision == "amp":
+        return torch.cuda.amp.autocast  # expect: GPU303
+    elif precision == "amp_bf16":
+        return lambda: torch.cuda.amp.autocast(dtype=torch.bfloat16)
+    return suppress
+
+
+def train_one_epoch(model, loader, opt, args):
+    autocast = get_autocast(args.precision)
+    for x, y in loader:
+        with autocast():
+            loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        opt.step()
+
+# %% valid: a helper returns the new autocast, or the old one only for old torch
+import functools
+import torch
+
+
+def get_autocast(precision):
+    if precision == "amp":
+        return functools.partial(torch.amp.autocast, "cuda")
+    return lambda: torch.amp.autocast("cuda", dtype=torch.bfloat16)
+
+
+def legacy_autocast():
+    try:
+        return functools.partial(torch.amp.autocast, "cuda")
+    except AttributeError:
+        return torch.cuda.amp.autocast
