@@ -511,6 +511,11 @@ def _looped_names(model, site, expr: cst.BaseExpression) -> Optional[List[str]]:
     out: List[str] = []
     for assignment in reach.assignments:
         iterable = assignment.iterable
+        if assignment.value is None and assignment.index in (None, 0):
+            keys = _dict_keys(model, iterable, assignment.index, assignment.ctx, assignment.order)
+            if keys is not None:
+                out.extend(keys)  # `for name, val in default_params.items(): setattr(args, name, val)`
+                continue
         if assignment.value is not None or assignment.index is not None or type(iterable) not in (cst.List, cst.Tuple):
             return None
         for element in iterable.elements:
@@ -519,6 +524,47 @@ def _looped_names(model, site, expr: cst.BaseExpression) -> Optional[List[str]]:
                 return None
             out.append(value)
     return out
+
+
+def _dict_keys(model, iterable, index, ctx, order) -> Optional[List[str]]:
+    """The keys a loop over a dict takes (`for k, v in d.items()`, `for k in d.keys()`, `for k in
+    d`), when ``d`` is a name bound once to a dict display, or to the result of a project function
+    every return of which is one (open_clip's `get_default_params(model_name)`), with written
+    string keys; None otherwise."""
+    if iterable is None:
+        return None
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Attribute and not iterable.args:
+        method = iterable.func.attr.value
+        if (method == "items") != (index == 0) or method not in ("items", "keys"):
+            return None
+        iterable = iterable.func.value
+    elif index is not None:
+        return None
+    value = iterable
+    if type(iterable) is cst.Name:
+        reach = model.bindings.reaching(iterable.value, ctx, order)
+        if not reach.closed or reach.parameter is not None or len(reach.assignments) != 1:
+            return None
+        bound = reach.assignments[0]
+        if bound.value is None or bound.index is not None:
+            return None
+        value, ctx, order = bound.value, bound.ctx, bound.order
+    displays = [value]
+    if type(value) is cst.Call:
+        found = model.values.callee(value, ctx, order)
+        if found is None:
+            return None
+        displays = [r.value for r in found[1].return_sites]
+    keys: List[str] = []
+    for display in displays:
+        if type(display) is not cst.Dict or not display.elements:
+            return None
+        for element in display.elements:
+            key = getattr(element, "key", None)
+            if type(key) is not cst.SimpleString or not isinstance(key.evaluated_value, str):
+                return None  # a `**spread`, or a key made at run time
+            keys.append(key.evaluated_value)
+    return keys
 
 
 def _on_self(site) -> bool:

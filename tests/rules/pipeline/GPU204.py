@@ -1404,3 +1404,71 @@ class Data(L.LightningDataModule):
 
 trainer = L.Trainer(accelerator="cuda", max_epochs=10, reload_dataloaders_every_n_epochs=1)
 trainer.fit(model, datamodule=Data())
+
+# %% invalid: defaults filled in by setattr from a dict of written keys leave the worker count alone
+import argparse
+import torch
+from torch.utils.data import DataLoader
+
+
+def get_default_params(model_name):
+    if "vit" in model_name:
+        return {"lr": 5.0e-4, "beta1": 0.9, "beta2": 0.98, "eps": 1.0e-6}
+    return {"lr": 5.0e-4, "beta1": 0.9, "beta2": 0.999, "eps": 1.0e-8}
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="vit-b")
+    parser.add_argument("--lr", type=float, default=None)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=32)
+    args = parser.parse_args(argv)
+    for name, val in get_default_params(args.model).items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, val)
+    return args
+
+
+def main(argv, dataset, model, opt):
+    args = parse_args(argv)
+    loader = DataLoader(dataset, batch_size=64, num_workers=args.workers, pin_memory=True)  # expect: GPU204
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+            loss.backward()
+            opt.step()
+
+# %% valid: the dict of defaults may set the worker count too (to 0 here): not known
+import argparse
+import torch
+from torch.utils.data import DataLoader
+
+
+def get_default_params(debug):
+    if debug:
+        return {"lr": 1e-3, "workers": 0}
+    return {"lr": 5.0e-4}
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--debug", action="store_true")
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--epochs", type=int, default=32)
+    args = parser.parse_args(argv)
+    defaults = get_default_params(args.debug)
+    for name, val in defaults.items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, val)
+    return args
+
+
+def main(argv, dataset, model, opt):
+    args = parse_args(argv)
+    loader = DataLoader(dataset, batch_size=64, num_workers=args.workers, pin_memory=True)
+    for epoch in range(args.epochs):
+        for x, y in loader:
+            loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
+            loss.backward()
+            opt.step()
