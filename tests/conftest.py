@@ -2,6 +2,9 @@
 
 import pytest
 
+# The corpus holds code the analyser reads (projects with their own `tests/` folders), not tests.
+collect_ignore_glob = ["corpus/*"]
+
 
 @pytest.fixture(autouse=True)
 def _private_result_cache(tmp_path_factory, monkeypatch):

