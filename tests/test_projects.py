@@ -460,8 +460,9 @@ def _unreached_findings(project, env):
 
 def test_a_module_that_starts_running_the_dead_copy_rechecks_a_cached_file(tmp_path):
     """libs/det is imported only by libs/init_det.py, which nothing imports: its loss runs in no
-    run (project/reachability.py). Once that module becomes a script (a `__main__` block), the
-    cached result for the unchanged loss module must not be served."""
+    run (project/reachability.py). A `__main__` block added to that module of the copy does not
+    make it one of the project's runs (nothing outside the copy names it); once a module the
+    project runs imports it, the cached result for the unchanged loss module must not be served."""
     import os
     import shutil
 
@@ -473,7 +474,12 @@ def test_a_module_that_starts_running_the_dead_copy_rechecks_a_cached_file(tmp_p
     assert dead not in _unreached_findings(project, env)  # served from the cache
     entry = project / "libs" / "init_det.py"
     entry.write_text(entry.read_text() + '\n\nif __name__ == "__main__":\n    build_loss("GradientHarmonizedLoss")\n')
+    assert dead not in _unreached_findings(project, env)
+    user = project / "libs" / "seg" / "model.py"
+    user.write_text(user.read_text().replace("from .losses import BalancedLoss\n",
+                                             "from .losses import BalancedLoss\nfrom libs.init_det import build_loss\n"))
     assert dead in _unreached_findings(project, env)
+    assert _unreached_findings(project, env) == _unreached_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
 
 
 def test_a_readme_that_stops_running_a_module_rechecks_a_cached_file(tmp_path):
