@@ -70,6 +70,47 @@ def _every_run_several(model) -> bool:
     return seen
 
 
+def every_run_one_visible_gpu(model) -> bool:
+    """Every training command line the project's launch texts show for ``model``'s script (or a
+    script importing it) makes a single GPU visible to it (`CUDA_VISIBLE_DEVICES=0 python
+    run.py`, or a shell script that exports one id before its command lines), and there is at
+    least one: `torch.cuda.device_count()` is 1 in every shipped run."""
+    if model.project is None or model.real_path is None or model.project.layout.launch_texts() is None:
+        return False
+    return model.shared("every-run-one-visible-gpu", _every_run_one_visible)
+
+
+def _every_run_one_visible(model) -> bool:
+    project = model.project
+    paths, _ = model.shared("launched-option-texts", _texts_and_calls)
+    own = paths[0]
+    scripts = {own} | (project.importer_paths(own) & set(paths))
+    names = _names(project, scripts)
+    seen = False
+    for path in paths:
+        if path.endswith((".py", ".ipynb")):
+            continue
+        text = project.text_of(path)
+        exported = [m.group(1) for m in _EXPORTED_DEVICES.finditer(text)]
+        for line in _command_lines(model, path, text, names):
+            if not _RUNS_PYTHON.search(line) or not _line_runs_ours(line, names, scripts, path, project):
+                continue
+            if _EVALUATION_ONLY.search(line):
+                continue
+            inline = _INLINE_DEVICES.search(line)
+            ids = [inline.group(1)] if inline is not None else exported
+            if not ids or not all(_ONE_ID.match(value) for value in ids) or _processes(model, path, text, line) != 1:
+                return False
+            seen = True
+    return seen
+
+
+# `CUDA_VISIBLE_DEVICES=0` on a command line, or set on a line of its own (`export ...="0"`).
+_INLINE_DEVICES = re.compile(r"(?<![\w$])CUDA_VISIBLE_DEVICES=(\S*)")
+_EXPORTED_DEVICES = re.compile(r"(?m)^[ \t]*(?:export[ \t]+)?CUDA_VISIBLE_DEVICES=(\S*)[ \t]*$")
+_ONE_ID = re.compile(r"""^['"]?\d+['"]?$""")
+
+
 def _names(project, scripts: Set[str]) -> Set[str]:
     return {os.path.basename(p) for p in scripts} | {
         n for n in map(project.layout.module_name, scripts) if n is not None and "." in n}

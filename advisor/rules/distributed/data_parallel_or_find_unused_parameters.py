@@ -15,7 +15,7 @@ from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
 from advisor.model.cli_options import defaults_by_name
-from advisor.model.launch_modes import every_run_several_processes
+from advisor.model.launch_modes import every_run_one_visible_gpu, every_run_several_processes
 from advisor.model.literals import LITERALS, literal_values, sequence_lengths
 from advisor.model.guards import conjuncts, guards_of, on_cpu_path
 from advisor.model.subtree import iter_names
@@ -69,7 +69,9 @@ class DataParallelOrFindUnused(Rule):
         that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
         defaulting to 1, the DCGAN examples' branch; a count attribute such as `self.ngpu` that
         another script also fills from a saved config is read by the name of the option that
-        sets it) is information: it runs only when the user
+        sets it; a count such as `n_gpu = torch.cuda.device_count()` where every command line
+        the project ships for the script makes one GPU visible, `CUDA_VISIBLE_DEVICES=0 python
+        run.py`) is information: it runs only when the user
         asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
         args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`); a wrap under a
         switch the user turns on to use several GPUs (`if args.dp:` with `--dp` a `store_true`
@@ -163,8 +165,9 @@ class DataParallelOrFindUnused(Rule):
             elif self._more_gpus_than_default(model, site):
                 yield self.report(
                     site.node,
-                    "DataParallel drives every GPU from one process, under a test that the GPU count's "
-                    "default leaves false: DistributedDataParallel is faster when it runs",
+                    "DataParallel drives every GPU from one process, under a test of the GPU count that "
+                    "its default (or the one GPU every shipped command makes visible) leaves false: "
+                    "DistributedDataParallel is faster when it runs",
                     severity=Severity.INFO,
                 )
             elif model.guards.dead(site.ctx):
@@ -337,6 +340,12 @@ class DataParallelOrFindUnused(Rule):
                 if found.complete and found.values and all(
                     isinstance(value, int) and not isinstance(value, bool) and value <= 1 for _, value in found.values
                 ):
+                    return True
+                counted = (last_segment(dotted_name(test.left)) in _GPU_COUNTS
+                           or (type(test.left) is cst.Call and model.imports.qualify(test.left.func) == "torch.cuda.device_count"))
+                if counted and every_run_one_visible_gpu(model):
+                    # `n_gpu = torch.cuda.device_count()` where every shipped command line makes
+                    # one GPU visible (`CUDA_VISIBLE_DEVICES=0 python run.py`): the count is 1.
                     return True
         return False
 
