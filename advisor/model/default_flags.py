@@ -226,20 +226,23 @@ def _builds_on(model, text: str) -> bool:
 _CLASS_BASES = re.compile(r"^\s*class\s+\w+\s*\(([^)]*)\)", re.MULTILINE)
 
 
-def seen_turned_on(model, word: str, depth: int = 1) -> bool:
+def seen_turned_on(model, word: str, depth: int = 1, in_config: bool = False) -> bool:
     """Some text of the project plainly turns the flag ``word`` on: a true constant given to it
     in this file or a file near it (`use_checkpoint=True`, `"with_cp": True`,
     `model.gradient_checkpointing = True`), the library setter called (`gradient_checkpointing_
     enable()`), a config file giving it a value that is not false, or a launch text passing it
     (`--use_checkpoint`, `--gradient_checkpointing True`). Where the flag's value is only handed
-    on (`use_checkpoint=use_checkpoint`), nothing is seen."""
+    on (`use_checkpoint=use_checkpoint`), nothing is seen. With ``in_config``, the flag is read
+    from a model's config object (`getattr(self.config, "gradient_checkpointing", False)`): the
+    library setters and the Trainer's options turn the modules' switch on, not the config's, so
+    only a true constant or a config file counts."""
     known: Dict[tuple, bool] = model.shared("default-flags-seen-on", lambda m: {})
-    key = (word, depth)  # asked one step back, a word looks no further back than that
+    key = (word, depth, in_config)  # asked one step back, a word looks no further back than that
     answer = known.get(key)
     if answer is None:
         known[key] = False  # a flag handed on from itself
-        answer = known[key] = _seen_turned_on(model, word) or (depth > 0 and any(
-            seen_turned_on(model, source, depth - 1) for source in _handed_from(model, word)))
+        answer = known[key] = _seen_turned_on(model, word, in_config) or (depth > 0 and any(
+            seen_turned_on(model, source, depth - 1, in_config) for source in _handed_from(model, word)))
     return answer
 
 
@@ -275,9 +278,12 @@ _CHECKPOINTING_SETTERS = re.compile(
     r"\.(?:gradient_checkpointing_enable|set_grad_checkpointing|enable_gradient_checkpointing)\((?!\s*(?:enable\s*=\s*)?False)")
 
 
-def _seen_turned_on(model, word: str) -> bool:
-    given = re.compile(r"""(?<![\w])['"]?%s['"]?\s*(?::\s*bool\s*)?[=:]\s*(?:True|true|1)\b""" % re.escape(word))
-    setter = _CHECKPOINTING_SETTERS if "checkpointing" in word else None
+def _seen_turned_on(model, word: str, in_config: bool = False) -> bool:
+    # A config's switch is set on the config (`config.gradient_checkpointing = True`, a keyword of
+    # its constructor, a key of its JSON file), not on a module (`self.gradient_checkpointing = True`).
+    before = r"""(?:(?<=config\.)|(?<![\w.]))""" if in_config else r"(?<![\w])"
+    given = re.compile(before + r"""['"]?%s['"]?\s*(?::\s*bool\s*)?[=:]\s*(?:True|true|1)\b""" % re.escape(word))
+    setter = _CHECKPOINTING_SETTERS if "checkpointing" in word and not in_config else None
 
     def turns_on(text: str) -> bool:
         code = _DOCSTRINGS.sub("", text)
@@ -299,6 +305,8 @@ def _seen_turned_on(model, word: str) -> bool:
         return True
     if project.sets_in_configs(word):
         return True
+    if in_config:
+        return False  # a command-line option reaches the run's options, not a model's config
     if project.layout.launch_texts() is None:
         return True  # too many commands to read: one may pass it
     dashed = {word, word.replace("_", "-")}

@@ -1382,12 +1382,13 @@ class GuardKinds:
             stack.extend(children(current))
         return None
 
-    def option_flags(self, node: cst.CSTNode, ctx: Context) -> List[Tuple[cst.BaseExpression, str]]:
-        """(test, flag name) of the settings that the code ``node`` runs under: a positive
-        guard around it, or the test of a conditional expression whose true arm holds it, read
-        for its conjuncts that are plain flags (`self.use_checkpoint`, `args.grad_ckpt`,
-        `getattr(config, "gradient_checkpointing", False)`, `cfg.get("with_cp")`). Comparisons,
-        calls of other kinds and `self.training` / `x.requires_grad` are no flags."""
+    def option_flags(self, node: cst.CSTNode, ctx: Context) -> List[Tuple[cst.BaseExpression, str, bool]]:
+        """(test, flag name, whether it is read from a model config object) of the settings that
+        the code ``node`` runs under: a positive guard around it, or the test of a conditional
+        expression whose true arm holds it, read for its conjuncts that are plain flags
+        (`self.use_checkpoint`, `args.grad_ckpt`, `getattr(self.config, "gradient_checkpointing",
+        False)`, `cfg.get("with_cp")`). Comparisons, calls of other kinds and `self.training` /
+        `x.requires_grad` are no flags."""
         tests = [g.test for g in guards_of(ctx) if g.positive and not g.exits]
         statement = self.model.statement_of.get(id(node))
         stack: List[cst.CSTNode] = [statement] if statement is not None else []
@@ -1396,12 +1397,12 @@ class GuardKinds:
             if type(current) is cst.IfExp and _holds(current.body, node):
                 tests.append(current.test)
             stack.extend(children(current))
-        out: List[Tuple[cst.BaseExpression, str]] = []
+        out: List[Tuple[cst.BaseExpression, str, bool]] = []
         for test in tests:
             for part in conjuncts(test):
                 name = _flag_name(part)
                 if name is not None:
-                    out.append((test, name))
+                    out.append((test, name, _on_model_config(part)))
         return out
 
     def offloading(self, ctx: Context) -> bool:
@@ -1722,6 +1723,15 @@ class GuardKinds:
 
 # Attributes a test reads that are states of the run, not options someone turns on.
 _STATE_ATTRIBUTES = frozenset({"training", "requires_grad", "is_cuda", "is_leaf"})
+
+
+def _on_model_config(part: cst.BaseExpression) -> bool:
+    """The flag is read from a model's config object (`self.config.gradient_checkpointing`,
+    `getattr(config, "gradient_checkpointing", False)`), not from the module or the run's options."""
+    owner = part.value if type(part) is cst.Attribute else (
+        part.args[0].value if type(part) is cst.Call and type(part.func) is cst.Name and part.args else None)
+    name = dotted_name(owner) if owner is not None else None
+    return name is not None and name.rsplit(".", 1)[-1] == "config"
 
 
 def _flag_name(part: cst.BaseExpression) -> Optional[str]:

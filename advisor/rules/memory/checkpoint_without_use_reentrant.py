@@ -45,7 +45,13 @@ class CheckpointWithoutUseReentrant(Rule):
         library's setter called (`gradient_checkpointing_enable()`), a config file giving it a
         value that is not false, or a launch text passing it (`--use_checkpoint`,
         `--gradient_checkpointing True`), also for the option it is set from one step back
-        (`use_checkpoint=args.grad_ckpt`, then `--grad-ckpt` in the README). Optional
+        (`use_checkpoint=args.grad_ckpt`, then `--grad-ckpt` in the README). A setter's own
+        body (`def set_grad_checkpointing(self, enable=True)`, and the calls it hands on) turns
+        nothing on: only a call of it does. A switch read from a model's config
+        (`getattr(self.config, "gradient_checkpointing", False)`) is turned on only on the config
+        (`config.gradient_checkpointing = True`, a keyword of its constructor, a config file):
+        the library setter, a module's own `self.gradient_checkpointing = True` and the Trainer's
+        command-line option set the modules' switch instead. Optional
         checkpointing that no shipped run turns on is the common case, and the warning is about
         a default that only matters where the call runs.
     """
@@ -123,7 +129,7 @@ class CheckpointWithoutUseReentrant(Rule):
                 )
                 continue
             flags = model.guards.option_flags(call, site.ctx)
-            if flags and not any(seen_turned_on(model, name) for _, name in flags):
+            if flags and not any(seen_turned_on(model, name, in_config=on_config) for _, name, on_config in flags):
                 # Optional checkpointing whose switch nothing in the project is seen turning
                 # on: most such calls never run in the project's own runs.
                 data["flag"] = snippet(model, flags[0][0])

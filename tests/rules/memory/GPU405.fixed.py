@@ -469,3 +469,62 @@ def train(blocks, loader, opt):
         loss = (model(x.cuda()) - y.cuda()).pow(2).mean()
         loss.backward()
         opt.step()
+
+# %% invalid: a switch read from the model's config, which the library setter does not set
+import torch
+import torch.utils.checkpoint
+from torch import nn
+
+
+class Abstractor(nn.Module):
+    def __init__(self, config, layers):
+        super().__init__()
+        self.config = config
+        self.layers = nn.ModuleList(layers)
+        self.gradient_checkpointing = True
+
+    def forward(self, hidden_states):
+        for layer in self.layers:
+            if getattr(self.config, "gradient_checkpointing", False) and self.training:
+                hidden_states = torch.utils.checkpoint.checkpoint(layer, hidden_states, use_reentrant=False)  # expect: GPU405 info
+            else:
+                hidden_states = layer(hidden_states)
+        return hidden_states
+
+
+def train(model, loader, opt):
+    model.gradient_checkpointing_enable()
+    model = model.cuda()
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+
+# %% invalid: the config's switch is set on the config
+import torch
+import torch.utils.checkpoint
+from torch import nn
+
+
+class Abstractor(nn.Module):
+    def __init__(self, config, layers):
+        super().__init__()
+        self.config = config
+        self.layers = nn.ModuleList(layers)
+
+    def forward(self, hidden_states):
+        for layer in self.layers:
+            if self.config.gradient_checkpointing and self.training:
+                hidden_states = torch.utils.checkpoint.checkpoint(layer, hidden_states, use_reentrant=False)  # expect: GPU405
+            else:
+                hidden_states = layer(hidden_states)
+        return hidden_states
+
+
+def train(config, layers, loader, opt):
+    config.gradient_checkpointing = True
+    model = Abstractor(config, layers).cuda()
+    for x in loader:
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
