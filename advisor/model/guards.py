@@ -1220,9 +1220,33 @@ class GuardKinds:
         if loop is None:
             function = guard.ctx.function
             return function is not None and any(guard not in guards_of(ctx) for ctx in function.step_contexts)
+        if self._own_optimizers(guard, loop):
+            return False  # TD3's delayed actor update: the branch is that optimizer's every update
         if any(guard not in guards_of(ctx) for ctx in loop.step_contexts):
             return True
         return any(guard not in guards_of(site.ctx) for site in self._stepping_calls(loop))
+
+    def _own_optimizers(self, guard: Guard, loop: LoopInfo) -> bool:
+        """The optimizers stepped under the guard (`if step % policy_frequency == 0:
+        actor_optimizer.step()`) are stepped nowhere else in the loop, while another one is
+        stepped outside it (`q_optimizer.step()` every iteration): the guard schedules the
+        updates of those optimizers, each run of the branch is one, not an extra update now and
+        then (a lazy regulariser steps the same optimizer as the main update)."""
+        inside: Set[str] = set()
+        outside: Set[str] = set()
+        for site in self.model.method_calls("step"):
+            current = site.ctx.loop
+            while current is not None and current is not loop:
+                current = current.parent
+            if current is None:
+                continue
+            name = site.receiver_name
+            if not name:
+                return False  # `self.optimizers[i].step()`: which one is unknown
+            if not _OPTIMIZER_NAME.search(name):
+                continue  # an environment's, a scheduler's, an engine's step
+            (inside if guard in guards_of(site.ctx) else outside).add(name)
+        return bool(inside) and bool(outside) and inside.isdisjoint(outside)
 
     def _stepping_calls(self, loop: LoopInfo) -> List[object]:
         """The calls in the loop that run a function stepping an optimizer (once per loop: a
@@ -1723,6 +1747,10 @@ class GuardKinds:
 
 # Attributes a test reads that are states of the run, not options someone turns on.
 _STATE_ATTRIBUTES = frozenset({"training", "requires_grad", "is_cuda", "is_leaf"})
+
+
+# A name that holds an optimizer: `optimizer`, `actor_optim`, `opt_g`, `d_opt`.
+_OPTIMIZER_NAME = re.compile(r"(?i)optim|(?:^|[._])opt(?:[._]|$)|(?:^|[._])opt_|_opt$")
 
 
 def _on_model_config(part: cst.BaseExpression) -> bool:

@@ -2814,3 +2814,40 @@ def train(model, loader, opt):
         loss = model(x.cuda(), relative_pose(target, cond).cuda()).mean()
         loss.backward()
         opt.step()
+
+# %% invalid: a delayed actor update (TD3, SAC) is that optimizer's every update, not a periodic log
+import torch
+
+
+def train(args, actor, qf, loader, q_optimizer, actor_optimizer, log_alpha):
+    for global_step, (obs, target) in enumerate(loader):
+        obs = obs.cuda()
+        qf_loss = (qf(obs) - target.cuda()).pow(2).mean()
+        q_optimizer.zero_grad()
+        qf_loss.backward()
+        q_optimizer.step()
+        if global_step % args.policy_frequency == 0:
+            actor_loss = -qf(actor(obs)).mean()
+            actor_optimizer.zero_grad()
+            actor_loss.backward()
+            actor_optimizer.step()
+            alpha = log_alpha.exp().item()  # expect: GPU101
+
+# %% invalid: a lazy regulariser steps the same optimizer now and then: information
+import torch
+
+
+def train(args, discriminator, loader, d_optimizer):
+    for step, real in enumerate(loader):
+        real = real.cuda()
+        d_loss = discriminator(real).mean()
+        d_optimizer.zero_grad()
+        d_loss.backward()
+        d_optimizer.step()
+        if step % args.d_reg_every == 0:
+            real.requires_grad_(True)
+            r1 = torch.autograd.grad(discriminator(real).sum(), real, create_graph=True)[0].pow(2).mean()
+            d_optimizer.zero_grad()
+            r1.backward()
+            d_optimizer.step()
+            print("r1", r1.item())  # expect: GPU101 info
