@@ -101,6 +101,19 @@ _STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 _DEBUG_MODES = frozenset({"torch.is_anomaly_enabled", "torch.autograd.anomaly_mode.is_anomaly_enabled"})
 
 
+def _disjuncts(test: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The operands of a chain of `or` (`a or b or c`), unwrapped of parentheses."""
+    out: List[cst.BaseExpression] = []
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
+            stack.extend((node.right, node.left))
+        else:
+            out.append(node)
+    return out
+
+
 def conjuncts(test: cst.BaseExpression):
     """The parts of `a and b and c` (the test itself otherwise): each must hold for it to."""
     stack, out = [test], []
@@ -1111,6 +1124,14 @@ class GuardKinds:
                 pass  # `if args.save_logs:`
             elif guard.exits and negated:
                 test = test.expression  # `if not args.save_logs: return`
+            elif guard.exits and type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
+                # `if not self.is_world_process_zero() or self.args.hub_strategy == END: return`:
+                # what follows runs only where every part is false, so where `not X` is, X holds.
+                if any(self.test_kinds(part.expression, guard.ctx, guard.order + 0.5)[1]
+                       for part in _disjuncts(test)
+                       if type(part) is cst.UnaryOperation and type(part.operator) is cst.Not):
+                    return True
+                continue
             elif guard.exits and _is_none_test(test):
                 # `if self.save_path is None: return`, where only rank 0 is handed a path
                 if self.main_process_object(dotted_name(test.left), guard.ctx, guard.order + 0.5):

@@ -605,3 +605,32 @@ def main(args, build_model, loader):
             optimizer.step()
         if not args.distributed:
             torch.save(model.state_dict(), "checkpoint.pth")
+
+# %% valid: a helper that returns at once unless it runs on rank 0, or for another reason
+import os
+import torch
+import torch.distributed as dist
+
+
+class Saver:
+    def __init__(self, args):
+        self.args = args
+
+    def is_world_process_zero(self):
+        return dist.get_rank() == 0
+
+    def push_checkpoint(self, folder):
+        if not self.is_world_process_zero() or self.args.hub_strategy == "end":
+            return
+        torch.save(self.args, os.path.join(folder, "training_args.bin"))
+
+
+def train(args, model, loader, optimizer):
+    dist.init_process_group("nccl")
+    model = torch.nn.parallel.DistributedDataParallel(model.cuda())
+    saver = Saver(args)
+    for step, (x, y) in enumerate(loader):
+        loss = model(x.cuda(), y.cuda())
+        loss.backward()
+        optimizer.step()
+        saver.push_checkpoint(args.output_dir)
