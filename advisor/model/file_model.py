@@ -755,11 +755,17 @@ class FileModel:
         if not info.no_grad and not loops and is_framework_step(self, info):
             result = Heat.HOT
         elif not loops and not (info.no_grad and self._evaluates(info)):
-            places = [(model, site.ctx) for model, site in self.callers(info)]
+            places, rare = [], []
+            for model, site in self.callers(info):
+                # A call after an `if` every way through which is occasional (`sample_images`
+                # returning unless `steps % every == 0`) runs now and then only.
+                (rare if model.guards.after_rare_paths(site) else places).append((model, site.ctx))
             if info.generator:
                 # Its body runs where its iterator is advanced, not where it is called.
                 places += advanced_at(self, info)
             result = self._places_heat(info, places, ranks)
+            if result is not Heat.HOT and rare and self._places_heat(info, rare, ranks) is not None:
+                result = Heat.GATED
         return result
 
     def _places_heat(self, info: FunctionInfo, places, ranks: bool) -> Optional[Heat]:

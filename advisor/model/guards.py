@@ -101,6 +101,53 @@ _STRINGS = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
 _DEBUG_MODES = frozenset({"torch.is_anomaly_enabled", "torch.autograd.anomaly_mode.is_anomaly_enabled"})
 
 
+_MAX_WAYS = 32
+
+
+def _returns_within(statement: cst.CSTNode) -> bool:
+    """Some `return` or `raise` sits in the statement (not in a nested function)."""
+    stack = list(children(statement))
+    while stack:
+        node = stack.pop()
+        if type(node) in (cst.Return, cst.Raise):
+            return True
+        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(children(node))
+    return False
+
+
+def _ways_through(statements, depth: int) -> Optional[List[List[Tuple[cst.BaseExpression, bool]]]]:
+    """The ways through a block of statements to what follows it, each as the `if` tests it
+    passes with their outcomes; [] when none gets through (every way returns), None when there
+    are too many ways or the block is too deep to follow. Loops, `with` and `try` blocks are
+    passed through as they stand."""
+    if depth > 4:
+        return None
+    ways: List[List[Tuple[cst.BaseExpression, bool]]] = [[]]
+    for statement in statements:
+        if type(statement) is cst.SimpleStatementLine:
+            if any(type(small) in (cst.Return, cst.Raise) for small in statement.body):
+                return []
+            continue
+        if type(statement) is not cst.If:
+            continue
+        arms = _ways_through(statement.body.body, depth + 1)
+        orelse = statement.orelse
+        if orelse is None:
+            others: Optional[List[List[Tuple[cst.BaseExpression, bool]]]] = [[]]
+        elif type(orelse) is cst.Else:
+            others = _ways_through(orelse.body.body, depth + 1)
+        else:
+            others = _ways_through([orelse], depth + 1)
+        if arms is None or others is None:
+            return None
+        branches = [[(statement.test, True)] + way for way in arms] + [[(statement.test, False)] + way for way in others]
+        ways = [way + branch for way in ways for branch in branches]
+        if len(ways) > _MAX_WAYS:
+            return None
+    return ways
+
+
 def _disjuncts(test: cst.BaseExpression) -> List[cst.BaseExpression]:
     """The operands of a chain of `or` (`a or b or c`), unwrapped of parentheses."""
     out: List[cst.BaseExpression] = []
@@ -928,6 +975,7 @@ class GuardKinds:
         self._unset: Dict[str, bool] = {}  # attribute names no nearby file sets (getattr flags)
         self._guarded_calls: Optional[Dict[int, List[object]]] = None  # id(guard) -> calls under it
         self._loop_steps: Dict[int, List[object]] = {}  # id(loop) -> its calls that step an optimizer
+        self._rare_after: Dict[int, Optional[int]] = {}  # id(function) -> first row only rare paths reach
 
     def test_kinds(self, test: cst.BaseExpression, ctx: Context, order: float, depth: int = 0) -> Tuple[bool, bool]:
         key = (id(test), depth)
@@ -1751,6 +1799,41 @@ class GuardKinds:
         if known is None:
             known = self._contexts[key] = any(self.gates(g, ranks) for g in guards_of(ctx)) or self._recovering(ctx)
         return known
+
+    def after_rare_paths(self, site) -> bool:
+        """The call sits in its function after a top-level `if` every way through which passes
+        a test that holds now and then: kohya's `sample_images(...)`, which returns unless
+        `steps == 0` (and sampling at the first step is asked for) or, in its `else`, unless
+        `steps % args.sample_every_n_steps == 0`. Each way out of the `if` statement is followed
+        through its arms, their nested `if`s and early `return`s (a few dozen ways at most)."""
+        info = site.ctx.function
+        if info is None:
+            return False
+        if id(info) not in self._rare_after:
+            self._rare_after[id(info)] = self._first_rare_row(info)
+        row = self._rare_after[id(info)]
+        return row is not None and self.model.line_of(site.node) >= row
+
+    def _first_rare_row(self, info) -> Optional[int]:
+        body = info.node.body
+        if type(body) is not cst.IndentedBlock or info.body_ctx is None:
+            return None
+        statements = body.body
+        for index, statement in enumerate(statements[:-1]):
+            if type(statement) is not cst.If or not _returns_within(statement):
+                continue  # with no way out of the function in it, what follows always runs
+            ways = _ways_through([statement], 0)
+            if not ways or any(not any(self._rare_condition(test, truth, info) for test, truth in way) for way in ways):
+                continue
+            return self.model.line_of(statements[index + 1])
+        return None
+
+    def _rare_condition(self, test: cst.BaseExpression, truth: bool, info) -> bool:
+        """Passing the test with this outcome happens only now and then (a modulo test, a first
+        step), as a guard of that outcome would gate."""
+        ctx, order = info.body_ctx, self.model.order_of(test)
+        guard = Guard(test, True, ctx, order) if truth else Guard(test, False, ctx, order, exits=True)
+        return self.gates(guard, ranks=False)
 
     def _recovering(self, ctx: Context) -> bool:
         """``ctx`` is in a handler of a failed step (out of GPU memory, a non-finite loss): it

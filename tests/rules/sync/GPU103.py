@@ -845,3 +845,62 @@ def train(model, loader, optimizer):
         optimizer.step()
         if i > 3:
             print(loss.cpu())  # expect: GPU103
+
+# %% invalid: a helper the training loop calls every step, which returns unless this is the first step or one of every N
+import torch
+
+
+def sample_image_inference(model, latents):
+    return model(latents).cpu().numpy()  # expect: GPU103 info
+
+
+def sample_images(args, epoch, steps, model, latents):
+    if steps == 0:
+        if not args.sample_at_first:
+            return
+    else:
+        if args.sample_every_n_steps is None and args.sample_every_n_epochs is None:
+            return
+        if args.sample_every_n_epochs is not None:
+            if epoch is None or epoch % args.sample_every_n_epochs != 0:
+                return
+        else:
+            if steps % args.sample_every_n_steps != 0 or epoch is not None:
+                return
+    model.eval()
+    with torch.no_grad():
+        return sample_image_inference(model, latents)
+
+
+def train(args, model, loader, opt):
+    steps = 0
+    for epoch in range(3):
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            loss.backward()
+            opt.step()
+            steps += 1
+            sample_images(args, None, steps, model, x.cuda())
+
+# %% invalid: a helper whose early returns leave most steps through: still every step
+import torch
+
+
+def infer(model, latents):
+    return model(latents).cpu().numpy()  # expect: GPU103
+
+
+def summarize(args, steps, model, latents):
+    if args.quiet:
+        return None
+    elif steps == 0:
+        print("first step")
+    return infer(model, latents)
+
+
+def train(args, model, loader, opt):
+    for steps, x in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+        summarize(args, steps, model, x.cuda())
