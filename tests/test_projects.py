@@ -605,3 +605,20 @@ def test_a_launch_script_that_starts_training_a_copied_package_rechecks_its_cach
     again = _json_findings(project, env)
     assert ("llava_like.py", 19, "GPU104", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_training_command_documented_in_the_docs_folder_starts_a_package_script(tmp_path):
+    """`docs/TRAINING.md` documents how the project is run, as a README does: a package script
+    that only it names is one of the project's runs (project/layout.py, `launch_texts`)."""
+    import os
+    import shutil
+
+    project = tmp_path / "copied_captioner"
+    shutil.copytree(ROOT / "copied_captioner", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    assert not any(f[0] == "llava_like.py" for f in _json_findings(project, env))
+    (project / "docs").mkdir()
+    (project / "docs" / "TRAINING.md").write_text("Train with\n\n    python vlm/train/train.py\n")
+    again = _json_findings(project, env)
+    assert ("llava_like.py", 19, "GPU104", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

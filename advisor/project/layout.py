@@ -238,7 +238,9 @@ class Layout:
                 notebooks.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".ipynb"))
                 scripts.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(_SCRIPTS))
                 documents.extend(os.path.join(folder, n) for n in sorted(names)
-                                 if n.endswith(_DOCUMENTS) and (folder == self.root or n.upper().startswith("README")))
+                                 if n.endswith(_DOCUMENTS) and (folder == self.root or n.upper().startswith("README")
+                                                                or os.path.dirname(folder) == self.root
+                                                                and os.path.basename(folder).lower() in _DOC_FOLDERS))
                 if len(out) > _MAX_FILES:
                     out, notebooks, scripts, documents = [], [], [], []
                     break
@@ -248,7 +250,8 @@ class Layout:
         return self._files
 
     def launch_texts(self, limit: int = 128) -> Optional[List[str]]:
-        """The project's shell scripts, its READMEs and the Markdown documents at its root, found
+        """The project's shell scripts, its READMEs and the Markdown documents at its root or in a
+        documentation folder there (`docs/TRAINING.md`), found
         by the same walk as ``files``: the commands that run its scripts, and the options they
         pass. None when there are more than ``limit`` (they can no longer be read cheaply)."""
         self.files()
@@ -262,6 +265,9 @@ class Layout:
         self.files()
         return self._notebooks
 
+
+# Folders at the root whose documents say how the project is run (`docs/TRAINING.md`).
+_DOC_FOLDERS = frozenset({"docs", "doc", "documentation"})
 
 _LICENSE = re.compile(r"^(LICEN[CS]E|COPYING)(\.\w+)?$", re.IGNORECASE)
 
