@@ -105,11 +105,12 @@ _MAX_WAYS = 32
 
 
 def _returns_within(statement: cst.CSTNode) -> bool:
-    """Some `return` or `raise` sits in the statement (not in a nested function)."""
+    """Some `return` sits in the statement (not in a nested function; a `raise` is an error's
+    way out, not a schedule's)."""
     stack = list(children(statement))
     while stack:
         node = stack.pop()
-        if type(node) in (cst.Return, cst.Raise):
+        if type(node) is cst.Return:
             return True
         if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             stack.extend(children(node))
@@ -1820,8 +1821,10 @@ class GuardKinds:
             return None
         statements = body.body
         for index, statement in enumerate(statements[:-1]):
-            if type(statement) is not cst.If or not _returns_within(statement):
-                continue  # with no way out of the function in it, what follows always runs
+            if type(statement) is not cst.If or statement.orelse is None or not _returns_within(statement):
+                # With no `return` in it, what follows always runs; a lone `if x: return` is
+                # a guard of what follows already (model/builder.py).
+                continue
             ways = _ways_through([statement], 0)
             if not ways or any(not any(self._rare_condition(test, truth, info) for test, truth in way) for way in ways):
                 continue
