@@ -48,12 +48,24 @@ def every_run_several_processes(model) -> bool:
 
 
 def _every_run_several(model) -> bool:
+    seen = False
+    for path, text, line in _training_lines(model):
+        count = _processes(model, path, text, line)
+        if count is None or count < 2:
+            return False
+        seen = True
+    return seen
+
+
+def _training_lines(model):
+    """(launch text, its text, command line) for each command line of the project's shell
+    scripts and documents that runs ``model``'s script (or one importing it) to train: lines
+    that only evaluate are left out."""
     project = model.project
     paths, _ = model.shared("launched-option-texts", _texts_and_calls)
     own = paths[0]
     scripts = {own} | (project.importer_paths(own) & set(paths))
     names = _names(project, scripts)
-    seen = False
     for path in paths:
         if path.endswith((".py", ".ipynb")):
             continue
@@ -61,13 +73,8 @@ def _every_run_several(model) -> bool:
         for line in _command_lines(model, path, text, names):
             if not _RUNS_PYTHON.search(line) or not _line_runs_ours(line, names, scripts, path, project):
                 continue
-            if _EVALUATION_ONLY.search(line):
-                continue
-            count = _processes(model, path, text, line)
-            if count is None or count < 2:
-                return False
-            seen = True
-    return seen
+            if not _EVALUATION_ONLY.search(line):
+                yield path, text, line
 
 
 def every_run_one_visible_gpu(model) -> bool:
@@ -81,27 +88,13 @@ def every_run_one_visible_gpu(model) -> bool:
 
 
 def _every_run_one_visible(model) -> bool:
-    project = model.project
-    paths, _ = model.shared("launched-option-texts", _texts_and_calls)
-    own = paths[0]
-    scripts = {own} | (project.importer_paths(own) & set(paths))
-    names = _names(project, scripts)
     seen = False
-    for path in paths:
-        if path.endswith((".py", ".ipynb")):
-            continue
-        text = project.text_of(path)
-        exported = [m.group(1) for m in _EXPORTED_DEVICES.finditer(text)]
-        for line in _command_lines(model, path, text, names):
-            if not _RUNS_PYTHON.search(line) or not _line_runs_ours(line, names, scripts, path, project):
-                continue
-            if _EVALUATION_ONLY.search(line):
-                continue
-            inline = _INLINE_DEVICES.search(line)
-            ids = [inline.group(1)] if inline is not None else exported
-            if not ids or not all(_ONE_ID.match(value) for value in ids) or _processes(model, path, text, line) != 1:
-                return False
-            seen = True
+    for path, text, line in _training_lines(model):
+        inline = _INLINE_DEVICES.search(line)
+        ids = [inline.group(1)] if inline is not None else [m.group(1) for m in _EXPORTED_DEVICES.finditer(text)]
+        if not ids or not all(_ONE_ID.match(value) for value in ids) or _processes(model, path, text, line) != 1:
+            return False
+        seen = True
     return seen
 
 
