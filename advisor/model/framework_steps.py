@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import Callable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -54,22 +54,28 @@ def _framework_bases(model, cls, name: str, depth: int) -> List[str]:
     another module of the project (`class CustomAMPTrainer(CustomSimpleTrainer)`, itself a
     detectron2 `SimpleTrainer`), that call the method ``name`` once per step; a framework base
     counts in a module that imports the framework."""
+    return framework_bases(model, cls, lambda last: name in FRAMEWORK_STEP_METHODS.get(last, ()), depth)
+
+
+def framework_bases(model, cls, wanted: Callable[[str], bool], depth: int = 0) -> List[str]:
+    """The framework classes among ``cls``'s bases, or the bases of its project bases up to
+    three levels (in the file, or another module's: `class LitDVGO(LitModel)` with
+    `LitModel(pl.LightningModule)` in the project's `interface.py`), whose last name ``wanted``
+    accepts, in a module that imports a framework."""
     found: List[str] = []
     for base in cls.bases:
         last = base.rsplit(".", 1)[-1]
-        if name in FRAMEWORK_STEP_METHODS.get(last, ()):
+        if wanted(last):
             if model.uses_framework(*FRAMEWORK_STEP_PACKAGES):
                 found.append(last)
         elif depth < 3:
             local = model.facts.classes.get(base)
             if local is not None and local is not cls:
-                found.extend(_framework_bases(model, local, name, depth + 1))
+                found.extend(framework_bases(model, local, wanted, depth + 1))
             elif local is None and "." in base:
-                # `class LitDVGO(LitModel)` with `LitModel(pl.LightningModule)` in the project's
-                # `interface.py`: the base of another module.
                 symbol = model.symbol(base)
                 if symbol is not None and symbol.kind == "class" and symbol.info is not cls:
-                    found.extend(_framework_bases(symbol.model, symbol.info, name, depth + 1))
+                    found.extend(framework_bases(symbol.model, symbol.info, wanted, depth + 1))
     return found
 
 

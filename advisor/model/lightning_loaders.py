@@ -20,7 +20,7 @@ from typing import FrozenSet, Iterator
 import libcst as cst
 
 from advisor.model.facts import ClassInfo, FunctionInfo
-from advisor.model.framework_steps import lightning_runs, nearby_lightning_trainers
+from advisor.model.framework_steps import framework_bases, lightning_runs, nearby_lightning_trainers
 from advisor.model.names import dotted_name
 from advisor.model.vocabulary import LIGHTNING, LIGHTNING_TRAINER_TEXT
 
@@ -40,7 +40,7 @@ def lightning_training_loader(model, site) -> bool:
     name = info.node.name.value
     if name != _HOOK and name not in _bound_to_hook(model, cls):
         return False
-    return _derives_from_lightning(model, cls, 0) and lightning_runs(model) and _on_gpu(model)
+    return bool(framework_bases(model, cls, _LIGHTNING_BASES.__contains__)) and lightning_runs(model) and _on_gpu(model)
 
 
 def _on_gpu(model) -> bool:
@@ -113,21 +113,3 @@ def _bindings(model, cls: ClassInfo) -> Iterator[str]:
                 yield bound[len("self."):]
 
 
-def _derives_from_lightning(model, cls: ClassInfo, depth: int) -> bool:
-    """A base of the class, or of its project bases a few levels up, is Lightning's data module
-    or module class."""
-    for base in cls.bases:
-        if base.rsplit(".", 1)[-1] in _LIGHTNING_BASES:
-            return True
-        if depth >= 3:
-            continue
-        local = model.facts.classes.get(base)
-        if local is not None and local is not cls:
-            if _derives_from_lightning(model, local, depth + 1):
-                return True
-        elif local is None and "." in base:
-            symbol = model.symbol(base)
-            if symbol is not None and symbol.kind == "class" and symbol.info is not cls:
-                if _derives_from_lightning(symbol.model, symbol.info, depth + 1):
-                    return True
-    return False
