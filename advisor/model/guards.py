@@ -126,6 +126,8 @@ def _ways_through(statements, depth: int) -> Optional[List[List[Tuple[cst.BaseEx
         return None
     ways: List[List[Tuple[cst.BaseExpression, bool]]] = [[]]
     for statement in statements:
+        if type(statement) in (cst.Return, cst.Raise):
+            return []  # a small statement of a one-line suite (`if x: return`)
         if type(statement) is cst.SimpleStatementLine:
             if any(type(small) in (cst.Return, cst.Raise) for small in statement.body):
                 return []

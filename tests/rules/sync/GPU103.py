@@ -904,3 +904,27 @@ def train(args, model, loader, opt):
         loss.backward()
         opt.step()
         summarize(args, steps, model, x.cuda())
+
+# %% invalid: a first-step-only helper written with one-line suites
+import torch
+
+
+def decode(model, latents):
+    return model(latents).cpu().numpy()  # expect: GPU103 info
+
+
+def sample(args, steps, model, latents):
+    if args.sample_at_first:
+        if steps != 0: return
+    else:
+        return
+    with torch.no_grad():
+        return decode(model, latents)
+
+
+def train(args, model, loader, opt):
+    for steps, x in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        opt.step()
+        sample(args, steps, model, x.cuda())
