@@ -177,24 +177,11 @@ class DeprecatedAmpApi(Rule):
                     continue  # in a `try:` whose `except` defines a stand-in: old torch's fallback
                 if under_version_test(model, assignment.ctx):
                     continue  # `else: autocast = torch.cuda.amp.autocast` under a torch version test
-                spelled = spelled_name(model, value)
-                entry = _DEPRECATED_AMP.get(spelled or "")
-                if entry is None or entry[0] != "autocast":
-                    continue
-                kind, device = entry
-                shown = spelled.replace(".autocast_mode", "")
-                message = ("`{deprecated}` is deprecated (kept in a name and called through it); use "
-                           "`functools.partial(torch.amp.autocast, \"{device}\")`")
-                data = {"deprecated": shown, "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device}
-                off = model.guards.switched_off(assignment.ctx) or model.guards.switched_off_by_callers(assignment.ctx)
-                severity = None
-                if off is not None:
-                    # `if args.amp: amp_autocast = torch.cuda.amp.autocast` where no shipped run
-                    # passes `--amp`: as for a call under such a flag.
-                    severity = Severity.INFO
-                    data["flag"] = snippet(model, off.test)
-                    message += " (under `{flag}`, which no run of the project turns on)"
-                yield self.report(value, message, severity=severity, data=data)
+                # `if args.amp: amp_autocast = torch.cuda.amp.autocast` where no shipped run passes
+                # `--amp`: information, as for a call under such a flag.
+                report = self._kept_autocast(model, value, assignment.ctx, "kept in a name and called through it")
+                if report is not None:
+                    yield report
 
     def _returned(self, model: FileModel) -> Iterator[Report]:
         """`return torch.cuda.amp.autocast` from a helper that picks the autocast for a precision
@@ -204,26 +191,36 @@ class DeprecatedAmpApi(Rule):
         for info in model.facts.functions.values():
             for returned in info.return_sites:
                 value = returned.value
-                if type(value) is not cst.Attribute:
-                    continue
-                spelled = spelled_name(model, value)
-                entry = _DEPRECATED_AMP.get(spelled or "")
-                if entry is None or entry[0] != "autocast" or returned.ctx.in_try or in_handler(model, returned.ctx) or (
+                if type(value) is not cst.Attribute or returned.ctx.in_try or in_handler(model, returned.ctx) or (
                         under_version_test(model, returned.ctx)):
                     continue
-                kind, device = entry
-                data = {"deprecated": spelled.replace(".autocast_mode", ""),
-                        "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device}
-                message = ("`{deprecated}` is deprecated (returned for its callers to enter); use "
-                           "`functools.partial(torch.amp.autocast, \"{device}\")`")
-                severity = None
-                off = model.guards.switched_off(returned.ctx) or model.guards.switched_off_by_callers(returned.ctx)
-                test = off.test if off is not None else model.guards.switched_off_arm(value, returned.ctx, returned.order)
-                if test is not None:
-                    severity = Severity.INFO
-                    data["flag"] = snippet(model, test)
-                    message += " (under `{flag}`, which no run of the project turns on)"
-                yield self.report(value, message, severity=severity, data=data)
+                report = self._kept_autocast(model, value, returned.ctx, "returned for its callers to enter",
+                                             order=returned.order)
+                if report is not None:
+                    yield report
+
+    def _kept_autocast(self, model: FileModel, value: cst.Attribute, ctx, how: str,
+                       order: Optional[int] = None) -> Optional[Report]:
+        """The finding for the old autocast spelled (not called) at ``value``, ``how`` it reaches
+        its callers; None for anything else. Information under a flag no run turns on (and, with
+        ``order``, in an arm of a parameter test no call takes)."""
+        spelled = spelled_name(model, value)
+        entry = _DEPRECATED_AMP.get(spelled or "")
+        if entry is None or entry[0] != "autocast":
+            return None
+        kind, device = entry
+        data = {"deprecated": spelled.replace(".autocast_mode", ""),
+                "replacement": f'torch.amp.{kind}("{device}", ...)', "device": device}
+        message = "`{deprecated}` is deprecated (" + how + "); use `functools.partial(torch.amp.autocast, \"{device}\")`"
+        off = model.guards.switched_off(ctx) or model.guards.switched_off_by_callers(ctx)
+        test = off.test if off is not None else (
+            model.guards.switched_off_arm(value, ctx, order) if order is not None else None)
+        severity = None
+        if test is not None:
+            severity = Severity.INFO
+            data["flag"] = snippet(model, test)
+            message += " (under `{flag}`, which no run of the project turns on)"
+        return self.report(value, message, severity=severity, data=data)
 
     def _fix(self, model: FileModel, site: CallSite, kind: str, device: str) -> Optional[FixSpec]:
         if model.torch_version < (2, 3):
