@@ -15,7 +15,7 @@ another file is asked about in that file's own model.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -218,6 +218,7 @@ class CallGraph:
             if type(assignment.value) is cst.IfExp:
                 values = [assignment.value.body, assignment.value.orelse]
             for value in values:
+                value = self._keyword_partial(value)
                 if assignment.index is not None or not type(value) is cst.Name:
                     return []
                 if model.reaching(value.value, assignment.ctx, assignment.order):
@@ -227,6 +228,17 @@ class CallGraph:
                     return []
                 out.append((model, info))
         return out
+
+    def _keyword_partial(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        """The function of `functools.partial(fn, key=value, ...)` (diffusers' scripts bind
+        `compute_embeddings_fn` so, then call it each step), else ``value``. Only a partial that
+        binds keywords alone: the call's positional arguments are then the function's own."""
+        if type(value) is not cst.Call or self.model.imports.qualify(value.func) != "functools.partial":
+            return value
+        args = value.args
+        if not args or args[0].keyword is not None or args[0].star or any(a.keyword is None for a in args[1:]):
+            return value
+        return args[0].value
 
     def _dispatched(self, func: cst.BaseExpression, site: CallSite) -> List[Target]:
         """`trainer = {"Synapse": trainer_synapse}` then `trainer[dataset_name](args, net)`: the
@@ -580,6 +592,23 @@ class CallGraph:
         found = [class_method(owner, info, method) for method in ("forward", "backward")]
         return [hit for hit in found if hit is not None]
 
+    def _function_aliases(self) -> Dict[str, Set[str]]:
+        """Plain names bound to another plain name, to either arm of a conditional expression of
+        names, or to a keyword `functools.partial` of one: the names each may stand for. One
+        pass over the file's assignments."""
+        out: Dict[str, Set[str]] = {}
+        for (_, target), bound in self.model.facts.assignments.items():
+            if "." in target:
+                continue
+            for assignment in bound:
+                value = assignment.value
+                values = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
+                for one in values:
+                    one = self._keyword_partial(one)
+                    if type(one) is cst.Name and one.value != target and assignment.index is None:
+                        out.setdefault(target, set()).add(one.value)
+        return out
+
     def candidates(self, name: str) -> List[CallSite]:
         """The calls of this file that may run a function named ``name``: those that call that
         name (`name(...)`, `x.name(...)`, `mod.name(...)`), and for `forward`/`__call__` every
@@ -587,6 +616,7 @@ class CallGraph:
         if self._by_name is None:
             by_name: Dict[str, List[CallSite]] = {}
             instance: List[CallSite] = []
+            aliases = self._function_aliases()
             for site in self.model.facts.calls:
                 dotted = site.qualname or dotted_name(site.node.func)
                 called = dotted.rsplit(".", 1)[-1] if dotted is not None else site.method  # `Options().init(...)`
@@ -603,6 +633,12 @@ class CallGraph:
                 by_name.setdefault(called, []).append(site)
                 if site.qualname is None:
                     instance.append(site)
+                if type(site.node.func) is cst.Name:
+                    # `step(...)` where `step = amp_step if use_amp else plain_step`, or
+                    # `embed_fn(...)` where `embed_fn = partial(embed, encoder=encoder)`: a call
+                    # of each function the name may hold (`_aliased_functions` decides).
+                    for held in aliases.get(called, ()):
+                        by_name.setdefault(held, []).append(site)
             self._by_name, self._instance_calls = by_name, instance
         if name in _INSTANCE_CALL:
             return self._instance_calls

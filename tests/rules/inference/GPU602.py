@@ -992,3 +992,35 @@ class DepthTrainer:
     @torch.no_grad()
     def validate(self, val_loader):
         return [self.model(image.cuda()) for image, _ in val_loader]  # expect: GPU602
+
+# %% valid: a frozen text encoder embedding prompts each step, through a keyword partial
+import functools
+
+import torch
+import torch.nn as nn
+from transformers import CLIPTextModel
+
+
+def encode_prompt(captions, text_encoder, tokenizer):
+    with torch.no_grad():
+        ids = tokenizer(captions, return_tensors="pt").input_ids
+        return text_encoder(ids.to(text_encoder.device))[0]
+
+
+def main(args, tokenizer, unet, loader, optimizer):
+    text_encoder = CLIPTextModel.from_pretrained(args.teacher, subfolder="text_encoder")
+    text_encoder.requires_grad_(False)
+    text_encoder.to("cuda")
+    dropout = nn.Dropout(0.1)
+
+    def compute_embeddings(captions, text_encoder, tokenizer):
+        return encode_prompt(captions, text_encoder, tokenizer)
+
+    embed_fn = functools.partial(compute_embeddings, text_encoder=text_encoder, tokenizer=tokenizer)
+    unet.train()
+    for images, captions in loader:
+        embeds = embed_fn(captions)
+        loss = unet(dropout(images.cuda()), embeds).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()

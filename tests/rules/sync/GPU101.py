@@ -2851,3 +2851,31 @@ def train(args, discriminator, loader, d_optimizer):
             r1.backward()
             d_optimizer.step()
             print("r1", r1.item())  # expect: GPU101 info
+
+# %% invalid: a step helper called each step through a keyword partial or a chosen name
+import functools
+
+import torch
+
+
+def plain_step(model, batch, optimizer, log):
+    loss = model(batch.cuda()).mean()
+    loss.backward()
+    optimizer.step()
+    log.append(loss.item())  # expect: GPU101
+
+
+def scaled_step(model, batch, optimizer, log, scaler):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(batch.cuda()).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    log.append(loss.item())  # expect: GPU101
+
+
+def main(args, model, loader, optimizer, scaler):
+    log = []
+    step = functools.partial(scaled_step, scaler=scaler) if args.amp else plain_step
+    for batch in loader:
+        step(model, batch, optimizer, log)
