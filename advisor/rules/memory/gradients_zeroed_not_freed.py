@@ -8,6 +8,7 @@ from advisor.model import Context, FileModel, LoopInfo
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
 from advisor.model.guards import guards_of
+from advisor.model.literals import literal_values
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.memory.walks import walk
 
@@ -58,7 +59,9 @@ class GradientsZeroedNotFreed(Rule):
     summary = "`zero_grad(set_to_none=False)` or a manual `p.grad.zero_()` loop"
     what = """
         `optimizer.zero_grad(set_to_none=False)` and `model.zero_grad(set_to_none=False)` with
-        a literal False, and loops over `model.parameters()` that zero every gradient by hand
+        a literal False or a value that is False on every shipped run (a `store_true` option no
+        launch command passes: `set_to_none=args.set_grads_to_none`; no fix is offered for it,
+        as the option is the author's switch), and loops over `model.parameters()` that zero every gradient by hand
         (`p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad = torch.zeros_like(p)`), also in a
         helper that loops over a parameter list it is handed (`def zero_grad(model_params):`),
         in a module that trains nothing itself when the helper runs on every step of a training
@@ -128,18 +131,27 @@ class GradientsZeroedNotFreed(Rule):
             if star_kwargs(call) or any(a.star == "*" for a in call.args):
                 continue
             arg = call_argument(call, "set_to_none", 0)
+            edit: Optional[NodeEdit]
             if arg is not None:
-                if literal_bool(arg.value) is not False:
+                if literal_bool(arg.value) is False:
+                    edit = NodeEdit(arg.value, "True")
+                    message = "`zero_grad(set_to_none=False)` writes zeros into every gradient instead of freeing it"
+                elif literal_values(model, arg.value, site.ctx, site.order).only(False):
+                    # `set_to_none=args.set_grads_to_none`, a flag off by default that no
+                    # shipped command turns on: the runs zero in place. The flag is the
+                    # author's switch, so no edit is offered in its place.
+                    edit = None
+                    message = (f"`set_to_none={snippet(model, arg.value, 40)}` is False on the shipped runs: "
+                               "`zero_grad` writes zeros into every gradient instead of freeing it")
+                else:
                     continue
-                edit = NodeEdit(arg.value, "True")
-                message = "`zero_grad(set_to_none=False)` writes zeros into every gradient instead of freeing it"
             elif not call.args and model.torch_version < (2, 0):
                 edit = NodeEdit(call, f"{model.code(call.func)}(set_to_none=True)")
                 message = "before torch 2.0, `zero_grad()` writes zeros into every gradient instead of freeing it"
             else:
                 continue
             fix = None
-            if model.torch_version >= (1, 7):  # `set_to_none` exists since 1.7
+            if edit is not None and model.torch_version >= (1, 7):  # `set_to_none` exists since 1.7
                 # Unsafe wherever it is offered: optimizers skip a parameter whose gradient is
                 # None but step one whose gradient is zero (momentum, Adam's moments, weight
                 # decay), so a parameter left without a gradient on some steps trains differently.

@@ -181,3 +181,40 @@ def train(model, loader, optimizers):
         loss.backward()
         for opt in optimizers:
             opt.step()
+
+# %% invalid: set_to_none from an option that is off unless passed
+import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--set_grads_to_none", action="store_true")
+    parser.add_argument("--lr", type=float, default=1e-4)
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    for x in torch.utils.data.DataLoader(torch.randn(64, 8), batch_size=8):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=args.set_grads_to_none)  # expect: GPU401
+
+# %% valid: set_to_none from an option that is on unless turned off
+import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--keep_grads", dest="free_grads", action="store_false")
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.AdamW(model.parameters())
+    for x in torch.utils.data.DataLoader(torch.randn(64, 8), batch_size=8):
+        loss = model(x.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=args.free_grads)
