@@ -1222,8 +1222,9 @@ class ModelBuilder(Walker):
             elif "sched" not in last.lower():
                 self._mark_loose_step(ctx)
         elif (method == "step" and type(receiver) is cst.Subscript
-              and _OPTIMIZER_NAME.search((dotted_name(receiver.value) or "").rsplit(".", 1)[-1])):
-            # `optimizers[optimizer_idx].step()`: one optimizer of a list (a GAN's pair).
+              and _OPTIMIZER_NAME.search(_held_name(receiver))):
+            # `optimizers[optimizer_idx].step()`: one optimizer of a list (a GAN's pair); or
+            # `model_dict['optimizer'].step()`, an optimizer a setup helper returns in a dict.
             self._mark_training(ctx, step=True)
         elif (method in ("first_step", "second_step") and receiver_name is not None
               and _OPTIMIZER_NAME.search(receiver_name.rsplit(".", 1)[-1])):
@@ -1309,6 +1310,17 @@ def _scaler_steps(func: cst.BaseExpression, node: cst.Call) -> bool:
     return any(
         _OPTIMIZER_NAME.search((dotted_name(a.value) or "").rsplit(".", 1)[-1]) for a in node.args[1:] if not a.star
     )
+
+
+def _held_name(receiver: cst.Subscript) -> str:
+    """What names the item of `optimizers[i]` (the container's last name part) or of
+    `parts["optimizer_D"]` (the string key): "" when neither says."""
+    index = receiver.slice[0].slice if len(receiver.slice) == 1 else None
+    if type(index) is cst.Index and type(index.value) is cst.SimpleString:
+        key = index.value.evaluated_value
+        if isinstance(key, str) and "sched" not in key.lower():
+            return key
+    return (dotted_name(receiver.value) or "").rsplit(".", 1)[-1]
 
 
 def _only_printed(site: CallSite) -> bool:

@@ -2879,3 +2879,30 @@ def main(args, model, loader, optimizer, scaler):
     step = functools.partial(scaled_step, scaler=scaler) if args.amp else plain_step
     for batch in loader:
         step(model, batch, optimizer, log)
+
+# %% invalid: the optimizer comes back from a setup helper in a dict, stepped every few micro-batches
+import torch
+
+
+def main(cfg, accelerator, setup, loader):
+    parts = setup(cfg)
+    net = parts["net"]
+    running = 0.0
+    for step, batch in enumerate(loader):
+        loss = net(batch["pixels"].to(accelerator.device)).mean()
+        running += loss.item()  # expect: GPU101
+        accelerator.backward(loss)
+        if (step + 1) % cfg.accumulation_steps == 0:
+            parts["optimizer"].step()
+            parts["lr_scheduler"].step()
+            parts["optimizer"].zero_grad()
+
+# %% valid: a dict's scheduler stepped per epoch is no training step
+import torch
+
+
+def main(cfg, parts, loader, evaluate):
+    for epoch in range(cfg.epochs):
+        scores = [evaluate(parts["net"], batch) for batch in loader]
+        print(torch.stack(scores).mean().item())
+        parts["lr_scheduler"].step()
