@@ -38,6 +38,31 @@ _INSTANCE_CALL = ("forward", "__call__")
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
 
+# Calls that run the function handed first once per item of the iterables after it.
+_APPLIERS = frozenset({"multi_apply", "map"})
+
+
+def _applier(site: CallSite) -> Optional[str]:
+    """The name of the function (or `self` method) a `multi_apply(fn, ...)` or `map(fn, ...)`
+    call runs per item; None for any other call."""
+    qual = site.qualname or dotted_name(site.node.func) or ""
+    if qual.rsplit(".", 1)[-1] not in _APPLIERS or site.method is not None and qual == site.method:
+        return None
+    if qual == "map" or qual.startswith("builtins."):
+        pass
+    elif not qual.startswith(("mmdet.", "mmcv.", "mmdet3d.", "mmseg.")) and "." in qual:
+        return None
+    args = site.node.args
+    if len(args) < 2 or args[0].keyword is not None or args[0].star:
+        return None
+    func = args[0].value
+    if type(func) is cst.Name:
+        return func.value
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+        return func.attr.value
+    return None
+
+
 def class_method(model, info: ClassInfo, name: str, depth: int = 0) -> Optional[Target]:
     """The method ``name`` of a class, found in the class or in its bases (the file's own, or
     the project's)."""
@@ -107,7 +132,7 @@ class CallGraph:
             return known
         # Asked again while being found (a method's instance whose value needs this call's
         # callee): nothing yet, and the answer holds until the first ask closes.
-        return open_questions.remembered(memo, id(site), lambda: _distinct(self._find(site) + self._handed(site) + self._stepped(site) + self._called_back(site)),
+        return open_questions.remembered(memo, id(site), lambda: _distinct(self._find(site) + self._handed(site) + self._stepped(site) + self._called_back(site) + self._applied(site)),
                                          guard=[])
 
     def _called_back(self, site: CallSite) -> List[Target]:
@@ -203,6 +228,22 @@ class CallGraph:
                 if info is not None and info.ctx is not None and info.ctx.loop is loop:
                     out.append((self.model, info))
         return out
+
+    def _applied(self, site: CallSite) -> List[Target]:
+        """`multi_apply(self.loss_single, scores, targets)` (mmdet's map over decoder layers) or
+        `map(fn, items)`: the function handed first runs once per item, there and then."""
+        if _applier(site) is None:
+            return []
+        func = site.node.args[0].value
+        model = self.model
+        if type(func) is cst.Name:
+            local = model.bindings.function(func.value, site.ctx, site.order)
+            return [(model, local)] if local is not None else []
+        if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self" and site.ctx.class_name:
+            info = model.facts.classes.get(site.ctx.class_name)
+            hit = class_method(model, info, func.attr.value) if info is not None else None
+            return [hit] if hit is not None else []
+        return []
 
     def _aliased_functions(self, name: str, site: CallSite) -> List[Target]:
         """`step = amp_step if use_amp else plain_step` (or one name per arm of an `if`), then
@@ -633,6 +674,9 @@ class CallGraph:
                 by_name.setdefault(called, []).append(site)
                 if site.qualname is None:
                     instance.append(site)
+                applied = _applier(site)
+                if applied is not None:
+                    by_name.setdefault(applied, []).append(site)
                 if type(site.node.func) is cst.Name:
                     # `step(...)` where `step = amp_step if use_amp else plain_step`, or
                     # `embed_fn(...)` where `embed_fn = partial(embed, encoder=encoder)`: a call

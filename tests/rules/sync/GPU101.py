@@ -2906,3 +2906,37 @@ def main(cfg, parts, loader, evaluate):
         scores = [evaluate(parts["net"], batch) for batch in loader]
         print(torch.stack(scores).mean().item())
         parts["lr_scheduler"].step()
+
+# %% invalid: a per-layer loss run through mmdet's multi_apply, and a per-item metric through map
+import torch
+import torch.nn as nn
+from mmdet.core import multi_apply
+
+
+def layer_error(pred, target):
+    return (pred - target).abs().mean().item()  # expect: GPU101
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(16, 4)
+
+    def loss_single(self, scores, target):
+        loss = (scores - target).pow(2).mean()
+        count = torch.clamp(target.sum(), min=1).item()  # expect: GPU101
+        return (loss / count,)
+
+    def loss(self, all_scores, all_targets):
+        (losses,) = multi_apply(self.loss_single, all_scores, all_targets)
+        return sum(losses)
+
+
+def train(head, loader, optimizer):
+    for layers, targets in loader:
+        layers = [x.cuda() for x in layers]
+        loss = head.loss(layers, targets)
+        errors = list(map(layer_error, layers, targets))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
