@@ -507,7 +507,8 @@ def _module_forward(model, info: FunctionInfo, own_bases: bool = True) -> bool:
         return False
     cls = model.facts.classes.get(info.class_name)
     return cls is not None and (any(_module_base(b) for b in cls.bases)
-                                or (own_bases and _module_through_own_base(model, cls)))
+                                or (own_bases and (_module_through_own_base(model, cls)
+                                                   or _hugging_face_model_through_import(model, cls))))
 
 
 def _library_code(model) -> bool:
@@ -531,6 +532,39 @@ def _module_through_own_base(model, cls, depth: int = 0) -> bool:
         if own is None or own is cls:
             continue
         if any(_module_base(b) for b in own.bases) or _module_through_own_base(model, own, depth + 1):
+            return True
+    return False
+
+
+def _hugging_face_model_through_import(model, cls, depth: int = 0) -> bool:
+    """`class BunnyLlamaForCausalLM(LlamaForCausalLM, ...)` where `LlamaForCausalLM` is the
+    project's copy of a Hugging Face model (another module's class that derives, there or
+    through that module's own classes, from `transformers.PreTrainedModel`): a model the
+    Trainer runs. Only a Hugging Face root counts: a vendored framework's own module bases
+    (fairseq's) stay out, as in `_module_through_own_base`."""
+    if depth > 2:
+        return False
+    for base in cls.bases:
+        if "." not in base or base.startswith("transformers."):
+            continue
+        symbol = model.symbol(base)
+        if symbol is None or symbol.kind != "class" or symbol.info is cls:
+            continue
+        if _hugging_face_root(symbol.model, symbol.info, 0) or _hugging_face_model_through_import(
+                symbol.model, symbol.info, depth + 1):
+            return True
+    return False
+
+
+def _hugging_face_root(model, cls, depth: int) -> bool:
+    """``cls`` derives from a Hugging Face model class, directly or through its file's classes."""
+    if depth > 3:
+        return False
+    for base in cls.bases:
+        if base.startswith("transformers.") and _module_base(base):
+            return True
+        own = model.facts.classes.get(base)
+        if own is not None and own is not cls and _hugging_face_root(model, own, depth + 1):
             return True
     return False
 
