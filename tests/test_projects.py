@@ -622,3 +622,30 @@ def test_a_training_command_documented_in_the_docs_folder_starts_a_package_scrip
     again = _json_findings(project, env)
     assert ("llava_like.py", 19, "GPU104", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_asking_for_flash_attention_rechecks_a_cached_model_copy(tmp_path):
+    """The FlashAttention arm of a copied Hugging Face model runs only where some text of the
+    project asks for it; a training script that starts asking must turn the arm's host read
+    back to a warning, also for the unchanged, cached model file."""
+    _edit_rechecks(tmp_path, "flash_branches_off", "train.py", 'from_pretrained("some/llama")',
+                   'from_pretrained("some/llama", attn_implementation="flash_attention_2")',
+                   ("modeling_llama.py", 16, "GPU101"))
+
+
+def test_a_launch_option_naming_flash_attention_rechecks_a_cached_model_copy(tmp_path):
+    """The same, where the project's shell script starts passing the option."""
+    import os
+    import shutil
+
+    project = tmp_path / "flash_launch"
+    shutil.copytree(ROOT / "flash_branches_off", project)
+    script = project / "train.sh"
+    script.write_text("python train.py\n")
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    finding = ("modeling_llama.py", 16, "GPU101")
+    assert (*finding, "info") in _json_findings(project, env)
+    script.write_text("python train.py --attn_implementation flash_attention_2\n")
+    again = _json_findings(project, env)
+    assert (*finding, "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

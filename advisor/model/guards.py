@@ -30,6 +30,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from advisor.model.attention_backends import flash_attention_unasked
 from advisor.model.builder import gate_kinds, string_key
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.config_nodes import left_off
@@ -1686,7 +1687,7 @@ class GuardKinds:
             return all(self._never_true(dataclasses.replace(guard, test=part))
                        for part in (guard.test.left, guard.test.right))
         if any(keeps_false_default(self.model, t, guard.ctx, guard.order + 0.5) or self._unset_attribute(t)
-               for t in conjuncts(guard.test)):
+               or flash_attention_unasked(self.model, t) for t in conjuncts(guard.test)):
             return True
         if type(guard.test) is cst.Comparison and _tests_none(guard.test):
             return self._always_none(guard, guard.test.left)

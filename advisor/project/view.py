@@ -152,6 +152,14 @@ class Symbol:
 _LONG_WORD = re.compile(r"[A-Za-z_]\w{2,}")
 
 
+# What asks a Hugging Face model for FlashAttention-2, and what marks a model copy that only
+# tests which attention it was given (model/attention_backends.py).
+_FLASH_REQUESTS = ("flash_attention_2", "attn_implementation", "use_flash_attn")
+_FLASH_TESTERS = ("_attn_implementation ==", "_attn_implementation !=", "_supports_flash_attn_2",
+                  "_flash_attn_2_enabled", "_use_flash_attention_2 =")
+_FLASH_KEY = "\0flash-attention"
+
+
 def _key(path: str) -> str:
     return os.path.normpath(os.path.abspath(path))
 
@@ -753,8 +761,13 @@ class ProjectView:
         #   `sys.path` (`_run_additions`): the files that add them.
         if self._run_additions():
             found.update(p for p in self.files_containing("sys.path") if p.endswith(".py"))
-        # - whether some text names a class the file registers (model/registered_classes.py).
+        # - whether some text of the project asks for FlashAttention-2, for a model copy that
+        #   tests for it (model/attention_backends.py).
         text = self._text(key)
+        if any(mark in text for mark in _FLASH_TESTERS):
+            found.update(p for needle in _FLASH_REQUESTS for p in self.files_containing(needle))
+            found.update(self.layout.config_files() or ())
+        # - whether some text names a class the file registers (model/registered_classes.py).
         registered = classes_asked_for(text)
         if registered:
             for name in registered:
@@ -910,6 +923,24 @@ class ProjectView:
         if found is None:
             found = self._found[needle] = [p for p in self.layout.files() if needle in self._text(p)]
         return found
+
+    def asks_for_flash_attention(self, path: str) -> bool:
+        """Some text may ask the Hugging Face model copy ``path`` for FlashAttention-2: a
+        Python file naming it or an `attn_implementation`, other than the model copies that only
+        test for it (a file beside such copies, a copied `configuration_minicpm.py` that turns it
+        on, asks for its own folder's models only), or a launch text or config file naming it
+        (model/attention_backends.py)."""
+        found = self._found.get(_FLASH_KEY)
+        if found is None:
+            python = {p for needle in _FLASH_REQUESTS for p in self.files_containing(needle)}
+            testers = {p for p in python if any(mark in self._text(p) for mark in _FLASH_TESTERS)}
+            folders = {os.path.dirname(p) for p in testers}
+            others = [p for p in [*(self.layout.launch_texts() or ()), *(self.layout.config_files() or ())]
+                      if any(needle in self._text(p) for needle in _FLASH_REQUESTS)]
+            found = self._found[_FLASH_KEY] = [p if os.path.dirname(p) not in folders else "\0" + p
+                                               for p in sorted(python - testers)] + others
+        folder = os.path.dirname(_key(path))
+        return any(not p.startswith("\0") or os.path.dirname(p[1:]) == folder for p in found)
 
     def notebooks_containing(self, needle: str) -> List[str]:
         """The project's notebooks whose code holds ``needle``."""
