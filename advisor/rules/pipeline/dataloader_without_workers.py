@@ -105,8 +105,11 @@ def _trains_batches(model: FileModel, loop) -> bool:
     enclosing = model.enclosing_training_loop(loop.ctx)
     if enclosing is not None:
         # An epoch loop's pass that backpropagates nothing beside its training loop (`for x, y
-        # in eval_loader:` after it, under `no_grad`) evaluates once per epoch.
-        return model.is_hot_loop(enclosing) or model.backpropagates(loop)
+        # in eval_loader:` after it, under `no_grad`) evaluates once per epoch; so does one in
+        # the batch loop under an occasional test (`if step % args.eval_freq == 1:`).
+        if model.backpropagates(loop):
+            return True
+        return model.is_hot_loop(enclosing) and not model.guards.gated(loop.ctx)
     function = loop.ctx.function
     return function is not None and (model.trains(function) or model.heat_of(function) is Heat.HOT)
 
@@ -174,7 +177,8 @@ class DataLoaderWithoutWorkers(Rule):
         in a training loop, in code that neither trains nor runs on every step: an `evaluate()`
         the training loop calls every few thousand steps; a loop in the epoch loop beside the
         training loop that backpropagates nothing, such as a validation pass after each epoch's
-        training) is an evaluation loader and is left alone too. A loader read only in a single pass beside the training (a loop inside no
+        training, or one in the batch loop under an occasional test, `if step % args.eval_freq
+        == 1:`) is an evaluation loader and is left alone too. A loader read only in a single pass beside the training (a loop inside no
         other loop, that does not train, in a function that trains in another loop or one
         called once beside it: class images generated before training, latents cached once),
         only peeked at every few steps, or read only by loops that wait for a person on each

@@ -1129,3 +1129,42 @@ def train(model, rows, vocab, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a validation loader drawn only every few thousand steps inside the batch loop
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(args, model, optimizer, train_set, val_set):
+    dl_train = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=args.workers)
+    dl_val = DataLoader(val_set, batch_size=1, shuffle=False, num_workers=0)
+    step = 0
+    for epoch in range(args.epochs):
+        for batch in dl_train:
+            loss = model(batch.cuda()).mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            step += 1
+            if step % args.eval_freq == 1:
+                for sample in dl_val:
+                    with torch.no_grad():
+                        model(sample.cuda())
+
+# %% invalid: the same inner loop when it runs on every step
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(args, model, optimizer, train_set, extra_set):
+    dl_train = DataLoader(train_set, batch_size=8, shuffle=True, num_workers=args.workers)
+    dl_extra = DataLoader(extra_set, batch_size=1, shuffle=False, num_workers=0)  # expect: GPU202
+    for epoch in range(args.epochs):
+        for batch in dl_train:
+            loss = model(batch.cuda()).mean()
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            for sample in dl_extra:
+                with torch.no_grad():
+                    model(sample.cuda())
