@@ -649,3 +649,11 @@ def test_a_launch_option_naming_flash_attention_rechecks_a_cached_model_copy(tmp
     again = _json_findings(project, env)
     assert (*finding, "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_config_file_that_turns_on_a_loaded_setting_rechecks_a_cached_file(tmp_path):
+    """`if cfg.use_adapted_weight:` of a config loaded with `OmegaConf.load` is off while every
+    config file gives the key a false value; turning it on in one must bring the host read
+    under it back to a warning, from the cache as from a fresh run."""
+    _edit_rechecks(tmp_path, "loaded_config_flags", "configs/stage1.yaml", "use_adapted_weight: False",
+                   "use_adapted_weight: True", ("train.py", 14, "GPU104"))

@@ -1701,7 +1701,8 @@ class GuardKinds:
                 if (found.complete and found.option is None and bool(found.values)
                         and not any(value for _, value in found.values)):
                     return True
-        if any(self._setting_left_off(t, guard) or self._option_left_off(t, guard) for t in conjuncts(guard.test)):
+        if any(self._setting_left_off(t, guard) or self._option_left_off(t, guard) or self._read_left_off(t, guard)
+               for t in conjuncts(guard.test)):
             return True
         name = dotted_name(guard.test)
         if name is None or not (name.startswith("self.") or "." not in name):
@@ -1740,6 +1741,17 @@ class GuardKinds:
         found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
         return (found.complete and bool(found.values) and not any(value for _, value in found.values)
                 and left_off(self.model, found.option))
+
+    def _read_left_off(self, test: cst.BaseExpression, guard: Guard) -> bool:
+        """`if cfg.use_adapted_weight:` of a config loaded from a file (`loaded_configs.py`),
+        where every config file of the project that gives the key gives it a false value."""
+        if type(test) is not cst.Attribute:
+            return False
+        project = self.model.project
+        found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
+        return (project is not None and found.covered and bool(found.settings)
+                and not any(value for _, value in found.values)
+                and all(project.sets_only_false_in_configs(name) for name in found.settings))
 
     def _option_left_off(self, test: cst.BaseExpression, guard: Guard) -> bool:
         """`if args.use_aux:`, `if self.cfg.max_grad_norm > 0:`: a test of a command-line option

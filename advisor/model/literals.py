@@ -29,6 +29,7 @@ from advisor.model.constants import UNKNOWN, Literals, Tagged, constant, known, 
 from advisor.model.containers import item_values
 from advisor.model.environment import environment_read, environment_setting
 from advisor.model.facts import Assignment, Context
+from advisor.model.loaded_configs import loaded_config
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import SPAWNERS, Question, ValueFlow, argument
 
@@ -122,7 +123,7 @@ class LiteralValues(Question[Literals]):
     def refine(self, flow: ValueFlow, expr, ctx: Context, order: int, answer: Literals) -> Literals:
         """`config.data.num_workers` that nothing in the program binds: a setting read."""
         if type(expr) is cst.Attribute and not answer.values and not answer.covered:
-            return _setting_attribute(expr) or answer
+            return _setting_attribute(expr) or _loaded_setting(flow, expr, ctx, order) or answer
         return answer
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> Literals:
@@ -253,6 +254,16 @@ def _setting_attribute(expr: cst.Attribute) -> Optional[Literals]:
     while type(root) is cst.Attribute:
         root = root.value
     if not type(expr.value) is cst.Attribute or not type(root) is cst.Name or root.value in ("self", "cls"):
+        return None
+    return setting_read(expr.attr.value)
+
+
+def _loaded_setting(flow: ValueFlow, expr: cst.Attribute, ctx: Context, order: int) -> Optional[Literals]:
+    """`cfg.use_adapted_weight` where `cfg` holds a config loaded from a file
+    (`OmegaConf.load(args.config)`, `loaded_configs.py`): a setting read."""
+    if type(expr.value) is not cst.Name or expr.value.value in ("self", "cls"):
+        return None
+    if not loaded_config(flow.model, expr.value.value, ctx, order):
         return None
     return setting_read(expr.attr.value)
 
