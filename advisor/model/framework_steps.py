@@ -345,7 +345,7 @@ def branch_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
     on a training step."""
     live = _deciding_callers(model, info)
     if not live:
-        return False
+        return _runner_default_untaken(model, ctx, info)
     current: Optional[Context] = ctx
     while current is not None and current.function is info:
         guard = current.guard
@@ -353,6 +353,30 @@ def branch_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
             decided = [_decides(model, guard, info, owner, site) for owner, site in live]
             if all(d is not None and d != guard.positive for d in decided):
                 return True
+        current = current.outer
+    return False
+
+
+def _runner_default_untaken(model, ctx: Context, info: FunctionInfo) -> bool:
+    """The test arm of an OpenMMLab model's `forward(self, ..., return_loss=True)`, which no call
+    of the project runs: the library's training step calls the model with its batch only, so
+    `return_loss` keeps its default there (its test loops pass `return_loss=False`)."""
+    if "return_loss" not in info.params or info.node.name.value != "forward" or model.callers(info):
+        return False
+    default = parameter_default(info, "return_loss")
+    if type(default) is not cst.Name or default.value not in ("True", "False"):
+        return False
+    current: Optional[Context] = ctx
+    while current is not None and current.function is info:
+        guard = current.guard
+        if guard is not None and guard.ctx.function is info:
+            test, negated = guard.test, False
+            while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+                test, negated = test.expression, not negated
+            if type(test) is cst.Name and test.value == "return_loss":
+                holds = (default.value == "True") != negated
+                if holds != guard.positive:
+                    return True
         current = current.outer
     return False
 
@@ -569,10 +593,16 @@ def _hugging_face_root(model, cls, depth: int) -> bool:
     return False
 
 
+# The model packages of OpenMMLab's libraries: every class there is a module (a detector, a
+# head, a neck), whose `forward` the library's runner calls on every step.
+_OPENMMLAB_MODELS = ("mmdet.models.", "mmdet3d.models.", "mmseg.models.", "mmpose.models.", "mmaction.models.",
+                     "mmrotate.models.", "mmocr.models.", "mmtrack.models.")
+
+
 def _module_base(base: str) -> bool:
     """`torch.nn.Module`, a project base named `...Module`, a Hugging Face model class
     (`transformers.LlamaForCausalLM`, `transformers.PreTrainedModel`)."""
-    if base.startswith("torch.nn.") or base.endswith("Module"):
+    if base.startswith("torch.nn.") or base.endswith("Module") or base.startswith(_OPENMMLAB_MODELS):
         return True
     last = base.rsplit(".", 1)[-1]
     return base.startswith("transformers.") and (last.endswith("Model") or "For" in last)

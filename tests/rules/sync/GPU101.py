@@ -2940,3 +2940,26 @@ def train(head, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: an OpenMMLab detector, whose forward the library's runner calls with its default return_loss (alone in its file: info)
+import torch
+from mmdet3d.models.detectors.mvx_two_stage import MVXTwoStageDetector
+
+
+class PlanDetector(MVXTwoStageDetector):
+    def forward(self, return_loss=True, **kwargs):
+        if return_loss:
+            return self.forward_train(**kwargs)
+        else:
+            return self.forward_test(**kwargs)
+
+    def forward_train(self, img=None, gt_labels=None):
+        feats = self.extract_feat(img)
+        losses = self.pts_bbox_head(feats, gt_labels)
+        count = torch.clamp(gt_labels.sum(), min=1).item()  # expect: GPU101 info
+        return {k: v / count for k, v in losses.items()}
+
+    def forward_test(self, img=None):
+        feats = self.extract_feat(img)
+        boxes = self.pts_bbox_head(feats, None)
+        return [{"score": boxes[0].max().item()}]

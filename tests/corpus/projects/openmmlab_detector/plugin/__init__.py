@@ -1,0 +1,1 @@
+from .planner import PlanDetector  # noqa: F401
