@@ -657,3 +657,10 @@ def test_a_config_file_that_turns_on_a_loaded_setting_rechecks_a_cached_file(tmp
     under it back to a warning, from the cache as from a fresh run."""
     _edit_rechecks(tmp_path, "loaded_config_flags", "configs/stage1.yaml", "use_adapted_weight: False",
                    "use_adapted_weight: True", ("train.py", 14, "GPU104"))
+
+
+def test_a_newer_torch_pin_rechecks_a_cached_deprecated_amp_call(tmp_path):
+    """The old AMP entry points warn only from torch 2.4: while the requirements pin 1.13 they
+    are information; pinning a newer torch must make the cached file's findings warnings."""
+    _edit_rechecks(tmp_path, "pinned_old_torch", "requirements.txt", "torch==1.13.1", "torch==2.5.1",
+                   ("train.py", 8, "GPU303"))

@@ -27,6 +27,7 @@ from advisor.model.broken_imports import missing_relative_modules
 from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
+from advisor.project.torch_pins import oldest_pin, pin_files
 from advisor.project.reachability import package_training_scripts, untrained_package, unreached
 from advisor.model.vocabulary import LIGHTNING_TRAINER_TEXT
 from advisor.model.registered_classes import CONFIG_FOLDER, classes_asked_for, names_in_code
@@ -158,6 +159,7 @@ _FLASH_REQUESTS = ("flash_attention_2", "attn_implementation", "use_flash_attn")
 _FLASH_TESTERS = ("_attn_implementation ==", "_attn_implementation !=", "_supports_flash_attn_2",
                   "_flash_attn_2_enabled", "_use_flash_attention_2 =")
 _FLASH_KEY = "\0flash-attention"
+_PIN_KEY = "\0torch-pins"
 
 
 def _key(path: str) -> str:
@@ -186,6 +188,7 @@ class ProjectView:
         self._path_additions: Dict[str, Tuple[str, ...]] = {}
         self._all_additions: Optional[Tuple[str, ...]] = None
         self._found: Dict[str, List[str]] = {}
+        self._pinned: Optional[object] = None  # the oldest exact torch pin, False for none
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
         self._config_words: Optional[Set[str]] = None
@@ -238,6 +241,7 @@ class ProjectView:
         models = {k: m for k, m in self._models.items() if m is not None}
         self._symbols.clear()
         self._found.clear()
+        self._pinned = None
         self._dependencies.clear()
         self._config_sets.clear()
         self._key_readers.clear()
@@ -767,6 +771,10 @@ class ProjectView:
         if any(mark in text for mark in _FLASH_TESTERS):
             found.update(p for needle in _FLASH_REQUESTS for p in self.files_containing(needle))
             found.update(self.layout.config_files() or ())
+        # - which torch release the project pins, for a file that calls an API deprecated
+        #   only from a later one (project/torch_pins.py).
+        if "amp" in text:
+            found.update(self.torch_pin_sources())
         # - whether some text names a class the file registers (model/registered_classes.py).
         registered = classes_asked_for(text)
         if registered:
@@ -941,6 +949,21 @@ class ProjectView:
                                                for p in sorted(python - testers)] + others
         folder = os.path.dirname(_key(path))
         return any(not p.startswith("\0") or os.path.dirname(p[1:]) == folder for p in found)
+
+    def torch_pin_sources(self) -> List[str]:
+        """The files that may pin the project's torch release (`project/torch_pins.py`): its
+        requirement files, Dockerfiles and conda environments, and its launch texts."""
+        found = self._found.get(_PIN_KEY)
+        if found is None:
+            found = self._found[_PIN_KEY] = pin_files(self.layout.root) + list(self.layout.launch_texts() or ())
+        return found
+
+    def pinned_torch(self) -> Optional[Tuple[int, int]]:
+        """The oldest torch release the project pins exactly (`torch==1.13.1`); None without one."""
+        if self._pinned is None:
+            pin = oldest_pin(self._text(p) or "" for p in self.torch_pin_sources())
+            self._pinned = pin if pin is not None else False
+        return self._pinned or None
 
     def notebooks_containing(self, needle: str) -> List[str]:
         """The project's notebooks whose code holds ``needle``."""

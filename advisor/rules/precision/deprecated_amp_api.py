@@ -1,6 +1,7 @@
 """GPU303 `deprecated-amp-api`: `torch.cuda.amp` / `torch.cpu.amp` autocast or GradScaler (deprecated)."""
 
 from __future__ import annotations
+import dataclasses
 from typing import Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
@@ -10,6 +11,9 @@ from advisor.model.names import GRAD_SCALER, dotted_name
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.precision.dtypes import spelled_name
 
+
+# The release whose `torch.cuda.amp` entry points warn that they are deprecated.
+_DEPRECATED_FROM = (2, 4)
 
 # The deprecated device-specific AMP entry points, as spelled in the import (the canonical
 # names merge `torch.cuda.amp.GradScaler` into `torch.amp.GradScaler`), with what replaces them.
@@ -56,7 +60,10 @@ class DeprecatedAmpApi(Rule):
         imported on its own only when `torch` itself is imported too. The old autocast kept in
         a name (`amp_autocast = torch.cuda.amp.autocast`, then `with amp_autocast():`) is
         reported where it is assigned, without a fix; so is one a helper returns for its callers
-        to enter (`return torch.cuda.amp.autocast` in `get_autocast(precision)`). A call under a flag that no run of the
+        to enter (`return torch.cuda.amp.autocast` in `get_autocast(precision)`). Where the
+        project pins a torch older than 2.4 (`torch==1.13.1` in a requirements file, a
+        Dockerfile, a conda environment or a README's install command), which does not warn
+        about these entry points yet, findings are information, without a fix. A call under a flag that no run of the
         project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
         `if self.use_amp:` where no construction passes `use_amp=True`) is information: the old
         call stays in the code, but no shipped run reaches it. So is one in a function or class
@@ -125,6 +132,18 @@ class DeprecatedAmpApi(Rule):
     requires = (("amp",), ("cuda", "cpu"))
 
     def check(self, model: FileModel) -> Iterator[Report]:
+        pin = model.project.pinned_torch() if model.project is not None else None
+        for report in self._reports(model):
+            if pin is not None and pin < _DEPRECATED_FROM:
+                # The release the project ships does not deprecate it yet (nor, before 2.3,
+                # offer the replacement): advice for an upgrade, not a warning of this run.
+                data = dict(report.data, pinned="%d.%d" % pin)
+                yield dataclasses.replace(report, severity=Severity.INFO, fix=None, data=data,
+                                          template=report.template + " (from torch 2.4; the project pins torch {pinned})")
+            else:
+                yield report
+
+    def _reports(self, model: FileModel) -> Iterator[Report]:
         sites = model.calls_to("torch.cuda.amp.autocast", "torch.cpu.amp.autocast", GRAD_SCALER)
 
         def replacements() -> list:

@@ -1,0 +1,36 @@
+"""The torch release a project ships with, where it pins one exactly: `torch==1.13.1` in a
+requirements file, `setup.py`, `pyproject.toml`, a conda environment (`pytorch=1.10.1`), a
+Dockerfile or an install command of a README. A rule whose advice depends on the release
+(an API deprecated only from a later one) reads it; several pins give the oldest."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterable, List, Optional, Tuple
+
+# `torch==1.13.1`, `torch == 2.0.1+cu118`, conda's `pytorch=1.10.1`; not `torchvision==`.
+_PIN = re.compile(r"(?<![\w.-])(?:py)?torch\s*={1,2}\s*(\d+)\.(\d+)")
+_REQUIREMENTS = re.compile(r"^(?:requirements.*\.txt|setup\.py|setup\.cfg|pyproject\.toml|environment.*\.ya?ml|"
+                           r"Dockerfile.*|.*\.dockerfile)$", re.IGNORECASE)
+# Folders of the root whose files are read too (`requirements/base.txt`, `docker/Dockerfile`).
+_FOLDERS = frozenset({"requirements", "docker", "env", "envs", "environment", "install"})
+
+
+def pin_files(root: str) -> List[str]:
+    """The files at the root (and in its requirement and docker folders) that may pin torch."""
+    out: List[str] = []
+    for folder in [root] + [os.path.join(root, name) for name in _FOLDERS]:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        out.extend(os.path.join(folder, n) for n in names
+                   if _REQUIREMENTS.match(n) or (folder != root and n.endswith(".txt")))
+    return out[:64]
+
+
+def oldest_pin(texts: Iterable[str]) -> Optional[Tuple[int, int]]:
+    """The oldest exact torch pin among ``texts``; None without one."""
+    found = [(int(m.group(1)), int(m.group(2))) for text in texts for m in _PIN.finditer(text)]
+    return min(found) if found else None

@@ -1,0 +1,21 @@
+"""The torch release a project pins (project/torch_pins.py)."""
+from advisor.project.torch_pins import oldest_pin, pin_files
+
+
+def test_the_oldest_exact_pin_wins_and_other_packages_do_not_count():
+    texts = ["torchvision==0.15.2\ntorch==2.0.1+cu118\n", "dependencies:\n  - pytorch=1.10.1\n",
+             "pip install torch==1.13.1 torchaudio==0.13.1"]
+    assert oldest_pin(texts) == (1, 10)
+
+
+def test_ranges_and_other_names_are_no_pin():
+    assert oldest_pin(["torch>=1.7", "pytorch-lightning==1.9.0", "deeptorch==0.1.0", "torch"]) is None
+
+
+def test_requirement_files_and_dockerfiles_are_read(tmp_path):
+    (tmp_path / "requirements-dev.txt").write_text("torch==2.1.0\n")
+    (tmp_path / "docker").mkdir()
+    (tmp_path / "docker" / "Dockerfile").write_text("RUN pip install torch==1.10.1\n")
+    (tmp_path / "train.py").write_text("import torch\n")
+    found = {p.replace(str(tmp_path), "") for p in pin_files(str(tmp_path))}
+    assert found == {"/requirements-dev.txt", "/docker/Dockerfile"}
