@@ -1745,8 +1745,8 @@ class GuardKinds:
     def _read_left_off(self, test: cst.BaseExpression, guard: Guard) -> bool:
         """`if cfg.use_adapted_weight:` of a config loaded from a file (`loaded_configs.py`),
         where every config file of the project that gives the key gives it a false value."""
-        if type(test) is not cst.Attribute:
-            return False
+        if type(test) is not cst.Attribute or type(test.value) is not cst.Name or test.value.value in ("self", "cls"):
+            return False  # an object's own flag: `keeps_false_default` follows every store of it
         project = self.model.project
         found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
         return (project is not None and found.covered and bool(found.settings)
