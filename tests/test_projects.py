@@ -664,3 +664,23 @@ def test_a_newer_torch_pin_rechecks_a_cached_deprecated_amp_call(tmp_path):
     are information; pinning a newer torch must make the cached file's findings warnings."""
     _edit_rechecks(tmp_path, "pinned_old_torch", "requirements.txt", "torch==1.13.1", "torch==2.5.1",
                    ("train.py", 8, "GPU303"))
+
+
+def test_naming_a_licensed_copys_training_script_rechecks_its_cached_helpers(tmp_path):
+    """A licensed copy of another project kept as loose files runs only what the project
+    imports from it; once the README names the copy's training script, its per-step helper
+    must be reported again, also for the unchanged, cached helper."""
+    import os
+    import shutil
+
+    project = tmp_path / "licensed_copy_scripts"
+    shutil.copytree(ROOT / "licensed_copy_scripts", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert not any(f[0] == "utils.py" for f in first)
+    assert _json_findings(project, env) == first  # served from the cache
+    readme = project / "README.md"
+    readme.write_text(readme.read_text() + "    python metric/dino/main_dino.py\n")
+    again = _json_findings(project, env)
+    assert ("utils.py", 10, "GPU101", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

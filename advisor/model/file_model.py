@@ -331,11 +331,24 @@ class FileModel:
                 project is not None and path is not None and project.untrained_package(path) is not None)
         return known
 
+    @property
+    def in_used_copy(self) -> bool:
+        """The file belongs to a licensed copy of another project that the rest of the project
+        imports from (`project/reachability.py`)."""
+        known = self._shared.get("in-used-copy")
+        if known is None:
+            project, path = self.project, self.real_path
+            known = self._shared["in-used-copy"] = (
+                project is not None and path is not None and project.in_used_copy(path))
+        return known
+
     def left_out_caller(self, caller: "FileModel") -> bool:
         """A call from ``caller`` says nothing of how often this file's code runs: this file is
         in an untrained copy (`in_untrained_copy`) and no run of the project imports the
-        caller's module (the copy's own training script, or what only it imports)."""
-        if caller is self or not self.in_untrained_copy:
+        caller's module (the copy's own training script, or what only it imports). So for a
+        licensed copy of another project that the rest imports from (VGen's `metric/dino/`,
+        whose training script no text names): its unreached scripts run nothing."""
+        if caller is self or not (self.in_untrained_copy or self.in_used_copy):
             return False
         project, path = caller.project, caller.real_path
         return project is not None and path is not None and project.unreached(path)

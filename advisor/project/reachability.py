@@ -111,6 +111,13 @@ def _is_root(view, path: str) -> bool:
     # A folder without `__init__.py` inside a package the project imports from (`llava/train/`,
     # `aot/networks/managers/`) is part of that package (a namespace folder): its modules are
     # judged as the package's are, below.
+    if not os.path.isfile(os.path.join(folder, "__init__.py")) and used_copy(view, path):
+        # A licensed copy of another project kept as loose files, which the rest of the
+        # project imports from (VGen's `metric/dino/`, whose backbone its metric script loads):
+        # the project runs what it imports; the copy's own scripts run only where a text
+        # outside it names them.
+        copy = vendored_folder(path, view.layout.root)
+        return base not in _RUN_BY_NAME and _runs_as_script(view.text_of(path)) and _named(view, path, outside=copy)
     if not os.path.isfile(os.path.join(folder, "__init__.py")) and _used_package(view, path) is None:
         return not _loose_module_left_out(view, path)
     if base in _RUN_BY_NAME:
@@ -132,7 +139,7 @@ def _is_root(view, path: str) -> bool:
         # its modules are imported by their package's name, which the project's roots do not
         # resolve: the import index cannot tell whether it is used.
         return True
-    if not _used_copy(view, path):
+    if not used_copy(view, path):
         if view.layout.installable():
             return True  # a package others install: its modules are an API
         if not view.importer_paths(path) and not _init_importers(view).get(path) and not (
@@ -182,7 +189,7 @@ def _runs_as_script(text: str) -> bool:
     return bool(_MAIN_BLOCK.search(text) or _TOP_LEVEL_RUN.search(text))
 
 
-def _used_package(view, path: str):
+def _used_package(view, path: str, namespace: bool = False):
     """The top-level package that holds the file (a folder right under the project's root with
     an `__init__.py`; the folders between may have none, as `llava/train/`), when some project
     file outside that package imports a module of it: a library the project uses. None
@@ -193,7 +200,7 @@ def _used_package(view, path: str):
     if len(relative) < 2 or relative[0] in (os.curdir, os.pardir):
         return None
     top = os.path.join(root, relative[0])
-    if not os.path.isfile(os.path.join(top, "__init__.py")):
+    if not (os.path.isfile(os.path.join(top, "__init__.py")) or (namespace and os.path.isdir(top))):
         return None
     key = "\0package\0" + top
     known = view.module_roots.get(key)
@@ -308,7 +315,7 @@ def _in_nested_distribution(path: str, root: str) -> bool:
     return False
 
 
-def _used_copy(view, path: str) -> bool:
+def used_copy(view, path: str) -> bool:
     """The file sits in a vendored copy (a folder on the way holds a licence of its own) that
     the rest of the project imports from: a library the project uses, whose modules run only
     where the project's imports lead. A folder with a licence that nothing outside it imports
@@ -338,12 +345,46 @@ def untrained_package(view, path: str) -> Optional[Tuple[str, ...]]:
     the project's own code calls them, not in a training run the analysis cannot see."""
     scripts = package_training_scripts(view, path)
     if not scripts:
-        return None
+        return inference_only_importers(view, path)
     key = "\0untrained\0" + os.path.dirname(scripts[0])
     known = view.module_roots.get(key)
     if known is None:
         known = view.module_roots[key] = all(view.unreached(p) for p in scripts)
     return scripts if known else None
+
+
+# What marks a file that trains or starts a training run through a library (`train_model(...)`
+# of OpenMMLab, `trainer.train()`), for the files that import a package.
+_STARTS_TRAINING = re.compile(r"\.backward\(|Trainer\(|\.fit\(|\btrain\w*\(")
+
+
+def inference_only_importers(view, path: str) -> Optional[Tuple[str, ...]]:
+    """The project files outside the package that holds ``path`` which import it, directly or
+    through each other, when the package is one the rest of the project imports from, it has
+    no training script of its own, and none of those files trains or starts a training run
+    (HunyuanDiT's LLaVA captioner, imported only by its sampling scripts and apps): then the
+    package's modules run only where those calls run them. None otherwise."""
+    # A folder without `__init__.py` imported as a namespace package (`from mllm.demo import
+    # DialogGen`) counts here: what decides is who imports it.
+    package = _used_package(view, path, namespace=True)
+    if package is None:
+        return None
+    key = "\0inference-only\0" + package
+    known = view.module_roots.get(key)
+    if known is None:
+        inside = package + os.sep
+        index = view.import_index()
+        frontier = [t for t in index if os.path.abspath(t).startswith(inside)]
+        seen: set = set()
+        while frontier:
+            for importer in index.get(frontier.pop(), ()):
+                if importer not in seen:
+                    seen.add(importer)
+                    frontier.append(importer)
+        outside = tuple(sorted(p for p in seen if not os.path.abspath(p).startswith(inside)))
+        trains = not outside or any(_STARTS_TRAINING.search(view.text_of(p)) for p in outside)
+        known = view.module_roots[key] = None if trains else outside
+    return known
 
 
 def package_training_scripts(view, path: str) -> Tuple[str, ...]:
