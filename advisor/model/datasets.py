@@ -89,6 +89,40 @@ def tokenises_per_item(model, expr: cst.BaseExpression, ctx: Context, order: flo
     return known and bool(found) and all(_tokenises_to_ids(*_sample_class(*f)) for f in found)
 
 
+def token_id_batches(model, call: cst.Call, ctx: Context, order: float) -> bool:
+    """The loader's batches are token ids, a few kilobytes: its `collate_fn` (a project function,
+    or a `partial` of one) tokenises text (`tokenizer(texts, return_tensors="pt")`) or packs
+    lists of ids into integer tensors, and builds no tensor of another kind; or, without one,
+    its dataset tokenises each item (`tokenises_per_item`)."""
+    found = _packing_functions(model, call, ctx, order)
+    if found:
+        return all(_packs_ids(owner, info.node) for owner, info in found)
+    dataset = argument(call, "dataset", 0)
+    return (argument(call, "collate_fn", None) is None and dataset is not None
+            and tokenises_per_item(model, dataset.value, ctx, order))
+
+
+def _packs_ids(owner, node: cst.CSTNode) -> bool:
+    """The function calls a tokenizer or builds integer tensors, and builds no other tensor."""
+    tokenises, built = False, 0
+    stack = list(children(node))
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Call:
+            name = dotted_name(current.func) or ""
+            if "tokeniz" in name.lower():
+                tokenises = True
+            qual = owner.imports.qualify(current.func) or name
+            if qual in _TENSOR_MAKERS or qual in _TENSOR_BUILDERS:
+                if qual != "torch.LongTensor" and not any(
+                        a.keyword is not None and a.keyword.value == "dtype" and owner.imports.qualify(a.value) in _ID_DTYPES
+                        for a in current.args):
+                    return False  # pixels, features, or a stack of whatever the items hold
+                built += 1
+        stack.extend(children(current))
+    return tokenises or built > 0
+
+
 def _tokenises_to_ids(owner, info: ClassInfo) -> bool:
     getitem = owner.facts.functions.get(f"{info.name}.__getitem__")
     if getitem is None:

@@ -5,6 +5,7 @@ from typing import Dict, Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.datasets import token_id_batches
 from advisor.model.guards import single_pass
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name, root_name
@@ -121,8 +122,15 @@ def _pinned_loop(model: FileModel, root: str, site: CallSite, pinned_loops: dict
         else:
             found = loaders_iterated(model, loop, RAW_LOADERS)
         loaders, exhaustive = found
-        pinned_loops[id(source)] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
-    return loop if pinned_loops[id(source)] else None
+        pinned = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
+        pinned_loops[id(source)] = pinned
+        # A loader of token ids: its batch is a few kilobytes, whose blocking copy is short.
+        pinned_loops[("ids", id(source))] = pinned and all(
+            token_id_batches(model, s.node, s.ctx, s.order) for s in loaders)
+    if pinned_loops[id(source)]:
+        pinned_loops[("ids-of-loop", id(loop))] = pinned_loops[("ids", id(source))]
+        return loop
+    return None
 
 
 def _pinned_through_callers(model: FileModel, root: str, site: CallSite, pinned_loops: dict) -> list:
@@ -198,7 +206,10 @@ class BlockingCopyFromPinnedLoader(Rule):
         training loop runs every few steps or once per epoch (also one written inline in the
         epoch loop beside the training pass, or a copy under a test that holds every few steps,
         `if step % eval_freq == 0:`): each wait costs that pass, not a training step. A
-        generator's loop is not one: it runs where the training loop draws from it.
+        generator's loop is not one: it runs where the training loop draws from it. So is a copy
+        from loaders of token ids (a `collate_fn` that tokenises the texts or packs id lists
+        into integer tensors and builds no other tensor, or a dataset that tokenises each
+        item): a batch of a few kilobytes waits next to nothing.
     """
     why = """
         Pinned memory exists so that the copy can run as an asynchronous DMA transfer. A plain
@@ -291,6 +302,15 @@ class BlockingCopyFromPinnedLoader(Rule):
                     call,
                     "copy of a pinned batch without `non_blocking=True` (one batch: the loop is left "
                     "after its first pass)",
+                    severity=Severity.INFO,
+                    fix=fix,
+                )
+                continue
+            if all(pinned_loops.get(("ids-of-loop", id(loop)), False) for _, loop in loops):
+                yield self.report(
+                    call,
+                    "copy of a pinned batch without `non_blocking=True` (a batch of token ids, a few "
+                    "kilobytes: the wait is short)",
                     severity=Severity.INFO,
                     fix=fix,
                 )

@@ -783,3 +783,46 @@ def main(model, train_set, test_set, opt, epochs):
             X, y = X.cuda(), y.cuda()  # expect: GPU203 info
             delta = attack(model, X, y, 8 / 255)
             print(F.cross_entropy(model(X + delta), y).item())
+
+# %% invalid: a pinned loader whose collate_fn tokenises the prompts: a few kilobytes of ids, information
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def collate_fn(items, tokenizer):
+    texts = [item["prompt"] for item in items]
+    tokens = tokenizer(texts, return_tensors="pt", padding="longest")
+    return [item["id"] for item in items], tokens.input_ids, tokens.attention_mask
+
+
+@torch.no_grad()
+def caption(model, tokenizer, dataset):
+    loader = DataLoader(dataset, batch_size=8, num_workers=2, pin_memory=True,
+                        collate_fn=partial(collate_fn, tokenizer=tokenizer))
+    out = []
+    for ids, input_ids, attention_mask in loader:
+        out.append(model.generate(input_ids=input_ids.cuda(), attention_mask=attention_mask.cuda()))  # expect: GPU203 info, GPU203 info
+    return out
+
+# %% invalid: the same loader when its collate_fn also stacks the images
+from functools import partial
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def collate_fn(items, tokenizer):
+    tokens = tokenizer([item["prompt"] for item in items], return_tensors="pt", padding="longest")
+    return torch.stack([item["image"] for item in items]), tokens.input_ids
+
+
+@torch.no_grad()
+def caption(model, tokenizer, dataset):
+    loader = DataLoader(dataset, batch_size=8, num_workers=2, pin_memory=True,
+                        collate_fn=partial(collate_fn, tokenizer=tokenizer))
+    out = []
+    for images, input_ids in loader:
+        out.append(model.generate(pixel_values=images.cuda(), input_ids=input_ids.cuda()))  # expect: GPU203, GPU203
+    return out
