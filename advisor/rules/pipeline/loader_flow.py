@@ -444,9 +444,29 @@ def _helper_moves_batches(model: FileModel, loop=None) -> bool:
         if not any(root_name(_unwrapped(model, arg.value)) in names for arg in site.node.args):
             continue
         if any(owner is not model and function_moves_to_device(owner, info) and not _takes_to_numpy(info, site, names)
+               and _moves_what_it_gets(owner, info, site, names)
                for owner, info in model.calls.targets(site)):
             return True
     return False
+
+
+def _moves_what_it_gets(owner: FileModel, info, site: CallSite, names: set) -> bool:
+    """Some parameter the call hands the batch to is one the function moves (or may move): not
+    only a tensor it builds itself (`mm_infer(video, ...)`, which moves `video.half()`, a new
+    host tensor, and token ids it makes)."""
+    moved = owner.shared("batch-movers", _moved_parameters).get(info.key)
+    if moved is None or any(a.star for a in site.node.args):
+        return True
+    positional = list(info.params[info.receiver_params:])
+    handed = set()
+    for index, arg in enumerate(site.node.args):
+        if root_name(_unwrapped(owner, arg.value)) not in names:
+            continue
+        if arg.keyword is not None:
+            handed.add(arg.keyword.value)
+        elif index < len(positional):
+            handed.add(positional[index])
+    return not handed or bool(handed & moved)
 
 
 def _unwrapped(model: FileModel, expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -578,12 +598,19 @@ def _moves_batches(model: FileModel) -> bool:
     return _helper_moves_batches(model)
 
 
+# Conversions that make a new tensor of a loader's float32 batch (`.float()` may hand back
+# the batch itself).
+_HALVING = frozenset({"half", "bfloat16"})
+
+
 def _host_copy_first(model: FileModel, receiver: Optional[cst.BaseExpression]) -> bool:
     """The value moved is a new host tensor made from the batch by a conversion to a host tensor
     type (`audios.type(torch.LongTensor).to(device)`): pinned batch memory never reaches that
     copy, whatever the loader does."""
     node = receiver
     while type(node) is cst.Call and type(node.func) is cst.Attribute:
+        if node.func.attr.value in _HALVING and not node.args:
+            return True  # `video.half().cuda()`: a new half-precision host tensor is what is copied
         if node.func.attr.value == "type" and len(node.args) == 1:
             kind = model.imports.qualify(node.args[0].value) or ""
             if kind.startswith("torch.") and kind.endswith("Tensor") and ".cuda." not in kind and kind != "torch.Tensor":
@@ -609,8 +636,8 @@ def _moved_parameters(model: FileModel) -> Dict[str, Set[str]]:
     derived_of: Dict[int, Dict[str, set]] = {}
     for site in model.method_calls("to", "cuda", "type"):
         info = site.ctx.function
-        if info is None or not is_device_move(model, site):
-            continue
+        if info is None or not is_device_move(model, site) or _host_copy_first(model, site.receiver):
+            continue  # (a copy of a new host tensor made from the parameter moves none of it)
         flows = derived_of.get(id(info))
         if flows is None:
             flows = derived_of[id(info)] = _parameter_flows(model, info)
@@ -871,6 +898,8 @@ def _read_roots(expr: cst.CSTNode) -> set:
             out.add(node.value)
         elif type(node) is cst.Attribute:
             stack.append(node.value)  # `batch.x` reads `batch`, not a name `x`
+        elif type(node) is cst.Call and "tokeniz" in (dotted_name(node.func) or "").lower():
+            continue  # `tokenizer(prompt, ...)`: new id tensors made from text, none of the batch's memory
         else:
             stack.extend(children(node))
     return out
