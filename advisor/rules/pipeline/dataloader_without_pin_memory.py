@@ -111,7 +111,7 @@ class DataLoaderWithoutPinnedMemory(Rule):
         loops that end in an unconditional `break` (one batch each, in a demo notebook), are
         left alone. A
         move of a new host tensor the batch is first converted to
-        (`inputs.type(torch.LongTensor).to(device)`) is no move of the batch: pinned memory
+        (`inputs.type(torch.LongTensor).to(device)`, `video.half().cuda()`, also in a helper of another module the batch is handed to) is no move of the batch: pinned memory
         would never reach that copy.
         A loader built only under a switch no shipped run turns on (`if args.use_test_as_train:`
         after a `store_true` option no documented command passes) is info.
