@@ -361,7 +361,7 @@ _STARTS_TRAINING = re.compile(r"\.backward\(|Trainer\(|\.fit\(|\btrain\w*\(")
 def inference_only_importers(view, path: str) -> Optional[Tuple[str, ...]]:
     """The project files outside the package that holds ``path`` which import it, directly or
     through each other, when the package is one the rest of the project imports from, it has
-    no training script of its own, and none of those files trains or starts a training run
+    no training code of its own, and none of those files trains or starts a training run
     (HunyuanDiT's LLaVA captioner, imported only by its sampling scripts and apps): then the
     package's modules run only where those calls run them. None otherwise."""
     # A folder without `__init__.py` imported as a namespace package (`from mllm.demo import
@@ -382,7 +382,12 @@ def inference_only_importers(view, path: str) -> Optional[Tuple[str, ...]]:
                     seen.add(importer)
                     frontier.append(importer)
         outside = tuple(sorted(p for p in seen if not os.path.abspath(p).startswith(inside)))
-        trains = not outside or any(_STARTS_TRAINING.search(view.text_of(p)) for p in outside)
+        # Training code inside the package (Bunny's `bunny/train/train.py`, an OpenMMLab
+        # plugin's `apis/train.py`) makes it the project's own trained code, however its
+        # scripts are started.
+        trains = not outside or any(_STARTS_TRAINING.search(view.text_of(p)) for p in outside) or any(
+            os.path.abspath(p).startswith(inside) and _STARTS_TRAINING.search(view.text_of(p))
+            for p in view.layout.files())
         known = view.module_roots[key] = None if trains else outside
     return known
 
