@@ -3,9 +3,14 @@ from advisor.project.torch_pins import oldest_pin, pin_files
 
 
 def test_the_oldest_exact_pin_wins_and_other_packages_do_not_count():
-    texts = ["torchvision==0.15.2\ntorch==2.0.1+cu118\n", "dependencies:\n  - pytorch=1.10.1\n",
-             "pip install torch==1.13.1 torchaudio==0.13.1"]
-    assert oldest_pin(texts) == (1, 10)
+    texts = ["torchvision==0.15.2\ntorch==2.0.1+cu118\n", "dependencies:\n  - pytorch=1.10.1\n"]
+    assert oldest_pin(texts, ["Install:\n\n    pip install torch==1.9.1 torchaudio==0.9.1\n"]) == (1, 9)
+
+
+def test_a_readme_pins_only_in_its_install_commands():
+    prose = "Tested with `torch==1.13.1` in a requirements file; any release from 2.0 works.\n"
+    assert oldest_pin([], [prose]) is None
+    assert oldest_pin([], [prose + "conda install pytorch=2.1.0 -c pytorch\n"]) == (2, 1)
 
 
 def test_ranges_and_other_names_are_no_pin():

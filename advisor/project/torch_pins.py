@@ -30,7 +30,14 @@ def pin_files(root: str) -> List[str]:
     return out[:64]
 
 
-def oldest_pin(texts: Iterable[str]) -> Optional[Tuple[int, int]]:
-    """The oldest exact torch pin among ``texts``; None without one."""
-    found = [(int(m.group(1)), int(m.group(2))) for text in texts for m in _PIN.finditer(text)]
+# An install command of a README or a shell script (prose that names a release pins nothing).
+_INSTALL = re.compile(r"^.*\b(?:pip3?|conda|mamba|uv pip)\s+install\b.*$", re.MULTILINE)
+
+
+def oldest_pin(texts: Iterable[str], commands: Iterable[str] = ()) -> Optional[Tuple[int, int]]:
+    """The oldest exact torch pin among ``texts`` (requirement files, Dockerfiles, conda
+    environments) and the install command lines of ``commands`` (READMEs, shell scripts);
+    None without one."""
+    lines = [line.group(0) for text in commands for line in _INSTALL.finditer(text)]
+    found = [(int(m.group(1)), int(m.group(2))) for text in [*texts, *lines] for m in _PIN.finditer(text)]
     return min(found) if found else None

@@ -966,7 +966,10 @@ class ProjectView:
     def pinned_torch(self) -> Optional[Tuple[int, int]]:
         """The oldest torch release the project pins exactly (`torch==1.13.1`); None without one."""
         if self._pinned is None:
-            pin = oldest_pin(self._text(p) or "" for p in self.torch_pin_sources())
+            files = set(pin_files(self.layout.root))
+            sources = self.torch_pin_sources()
+            pin = oldest_pin((self._text(p) or "" for p in sources if p in files),
+                             (self._text(p) or "" for p in sources if p not in files))
             self._pinned = pin if pin is not None else False
         return self._pinned or None
 
