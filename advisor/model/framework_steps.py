@@ -585,7 +585,7 @@ def _hugging_face_root(model, cls, depth: int) -> bool:
     if depth > 3:
         return False
     for base in cls.bases:
-        if (base.startswith("transformers.") and _module_base(base)) or base.startswith("torch.nn."):
+        if base.startswith("transformers.") and _module_base(base):
             return True
         own = model.facts.classes.get(base)
         if own is not None and own is not cls and _hugging_face_root(model, own, depth + 1):
