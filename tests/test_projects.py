@@ -660,10 +660,34 @@ def test_a_config_file_that_turns_on_a_loaded_setting_rechecks_a_cached_file(tmp
 
 
 def test_a_newer_torch_pin_rechecks_a_cached_deprecated_amp_call(tmp_path):
-    """The old AMP entry points warn only from torch 2.4: while the requirements pin 1.13 they
-    are information; pinning a newer torch must make the cached file's findings warnings."""
-    _edit_rechecks(tmp_path, "pinned_old_torch", "requirements.txt", "torch==1.13.1", "torch==2.5.1",
-                   ("train.py", 8, "GPU303"))
+    """The old AMP entry points warn only from torch 2.4: while the requirements pin 1.13 the
+    message says so and no rewrite is offered; pinning a newer torch must change the cached
+    file's findings."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    project = tmp_path / "pinned_old_torch"
+    shutil.copytree(ROOT / "pinned_old_torch", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+
+    def messages(environment):
+        run = subprocess.run([sys.executable, "-m", "advisor", "check", "--format", "json", "-j", "1", str(project)],
+                             capture_output=True, text=True, env=environment)
+        return sorted((f["location"]["row"], f["message"], f["fix"] is not None)
+                      for f in json.loads(run.stdout) if f["code"] == "GPU303")
+
+    first = messages(env)
+    assert first and all("pins torch 1.13" in m and not fixed for _, m, fixed in first)
+    assert messages(env) == first  # served from the cache
+    requirements = project / "requirements.txt"
+    requirements.write_text(requirements.read_text().replace("torch==1.13.1", "torch==2.5.1"))
+    again = messages(env)
+    assert again and all("pins torch" not in m for _, m, _ in again)
+    assert again == messages({**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
 
 
 def test_naming_a_licensed_copys_training_script_rechecks_its_cached_helpers(tmp_path):

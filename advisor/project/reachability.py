@@ -111,7 +111,7 @@ def _is_root(view, path: str) -> bool:
     # A folder without `__init__.py` inside a package the project imports from (`llava/train/`,
     # `aot/networks/managers/`) is part of that package (a namespace folder): its modules are
     # judged as the package's are, below.
-    if not os.path.isfile(os.path.join(folder, "__init__.py")) and used_copy(view, path):
+    if not os.path.isfile(os.path.join(folder, "__init__.py")) and copy_used_by_project(view, path):
         # A licensed copy of another project kept as loose files, which the rest of the
         # project imports from (VGen's `metric/dino/`, whose backbone its metric script loads):
         # the project runs what it imports; the copy's own scripts run only where a text
@@ -313,6 +313,26 @@ def _in_nested_distribution(path: str, root: str) -> bool:
             return True
         folder = os.path.dirname(folder)
     return False
+
+
+def copy_used_by_project(view, path: str) -> bool:
+    """The file sits in a licensed copy that a file of the project's own code imports from: an
+    importer outside the copy that is in no licensed folder itself (not a sibling sub-project of
+    a monorepo, TinyCLIP importing TinyViT's model beside it, nor one whose import of a common
+    name the index resolved to the copy)."""
+    folder = vendored_folder(path, view.layout.root)
+    if folder is None:
+        return False
+    key = "\0own-copy\0" + folder
+    known = view.module_roots.get(key)
+    if known is None:
+        inside = folder + os.sep
+        root = view.layout.root
+        known = any(target.startswith(inside) and any(
+            not i.startswith(inside) and vendored_folder(i, root) is None for i in importers)
+            for target, importers in view.import_index().items())
+        view.module_roots[key] = known
+    return known
 
 
 def used_copy(view, path: str) -> bool:

@@ -28,7 +28,7 @@ from advisor.model.names import dotted_name
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.torch_pins import oldest_pin, pin_files
-from advisor.project.reachability import package_training_scripts, untrained_package, unreached, used_copy
+from advisor.project.reachability import copy_used_by_project, package_training_scripts, untrained_package, unreached
 from advisor.model.vocabulary import LIGHTNING_TRAINER_TEXT
 from advisor.model.registered_classes import CONFIG_FOLDER, classes_asked_for, names_in_code
 from advisor.model.passed_configs import CONFIG_FLAGS
@@ -444,7 +444,7 @@ class ProjectView:
     def in_used_copy(self, path: str) -> bool:
         """``path`` sits in a licensed copy of another project that the rest of the project
         imports from (`project/reachability.py`)."""
-        return used_copy(self, _key(path))
+        return copy_used_by_project(self, _key(path))
 
     def untrained_package(self, path: str) -> Optional[Tuple[str, ...]]:
         """The training scripts of the imported package that holds ``path`` when no run of the

@@ -63,7 +63,7 @@ class DeprecatedAmpApi(Rule):
         to enter (`return torch.cuda.amp.autocast` in `get_autocast(precision)`). Where the
         project pins a torch older than 2.4 (`torch==1.13.1` in a requirements file, a
         Dockerfile, a conda environment or a README's install command), which does not warn
-        about these entry points yet, findings are information, without a fix. A call under a flag that no run of the
+        about these entry points yet, the message says so, and below 2.3 no fix is offered. A call under a flag that no run of the
         project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
         `if self.use_amp:` where no construction passes `use_amp=True`) is information: the old
         call stays in the code, but no shipped run reaches it. So is one in a function or class
@@ -135,10 +135,10 @@ class DeprecatedAmpApi(Rule):
         pin = model.project.pinned_torch() if model.project is not None else None
         for report in self._reports(model):
             if pin is not None and pin < _DEPRECATED_FROM:
-                # The release the project ships does not deprecate it yet (nor, before 2.3,
-                # offer the replacement): advice for an upgrade, not a warning of this run.
+                # The release the project ships does not warn yet: the message says so, and
+                # before 2.3, which has no `torch.amp.GradScaler`, no rewrite is offered.
                 data = dict(report.data, pinned="%d.%d" % pin)
-                yield dataclasses.replace(report, severity=Severity.INFO, fix=None, data=data,
+                yield dataclasses.replace(report, fix=report.fix if pin >= (2, 3) else None, data=data,
                                           template=report.template + " (from torch 2.4; the project pins torch {pinned})")
             else:
                 yield report

@@ -3,9 +3,9 @@ import torch
 
 
 def train(model, loader, optimizer):
-    scaler = torch.cuda.amp.GradScaler()  # expect: GPU303 info
+    scaler = torch.cuda.amp.GradScaler()  # expect: GPU303
     for images, labels in loader:
-        with torch.cuda.amp.autocast():  # expect: GPU303 info
+        with torch.cuda.amp.autocast():  # expect: GPU303
             loss = torch.nn.functional.cross_entropy(model(images.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
         optimizer.zero_grad()
         scaler.scale(loss).backward()
