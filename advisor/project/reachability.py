@@ -316,12 +316,15 @@ def _in_nested_distribution(path: str, root: str) -> bool:
 
 
 def copy_used_by_project(view, path: str) -> bool:
-    """The file sits in a licensed copy that a file of the project's own code imports from: an
-    importer outside the copy that is in no licensed folder itself (not a sibling sub-project of
+    """The file sits in a licensed copy, below a folder of the project's own (not right under
+    the root), that a file of the project's own code imports from: an importer outside the
+    copy that is in no licensed folder itself (not a sibling sub-project of
     a monorepo, TinyCLIP importing TinyViT's model beside it, nor one whose import of a common
     name the index resolved to the copy)."""
     folder = vendored_folder(path, view.layout.root)
-    if folder is None:
+    if folder is None or os.path.dirname(folder) == os.path.abspath(view.layout.root):
+        # A licensed folder right under the root is a sub-project of a monorepo (AutoML's
+        # `CDARTS/`, `TinyViT/`), whose common module names (`lib`) other sub-projects share.
         return False
     key = "\0own-copy\0" + folder
     known = view.module_roots.get(key)
