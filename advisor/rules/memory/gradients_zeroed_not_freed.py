@@ -60,7 +60,7 @@ class GradientsZeroedNotFreed(Rule):
     what = """
         `optimizer.zero_grad(set_to_none=False)` and `model.zero_grad(set_to_none=False)` with
         a literal False or a value that is False on every shipped run (a `store_true` option no
-        launch command passes: `set_to_none=args.set_grads_to_none`; no fix is offered for it,
+        launch command passes: `set_to_none=args.free_grads`; no fix is offered for it,
         as the option is the author's switch), and loops over `model.parameters()` that zero every gradient by hand
         (`p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad = torch.zeros_like(p)`), also in a
         helper that loops over a parameter list it is handed (`def zero_grad(model_params):`),
@@ -137,7 +137,7 @@ class GradientsZeroedNotFreed(Rule):
                     edit = NodeEdit(arg.value, "True")
                     message = "`zero_grad(set_to_none=False)` writes zeros into every gradient instead of freeing it"
                 elif literal_values(model, arg.value, site.ctx, site.order).only(False):
-                    # `set_to_none=args.set_grads_to_none`, a flag off by default that no
+                    # `set_to_none=args.free_grads`, a flag off by default that no
                     # shipped command turns on: the runs zero in place. The flag is the
                     # author's switch, so no edit is offered in its place.
                     edit = None
