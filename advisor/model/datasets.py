@@ -14,7 +14,7 @@ files, an h5py or memory-mapped array, a Hugging Face dataset, a parameter) is n
 from __future__ import annotations
 
 import re
-from typing import Optional, Set
+from typing import FrozenSet, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -103,7 +103,24 @@ def token_id_batches(model, call: cst.Call, ctx: Context, order: float) -> bool:
 
 
 def _packs_ids(owner, node: cst.CSTNode) -> bool:
-    """The function calls a tokenizer or builds integer tensors, and builds no other tensor."""
+    """The function calls a tokenizer or builds integer tensors, and builds no other tensor
+    (no stack or concatenation of whatever the items hold either)."""
+    found = _id_tensors(owner, node, _TENSOR_MAKERS | _TENSOR_BUILDERS)
+    return found is not None and (found[0] or found[1] > 0)
+
+
+def _tokenises_to_ids(owner, info: ClassInfo) -> bool:
+    getitem = owner.facts.functions.get(f"{info.name}.__getitem__")
+    if getitem is None:
+        return False
+    found = _id_tensors(owner, getitem.node.body, _TENSOR_MAKERS)
+    return found is not None and found[0] and found[1] > 0
+
+
+def _id_tensors(owner, node: cst.CSTNode, makers: FrozenSet[str]) -> Optional[Tuple[bool, int]]:
+    """(whether the code under ``node`` calls a tokenizer, how many tensors of an integer dtype
+    it makes with ``makers``); None when one of them makes a tensor of another dtype (pixels,
+    features)."""
     tokenises, built = False, 0
     stack = list(children(node))
     while stack:
@@ -113,38 +130,14 @@ def _packs_ids(owner, node: cst.CSTNode) -> bool:
             if "tokeniz" in name.lower():
                 tokenises = True
             qual = owner.imports.qualify(current.func) or name
-            if qual in _TENSOR_MAKERS or qual in _TENSOR_BUILDERS:
+            if qual in makers:
                 if qual != "torch.LongTensor" and not any(
                         a.keyword is not None and a.keyword.value == "dtype" and owner.imports.qualify(a.value) in _ID_DTYPES
                         for a in current.args):
-                    return False  # pixels, features, or a stack of whatever the items hold
+                    return None
                 built += 1
         stack.extend(children(current))
-    return tokenises or built > 0
-
-
-def _tokenises_to_ids(owner, info: ClassInfo) -> bool:
-    getitem = owner.facts.functions.get(f"{info.name}.__getitem__")
-    if getitem is None:
-        return False
-    tokenises = False
-    built = 0
-    stack = list(children(getitem.node.body))
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Call:
-            name = dotted_name(node.func) or ""
-            if "tokeniz" in name.lower():
-                tokenises = True
-            qual = owner.imports.qualify(node.func) or name
-            if qual in _TENSOR_MAKERS:
-                if qual != "torch.LongTensor" and not any(
-                        a.keyword is not None and a.keyword.value == "dtype" and owner.imports.qualify(a.value) in _ID_DTYPES
-                        for a in node.args):
-                    return False  # a tensor of another dtype: pixels, features
-                built += 1
-        stack.extend(children(node))
-    return tokenises and built > 0
+    return tokenises, built
 
 
 # The calls that build a tensor from the values they are given (a `dtype=` says which).
