@@ -46,12 +46,10 @@ def _applier(site: CallSite) -> Optional[str]:
     """The name of the function (or `self` method) a `multi_apply(fn, ...)` or `map(fn, ...)`
     call runs per item; None for any other call."""
     qual = site.qualname or dotted_name(site.node.func) or ""
-    if qual.rsplit(".", 1)[-1] not in _APPLIERS or site.method is not None and qual == site.method:
+    if qual.rsplit(".", 1)[-1] not in _APPLIERS:
         return None
-    if qual == "map" or qual.startswith("builtins."):
-        pass
-    elif not qual.startswith(("mmdet.", "mmcv.", "mmdet3d.", "mmseg.")) and "." in qual:
-        return None
+    if "." in qual and not qual.startswith(("builtins.", "mmdet.", "mmcv.", "mmdet3d.", "mmseg.")):
+        return None  # `dataset.map(fn)`, `pool.map(fn, items)`: another object's method
     args = site.node.args
     if len(args) < 2 or args[0].keyword is not None or args[0].star:
         return None

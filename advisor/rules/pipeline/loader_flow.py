@@ -444,23 +444,24 @@ def _helper_moves_batches(model: FileModel, loop=None) -> bool:
         if not any(root_name(_unwrapped(model, arg.value)) in names for arg in site.node.args):
             continue
         if any(owner is not model and function_moves_to_device(owner, info) and not _takes_to_numpy(info, site, names)
-               and _moves_what_it_gets(owner, info, site, names)
+               and _moves_what_it_gets(model, owner, info, site, names)
                for owner, info in model.calls.targets(site)):
             return True
     return False
 
 
-def _moves_what_it_gets(owner: FileModel, info, site: CallSite, names: set) -> bool:
+def _moves_what_it_gets(model: FileModel, owner: FileModel, info, site: CallSite, names: set) -> bool:
     """Some parameter the call hands the batch to is one the function moves (or may move): not
     only a tensor it builds itself (`mm_infer(video, ...)`, which moves `video.half()`, a new
-    host tensor, and token ids it makes)."""
+    host tensor, and token ids it makes). ``site`` is a call of ``model``; ``info`` is
+    ``owner``'s."""
     moved = owner.shared("batch-movers", _moved_parameters).get(info.key)
     if moved is None or any(a.star for a in site.node.args):
         return True
     positional = list(info.params[info.receiver_params:])
     handed = set()
     for index, arg in enumerate(site.node.args):
-        if root_name(_unwrapped(owner, arg.value)) not in names:
+        if root_name(_unwrapped(model, arg.value)) not in names:  # the call is in ``model``
             continue
         if arg.keyword is not None:
             handed.add(arg.keyword.value)
