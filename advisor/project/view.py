@@ -158,7 +158,6 @@ _LONG_WORD = re.compile(r"[A-Za-z_]\w{2,}")
 _FLASH_REQUESTS = ("flash_attention_2", "attn_implementation", "use_flash_attn")
 _FLASH_TESTERS = ("_attn_implementation ==", "_attn_implementation !=", "_supports_flash_attn_2",
                   "_flash_attn_2_enabled", "_use_flash_attention_2 =")
-_FLASH_KEY = "\0flash-attention"
 _PIN_KEY = "\0torch-pins"
 
 
@@ -189,6 +188,7 @@ class ProjectView:
         self._all_additions: Optional[Tuple[str, ...]] = None
         self._found: Dict[str, List[str]] = {}
         self._pinned: Optional[object] = None  # the oldest exact torch pin, False for none
+        self._flash_requests: Optional[List[Tuple[str, Optional[str]]]] = None
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
         self._config_words: Optional[Set[str]] = None
@@ -242,6 +242,7 @@ class ProjectView:
         self._symbols.clear()
         self._found.clear()
         self._pinned = None
+        self._flash_requests = None
         self._dependencies.clear()
         self._config_sets.clear()
         self._key_readers.clear()
@@ -943,17 +944,17 @@ class ProjectView:
         test for it (a file beside such copies, a copied `configuration_minicpm.py` that turns it
         on, asks for its own folder's models only), or a launch text or config file naming it
         (model/attention_backends.py)."""
-        found = self._found.get(_FLASH_KEY)
-        if found is None:
+        if self._flash_requests is None:
             python = {p for needle in _FLASH_REQUESTS for p in self.files_containing(needle)}
             testers = {p for p in python if any(mark in self._text(p) for mark in _FLASH_TESTERS)}
             folders = {os.path.dirname(p) for p in testers}
             others = [p for p in [*(self.layout.launch_texts() or ()), *(self.layout.config_files() or ())]
                       if any(needle in self._text(p) for needle in _FLASH_REQUESTS)]
-            found = self._found[_FLASH_KEY] = [p if os.path.dirname(p) not in folders else "\0" + p
-                                               for p in sorted(python - testers)] + others
+            # (text, the folder it asks for alone; None: the whole project)
+            self._flash_requests = [(p, os.path.dirname(p) if os.path.dirname(p) in folders else None)
+                                    for p in sorted(python - testers)] + [(p, None) for p in others]
         folder = os.path.dirname(_key(path))
-        return any(not p.startswith("\0") or os.path.dirname(p[1:]) == folder for p in found)
+        return any(only is None or only == folder for _, only in self._flash_requests)
 
     def torch_pin_sources(self) -> List[str]:
         """The files that may pin the project's torch release (`project/torch_pins.py`): its
