@@ -708,3 +708,26 @@ def test_naming_a_licensed_copys_training_script_rechecks_its_cached_helpers(tmp
     again = _json_findings(project, env)
     assert ("utils.py", 10, "GPU101", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_sampling_script_that_starts_training_rechecks_a_cached_captioner(tmp_path):
+    """A package nothing trains (a captioner imported only by a sampling script) runs only where
+    that script calls it; once the script trains, the captioner's forward is a training path
+    again, also for the unchanged, cached model file."""
+    import os
+    import shutil
+
+    project = tmp_path / "captioner_namespace"
+    shutil.copytree(ROOT / "captioner_namespace", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert not any(f[0] == "arch.py" for f in first)
+    assert _json_findings(project, env) == first  # served from the cache
+    sample = project / "sample.py"
+    sample.write_text(sample.read_text().replace(
+        "    return [captioner(p, i) for p, i in zip(prompts, images)]\n",
+        "    outputs = [captioner(p, i) for p, i in zip(prompts, images)]\n"
+        "    outputs[0].sum().backward()\n    return outputs\n"))
+    again = _json_findings(project, env)
+    assert any(f[0] == "arch.py" for f in again)
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

@@ -754,6 +754,9 @@ class ProjectView:
         for script in package_training_scripts(self, key):
             found.add(script)
             found.update(self.files_containing(module_stem(script)))
+        # - whether a file that imports a used package with no training code of its own, directly
+        #   or through others, starts training (`inference_only_importers`): those importers.
+        found.update(untrained_package(self, key) or ())
         if unreached_module:
             # A config file or notebook that starts naming one of them.
             found.update(self.layout.config_files() or ())
