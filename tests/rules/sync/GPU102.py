@@ -614,3 +614,18 @@ for step, (x, y) in enumerate(loader):
     loss.backward()
     optimizer.step()
     writer.add_scalar("loss/train", loss.detach().cpu(), step)
+
+# %% valid: a print used as an assert's message runs only when the assert fails
+import torch
+
+
+def train_step(model, optimizer, images):
+    pred = model(images.cuda())
+    assert torch.isfinite(pred).all(), print(pred)
+    loss = pred.mean()
+    loss.backward()
+    optimizer.step()
+
+
+for images in loader:
+    train_step(model, optimizer, images)
