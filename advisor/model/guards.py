@@ -870,6 +870,11 @@ def _value_check(model, test: cst.BaseExpression, ctx=None, order: float = 0) ->
         left = _value_check(model, node.left, ctx, order)
         right = _value_check(model, node.right, ctx, order)
         return (left and right) if type(node.operator) is cst.Or else (left or right)
+    if type(node) is cst.BinaryOperation and type(node.operator) in (cst.BitOr, cst.BitAnd):
+        # `if out.isnan().any() | out.isinf().any():`, the same tests joined on tensors
+        left = _value_check(model, node.left, ctx, order)
+        right = _value_check(model, node.right, ctx, order)
+        return (left and right) if type(node.operator) is cst.BitOr else (left or right)
     while type(node) is cst.UnaryOperation and type(node.operator) in (cst.Not, cst.BitInvert):
         node = node.expression
     if type(node) is cst.Comparison:

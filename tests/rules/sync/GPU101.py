@@ -2963,3 +2963,18 @@ class PlanDetector(MVXTwoStageDetector):
         feats = self.extract_feat(img)
         boxes = self.pts_bbox_head(feats, None)
         return [{"score": boxes[0].max().item()}]
+
+# %% invalid: counts read only in the branch a NaN-or-infinity test takes, joined with `|`: information
+import torch
+
+
+def decode(layers, output, loader, optimizer):
+    for x in loader:
+        output = x.cuda()
+        for layer in layers:
+            output = layer(output)
+            if output.isnan().any() | output.isinf().any():
+                num_nan = output.isnan().sum().item()  # expect: GPU101 info
+                print(f"bad values: {num_nan}")
+        output.mean().backward()
+        optimizer.step()
