@@ -816,6 +816,16 @@ _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module
 _PIPELINE_LIBRARIES = frozenset({"diffusers", "transformers"})
 
 
+def _library_model(base: str) -> bool:
+    """A model base class of Hugging Face's libraries, itself an `nn.Module`: transformers'
+    `PreTrainedModel` (and its per-architecture bases, `LlamaPreTrainedModel`), diffusers'
+    `ModelMixin`."""
+    root, _, rest = base.partition(".")
+    last = base.rsplit(".", 1)[-1]
+    return bool(rest) and ((root == "transformers" and last.endswith("PreTrainedModel"))
+                           or (root == "diffusers" and last == "ModelMixin"))
+
+
 def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
     """What an instance of a class (the file's or the project's) is, in the kinds of
     `model/kinds.py`: a "module" when it derives from torch.nn.Module, a "scaler" when it derives
@@ -830,7 +840,7 @@ def class_kinds(model, info: ClassInfo, depth: int = 0) -> frozenset:
     cache[id(info)] = frozenset()  # a class hierarchy that loops back on itself
     kinds = set()
     for base in info.bases:
-        if base in _MODULE_BASES or base.endswith(".nn.Module"):
+        if base in _MODULE_BASES or base.endswith(".nn.Module") or _library_model(base):
             kinds.add("module")
         elif base.rsplit(".", 1)[-1] == "GradScaler":
             kinds.add("scaler")

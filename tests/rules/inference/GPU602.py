@@ -1024,3 +1024,65 @@ def main(args, tokenizer, unet, loader, optimizer):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad()
+
+# %% valid: a Hugging Face model's own generate runs its vision tower under no_grad: the tower is part of the model, whose user sets the mode
+import torch
+import torch.nn as nn
+from transformers.modeling_utils import PreTrainedModel
+
+
+class CaptionerPreTrainedModel(PreTrainedModel):
+    base_model_prefix = "captioner"
+
+
+class Captioner(CaptionerPreTrainedModel):
+    def __init__(self, config, vision_model, language_model):
+        super().__init__(config)
+        self.vision_model = vision_model
+        self.dropout = nn.Dropout(0.1)
+        self.language_model = language_model
+
+    def forward(self, pixels, ids):
+        with torch.no_grad():
+            feats = self.vision_model(pixels)
+        return self.language_model(ids, self.dropout(feats))
+
+    def generate(self, pixels, ids):
+        with torch.no_grad():
+            feats = self.vision_model(pixels)
+        return self.language_model.generate(ids, feats)
+
+
+def train(model, loader, optimizer):
+    model.train()
+    for pixels, ids in loader:
+        loss = model(pixels.cuda(), ids.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a plain evaluator object that holds the model and runs it under no_grad without eval mode
+import torch
+import torch.nn as nn
+
+
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+
+    def score(self, loader):
+        total = 0.0
+        with torch.no_grad():
+            for x, y in loader:
+                total += (self.model(x.cuda()).argmax(1) == y.cuda()).sum()  # expect: GPU602
+        return total
+
+
+def train(model, loader, optimizer):
+    model.train()
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return Evaluator(nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))).score(loader)
