@@ -112,6 +112,7 @@ class CallGraph:
         # the overrides already looked up (every `self.m()` call of a class asks).
         self._subclasses: Optional[Dict[str, List[Tuple[object, ClassInfo]]]] = None
         self._override_hits: Dict[Tuple[str, str], List[Target]] = {}
+        self._result_calls: Optional[List[CallSite]] = None
 
     def targets_of_expression(self, call: cst.Call, ctx, order) -> List[Target]:
         """`targets` for a call node (every call the walk saw is a site)."""
@@ -268,6 +269,30 @@ class CallGraph:
                 out.append((model, info))
         return out
 
+    def _returned_closures(self, name: str, site: CallSite) -> List[Target]:
+        """`step_fn = losses.get_step_fn(graph, optimizer)`, then `step_fn(model, batch)`: a
+        factory that returns a function it defines (score_sde's `get_step_fn` returning its
+        `step_fn`) hands back that function, which the call runs. Every binding of the name that
+        reaches the call must be a call of such a factory."""
+        model = self.model
+        reach = model.bindings.reaching(name, site.ctx, site.order)
+        if not reach.closed or reach.parameter is not None or not reach.assignments:
+            return []
+        out: List[Target] = []
+        for assignment in reach.assignments:
+            value = assignment.value
+            if type(value) is not cst.Call or assignment.index is not None or assignment.augmented:
+                return []
+            factories = self.targets_of_expression(value, assignment.ctx, assignment.order)
+            if not factories:
+                return []
+            for owner, factory in factories:
+                inner = returned_functions(owner, factory)
+                if not inner:
+                    return []
+                out.extend((owner, info) for info in inner)
+        return out
+
     def _keyword_partial(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         """The function of `functools.partial(fn, key=value, ...)` (diffusers' scripts bind
         `compute_embeddings_fn` so, then call it each step), else ``value``. Only a partial that
@@ -364,6 +389,9 @@ class CallGraph:
             aliased = self._aliased_functions(func.value, site)
             if aliased:
                 return aliased
+            closures = self._returned_closures(func.value, site)
+            if closures:
+                return closures
             starred = self._star_imported(func.value, site)
             if starred is not None:
                 return [starred]
@@ -493,7 +521,9 @@ class CallGraph:
     def _callers(self, info: FunctionInfo) -> List[Caller]:
         name = info.node.name.value
         # A nested function is called only where it is defined.
-        wide = info.class_name is not None or info.ctx is None or info.ctx.function is None
+        returned = info.ctx is not None and info.ctx.function is not None and info in returned_functions(
+            self.model, info.ctx.function)
+        wide = info.class_name is not None or info.ctx is None or info.ctx.function is None or returned
         method = info.class_name is not None
         scan = self._scans.get((name, wide, method))
         if scan is None:
@@ -508,8 +538,11 @@ class CallGraph:
                 # A factory that builds classes by name (`create_model(opt)` over the modules its
                 # package loads by name): its instances' methods run where the factory is used.
                 models += [m for m in self._through_loaders() if m not in models]
-            scan = self._scans[(name, wide, method)] = _CallerScan(
-                self.model, [(m, site) for m in models for site in m.calls.candidates(name)])
+            sites = [(m, site) for m in models for site in m.calls.candidates(name)]
+            if returned:
+                # Called under the name its factory's result is bound to (`train_step_fn(...)`).
+                sites += [(m, site) for m in models for site in m.calls.result_calls() if (m, site) not in sites]
+            scan = self._scans[(name, wide, method)] = _CallerScan(self.model, sites)
         try:
             found = scan.callers_of(info)
         except BaseException:
@@ -647,6 +680,16 @@ class CallGraph:
                     if type(one) is cst.Name and one.value != target and assignment.index is None:
                         out.setdefault(target, set()).add(one.value)
         return out
+
+    def result_calls(self) -> List[CallSite]:
+        """The calls of a plain name the file binds to a call's result (`step_fn =
+        get_step_fn(...)`, then `step_fn(...)`): where a function a factory returns may run."""
+        if self._result_calls is None:
+            bound = {target for (_, target), assignments in self.model.facts.assignments.items()
+                     if "." not in target and any(type(a.value) is cst.Call for a in assignments)}
+            self._result_calls = [site for site in self.model.facts.calls
+                                  if type(site.node.func) is cst.Name and site.node.func.value in bound]
+        return self._result_calls
 
     def candidates(self, name: str) -> List[CallSite]:
         """The calls of this file that may run a function named ``name``: those that call that
@@ -814,6 +857,26 @@ _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module
 
 
 _PIPELINE_LIBRARIES = frozenset({"diffusers", "transformers"})
+
+
+def returned_functions(model, factory: FunctionInfo) -> List[FunctionInfo]:
+    """The functions ``factory`` defines in its own body and returns, when every `return` of it
+    hands back such a function by name (`def get_loss_fn(...): def loss_fn(...): ...; return
+    loss_fn`); empty otherwise."""
+    cache = model._shared.setdefault("returned-functions", {})
+    known = cache.get(id(factory))
+    if known is None:
+        known = []
+        for ret in factory.return_sites:
+            value = ret.value
+            inner = model.bindings.function(value.value, ret.ctx, ret.order) if type(value) is cst.Name else None
+            if inner is None or inner.ctx is None or inner.ctx.function is not factory:
+                known = []
+                break
+            if inner not in known:
+                known.append(inner)
+        cache[id(factory)] = known
+    return known
 
 
 def _library_model(base: str) -> bool:
