@@ -731,3 +731,24 @@ def test_a_sampling_script_that_starts_training_rechecks_a_cached_captioner(tmp_
     again = _json_findings(project, env)
     assert any(f[0] == "arch.py" for f in again)
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_config_that_starts_building_lightnings_trainer_rechecks_a_cached_module(tmp_path):
+    """`trainer = hydra.utils.instantiate(config.trainer)`: a LightningModule's `training_step`
+    runs every step only where a config file names Lightning's Trainer as the class to build; a
+    config edited to name it must report the step's host sync, also for the unchanged, cached
+    module."""
+    import os
+    import shutil
+
+    project = tmp_path / "lightning_hydra_custom"
+    shutil.copytree(ROOT / "lightning_hydra_custom", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert not any(f[0] == "model.py" for f in first)
+    assert _json_findings(project, env) == first  # served from the cache
+    config = project / "configs" / "config.yaml"
+    config.write_text(config.read_text().replace("_target_: loop.LoopTrainer", "_target_: lightning.Trainer"))
+    again = _json_findings(project, env)
+    assert ("model.py", 12, "GPU101", "warning") in again
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

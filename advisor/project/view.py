@@ -170,6 +170,12 @@ def _key(path: str) -> str:
 Build = Callable[[str, Optional[str]], Optional[object]]
 
 
+# A config file naming Lightning's Trainer as the class to build (Hydra's `_target_`, a
+# LightningCLI-style `class_path`).
+_LIGHTNING_TARGET = re.compile(
+    r"(?:_target_|class_path)['\"]?\s*[:=]\s*['\"]?(?:pytorch_)?lightning(?:\.pytorch)?(?:\.trainer)*\.Trainer\b")
+
+
 class ProjectView:
     def __init__(self, root: str, build: Build, stand_ins: Optional["Views"] = None) -> None:
         self.layout = Layout(root)
@@ -699,8 +705,13 @@ class ProjectView:
         """The project's files that run a Lightning `Trainer` (or `LightningCLI`)."""
         found = self._found.get("\0lightning-trainers")
         if found is None:
-            found = self._found["\0lightning-trainers"] = [
-                p for p in self.files_containing("lightning") if LIGHTNING_TRAINER_TEXT.search(self._text(p))]
+            found = [p for p in self.files_containing("lightning") if LIGHTNING_TRAINER_TEXT.search(self._text(p))]
+            if any(_LIGHTNING_TARGET.search(self._text(c) or "") for c in self.layout.config_files() or ()):
+                # `trainer = hydra.utils.instantiate(config.trainer)` with `_target_:
+                # lightning.Trainer` in a config file: the file that builds it runs one.
+                found += [p for p in self.files_containing("instantiate(")
+                          if p.endswith(".py") and p not in found and "lightning" in self._text(p) and ".fit(" in self._text(p)]
+            self._found["\0lightning-trainers"] = found
         return found
 
     def python_configs(self) -> List[str]:
