@@ -752,3 +752,11 @@ def test_a_config_that_starts_building_lightnings_trainer_rechecks_a_cached_modu
     again = _json_findings(project, env)
     assert ("model.py", 12, "GPU101", "warning") in again
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_script_that_starts_calling_a_method_rechecks_its_cached_class(tmp_path):
+    """A method no file near its class names is called nowhere (model/uncalled_methods.py): its
+    findings are information; a script edited to call it must turn them back to warnings, also
+    for the unchanged, cached module."""
+    _edit_rechecks(tmp_path, "uncalled_methods", "sample.py", "# frames = vae.export_frames(latents)",
+                   "frames = vae.export_frames(latents)", ("vae.py", 29, "GPU303"))

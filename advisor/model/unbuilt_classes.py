@@ -48,6 +48,7 @@ from typing import Callable, Dict, List, Set, Tuple
 import libcst as cst
 
 from advisor.model.prose import without_prose
+from advisor.model.uncalled_methods import uncalled_method_rows
 from advisor.model.registered_classes import PICKED_BY_NAME, REGISTERED_CLASS, unnamed_registered_rows
 from advisor.project.layout import module_stem, vendored
 
@@ -97,10 +98,27 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         # No run of the project imports the module (project/reachability.py): none of it runs.
         return [(1, text.count("\n") + 1)]
     found = _unbuilt_definitions(model, rows)
+    if model.facts.classes:
+        # Methods nothing calls (model/uncalled_methods.py), outside the classes already found.
+        methods = uncalled_method_rows(model, rows)
+        if methods:
+            found = _merged(found, methods)
     if ("register" in text and REGISTERED_CLASS.search(text)) or ("globals()" in text and PICKED_BY_NAME.search(text)):
         # Registered classes no config names (model/registered_classes.py).
         found = sorted(set(found) | set(unnamed_registered_rows(model, _units(model, rows))))
     return found
+
+
+def _merged(spans: List[Tuple[int, int]], more: List[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """Sorted spans with none inside another (a method of a class found unbuilt is dropped): the
+    engine searches them by their first rows."""
+    out: List[Tuple[int, int]] = []
+    for first, last in sorted(set(spans) | set(more)):
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], last))
+        else:
+            out.append((first, last))
+    return out
 
 
 def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
