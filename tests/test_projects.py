@@ -760,3 +760,23 @@ def test_a_script_that_starts_calling_a_method_rechecks_its_cached_class(tmp_pat
     for the unchanged, cached module."""
     _edit_rechecks(tmp_path, "uncalled_methods", "sample.py", "# frames = vae.export_frames(latents)",
                    "frames = vae.export_frames(latents)", ("vae.py", 29, "GPU303"))
+
+
+def test_a_file_that_starts_training_rechecks_a_cached_model_of_an_inference_project(tmp_path):
+    """In a project none of whose files trains, a forward the call graph cannot follow is not run
+    by a training loop out of sight (`ProjectView.trains_nowhere`); a file edited to train must
+    report the forward's host syncs again, also for the unchanged, cached module."""
+    import os
+    import shutil
+
+    project = tmp_path / "inference_demo"
+    shutil.copytree(ROOT / "inference_demo", project)
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert not any(f[0].endswith("detector.py") for f in first)
+    assert _json_findings(project, env) == first  # served from the cache
+    convert = project / "tools" / "convert.py"  # imports nothing of the model's package
+    convert.write_text(convert.read_text().replace("    return renamed\n", "    torch.zeros(1, requires_grad=True).sum().backward()\n"))
+    again = _json_findings(project, env)
+    assert any(f[0].endswith("detector.py") and f[2] == "GPU101" and f[3] == "warning" for f in again)
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

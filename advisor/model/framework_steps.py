@@ -293,13 +293,21 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[Tuple[int, b
     # Calls from tests do not say how the module is used; calls under no_grad, under
     # `if not self.training`, or from a no_grad function (`generate()`) are inference.
     callers, live = _live_callers(model, info)
-    if (_module_forward(model, info) and not info.no_grad and (live or (not callers and not model.in_untrained_copy))
+    if (_module_forward(model, info) and not info.no_grad and (live or (not callers and not model.in_untrained_copy
+                                                                      and not _project_trains_nowhere(model)))
             and not _runs_its_own_loop(model, info) and not instances_only_used_through_methods(model, info)):
         yield model, info, gated  # a caller the call graph sees may still say more (a loss)
     for owner, site in live:
         caller = site.ctx.function
         if caller is not None and caller is not info and not branch_untaken(owner, site.ctx, caller):
             yield from _forward_roots(owner, caller, depth + 1, seen, gated or owner.guards.gated(site.ctx))
+
+
+def _project_trains_nowhere(model) -> bool:
+    """No file of the project trains (`ProjectView.trains_nowhere`): a forward no call of the
+    project reaches is not run by a training loop out of sight either."""
+    project = model.project
+    return project is not None and model.real_path is not None and project.trains_nowhere()
 
 
 def _deciding_callers(model, info: FunctionInfo):

@@ -170,6 +170,15 @@ def _key(path: str) -> str:
 Build = Callable[[str, Optional[str]], Optional[object]]
 
 
+# What training code writes: a backward pass, an optimizer's or a loss scaler's step, a library
+# trainer, a Keras-style `fit`, a Lightning step hook, or any call of a `train...` function or
+# method (`trainer.train()`, mmdet's `train_detector(...)`, `model.train()`); not the definition of
+# an `nn.Module.train` override, nor its `super().train(mode)`.
+_TRAINS = re.compile(
+    r"\.backward\(|\bTrainer\(|\.fit\(|\btraining_step\b|\b(?:optim\w*|opt\w*|scaler)\.step\("
+    r"|(?<!def )(?<!\)\.)\btrain\w*\(")
+
+
 # A config file naming Lightning's Trainer as the class to build (Hydra's `_target_`, a
 # LightningCLI-style `class_path`).
 _LIGHTNING_TARGET = re.compile(
@@ -193,6 +202,7 @@ class ProjectView:
         self._path_additions: Dict[str, Tuple[str, ...]] = {}
         self._all_additions: Optional[Tuple[str, ...]] = None
         self._found: Dict[str, List[str]] = {}
+        self._trains_nowhere: Optional[bool] = None
         self._pinned: Optional[object] = None  # the oldest exact torch pin, False for none
         self._flash_requests: Optional[List[Tuple[str, Optional[str]]]] = None
         self._root_words: Optional[Set[str]] = None
@@ -247,6 +257,7 @@ class ProjectView:
         models = {k: m for k, m in self._models.items() if m is not None}
         self._symbols.clear()
         self._found.clear()
+        self._trains_nowhere = None
         self._pinned = None
         self._flash_requests = None
         self._dependencies.clear()
@@ -452,6 +463,16 @@ class ProjectView:
         """``path`` sits in a licensed copy of another project that the rest of the project
         imports from (`project/reachability.py`)."""
         return copy_used_by_project(self, _key(path))
+
+    def trains_nowhere(self) -> bool:
+        """No Python file of the project runs a training step or starts a training run
+        (`loss.backward()`, an optimizer's or a scaler's `step()`, a library `Trainer`, `.fit(`,
+        a Lightning `training_step`): an inference project (a demo, a sampler) whose module
+        forwards run only where its own code calls them."""
+        if self._trains_nowhere is None:
+            self._trains_nowhere = not any(
+                _TRAINS.search(self._text(p) or "") for p in self.layout.files() if p.endswith(".py"))
+        return self._trains_nowhere
 
     def untrained_package(self, path: str) -> Optional[Tuple[str, ...]]:
         """The training scripts of the imported package that holds ``path`` when no run of the
@@ -791,6 +812,11 @@ class ProjectView:
         if any(mark in text for mark in _FLASH_TESTERS):
             found.update(p for needle in _FLASH_REQUESTS for p in self.files_containing(needle))
             found.update(self.layout.config_files() or ())
+        # - whether any file of the project trains, for a module file of a project none of whose
+        #   files does (model/framework_steps.py: its forwards are not taken as trained by a
+        #   caller out of sight): every Python file, any of which may start to.
+        if "forward" in text and self.trains_nowhere():
+            found.update(p for p in self.layout.files() if p.endswith(".py"))
         # - which torch release the project pins, for a file that calls an API deprecated
         #   only from a later one (project/torch_pins.py).
         if "amp" in text:
