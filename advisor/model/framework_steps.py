@@ -502,8 +502,11 @@ def _handed_on(owner, site, name: str, depth: int, singleton: bool = False):
 # A value known not to be None, True or False (what an `is` test against them sees).
 _SOMETHING = object()
 # Expressions that always make a new object, never None.
+# Values that are never None: containers, strings and numbers written out, and the results of
+# operators (`mean + std * torch.randn_like(std)`, `-x`, `a < b`), which Python never makes None.
 _BUILT = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp,
-          cst.FormattedString, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float)
+          cst.FormattedString, cst.SimpleString, cst.ConcatenatedString, cst.Integer, cst.Float,
+          cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)
 
 
 def _is_singleton(node: cst.BaseExpression) -> bool:
@@ -511,8 +514,8 @@ def _is_singleton(node: cst.BaseExpression) -> bool:
 
 
 def _never_none(model, value: cst.BaseExpression, site) -> bool:
-    """What a call passes is a built value (a list, a comprehension, a string), an item of a
-    batch (`batch["resp"]`), or a local name every binding of which is one."""
+    """What a call passes is a built value (a list, a comprehension, a string, an operator's
+    result), an item of a batch (`batch["resp"]`), or a local name every binding of which is one."""
     if type(value) in _BUILT or (type(value) is cst.Subscript and type(value.value) is cst.Name):
         return True
     if type(value) is not cst.Name or model is None or site.ctx.function is None or value.value in site.ctx.function.params:
