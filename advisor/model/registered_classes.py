@@ -45,7 +45,7 @@ REGISTERED_CLASS = re.compile(r"^@[\w.]*register(?:_module|_\w+)?\b[^\n]*\n(?:@[
 # each of its top-level classes is built only where some text gives its name.
 PICKED_BY_NAME = re.compile(r"\bglobals\(\)\s*\[\s*(?![\"'])")
 _TOP_CLASS = re.compile(r"^class[ \t]+(\w+)", re.MULTILINE)
-_ALL_LIST = re.compile(r"^__all__\s*(?:\+?=)\s*[\[(][^\])]*[\])]", re.MULTILINE)
+ALL_LIST = re.compile(r"^__all__\s*(?:\+?=)\s*[\[(][^\])]*[\])]", re.MULTILINE)
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|(?:[^\n\\]*\\\n)*[^\n]*)|import[ \t][^\n]*)",
                           re.MULTILINE)
 
@@ -123,7 +123,7 @@ def names_in_code(text: str, name: str, own: bool) -> bool:
     in an `__all__` list, in `super(Name, self)`, nor on a `class` line that defines a class of
     that name (``own``: the text is the class's own file)."""
     word = re.escape(name)
-    code = _IMPORT_LINE.sub("", _ALL_LIST.sub("", without_prose(text)))
+    code = _IMPORT_LINE.sub("", ALL_LIST.sub("", without_prose(text)))
     code = re.sub(r"\bsuper\(\s*%s\b" % word, "super(", code)
     # Its `class` line, and in another file a class of the same name defined there (a copy of
     # the module in a sibling sub-project): a definition builds nothing.

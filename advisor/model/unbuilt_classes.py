@@ -49,7 +49,7 @@ import libcst as cst
 
 from advisor.model.prose import without_prose
 from advisor.model.uncalled_methods import uncalled_method_rows
-from advisor.model.registered_classes import PICKED_BY_NAME, REGISTERED_CLASS, unnamed_registered_rows
+from advisor.model.registered_classes import ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, unnamed_registered_rows
 from advisor.project.layout import module_stem, vendored
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -254,19 +254,28 @@ def _names(text: str, path: str, pattern: "re.Pattern[str]") -> bool:
     """The file (``text``: its code, `without_prose`) names the class where it may build it. A file that imports the name and never
     reads it again (`from blocks import TimestepEmbedder, LabelEmbedder`, then only the first
     used) does not, nor a package's `__init__.py` that only re-exports it (the project is not
-    installed by others here: a file that uses the re-export names the class itself); a file
-    with an `__all__` (an explicit export), a file that imports it under another name, and a
-    file that looks its own names up by text still do. A file that defines a class or function
+    installed by others here: a file that uses the re-export names the class itself), also
+    where it lists the name in its `__all__`; a module with an `__all__` of its own (an explicit
+    export), a file that imports it under another name, and a file that looks its own names up
+    by text still do. A file that defines a class or function
     of that name at its top level, and neither imports it nor reads it from a module
     (`losses.VarifocalLoss`), means its own by it."""
     matches = list(pattern.finditer(text))
     if matches and _defines(text, pattern) and not any(text[n.start() - 1:n.start()] == "." for n in matches) and not any(
             m.start() <= n.start() < m.end() for m in _FROM_IMPORT.finditer(text) for n in matches):
         return False  # its own class of that name (a copy of the module kept beside it)
+    package = os.path.basename(path) == "__init__.py"
+    if "__all__" in text and package and not _SELF_LOOKUP.search(text):
+        # A package's export list names what it re-exports, and builds none of it: a file that
+        # uses the export names the class itself (the project is not installed by others here).
+        exported = [m.span() for m in _ALL_LIST.finditer(text)]
+        matches = [n for n in matches if not any(a <= n.start() < b for a, b in exported)]
+        if not matches:
+            return False
     if len(matches) != 1:
         return bool(matches)
-    if "__all__" in text or _SELF_LOOKUP.search(text):
-        return True
+    if ("__all__" in text and not package) or _SELF_LOOKUP.search(text):
+        return True  # a module's own export list (what it offers by name), or a lookup by text
     if _ALIASED.match(text, matches[0].end()):
         return True  # `import NativeScalerWithGradNormCount as NativeScaler`: used by its alias
     at = matches[0].start()

@@ -1,0 +1,3 @@
+from .embedding import RelPositionEmbedding, SinePositionEmbedding
+
+__all__ = ["RelPositionEmbedding", "SinePositionEmbedding"]
