@@ -472,6 +472,8 @@ def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth
                 return constant_value
     if dotted_name(value) == "self.training":
         return True  # `lbs(..., train=self.training)`: on a training step, the module trains
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Not and dotted_name(value.expression) == "self.training":
+        return False  # `sample_pdf(..., det=not self.training)`: deterministic only outside training
     literal = _literal_value(value)
     if literal is _UNDECIDED and singleton and _never_none(owner, value, site):
         return _SOMETHING

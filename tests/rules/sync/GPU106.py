@@ -1405,3 +1405,36 @@ def train(model, loader, optimizer, criterion):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a grid built on the host in the arm a renderer takes only outside training (det=not self.training): information
+import torch
+import torch.nn as nn
+
+
+def sample_pdf(bins, weights, n_samples, det=False):
+    cdf = torch.cumsum(weights / weights.sum(-1, keepdim=True), -1)
+    if det:
+        u = torch.linspace(0.0, 1.0, steps=n_samples).to(weights.device)  # expect: GPU106 info
+        u = u.expand(list(cdf.shape[:-1]) + [n_samples])
+    else:
+        u = torch.rand(list(cdf.shape[:-1]) + [n_samples], device=weights.device)
+    return torch.searchsorted(cdf, u.contiguous(), right=True)
+
+
+class Renderer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.density = nn.Linear(3, 1)
+
+    def forward(self, rays):
+        weights = self.density(rays).squeeze(-1).softmax(-1)
+        return sample_pdf(rays, weights, 64, det=not self.training)
+
+
+def train(renderer, loader, optimizer):
+    renderer.train()
+    for rays in loader:
+        loss = renderer(rays.cuda()).float().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
