@@ -171,11 +171,12 @@ Build = Callable[[str, Optional[str]], Optional[object]]
 
 
 # What training code writes: a backward pass, an optimizer's or a loss scaler's step, a library
-# trainer, a Keras-style `fit`, a Lightning step hook, or any call of a `train...` function or
+# trainer (also a factory of one: Ignite's `create_supervised_trainer(...)`), a Keras-style `fit`,
+# a Lightning step hook, or any call of a `train...` function or
 # method (`trainer.train()`, mmdet's `train_detector(...)`, `model.train()`); not the definition of
 # an `nn.Module.train` override, nor its `super().train(mode)`.
 _TRAINS = re.compile(
-    r"\.backward\(|\bTrainer\(|\.fit\(|\btraining_step\b|\b(?:optim\w*|opt\w*|scaler)\.step\("
+    r"\.backward\(|[Tt]rainer\w*\(|\.fit\(|\btraining_step\b|\b(?:optim\w*|opt\w*|scaler)\.step\("
     r"|(?<!def )(?<!\)\.)\btrain\w*\(")
 
 
