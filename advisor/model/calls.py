@@ -541,7 +541,8 @@ class CallGraph:
             sites = [(m, site) for m in models for site in m.calls.candidates(name)]
             if returned:
                 # Called under the name its factory's result is bound to (`train_step_fn(...)`).
-                sites += [(m, site) for m in models for site in m.calls.result_calls() if (m, site) not in sites]
+                seen = {id(site) for _, site in sites}
+                sites += [(m, site) for m in models for site in m.calls.result_calls() if id(site) not in seen]
             scan = self._scans[(name, wide, method)] = _CallerScan(self.model, sites)
         try:
             found = scan.callers_of(info)
