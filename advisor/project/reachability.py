@@ -127,10 +127,13 @@ def _is_root(view, path: str) -> bool:
         return True
     text = view.text_of(path)
     if _runs_as_script(text):
-        package = _used_package(view, path)
         # A script of a package the rest of the project imports from (a copy of LLaVA whose
         # model a captioning helper loads): the project runs what it imports; the copy's own
-        # training and evaluation scripts run only where some text outside it names them.
+        # training and evaluation scripts run only where some text outside it names them. So
+        # does a script whose imports find their modules only from a folder of the project
+        # above its own (`from training.data import ...` in `modules/clap/training/main.py`,
+        # run from `modules/clap/`): the script of another project copied in whole.
+        package = _used_package(view, path) or _foreign_root(view, path, text)
         return package is None or _named(view, path, outside=package)
     if (base.startswith("test_") or base.endswith("_test.py")) and _TESTS.search(text):
         return True  # a test module a runner collects (not `test_time_aug.py`, a transform)
@@ -183,6 +186,32 @@ def _named(view, path: str, outside: str = "") -> bool:
         return True
     return any(os.path.dirname(n) == os.path.dirname(path) and counted(n)
                for n in view.notebooks_containing(module_stem(path)))
+
+
+# The top module of an absolute import (`from training.data import x`, `import open_clip`).
+_ABSOLUTE_IMPORT = re.compile(r"^(?:from[ \t]+([A-Za-z_]\w*)(?:\.\w+)*[ \t]+import|import[ \t]+([A-Za-z_]\w*))", re.MULTILINE)
+
+
+def _foreign_root(view, path: str, text: str) -> Optional[str]:
+    """The folder of the project, above the script's own and below the root, from which one
+    of the script's absolute imports finds a module that the project's own roots (and the
+    script's folder) do not: the root of another project the script was written for. Only
+    for a script inside a package (a folder with an `__init__.py`)."""
+    here = os.path.dirname(os.path.abspath(path))
+    if not os.path.isfile(os.path.join(here, "__init__.py")):
+        return None
+    root = os.path.abspath(view.layout.root)
+    layout = view.layout
+    for match in _ABSOLUTE_IMPORT.finditer(text):
+        top = match.group(1) or match.group(2)
+        if layout.module_file(top, path) is not None:
+            continue
+        folder = os.path.dirname(here)
+        while folder.startswith(root + os.sep):
+            if layout._lookup(top, [folder]) is not None:
+                return folder
+            folder = os.path.dirname(folder)
+    return None
 
 
 def _runs_as_script(text: str) -> bool:
