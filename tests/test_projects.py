@@ -762,3 +762,25 @@ def test_a_file_that_starts_training_rechecks_a_cached_model_of_an_inference_pro
     _edit_rechecks(tmp_path, "inference_demo", "tools/convert.py", "    return renamed\n",
                    "    torch.zeros(1, requires_grad=True).sum().backward()\n", ("detector.py", 37, "GPU101"),
                    before=None)
+
+
+def test_a_file_that_stops_training_rechecks_a_cached_model(tmp_path):
+    """The other way round: where one file trains, the forward the call graph cannot follow is
+    taken as trained; edited so that no file trains any longer, the cached model must drop
+    those findings, as a fresh check does (the training files are the result's dependencies)."""
+    import os
+    import shutil
+
+    project = tmp_path / "inference_demo"
+    shutil.copytree(ROOT / "inference_demo", project)
+    convert = project / "tools" / "convert.py"
+    plain = convert.read_text()
+    convert.write_text(plain.replace("    return renamed\n", "    torch.zeros(1, requires_grad=True).sum().backward()\n"))
+    env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
+    first = _json_findings(project, env)
+    assert ("detector.py", 37, "GPU101", "warning") in first
+    assert _json_findings(project, env) == first  # served from the cache
+    convert.write_text(plain)
+    again = _json_findings(project, env)
+    assert not any(f[0] == "detector.py" for f in again)
+    assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})

@@ -176,8 +176,11 @@ Build = Callable[[str, Optional[str]], Optional[object]]
 # method (`trainer.train()`, mmdet's `train_detector(...)`, `model.train()`); not the definition of
 # an `nn.Module.train` override, nor its `super().train(mode)`.
 _TRAINS = re.compile(
-    r"\.backward\(|[Tt]rainer\w*\(|\.fit\(|\btraining_step\b|\b(?:optim\w*|opt\w*|scaler)\.step\("
-    r"|(?<!def )(?<!\)\.)\btrain\w*\(")
+    r"\.backward\(|autograd\.grad\(|[Tt]rainer\w*\(|\.fit\(|\btraining_step\b"
+    r"|\w*(?:optim|opt|scaler)\w*(?:\[[^\]\n]*\])?\.step\(|(?<!def )(?<!\)\.)\btrain\w*\(")
+# Beyond this many Python files and notebooks, a project is taken to train somewhere: whether none
+# of them does is a question every module file's cached result would depend on.
+_MAX_UNTRAINED_FILES = 400
 
 
 # A config file naming Lightning's Trainer as the class to build (Hydra's `_target_`, a
@@ -204,6 +207,7 @@ class ProjectView:
         self._all_additions: Optional[Tuple[str, ...]] = None
         self._found: Dict[str, List[str]] = {}
         self._trains_nowhere: Optional[bool] = None
+        self._trainers_found: Optional[Tuple[str, ...]] = None
         self._pinned: Optional[object] = None  # the oldest exact torch pin, False for none
         self._flash_requests: Optional[List[Tuple[str, Optional[str]]]] = None
         self._root_words: Optional[Set[str]] = None
@@ -259,6 +263,7 @@ class ProjectView:
         self._symbols.clear()
         self._found.clear()
         self._trains_nowhere = None
+        self._trainers_found = None
         self._pinned = None
         self._flash_requests = None
         self._dependencies.clear()
@@ -466,14 +471,26 @@ class ProjectView:
         return copy_used_by_project(self, _key(path))
 
     def trains_nowhere(self) -> bool:
-        """No Python file of the project runs a training step or starts a training run
-        (`loss.backward()`, an optimizer's or a scaler's `step()`, a library `Trainer`, `.fit(`,
-        a Lightning `training_step`): an inference project (a demo, a sampler) whose module
-        forwards run only where its own code calls them."""
+        """No Python file or notebook of the project runs a training step or starts a training
+        run (`loss.backward()`, an optimizer's or a scaler's `step()`, a library `Trainer`,
+        `.fit(`, a Lightning `training_step`, a `train...(` call): an inference project (a demo,
+        a sampler) whose module forwards run only where its own code calls them. Not a package
+        others install (its users train its layers), nor a project of more files than
+        `_MAX_UNTRAINED_FILES`."""
+        return self._training_files() == ()
+
+    def _training_files(self) -> Optional[Tuple[str, ...]]:
+        """The project's Python files and notebooks that train (see `trains_nowhere`); None when
+        the question is not asked of this project (an installable package, too many files)."""
         if self._trains_nowhere is None:
-            self._trains_nowhere = not any(
-                _TRAINS.search(self._text(p) or "") for p in self.layout.files() if p.endswith(".py"))
-        return self._trains_nowhere
+            texts = [p for p in self.layout.files() if p.endswith(".py")] + list(self.layout.notebooks())
+            if self.layout.installable() or len(texts) > _MAX_UNTRAINED_FILES:
+                self._trains_nowhere = False
+                self._trainers_found = None
+            else:
+                self._trainers_found = tuple(p for p in texts if _TRAINS.search(self._text(p) or ""))
+                self._trains_nowhere = not self._trainers_found
+        return self._trainers_found
 
     def untrained_package(self, path: str) -> Optional[Tuple[str, ...]]:
         """The training scripts of the imported package that holds ``path`` when no run of the
@@ -813,11 +830,17 @@ class ProjectView:
         if any(mark in text for mark in _FLASH_TESTERS):
             found.update(p for needle in _FLASH_REQUESTS for p in self.files_containing(needle))
             found.update(self.layout.config_files() or ())
-        # - whether any file of the project trains, for a module file of a project none of whose
-        #   files does (model/framework_steps.py: its forwards are not taken as trained by a
-        #   caller out of sight): every Python file, any of which may start to.
-        if "forward" in text and self.trains_nowhere():
-            found.update(p for p in self.layout.files() if p.endswith(".py"))
+        # - whether any file of the project trains, for a module file (model/framework_steps.py: in
+        #   a project none of whose files does, its forwards are not taken as trained by a caller
+        #   out of sight): where none does, every Python file and notebook, any of which may
+        #   start to; where some do, those, which may stop.
+        if "forward" in text:
+            trainers = self._training_files()
+            if trainers == ():
+                found.update(p for p in self.layout.files() if p.endswith(".py"))
+                found.update(self.layout.notebooks())
+            elif trainers:
+                found.update(trainers)  # one of them may stop training
         # - which torch release the project pins, for a file that calls an API deprecated
         #   only from a later one (project/torch_pins.py).
         if "amp" in text:
