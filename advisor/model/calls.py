@@ -103,7 +103,7 @@ class CallGraph:
         self.model = model
         self._targets: Dict[int, List[Target]] = {}
         self._incoming: Dict[int, List[Caller]] = {}
-        self._scans: Dict[Tuple[str, bool, bool], _CallerScan] = {}
+        self._scans: Dict[Tuple[str, bool, bool, bool], _CallerScan] = {}
         self._by_name: Optional[Dict[str, List[CallSite]]] = None
         self._sites: Optional[Dict[int, CallSite]] = None
         self._instance_calls: List[CallSite] = []
@@ -525,7 +525,7 @@ class CallGraph:
             self.model, info.ctx.function)
         wide = info.class_name is not None or info.ctx is None or info.ctx.function is None or returned
         method = info.class_name is not None
-        scan = self._scans.get((name, wide, method))
+        scan = self._scans.get((name, wide, method, returned))
         if scan is None:
             models = [self.model] + (self._importers() if wide else [])
             if method:
@@ -543,13 +543,13 @@ class CallGraph:
                 # Called under the name its factory's result is bound to (`train_step_fn(...)`).
                 seen = {id(site) for _, site in sites}
                 sites += [(m, site) for m in models for site in m.calls.result_calls() if id(site) not in seen]
-            scan = self._scans[(name, wide, method)] = _CallerScan(self.model, sites)
+            scan = self._scans[(name, wide, method, returned)] = _CallerScan(self.model, sites)
         try:
             found = scan.callers_of(info)
         except BaseException:
             # Stopped half way (a budget ran out): a later question starts again. A question
             # nested in this one may have dropped the scan already.
-            self._scans.pop((name, wide, method), None)
+            self._scans.pop((name, wide, method, returned), None)
             raise
         called_back = [c for c in self._called_back_from(info) if c not in found]
         return found + called_back if called_back else found
@@ -886,7 +886,8 @@ def _library_model(base: str) -> bool:
     `ModelMixin`."""
     root, _, rest = base.partition(".")
     last = base.rsplit(".", 1)[-1]
-    return bool(rest) and ((root == "transformers" and last.endswith("PreTrainedModel"))
+    return bool(rest) and ((root == "transformers" and last.endswith("PreTrainedModel")
+                            and not last.startswith(("TF", "Flax")))
                            or (root == "diffusers" and last == "ModelMixin"))
 
 

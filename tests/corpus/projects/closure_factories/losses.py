@@ -5,6 +5,12 @@ defines."""
 import torch
 
 
+def step_fn(values):
+    """A helper of the same name as the factory's closure below, used by no training code: the
+    calls of the factory's result must still find the closure."""
+    return values.sum().item()
+
+
 def get_loss_fn(noise_level):
     def loss_fn(model, batch):
         noisy = batch + noise_level * torch.randn_like(batch)
