@@ -105,7 +105,7 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
             found = _merged(found, methods)
     if ("register" in text and REGISTERED_CLASS.search(text)) or ("globals()" in text and PICKED_BY_NAME.search(text)):
         # Registered classes no config names (model/registered_classes.py).
-        found = sorted(set(found) | set(unnamed_registered_rows(model, _units(model, rows))))
+        found = _merged(found, unnamed_registered_rows(model, _units(model, rows)))
     return found
 
 
