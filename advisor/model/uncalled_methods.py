@@ -19,7 +19,8 @@ A method counts as uncalled only when every way of reaching it is ruled out:
   ones (`staticmethod`, `classmethod`, `property`, `torch.no_grad`): a registering decorator
   hands it to a caller by reference;
 - the file does not look itself up by name (`globals()`, `eval`) nor fetch an attribute of
-  `self` by a computed name (`getattr(self, f"{mode}_step")`);
+  `self` by a computed name (`getattr(self, f"{mode}_step")`), and no file near it fetches an
+  attribute by a name it makes from pieces (`getattr(vae, args.decoder + "_decode")`);
 - the file is not in a package others install (a library's methods are called by its users),
   unless it sits in a copy of another project (a folder with a licence of its own).
 
@@ -42,6 +43,9 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SELF_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|eval\(|exec\(|vars\(\)|locals\(\))|sys\.modules")
 # `getattr(self, name)`, `getattr(self, f"{mode}_step")`: a method fetched by a computed name.
 _COMPUTED_SELF_ATTRIBUTE = re.compile(r"getattr\(\s*self\s*,\s*(?!['\"][\w.]*['\"]\s*[,)])")
+# In another file, a name made from pieces (`getattr(vae, args.decoder + "_decode")`,
+# `getattr(model, f"{mode}_step")`): the whole name is written nowhere.
+_COMPUTED_ATTRIBUTE = re.compile(r"getattr\(\s*[\w.]+\s*,\s*(?:[fF]['\"]|['\"][^'\"\n]*['\"]\s*\+|[\w.\[\]'\"]+\s*\+\s*['\"])")
 _PLAIN_BASES = frozenset({"object", "abc.ABC", "ABC"})
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module"})
 _PLAIN_DECORATORS = frozenset({
@@ -97,6 +101,8 @@ def uncalled_method_rows(model, rows: Rows) -> List[Tuple[int, int]]:
         if nearby is None:
             nearby = set(project.dependencies(path)) | set(project.layout.launch_texts() or ())
             nearby.discard(path)
+            if any(p.endswith(".py") and _COMPUTED_ATTRIBUTE.search(project.text_of(p) or "") for p in nearby):
+                return []  # a file near it fetches attributes by names it makes
         if any(other in nearby and _names(model, other, name) for other in project.files_naming(name)):
             continue
         found.append(rows(method))
