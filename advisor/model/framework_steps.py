@@ -503,7 +503,6 @@ def _handed_on(owner, site, name: str, depth: int, singleton: bool = False):
 
 # A value known not to be None, True or False (what an `is` test against them sees).
 _SOMETHING = object()
-# Expressions that always make a new object, never None.
 # Values that are never None: containers, strings and numbers written out, and the results of
 # operators (`mean + std * torch.randn_like(std)`, `-x`, `a < b`), which Python never makes None.
 _BUILT = (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp,

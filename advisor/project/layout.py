@@ -140,19 +140,19 @@ class Layout:
         here = os.path.dirname(os.path.abspath(importer))
         key = (module, here, extra)
         if key not in self._found:
-            found = self._lookup(module, [here, *self.roots, *extra])
+            found = self.lookup(module, [here, *self.roots, *extra])
             if found is None:
                 # `from data.custom_dataset_data_loader import ...` inside `Global/data/`: the
                 # scripts beside the package (`Global/train.py`) run with its parent folder on
                 # the path, and every module of their run finds the package's siblings there.
                 above = _package_parent(here)
                 if above is not None and above != here and above not in self.roots:
-                    found = self._lookup(module, [above])
+                    found = self.lookup(module, [above])
             head, _, rest = module.partition(".")
             if found is None and rest and head == os.path.basename(self.root):
                 # The repository is the package, run from its parent folder: `import
                 # mae_st.util.misc` inside a clone named mae_st.
-                found = self._lookup(rest, [self.root])
+                found = self.lookup(rest, [self.root])
             self._found[key] = found
         return self._found[key]
 
@@ -164,10 +164,10 @@ class Layout:
         if not module:
             init = os.path.join(base, "__init__.py")
             return init if os.path.isfile(init) else None
-        return self._lookup(module, [base])
+        return self.lookup(module, [base])
 
     @staticmethod
-    def _lookup(module: str, folders: List[str]) -> Optional[str]:
+    def lookup(module: str, folders: List[str]) -> Optional[str]:
         parts = module.split(".")
         for folder in folders:
             base = os.path.join(folder, *parts)

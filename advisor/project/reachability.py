@@ -208,7 +208,7 @@ def _foreign_root(view, path: str, text: str) -> Optional[str]:
             continue
         folder = os.path.dirname(here)
         while folder.startswith(root + os.sep):
-            if layout._lookup(top, [folder]) is not None:
+            if layout.lookup(top, [folder]) is not None:
                 return folder
             folder = os.path.dirname(folder)
     return None
