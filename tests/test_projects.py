@@ -514,7 +514,7 @@ def test_a_config_that_starts_naming_a_registered_class_rechecks_a_cached_file(t
     project = tmp_path / "registered_classes"
     shutil.copytree(ROOT / "registered_classes", project)
     env = dict(os.environ, ADVISOR_CACHE_DIR=str(tmp_path / "cache"))
-    unbuilt = ("lib/backbones.py".replace("/", os.sep), 33, "GPU101")
+    unbuilt = ("lib/backbones.py".replace("/", os.sep), 37, "GPU101")
     assert unbuilt not in _unreached_findings(project, env)
     assert unbuilt not in _unreached_findings(project, env)  # served from the cache
     config = project / "run_configs" / "segmentor.py"
