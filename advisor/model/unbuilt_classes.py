@@ -48,14 +48,11 @@ from typing import Callable, Dict, List, Set, Tuple
 import libcst as cst
 
 from advisor.model.prose import without_prose
-from advisor.model.uncalled_methods import uncalled_method_rows
+from advisor.model.uncalled_methods import SELF_LOOKUP as _SELF_LOOKUP, uncalled_method_rows
 from advisor.model.registered_classes import ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, unnamed_registered_rows
 from advisor.project.layout import module_stem, vendored
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# The file reads its own namespace by name: any class may be built from a string.
-# (Not `model.eval()`: a method of that name is no lookup.)
-_SELF_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|eval\(|exec\(|vars\(\)|locals\(\))|sys\.modules")
 Rows = Callable[[cst.CSTNode], Tuple[int, int]]
 
 

@@ -34,18 +34,18 @@ from typing import Callable, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from advisor.model.names import dotted_name
 from advisor.model.prose import without_prose
 from advisor.project.layout import vendored
 
 Rows = Callable[[cst.CSTNode], Tuple[int, int]]
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SELF_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|eval\(|exec\(|vars\(\)|locals\(\))|sys\.modules")
+# The file reads its own namespace by name: any class or method may be reached from a string.
+# (Not `model.eval()`: a method of that name is no lookup.)
+SELF_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|eval\(|exec\(|vars\(\)|locals\(\))|sys\.modules")
 # `getattr(self, name)`, `getattr(self, f"{mode}_step")`: a method fetched by a computed name.
 _COMPUTED_SELF_ATTRIBUTE = re.compile(r"getattr\(\s*self\s*,\s*(?!['\"][\w.]*['\"]\s*[,)])")
-# In another file, a name made from pieces (`getattr(vae, args.decoder + "_decode")`,
-# `getattr(model, f"{mode}_step")`): the whole name is written nowhere.
-_COMPUTED_ATTRIBUTE = re.compile(r"getattr\(\s*[\w.]+\s*,\s*(?:[fF]['\"]|['\"][^'\"\n]*['\"]\s*\+|[\w.\[\]'\"]+\s*\+\s*['\"])")
 _PLAIN_BASES = frozenset({"object", "abc.ABC", "ABC"})
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module"})
 _PLAIN_DECORATORS = frozenset({
@@ -71,7 +71,7 @@ def uncalled_method_rows(model, rows: Rows) -> List[Tuple[int, int]]:
     """The first and last rows of the methods of the file's top-level classes that nothing in
     the project calls (see the module's docstring)."""
     project, path, text = model.project, model.real_path, model.text
-    if project is None or path is None or not text or _SELF_LOOKUP.search(text) or _COMPUTED_SELF_ATTRIBUTE.search(text):
+    if project is None or path is None or not text or SELF_LOOKUP.search(text) or _COMPUTED_SELF_ATTRIBUTE.search(text):
         return []
     if (project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
             and not vendored(path, project.layout.root)):
@@ -101,24 +101,13 @@ def uncalled_method_rows(model, rows: Rows) -> List[Tuple[int, int]]:
         if nearby is None:
             nearby = set(project.dependencies(path)) | set(project.layout.launch_texts() or ())
             nearby.discard(path)
-            if any(p.endswith(".py") and _COMPUTED_ATTRIBUTE.search(project.text_of(p) or "") for p in nearby):
+            if any(p.endswith(".py") and project.makes_attribute_names(p) for p in nearby):
                 return []  # a file near it fetches attributes by names it makes
-        if any(other in nearby and _names(model, other, name) for other in project.files_naming(name)):
+        if any(other in nearby and (not other.endswith(".py") or name in project.code_words(other))
+               for other in project.files_naming(name)):
             continue
         found.append(rows(method))
     return found
-
-
-def _names(model, other: str, name: str) -> bool:
-    """``other`` holds ``name`` as a word: in its code, for a Python file (a commented-out call
-    runs nothing); anywhere, for a config file or a launch text."""
-    if not other.endswith(".py"):
-        return True
-    words = model.shared("code-words", lambda m: {})
-    found = words.get(other)
-    if found is None:
-        found = words[other] = set(_WORD.findall(without_prose(model.project.text_of(other) or "")))
-    return name in found
 
 
 def _word_counts(code: str) -> dict:
@@ -164,16 +153,7 @@ def _plain_method(model, method: cst.FunctionDef, module: bool) -> bool:
         expr = decorator.decorator
         if type(expr) is cst.Call:
             expr = expr.func
-        qualified = model.imports.qualify(expr) or _dotted(expr)
+        qualified = model.imports.qualify(expr) or dotted_name(expr)
         if qualified not in _PLAIN_DECORATORS:
             return False
     return True
-
-
-def _dotted(expr: cst.BaseExpression) -> Optional[str]:
-    if type(expr) is cst.Name:
-        return expr.value
-    if type(expr) is cst.Attribute:
-        inner = _dotted(expr.value)
-        return f"{inner}.{expr.attr.value}" if inner is not None else None
-    return None

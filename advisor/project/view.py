@@ -20,11 +20,12 @@ import json
 
 import os
 import re
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 from advisor.limits import FileTooLarge, read_regular
 from advisor.model.broken_imports import missing_relative_modules
 from advisor.model.names import dotted_name
+from advisor.model.prose import without_prose
 from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.torch_pins import oldest_pin, pin_files
@@ -183,6 +184,12 @@ _TRAINS = re.compile(
 _MAX_UNTRAINED_FILES = 400
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `getattr(vae, args.decoder + "_decode")`, `getattr(model, f"{mode}_step")`.
+_MADE_ATTRIBUTE_NAME = re.compile(
+    r"getattr\(\s*[\w.]+\s*,\s*(?:[fF]['\"]|['\"][^'\"\n]*['\"]\s*\+|[\w.\[\]'\"]+\s*\+\s*['\"])")
+
+
 # A config file naming Lightning's Trainer as the class to build (Hydra's `_target_`, a
 # LightningCLI-style `class_path`).
 _LIGHTNING_TARGET = re.compile(
@@ -224,6 +231,8 @@ class ProjectView:
         self._unreached: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
         self.module_roots: Dict[str, bool] = {}  # file -> a root of the import graph (reachability.py)
         self._word_files: Optional[Dict[str, List[str]]] = None  # word -> the texts that hold it
+        self._code_words: Dict[str, FrozenSet[str]] = {}  # path -> the words of its code (prose blanked)
+        self._made_names: Dict[str, bool] = {}  # path -> it fetches attributes by names it makes
         self._config_passing: Optional[bool] = None  # some launch text passes a JSON config file
         self._python_configs: Optional[List[str]] = None
         self.consulted: Set[str] = set()
@@ -279,6 +288,8 @@ class ProjectView:
         self._unreached.clear()
         self.module_roots.clear()
         self._word_files = None
+        self._code_words.clear()
+        self._made_names.clear()
         self._config_passing = None
         self._python_configs = None
         for model in models.values():
@@ -522,6 +533,22 @@ class ProjectView:
                     index.setdefault(found, []).append(other)
             self._word_files = index
         return self._word_files.get(word, [])
+
+    def code_words(self, path: str) -> FrozenSet[str]:
+        """The words of a Python file's code, comments and sentences blanked (a commented-out
+        call names nothing): read once per file, for every name asked of it."""
+        found = self._code_words.get(path)
+        if found is None:
+            found = self._code_words[path] = frozenset(_IDENTIFIER.findall(without_prose(self._text(path) or "")))
+        return found
+
+    def makes_attribute_names(self, path: str) -> bool:
+        """The file fetches an attribute by a name it makes from pieces (`getattr(vae,
+        args.decoder + "_decode")`, `getattr(model, f"{mode}_step")`): no text holds that name."""
+        found = self._made_names.get(path)
+        if found is None:
+            found = self._made_names[path] = bool(_MADE_ATTRIBUTE_NAME.search(self._text(path) or ""))
+        return found
 
     def importer_paths(self, path: str) -> Set[str]:
         """The project files whose import lines name ``path``'s module (not read)."""
