@@ -693,7 +693,6 @@ def test_a_newer_torch_pin_rechecks_a_cached_deprecated_amp_call(tmp_path):
     assert again == messages({**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
 
 
-
 def test_naming_a_licensed_copys_training_script_rechecks_its_cached_helpers(tmp_path):
     """A licensed copy of another project kept as loose files runs only what the project
     imports from it; once the README names the copy's training script, its per-step helper
