@@ -19,6 +19,7 @@ from advisor.guards import nesting_problem
 from advisor.findings import Edit, FileProblem, FileResult, Finding, Fix, Position, Related, Severity
 from advisor.limits import FileTooLarge, NotRegularFile, over_budget, read_regular, text_too_large, too_large
 from advisor.model import FileModel, open_questions
+from advisor.model.broken_calls import stops_at_start
 from advisor.model.broken_imports import unimportable
 from advisor.model.self_tests import self_test_nodes
 from advisor.model.unbuilt_classes import unbuilt_class_rows
@@ -273,10 +274,11 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
             reports.extend(rule.check(model))
         if not reports:
             return []
-        if model.is_test_code or unimportable(model):
+        if model.is_test_code or unimportable(model) or stops_at_start(model):
             # What a test costs is not what training costs: report, but below the default view.
-            # So for a vendored copy of a library file whose relative imports its folder lacks:
-            # nothing can import or run it.
+            # So for a vendored copy of a library file whose relative imports its folder lacks
+            # (nothing can import or run it), and for a stale script whose entry path calls a
+            # project function with arguments it cannot take (it stops before it trains).
             reports = [replace(r, severity=Severity.INFO) for r in reports]
         elif model.facts.main_blocks:
             reports = _self_tests_lowered(model, reports)

@@ -28,6 +28,7 @@ from typing import Collection, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from advisor.model.containers import list_elements
+from advisor.model.broken_calls import stops_at_start
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
 from advisor.model.framework_wrappers import wrapped_arguments
 from advisor.model.kinds import BuiltBy
@@ -653,6 +654,8 @@ def by_loader_site(model, key: str, consumers_of) -> Dict[int, list]:
         if model.project is not None and model.real_path is not None and mine:
             models += model.project.related_models(model.real_path)
         for other in models:
+            if other is not model and stops_at_start(other):
+                continue  # a stale script that stops before its loops (model/broken_calls.py)
             for consumer, sites in consumers_of(other):
                 for found in sites:
                     if id(found) in mine:
