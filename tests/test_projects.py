@@ -783,3 +783,12 @@ def test_a_file_that_stops_training_rechecks_a_cached_model(tmp_path):
     again = _json_findings(project, env)
     assert not any(f[0] == "detector.py" for f in again)
     assert again == _json_findings(project, {**env, "ADVISOR_CACHE_DIR": str(tmp_path / "fresh")})
+
+
+def test_a_config_that_starts_naming_a_lightning_module_rechecks_its_cached_training_step(tmp_path):
+    """A LightningModule's `training_step` runs only if some `Trainer.fit` of the project may
+    train it: a module built from a config (`instantiate`) is one a config file names, so a
+    second model version the project only predicts with trains nowhere; a config edited to name
+    it must report its step's host sync, also for the unchanged, cached module."""
+    _edit_rechecks(tmp_path, "lightning_versions", "configs/train.yaml", "models.folder_v1.FolderV1",
+                   "models.folder_v2.FolderV2", ("folder_v2.py", 15, "GPU101"), before=None)

@@ -186,6 +186,10 @@ class CallGraph:
             ]
         return found
 
+    def subclasses_of(self, class_name: str) -> List[Tuple[object, ClassInfo]]:
+        """The direct subclasses of ``class_name`` in the file and in the files that import it."""
+        return self._subclasses_of(class_name)
+
     def _subclasses_of(self, class_name: str) -> List[Tuple[object, ClassInfo]]:
         if self._subclasses is None:
             index: Dict[str, List[Tuple[object, ClassInfo]]] = {}

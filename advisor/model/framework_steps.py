@@ -18,9 +18,10 @@ from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
+from advisor.model.instances import INSTANCES
 from advisor.model.value_flow import argument, parameter_default
 from advisor.project.layout import vendored
-from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES, LIGHTNING_TRAINER_TEXT
+from advisor.model.vocabulary import CONFIG_TARGET_MARKS, ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES, LIGHTNING_TRAINER_TEXT
 
 
 def is_framework_step(model, info: FunctionInfo) -> bool:
@@ -42,8 +43,93 @@ def _step_method(model, info: FunctionInfo) -> bool:
     if not bases:
         return False
     if all(base in ("LightningModule", "Callback") for base in bases):
-        return lightning_runs(model)
+        if not lightning_runs(model):
+            return False
+        return "Callback" in bases or lightning_fitted(model, cls)
     return True
+
+
+def lightning_fitted(model, cls) -> bool:
+    """Some `Trainer.fit(...)` of the project may train the LightningModule ``cls``: a project
+    that keeps a second model version only for prediction (`trainer.predict(ModelV2...)`, its
+    training script fitting `ModelV1`) never runs the other's `training_step`. Each file that
+    calls `.fit(` is asked what it fits: classes it builds itself (`trainer.fit(Boltz1(...))`)
+    decide; a module built from a config (`instantiate(cfg.model)`) is a class some config file
+    names; anything else (a model handed in, built by another module's factory) may be any,
+    and so is every class where the project runs `LightningCLI` or calls no `.fit(` at all (a
+    library whose users fit its modules)."""
+    project = model.project
+    if project is None or model.real_path is None:
+        return True
+    answers = model.shared("lightning-fitted", lambda m: {})
+    if cls.name not in answers:
+        answers[cls.name] = _fitted(model, project, cls)
+    return answers[cls.name]
+
+
+def _fitted(model, project, cls) -> bool:
+    fitting = project.files_containing(".fit(")
+    if not fitting or project.files_containing("LightningCLI"):
+        return True
+    names = _with_subclasses(model, cls.name)
+    for path in fitting:
+        owner = project.model(path)
+        if owner is None:
+            return True
+        for site in owner.method_calls("fit"):
+            fitted = _fitted_classes(owner, site)
+            if fitted is None:
+                if not any(mark in (owner.text or "") for mark in CONFIG_TARGET_MARKS):
+                    return True
+                if any(project.named_in_project_configs(name) for name in names):
+                    return True
+            elif names & fitted:
+                return True
+    return False
+
+
+def _fitted_classes(owner, site) -> Optional[Set[str]]:
+    """The names of the classes (and their bases) a `.fit(module, ...)` call hands over, when
+    the file builds them itself; None when it cannot tell."""
+    call = site.node
+    arg = argument(call, "model", 0)
+    if arg is None or arg.star:
+        return None
+    found, known = owner.values.ask(INSTANCES, arg.value, site.ctx, site.order)
+    if not known or not found:
+        return None
+    words = set(re.findall(r"\w+", owner.text or ""))
+    out: Set[str] = set()
+    for where, info in found:
+        if info.name not in words:
+            return None  # built by a factory elsewhere: its module decides, not this file
+        out.update(_ancestors(where, info, 0))
+    return out
+
+
+def _ancestors(model, info, depth: int) -> Set[str]:
+    out = {info.name}
+    if depth > 3:
+        return out
+    for base in info.bases:
+        out.add(base.rsplit(".", 1)[-1])
+        local = model.facts.classes.get(base)
+        if local is not None and local is not info:
+            out |= _ancestors(model, local, depth + 1)
+        elif "." in base or local is None:
+            symbol = model.symbol(base)
+            if symbol is not None and symbol.kind == "class" and symbol.info is not info:
+                out |= _ancestors(symbol.model, symbol.info, depth + 1)
+    return out
+
+
+def _with_subclasses(model, name: str) -> Set[str]:
+    names, frontier = {name}, [name]
+    for _ in range(3):
+        frontier = [info.name for base in frontier for _, info in model.calls.subclasses_of(base)
+                    if info.name not in names]
+        names.update(frontier)
+    return names
 
 
 _STEP_METHOD_NAMES = frozenset().union(*FRAMEWORK_STEP_METHODS.values())
@@ -319,7 +405,14 @@ def _deciding_callers(model, info: FunctionInfo):
         live = _live_callers(model, info)[1]
         found[key] = live  # a chain of calls that comes back here sees every live call
         hot = [(owner, site) for owner, site in live if owner.heat(site.ctx) is not None]
-        found[key] = hot or live
+        chosen = hot or live
+        # A call in an arm its own function's training calls never take (the `else` of `if
+        # mel_targets is not None:` in a forward that training calls with targets) says
+        # nothing about a training step.
+        taken = [(owner, site) for owner, site in chosen
+                 if site.ctx.function is None or site.ctx.function is info
+                 or not branch_untaken(owner, site.ctx, site.ctx.function)]
+        found[key] = taken or chosen
     return found[key]
 
 
@@ -517,15 +610,63 @@ def _is_singleton(node: cst.BaseExpression) -> bool:
 def _never_none(model, value: cst.BaseExpression, site) -> bool:
     """What a call passes is a built value (a list, a comprehension, a string, an operator's
     result), an item of a batch (`batch["resp"]`), or a local name every binding of which is one."""
-    if type(value) in _BUILT or (type(value) is cst.Subscript and type(value.value) is cst.Name):
+    if _built_value(model, value):
         return True
     if type(value) is not cst.Name or model is None or site.ctx.function is None or value.value in site.ctx.function.params:
         return False
     found = model.reaching(value.value, site.ctx, site.order)
     return bool(found) and all(
-        a.value is not None and a.index is None and (type(a.value) in _BUILT or type(a.value) is cst.Subscript)
-        for a in found
+        value is not None and (type(value) is cst.Subscript or _built_value(model, value))
+        for value in (_bound_value(a) for a in found)
     )
+
+
+def _bound_value(assignment) -> Optional[cst.BaseExpression]:
+    """What a binding gives its name: the value, or its element for `x, mel = a, b.cuda()`."""
+    value = assignment.value
+    if value is None or assignment.index is None:
+        return value
+    if type(value) not in (cst.Tuple, cst.List) or assignment.index >= len(value.elements):
+        return None
+    if any(type(e) is cst.StarredElement for e in value.elements[: assignment.index + 1]):
+        return None
+    return value.elements[assignment.index].value
+
+
+def _built_value(model, value: cst.BaseExpression) -> bool:
+    """A value written out, an item of a batch, a measure, or a tensor method's result
+    (`batch["mel"].cuda()`, `mel.to(device).float()`): never None."""
+    if type(value) in _BUILT or (type(value) is cst.Subscript and type(value.value) is cst.Name):
+        return True
+    if _measured(model, value):
+        return True
+    return (type(value) is cst.Call and type(value.func) is cst.Attribute
+            and value.func.attr.value in _TENSOR_METHODS)
+
+
+# Methods that give a tensor's measure (`mel.size(1)`, `x.numel()`) and builtins that give a
+# number: never None.
+_MEASURES = frozenset({"size", "numel", "dim", "item", "nelement"})
+_NUMBER_BUILTINS = frozenset({"len", "int", "float", "round", "abs", "max", "min", "sum"})
+# Tensor methods whose result is a tensor, whatever they are called on.
+_TENSOR_METHODS = frozenset({
+    "to", "cuda", "float", "half", "bfloat16", "double", "long", "int", "bool", "contiguous",
+    "detach", "clone", "unsqueeze", "squeeze", "view", "reshape", "permute", "transpose",
+    "flatten", "type_as", "masked_fill",
+})
+
+
+def _measured(model, value: cst.BaseExpression) -> bool:
+    """`mel_targets.size(1)`, `x.shape[1]`, `len(tokens)`, `int(n)`: a number, never None."""
+    if type(value) is cst.Subscript and type(value.value) is cst.Attribute and value.value.attr.value == "shape":
+        return True
+    if type(value) is not cst.Call:
+        return False
+    func = value.func
+    if type(func) is cst.Attribute:
+        return func.attr.value in _MEASURES
+    return (type(func) is cst.Name and func.value in _NUMBER_BUILTINS
+            and (model is None or model.imports.qualify(func) is None))
 
 
 def _literal_value(node: cst.BaseExpression):

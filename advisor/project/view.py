@@ -30,7 +30,7 @@ from advisor.project.layout import Layout, module_stem, project_root
 from advisor.project.path_additions import path_additions
 from advisor.project.torch_pins import oldest_pin, pin_files
 from advisor.project.reachability import copy_used_by_project, package_training_scripts, untrained_package, unreached
-from advisor.model.vocabulary import LIGHTNING_TRAINER_TEXT
+from advisor.model.vocabulary import CONFIG_TARGET_MARKS, LIGHTNING_TRAINER_TEXT
 from advisor.model.registered_classes import CONFIG_FOLDER, classes_asked_for, names_in_code
 from advisor.model.passed_configs import CONFIG_FLAGS
 
@@ -49,10 +49,10 @@ DYNAMIC_MARKS = (
     "import_module(", "__import__(", "instantiate_from_config", "instantiate(", "LightningCLI",
     "get_obj_from_str", "locate(", "load_source(", "spec_from_file_location",
 )
-# Of those, the loaders that build what a config file names by its dotted path (`target:
-# sgm.models.diffusion.DiffusionEngine`, Hydra's `_target_:`, LightningCLI's `class_path:`): a
-# class no config file of the project names, and no code, is not built by them.
-CONFIG_TARGET_MARKS = ("instantiate_from_config", "instantiate(", "LightningCLI", "get_obj_from_str", "locate(")
+# Of those, `CONFIG_TARGET_MARKS` (model/vocabulary.py) are the loaders that build what a config
+# file names by its dotted path (`target: sgm.models.diffusion.DiffusionEngine`, Hydra's
+# `_target_:`, LightningCLI's `class_path:`): a class no config file of the project names, and
+# no code, is not built by them.
 _CONFIG_TARGETS = ("", "config")
 # Text that marks a module with a Hugging Face checkpointing switch: whether a config file turns
 # it on decides its findings (model/default_flags.py).
@@ -71,6 +71,8 @@ _SETTING_SUBSCRIPT = re.compile(r"""\[\s*['"][A-Z][A-Z0-9_]*['"]\s*\]""")
 HYDRA_MARK = "hydra"
 # Lightning's training-data hook: a file defining one depends on the files that run a Trainer.
 LIGHTNING_HOOK_MARK = "train_dataloader"
+# A LightningModule's per-step hook: a file defining one depends on the files that fit one.
+LIGHTNING_STEP_MARK = "training_step"
 # The keys under which such configs name what to build.
 _TARGET_KEYS = frozenset({"target", "_target_", "class_path"})
 _CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".cfg", ".ini", ".toml", ".sh")
@@ -744,6 +746,11 @@ class ProjectView:
             # Whether a Python config module turns a checkpointing option on
             # (`with_cp=True` in `configs/seg/upernet.py`: model/default_flags.py).
             seen.update(self.python_configs())
+        if LIGHTNING_STEP_MARK in text:
+            # Whether some `Trainer.fit` of the project trains the module whose step this is
+            # (model/framework_steps.py): the files that call `.fit(`.
+            seen.update(self.files_containing(".fit("))
+            seen.update(self.files_containing("LightningCLI"))
         if LIGHTNING_HOOK_MARK in text:
             # Whether a Lightning `Trainer` of the project trains from the hook's loader, and on
             # the GPU (model/lightning_loaders.py): the files that run one.
