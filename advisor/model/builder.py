@@ -265,8 +265,9 @@ _CLICK_EXITS = frozenset({"fail", "abort", "exit"})
 
 def _leaves_for_good(body: cst.BaseSuite, imports: ImportTable) -> Optional[str]:
     """How a block leaves for good, when its last statement does: "exit" (`sys.exit(1)`,
-    `exit()`, `os._exit`), "raise" or "break"; None otherwise (`continue` and `return` come back
-    on the next step)."""
+    `exit()`, `os._exit`), "raise", "break" or "return" (which leaves the loops of its function
+    for good, though a helper's caller may call again on the next step); None otherwise
+    (`continue` comes back on the next step)."""
     statements = body.body
     if not statements or not type(statements[-1]) is cst.SimpleStatementLine:
         return None
@@ -275,6 +276,8 @@ def _leaves_for_good(body: cst.BaseSuite, imports: ImportTable) -> Optional[str]
         return "raise"
     if type(last) is cst.Break:
         return "break"
+    if type(last) is cst.Return:
+        return "return"
     if type(last) is cst.Expr and type(last.value) is cst.Call:
         func = last.value.func
         qual = imports.qualify(func)

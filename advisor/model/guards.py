@@ -234,13 +234,20 @@ def runs_once(ctx: Context, loop: Optional[LoopInfo]) -> bool:
     """The context is in a block that ends by leaving for good, so it runs at most once per run
     of ``loop`` (the training loop around it, None in a helper), not every step: one that exits
     the process (`if not math.isfinite(loss): print(...); sys.exit(1)`), or, directly in the
-    loop's body, one that breaks out of it or raises where no `try` of the loop's body catches.
-    A `raise` in a helper may be caught by its caller, and a `break` of an inner loop comes back
-    on the next step: neither counts."""
+    loop's body, one that breaks out of it or raises where no `try` of the loop's body catches,
+    or one in the loop (or a loop nested in it) that returns from the function holding it (`if
+    step >= max_steps: save(...); return`). A `raise` in a helper may be caught by its caller,
+    a helper's `return` comes back with its next call, and a `break` of an inner loop comes
+    back on the next step: none counts."""
     for abort in ctx.aborts:
         if abort.kind == "exit":
             return True
-        if loop is not None and abort.loop is loop and (abort.kind == "break" or not abort.caught):
+        if loop is None:
+            continue
+        if abort.kind == "return":
+            if abort.loop is not None and abort.loop.within(loop):
+                return True
+        elif abort.loop is loop and (abort.kind == "break" or not abort.caught):
             return True
     return False
 

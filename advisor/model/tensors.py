@@ -16,7 +16,7 @@ from advisor.model.facts import Assignment, Context, LoopInfo
 from advisor.model.in_place_moves import moved_in_place
 from advisor.model.kinds import KINDS
 from advisor.model.literals import literal_values
-from advisor.model.loaders import RAW_LOADERS, loaders_drawn, loop_target_hint
+from advisor.model.loaders import LOADERS, RAW_LOADERS, loaders_drawn, loop_target_hint, owner_of, placed_by_framework
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
 from advisor.model.type_tests import annotated_python, parameter_annotation, python_scalar_here, used_as_text
@@ -612,8 +612,8 @@ _PLACING = frozenset({"torch.load", "torch.device", "torch.from_numpy", "torch.a
 
 
 def _derived_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> bool:
-    """`torch.cumsum(counts, 0)`, `torch.unique_consecutive(sizes, return_counts=True)`: a torch
-    function of a host tensor, with no `device=`, computes on the host. Its first positional
+    """`torch.cumsum(counts, 0)`, `torch.unique_consecutive(sizes, return_counts=True)`,
+    `F.l1_loss(pred, gt)`: a torch function of a host tensor, with no `device=`, computes on the host. Its first positional
     argument decides (the tensor the op works on)."""
     qual = flow.model.imports.qualify(call.func) or ""
     if qual.startswith("torch.distributions."):
@@ -621,7 +621,8 @@ def _derived_on_host(flow: ValueFlow, call: cst.Call, ctx: Context, order: int) 
         given = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else (
             argument(call, "probs", None) or argument(call, "logits", None) or argument(call, "loc", None))
         return given is not None and flow.ask(HOST_TENSOR, given.value, ctx, order)
-    if not qual.startswith("torch.") or qual.count(".") != 1 or qual in _PLACING:
+    functional = qual.startswith("torch.nn.functional.") and qual.count(".") == 3  # `F.l1_loss(pred, gt)`
+    if not (functional or (qual.startswith("torch.") and qual.count(".") == 1)) or qual in _PLACING:
         return False
     if argument(call, "device", None) is not None or not call.args or call.args[0].keyword is not None or call.args[0].star:
         return False
@@ -988,7 +989,12 @@ class RawBatch(Question[bool]):
         return any(answers)
 
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> bool:
-        if loop_target_hint(flow.model, assignment) in ("batch", "loader-batch", "index"):
+        hint = loop_target_hint(flow.model, assignment)
+        if hint in ("batch", "loader-batch"):
+            # A loop over loaders a framework prepared (`accelerator.prepare(loader)`) gets
+            # its batches on the device, whatever the names say.
+            return not _prepared_loop(flow.model, assignment)
+        if hint == "index":
             return True
         ctx, order = assignment.ctx, assignment.order
         source = iterated_source(flow.model, assignment)
@@ -1004,6 +1010,19 @@ class RawBatch(Question[bool]):
 
 
 RAW_BATCH = RawBatch()
+
+
+def _prepared_loop(model, assignment: Assignment) -> bool:
+    """The loop goes over loaders that a framework prepared (`accelerator.prepare(loader)`, or
+    its `skip_first_batches` of one), and none reaches it as it was built."""
+    iterable = assignment.iterable
+    if iterable is None:
+        return False
+    order = model.order_of(iterable)
+    sites, _ = model.values.ask(LOADERS, iterable, assignment.ctx, order)
+    if not sites or model.values.ask(RAW_LOADERS, iterable, assignment.ctx, order)[0]:
+        return False
+    return all(placed_by_framework(owner_of(model, site) or model, site) for site in sites)
 
 
 def _at(model, expr: cst.BaseExpression, order: Optional[float]) -> float:

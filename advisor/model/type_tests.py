@@ -15,7 +15,8 @@ _PYTHON_SCALARS = frozenset({"int", "float", "bool", "str", "complex", "numbers.
 
 
 def python_scalar_here(name: str, ctx: Optional[Context]) -> bool:
-    """Some test around ``ctx`` holds only when ``name`` is a Python scalar (`int`, `float`, ...)."""
+    """Some test around ``ctx`` holds only when ``name`` is a Python scalar (`int`, `float`, ...),
+    or fails only when it is a tensor."""
     current = ctx
     seen = None
     while current is not None:
@@ -28,8 +29,20 @@ def python_scalar_here(name: str, ctx: Optional[Context]) -> bool:
                 test, holds = test.expression, not holds
             if holds and _isinstance_of_scalars(test, name):
                 return True
+            if not holds and _tensor_test(test, name):
+                return True  # the `else` of `if torch.is_tensor(seq_len):`: a plain value
         current = current.outer
     return False
+
+
+def _tensor_test(test: cst.BaseExpression, name: str) -> bool:
+    """`torch.is_tensor(name)` or `isinstance(name, torch.Tensor)`."""
+    if type(test) is not cst.Call or not test.args or dotted_name(test.args[0].value) != name:
+        return False
+    func = dotted_name(test.func) or ""
+    if func in ("torch.is_tensor", "is_tensor") and len(test.args) == 1:
+        return True
+    return func == "isinstance" and len(test.args) == 2 and dotted_name(test.args[1].value) in ("torch.Tensor", "Tensor")
 
 
 def _isinstance_of_scalars(test: cst.BaseExpression, name: str) -> bool:

@@ -288,6 +288,9 @@ class ValueFlow:
 
     def _binding(self, question: Question[A], assignment: Assignment, index: Optional[int]) -> A:
         if assignment.value is None:
+            repeated = self._repeated(assignment)
+            if repeated is not None:
+                return self.ask(question, repeated, assignment.ctx, assignment.order, index)
             return question.unbound(self, assignment)
         if index is not None and assignment.index is not None:
             return question.unknown  # an element of an element: not followed
@@ -309,6 +312,18 @@ class ValueFlow:
         finally:
             self._memo[key] = pending
         return question.augmented(self, assignment, before, value)
+
+    def _repeated(self, assignment: Assignment) -> Optional[cst.BaseExpression]:
+        """`for loader in itertools.repeat(data_loader):` binds the loader itself on every turn
+        (an endless batch generator's outer loop): the object ``assignment``'s loop repeats."""
+        iterable = assignment.iterable
+        if assignment.index is not None or type(iterable) is not cst.Call or not iterable.args:
+            return None
+        first = iterable.args[0]
+        if first.keyword is not None or first.star:
+            return None
+        qual = self.model.imports.qualify(iterable.func)
+        return first.value if qual == "itertools.repeat" else None
 
     def _unpacked_call(self, question: Question[A], assignment: Assignment):
         """(model, FunctionInfo, N) when the binding is one of N names unpacked from a call of a

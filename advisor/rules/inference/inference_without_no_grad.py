@@ -6,6 +6,7 @@ import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import FileModel, LoopInfo
 from advisor.model.guards import single_pass
+from advisor.model.framework_steps import runs_per_batch
 from advisor.model.loaders import loaders_iterated
 from advisor.model.graphs import fresh_tensor
 from advisor.model.grad_free_methods import runs_without_grad
@@ -178,6 +179,8 @@ class InferenceWithoutNoGrad(Rule):
                 continue
             if _inside_a_step(model, site.ctx.loop):
                 continue  # `for s in range(scales): losses.append(D(s, x))` in a training step
+            if info is not None and info.class_name is None and runs_per_batch(model, info):
+                continue  # a layer helper a module's forward calls: its callers decide autograd
             disabled = grad_disabled(model, site.ctx)
             if disabled:
                 continue

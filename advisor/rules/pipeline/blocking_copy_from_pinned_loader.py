@@ -142,7 +142,8 @@ def _pinned_through_callers(model: FileModel, root: str, site: CallSite, pinned_
     info = site.ctx.function
     if info is None:
         return []
-    param = root if root in info.params else _iterated_parameter(info, root, site)
+    param = root if root in info.params else (
+        _iterated_parameter(info, root, site) or _unpacked_parameter(model, info, root, site))
     if param is None:
         return []
     positional = [p.name.value for p in (*info.node.params.posonly_params, *info.node.params.params)]
@@ -156,6 +157,34 @@ def _pinned_through_callers(model: FileModel, root: str, site: CallSite, pinned_
         if found is not None:
             out.append((owner, found))
     return out
+
+
+def _unpacked_parameter(model: FileModel, info, root: str, site: CallSite) -> Optional[str]:
+    """The parameter ``root`` is a piece of where ``site`` reads it: every binding that reaches
+    the read takes it from that parameter (`image, qpos = data`, `x = batch["x"]`), never
+    rebound in between."""
+    reach = model.bindings.reaching(root, site.ctx, site.order)
+    if reach.parameter is not None:
+        return None
+    earlier = [a for a in reach.assignments if not (a.statement is not None and contains(a.statement, site.node))]
+    found = set()
+    for binding in earlier:
+        value = binding.value
+        if value is None or binding.ctx.function is not info:
+            return None
+        if binding.index is not None and type(value) in (cst.Tuple, cst.List):
+            if binding.index >= len(value.elements):
+                return None
+            value = value.elements[binding.index].value
+        while type(value) in (cst.Attribute, cst.Subscript):
+            value = value.value
+        if type(value) is not cst.Name or value.value not in info.params:
+            return None
+        read = model.bindings.reaching(value.value, binding.ctx, binding.order)
+        if read.assignments or read.parameter is not info:
+            return None
+        found.add(value.value)
+    return found.pop() if len(found) == 1 else None
 
 
 def _iterated_parameter(info, root: str, site: CallSite) -> Optional[str]:

@@ -946,3 +946,25 @@ def evaluate(model, loader):
         for x, y in loader:
             correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
     return correct.item()
+
+# %% valid: a layer helper a module's forward calls loops over its edge groups
+import torch
+import torch.nn as nn
+
+
+def scatter_groups(fc_layers, node_attr, edge_groups):
+    out = torch.zeros_like(node_attr)
+    for ii in range(len(edge_groups)):
+        cur_fc = fc_layers[ii] if isinstance(fc_layers, nn.ModuleList) else fc_layers
+        weights = cur_fc(edge_groups[ii])
+        out = out + weights.sum(0)
+    return out
+
+
+class TensorProductConv(nn.Module):
+    def __init__(self, groups):
+        super().__init__()
+        self.fc = nn.ModuleList([nn.Linear(8, 8) for _ in range(groups)])
+
+    def forward(self, node_attr, edge_groups):
+        return scatter_groups(self.fc, node_attr, edge_groups)

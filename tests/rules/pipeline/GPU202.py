@@ -1168,3 +1168,16 @@ def main(args, model, optimizer, train_set, extra_set):
             for sample in dl_extra:
                 with torch.no_grad():
                     model(sample.cuda())
+
+# %% valid: a training method whose dataset parameter is annotated as an IterableDataset that streams itself
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+
+class Strategy:
+    def run_training(self, dataset: IterableDataset, collator, model, optimizer):
+        loader = DataLoader(dataset, batch_size=8, collate_fn=collator, num_workers=0, pin_memory=True)
+        for batch in loader:
+            loss = model(batch["pixels"].to("cuda", non_blocking=True)).mean()
+            loss.backward()
+            optimizer.step()

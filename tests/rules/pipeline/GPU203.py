@@ -826,3 +826,43 @@ def caption(model, tokenizer, dataset):
     for images, input_ids in loader:
         out.append(model.generate(pixel_values=images.cuda(), input_ids=input_ids.cuda()))  # expect: GPU203, GPU203
     return out
+
+# %% invalid: a helper that unpacks the batch it is handed before copying its parts
+import torch
+from torch.utils.data import DataLoader
+
+
+def forward_pass(data, policy):
+    image, qpos, actions = data
+    image, qpos, actions = image.cuda(), qpos.cuda(), actions.cuda()  # expect: GPU203, GPU203, GPU203
+    return policy(qpos, image, actions)
+
+
+def train(dataset, policy, optimizer, epochs):
+    loader = DataLoader(dataset, batch_size=8, shuffle=True, pin_memory=True, num_workers=2)
+    for epoch in range(epochs):
+        for data in loader:
+            loss = forward_pass(data, policy)["loss"]
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: batches drawn with next() from a generator that goes round the loader with itertools.repeat
+from itertools import repeat
+
+import torch
+from torch.utils.data import DataLoader
+
+
+def repeater(data_loader):
+    for loader in repeat(data_loader):
+        for data in loader:
+            yield data
+
+
+def train(dataset, policy, optimizer, steps):
+    loader = repeater(DataLoader(dataset, batch_size=8, shuffle=True, pin_memory=True, num_workers=2))
+    for step in range(steps):
+        observed, commanded = next(loader)
+        out = policy(observed.cuda(), commanded.cuda())  # expect: GPU203, GPU203
+        out.mean().backward()
+        optimizer.step()

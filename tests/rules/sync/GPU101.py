@@ -2978,3 +2978,141 @@ def decode(layers, output, loader, optimizer):
                 print(f"bad values: {num_nan}")
         output.mean().backward()
         optimizer.step()
+
+# %% valid: the loss read under the branch that saves the last checkpoint and returns runs once
+import torch
+
+
+class Strategy:
+    def run_training(self, model, loader, optimizer, max_steps):
+        model.cuda()
+        step = 0
+        for epoch in range(10):
+            for batch in loader:
+                loss = model(batch["x"].cuda()).mean()
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                step += 1
+                if step >= max_steps:
+                    self.save_checkpoint(step, epoch, loss.item())
+                    return
+
+# %% invalid: a helper's own early return comes back with its next call, every step
+import torch
+
+
+def log_step(loss, history, limit):
+    if len(history) >= limit:
+        history.append(loss.item())  # expect: GPU101
+        return
+    history.append(0.0)
+
+
+def train(model, loader, optimizer, history):
+    model.cuda()
+    for batch in loader:
+        loss = model(batch["x"].cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        log_step(loss, history, 10)
+
+# %% valid: the `max_len is None` branch of a mask helper every caller passes a size to
+import torch
+
+
+def mask_from_lengths(lengths, max_len=None):
+    if max_len is None:
+        max_len = lengths.max().item()
+    ids = torch.arange(0, max_len, device=lengths.device)
+    return ids[None, :] < lengths[:, None]
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for batch in loader:
+        mel, lengths = batch["mel"].cuda(), batch["lengths"].cuda()
+        mask = mask_from_lengths(lengths, max_len=mel.size(1))
+        other = mask_from_lengths(lengths, mel.shape[1])
+        loss = (model(mel) * mask * other).mean()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same helper where one caller leaves the size out
+import torch
+
+
+def mask_from_lengths(lengths, max_len=None):
+    if max_len is None:
+        max_len = lengths.max().item()  # expect: GPU101
+    ids = torch.arange(0, max_len, device=lengths.device)
+    return ids[None, :] < lengths[:, None]
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for batch in loader:
+        mel, lengths = batch["mel"].cuda(), batch["lengths"].cuda()
+        mask = mask_from_lengths(lengths)
+        loss = (model(mel) * mask).mean()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: int() in the arm of a tensor test that holds only for plain numbers
+import torch
+
+
+def text_mask(model, text, seq_len):
+    if torch.is_tensor(seq_len):
+        seq_len = seq_len.to(text.device)
+        max_len = seq_len.amax()
+    else:
+        max_len = int(seq_len)
+    return model(text[:, :max_len])
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for batch in loader:
+        text, lengths = batch["text"].cuda(), batch["lengths"].cuda()
+        loss = text_mask(model, text, lengths).mean()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: a metric computed with a functional loss from tensors built on the host
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer, decode, history):
+    model.cuda()
+    for batch in loader:
+        out = model(batch["x"].cuda())
+        loss = out.mean()
+        loss.backward()
+        optimizer.step()
+        predicted = torch.tensor(decode(batch["ids"].numpy()))
+        expected = torch.tensor(decode(batch["labels"].numpy()))
+        l1 = F.l1_loss(predicted, expected)
+        history.append(l1.item())
+
+# %% invalid: a helper reading lengths of batches an Accelerate-prepared loader puts on the device
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+
+def span_mask(lengths):
+    longest = lengths.max().item()  # expect: GPU101
+    return torch.arange(longest, device=lengths.device)[None, :] < lengths[:, None]
+
+
+def train(model, dataset, optimizer):
+    accelerator = Accelerator()
+    loader = DataLoader(dataset, batch_size=8, num_workers=4)
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for batch in loader:
+        lengths = batch["lengths"]
+        loss = (model(batch["mel"]) * span_mask(lengths)).mean()
+        accelerator.backward(loss)
+        optimizer.step()
