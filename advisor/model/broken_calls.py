@@ -18,6 +18,7 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from advisor.model.facts import CallSite, Context, FunctionInfo
+from advisor.model.names import is_main_test
 
 
 def stops_at_start(model) -> bool:
@@ -85,16 +86,10 @@ def _branched(ctx: Optional[Context], info: Optional[FunctionInfo]) -> bool:
     current = ctx
     while current is not None and current.function is info:
         if current.guard is not None and current.guard.ctx.function is info:
-            guard_test = current.guard.test
-            if not _is_main_test(guard_test):
+            if not is_main_test(current.guard.test):
                 return True
         current = current.outer
     return False
-
-
-def _is_main_test(test: cst.BaseExpression) -> bool:
-    """`__name__ == "__main__"`: the main block's own test."""
-    return (type(test) is cst.Comparison and type(test.left) is cst.Name and test.left.value == "__name__")
 
 
 def _refuses(info: FunctionInfo, call: cst.Call) -> bool:

@@ -24,6 +24,7 @@ from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
 from advisor.model.handed_names import handed_sites
 from advisor.model.instances import instances_of
 from advisor.model.names import DDP_WRAPPERS, dotted_name, last_segment
+from advisor.model.vocabulary import OPTIMIZER_NAME
 
 DATA_PARALLEL = "torch.nn.parallel.DataParallel"
 
@@ -294,7 +295,9 @@ class CallGraph:
                 inner = returned_functions(owner, factory)
                 if not inner:
                     return []
-                out.extend((owner, info) for info in inner)
+                # `eval_step_fn = get_step_fn(sde, train=False)`: the step function it returns
+                # updates nothing (its steps sit under `if train:`), so its loop evaluates.
+                out.extend((owner, info) for info in inner if not _steps_switched_off(owner, info, factory, value))
         return out
 
     def _keyword_partial(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
@@ -862,6 +865,55 @@ _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module
 
 
 _PIPELINE_LIBRARIES = frozenset({"diffusers", "transformers"})
+
+
+def _steps_switched_off(model, inner: FunctionInfo, factory: FunctionInfo, call: cst.Call) -> bool:
+    """Every place ``inner`` (a function ``factory`` defines and returns) trains (its optimizer
+    steps, its backward passes, its calls of functions the factory was handed) sits in an arm of a test of one of the
+    factory's parameters (`if train:`) that ``call`` decides against with a literal it passes,
+    or leaves to a literal default."""
+    if any(a.star for a in call.args):
+        return False
+    # Where it trains: its own steps, its `backward()` calls, and the calls of stepping
+    # functions handed to the factory (an `optimize_fn`). Read from the text: asking the call
+    # graph here would ask it about calls whose targets are being found.
+    markers = list(inner.step_contexts) + [
+        site.ctx for site in inner.sites if site.method in ("backward", "step")
+        or (type(site.node.func) is cst.Name and site.node.func.value in factory.params
+            and (OPTIMIZER_NAME.search(site.node.func.value) is not None or "step" in site.node.func.value))]
+    if not markers:
+        return False
+    positional = [p.name.value for p in (*factory.node.params.posonly_params, *factory.node.params.params)]
+    for ctx in markers:
+        decided = False
+        current = ctx
+        while current is not None and current.function is inner and not decided:
+            guard = current.guard
+            if guard is not None and guard.ctx.function is inner:
+                decided = _decided_against(model, guard, inner, factory, call, positional)
+            current = current.outer
+        if not decided:
+            return False
+    return True
+
+
+def _decided_against(model, guard, inner: FunctionInfo, factory: FunctionInfo, call: cst.Call, positional) -> bool:
+    test, holds = guard.test, guard.positive and not guard.exits
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, holds = test.expression, not holds
+    if type(test) is not cst.Name or test.value not in factory.params or test.value in inner.params:
+        return False
+    if model.bindings.reaching(test.value, guard.ctx, guard.order).assignments:
+        return False  # rebound in the closure: not the factory's argument
+    name = test.value
+    position = positional.index(name) - factory.receiver_params if name in positional else None
+    arg = _argument(call, name, position if position is not None and position >= 0 else None)
+    value = arg.value if arg is not None else next(
+        (p.default for p in (*factory.node.params.params, *factory.node.params.kwonly_params)
+         if p.name.value == name), None)
+    if type(value) is not cst.Name or value.value not in ("True", "False"):
+        return False
+    return (value.value == "True") != holds
 
 
 def returned_functions(model, factory: FunctionInfo) -> List[FunctionInfo]:

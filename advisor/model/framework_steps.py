@@ -308,7 +308,7 @@ def _only_through_methods(model, name: str) -> bool:
     if init is None:
         return False
     built = model.calls.constructions(init)
-    if not built:
+    if not built or _built_by_name(model, name):
         return False
     for owner, site in built:
         target = site.assigned_to
@@ -318,6 +318,21 @@ def _only_through_methods(model, name: str) -> bool:
         if target in called or f"{target}.forward" in called or target in handed:
             return False  # `self.gen_a(x)`, `self.gen_a.forward(x)`; `nn.DataParallel(self.gen_a)`, `gen = self.gen_a`
     return True
+
+
+# Text of a file that may build a class it names from a string (`globals()[model_name](**args)`).
+_BUILDS_BY_NAME = ("globals()[", "getattr(", "eval(")
+
+
+def _built_by_name(model, name: str) -> bool:
+    """A project file that names the class may build it from a string the call graph cannot
+    follow (`model = globals()[model_name](**args)` in a package's `load_model`): its instances
+    there may be called as modules."""
+    project = model.project
+    if project is None or model.real_path is None:
+        return False
+    return any(path.endswith(".py") and any(mark in project.text_of(path) for mark in _BUILDS_BY_NAME)
+               for path in project.files_naming(name))
 
 
 def _instance_uses(model):
@@ -506,15 +521,18 @@ def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
     literal = _UNDECIDED
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         part = test.comparisons[0]
-        if type(part.operator) in (cst.Equal, cst.NotEqual):
+        none_test = (type(part.operator) in (cst.Equal, cst.NotEqual)
+                     and type(part.comparator) is cst.Name and part.comparator.value == "None")
+        if type(part.operator) in (cst.Equal, cst.NotEqual) and not none_test:
             literal = _literal_value(part.comparator)
             if literal is not _UNDECIDED:
                 negated ^= type(part.operator) is cst.NotEqual
             test = test.left
-        elif type(part.operator) in (cst.Is, cst.IsNot) and _is_singleton(part.comparator):
+        elif (type(part.operator) in (cst.Is, cst.IsNot) and _is_singleton(part.comparator)) or none_test:
             # `if resp_list is None:`, `if keep_dims is False:`: by identity, so a passed
-            # 'return_mask' is not False, and a list the call builds is not None.
-            negated ^= type(part.operator) is cst.IsNot
+            # 'return_mask' is not False, and a list the call builds is not None (`max_len ==
+            # None` too: only None equals None).
+            negated ^= type(part.operator) in (cst.IsNot, cst.NotEqual)
             if type(test.left) is not cst.Name:
                 return None
             value = _passed(model, guard, info, test.left.value, site, owner, singleton=True)

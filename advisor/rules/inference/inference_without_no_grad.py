@@ -94,7 +94,8 @@ class InferenceWithoutNoGrad(Rule):
         loader or environment in it inside a training loop, or before a `backward()` in the
         same function), code that asks for input gradients (`torch.autograd.grad`,
         `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own
-        `forward`, a project module that holds no parameter (no layer with weights, no
+        `forward` and the layer helpers it calls (`tp_scatter(fc_layers, ...)` looping over edge
+        groups: its callers decide whether autograd is on), a project module that holds no parameter (no layer with weights, no
         `nn.Parameter`; array helpers such as `librosa` may fill its buffers) called on tensors
         just made by a torch factory without `requires_grad` or on a DataLoader's batches
         (nothing to record), a project model whose code asks autograd for gradients of its

@@ -133,6 +133,23 @@ def _pinned_loop(model: FileModel, root: str, site: CallSite, pinned_loops: dict
     return None
 
 
+def _drawn_here(model: FileModel, site: CallSite, pinned_loops: dict):
+    """The loop around ``site`` when the copy is of a batch drawn right there from pinned loaders
+    (`next(self.dl).cuda()`, through `iter(...)` or a generator over them); else None."""
+    receiver, loop = site.receiver, site.ctx.loop
+    if type(receiver) is not cst.Call or loop is None:
+        return None
+    if model.values.drawn_from(receiver, site.ctx, site.order) is None:
+        return None
+    key = ("drawn", id(receiver))
+    if key not in pinned_loops:
+        loaders, exhaustive = loaders_drawn(model, receiver, RAW_LOADERS)
+        pinned_loops[key] = exhaustive and bool(loaders) and all(_pinned(model, s) for s in loaders)
+        pinned_loops[("ids-of-loop", id(loop))] = pinned_loops[key] and all(
+            token_id_batches(model, s.node, s.ctx, s.order) for s in loaders)
+    return loop if pinned_loops[key] else None
+
+
 def _pinned_through_callers(model: FileModel, root: str, site: CallSite, pinned_loops: dict) -> list:
     """The copy is of a parameter of its function (or of the items of one: `for key, ipt in
     inputs.items():`), and calls of that function, in this file or another of the project, hand
@@ -219,11 +236,12 @@ class BlockingCopyFromPinnedLoader(Rule):
         setup of two, `pin_memory=True if cache_device == "cpu" else False`, the one whose
         batches are copied at all), or
         to a batch drawn from one with `next(it)` (through `iter(loader)`,
-        `itertools.cycle(loader)` or a generator that yields the batches as they come; not one
+        `itertools.cycle(loader)` or a generator that yields the batches as they come, also one
+        that goes round the loader with `for loader in itertools.repeat(data_loader):`; not one
         that moves or changes them first), or to a parameter of a function (or an item of one:
-        `for key, ipt in inputs.items():`) that such a loop hands its batch to, in this file or
-        another of the project (`outputs = self.process_batch(inputs)`, `calc_loss_batch(x, y,
-        model, device)`). Only copies from the host to a device: `.cpu()`,
+        `for key, ipt in inputs.items():`, or a piece it unpacks: `image, qpos = data`) that such
+        a loop hands its batch to, in this file or another of the project (`outputs =
+        self.process_batch(inputs)`, `calc_loss_batch(x, y, model, device)`). Only copies from the host to a device: `.cpu()`,
         `.to("cpu")` and dtype conversions are never reported. A loader built by Ignite's
         `idist.auto_dataloader(...)` without `pin_memory` is pinned (it pins on CUDA by itself).
         An Ignite `create_supervised_trainer(model, optimizer, loss_fn, device=<cuda>)` whose
@@ -302,25 +320,29 @@ class BlockingCopyFromPinnedLoader(Rule):
                 continue
             if site.method == "to" and _device_kind(model, _first_arg(call), site.ctx, site.order) != "cuda":
                 continue  # `.to(dtype)` spelled with a variable, `.to(other_tensor)`
-            if not _plain_selection(site.receiver):
-                continue  # `batch["x"].float().to(device)`: the copy is of a new, pageable tensor
             if any(a.star for a in call.args):
                 continue
             positional = [a for a in call.args if a.keyword is None]
             if len(positional) >= (3 if site.method == "to" else 2):
                 continue  # non_blocking given by position (`.type(t, non_blocking)` too)
-            root = root_name(site.receiver) if site.receiver is not None else None
-            if root is None:
-                continue
-            found = _pinned_loop(model, root, site, pinned_loops)
-            if found is not None:
-                loops = [(model, found)]
+            drawn = _drawn_here(model, site, pinned_loops)
+            if drawn is not None:
+                loops = [(model, drawn)]  # `data = next(self.dl).cuda()`
             else:
-                # A helper handed the batch (`outputs = self.process_batch(inputs)`, then
-                # `for key, ipt in inputs.items(): inputs[key] = ipt.to(self.device)`).
-                loops = _pinned_through_callers(model, root, site, pinned_loops)
-                if not loops:
+                if not _plain_selection(site.receiver):
+                    continue  # `batch["x"].float().to(device)`: the copy is of a new, pageable tensor
+                root = root_name(site.receiver) if site.receiver is not None else None
+                if root is None:
                     continue
+                found = _pinned_loop(model, root, site, pinned_loops)
+                if found is not None:
+                    loops = [(model, found)]
+                else:
+                    # A helper handed the batch (`outputs = self.process_batch(inputs)`, then
+                    # `for key, ipt in inputs.items(): inputs[key] = ipt.to(self.device)`).
+                    loops = _pinned_through_callers(model, root, site, pinned_loops)
+                    if not loops:
+                        continue
             if call.args:
                 edit = NodeEdit(call.args[-1].value, ", non_blocking=True", "after")
             else:

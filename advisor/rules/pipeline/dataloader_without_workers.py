@@ -155,7 +155,8 @@ class DataLoaderWithoutWorkers(Rule):
         that only indexes lists or tensors its `__init__` built, calling nothing, also inherited
         through a subclass or picked from a dict of classes), `transformers`' datasets that
         tokenise their corpus when built (`GlueDataset`), datasets
-        derived from `IterableDataset` (which shard their own streams) or made by a library
+        derived from `IterableDataset` (which shard their own streams; also a parameter
+        annotated as one, `def run_training(self, dataset: IterableDataset)`) or made by a library
         of iterable pipes (torchtext, torchdata, webdataset), Hugging Face `datasets` tables
         tokenised ahead of training (`load_dataset(...).map(tokenize, batched=True)`, or a table formatted as tensors in place, `train_dataset.set_format(type="pt")`, in a file that tokenises, with no
         per-row `with_transform` other than one that only tokenises text, `preprocess_train`

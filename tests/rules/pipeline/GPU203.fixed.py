@@ -659,3 +659,27 @@ def train(dataset, policy, optimizer, steps):
         out = policy(observed.cuda(non_blocking=True), commanded.cuda(non_blocking=True))  # expect: GPU203, GPU203
         out.mean().backward()
         optimizer.step()
+
+# %% invalid: a batch drawn and copied in one expression from a generator over a pinned loader
+import torch
+from torch.utils import data
+
+
+def cycle(dl):
+    while True:
+        for batch in dl:
+            yield batch
+
+
+class Trainer:
+    def __init__(self, model, dataset, batch_size):
+        self.model = model.cuda()
+        self.dl = cycle(data.DataLoader(dataset, batch_size=batch_size, shuffle=True, pin_memory=True))
+        self.opt = torch.optim.Adam(model.parameters())
+
+    def train(self, steps):
+        for step in range(steps):
+            videos = next(self.dl).cuda(non_blocking=True)  # expect: GPU203
+            loss = self.model(videos)
+            loss.backward()
+            self.opt.step()

@@ -3116,3 +3116,79 @@ def train(model, dataset, optimizer):
         loss = (model(batch["mel"]) * span_mask(lengths)).mean()
         accelerator.backward(loss)
         optimizer.step()
+
+# %% valid: the evaluation pass of a step function a factory returns with `train=False`
+import torch
+
+
+def get_step_fn(loss_fn, train, optimize_fn=None):
+    def step_fn(state, batch):
+        model = state["model"]
+        if train:
+            optimizer = state["optimizer"]
+            optimizer.zero_grad()
+            loss = loss_fn(model, batch)
+            loss.backward()
+            optimize_fn(optimizer, model.parameters())
+        else:
+            with torch.no_grad():
+                loss = loss_fn(model, batch)
+        return loss
+
+    return step_fn
+
+
+def evaluate(state, loss_fn, eval_loader):
+    eval_step = get_step_fn(loss_fn, train=False)
+    losses = []
+    for batch in eval_loader:
+        losses.append(eval_step(state, batch.cuda()).item())
+    return sum(losses) / len(losses)
+
+# %% invalid: the training pass of the same factory's step function
+import torch
+
+
+def get_step_fn(loss_fn, train, optimize_fn=None):
+    def step_fn(state, batch):
+        model = state["model"]
+        if train:
+            optimizer = state["optimizer"]
+            optimizer.zero_grad()
+            loss = loss_fn(model, batch)
+            loss.backward()
+            optimize_fn(optimizer, model.parameters())
+        else:
+            with torch.no_grad():
+                loss = loss_fn(model, batch)
+        return loss
+
+    return step_fn
+
+
+def train(state, loss_fn, loader, optimize_fn):
+    train_step = get_step_fn(loss_fn, True, optimize_fn=optimize_fn)
+    history = []
+    for batch in loader:
+        history.append(train_step(state, batch.cuda()).item())  # expect: GPU101
+    return history
+
+# %% valid: a mask helper's `== None` fallback, when every caller passes the length
+import torch
+
+
+def get_mask_from_lengths(lengths, max_len=None):
+    if max_len == None:
+        max_len = torch.max(lengths).item()
+    ids = torch.arange(0, max_len, device=lengths.device)
+    return ids[None, :] < lengths[:, None]
+
+
+def train(model, loader, optimizer):
+    model.cuda()
+    for batch in loader:
+        mel, lengths = batch["mel"].cuda(), batch["lengths"].cuda()
+        mask = get_mask_from_lengths(lengths, max_len=mel.size(1))
+        loss = (model(mel) * mask).mean()
+        loss.backward()
+        optimizer.step()
