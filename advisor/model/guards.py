@@ -357,6 +357,22 @@ def _spawned(model, info) -> bool:
                and site.node.args[0].value.value == name for site in model.calls_to(*SPAWNERS))
 
 
+def _spawned_index_test(model, test: cst.BaseExpression, ctx: Context) -> bool:
+    """`gpu == 0` in `def train(gpu, opt, ...)` that `mp.spawn(train, ...)` runs: the process
+    index `spawn` passes first is the rank of the process on its machine."""
+    info = ctx.function
+    if info is None or type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    part = test.comparisons[0]
+    if type(part.operator) is not cst.Equal or type(part.comparator) is not cst.Integer or part.comparator.value != "0":
+        return False
+    positional = [p.name.value for p in (*info.node.params.posonly_params, *info.node.params.params)]
+    if not positional or type(test.left) is not cst.Name or test.left.value != positional[0]:
+        return False
+    reach = model.bindings.reaching(positional[0], ctx, model.order_of(test))
+    return not reach.assignments and _spawned(model, info)
+
+
 def _single_gpu_rank_test(test: cst.BaseExpression) -> bool:
     """`rank in [-1, 0]`, `local_rank in (-1, 0)`: true on the one process of a plain run."""
     if not type(test) is cst.Comparison or len(test.comparisons) != 1:
@@ -937,9 +953,29 @@ def _launched(test: cst.BaseExpression) -> bool:
             and (dotted_name(test.left) or "").endswith("local_rank"))
 
 
+# A setting that names how the run is distributed (`opt.distribution_type == 'multi'`) and a
+# value of it that starts several processes.
+_DISTRIBUTION_SETTING = re.compile(r"^distribut\w*$", re.IGNORECASE)
+_MULTI_PROCESS_MODES = frozenset({"multi", "ddp", "distributed", "multiprocessing"})
+
+
+def _multi_process_mode(test: cst.BaseExpression) -> bool:
+    """`opt.distribution_type == 'multi'`: true when the run starts several processes."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    value = comparison.comparator
+    return (type(comparison.operator) is cst.Equal and type(value) is cst.SimpleString
+            and value.evaluated_value in _MULTI_PROCESS_MODES
+            and _DISTRIBUTION_SETTING.match((dotted_name(test.left) or "").rpartition(".")[2]) is not None)
+
+
 def _single_process_else(model, test: cst.BaseExpression) -> bool:
     """The `else` of the test runs in a single process: the test is a launch test, alone or
-    with checks that torch.distributed is there (`dist.is_available() and args.local_rank != -1`)."""
+    with checks that torch.distributed is there (`dist.is_available() and args.local_rank != -1`),
+    or a test of a multi-process mode (`opt.distribution_type == 'multi'`)."""
+    if _multi_process_mode(test):
+        return True
     parts = conjuncts(test)
     return any(_launched(p) for p in parts) and all(
         _launched(p) or (type(p) is cst.Call and model.imports.qualify(p.func) in (
@@ -1007,6 +1043,8 @@ class GuardKinds:
                 result = (True, result[1])
             if result[0] and _every_step(self.model, test, ctx, order):
                 result = (False, result[1])
+            if not result[1] and _spawned_index_test(self.model, test, ctx):
+                result = (result[0], True)
             if not (result[0] and result[1]) and depth < _MAX_DEPTH:
                 # `if i % k == 0 and opt.is_master_node:`: the rank part may sit in a value, and
                 # the periodic part in a helper (`if divisible_by(step, n) and is_main:`).
@@ -1081,16 +1119,23 @@ class GuardKinds:
         single process (`default_gpu = False`, then `if rank == 0: default_gpu = True` in the
         distributed branch and `default_gpu = True` in the `else` of `if args.local_rank != -1:`)."""
         truthy = [a for a in assignments if type(a.value) is cst.Name and a.value.value == "True"]
-        if not truthy or len(truthy) == len(assignments) or any(
-                type(a.value) is not cst.Name or a.value.value not in ("True", "False") for a in assignments):
+        if len(truthy) == len(assignments):
             return False
-        for assignment in truthy:
-            guards = [g for g in guards_of(assignment.ctx) if g.ctx.function is assignment.ctx.function]
-            if not any((g.positive and not g.exits and self.test_kinds(g.test, g.ctx, g.order + 0.5, depth + 1)[1])
-                       or (not g.positive and not g.exits and _single_process_else(self.model, g.test))
-                       for g in guards):
-                return False
-        return True
+        ranked = False
+        for assignment in assignments:
+            value = assignment.value
+            if type(value) is cst.Name and value.value == "False":
+                continue
+            if assignment in truthy:
+                guards = [g for g in guards_of(assignment.ctx) if g.ctx.function is assignment.ctx.function]
+                if not any((g.positive and not g.exits and self.test_kinds(g.test, g.ctx, g.order + 0.5, depth + 1)[1])
+                           or (not g.positive and not g.exits and _single_process_else(self.model, g.test))
+                           for g in guards):
+                    return False
+            elif value is None or not self.test_kinds(value, assignment.ctx, assignment.order, depth + 1)[1]:
+                return False  # `should_diag = gpu == 0` in the multi-process branch is a rank test
+            ranked = True
+        return ranked
 
     def _passed_periodic(self, info, name: str, depth: int) -> bool:
         """A parameter every call of which passes a periodic value (`train_step(..., do_eval)`

@@ -6,7 +6,7 @@ several times a bare parse; a table filled while walking the tree gives the answ
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 import libcst as cst
 
@@ -120,6 +120,11 @@ class ImportTable:
         self.targets: Dict[str, Set[str]] = {}
         self.star = False  # `from utils import *`: names the file never imports may come from there
         self.star_modules: List[str] = []  # those modules (`utils`, `.helpers`), in import order
+        # The project's answer for a name imported from one of its modules that only re-imports
+        # it from a library (`from dataset import DataLoader`, whose `dataset.py` has it from
+        # `torch.utils.data`): set where the file is read in a project (project/view.py).
+        self.reexports: Optional[Callable[[str], Optional[str]]] = None
+        self._reexported: Dict[str, str] = {}
 
     def _bind(self, local: str, target: str) -> None:
         self.aliases[local] = target
@@ -202,7 +207,16 @@ class ImportTable:
         full = f"{target}.{rest}" if rest else target
         while full.startswith("torch.torch."):
             full = full[len("torch."):]  # `torch.torch.rand(n)`: the package holds itself
+        if self.reexports is not None and head not in self.modules:
+            # Imported from a module (`from dataset import DataLoader`), not a package itself.
+            known = self._reexported.get(full)
+            if known is None:
+                known = self._reexported[full] = self.reexports(full) or full
+            full = known
         return _CANONICAL.get(full, full)
+
+    def forget_reexports(self) -> None:
+        self._reexported = {}
 
     def imported_once(self, name: str) -> bool:
         """Every import of ``name`` in the file binds it to the same object."""

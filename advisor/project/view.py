@@ -252,8 +252,7 @@ class ProjectView:
         key = _key(path)
         old = self._models.get(key)
         self._models[key] = model
-        model.project = self
-        model.real_path = key
+        self._wire(model, key)
         if old is not None and old is not model:
             # Another version of the file was read before: every answer built on it is stale.
             self._reset()
@@ -261,8 +260,33 @@ class ProjectView:
     def attach(self, path: str, model) -> None:
         """A model of part of the file at ``path``: it reads the project through this view, while
         the file's own model (or its text) still stands for the file in every cross-file answer."""
+        self._wire(model, _key(path))
+
+    def _wire(self, model, key: str) -> None:
         model.project = self
-        model.real_path = _key(path)
+        model.real_path = key
+        model.imports.reexports = lambda full: self.reexported(key, full)
+
+    def reexported(self, importer: str, full: str) -> Optional[str]:
+        """The library name a project module re-exports: `dataset.DataLoader` imported by
+        ``importer``, where the project's `dataset.py` only says `from torch.utils.data import
+        Dataset, DataLoader` (and defines no `DataLoader` of its own), is
+        `torch.utils.data.DataLoader`. None for anything else."""
+        module, _, name = full.rpartition(".")
+        bare = module.lstrip(".")
+        if not bare or not name.isidentifier():
+            return None
+        level = len(module) - len(bare)
+        found = self.layout.relative_file(bare, level, importer) if level else self._find_module(bare, importer)
+        if found is None:
+            return None
+        text = self._text(found) or ""
+        if name not in text or re.search(r"^\s*(?:class|def)\s+%s\b|^%s\s*=" % (name, name), text, re.M):
+            return None
+        for line_level, source, names in _import_lines(text):
+            if line_level == 0 and name in names and self._find_module(source, found) is None:
+                return f"{source}.{name}"
+        return None
 
     def known(self, path: str, text: str):
         """The model already built for this path from this same text, if any."""
@@ -296,6 +320,7 @@ class ProjectView:
         self._python_configs = None
         for model in models.values():
             model.forget_answers()
+            model.imports.forget_reexports()
 
     def changed(self, path: str) -> None:
         """The text of ``path`` changed (an editor's buffer, a write on disk): its model, its
@@ -342,8 +367,7 @@ class ProjectView:
                 del self._models[key]  # stopped (a budget, a cancelled edit): not known absent
                 raise
             if model is not None:
-                model.project = self
-                model.real_path = key
+                self._wire(model, key)
             self._models[key] = model
         model = self._models[key]
         if model is not None:

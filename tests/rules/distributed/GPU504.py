@@ -634,3 +634,44 @@ def train(args, model, loader, optimizer):
         loss.backward()
         optimizer.step()
         saver.push_checkpoint(args.output_dir)
+
+# %% valid: a flag set to the process index test in the multi-process branch of a spawned worker
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train(gpu, opt, output_dir):
+    if opt.distribution_type == "multi":
+        dist.init_process_group("nccl", rank=gpu, world_size=opt.world_size)
+        should_diag = gpu == 0
+    else:
+        should_diag = True
+    model = DDP(torch.nn.Linear(8, 8).cuda(gpu), device_ids=[gpu])
+    for epoch in range(opt.epochs):
+        if (epoch + 1) % opt.save_iter == 0:
+            if should_diag:
+                torch.save(model.module.state_dict(), f"{output_dir}/epoch_{epoch}.pth")
+
+
+def main(opt):
+    mp.spawn(train, nprocs=opt.gpus, args=(opt, "out"))
+
+# %% invalid: the same test of a device index in a worker every process calls itself
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train(gpu, opt, output_dir):
+    dist.init_process_group("nccl", init_method="env://")
+    should_diag = gpu == 0
+    model = DDP(torch.nn.Linear(8, 8).cuda(gpu), device_ids=[gpu])
+    for epoch in range(opt.epochs):
+        if should_diag:
+            torch.save(model.module.state_dict(), f"{output_dir}/epoch_{epoch}.pth")  # expect: GPU504
+
+
+def main(opt):
+    train(opt.gpu, opt, "out")
