@@ -792,3 +792,12 @@ def test_a_config_that_starts_naming_a_lightning_module_rechecks_its_cached_trai
     it must report its step's host sync, also for the unchanged, cached module."""
     _edit_rechecks(tmp_path, "lightning_versions", "configs/train.yaml", "models.folder_v1.FolderV1",
                    "models.folder_v2.FolderV2", ("folder_v2.py", 15, "GPU101"), before=None)
+
+
+def test_a_signature_that_starts_taking_a_stale_call_rechecks_the_cached_script(tmp_path):
+    """A script whose entry path calls a project function with arguments it cannot take stops
+    before it trains (model/broken_calls.py): its findings are information; a default given to
+    the parameter it leaves out must turn them back to warnings, also for the unchanged, cached
+    script."""
+    _edit_rechecks(tmp_path, "stale_scripts", "utils.py", "batch_size, chunk_size):", "batch_size, chunk_size=100):",
+                   ("train_latent.py", 19, "GPU101"))

@@ -78,7 +78,11 @@ def _fitted(model, project, cls) -> bool:
             return True
         for site in owner.method_calls("fit"):
             fitted = _fitted_classes(owner, site)
+            if fitted is _ANY:
+                return True
             if fitted is None:
+                # A module the file does not build itself: one its config files name, where it
+                # builds what they name (`instantiate(cfg.model)`); else any.
                 if not any(mark in (owner.text or "") for mark in CONFIG_TARGET_MARKS):
                     return True
                 if any(project.named_in_project_configs(name) for name in names):
@@ -88,13 +92,18 @@ def _fitted(model, project, cls) -> bool:
     return False
 
 
-def _fitted_classes(owner, site) -> Optional[Set[str]]:
+# A `.fit` whose module may be of any class (one a factory of another module builds).
+_ANY = frozenset({"*"})
+
+
+def _fitted_classes(owner, site) -> Optional[frozenset]:
     """The names of the classes (and their bases) a `.fit(module, ...)` call hands over, when
-    the file builds them itself; None when it cannot tell."""
+    the file builds them itself; `_ANY` when another module's code builds them; None when the
+    value model cannot tell (a module read from a config object, handed in)."""
     call = site.node
     arg = argument(call, "model", 0)
     if arg is None or arg.star:
-        return None
+        return _ANY
     found, known = owner.values.ask(INSTANCES, arg.value, site.ctx, site.order)
     if not known or not found:
         return None
@@ -102,9 +111,9 @@ def _fitted_classes(owner, site) -> Optional[Set[str]]:
     out: Set[str] = set()
     for where, info in found:
         if info.name not in words:
-            return None  # built by a factory elsewhere: its module decides, not this file
+            return _ANY  # built by a factory elsewhere: its module decides, and may change
         out.update(_ancestors(where, info, 0))
-    return out
+    return frozenset(out)
 
 
 def _ancestors(model, info, depth: int) -> Set[str]:
