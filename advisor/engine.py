@@ -199,8 +199,9 @@ def _applies(rule: Rule, text: str, view, path: Optional[Path]) -> bool:
     return all(any(s in text or any(s in other for other in related) for s in group) for group in groups[1:])
 
 
-def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache]):
-    """The file's model (with its chunks, for positions), or the FileProblem that stopped it."""
+def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache], reexports=None):
+    """The file's model (with its chunks, for positions), or the FileProblem that stopped it.
+    ``reexports``: how its project resolves names re-imported from a library (project/view.py)."""
     try:
         chunked = parse_chunked(text, chunks)
         module = chunked.module if chunked is not None else parse_module(text)
@@ -213,7 +214,7 @@ def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache
         return _syntax_problem(text, filename, exc)
     checkpoint()
     try:
-        model = FileModel.build(module, filename, config.torch_version)
+        model = FileModel.build(module, filename, config.torch_version, reexports)
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")
     model.text, model.chunked = text, chunked
@@ -225,7 +226,7 @@ def _neighbour_builder(config: Config):
     holds for it): decoded and screened like a checked file; anything odd leaves it out (None),
     never an error."""
 
-    def build(real_path: str, text: Optional[str] = None):
+    def build(real_path: str, text: Optional[str] = None, reexports=None):
         if text is None:
             try:
                 data = read_regular(real_path, _NEIGHBOUR_LIMIT)[0]
@@ -239,7 +240,7 @@ def _neighbour_builder(config: Config):
             return None
         if nesting_problem(text) is not None:
             return None
-        outcome = _parse(text, real_path, config, None)
+        outcome = _parse(text, real_path, config, None, reexports)
         return outcome if isinstance(outcome, FileModel) else None
 
     return build
@@ -255,7 +256,7 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
     open_questions.new_check()
     model = view.known(str(path), text) if view is not None and not part else None
     if model is None:
-        model = _parse(text, filename, config, chunks)
+        model = _parse(text, filename, config, chunks, view.reexports_for(str(path)) if view is not None else None)
         if isinstance(model, FileProblem):
             return model
         if view is not None:

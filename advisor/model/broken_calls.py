@@ -5,20 +5,28 @@ required parameter for). Python raises `TypeError` there, every time: what the r
 script would cost is no cost of any run. Research repositories keep such stale scripts beside
 the ones they ship.
 
-Only calls that always run count: in the main block or in a function it calls, outside every
-`if`, loop and `try` of that function, with no `*args`/`**kwargs` spread, of a plain function
-(no decorator that could change how it is called, not a method) whose signature says for sure
-that the call fails.
+Only calls that always run before the script trains count: statements of the main block, and
+of the file's functions it calls, read in order until one loops, trains (calls code that
+does) or leaves (`return`, `raise`, `sys.exit`); calls inside an `if`, a `with`, a `try`, a
+conditional expression, an `and`/`or`, a lambda or a comprehension are skipped; the callee is a
+plain function (not a method, no decorator that could change how it is called) whose
+signature says for sure that the call fails (no `*args`/`**kwargs` spread in the call).
 """
 
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import Iterator, List, Optional
 
 import libcst as cst
 
-from advisor.model.facts import CallSite, Context, FunctionInfo
-from advisor.model.names import is_main_test
+from advisor.model.facts import FunctionInfo
+from advisor.model.names import dotted_name
+
+# Where the walk of a statement stops: what runs there may not run at all.
+_CONDITIONAL = (cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                cst.GeneratorExp)
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+_REFUSES, _TRAINS = "refuses", "trains"
 
 
 def stops_at_start(model) -> bool:
@@ -29,66 +37,74 @@ def stops_at_start(model) -> bool:
 def _stops_at_start(model) -> bool:
     if model.project is None or not model.facts.main_blocks:
         return False
-    entries = _entry_functions(model)
-    for site in model.facts.calls:
-        if not _always_runs(model, site, entries):
-            continue
-        targets = model.calls.targets(site)
-        if len(targets) != 1:
-            continue
-        _, info = targets[0]
-        if info.class_name is None and not info.decorators and _refuses(info, site.node):
-            return True
-    return False
+    return any(_body(model, block.body.body, 0) == _REFUSES for block in model.facts.main_blocks)
 
 
-def _entry_functions(model) -> Set[int]:
-    """The functions of the file the main block calls outside its own tests and loops."""
-    out: Set[int] = set()
-    for site in model.facts.calls:
-        if site.ctx.function is not None or not _in_main_block(model, site.node) or _branched(site.ctx, None):
-            continue
-        func = site.node.func
-        if type(func) is cst.Name:
-            info = model.bindings.function(func.value, site.ctx, site.order)
-            if info is not None and info.class_name is None:
-                out.add(id(info))
-    return out
+def _body(model, statements, depth: int) -> Optional[str]:
+    """_REFUSES when a statement refuses its call before the body loops, trains or leaves;
+    _TRAINS when it trains (or loops, or leaves) first; None when it does neither."""
+    for statement in statements:
+        if type(statement) in (cst.For, cst.While):
+            return _TRAINS
+        if type(statement) is not cst.SimpleStatementLine:
+            if _holds_training(model, statement):
+                return _TRAINS
+            continue  # an `if`, a `with`, a `try`, a `def`: its calls may not run
+        for small in statement.body:
+            if type(small) in (cst.Return, cst.Raise):
+                return _TRAINS
+            for call in _plain_calls(small):
+                verdict = _call(model, call, depth)
+                if verdict is not None:
+                    return verdict
+            if type(small) is cst.Expr and type(small.value) is cst.Call and dotted_name(small.value.func) in _EXITS:
+                return _TRAINS
+    return None
 
 
-def _in_main_block(model, node: cst.CSTNode) -> bool:
-    return id(node) in model.shared("main-block-nodes", _main_block_nodes)
+def _call(model, call: cst.Call, depth: int) -> Optional[str]:
+    site = model.site_of(call)
+    if site is None:
+        return None
+    targets = model.calls.targets(site)
+    if len(targets) != 1:
+        return _TRAINS if any(owner.trains(info) or info.loops for owner, info in targets) else None
+    owner, info = targets[0]
+    if info.class_name is None and not info.decorators and _refuses(info, call):
+        return _REFUSES
+    if owner is model and depth < 2 and info.class_name is None:
+        verdict = _body(model, info.node.body.body, depth + 1)
+        if verdict is not None:
+            return verdict
+    return _TRAINS if owner.trains(info) or info.loops else None
 
 
-def _main_block_nodes(model) -> Set[int]:
-    out: Set[int] = set()
-    stack: List[cst.CSTNode] = list(model.facts.main_blocks)
+def _plain_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """The calls of a simple statement that always run: not in a conditional expression, an
+    `and`/`or`, a lambda or a comprehension."""
+    stack: List[cst.CSTNode] = [node]
     while stack:
-        node = stack.pop()
-        out.add(id(node))
-        stack.extend(node.children)
-    return out
+        current = stack.pop()
+        if isinstance(current, _CONDITIONAL):
+            continue
+        if type(current) is cst.Call:
+            yield current
+        stack.extend(current.children)
 
 
-def _always_runs(model, site: CallSite, entries: Set[int]) -> bool:
-    info = site.ctx.function
-    if info is None:
-        return _in_main_block(model, site.node) and not _branched(site.ctx, None)
-    return id(info) in entries and not _branched(site.ctx, info)
-
-
-def _branched(ctx: Optional[Context], info: Optional[FunctionInfo]) -> bool:
-    """Under a test, in a loop or in a `try` (of ``info``'s body, or of the main block)."""
-    if ctx is None:
-        return False
-    if ctx.loop is not None or ctx.in_try:
-        return True
-    current = ctx
-    while current is not None and current.function is info:
-        if current.guard is not None and current.guard.ctx.function is info:
-            if not is_main_test(current.guard.test):
+def _holds_training(model, statement: cst.CSTNode) -> bool:
+    """A loop, or a call of code that trains, somewhere in a compound statement."""
+    stack: List[cst.CSTNode] = [statement]
+    while stack:
+        current = stack.pop()
+        if type(current) in (cst.For, cst.While):
+            return True
+        if type(current) is cst.Call:
+            site = model.site_of(current)
+            if site is not None and any(owner.trains(info) for owner, info in model.calls.targets(site)):
                 return True
-        current = current.outer
+        if type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(current.children)
     return False
 
 

@@ -22,7 +22,7 @@ import libcst as cst
 
 from advisor.model.constants import UNKNOWN as UNKNOWN_LITERALS, Literals, Tagged, constant, tag
 from advisor.model.cuda_tests import cuda_test
-from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
+from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, bound_element
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import ABSENT, PRESENT, SOMETIMES, UNKNOWN, Question, ValueFlow
 
@@ -758,14 +758,7 @@ def builds_list(binding: Assignment) -> bool:
 
 def _built_list(binding: Assignment) -> Optional[cst.List]:
     """The list literal a binding gives its name (`parts = []`, `boxes, labels = [], []`)."""
-    built = binding.value
-    if binding.index is not None and type(built) in (cst.Tuple, cst.List):
-        elements = built.elements
-        if binding.index >= len(elements) or any(type(e) is cst.StarredElement for e in elements):
-            return None
-        built = elements[binding.index].value
-    elif binding.index is not None:
-        return None
+    built = bound_element(binding)
     if binding.augmented or not type(built) is cst.List:
         return None
     if any(type(e) is cst.StarredElement for e in built.elements):

@@ -207,6 +207,20 @@ class Assignment:
     enumerated_hint: Optional[str] = None
 
 
+def bound_element(assignment: "Assignment") -> Optional[cst.BaseExpression]:
+    """What a binding gives its name: its value, or, for one name of a tuple unpacked from a
+    tuple or list written out (`x, mel = a, b.cuda()`), its element; None when that cannot be
+    told (an element of a call's result, a starred element on the way)."""
+    value = assignment.value
+    if value is None or assignment.index is None:
+        return value
+    if type(value) not in (cst.Tuple, cst.List) or assignment.index >= len(value.elements):
+        return None
+    if any(type(e) is cst.StarredElement for e in value.elements):
+        return None
+    return value.elements[assignment.index].value
+
+
 @dataclass(eq=False)
 class ItemStore:
     """`d[key] = value` (or `del d[key]`: no value), for what a dict holds after it."""

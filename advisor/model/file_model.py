@@ -136,9 +136,13 @@ class FileModel:
 
     @classmethod
     def build(
-        cls, module: cst.Module, path: str = "", torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION
+        cls, module: cst.Module, path: str = "", torch_version: Tuple[int, int] = DEFAULT_TORCH_VERSION,
+        reexports=None,
     ) -> "FileModel":
+        """``reexports``: the project's answer for names imported from its modules that re-import
+        them from a library (`ImportTable.reexports`), in place before the walk qualifies names."""
         builder = ModelBuilder()
+        builder.imports.reexports = reexports
         builder.walk(module)
         model = cls(module, builder.facts, builder.imports, path, torch_version)
         model.statement_of, model.top_of = builder.statement_of or {}, builder.top_of

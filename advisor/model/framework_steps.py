@@ -13,7 +13,7 @@ from typing import Callable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.facts import Context, FunctionInfo
+from advisor.model.facts import Context, FunctionInfo, bound_element
 from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
 from advisor.model.literals import literal_values
@@ -21,7 +21,7 @@ from advisor.model.names import dotted_name
 from advisor.model.instances import INSTANCES
 from advisor.model.value_flow import argument, parameter_default
 from advisor.project.layout import vendored
-from advisor.model.vocabulary import CONFIG_TARGET_MARKS, ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES, LIGHTNING_TRAINER_TEXT
+from advisor.model.vocabulary import ENGINES, FRAMEWORK_STEP_METHODS, FRAMEWORK_STEP_PACKAGES, LIGHTNING_TRAINER_TEXT
 
 
 def is_framework_step(model, info: FunctionInfo) -> bool:
@@ -54,8 +54,9 @@ def lightning_fitted(model, cls) -> bool:
     that keeps a second model version only for prediction (`trainer.predict(ModelV2...)`, its
     training script fitting `ModelV1`) never runs the other's `training_step`. Each file that
     calls `.fit(` is asked what it fits: classes it builds itself (`trainer.fit(Boltz1(...))`)
-    decide; a module built from a config (`instantiate(cfg.model)`) is a class some config file
-    names; anything else (a model handed in, built by another module's factory) may be any,
+    decide; a module read from what a config loader built (`cfg = instantiate(raw)`, then
+    `cfg.model`) is a class some config file names; anything else (a model handed in, built by
+    another module's factory or picked with `getattr`) may be any,
     and so is every class where the project runs `LightningCLI` or calls no `.fit(` at all (a
     library whose users fit its modules)."""
     project = model.project
@@ -68,7 +69,7 @@ def lightning_fitted(model, cls) -> bool:
 
 
 def _fitted(model, project, cls) -> bool:
-    fitting = project.files_containing(".fit(")
+    fitting = project.fitting_files()
     if not fitting or project.files_containing("LightningCLI"):
         return True
     names = _with_subclasses(model, cls.name)
@@ -81,12 +82,8 @@ def _fitted(model, project, cls) -> bool:
             if fitted is _ANY:
                 return True
             if fitted is None:
-                # A module the file does not build itself: one its config files name, where it
-                # builds what they name (`instantiate(cfg.model)`); else any.
-                if not any(mark in (owner.text or "") for mark in CONFIG_TARGET_MARKS):
-                    return True
                 if any(project.named_in_project_configs(name) for name in names):
-                    return True
+                    return True  # a module built from a config: one a config file names
             elif names & fitted:
                 return True
     return False
@@ -106,7 +103,9 @@ def _fitted_classes(owner, site) -> Optional[frozenset]:
         return _ANY
     found, known = owner.values.ask(INSTANCES, arg.value, site.ctx, site.order)
     if not known or not found:
-        return None
+        # Only a module read from what a config loader built (`cfg = instantiate(raw)`, then
+        # `trainer.fit(cfg.model)`) is one a config file names; anything else may be any.
+        return None if _from_config_loader(owner, arg.value, site.ctx, site.order, 0) else _ANY
     words = set(re.findall(r"\w+", owner.text or ""))
     out: Set[str] = set()
     for where, info in found:
@@ -114,6 +113,35 @@ def _fitted_classes(owner, site) -> Optional[frozenset]:
             return _ANY  # built by a factory elsewhere: its module decides, and may change
         out.update(_ancestors(where, info, 0))
     return frozenset(out)
+
+
+# Calls that build what a config names (Hydra's `instantiate`, latent-diffusion's
+# `instantiate_from_config`).
+_CONFIG_LOADERS = frozenset({"instantiate", "instantiate_from_config"})
+
+
+def _from_config_loader(model, expr: cst.BaseExpression, ctx, order: float, depth: int) -> bool:
+    """Some binding on the way to ``expr`` (through the names it is read from, three bindings
+    deep) holds a config loader's call: `model = cfg.model` after `cfg = instantiate(raw)`."""
+    if depth > 3:
+        return False
+    stack = [expr]
+    names = []
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call and (dotted_name(node.func) or "").rsplit(".", 1)[-1] in _CONFIG_LOADERS:
+            return True
+        if type(node) is cst.Name:
+            names.append(node.value)
+        elif type(node) in (cst.Attribute, cst.Subscript):
+            stack.append(node.value)
+        elif type(node) is cst.Call:
+            stack.extend(a.value for a in node.args)
+    for name in names:
+        for binding in model.bindings.reaching(name, ctx, order).assignments:
+            if binding.value is not None and _from_config_loader(model, binding.value, binding.ctx, binding.order, depth + 1):
+                return True
+    return False
 
 
 def _ancestors(model, info, depth: int) -> Set[str]:
@@ -329,8 +357,11 @@ def _only_through_methods(model, name: str) -> bool:
     return True
 
 
-# Text of a file that may build a class it names from a string (`globals()[model_name](**args)`).
-_BUILDS_BY_NAME = ("globals()[", "getattr(", "eval(")
+# Code that may build a class it names from a string: `globals()[model_name](**args)`, a bare
+# `eval(...)` (not `model.eval()`), `getattr(models, args.arch)(...)` called with a name that is
+# no literal.
+_BUILDS_BY_NAME = re.compile(
+    r"\b(?:globals|locals|vars)\(\s*\)\s*\[|(?<![.\w])eval\(|\bgetattr\(\s*[\w.]+\s*,\s*[^'\"()\s,][^()]*\)\s*\(")
 
 
 def _built_by_name(model, name: str) -> bool:
@@ -340,7 +371,7 @@ def _built_by_name(model, name: str) -> bool:
     project = model.project
     if project is None or model.real_path is None:
         return False
-    return any(path.endswith(".py") and any(mark in project.text_of(path) for mark in _BUILDS_BY_NAME)
+    return any(path.endswith(".py") and _BUILDS_BY_NAME.search(project.text_of(path))
                for path in project.files_naming(name))
 
 
@@ -644,20 +675,8 @@ def _never_none(model, value: cst.BaseExpression, site) -> bool:
     found = model.reaching(value.value, site.ctx, site.order)
     return bool(found) and all(
         value is not None and (type(value) is cst.Subscript or _built_value(model, value))
-        for value in (_bound_value(a) for a in found)
+        for value in (bound_element(a) for a in found)
     )
-
-
-def _bound_value(assignment) -> Optional[cst.BaseExpression]:
-    """What a binding gives its name: the value, or its element for `x, mel = a, b.cuda()`."""
-    value = assignment.value
-    if value is None or assignment.index is None:
-        return value
-    if type(value) not in (cst.Tuple, cst.List) or assignment.index >= len(value.elements):
-        return None
-    if any(type(e) is cst.StarredElement for e in value.elements[: assignment.index + 1]):
-        return None
-    return value.elements[assignment.index].value
 
 
 def _built_value(model, value: cst.BaseExpression) -> bool:

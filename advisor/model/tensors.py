@@ -114,7 +114,7 @@ class Tensor(Question[str]):
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[str]:
         if type(expr) is cst.Name:
-            if python_scalar_here(expr.value, ctx):
+            if python_scalar_here(expr.value, ctx, flow.model):
                 return PYTHON  # the `else` of `if not isinstance(flow, float):`
             if used_as_text(flow.model, expr.value, ctx):
                 return PYTHON  # `name.split('_')` in the same function: a task name, not a tensor

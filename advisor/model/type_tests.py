@@ -14,7 +14,7 @@ from advisor.model.names import dotted_name
 _PYTHON_SCALARS = frozenset({"int", "float", "bool", "str", "complex", "numbers.Number", "numbers.Real"})
 
 
-def python_scalar_here(name: str, ctx: Optional[Context]) -> bool:
+def python_scalar_here(name: str, ctx: Optional[Context], model=None) -> bool:
     """Some test around ``ctx`` holds only when ``name`` is a Python scalar (`int`, `float`, ...),
     or fails only when it is a tensor."""
     current = ctx
@@ -29,20 +29,21 @@ def python_scalar_here(name: str, ctx: Optional[Context]) -> bool:
                 test, holds = test.expression, not holds
             if holds and _isinstance_of_scalars(test, name):
                 return True
-            if not holds and _tensor_test(test, name):
+            if not holds and model is not None and _tensor_test(model, test, name):
                 return True  # the `else` of `if torch.is_tensor(seq_len):`: a plain value
         current = current.outer
     return False
 
 
-def _tensor_test(test: cst.BaseExpression, name: str) -> bool:
-    """`torch.is_tensor(name)` or `isinstance(name, torch.Tensor)`."""
+def _tensor_test(model, test: cst.BaseExpression, name: str) -> bool:
+    """`torch.is_tensor(name)` or `isinstance(name, torch.Tensor)` (the positive arm is
+    `tensors.type_fallback`'s)."""
     if type(test) is not cst.Call or not test.args or dotted_name(test.args[0].value) != name:
         return False
-    func = dotted_name(test.func) or ""
-    if func in ("torch.is_tensor", "is_tensor") and len(test.args) == 1:
+    if len(test.args) == 1 and model.imports.qualify(test.func) == "torch.is_tensor":
         return True
-    return func == "isinstance" and len(test.args) == 2 and dotted_name(test.args[1].value) in ("torch.Tensor", "Tensor")
+    return (len(test.args) == 2 and dotted_name(test.func) == "isinstance"
+            and model.imports.qualify(test.args[1].value) == "torch.Tensor")
 
 
 def _isinstance_of_scalars(test: cst.BaseExpression, name: str) -> bool:
@@ -82,11 +83,19 @@ def parameter_annotation(flow, name: str, ctx: Context, order: float) -> Optiona
     """"scalar" (`n: int`) or "tensor" (`targets: torch.Tensor`: a tensor, though not one whose
     device the annotation says) when every value the read may see comes from a parameter so
     annotated; None otherwise. One lookup for the common read of a name no annotation covers."""
+    kind = annotated_kind(flow, name, ctx, order)
+    return kind if kind in ("scalar", "tensor") else None
+
+
+def annotated_kind(flow, name: str, ctx: Context, order: float) -> Optional[str]:
+    """What the annotation of the parameter every value of the read comes from says it holds
+    ("scalar", "sequence", "tensor", "iterable-dataset": see `_annotations`); None when the
+    read may see anything else."""
     info = ctx.function
     if info is None:
         return None
     kind = _annotation_of(flow, info, name)
-    if kind not in ("scalar", "tensor"):
+    if kind is None:
         return None
     reach = flow.bindings.reaching(name, ctx, order)
     return kind if reach.parameter is info and not reach.assignments else None
@@ -101,8 +110,8 @@ def _annotation_of(flow, info, name: str) -> Optional[str]:
 
 
 def _annotations(model, info) -> Dict[str, str]:
-    """{parameter: "scalar" | "sequence" | "tensor"} for the function's parameters annotated as
-    Python values, or as a tensor."""
+    """{parameter: "scalar" | "sequence" | "tensor" | "iterable-dataset"} for the function's
+    parameters annotated as Python values, as a tensor, or as a dataset that streams itself."""
     out: Dict[str, str] = {}
     params = info.node.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -112,6 +121,8 @@ def _annotations(model, info) -> Dict[str, str]:
         kind = _python_annotation(note)
         if kind is None and model.imports.qualify(note) in _TENSOR_ANNOTATIONS:
             kind = "tensor"
+        if kind is None and (dotted_name(note) or "").rsplit(".", 1)[-1] == "IterableDataset":
+            kind = "iterable-dataset"  # `def run_training(self, dataset: IterableDataset)`
         if kind is not None:
             out[param.name.value] = kind
     return out

@@ -47,10 +47,10 @@ ENGINE_EVALUATORS = frozenset({"ignite.engine.create_supervised_evaluator"})
 
 # The packages whose trainers run the loop (and its epochs) themselves.
 LIGHTNING = ("lightning", "pytorch_lightning")
-# Text of a file that runs a Lightning `Trainer` (or `LightningCLI`), in a file naming Lightning.
 # Loaders that build what a config file names by its dotted path (`target:`, `_target_:`,
 # `class_path:`).
 CONFIG_TARGET_MARKS = ("instantiate_from_config", "instantiate(", "LightningCLI", "get_obj_from_str", "locate(")
+# Text of a file that runs a Lightning `Trainer` (or `LightningCLI`), in a file naming Lightning.
 LIGHTNING_TRAINER_TEXT = re.compile(r"\bTrainer\s*[(.]|\bLightningCLI\b")
 
 # Calls that hand on the items of the iterable they are given: `for i, b in enumerate(tqdm(loader))`

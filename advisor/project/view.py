@@ -141,6 +141,22 @@ def _import_lines(text: str) -> List[Tuple[int, str, List[str]]]:
     return out
 
 
+def _from_imports(text: str) -> List[Tuple[int, str, List[Tuple[str, str]]]]:
+    """(level, module, [(imported name, local name)]) for each `from ... import` statement, read
+    from the text alone (`from x import A as B` binds B)."""
+    out: List[Tuple[int, str, List[Tuple[str, str]]]] = []
+    for match in _FROM.finditer(text):
+        listed = re.sub(r"#[^\n]*", "", match.group(3))
+        pairs = []
+        for item in listed.strip("() \t\n").split(","):
+            original, _, local = (part.strip() for part in item.partition(" as "))
+            local = local or original
+            if original.isidentifier() and local.isidentifier():
+                pairs.append((original, local))
+        out.append((len(match.group(1)), match.group(2), pairs))
+    return out
+
+
 class Symbol:
     """A name of another project module: a function, a class, or a module itself."""
 
@@ -170,7 +186,7 @@ def _key(path: str) -> str:
 
 # How a view builds a neighbour's model: (path, text) -> FileModel or None (unreadable, not
 # Python, refused); ``text`` is None when the file is to be read from disk.
-Build = Callable[[str, Optional[str]], Optional[object]]
+Build = Callable[[str, Optional[str], Optional[Callable[[str], Optional[str]]]], Optional[object]]
 
 
 # What training code writes: a backward pass, an optimizer's or a loss scaler's step, a library
@@ -265,7 +281,12 @@ class ProjectView:
     def _wire(self, model, key: str) -> None:
         model.project = self
         model.real_path = key
-        model.imports.reexports = lambda full: self.reexported(key, full)
+
+    def reexports_for(self, path: str) -> Callable[[str], Optional[str]]:
+        """The re-export answer for names ``path`` imports (`reexported`), handed to the model
+        builder so that every name it qualifies sees it."""
+        key = _key(path)
+        return lambda full: self.reexported(key, full)
 
     def reexported(self, importer: str, full: str) -> Optional[str]:
         """The library name a project module re-exports: `dataset.DataLoader` imported by
@@ -281,12 +302,13 @@ class ProjectView:
         if found is None:
             return None
         text = self._text(found) or ""
-        if name not in text or re.search(r"^\s*(?:class|def)\s+%s\b|^%s\s*=" % (name, name), text, re.M):
+        if name not in text or re.search(r"^[ \t]*(?:class|def)[ \t]+%s\b|^[ \t]*%s[ \t]*=" % (name, name), text, re.M):
             return None
-        for line_level, source, names in _import_lines(text):
-            if line_level == 0 and name in names and self._find_module(source, found) is None:
-                return f"{source}.{name}"
-        return None
+        hits = [(source, original) for line_level, source, pairs in _from_imports(text)
+                for original, local in pairs if local == name and line_level == 0]
+        if len(hits) != 1 or self._find_module(hits[0][0], found) is not None:
+            return None  # bound twice (a fallback import), or from a module of the project
+        return f"{hits[0][0]}.{hits[0][1]}"
 
     def known(self, path: str, text: str):
         """The model already built for this path from this same text, if any."""
@@ -362,7 +384,7 @@ class ProjectView:
         if key not in self._models:
             self._models[key] = None  # while it builds: an import cycle reads it as absent
             try:
-                model = self._build(key, self._stand_in(key))
+                model = self._build(key, self._stand_in(key), self.reexports_for(key))
             except BaseException:
                 del self._models[key]  # stopped (a budget, a cancelled edit): not known absent
                 raise
@@ -773,7 +795,7 @@ class ProjectView:
         if LIGHTNING_STEP_MARK in text:
             # Whether some `Trainer.fit` of the project trains the module whose step this is
             # (model/framework_steps.py): the files that call `.fit(`.
-            seen.update(self.files_containing(".fit("))
+            seen.update(self.fitting_files())
             seen.update(self.files_containing("LightningCLI"))
         if LIGHTNING_HOOK_MARK in text:
             # Whether a Lightning `Trainer` of the project trains from the hook's loader, and on
@@ -797,6 +819,16 @@ class ProjectView:
         for folder in sorted({os.path.dirname(p) for p in seen | {path}}):
             seen.update(self.launch_scripts(folder))
         return tuple(sorted(seen - {path}))
+
+    def fitting_files(self) -> List[str]:
+        """The project's files that call `.fit(` and name a trainer or Lightning: those that may
+        fit a LightningModule (a scikit-learn `clf.fit(X, y)` names neither)."""
+        found = self._found.get("\0fitting-files")
+        if found is None:
+            found = self._found["\0fitting-files"] = [
+                p for p in self.files_containing(".fit(") if p.endswith(".py")
+                and any(word in self._text(p) for word in ("rainer", "lightning"))]
+        return found
 
     def lightning_trainers(self) -> List[str]:
         """The project's files that run a Lightning `Trainer` (or `LightningCLI`)."""

@@ -5,6 +5,7 @@ from typing import Dict, Iterator, Optional
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.facts import bound_element
 from advisor.model.datasets import token_id_batches
 from advisor.model.guards import single_pass
 from advisor.model.file_model import call_argument
@@ -186,13 +187,10 @@ def _unpacked_parameter(model: FileModel, info, root: str, site: CallSite) -> Op
     earlier = [a for a in reach.assignments if not (a.statement is not None and contains(a.statement, site.node))]
     found = set()
     for binding in earlier:
-        value = binding.value
+        value = bound_element(binding) if binding.index is None or type(binding.value) in (cst.Tuple, cst.List) \
+            else binding.value  # `image, qpos = data`: pieces of the parameter itself
         if value is None or binding.ctx.function is not info:
             return None
-        if binding.index is not None and type(value) in (cst.Tuple, cst.List):
-            if binding.index >= len(value.elements):
-                return None
-            value = value.elements[binding.index].value
         while type(value) in (cst.Attribute, cst.Subscript):
             value = value.value
         if type(value) is not cst.Name or value.value not in info.params:

@@ -7,6 +7,7 @@ import libcst as cst
 from advisor.model import CallSite, Context, FileModel, Heat
 from advisor.model.file_model import body_runs_once, call_argument
 from advisor.model.call_options import Option, call_option
+from advisor.model.type_tests import annotated_kind
 from advisor.model.engine_runs import EngineRun, engine_runs_over
 from advisor.model.epoch_passes import pass_every_few_epochs
 from advisor.model.loaders import (
@@ -1089,27 +1090,11 @@ def library_stream(model: FileModel, site: CallSite) -> bool:
     return type(value) is cst.Call and (model.imports.qualify(value.func) or "").startswith(_ITERABLE_LIBRARIES)
 
 
-def _annotated_iterable(model: FileModel, name: str, site: CallSite) -> bool:
-    """``name`` is a parameter of the function around the loader, never rebound, annotated as an
-    `IterableDataset`."""
-    info = site.ctx.function
-    if info is None or name not in info.params:
-        return False
-    reach = model.bindings.reaching(name, site.ctx, site.order)
-    if reach.assignments or reach.parameter is not info:
-        return False
-    params = info.node.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        if param.name.value == name and param.annotation is not None:
-            return (dotted_name(param.annotation.annotation) or "").rsplit(".", 1)[-1] == "IterableDataset"
-    return False
-
-
 def iterable_dataset(model: FileModel, site: CallSite) -> bool:
     """The dataset is built from a class of this file, or of another module of the project
     (`from lit_llama.packed_dataset import CombinedDataset`), that derives from `IterableDataset`."""
     value = dataset_value(model, site)
-    if type(value) is cst.Name and _annotated_iterable(model, value.value, site):
+    if type(value) is cst.Name and annotated_kind(model.values, value.value, site.ctx, site.order) == "iterable-dataset":
         return True  # `def run_training(self, dataset: IterableDataset, ...)`
     if not type(value) is cst.Call:
         return False
