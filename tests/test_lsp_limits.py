@@ -35,14 +35,14 @@ class _Model:
     release = threading.Event()
 
     @classmethod
-    def build(cls, module, filename="<stdin>", torch_version=None):
+    def build(cls, module, filename="<stdin>", torch_version=None, reexports=None):
         code = module.code
         if SLOW_MARK in code:
             while True:
                 pass
         if HELD_MARK in code:
             assert cls.release.wait(TIMEOUT)
-        return cls.real.build(module, filename, torch_version)
+        return cls.real.build(module, filename, torch_version, reexports)
 
 
 @pytest.fixture
