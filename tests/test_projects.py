@@ -801,3 +801,15 @@ def test_a_signature_that_starts_taking_a_stale_call_rechecks_the_cached_script(
     script."""
     _edit_rechecks(tmp_path, "stale_scripts", "utils.py", "batch_size, chunk_size):", "batch_size, chunk_size=100):",
                    ("train_latent.py", 19, "GPU101"))
+
+
+def test_a_file_that_starts_training_in_an_inference_folder_rechecks_its_cached_model(tmp_path):
+    """A top-level folder that trains nothing and that nothing outside imports (a chat demo
+    beside the fine-tuning scripts) runs its model's forward only where its own code calls it
+    (`ProjectView.folder_trains_nowhere`); a file of that folder edited to train must report the
+    forward's host sync again, also for the unchanged, cached model module."""
+    _edit_rechecks(tmp_path, "inference_subfolder", "demo/cli.py",
+                   "    model = VisionChat.from_pretrained(checkpoint).cuda().eval()\n",
+                   "    model = VisionChat.from_pretrained(checkpoint).cuda().eval()\n"
+                   "    model(torch.load(prompt_path)[0][0].cuda()).logits.sum().backward()\n",
+                   ("model.py", 17, "GPU104"), before=None)

@@ -445,10 +445,12 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[Tuple[int, b
 
 
 def _project_trains_nowhere(model) -> bool:
-    """No file of the project trains (`ProjectView.trains_nowhere`): a forward no call of the
-    project reaches is not run by a training loop out of sight either."""
+    """No file of the project trains (`ProjectView.trains_nowhere`), or none of the top-level
+    folder the file sits in, which nothing outside imports (`folder_trains_nowhere`): a forward
+    no call of the project reaches is not run by a training loop out of sight either."""
     project = model.project
-    return project is not None and model.real_path is not None and project.trains_nowhere()
+    return project is not None and model.real_path is not None and (
+        project.trains_nowhere() or project.folder_trains_nowhere(model.real_path))
 
 
 def _deciding_callers(model, info: FunctionInfo):

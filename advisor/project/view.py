@@ -26,7 +26,7 @@ from advisor.limits import FileTooLarge, read_regular
 from advisor.model.broken_imports import missing_relative_modules
 from advisor.model.names import dotted_name
 from advisor.model.prose import without_prose
-from advisor.project.layout import Layout, module_stem, project_root
+from advisor.project.layout import Layout, module_stem, project_root, vendored
 from advisor.project.path_additions import path_additions
 from advisor.project.torch_pins import oldest_pin, pin_files
 from advisor.project.reachability import copy_used_by_project, package_training_scripts, untrained_package, unreached
@@ -200,6 +200,9 @@ _TRAINS = re.compile(
 # Beyond this many Python files and notebooks, a project is taken to train somewhere: whether none
 # of them does is a question every module file's cached result would depend on.
 _MAX_UNTRAINED_FILES = 400
+# A class put in a registry (`@register_head`, `@MODELS.register_module()`): a framework's
+# training scripts may build it from a config.
+_REGISTERS = re.compile(r"^[ \t]*@[\w.]*register", re.M)
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -550,6 +553,51 @@ class ProjectView:
                 self._trainers_found = tuple(p for p in texts if _TRAINS.search(self._text(p) or ""))
                 self._trains_nowhere = not self._trainers_found
         return self._trainers_found
+
+    def folder_trains_nowhere(self, path: str) -> bool:
+        """The top-level folder that holds ``path`` is a part of the project of its own that
+        trains nothing: none of its Python files or notebooks trains (see `trains_nowhere`) and
+        no file outside it imports one of its modules (an inference demo kept in `VL/` beside
+        the language model's fine-tuning scripts). Its module forwards run only where its own
+        code calls them. Not for a package of a distribution others install, nor past
+        `_MAX_UNTRAINED_FILES` files."""
+        top = self._top_folder(path)
+        if top is None or self.loads_by_name(path) or vendored(path, self.layout.root):
+            # A module some file may load by a name given as text is imported unseen; a
+            # licensed sub-project (`mapping/LICENSE`) may be trained by a framework's own
+            # scripts, from configs that load its folder as a plugin.
+            return False
+        key = "\0folder-untrained\0" + top
+        known = self.module_roots.get(key)
+        if known is None:
+            inside = top + os.sep
+            texts = self._folder_files(top)
+            # A folder without `__init__.py` is no package a distribution installs; a folder
+            # holding a distribution of its own (`externals/ext/setup.py`) is installed and
+            # imported by its package's name, which the import index does not resolve.
+            packaged = (os.path.isfile(os.path.join(top, "__init__.py")) and self.layout.installable()) or any(
+                os.path.basename(p) in ("setup.py", "pyproject.toml", "setup.cfg")
+                for folder, _, names in os.walk(top) for p in (os.path.join(folder, n) for n in names))
+            known = (not packaged and len(texts) <= _MAX_UNTRAINED_FILES
+                     and not any(_TRAINS.search(self._text(p) or "") or _REGISTERS.search(self._text(p) or "")
+                                 for p in texts)
+                     and not any(os.path.abspath(target).startswith(inside)
+                                 and any(not os.path.abspath(i).startswith(inside) for i in importers)
+                                 for target, importers in self.import_index().items()))
+            self.module_roots[key] = known
+        return known
+
+    def _top_folder(self, path: str) -> Optional[str]:
+        root = os.path.abspath(self.layout.root)
+        relative = os.path.relpath(_key(path), root).split(os.sep)
+        if len(relative) < 2 or relative[0] in (os.curdir, os.pardir):
+            return None
+        return os.path.join(root, relative[0])
+
+    def _folder_files(self, top: str) -> List[str]:
+        inside = top + os.sep
+        return [p for p in [*self.layout.files(), *self.layout.notebooks()]
+                if (p.endswith(".py") or p.endswith(".ipynb")) and os.path.abspath(p).startswith(inside)]
 
     def untrained_package(self, path: str) -> Optional[Tuple[str, ...]]:
         """The training scripts of the imported package that holds ``path`` when no run of the
@@ -931,6 +979,15 @@ class ProjectView:
                 found.update(self.layout.notebooks())
             elif trainers:
                 found.update(trainers)  # one of them may stop training
+            # - and whether its top-level folder trains, or is imported from outside
+            #   (`folder_trains_nowhere`): that folder's files, and the files naming its modules.
+            top = self._top_folder(key)
+            if top is not None:
+                folder = self._folder_files(top)
+                if len(folder) <= _MAX_UNTRAINED_FILES:
+                    found.update(folder)
+                    for other in folder:
+                        found.update(self.files_containing(module_stem(other)))
         # - which torch release the project pins, for a file that calls an API deprecated
         #   only from a later one (project/torch_pins.py).
         if "amp" in text:
