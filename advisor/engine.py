@@ -156,7 +156,8 @@ def check_source(
     if view is not None:
         # The project's list of files too: a module added or removed may change what this file's
         # findings are (a new script that imports it), though no file it depended on changed.
-        result.dependencies = view.checked_against(str(path)) + (LISTING + view.layout.root,)
+        result.dependencies = tuple(dict.fromkeys(
+            view.checked_against(str(path)) + view.folder_dependencies(str(path)))) + (LISTING + view.layout.root,)
     chosen = rules if rules is not None else active_rules(config, path)
     candidates = [r for r in chosen if _applies(r, text, view, path)]
     if not candidates:

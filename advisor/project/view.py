@@ -587,6 +587,23 @@ class ProjectView:
             self.module_roots[key] = known
         return known
 
+    def folder_dependencies(self, path: str) -> Tuple[str, ...]:
+        """What else a cached result of a module file is checked against: whether its top-level
+        folder trains, or is imported from outside (`folder_trains_nowhere`): that folder's
+        files, and the files naming its modules. Kept apart from `checked_against`, whose texts
+        the option questions read as the launch texts near the file."""
+        key = _key(path)
+        top = self._top_folder(key)
+        if top is None or "forward" not in self._text(key):
+            return ()
+        folder = self._folder_files(top)
+        if len(folder) > _MAX_UNTRAINED_FILES:
+            return ()
+        found = set(folder)
+        for other in folder:
+            found.update(self.files_containing(module_stem(other)))
+        return tuple(sorted(found - {key}))
+
     def _top_folder(self, path: str) -> Optional[str]:
         root = os.path.abspath(self.layout.root)
         relative = os.path.relpath(_key(path), root).split(os.sep)
@@ -979,15 +996,7 @@ class ProjectView:
                 found.update(self.layout.notebooks())
             elif trainers:
                 found.update(trainers)  # one of them may stop training
-            # - and whether its top-level folder trains, or is imported from outside
-            #   (`folder_trains_nowhere`): that folder's files, and the files naming its modules.
-            top = self._top_folder(key)
-            if top is not None:
-                folder = self._folder_files(top)
-                if len(folder) <= _MAX_UNTRAINED_FILES:
-                    found.update(folder)
-                    for other in folder:
-                        found.update(self.files_containing(module_stem(other)))
+
         # - which torch release the project pins, for a file that calls an API deprecated
         #   only from a later one (project/torch_pins.py).
         if "amp" in text:
