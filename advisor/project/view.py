@@ -307,7 +307,11 @@ class ProjectView:
         text = self._text(found) or ""
         if name not in text or re.search(r"^[ \t]*(?:class|def)[ \t]+%s\b|^[ \t]*%s[ \t]*=" % (name, name), text, re.M):
             return None
-        hits = [(source, original) for line_level, source, pairs in _from_imports(text)
+        key = "\0from-imports\0" + found  # read once per module, however many names are asked
+        lines = self._found.get(key)
+        if lines is None:
+            lines = self._found[key] = _from_imports(text)
+        hits = [(source, original) for line_level, source, pairs in lines
                 for original, local in pairs if local == name and line_level == 0]
         if len(hits) != 1 or self._find_module(hits[0][0], found) is not None:
             return None  # bound twice (a fallback import), or from a module of the project
@@ -601,7 +605,10 @@ class ProjectView:
             return ()
         found = set(folder)
         for other in folder:
-            found.update(self.files_containing(module_stem(other)))
+            stem = module_stem(other)
+            # One word index, not a scan of every text per module (it holds words of three
+            # characters or more).
+            found.update(self.files_naming(stem) if len(stem) > 2 else self.files_containing(stem))
         return tuple(sorted(found - {key}))
 
     def _top_folder(self, path: str) -> Optional[str]:
@@ -612,9 +619,16 @@ class ProjectView:
         return os.path.join(root, relative[0])
 
     def _folder_files(self, top: str) -> List[str]:
-        inside = top + os.sep
-        return [p for p in [*self.layout.files(), *self.layout.notebooks()]
+        """The Python files and notebooks under ``top``: listed once per view (every module file
+        of the folder asks for them)."""
+        key = "\0folder-files\0" + top
+        found = self._found.get(key)
+        if found is None:
+            inside = top + os.sep
+            found = self._found[key] = [
+                p for p in [*self.layout.files(), *self.layout.notebooks()]
                 if (p.endswith(".py") or p.endswith(".ipynb")) and os.path.abspath(p).startswith(inside)]
+        return found
 
     def untrained_package(self, path: str) -> Optional[Tuple[str, ...]]:
         """The training scripts of the imported package that holds ``path`` when no run of the
