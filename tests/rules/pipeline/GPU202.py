@@ -1181,3 +1181,16 @@ class Strategy:
             loss = model(batch["pixels"].to("cuda", non_blocking=True)).mean()
             loss.backward()
             optimizer.step()
+
+# %% invalid: the same training method when its dataset parameter is annotated as a map-style Dataset
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Strategy:
+    def run_training(self, dataset: Dataset, collator, model, optimizer):
+        loader = DataLoader(dataset, batch_size=8, collate_fn=collator, num_workers=0, pin_memory=True)  # expect: GPU202
+        for batch in loader:
+            loss = model(batch["pixels"].to("cuda", non_blocking=True)).mean()
+            loss.backward()
+            optimizer.step()

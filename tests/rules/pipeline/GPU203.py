@@ -914,3 +914,22 @@ class Trainer:
             loss = self.model(videos)
             loss.backward()
             self.opt.step()
+
+# %% valid: the same unpacking helper fed by a loader that is not pinned
+import torch
+from torch.utils.data import DataLoader
+
+
+def forward_pass(data, policy):
+    image, qpos = data
+    image, qpos = image.cuda(), qpos.cuda()
+    return policy(qpos, image)
+
+
+def train(dataset, policy, optimizer, epochs):
+    loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=2)
+    for epoch in range(epochs):
+        for data in loader:
+            loss = forward_pass(data, policy)["loss"]
+            loss.backward()
+            optimizer.step()
