@@ -53,3 +53,19 @@ def test_a_join_from_the_file_itself_goes_through_it(tmp_path):
 def test_folders_that_do_not_exist_and_texts_without_sys_path_add_nothing(tmp_path):
     assert _added(tmp_path, "import sys\nsys.path.append('missing')\n") == []
     assert _added(tmp_path, "import os\nhere = os.path.dirname(__file__)\nlib = os.path.join(here, '..', 'lib')\n") == []
+
+
+def test_a_formatted_or_concatenated_path_from_the_file_place(tmp_path):
+    text = (
+        "import os, sys\n"
+        "here = os.path.dirname(os.path.abspath(__file__))\n"
+        "sys.path.append(f'{here}/../src/pkg')\n"
+        "sys.path.insert(0, here + '/../lib')\n"
+        "sys.path.append(f'{os.path.dirname(__file__)}/core')\n"
+    )
+    assert _added(tmp_path, text) == [os.path.join("src", "pkg"), os.path.join("tools", "core"), "lib"]
+
+
+def test_a_formatted_path_from_another_name_adds_nothing(tmp_path):
+    text = "import sys\nsys.path.append(f'{home}/lib')\nsys.path.append(prefix + '/lib')\n"
+    assert _added(tmp_path, text) == []

@@ -82,15 +82,40 @@ def _file_relative(text: str, file: str) -> List[str]:
             start = _place(inner.group(1), file)
         parts = _STRING.findall(match.group(match.lastindex))
         folders.append(os.path.join(start, *parts))
+    # `sys.path.append(f"{here}/../lib")` and `sys.path.append(here + "/../lib")`: the place
+    # named, then the literal rest as a relative path.
+    for pattern in (_formatted(base), _concatenated(base)):
+        for match in pattern.finditer(text):
+            start = _named_place(match.group(1), places, file)
+            rest = match.group(match.lastindex).strip("/\\")
+            if start is not None and rest:
+                folders.append(os.path.join(start, rest))
     # `sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))`, or a name bound to one.
     direct = re.compile(rf"sys\.path\.(?:append|insert)\(\s*(?:-?\d+\s*,\s*)?({base})\s*\)")
     for match in direct.finditer(text):
-        head = match.group(1)
-        start = places.get(head)
-        if start is None:
-            inner = _FILE_PLACE.match(head)
-            if inner is None:
-                continue
-            start = _place(inner.group(1), file)
-        folders.append(start)
+        start = _named_place(match.group(1), places, file)
+        if start is not None:
+            folders.append(start)
     return folders
+
+
+_ADDS = r"sys\.path\.(?:append|insert)\(\s*(?:-?\d+\s*,\s*)?"
+
+
+def _formatted(base: str) -> "re.Pattern[str]":
+    """`sys.path.append(f"{place}/rest")`."""
+    return re.compile(rf"""{_ADDS}[fF][rR]?['"]\{{\s*({base})\s*\}}([^'"{{}}\n]*)['"]\s*\)""")
+
+
+def _concatenated(base: str) -> "re.Pattern[str]":
+    """`sys.path.append(place + "/rest")`."""
+    return re.compile(rf"""{_ADDS}({base})\s*\+\s*[rRuU]?['"]([^'"\n]*)['"]\s*\)""")
+
+
+def _named_place(head: str, places: Dict[str, str], file: str):
+    """The folder a name bound to the file's place, or an inline `dirname(__file__)` chain, names."""
+    start = places.get(head)
+    if start is not None:
+        return start
+    inner = _FILE_PLACE.match(head)
+    return None if inner is None else _place(inner.group(1), file)
