@@ -13,7 +13,8 @@ from advisor.model.names import dotted_name, root_name
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.devices import device_kind as _device_kind
-from advisor.model.call_options import ABSENT
+from advisor.model.call_options import ABSENT, PRESENT
+from advisor.model.cuda_tests import cuda_test
 from advisor.model.engine_runs import TRAINER, engine_runs
 from advisor.model.loaders import RAW_LOADERS, drawn_batches, loader_factory, loaders_drawn, loaders_iterated, owner_of
 from advisor.model.value_flow import argument
@@ -30,7 +31,14 @@ def _pinned(model: FileModel, site: CallSite) -> bool:
     factory = loader_factory(site)
     if factory is not None and factory.pins_on_cuda and option.state == ABSENT:
         return True
-    return option.literals.only(True) or _pinned_in_one_setup(site)
+    return option.literals.only(True) or _pinned_in_one_setup(site) or _pinned_on_the_gpu(option)
+
+
+def _pinned_on_the_gpu(option) -> bool:
+    """`pin_memory=use_gpu`, `pin_memory=torch.cuda.is_available()`: true exactly on the CUDA
+    run, the one whose copies this rule is about."""
+    value = option.values[0] if option.state == PRESENT and len(option.values) == 1 else None
+    return value is not None and cuda_test(value.flow.model, value.expr) is True
 
 
 def _pinned_in_one_setup(site: CallSite) -> bool:
@@ -232,7 +240,8 @@ class BlockingCopyFromPinnedLoader(Rule):
         object, the default of a command-line option, of a yacs config node or of an environment
         variable, `str(os.getenv("PIN_MEMORY", True)).lower() == "true"`; or pinned in one
         setup of two, `pin_memory=True if cache_device == "cpu" else False`, the one whose
-        batches are copied at all), or
+        batches are copied at all; or pinned by a flag that holds exactly on a CUDA run,
+        `pin_memory=use_gpu`, `pin_memory=torch.cuda.is_available()`), or
         to a batch drawn from one with `next(it)` (through `iter(loader)`,
         `itertools.cycle(loader)` or a generator that yields the batches as they come, also one
         that goes round the loader with `for loader in itertools.repeat(data_loader):`; not one

@@ -1,7 +1,7 @@
 """GPU101 `item-in-training-loop`: `.item()` or `float(tensor)` on every training step."""
 
 from __future__ import annotations
-from typing import Iterator
+from typing import Dict, Iterator, Tuple
 from advisor.model import FileModel
 from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
@@ -59,7 +59,9 @@ class ItemInTrainingLoop(Rule):
         starts several (`--nproc_per_node=8`, `./distributed_train.sh 8 ...`,
         `--multiprocessing-distributed`). A method that steps the optimizer once per call after
         a loop over micro-batches is a training step: what it reads after that loop counts per
-        step.
+        step. Several reads in one statement (an f-string of `loss.item()` and `acc.item()`, a
+        dict of them handed to a logger) wait once: the first carries the warning and counts the
+        others, which are information.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -112,6 +114,12 @@ class ItemInTrainingLoop(Rule):
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
+        yield from _one_wait_per_statement(self._reads(model))
+        yield from self._tensors_from_tensor_lists(model)
+        yield from self._engine_trainers(model)
+
+    def _reads(self, model: FileModel) -> Iterator[Tuple[object, Report]]:
+        """Each read with its call site: `.item()`, then `float()`-like conversions and `range()`."""
         for site in model.method_calls("item"):
             if site.node.args:
                 continue
@@ -123,7 +131,7 @@ class ItemInTrainingLoop(Rule):
             fallback = type_fallback(model, site.receiver, site.ctx) and not model.is_tensor(site.receiver, site.ctx, site.order)
             if waited_just_before(model, site):
                 # A synchronize for the step timer emptied the queue a few lines up.
-                yield self.report(
+                yield site, self.report(
                     site.node,
                     "`{expression}` reads a value back on every training step, after a "
                     "`torch.cuda.synchronize()` that already waited for the GPU",
@@ -131,7 +139,7 @@ class ItemInTrainingLoop(Rule):
                     data={"expression": snippet(model, site.node)},
                 )
                 continue
-            yield self.report(
+            yield site, self.report(
                 site.node,
                 "`{expression}` waits for the GPU on every training step",
                 severity=Severity.INFO if fallback else self.severity_for(heat),
@@ -150,7 +158,7 @@ class ItemInTrainingLoop(Rule):
                     continue
                 if is_host_tensor(model, args[0].value, site.ctx, site.order) or model.in_assert_message(site.node):
                     continue
-                yield self._conversion(model, site, heat, builtin)
+                yield site, self._conversion(model, site, heat, builtin)
 
         # `range(num_images + 1)` with a tensor count: `range` converts it with `__index__`.
         for site in model.facts.calls_by_callee.get("range", ()):
@@ -164,9 +172,7 @@ class ItemInTrainingLoop(Rule):
                 continue
             if not any(model.is_tensor(b, site.ctx) and not is_host_tensor(model, b, site.ctx, site.order) for b in bounds):
                 continue
-            yield self._conversion(model, site, heat, "range")
-        yield from self._tensors_from_tensor_lists(model)
-        yield from self._engine_trainers(model)
+            yield site, self._conversion(model, site, heat, "range")
 
     def _conversion(self, model: FileModel, site, heat, builtin: str) -> Report:
         if waited_just_before(model, site):
@@ -235,6 +241,36 @@ class ItemInTrainingLoop(Rule):
 
 # Constructors that copy Python data (numbers, or tensors read back one by one) into a tensor.
 _TENSOR_FROM_DATA = ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.as_tensor")
+
+
+def _one_wait_per_statement(reads: Iterator[Tuple[object, Report]]) -> Iterator[Report]:
+    """Several reads in one statement (`print(f"{loss.item()} {acc.item()}")`, a dict of
+    `.item()`s handed to a logger) wait for the GPU once: the first empties the queue, and the
+    others find it empty. The first carries the warning and says how many more the statement
+    holds (they are to go with it); the others are information."""
+    reads = list(reads)
+    warned: Dict[tuple, list] = {}
+    for site, report in reads:
+        if report.severity is not Severity.INFO:
+            warned.setdefault(site.stmt, []).append((site.order, site, report))
+    for group in warned.values():
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda entry: entry[0])
+        first = group[0][2]
+        more = len(group) - 1
+        first.data["more_reads"] = more
+        first.data["more_values"] = "1 more value" if more == 1 else f"{more} more values"
+        first.template += "; this statement reads {more_values} back after it"
+        for _, _, report in group[1:]:
+            report.severity = Severity.INFO
+            report.data["first_read"] = first.data["expression"]
+            report.template = (
+                "`{expression}` reads a value back in the statement where `{first_read}` already "
+                "waits for the GPU on every training step"
+            )
+    for _, report in reads:
+        yield report
 
 
 def _listed(model: FileModel, expr, ctx, order, depth: int):

@@ -75,6 +75,13 @@ for step in range(max_steps):
     u, v = next(batches)
     u = u.to(device, non_blocking=True)  # expect: GPU203
 
+# %% invalid: pinned exactly when CUDA is there, the run whose copies count
+import torch
+from torch.utils.data import DataLoader
+loader = DataLoader(ds, batch_size=32, pin_memory=torch.cuda.is_available())
+for x, y in loader:
+    x = x.cuda(non_blocking=True)  # expect: GPU203
+
 # %% invalid: pinning read from a module constant and from a kwargs dict chosen by the device
 import torch
 from torch.utils.data import DataLoader
@@ -683,3 +690,33 @@ class Trainer:
             loss = self.model(videos)
             loss.backward()
             self.opt.step()
+
+# %% invalid: pinned with the flag that also guards the copy: pinned on every CUDA run
+import torch
+from torch.utils.data import DataLoader
+
+
+def build_loader(dataset, use_gpu):
+    return DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, pin_memory=use_gpu)
+
+
+def train(model, loader, optimizer, use_gpu):
+    for imgs, labels in loader:
+        if use_gpu:
+            imgs = imgs.cuda(non_blocking=True)  # expect: GPU203
+            labels = labels.cuda(non_blocking=True)  # expect: GPU203
+        loss = torch.nn.functional.cross_entropy(model(imgs), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(dataset, args):
+    use_gpu = torch.cuda.is_available() and not args.use_cpu
+    loader = build_loader(dataset, use_gpu)
+    model = torch.nn.Linear(8, 2)
+    if use_gpu:
+        model = model.cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        train(model, loader, optimizer, use_gpu)

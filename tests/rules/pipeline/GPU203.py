@@ -93,12 +93,12 @@ for x, y in loader:
     preds = model(x).to("cpu")
     ys = y.cpu()
 
-# %% valid: pin_memory is not a literal
+# %% invalid: pinned exactly when CUDA is there, the run whose copies count
 import torch
 from torch.utils.data import DataLoader
 loader = DataLoader(ds, batch_size=32, pin_memory=torch.cuda.is_available())
 for x, y in loader:
-    x = x.cuda()
+    x = x.cuda()  # expect: GPU203
 
 # %% valid: the loop runs over what Accelerate returned
 from accelerate import Accelerator
@@ -931,5 +931,69 @@ def train(dataset, policy, optimizer, epochs):
     for epoch in range(epochs):
         for data in loader:
             loss = forward_pass(data, policy)["loss"]
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: pinned with the flag that also guards the copy: pinned on every CUDA run
+import torch
+from torch.utils.data import DataLoader
+
+
+def build_loader(dataset, use_gpu):
+    return DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, pin_memory=use_gpu)
+
+
+def train(model, loader, optimizer, use_gpu):
+    for imgs, labels in loader:
+        if use_gpu:
+            imgs = imgs.cuda()  # expect: GPU203
+            labels = labels.cuda()  # expect: GPU203
+        loss = torch.nn.functional.cross_entropy(model(imgs), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(dataset, args):
+    use_gpu = torch.cuda.is_available() and not args.use_cpu
+    loader = build_loader(dataset, use_gpu)
+    model = torch.nn.Linear(8, 2)
+    if use_gpu:
+        model = model.cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        train(model, loader, optimizer, use_gpu)
+
+# %% valid: pinned by a flag that says nothing about the GPU (an option of its own)
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(dataset, args):
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=args.pin)
+    model = torch.nn.Linear(8, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        for imgs, labels in loader:
+            imgs, labels = imgs.cuda(), labels.cuda()
+            loss = torch.nn.functional.cross_entropy(model(imgs), labels)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+# %% valid: pinned only when the run stays on the CPU
+import torch
+from torch.utils.data import DataLoader
+
+
+def main(dataset, args):
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=args.no_cuda)
+    model = torch.nn.Linear(8, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epochs):
+        for imgs, labels in loader:
+            imgs, labels = imgs.cuda(), labels.cuda()
+            loss = torch.nn.functional.cross_entropy(model(imgs), labels)
+            optimizer.zero_grad()
             loss.backward()
             optimizer.step()

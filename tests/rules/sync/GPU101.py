@@ -2689,7 +2689,7 @@ class ViewTransformer(nn.Module):
 
     def forward(self, feat):
         out = self.net(feat)
-        shape = (feat.shape[0], int(self.grid_size[2]), int(self.grid_size[0]))  # expect: GPU101
+        shape = (feat.shape[0], int(self.grid_size[2]), int(self.grid_size[0]))  # expect: GPU101, GPU101 info
         return out.new_zeros(shape) + out.mean()
 
 
@@ -3192,3 +3192,22 @@ def train(model, loader, optimizer):
         loss = (model(mel) * mask).mean()
         loss.backward()
         optimizer.step()
+
+# %% invalid: several reads in one statement wait once: the first warns, the others are information
+import torch
+
+
+def train(model, loader, optimizer, logger):
+    for step, (x, y) in enumerate(loader):
+        out = model(x.cuda())
+        loss = torch.nn.functional.cross_entropy(out, y.cuda())
+        acc = (out.argmax(1) == y.cuda()).float().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(f"{step}: loss {loss.item():.3f} acc {acc.item():.3f}")  # expect: GPU101, GPU101 info
+        logger.log({
+            "loss": loss.item(),  # expect: GPU101
+            "acc": acc.item(),  # expect: GPU101 info
+            "lr": optimizer.param_groups[0]["lr"],
+        })
