@@ -27,7 +27,9 @@ class SamplerWithoutSetEpoch(Rule):
     what = """
         A shuffling `DistributedSampler` in a script with an epoch loop (a loop around the
         training loop) in which no `.set_epoch(...)` call runs, directly or through a function
-        it calls (in its file or another module of the project); or whose loader an endless
+        or a method of an object it calls (in its file or another module of the project: a
+        worker whose batch helper calls `self.loader.sampler.set_epoch(n)` when a pass ends
+        sets it); or whose loader an endless
         generator or a re-created `iter(loader)` goes over again and again with no `set_epoch`
         between the passes (a generator drawn with `next(...)` only inside a loop that calls
         `set_epoch`, an epoch loop around the steps, starts each new pass after one, also when
@@ -289,11 +291,13 @@ class SamplerWithoutSetEpoch(Rule):
 
     def _sets_epoch(self, model: FileModel, loop: LoopInfo, memo: Dict[tuple, bool]) -> bool:
         """`set_epoch` runs in the loop's body, or in a function it calls: of its file, or of
-        another module of the project (`train(..., sampler=sampler)` in `utils/train_utils.py`)."""
+        another module of the project (`train(..., sampler=sampler)` in `utils/train_utils.py`),
+        also a method of an instance (`worker.train_step()` whose batch helper calls
+        `self.loader.sampler.set_epoch(n)` when a pass ends)."""
         return (
             loop.set_epoch
             or any(self._function_sets_epoch(model, c, memo) for c in loop.callees)
-            or any(self._function_sets_epoch(m, f.key, memo) for m, f in model.project_callees(loop.sites))
+            or any(self._function_sets_epoch(m, f.key, memo) for m, f in _targets(model, loop.sites))
             or _hook_sets_epoch(model, loop)
         )
 
@@ -306,7 +310,7 @@ class SamplerWithoutSetEpoch(Rule):
         result = info is not None and (
             info.set_epoch
             or any(self._function_sets_epoch(model, c, memo) for c in info.callees)
-            or any(self._function_sets_epoch(m, f.key, memo) for m, f in model.project_callees(info.sites))
+            or any(self._function_sets_epoch(m, f.key, memo) for m, f in _targets(model, info.sites))
         )
         memo[known] = result
         return result
@@ -414,3 +418,9 @@ def _hooks_setting_epoch(model: FileModel) -> frozenset:
                      if info.set_epoch and info.class_name is not None and info.node.name.value.startswith("on_"))
     return frozenset(names)
 
+
+
+def _targets(model: FileModel, sites):
+    """The project functions and methods the calls run, with their files."""
+    for site in sites:
+        yield from model.calls.targets(site)
