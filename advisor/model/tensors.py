@@ -876,6 +876,11 @@ def _listed_on_host(flow: ValueFlow, expr, ctx: Context, order: int) -> bool:
     return False
 
 
+# Libraries whose calls hand back NumPy arrays (or host numbers): SciPy's samplers and filters,
+# OpenCV's images.
+_ARRAY_LIBRARIES = frozenset({"numpy", "scipy", "cv2"})
+
+
 class NumpyValue(Question[bool]):
     """The value comes from NumPy on every path (`np.asarray(x).mean()`, a name bound to one)."""
 
@@ -886,11 +891,13 @@ class NumpyValue(Question[bool]):
         if type(expr) is cst.Call:
             qual = flow.model.imports.qualify(expr.func)
             if qual is not None:
-                return qual.split(".")[0] == "numpy"
+                return qual.split(".")[0] in _ARRAY_LIBRARIES
             if type(expr.func) is cst.Attribute:
                 if expr.func.attr.value == "astype":
                     return True  # a NumPy method: tensors have none of that name
                 return flow.ask(self, expr.func.value, ctx, order)
+            if flow.callee(expr, ctx, order) is not None:
+                return None  # what a project helper returns (`truncated_normal(size)` of SciPy's sampler)
             return False
         if type(expr) in (cst.Attribute, cst.Subscript):
             return flow.ask(self, expr.value, ctx, order)

@@ -183,6 +183,11 @@ def evaluated_now_and_then(model: FileModel, loop, short: bool = True) -> bool:
     return bool(callers) and all(_beside_training(owner, site) for owner, site in callers)
 
 
+# How many helpers deep a pass may sit below the training code that calls it once
+# (`prepare_real_feats` calling `stack_features`, called once before the training loop).
+_ONCE_DEPTH = 3
+
+
 def _beside_a_training_pass(model: FileModel, loop) -> bool:
     """The loop is a pass of its own in the body of an epoch loop, beside the pass that trains
     (`for epoch in ...: for batch in train_loader: ...; for batch in val_loader: ...`): once
@@ -193,10 +198,12 @@ def _beside_a_training_pass(model: FileModel, loop) -> bool:
     return any(child is not loop and model.is_hot_loop(child) for child in outer.children)
 
 
-def _beside_training(owner: FileModel, site: CallSite) -> bool:
+def _beside_training(owner: FileModel, site: CallSite, depth: int = 0) -> bool:
     """The call runs under a periodic test of the training loop, or once per epoch or once
     after training in code that trains: not on every step, and not the whole job of a script
-    that only evaluates (a zero-shot run over a validation set)."""
+    that only evaluates (a zero-shot run over a validation set). A call in a helper outside any
+    loop of it counts where every call of that helper does (a pass over the reference set that
+    a setup helper runs once, before training)."""
     heat = owner.heat(site.ctx)
     if heat is not None:
         return heat is Heat.GATED
@@ -207,7 +214,12 @@ def _beside_training(owner: FileModel, site: CallSite) -> bool:
         # After `train(...)` at the top of a script that trains: one that steps an optimizer
         # somewhere (an attack script's backward updates nothing: its pass is its whole job).
         return owner.trains_anywhere and _steps_somewhere(owner)
-    return owner.trains(caller) or owner.has_training_loop(caller)
+    if owner.trains(caller) or owner.has_training_loop(caller):
+        return True
+    if depth >= _ONCE_DEPTH or site.ctx.loop is not None:
+        return False
+    callers = owner.callers(caller)
+    return bool(callers) and all(_beside_training(o, s, depth + 1) for o, s in callers)
 
 
 def _steps_somewhere(owner: FileModel) -> bool:

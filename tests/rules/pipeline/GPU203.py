@@ -997,3 +997,35 @@ def main(dataset, args):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: a pass over the reference set that a setup helper runs once, before training: information
+import torch
+from torch.utils.data import DataLoader
+
+
+def stack_features(loader, eval_model):
+    feats = []
+    for images, labels in loader:
+        images = images.cuda()  # expect: GPU203 info
+        with torch.no_grad():
+            feats.append(eval_model(images))
+    return torch.cat(feats)
+
+
+def prepare_reference(loader, eval_model):
+    feats = stack_features(loader, eval_model)
+    torch.save(feats, "reference.pt")
+    return feats
+
+
+def main(dataset, model, eval_model, epochs):
+    loader = DataLoader(dataset, batch_size=64, num_workers=4, pin_memory=True, persistent_workers=True)
+    reference = prepare_reference(loader, eval_model)
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(epochs):
+        for images, labels in loader:
+            images = images.cuda(non_blocking=True)
+            loss = model(images, reference).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()

@@ -1438,3 +1438,26 @@ def train(renderer, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: data a project helper draws with SciPy: it is in host memory whichever way the tensor is made
+import torch
+from scipy.stats import truncnorm
+
+
+def truncated_normal(size, threshold=1.0):
+    values = truncnorm.rvs(-threshold, threshold, size=size)
+    return values
+
+
+def sample_latents(batch_size, z_dim, truncation, device):
+    return torch.FloatTensor(truncated_normal([batch_size, z_dim], truncation)).to(device)
+
+
+def train(generator, optimizer, steps):
+    device = torch.device("cuda")
+    for step in range(steps):
+        z = sample_latents(64, 128, 0.5, device)
+        loss = generator(z).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
