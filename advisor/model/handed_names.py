@@ -48,3 +48,84 @@ def _handed_sites(model) -> Dict[int, List[Tuple[CallSite, cst.Arg]]]:
             if info is not None:
                 out.setdefault(id(info), []).append((call, arg))
     return out
+
+
+# How many project functions deep a handed value is followed (`build_engine(cfg, model)` that
+# builds `Engine(model)`): a factory hop or two, not the whole call graph.
+_HAND_DEPTH = 2
+
+
+def hands_to_training(model, site: CallSite, name: str, depth: int = 0) -> bool:
+    """``name``, bound at ``site``, is handed later in its function to project code that trains
+    it: a function that trains, an instance of a project class one of whose methods trains (an
+    engine, `Engine(datamanager, model)`), or a project function that hands its parameter on to
+    one of those (`build_engine(cfg, model)`)."""
+    for call in calls_handing(model, site, name):
+        for owner, info in model.calls.targets(call):
+            if owner.trains(info) or owner.has_training_loop(info):
+                return True
+            if depth < _HAND_DEPTH:
+                param = _parameter_filled(info, call.node, name)
+                if param is not None and _hands_parameter_on(owner, info, param, depth + 1):
+                    return True
+        built = model.values.built_class(call.node)
+        if built is not None and _class_trains(*built):
+            return True
+    return False
+
+
+def _parameter_filled(info, call: cst.Call, name: str):
+    """The parameter of ``info`` that ``call`` fills with ``name`` (None when a spread hides it)."""
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if dotted_name(arg.value) == name:
+                return arg.keyword.value if arg.keyword.value in info.params else None
+            continue
+        if dotted_name(arg.value) == name:
+            index = position + info.receiver_params
+            return info.params[index] if index < len(info.params) else None
+        position += 1
+    return None
+
+
+def _hands_parameter_on(owner, info, param: str, depth: int) -> bool:
+    """The function hands its parameter to training code (from its first statement on)."""
+    index: Dict[Tuple[int, str], List[CallSite]] = owner.shared("handed-names", _index)
+    if info.body_ctx is None or not index.get((id(info), param)):
+        return False
+    return hands_to_training(owner, _Start(info), param, depth)
+
+
+class _Start:
+    """A stand-in site at the top of a function: every call of its body comes after it."""
+
+    def __init__(self, info) -> None:
+        self.ctx = info.body_ctx
+        self.order = -1
+
+
+def _class_trains(owner, cls) -> bool:
+    """Some method of the project class (or of a project base class it names) trains."""
+    seen = set()
+    stack = [(owner, cls)]
+    while stack and len(seen) < 8:
+        model, info = stack.pop()
+        if id(info) in seen:
+            continue
+        seen.add(id(info))
+        prefix = info.name + "."
+        if any(key.startswith(prefix) and (model.trains(f) or model.has_training_loop(f))
+               for key, f in model.facts.functions.items()):
+            return True
+        for base in info.bases:
+            local = model.facts.classes.get(base)
+            if local is not None:
+                stack.append((model, local))
+                continue
+            symbol = model.symbol(base) if "." in base else None
+            if symbol is not None and symbol.kind == "class":
+                stack.append((symbol.model, symbol.info))
+    return False

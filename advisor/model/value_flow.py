@@ -244,7 +244,7 @@ class ValueFlow:
         call = built.value
         if built.index is not None or type(call) is not cst.Call or any(a.star for a in call.args):
             return None
-        found = self._built_class(call)
+        found = self.built_class(call)
         if found is None:
             return None
         owner, cls = found
@@ -269,7 +269,7 @@ class ValueFlow:
             answers.append(question.unknown if default is None else owner.values.ask(question, default, init.ctx, init.order, index))
         return answers[0] if len(answers) == 1 else question.combine(answers)
 
-    def _built_class(self, call: cst.Call):
+    def built_class(self, call: cst.Call):
         """The project class a call builds, as (model of its file, ClassInfo), or None."""
         model = self.model
         qual = model.imports.qualify(call.func)
@@ -348,7 +348,7 @@ class ValueFlow:
         call = built.value
         if built.index is not None or type(call) is not cst.Call or any(a.star for a in call.args):
             return None
-        found = self._built_class(call)
+        found = self.built_class(call)
         if found is None:
             return None
         owner, cls = found
@@ -373,7 +373,7 @@ class ValueFlow:
             answers.append(question.unknown if default is None else owner.values.ask(question, default, init.ctx, init.order, index))
         return answers[0] if len(answers) == 1 else question.combine(answers)
 
-    def _built_class(self, call: cst.Call):
+    def built_class(self, call: cst.Call):
         """The project class a call builds, as (model of its file, ClassInfo), or None."""
         model = self.model
         qual = model.imports.qualify(call.func)

@@ -8,7 +8,7 @@ from advisor.findings import Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.visible_devices import pinned_device_count
 from advisor.model.frozen_modules import frozen_before
-from advisor.model.handed_names import calls_handing
+from advisor.model.handed_names import hands_to_training
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.calls import constructed_kinds
 from advisor.model.names import dotted_name, last_segment
@@ -55,7 +55,9 @@ class DataParallelOrFindUnused(Rule):
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it;
         so is a wrap handed to a project function of another module that trains it
-        (`model = nn.DataParallel(model)`, then `model_training(args, data, model)`).
+        (`model = nn.DataParallel(model)`, then `model_training(args, data, model)`), or to an
+        instance of a project class one of whose methods trains (an engine), also through a
+        factory or two that hand it on (`build_engine(cfg, model)` returning `Engine(model)`).
         A wrap bound to a name that is only ever called without autograd (under `no_grad`,
         or handed to functions of the project that call it so or hand it on to one that does:
         a sampler wrapped beside the trained model) is information too, and so is a wrap in one arm of a test whose other
@@ -374,16 +376,11 @@ class DataParallelOrFindUnused(Rule):
 
     @staticmethod
     def _handed_to_training(model: FileModel, site: CallSite) -> bool:
-        """The wrapper is handed, later in the same function, to a project function that trains
+        """The wrapper is handed, later in the same function, to project code that trains it
         (`model = nn.DataParallel(model)`, then `model_training(args, data, model, ...)` of
-        another module)."""
+        another module, or `build_engine(cfg, model)` building an engine whose methods train)."""
         target = site.assigned_to
-        if target is None:
-            return False
-        for call in calls_handing(model, site, target):
-            if any(owner.trains(info) or owner.has_training_loop(info) for owner, info in model.calls.targets(call)):
-                return True
-        return False
+        return target is not None and hands_to_training(model, site, target)
 
     def _returned_to_training(self, model: FileModel, site: CallSite) -> bool:
         """A factory of a file that trains nothing returns the wrapper to a caller that trains."""
