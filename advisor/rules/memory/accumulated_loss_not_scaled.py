@@ -7,6 +7,7 @@ import libcst as cst
 from advisor.model import CallSite, Context, FileModel, LoopInfo
 from advisor.model.facts import FunctionInfo
 from advisor.model.file_model import call_argument
+from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
 from advisor.model.subtree import iter_names
 from advisor.findings import Severity
@@ -73,7 +74,10 @@ class AccumulatedLossNotScaled(Rule):
         `loss / k` in the backward expression (also one handed by keyword,
         `booster.backward(loss=loss / k, ...)`), no `loss = loss / k` or `loss /= k`, no division
         by that name in the assignments leading to the loss or in a same-module helper that
-        computes it. Reported at the backward call. Criteria with `reduction="sum"`, a loss
+        computes it; or, in the same way, an inner `for _ in range(k):` that runs `backward()`
+        on a new batch each pass (`next(loader)`, or a count named for accumulation,
+        `GRADIENT_ACCUMULATE_EVERY`) with the optimizer stepping once after it (a loop over
+        tasks or loss terms, which draws no batch, is meant to add up). Reported at the backward call. Criteria with `reduction="sum"`, a loss
         summed over its samples (`loss = loss.sum()`), loss
         functions or loss objects of the project that return the loss multiplied by the batch
         size (`return loss * bs` with `bs = x.shape[0]`: a sum over samples), Accelerate
@@ -127,7 +131,7 @@ class AccumulatedLossNotScaled(Rule):
             "https://huggingface.co/docs/accelerate/usage_guides/gradient_accumulation",
         ),
     )
-    requires = (("%",), ("backward",), (".step(",))
+    requires = (("%", "range("), ("backward",), (".step(",))
 
     def check(self, model: FileModel) -> Iterator[Report]:
         if model.uses_framework("accelerate", "deepspeed", "lightning", "pytorch_lightning"):
@@ -179,6 +183,47 @@ class AccumulatedLossNotScaled(Rule):
                     # accum_steps: the count itself where it is written as a number, for the probe
                     data={"steps": shown, "accum_steps": k.evaluated_value if type(k) is cst.Integer else None},
                 )
+        yield from self._micro_batch_loops(model, reported)
+
+    def _micro_batch_loops(self, model: FileModel, reported: Set[int]) -> Iterator[Report]:
+        """`for _ in range(k): loss = model(next(loader)); loss.backward()`, then one optimizer
+        step after that loop: a fixed count of micro-batches per step."""
+        for backward in model.method_calls("backward"):
+            ctx = backward.ctx
+            inner = ctx.loop
+            if inner is None or ctx.gated or id(backward.node) in reported:
+                continue
+            k = _range_count(inner)
+            if k is None or (type(k) is cst.Integer and k.evaluated_value <= 1):
+                continue
+            outer = inner.parent
+            if inner.has_step or inner.loose_step or outer is None or not outer.own_step:
+                continue
+            steps = [
+                s for s in model.method_calls("step")
+                if s.ctx.loop is outer and not s.ctx.gated and s.order > inner.end
+                and _OPTIMIZER_RECEIVER.search((s.receiver_name or "").rsplit(".", 1)[-1])
+                and "sched" not in (s.receiver_name or "").lower()
+            ]
+            if not steps or not _draws_micro_batches(model, inner, k):
+                continue
+            values = literal_values(model, k, inner.ctx, inner.start)
+            if values.complete and {value for _, value in values.values} <= {1}:
+                continue  # a count of 1 on every path: one batch per step
+            value = self._backward_value(backward)
+            if value is None or self._scaled(model, value, ctx, self._divisor_names(model, k, ctx), k):
+                continue
+            if _zeroed_before(model, inner, backward):
+                continue
+            reported.add(id(backward.node))
+            shown = model.code(k).strip()
+            yield self.report(
+                backward.node,
+                "gradients accumulate over `{steps}` micro-batches but the loss is not divided by "
+                "`{steps}`: each update is `{steps}` times too large",
+                severity=Severity.INFO if _scale_free(model, steps[0], outer) else self.severity,
+                data={"steps": shown, "accum_steps": k.evaluated_value if type(k) is cst.Integer else None},
+            )
 
     @staticmethod
     def _gradients_rescaled(model: FileModel, loop: LoopInfo) -> bool:
@@ -369,6 +414,31 @@ def _summed(model: FileModel, value: cst.BaseExpression) -> bool:
     if type(value.func) is cst.Attribute and value.func.attr.value == "sum":
         return not value.args and model.imports.qualify(value.func) is None
     return model.imports.qualify(value.func) == "torch.sum" and len(value.args) == 1
+
+
+def _range_count(loop: LoopInfo) -> Optional[cst.BaseExpression]:
+    """The `k` of `for _ in range(k):` (a lone argument)."""
+    node = loop.node
+    if type(node) is not cst.For or type(node.iter) is not cst.Call:
+        return None
+    call = node.iter
+    if not (type(call.func) is cst.Name and call.func.value == "range") or len(call.args) != 1 or call.args[0].keyword:
+        return None
+    return call.args[0].value
+
+
+# A count named for accumulation (`GRADIENT_ACCUMULATE_EVERY`, `args.accum_steps`).
+_ACCUMULATION_NAME = re.compile(r"accum|accumulat", re.IGNORECASE)
+
+
+def _draws_micro_batches(model: FileModel, loop: LoopInfo, k: cst.BaseExpression) -> bool:
+    """Each pass of the loop takes a new batch (`next(loader)`, a loop over a loader) or its
+    count is named for accumulation: micro-batches of one step, not tasks or terms whose
+    gradients are meant to add up."""
+    if loop.drawn or loop.over_loader:
+        return True
+    name = dotted_name(k)
+    return name is not None and bool(_ACCUMULATION_NAME.search(name.rsplit(".", 1)[-1]))
 
 
 def _zeroed_before(model: FileModel, loop: LoopInfo, backward) -> bool:

@@ -352,3 +352,86 @@ for x, y in loader:
         optimizer.step()
         optimizer.zero_grad()
 
+
+# %% invalid: a fixed count of micro-batches per step, drawn in an inner loop, summed unscaled
+import torch
+
+GRADIENT_ACCUMULATE_EVERY = 4
+
+
+def cycle(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+
+def train(model, loader, num_batches):
+    optim = torch.optim.Adam(model.parameters(), lr=1e-4)
+    train_loader = cycle(loader)
+    for i in range(num_batches):
+        model.train()
+        for _ in range(GRADIENT_ACCUMULATE_EVERY):
+            loss = model(next(train_loader).cuda())
+            loss.backward()  # expect: GPU406
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        optim.step()
+        optim.zero_grad()
+
+# %% valid: the same inner loop with the loss divided by the count
+import torch
+
+GRADIENT_ACCUMULATE_EVERY = 4
+
+
+def cycle(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+
+def train(model, loader, num_batches):
+    optim = torch.optim.Adam(model.parameters(), lr=1e-4)
+    train_loader = cycle(loader)
+    for i in range(num_batches):
+        for _ in range(GRADIENT_ACCUMULATE_EVERY):
+            loss = model(next(train_loader).cuda())
+            (loss / GRADIENT_ACCUMULATE_EVERY).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        optim.step()
+        optim.zero_grad()
+
+# %% valid: one loss term per task in an inner loop: the gradients are meant to add up
+import torch
+
+
+def train(model, heads, batches, num_tasks):
+    optim = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, ys in batches:
+        features = model(x.cuda())
+        for t in range(num_tasks):
+            loss = torch.nn.functional.cross_entropy(heads[t](features), ys[t].cuda())
+            loss.backward(retain_graph=True)
+        optim.step()
+        optim.zero_grad()
+
+# %% valid: an accumulation count of 1 on every path
+import torch
+
+ACCUMULATE_EVERY = 1
+
+
+def cycle(loader):
+    while True:
+        for batch in loader:
+            yield batch
+
+
+def train(model, loader, num_batches):
+    optim = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = cycle(loader)
+    for i in range(num_batches):
+        for _ in range(ACCUMULATE_EVERY):
+            loss = model(next(train_loader).cuda())
+            loss.backward()
+        optim.step()
+        optim.zero_grad()
