@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 from advisor.model import FileModel
 from advisor.model.facts import MODULE_SCOPE, AutocastSite
+from advisor.model.cuda_tests import cuda_test
 from advisor.model.names import dotted_name
 
 
@@ -48,14 +49,42 @@ def spelled_name(model: FileModel, func: cst.BaseExpression) -> Optional[str]:
     return f"{target}.{rest}" if rest else target
 
 
-def dtype_of(model: FileModel, expr: cst.BaseExpression) -> Optional[str]:
-    """A torch dtype, also through a module-level constant (`DTYPE = torch.float16`)."""
+def dtype_of(model: FileModel, expr: cst.BaseExpression, ctx=None, depth: int = 0) -> Optional[str]:
+    """A torch dtype, also through a module-level constant (`DTYPE = torch.float16`), or with
+    ``ctx`` a name bound where it is read; of a conditional expression that tests for CUDA
+    (`torch.bfloat16 if torch.cuda.is_available() and ... else torch.float32`), the dtype of
+    the arm a CUDA run takes."""
     kind = LOW_PRECISION.get(model.imports.qualify(expr) or "")
-    if kind is None and type(expr) is cst.Name:
-        found = model.facts.assignments.get((MODULE_SCOPE, expr.value), ())
-        kinds = {
-            LOW_PRECISION.get(model.imports.qualify(a.value) or "") if a.value is not None else None for a in found
-        }
+    if kind is not None or depth > 3:
+        return kind
+    if type(expr) is cst.IfExp:
+        arm = _cuda_arm(model, expr)
+        return None if arm is None else dtype_of(model, arm, ctx, depth + 1)
+    if type(expr) is cst.Name:
+        if ctx is not None:
+            found = model.assignments(expr.value, ctx)
+        else:
+            found = model.facts.assignments.get((MODULE_SCOPE, expr.value), ())
+        kinds = {dtype_of(model, a.value, None, depth + 1) if a.value is not None and a.index is None else None
+                 for a in found}
         if len(kinds) == 1:
-            kind = kinds.pop()
-    return kind
+            return kinds.pop()
+    return None
+
+
+def _cuda_arm(model: FileModel, choice: cst.IfExp) -> Optional[cst.BaseExpression]:
+    """The arm of ``choice`` a CUDA run takes, when its test is a CUDA test or an `and` of
+    conditions one of which is (`torch.cuda.is_available() and torch.cuda.is_bf16_supported()`)."""
+    parts = []
+    stack = [choice.test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.BooleanOperation and type(node.operator) is cst.And:
+            stack.extend((node.left, node.right))
+        else:
+            parts.append(cuda_test(model, node))
+    if True in parts and False not in parts:
+        return choice.body
+    if parts == [False]:
+        return choice.orelse
+    return None

@@ -15,7 +15,7 @@ from advisor.rules.precision.dtypes import dtype_of
 _CAST_METHODS = {"half": "fp16", "bfloat16": "bf16", "float": "fp32", "double": "fp64"}
 
 
-def _cast_kind(model: FileModel, call: cst.Call) -> Optional[str]:
+def _cast_kind(model: FileModel, call: cst.Call, ctx=None) -> Optional[str]:
     """What a `.half()`, `.bfloat16()`, `.float()` or `.to(dtype)` call casts to (None: not a cast)."""
     if not type(call.func) is cst.Attribute:
         return None
@@ -26,7 +26,7 @@ def _cast_kind(model: FileModel, call: cst.Call) -> Optional[str]:
         return None
     for arg in call.args:
         if arg.keyword is None or arg.keyword.value == "dtype":
-            kind = dtype_of(model, arg.value)
+            kind = dtype_of(model, arg.value, ctx)
             if kind is not None:
                 return kind
             if arg.keyword is not None:
@@ -49,6 +49,14 @@ def _chain_base(expr: Optional[cst.BaseExpression]) -> Optional[str]:
     while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         expr = expr.func.value
     return dotted_name(expr) if expr is not None else None
+
+
+def _wraps(expr: cst.BaseExpression, name: str) -> bool:
+    """`Wrapper(model, ...)`: a call given the model as its first argument."""
+    if type(expr) is not cst.Call or not expr.args:
+        return False
+    first = expr.args[0]
+    return first.keyword is None and not first.star and dotted_name(first.value) == name
 
 
 def _small_calls(node: cst.CSTNode) -> Iterator[cst.Call]:
@@ -91,7 +99,9 @@ class LowPrecisionMasterWeights(Rule):
     name = "low-precision-master-weights"
     summary = "model cast to fp16/bf16 and trained by a plain `torch.optim` optimizer"
     what = """
-        A model cast with `.half()`, `.bfloat16()` or `.to(torch.float16)` (directly, or at the
+        A model cast with `.half()`, `.bfloat16()` or `.to(torch.float16)` (also `.to(dtype)`
+        with `dtype = torch.bfloat16 if torch.cuda.is_available() ... else torch.float32`, the
+        arm a CUDA run takes; a wrapper it is handed to, `DDP(model)`, keeps it; directly, or at the
         end of a chain such as `Net().cuda().half()`) before a `torch.optim` optimizer is built
         from its `parameters()`, in a file that trains. Not reported when the file uses
         autocast, when the model is cast back with `.float()` first, when its base is frozen
@@ -208,7 +218,8 @@ class LowPrecisionMasterWeights(Rule):
         """The last dtype cast applied to the object ``name`` holds before the optimizer is built."""
         assigned = [a for a in model.assignments(name, opt.ctx) if a.order < opt.order and a.value is not None]
         # A new object (not `model = model.to(...)`) starts a fresh history.
-        fresh = [a.order for a in assigned if _chain_base(a.value) != name]
+        # A wrapper given the model (`DDP(model)`, `torch.compile(model)`) holds the same weights.
+        fresh = [a.order for a in assigned if _chain_base(a.value) != name and not _wraps(a.value, name)]
         since = max(fresh, default=0)
         events: List[Tuple[int, str, cst.Call, Context]] = []
         for a in assigned:
@@ -222,7 +233,7 @@ class LowPrecisionMasterWeights(Rule):
                     continue
                 if site.ctx.function is not opt.ctx.function:
                     continue
-                kind = _cast_kind(model, site.node)
+                kind = _cast_kind(model, site.node, site.ctx)
                 if kind is not None:
                     events.append((site.order, kind, site.node, site.ctx))
         if not events:

@@ -162,3 +162,50 @@ for x, y in loader:
     loss = criterion(model(x), y)
     loss.backward()
     optimizer.step()
+
+# %% invalid: a dtype chosen for CUDA runs, cast through a name, then wrapped
+import torch
+from torch.optim import AdamW
+
+
+def main(model, loader, world_size):
+    dtype = torch.bfloat16 if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else torch.float32
+    model.to(dtype).to("cuda")  # expect: GPU304
+    if world_size > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    optimizer = AdamW(model.parameters(), lr=3e-4)
+    for batch in loader:
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% valid: the low-precision arm is the one a run without CUDA takes
+import torch
+from torch.optim import AdamW
+
+
+def main(model, loader):
+    dtype = torch.float32 if torch.cuda.is_available() else torch.bfloat16
+    model.to(dtype).to("cuda")
+    optimizer = AdamW(model.parameters(), lr=3e-4)
+    for batch in loader:
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+# %% valid: a dtype chosen by an option, which says nothing about the run's default
+import torch
+from torch.optim import AdamW
+
+
+def main(model, loader, args):
+    dtype = torch.bfloat16 if args.bf16 else torch.float32
+    model.to(dtype).to("cuda")
+    optimizer = AdamW(model.parameters(), lr=3e-4)
+    for batch in loader:
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
