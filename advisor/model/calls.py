@@ -274,6 +274,32 @@ class CallGraph:
                 out.append((model, info))
         return out
 
+    def _attribute_functions(self, site: CallSite) -> List[Target]:
+        """`self.neg_loss(out, target)` where the class binds `self.neg_loss = _neg_loss` (or one
+        of two functions by a conditional expression): the project functions the attribute holds.
+        Every binding of the attribute in the class must name one."""
+        model = self.model
+        scope = site.ctx.class_scope
+        bound = model.facts.assignments.get((scope, f"self.{site.method}"), ()) if scope else ()
+        out: List[Target] = []
+        for assignment in bound:
+            value = assignment.value
+            values = [value.body, value.orelse] if type(value) is cst.IfExp else [value]
+            for one in values:
+                one = self._keyword_partial(one) if one is not None else None
+                if assignment.index is not None or type(one) is not cst.Name:
+                    return []
+                info = model.bindings.function(one.value, assignment.ctx, assignment.order)
+                if info is not None:
+                    out.append((model, info))
+                    continue
+                qual = model.imports.qualify(one)
+                symbol = model.symbol(qual) if qual is not None else None
+                if symbol is None or symbol.kind != "function" or symbol.info is None:
+                    return []
+                out.append((symbol.model, symbol.info))
+        return out
+
     def _returned_closures(self, name: str, site: CallSite) -> List[Target]:
         """`step_fn = losses.get_step_fn(graph, optimizer)`, then `step_fn(model, batch)`: a
         factory that returns a function it defines (score_sde's `get_step_fn` returning its
@@ -426,6 +452,9 @@ class CallGraph:
             hit = class_method(model, info, site.method) if info is not None else None
             if hit is not None:
                 return [hit]
+            held = self._attribute_functions(site)
+            if held:
+                return held
         if type(func) is cst.Attribute and _super_call(site.receiver) and site.ctx.class_name and site.method != "__init__":
             # `super().generator_trainstep(y, z)`, `super(Trainer, self).step()`: the method a
             # base class of the project (this file's or another module's) defines. Not
@@ -678,7 +707,8 @@ class CallGraph:
         pass over the file's assignments."""
         out: Dict[str, Set[str]] = {}
         for (_, target), bound in self.model.facts.assignments.items():
-            if "." in target:
+            # `self.neg_loss = _neg_loss`: an attribute that holds a function (`_attribute_functions`).
+            if "." in target and not (target.startswith("self.") and target.count(".") == 1):
                 continue
             for assignment in bound:
                 value = assignment.value
@@ -731,6 +761,9 @@ class CallGraph:
                     # `embed_fn(...)` where `embed_fn = partial(embed, encoder=encoder)`: a call
                     # of each function the name may hold (`_aliased_functions` decides).
                     for held in aliases.get(called, ()):
+                        by_name.setdefault(held, []).append(site)
+                elif dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1:
+                    for held in aliases.get(dotted, ()):
                         by_name.setdefault(held, []).append(site)
             self._by_name, self._instance_calls = by_name, instance
         if name in _INSTANCE_CALL:

@@ -2603,3 +2603,67 @@ for hidden, mask, target in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a loss helper stored on the module and called through the attribute
+import torch
+import torch.nn as nn
+
+
+def _neg_loss(pred, gt):
+    num_pos = gt.eq(1).float().sum()
+    loss = (pred - gt).pow(2).sum()
+    if num_pos == 0:  # expect: GPU104
+        return loss
+    return loss / num_pos
+
+
+class FocalLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.neg_loss = _neg_loss
+
+    def forward(self, out, target):
+        return self.neg_loss(out, target)
+
+
+def main(model, loader):
+    crit = FocalLoss()
+    model = model.cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = crit(model(x.cuda()), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+# %% valid: the stored helper tests a host value
+import torch
+import torch.nn as nn
+
+
+def _weighted(pred, gt, weights):
+    total = sum(weights)
+    if total == 0:
+        return (pred - gt).abs().mean()
+    return (pred - gt).abs().mean() * len(weights) / total
+
+
+class WeightedLoss(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        self.weights = list(weights)
+        self.reduce = _weighted
+
+    def forward(self, out, target):
+        return self.reduce(out, target, self.weights)
+
+
+def main(model, loader):
+    crit = WeightedLoss([1.0, 2.0])
+    model = model.cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        loss = crit(model(x.cuda()), y.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
