@@ -83,7 +83,7 @@ _FALSE_SETTINGS = frozenset({"False", "false", "None", "null", "~", "0", "0.0", 
 # the package whose modules a call may load (group 1); `import_module("pkg.mod")`: that module
 # (group 2). Any other argument may name any module.
 _IMPORT_MODULE = re.compile(
-    r"""import_module\(\s*(?:f?["']([A-Za-z_][\w.]*?)\.(?:\{|%s|["']\s*[+%])|["']([A-Za-z_][\w.]*)["']\s*\))?"""
+    r"""(?:import_module|__import__)\(\s*(?:f?["']([A-Za-z_][\w.]*?)\.(?:\{|%s|["']\s*[+%])|["']([A-Za-z_][\w.]*)["']\s*[,)])?"""
 )
 # `import_module(f"zoedepth.trainers.{config.trainer}_trainer")`: the module's name ends with
 # what follows the variable part (group 2), so `zoedepth.trainers.loss` is not among them.
@@ -1045,7 +1045,8 @@ class ProjectView:
         """Some project file may load ``path``'s module by a name given as text
         (`importlib.import_module`, `instantiate_from_config`, Hydra's `instantiate`,
         `LightningCLI`). `import_module("network." + args.arch)` loads modules of the `network`
-        package only, `import_module(f"trainers.{name}_trainer")` only those whose name ends
+        package only (so does `__import__("models.{}".format(arch))`),
+        `import_module(f"trainers.{name}_trainer")` only those whose name ends
         with `_trainer`, and `import_module(module_name)` what the name's one binding in the
         text says; a name only known at run time loads a module importable by its dotted name
         from a source root, or one in or under the loader's folder, not a module of a folder
@@ -1058,7 +1059,7 @@ class ProjectView:
                     if mark in CONFIG_TARGET_MARKS:
                         prefixes.append(_CONFIG_TARGETS)
                         break
-                    if mark != "import_module(":
+                    if mark not in ("import_module(", "__import__("):
                         prefixes.append(("", ""))
                         break
                     loaded = _loaded_modules(text)
@@ -1304,7 +1305,8 @@ class ProjectView:
         known = self._loads.get(path)
         if known is None:
             text = self._text(path)
-            patterns = [(p, s) for p, s in _loaded_modules(text) if p] if "import_module(" in text else []
+            patterns = [(p, s) for p, s in _loaded_modules(text) if p] if (
+                "import_module(" in text or "__import__(" in text) else []
             known = []
             if patterns:
                 for other in self.layout.files():
