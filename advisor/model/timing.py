@@ -12,7 +12,7 @@ body of `with Timer(...):` whose project class reads the clock in `__enter__` or
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from advisor.model.builder import TIMING_FUNCTIONS
 import libcst as cst
@@ -169,6 +169,27 @@ def waited_just_before(model, site: CallSite) -> bool:
     return False
 
 
+def read_just_before(model, site: CallSite, reads: Dict[int, CallSite]) -> Optional[CallSite]:
+    """An earlier read of ``reads`` (call-node ids to their sites: reads that wait for the GPU)
+    that runs before ``site`` on every path to it, in an earlier statement, with only bookkeeping
+    between (`train_loss += loss.item()`, then `print(..., loss.item())`): the queue is
+    already empty when ``site`` reads, so it waits for nothing of its own."""
+    orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
+    at = bisect_left(orders, site.order)
+    inner = at + 1
+    while inner < len(calls) and contains(site.node, calls[inner].node):
+        if not _bookkeeping(calls[inner]):
+            return None
+        inner += 1
+    for other in reversed(calls[max(0, at - _BOOKKEEPING_CALLS):at]):
+        earlier = reads.get(id(other.node))
+        if earlier is not None and earlier.stmt != site.stmt and not contains(other.node, site.node):
+            return earlier if _runs_before(model, earlier.stmt, site.stmt, strict=True) else None
+        if not _bookkeeping(other):
+            return None
+    return None
+
+
 # How many bookkeeping calls may stand between the synchronize and the read (a logging block
 # of meter updates and `add_scalar` calls, each with its own reads).
 _BOOKKEEPING_CALLS = 40
@@ -210,11 +231,12 @@ def _synchronizes(info: FunctionInfo) -> bool:
     return any(s.qualname in _DEVICE_WAITS and s.ctx.loop is None for s in info.sites)
 
 
-def _runs_before(model, wait: Tuple[int, int], read: Tuple[int, int]) -> bool:
+def _runs_before(model, wait: Tuple[int, int], read: Tuple[int, int], strict: bool = False) -> bool:
     """The statement at ``wait`` runs before the one at ``read`` whenever that one runs: it sits
     earlier in the read's block, or in a block the read reaches by walking out of `if` arms (a
-    synchronize that is all a small `if` holds stands where that `if` stands)."""
-    block, index = model.facts.small_if_bodies.get(wait[0], wait)
+    synchronize that is all a small `if` holds stands where that `if` stands; with ``strict``,
+    not: a read under `if board:` may not run)."""
+    block, index = wait if strict else model.facts.small_if_bodies.get(wait[0], wait)
     position = read
     while position is not None:
         if position[0] == block:

@@ -168,7 +168,7 @@ class GradientsZeroedNotFreed(Rule):
                 continue
             if self._in_parameter_loop(model, site.ctx, param):
                 yield self.report(site.node, "`{expression}` zeroes gradients one parameter at a time",
-                                  data={"expression": snippet(model, site.node)})
+                                  data={"expression": snippet(model, site.node)}, severity=_host_only(model))
         for (_, target), found in model.facts.assignments.items():
             param = _grad_path(target)
             if param is None:
@@ -186,7 +186,7 @@ class GradientsZeroedNotFreed(Rule):
                 if self._in_parameter_loop(model, assignment.ctx, param):
                     yield self.report(
                         assignment.statement, "`{target} = {value}` allocates zeroed gradients",
-                        data={"target": target, "value": snippet(model, value, 30)},
+                        data={"target": target, "value": snippet(model, value, 30)}, severity=_host_only(model),
                     )
 
     @staticmethod
@@ -215,6 +215,12 @@ class GradientsZeroedNotFreed(Rule):
                 if _grad_path(site.receiver_name) is not None:
                     return True
         return False
+
+
+def _host_only(model: FileModel) -> Optional[Severity]:
+    """Information in a script with no sign of a GPU (`model.may_use_gpu`): one small kernel per
+    parameter is what the zeroing costs on a device; on the host it is a loop of memsets."""
+    return None if model.may_use_gpu else Severity.INFO
 
 
 def _fills_missing(ctx, target: str) -> bool:

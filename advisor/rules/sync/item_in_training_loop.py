@@ -7,7 +7,7 @@ from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
-from advisor.model.timing import waited_just_before
+from advisor.model.timing import read_just_before, waited_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 from advisor.model.containers import Value, list_elements
 import libcst as cst
@@ -59,8 +59,11 @@ class ItemInTrainingLoop(Rule):
         starts several (`--nproc_per_node=8`, `./distributed_train.sh 8 ...`,
         `--multiprocessing-distributed`). A method that steps the optimizer once per call after
         a loop over micro-batches is a training step: what it reads after that loop counts per
-        step. Several reads in one statement (an f-string of `loss.item()` and `acc.item()`, a
-        dict of them handed to a logger) wait once: the first carries the warning and counts the
+        step. Reads that follow one another with nothing queued between wait once: several in
+        one statement (an f-string of `loss.item()` and `acc.item()`, a dict of them handed to a
+        logger) or in statements with only bookkeeping between that run whenever the later one
+        does (`total += loss.item()`, then a `print` that reads `loss.item()` again; not a read
+        under an `if` of its own before it). The first carries the warning and counts the
         others, which are information.
     """
     why = """
@@ -114,7 +117,7 @@ class ItemInTrainingLoop(Rule):
     )
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        yield from _one_wait_per_statement(self._reads(model))
+        yield from _one_wait_each(model, self._reads(model))
         yield from self._tensors_from_tensor_lists(model)
         yield from self._engine_trainers(model)
 
@@ -243,30 +246,43 @@ class ItemInTrainingLoop(Rule):
 _TENSOR_FROM_DATA = ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.as_tensor")
 
 
-def _one_wait_per_statement(reads: Iterator[Tuple[object, Report]]) -> Iterator[Report]:
-    """Several reads in one statement (`print(f"{loss.item()} {acc.item()}")`, a dict of
-    `.item()`s handed to a logger) wait for the GPU once: the first empties the queue, and the
-    others find it empty. The first carries the warning and says how many more the statement
-    holds (they are to go with it); the others are information."""
+def _one_wait_each(model: FileModel, reads: Iterator[Tuple[object, Report]]) -> Iterator[Report]:
+    """Reads that follow one another with nothing queued between wait once: several in one
+    statement (`print(f"{loss.item()} {acc.item()}")`, a dict of `.item()`s handed to a logger),
+    or in statements with only bookkeeping between (`total += loss.item()`, then a `print` that
+    reads `loss.item()` again). The first empties the queue and carries the warning, counting
+    the others; they find the queue empty and are information."""
     reads = list(reads)
-    warned: Dict[tuple, list] = {}
-    for site, report in reads:
-        if report.severity is not Severity.INFO:
-            warned.setdefault(site.stmt, []).append((site.order, site, report))
-    for group in warned.values():
-        if len(group) < 2:
+    warned = sorted(((site, report) for site, report in reads if report.severity is not Severity.INFO),
+                    key=lambda entry: entry[0].order)
+    seen: Dict[int, object] = {}  # call-node id -> site, of the warned reads so far
+    leader_of: Dict[int, Report] = {}  # call-node id -> the read that waited for it
+    by_statement: Dict[tuple, Report] = {}
+    followers: Dict[int, list] = {}
+    for site, report in warned:
+        first = by_statement.get(site.stmt)
+        if first is None:
+            earlier = read_just_before(model, site, seen)
+            first = leader_of.get(id(earlier.node)) if earlier is not None else None
+        if first is None:
+            first = report
+        else:
+            followers.setdefault(id(first), []).append(report)
+        by_statement.setdefault(site.stmt, first)
+        leader_of[id(site.node)] = first
+        seen[id(site.node)] = site
+    for site, report in warned:
+        after = followers.get(id(report))
+        if not after:
             continue
-        group.sort(key=lambda entry: entry[0])
-        first = group[0][2]
-        more = len(group) - 1
-        first.data["more_reads"] = more
-        first.data["more_values"] = "1 more value" if more == 1 else f"{more} more values"
-        first.template += "; this statement reads {more_values} back after it"
-        for _, _, report in group[1:]:
-            report.severity = Severity.INFO
-            report.data["first_read"] = first.data["expression"]
-            report.template = (
-                "`{expression}` reads a value back in the statement where `{first_read}` already "
+        report.data["more_reads"] = len(after)
+        report.data["more_values"] = "1 more read" if len(after) == 1 else f"{len(after)} more reads"
+        report.template += "; it empties the queue for the {more_values} right after it"
+        for follower in after:
+            follower.severity = Severity.INFO
+            follower.data["first_read"] = report.data["expression"]
+            follower.template = (
+                "`{expression}` reads a value back right after `{first_read}`, which already "
                 "waits for the GPU on every training step"
             )
     for _, report in reads:

@@ -39,7 +39,7 @@ class Trainer:
     def fit(self, loader):
         for batch in loader:
             self.zero_grads()
-            self.model(batch).mean().backward()
+            self.model(batch.cuda()).mean().backward()
             self.optimizer.step()
 
 # %% invalid: gradients are read after zeroing
@@ -218,3 +218,23 @@ def main():
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=args.free_grads)
+
+# %% invalid: the same zeroing in a script that keeps everything on the host: information
+import torch
+
+torch.set_default_tensor_type("torch.DoubleTensor")
+
+
+def fit_value(value_net, states, targets, steps):
+    optimizer = torch.optim.LBFGS(value_net.parameters(), max_iter=25)
+
+    def closure():
+        for param in value_net.parameters():
+            if param.grad is not None:
+                param.grad.data.fill_(0)  # expect: GPU401 info
+        loss = (value_net(states) - targets).pow(2).mean()
+        loss.backward()
+        return loss
+
+    for step in range(steps):
+        optimizer.step(closure)

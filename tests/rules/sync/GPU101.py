@@ -3193,7 +3193,7 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
 
-# %% invalid: several reads in one statement wait once: the first warns, the others are information
+# %% invalid: reads that follow one another with nothing queued between wait once: the first warns, the others are information
 import torch
 
 
@@ -3206,8 +3206,33 @@ def train(model, loader, optimizer, logger):
         loss.backward()
         optimizer.step()
         print(f"{step}: loss {loss.item():.3f} acc {acc.item():.3f}")  # expect: GPU101, GPU101 info
+
+
+def train_logged(model, loader, optimizer, logger):
+    for step, (x, y) in enumerate(loader):
+        out = model(x.cuda())
+        loss = torch.nn.functional.cross_entropy(out, y.cuda())
+        acc = (out.argmax(1) == y.cuda()).float().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
         logger.log({
             "loss": loss.item(),  # expect: GPU101
             "acc": acc.item(),  # expect: GPU101 info
             "lr": optimizer.param_groups[0]["lr"],
         })
+
+
+def train_summed(model, loader, optimizer):
+    total = 0.0
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()  # expect: GPU101
+        print("step", step, "loss %.3f, mean %.3f" % (loss.item(), total / (step + 1)))  # expect: GPU101 info
+        if step % 2:
+            print("odd step", loss.item())  # expect: GPU101 info
+        out = model(x.cuda())
+        print("again", out.sum().item())  # expect: GPU101
