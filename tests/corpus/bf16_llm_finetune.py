@@ -89,7 +89,7 @@ def estimate_val_loss(model, loader, device, max_batches):
     for k, (x, y) in enumerate(loader):
         if k >= max_batches:
             break
-        x, y = x.to(device), y.to(device)
+        x, y = x.to(device), y.to(device)  # expect: GPU203 info
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16):  # trap: GPU301
             logits = model(x)
         losses[k] = F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1))
