@@ -82,7 +82,7 @@ class InferenceWithoutNoGrad(Rule):
         made, `SPACY_MODEL = spacy.load(...)`, nor one that holds only instances of plain project
         classes whose call runs no model, `trt_model = TensorRTModel(path)`) inside a loop that never runs `backward()` or an
         optimizer step, when neither the loop's `with` blocks, nor its function's decorator,
-        nor every path of calls in the file to its function (up to three calls up), nor every call of it
+        nor every path of calls in the file to its function (up to three calls up), nor every call of it (up to four calls up)
         in the project (a `@torch.no_grad()` validation in another module; for a method nothing
         resolves, every call of a method of that name near the file, `policy.predict_action(obs)`
         on a policy a config built), turns autograd off with

@@ -257,9 +257,14 @@ def grad_off_call(model: FileModel, ctx: Context) -> bool:
     return False
 
 
+# How many calls up the project's callers are followed to a no-grad block (an evaluation entry
+# under `torch.no_grad()` that runs `validation`, then `process`, then `predict_many`).
+_PROJECT_DEPTH = 4
+
+
 def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
     """Autograd is off here: a no-grad `with`, a decorated function, or every path of calls in the
-    file that runs it (up to three calls up: `test()` under `no_grad` runs `benchmark_all()`,
+    file that runs it (up to three calls up in the file, four in the project: `test()` under `no_grad` runs `benchmark_all()`,
     which runs `validation()`) passes through one. None when the function has no caller in the
     file to look at."""
     if ctx.no_grad or grad_off_call(model, ctx):
@@ -271,8 +276,8 @@ def grad_disabled(model: FileModel, ctx: Context) -> Optional[bool]:
         return True
     callers = model.call_sites(info)
     if not callers:
-        return True if _grad_off_in_project(model, info, 3) else None
-    return every_call_path(model, info, _grad_off_at) or _grad_off_in_project(model, info, 3)
+        return True if _grad_off_in_project(model, info, _PROJECT_DEPTH) else None
+    return every_call_path(model, info, _grad_off_at) or _grad_off_in_project(model, info, _PROJECT_DEPTH)
 
 
 def _grad_off_in_project(model: FileModel, info, depth: int) -> bool:

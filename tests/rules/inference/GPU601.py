@@ -968,3 +968,31 @@ class TensorProductConv(nn.Module):
 
     def forward(self, node_attr, edge_groups):
         return scatter_groups(self.fc, node_attr, edge_groups)
+
+# %% valid: the evaluation entry turns autograd off four calls above the loop
+import torch
+
+
+def predict(model, image, scales):
+    outputs = []
+    for scale in scales:
+        outputs.append(model(torch.nn.functional.interpolate(image, scale_factor=scale).cuda()))
+    return outputs
+
+
+def predict_many(model, image):
+    return predict(model, image, [0.5, 1.0, 1.5])
+
+
+def process(model, image):
+    return predict_many(model, image)[0]
+
+
+def validation(model, images):
+    return [process(model, image) for image in images]
+
+
+def main(model, images):
+    model = model.cuda().eval()
+    with torch.no_grad():
+        return validation(model, images)
