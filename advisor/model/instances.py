@@ -176,6 +176,10 @@ class ClassObjects(Question[Classes]):
                 return frozenset({(symbol.model, symbol.info)}), True
             return None if type(expr) is cst.Name and qual is None else _UNKNOWN
         if type(expr) is cst.Subscript:
+            if _module_namespace(model, expr.value):
+                # `globals()[name]` (DomainBed's `get_algorithm_class`): one of the module's
+                # classes, or some other global of it.
+                return _local(model, tuple(model.facts.classes)), False
             return flow.ask(self, expr.value, ctx, order)
         if type(expr) is cst.Dict:
             values = [e.value for e in expr.elements if type(e) is cst.DictElement]
@@ -199,3 +203,10 @@ class ClassObjects(Question[Classes]):
 
 
 CLASS_OBJECTS = ClassObjects()
+
+
+def _module_namespace(model, expr: cst.BaseExpression) -> bool:
+    """`globals()` or `vars()` with no argument: the module's own namespace."""
+    return (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("globals", "vars")
+            and not expr.args and model.imports.qualify(expr.func) is None
+            and expr.func.value not in model.facts.functions)
