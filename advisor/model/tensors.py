@@ -713,6 +713,8 @@ class HostTensor(Question[bool]):
             return any(host and kind == TENSOR for host, kind in zip(sides, kinds)) and all(
                 host or kind != TENSOR for host, kind in zip(sides, kinds)
             )
+        if type(expr) is cst.UnaryOperation:
+            return flow.ask(self, expr.expression, ctx, order)  # `-shift[i]`
         if type(expr) is cst.Attribute and (dotted_name(expr) or "").startswith("self."):
             # `self.continuous_idx`: what the class binds to it. A plain tensor attribute made
             # by a factory stays in host memory when the module moves (only its parameters and
@@ -732,6 +734,10 @@ class HostTensor(Question[bool]):
             if held is None or held is expr:
                 return False
             return flow.ask(self, held, ctx, order) and not _moved(flow.model, expr)
+        arithmetic = next((n for n in value_chain(flow.model, expr) if type(n) is cst.BinaryOperation), None)
+        if arithmetic is not None and arithmetic is not expr:
+            # `(100 * torch.rand(bs)).int()`: a method of arithmetic, where both operands live
+            return flow.ask(self, arithmetic, ctx, order) and not _moved(flow.model, expr)
         if not type(root) is cst.Name:
             return False
         if root is expr:

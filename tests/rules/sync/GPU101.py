@@ -209,10 +209,10 @@ def main(args, model, loader, opt):
 
 # %% invalid: a script with no sign of a GPU: info
 import torch
-w = torch.randn(3, requires_grad=True)
-opt = torch.optim.SGD([w], lr=0.1)
+net = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
 for x, y in data:
-    loss = ((x @ w - y) ** 2).mean()
+    loss = ((net(x) - y) ** 2).mean()
     loss.backward()
     opt.step()
     print(loss.item())  # expect: GPU101 info

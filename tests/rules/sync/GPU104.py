@@ -2667,3 +2667,38 @@ def main(model, loader):
         opt.zero_grad()
         loss.backward()
         opt.step()
+
+# %% valid: shifts drawn on the host with arithmetic and a cast, bounding slices of a device image
+import torch
+import torch.nn as nn
+
+
+class Shifted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Conv2d(3, 3, 1)
+
+    @torch.no_grad()
+    def randshift(self, images):
+        bs = images.shape[0]
+        self.xshift = (100 * torch.rand(bs)).int()
+        self.xshift *= (torch.randn(bs) > 0.0).int() * 2 - 1
+        out = []
+        for i, image in enumerate(images):
+            _, h, w = image.shape
+            out.append(image[:, :, max(0, -self.xshift[i]):min(w, w - self.xshift[i])])
+        return out
+
+    def forward(self, images):
+        shifted = self.randshift(images)
+        return self.net(images).mean() + len(shifted)
+
+
+def main(loader):
+    model = Shifted().cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for images in loader:
+        loss = model(images.cuda())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
