@@ -174,13 +174,10 @@ def read_just_before(model, site: CallSite, reads: Dict[int, CallSite]) -> Optio
     that runs before ``site`` on every path to it, in an earlier statement, with only bookkeeping
     between (`train_loss += loss.item()`, then `print(..., loss.item())`): the queue is
     already empty when ``site`` reads, so it waits for nothing of its own."""
+    if not queues_nothing(model, site):
+        return None
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     at = bisect_left(orders, site.order)
-    inner = at + 1
-    while inner < len(calls) and contains(site.node, calls[inner].node):
-        if not _bookkeeping(calls[inner]):
-            return None
-        inner += 1
     for other in reversed(calls[max(0, at - _BOOKKEEPING_CALLS):at]):
         earlier = reads.get(id(other.node))
         if earlier is not None and earlier.stmt != site.stmt and not contains(other.node, site.node):
@@ -188,6 +185,18 @@ def read_just_before(model, site: CallSite, reads: Dict[int, CallSite]) -> Optio
         if not _bookkeeping(other):
             return None
     return None
+
+
+def queues_nothing(model, site: CallSite) -> bool:
+    """What the read's own expression computes is bookkeeping only (`loss.item()`, not
+    `(out.argmax(1) == y).float().mean().item()`, which queues kernels the read then waits for)."""
+    orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
+    inner = bisect_left(orders, site.order) + 1
+    while inner < len(calls) and contains(site.node, calls[inner].node):
+        if not _bookkeeping(calls[inner]):
+            return False
+        inner += 1
+    return True
 
 
 # How many bookkeeping calls may stand between the synchronize and the read (a logging block

@@ -7,7 +7,7 @@ from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
-from advisor.model.timing import read_just_before, waited_just_before
+from advisor.model.timing import queues_nothing, read_just_before, waited_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 from advisor.model.containers import Value, list_elements
 import libcst as cst
@@ -260,7 +260,7 @@ def _one_wait_each(model: FileModel, reads: Iterator[Tuple[object, Report]]) -> 
     by_statement: Dict[tuple, Report] = {}
     followers: Dict[int, list] = {}
     for site, report in warned:
-        first = by_statement.get(site.stmt)
+        first = by_statement.get(site.stmt) if queues_nothing(model, site) else None
         if first is None:
             earlier = read_just_before(model, site, seen)
             first = leader_of.get(id(earlier.node)) if earlier is not None else None

@@ -1,4 +1,4 @@
-"""A tracker trained on torch 1.7, which has `torch.cuda.amp` but no `torch.autocast` yet."""
+"""A tracker trained on torch 1.7, which has `torch.cuda.amp` but no `torch.autocast` yet (a conda environment pins it)."""
 import torch
 
 
