@@ -95,6 +95,11 @@ _PASSES_CONFIG = re.compile(r"(?:%s)(?:=|[ \t]+)\S" % "|".join(re.escape(flag) f
 _NAMED_ARGUMENT = re.compile(r"import_module\(\s*([A-Za-z_]\w*)\s*\)")
 
 
+def _holds(outer: str, folder: str) -> bool:
+    """``folder`` is ``outer`` or inside it."""
+    return folder == outer or folder.startswith(outer.rstrip(os.sep) + os.sep)
+
+
 def _loaded_modules(text: str) -> List[Tuple[str, str]]:
     """(package prefix, module-name suffix) for each `import_module(...)` of a file's text:
     ("", "") when it may load any module."""
@@ -236,7 +241,8 @@ class ProjectView:
         self._found: Dict[str, List[str]] = {}
         self._trains_nowhere: Optional[bool] = None
         self._trainers_found: Optional[Tuple[str, ...]] = None
-        self._pinned: Optional[object] = None  # the oldest exact torch pin, False for none
+        # The oldest exact torch pin that applies to each folder, False for none.
+        self._pinned: Dict[str, object] = {}
         self._flash_requests: Optional[List[Tuple[str, Optional[str]]]] = None
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
@@ -328,7 +334,7 @@ class ProjectView:
         self._found.clear()
         self._trains_nowhere = None
         self._trainers_found = None
-        self._pinned = None
+        self._pinned = {}
         self._flash_requests = None
         self._dependencies.clear()
         self._config_sets.clear()
@@ -1199,15 +1205,21 @@ class ProjectView:
             found = self._found[_PIN_KEY] = pin_files(self.layout.root) + list(self.layout.launch_texts() or ())
         return found
 
-    def pinned_torch(self) -> Optional[Tuple[int, int]]:
-        """The oldest torch release the project pins exactly (`torch==1.13.1`); None without one."""
-        if self._pinned is None:
+    def pinned_torch(self, path: Optional[str] = None) -> Optional[Tuple[int, int]]:
+        """The oldest torch release the project pins exactly (`torch==1.13.1`) for ``path``'s
+        folder: the requirement files at the root, and the launch texts (READMEs, shell scripts)
+        in that folder or above it. A sub-project's README pins its own files only (a monorepo
+        of papers, each with its install line). None without one."""
+        folder = os.path.dirname(_key(path)) if path else self.layout.root
+        known = self._pinned.get(folder)
+        if known is None:
             files = set(pin_files(self.layout.root))
             sources = self.torch_pin_sources()
+            commands = [p for p in sources if p not in files and _holds(os.path.dirname(p), folder)]
             pin = oldest_pin((self._text(p) or "" for p in sources if p in files),
-                             (self._text(p) or "" for p in sources if p not in files))
-            self._pinned = pin if pin is not None else False
-        return self._pinned or None
+                             (self._text(p) or "" for p in commands))
+            known = self._pinned[folder] = pin if pin is not None else False
+        return known or None
 
     def notebooks_containing(self, needle: str) -> List[str]:
         """The project's notebooks whose code holds ``needle``."""

@@ -62,7 +62,8 @@ class DeprecatedAmpApi(Rule):
         reported where it is assigned, without a fix; so is one a helper returns for its callers
         to enter (`return torch.cuda.amp.autocast` in `get_autocast(precision)`). Where the
         project pins a torch older than 2.4 (`torch==1.13.1` in a requirements file, a
-        Dockerfile, a conda environment or a README's install command), which does not warn
+        Dockerfile, a conda environment or a README's install command; a README or script in a
+        sub-folder pins the files under it only), which does not warn
         about these entry points yet, the message says so, and below 2.3 no fix is offered;
         below 1.10, which has no `torch.autocast` to move to, these are information. A call under a flag that no run of the
         project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
@@ -133,7 +134,7 @@ class DeprecatedAmpApi(Rule):
     requires = (("amp",), ("cuda", "cpu"))
 
     def check(self, model: FileModel) -> Iterator[Report]:
-        pin = model.project.pinned_torch() if model.project is not None else None
+        pin = model.project.pinned_torch(model.real_path) if model.project is not None else None
         for report in self._reports(model):
             if pin is not None and pin < _DEPRECATED_FROM:
                 # The release the project ships does not warn yet: the message says so, and
