@@ -174,7 +174,7 @@ def read_just_before(model, site: CallSite, reads: Dict[int, CallSite]) -> Optio
     that runs before ``site`` on every path to it, in an earlier statement, with only bookkeeping
     between (`train_loss += loss.item()`, then `print(..., loss.item())`): the queue is
     already empty when ``site`` reads, so it waits for nothing of its own."""
-    if not queues_nothing(model, site):
+    if not queues_little(model, site):
         return None
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     at = bisect_left(orders, site.order)
@@ -187,16 +187,29 @@ def read_just_before(model, site: CallSite, reads: Dict[int, CallSite]) -> Optio
     return None
 
 
-def queues_nothing(model, site: CallSite) -> bool:
-    """What the read's own expression computes is bookkeeping only (`loss.item()`, not
-    `(out.argmax(1) == y).float().mean().item()`, which queues kernels the read then waits for)."""
+def queues_little(model, site: CallSite) -> bool:
+    """What the read's own expression computes is bookkeeping or a few small tensor ops on
+    values already computed (`loss.item()`, `q.mean().item()`, `(out.argmax(1) == y).float()
+    .mean().item()`): the read waits for those kernels only. Not a call of a model or of a
+    project function (`model(x).item()`, `reduce_tensor(loss).item()`: real work)."""
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     inner = bisect_left(orders, site.order) + 1
     while inner < len(calls) and contains(site.node, calls[inner].node):
-        if not _bookkeeping(calls[inner]):
+        call = calls[inner]
+        if not (_bookkeeping(call) or call.method in _SMALL_TENSOR_OPS
+                or (call.qualname or "").startswith(("torch.", "math."))):
             return False
         inner += 1
     return True
+
+
+# Tensor methods of one small kernel on a value already computed: reductions, casts, elementwise.
+_SMALL_TENSOR_OPS = frozenset({
+    "mean", "sum", "max", "min", "norm", "std", "var", "abs", "argmax", "argmin", "float", "double",
+    "long", "int", "half", "bool", "detach", "clone", "cpu", "numpy", "squeeze", "unsqueeze", "view",
+    "reshape", "flatten", "exp", "log", "sqrt", "pow", "eq", "ne", "gt", "lt", "ge", "le", "mul",
+    "add", "sub", "div", "neg", "round", "clamp", "numel", "prod", "any", "all",
+})
 
 
 # How many bookkeeping calls may stand between the synchronize and the read (a logging block

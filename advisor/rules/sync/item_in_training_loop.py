@@ -7,7 +7,7 @@ from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
-from advisor.model.timing import queues_nothing, read_just_before, waited_just_before
+from advisor.model.timing import queues_little, read_just_before, waited_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 from advisor.model.containers import Value, list_elements
 import libcst as cst
@@ -63,8 +63,9 @@ class ItemInTrainingLoop(Rule):
         one statement (an f-string of `loss.item()` and `acc.item()`, a dict of them handed to a
         logger) or in statements with only bookkeeping between that run whenever the later one
         does (`total += loss.item()`, then a `print` that reads `loss.item()` again; not a read
-        under an `if` of its own before it). The first carries the warning and counts the
-        others, which are information.
+        under an `if` of its own before it), each read computing at most a few small tensor ops
+        of its own (`q.mean().item()`; not a model call). The first carries the warning and
+        counts the others, which are information.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -260,7 +261,7 @@ def _one_wait_each(model: FileModel, reads: Iterator[Tuple[object, Report]]) -> 
     by_statement: Dict[tuple, Report] = {}
     followers: Dict[int, list] = {}
     for site, report in warned:
-        first = by_statement.get(site.stmt) if queues_nothing(model, site) else None
+        first = by_statement.get(site.stmt) if queues_little(model, site) else None
         if first is None:
             earlier = read_just_before(model, site, seen)
             first = leader_of.get(id(earlier.node)) if earlier is not None else None

@@ -1178,7 +1178,7 @@ class NCEAverage(nn.Module):
             z = self.params[1].clone().detach().item()  # expect: GPU101 info
         scale = self.params[0].item()  # expect: GPU101
         if scale < 0:
-            print("negative scale", out.sum().item())  # expect: GPU101
+            print("negative scale", out.sum().item())  # expect: GPU101 info
         return out / z
 
 
