@@ -325,65 +325,9 @@ class ValueFlow:
         owner = symbol.model
         reach = owner.bindings.module_end(symbol.name)
         answers: List[A] = [owner.values.assigned(question, a, index) for a in reach.assignments]
-        if not answers and not reach.closed and name.count(".") == 1 and not name.startswith("self."):
-            held = self.held_attribute(question, name, ctx, order, index)
-            if held is not None:
-                return held
         if not reach.closed or not answers:
             answers.append(question.unknown)
         return answers[0] if len(answers) == 1 else question.combine(answers)
-
-    def held_attribute(self, question: Question[A], name: str, ctx: Context, order: int,
-                       index: Optional[int]) -> Optional[A]:
-        """`pipeline.model` read outside the class, where `pipeline` is bound once to
-        `Pipeline(model, ...)` of a project class that binds `self.model` in `__init__` only:
-        what those bindings hold, a parameter stored as it is (`self.model = model`) being the
-        argument this construction passes. None when the instance or the binding is not that
-        plain (another method may rebind the attribute; a spread hides the argument)."""
-        head, attr = name.split(".")
-        reach = self.bindings.reaching(head, ctx, order)
-        if reach.parameter is not None or not reach.closed or len(reach.assignments) != 1:
-            return None
-        built = reach.assignments[0]
-        call = built.value
-        if built.index is not None or type(call) is not cst.Call or any(a.star for a in call.args):
-            return None
-        found = self.built_class(call)
-        if found is None:
-            return None
-        owner, cls = found
-        init = owner.facts.functions.get(f"{cls.name}.__init__")
-        stores = owner.facts.assignments.get((cls.scope, "self." + attr))
-        if init is None or not stores or any(s.ctx.function is not init or s.augmented for s in stores):
-            return None
-        answers: List[A] = []
-        for store in stores:
-            value = store.value
-            stored = value.value if type(value) is cst.Name and store.index is None else None
-            if stored is None or stored not in init.params[init.receiver_params:] or owner.bindings.reaching(
-                stored, store.ctx, store.order
-            ).assignments:
-                answers.append(owner.values.assigned(question, store, index))
-                continue
-            arg = argument(call, stored, init.params.index(stored) - init.receiver_params)
-            if arg is not None:
-                answers.append(self.ask(question, arg.value, built.ctx, built.order, index))
-                continue
-            default = parameter_default(init, stored)
-            answers.append(question.unknown if default is None else owner.values.ask(question, default, init.ctx, init.order, index))
-        return answers[0] if len(answers) == 1 else question.combine(answers)
-
-    def built_class(self, call: cst.Call):
-        """The project class a call builds, as (model of its file, ClassInfo), or None."""
-        model = self.model
-        qual = model.imports.qualify(call.func)
-        if qual is None and type(call.func) is cst.Name:
-            local = model.facts.classes.get(call.func.value)
-            return None if local is None else (model, local)
-        symbol = model.symbol(qual) if qual is not None else None
-        if symbol is None or symbol.kind != "class":
-            return None
-        return symbol.model, symbol.info
 
     def assigned(self, question: Question[A], assignment: Assignment, index: Optional[int] = None) -> A:
         key = (question.key, id(assignment), index, -1)
