@@ -24,3 +24,15 @@ def test_requirement_files_and_dockerfiles_are_read(tmp_path):
     (tmp_path / "train.py").write_text("import torch\n")
     found = {p.replace(str(tmp_path), "") for p in pin_files(str(tmp_path))}
     assert found == {"/requirements-dev.txt", "/docker/Dockerfile"}
+
+
+def test_a_sub_folder_readme_pins_only_the_files_under_it():
+    from pathlib import Path
+
+    from advisor.project.view import ProjectView
+
+    root = Path(__file__).resolve().parent / "corpus" / "projects" / "pinned_subprojects"
+    view = ProjectView(str(root), lambda path, text, reexports=None: None)
+    assert view.pinned_torch(str(root / "old_paper" / "train.py")) == (1, 7)
+    assert view.pinned_torch(str(root / "new_paper" / "train.py")) is None
+    assert view.pinned_torch() is None

@@ -169,18 +169,20 @@ def waited_just_before(model, site: CallSite) -> bool:
     return False
 
 
-def read_just_before(model, site: CallSite, reads: Dict[int, CallSite]) -> Optional[CallSite]:
+def read_just_before(model, site: CallSite, reads: Dict[int, CallSite], matches=None) -> Optional[CallSite]:
     """An earlier read of ``reads`` (call-node ids to their sites: reads that wait for the GPU)
     that runs before ``site`` on every path to it, in an earlier statement, with only bookkeeping
     between (`train_loss += loss.item()`, then `print(..., loss.item())`): the queue is
-    already empty when ``site`` reads, so it waits for nothing of its own."""
+    already empty when ``site`` reads, so it waits for nothing of its own. With ``matches``,
+    only such a read for which it holds (one of the same value), walking past the others."""
     if not queues_little(model, site):
         return None
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     at = bisect_left(orders, site.order)
     for other in reversed(calls[max(0, at - _BOOKKEEPING_CALLS):at]):
         earlier = reads.get(id(other.node))
-        if earlier is not None and earlier.stmt != site.stmt and not contains(other.node, site.node):
+        if earlier is not None and earlier.stmt != site.stmt and not contains(other.node, site.node) and (
+                matches is None or matches(earlier)):
             return earlier if _runs_before(model, earlier.stmt, site.stmt, strict=True) else None
         if not _bookkeeping(other):
             return None

@@ -60,7 +60,7 @@ def train_step(model, feats, labels, optimizer, scaler, clip):
     preds = logits.argmax(dim=-1).tolist()  # expect: GPU103
     return {
         "loss": loss.item(),  # expect: GPU101
-        "grad_norm": float(grad_norm),  # expect: GPU101 info
+        "grad_norm": float(grad_norm),  # expect: GPU101
         "preds": preds,
     }
 

@@ -7,7 +7,7 @@ from advisor.model.engine_runs import engine_runs
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
-from advisor.model.timing import queues_little, read_just_before, waited_just_before
+from advisor.model.timing import read_just_before, waited_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 from advisor.model.containers import Value, list_elements
 import libcst as cst
@@ -59,13 +59,12 @@ class ItemInTrainingLoop(Rule):
         starts several (`--nproc_per_node=8`, `./distributed_train.sh 8 ...`,
         `--multiprocessing-distributed`). A method that steps the optimizer once per call after
         a loop over micro-batches is a training step: what it reads after that loop counts per
-        step. Reads that follow one another with nothing queued between wait once: several in
-        one statement (an f-string of `loss.item()` and `acc.item()`, a dict of them handed to a
-        logger) or in statements with only bookkeeping between that run whenever the later one
-        does (`total += loss.item()`, then a `print` that reads `loss.item()` again; not a read
-        under an `if` of its own before it), each read computing at most a few small tensor ops
-        of its own (`q.mean().item()`; not a model call). The first carries the warning and
-        counts the others, which are information.
+        step. A value read back again right after it was read, with only bookkeeping between
+        (`total += loss.item()`, then a `print` that reads `loss.item()` again, in a statement
+        that runs whenever the later one does; or twice in one statement) waits once: the first
+        read carries the warning and counts the re-reads, which are information. Reads of other
+        values keep their own warnings, next to each other or not: each waits once the others
+        are gone.
     """
     why = """
         Turning a CUDA tensor into a Python number copies it to the host, and the copy can only
@@ -248,46 +247,58 @@ _TENSOR_FROM_DATA = ("torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch
 
 
 def _one_wait_each(model: FileModel, reads: Iterator[Tuple[object, Report]]) -> Iterator[Report]:
-    """Reads that follow one another with nothing queued between wait once: several in one
-    statement (`print(f"{loss.item()} {acc.item()}")`, a dict of `.item()`s handed to a logger),
-    or in statements with only bookkeeping between (`total += loss.item()`, then a `print` that
-    reads `loss.item()` again). The first empties the queue and carries the warning, counting
-    the others; they find the queue empty and are information."""
+    """A value read back again right after an earlier read of it, with only bookkeeping between
+    (`total += loss.item()`, then a `print` that reads `loss.item()` again; twice in one
+    statement): the first read waited, and the value has not changed since. The first carries
+    the warning and counts the re-reads, which are information. Reads of other values, even
+    next to each other, each keep their warning: each is a wait of its own once the others go."""
     reads = list(reads)
     warned = sorted(((site, report) for site, report in reads if report.severity is not Severity.INFO),
                     key=lambda entry: entry[0].order)
     seen: Dict[int, object] = {}  # call-node id -> site, of the warned reads so far
     leader_of: Dict[int, Report] = {}  # call-node id -> the read that waited for it
+    value_of: Dict[int, str] = {}  # call-node id -> the code of the value it reads
     by_statement: Dict[tuple, Report] = {}
     followers: Dict[int, list] = {}
     for site, report in warned:
-        first = by_statement.get(site.stmt) if queues_little(model, site) else None
+        value = model.code(_value_read(site)).strip()
+        first = by_statement.get((site.stmt, value))
         if first is None:
-            earlier = read_just_before(model, site, seen)
-            first = leader_of.get(id(earlier.node)) if earlier is not None else None
+            earlier = read_just_before(model, site, seen, lambda other: value_of.get(id(other.node)) == value)
+            if earlier is not None:
+                first = leader_of.get(id(earlier.node))
         if first is None:
             first = report
         else:
             followers.setdefault(id(first), []).append(report)
-        by_statement.setdefault(site.stmt, first)
+        by_statement.setdefault((site.stmt, value), first)
         leader_of[id(site.node)] = first
+        value_of[id(site.node)] = value
         seen[id(site.node)] = site
     for site, report in warned:
         after = followers.get(id(report))
         if not after:
             continue
         report.data["more_reads"] = len(after)
-        report.data["more_values"] = "1 more read" if len(after) == 1 else f"{len(after)} more reads"
-        report.template += "; it empties the queue for the {more_values} right after it"
+        report.data["more_values"] = "once more" if len(after) == 1 else f"{len(after)} more times"
+        report.template += "; the same value is read back {more_values} right after it"
         for follower in after:
             follower.severity = Severity.INFO
             follower.data["first_read"] = report.data["expression"]
             follower.template = (
-                "`{expression}` reads a value back right after `{first_read}`, which already "
+                "`{expression}` reads back again what `{first_read}` just read, which already "
                 "waits for the GPU on every training step"
             )
     for _, report in reads:
         yield report
+
+
+def _value_read(site) -> cst.BaseExpression:
+    """What a read converts: the receiver of `.item()`, the argument of `float(x)`."""
+    if site.method == "item" and site.receiver is not None:
+        return site.receiver
+    args = site.node.args
+    return args[0].value if len(args) == 1 else site.node
 
 
 def _listed(model: FileModel, expr, ctx, order, depth: int):

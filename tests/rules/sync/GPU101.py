@@ -1178,7 +1178,7 @@ class NCEAverage(nn.Module):
             z = self.params[1].clone().detach().item()  # expect: GPU101 info
         scale = self.params[0].item()  # expect: GPU101
         if scale < 0:
-            print("negative scale", out.sum().item())  # expect: GPU101 info
+            print("negative scale", out.sum().item())  # expect: GPU101
         return out / z
 
 
@@ -2689,7 +2689,7 @@ class ViewTransformer(nn.Module):
 
     def forward(self, feat):
         out = self.net(feat)
-        shape = (feat.shape[0], int(self.grid_size[2]), int(self.grid_size[0]))  # expect: GPU101, GPU101 info
+        shape = (feat.shape[0], int(self.grid_size[2]), int(self.grid_size[0]))  # expect: GPU101
         return out.new_zeros(shape) + out.mean()
 
 
@@ -3193,7 +3193,7 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
 
-# %% invalid: reads that follow one another with nothing queued between wait once: the first warns, the others are information
+# %% invalid: a value read back again right after it was read waits once: the re-read is information; other values keep their warnings
 import torch
 
 
@@ -3205,7 +3205,7 @@ def train(model, loader, optimizer, logger):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        print(f"{step}: loss {loss.item():.3f} acc {acc.item():.3f}")  # expect: GPU101, GPU101 info
+        print(f"{step}: loss {loss.item():.3f} acc {acc.item():.3f}")  # expect: GPU101
 
 
 def train_logged(model, loader, optimizer, logger):
@@ -3218,7 +3218,7 @@ def train_logged(model, loader, optimizer, logger):
         optimizer.step()
         logger.log({
             "loss": loss.item(),  # expect: GPU101
-            "acc": acc.item(),  # expect: GPU101 info
+            "acc": acc.item(),  # expect: GPU101
             "lr": optimizer.param_groups[0]["lr"],
         })
 

@@ -14,7 +14,7 @@ class LitNeRF(LitModel):
         loss = (self.net(rays) - target).pow(2).mean()
         psnr = -10.0 * torch.log10(loss)
         self.log("train/loss", loss.item(), on_step=True)  # expect: GPU101
-        self.log("train/psnr", psnr.item(), on_step=True)  # expect: GPU101 info
+        self.log("train/psnr", psnr.item(), on_step=True)  # expect: GPU101
         return loss
 
     def configure_optimizers(self):

@@ -17,4 +17,4 @@ class SoftmaxEngine(Engine):
         self.optimizer.zero_grad()
         loss.backward()
         self.optimizer.step()
-        return {"loss": loss.item(), "acc": (outputs.argmax(1) == pids).float().mean().item()}  # expect: GPU101, GPU101 info
+        return {"loss": loss.item(), "acc": (outputs.argmax(1) == pids).float().mean().item()}  # expect: GPU101, GPU101
