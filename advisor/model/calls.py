@@ -275,7 +275,7 @@ class CallGraph:
         return out
 
     def _attribute_functions(self, site: CallSite) -> List[Target]:
-        """`self.neg_loss(out, target)` where the class binds `self.neg_loss = _neg_loss` (or one
+        """`self.loss_fn(out, target)` where the class binds `self.loss_fn = _focal_loss` (or one
         of two functions by a conditional expression): the project functions the attribute holds.
         Every binding of the attribute in the class must name one."""
         model = self.model
@@ -707,7 +707,7 @@ class CallGraph:
         pass over the file's assignments."""
         out: Dict[str, Set[str]] = {}
         for (_, target), bound in self.model.facts.assignments.items():
-            # `self.neg_loss = _neg_loss`: an attribute that holds a function (`_attribute_functions`).
+            # `self.loss_fn = _focal_loss`: an attribute that holds a function (`_attribute_functions`).
             if "." in target and not (target.startswith("self.") and target.count(".") == 1):
                 continue
             for assignment in bound:

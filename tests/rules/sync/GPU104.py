@@ -2609,7 +2609,7 @@ import torch
 import torch.nn as nn
 
 
-def _neg_loss(pred, gt):
+def _focal_loss(pred, gt):
     num_pos = gt.eq(1).float().sum()
     loss = (pred - gt).pow(2).sum()
     if num_pos == 0:  # expect: GPU104
@@ -2620,10 +2620,10 @@ def _neg_loss(pred, gt):
 class FocalLoss(nn.Module):
     def __init__(self):
         super().__init__()
-        self.neg_loss = _neg_loss
+        self.loss_fn = _focal_loss
 
     def forward(self, out, target):
-        return self.neg_loss(out, target)
+        return self.loss_fn(out, target)
 
 
 def main(model, loader):
