@@ -108,7 +108,15 @@ class _Start:
 
 
 def _class_trains(owner, cls) -> bool:
-    """Some method of the project class (or of a project base class it names) trains."""
+    """Some method of the project class (or of a project base class it names) trains; asked
+    once per class."""
+    known = owner.shared("handed-names.class-trains", lambda m: {})
+    if id(cls) not in known:
+        known[id(cls)] = _methods_train(owner, cls)
+    return known[id(cls)]
+
+
+def _methods_train(owner, cls) -> bool:
     seen = set()
     stack = [(owner, cls)]
     while stack and len(seen) < 8:

@@ -150,15 +150,12 @@ def waited_just_before(model, site: CallSite) -> bool:
     between the two (in source order, nested ones included) is a read, a meter, a clock or a
     log. A synchronize GPU105 reports is to be removed, and the read then waits in its place:
     it keeps its warning."""
-    orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
-    at = bisect_left(orders, site.order)
     # What the read's own expression computes runs after the synchronize too
     # (`reduce_tensor(loss).item()` queues an all-reduce, then waits for it).
-    inner = at + 1
-    while inner < len(calls) and contains(site.node, calls[inner].node):
-        if not _bookkeeping(calls[inner]):
-            return False
-        inner += 1
+    if not all(_bookkeeping(call) for call in _own_calls(model, site)):
+        return False
+    orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
+    at = bisect_left(orders, site.order)
     for other in reversed(calls[max(0, at - _BOOKKEEPING_CALLS):at]):
         if _waits(model, other):
             # Only a wait that times the step, which GPU105 accepts: one it reports is to be
@@ -194,15 +191,18 @@ def queues_little(model, site: CallSite) -> bool:
     values already computed (`loss.item()`, `q.mean().item()`, `(out.argmax(1) == y).float()
     .mean().item()`): the read waits for those kernels only. Not a call of a model or of a
     project function (`model(x).item()`, `reduce_tensor(loss).item()`: real work)."""
+    return all(_bookkeeping(call) or call.method in _SMALL_TENSOR_OPS or (call.qualname or "").startswith(("torch.", "math."))
+               for call in _own_calls(model, site))
+
+
+def _own_calls(model, site: CallSite):
+    """The calls inside the read's own expression (`reduce_tensor(loss)` of
+    `reduce_tensor(loss).item()`), in source order."""
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     inner = bisect_left(orders, site.order) + 1
     while inner < len(calls) and contains(site.node, calls[inner].node):
-        call = calls[inner]
-        if not (_bookkeeping(call) or call.method in _SMALL_TENSOR_OPS
-                or (call.qualname or "").startswith(("torch.", "math."))):
-            return False
+        yield calls[inner]
         inner += 1
-    return True
 
 
 # Tensor methods of one small kernel on a value already computed: reductions, casts, elementwise.

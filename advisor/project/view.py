@@ -243,6 +243,7 @@ class ProjectView:
         self._trainers_found: Optional[Tuple[str, ...]] = None
         # The oldest exact torch pin that applies to each folder, False for none.
         self._pinned: Dict[str, object] = {}
+        self._pin_sources: Optional[Dict[Optional[str], Optional[Tuple[int, int]]]] = None  # pin of each source
         self._flash_requests: Optional[List[Tuple[str, Optional[str]]]] = None
         self._root_words: Optional[Set[str]] = None
         self._loaded: Optional[List[Tuple[str, str]]] = None
@@ -335,6 +336,7 @@ class ProjectView:
         self._trains_nowhere = None
         self._trainers_found = None
         self._pinned = {}
+        self._pin_sources = None
         self._flash_requests = None
         self._dependencies.clear()
         self._config_sets.clear()
@@ -1213,13 +1215,25 @@ class ProjectView:
         folder = os.path.dirname(_key(path)) if path else self.layout.root
         known = self._pinned.get(folder)
         if known is None:
+            pins = self._pins_by_source()
+            found = [pin for source, pin in pins.items()
+                     if pin is not None and (source is None or _holds(os.path.dirname(source), folder))]
+            known = self._pinned[folder] = min(found) if found else False
+        return known or None
+
+    def _pins_by_source(self) -> Dict[Optional[str], Optional[Tuple[int, int]]]:
+        """The oldest pin of the root's requirement files (under None) and of each launch text,
+        read once per view."""
+        known = self._pin_sources
+        if known is None:
             files = set(pin_files(self.layout.root))
             sources = self.torch_pin_sources()
-            commands = [p for p in sources if p not in files and _holds(os.path.dirname(p), folder)]
-            pin = oldest_pin((self._text(p) or "" for p in sources if p in files),
-                             (self._text(p) or "" for p in commands))
-            known = self._pinned[folder] = pin if pin is not None else False
-        return known or None
+            known = {None: oldest_pin(self._text(p) or "" for p in sources if p in files)}
+            for p in sources:
+                if p not in files:
+                    known[p] = oldest_pin((), (self._text(p) or "",))
+            self._pin_sources = known
+        return known
 
     def notebooks_containing(self, needle: str) -> List[str]:
         """The project's notebooks whose code holds ``needle``."""

@@ -188,6 +188,13 @@ class AccumulatedLossNotScaled(Rule):
     def _micro_batch_loops(self, model: FileModel, reported: Set[int]) -> Iterator[Report]:
         """`for _ in range(k): loss = model(next(loader)); loss.backward()`, then one optimizer
         step after that loop: a fixed count of micro-batches per step."""
+        # The optimizer steps of each loop's own body, gathered once (not per backward call).
+        steps_by_loop: dict = {}
+        for s in model.method_calls("step"):
+            receiver = s.receiver_name or ""
+            if (s.ctx.loop is not None and not s.ctx.gated and "sched" not in receiver.lower()
+                    and _OPTIMIZER_RECEIVER.search(receiver.rsplit(".", 1)[-1])):
+                steps_by_loop.setdefault(id(s.ctx.loop), []).append(s)
         for backward in model.method_calls("backward"):
             ctx = backward.ctx
             inner = ctx.loop
@@ -199,12 +206,7 @@ class AccumulatedLossNotScaled(Rule):
             outer = inner.parent
             if inner.has_step or inner.loose_step or outer is None or not outer.own_step:
                 continue
-            steps = [
-                s for s in model.method_calls("step")
-                if s.ctx.loop is outer and not s.ctx.gated and s.order > inner.end
-                and _OPTIMIZER_RECEIVER.search((s.receiver_name or "").rsplit(".", 1)[-1])
-                and "sched" not in (s.receiver_name or "").lower()
-            ]
+            steps = [s for s in steps_by_loop.get(id(outer), ()) if s.order > inner.end]
             if not steps or not _draws_micro_batches(model, inner, k):
                 continue
             values = literal_values(model, k, inner.ctx, inner.start)
