@@ -139,6 +139,17 @@ def is_periodic_test(test: cst.BaseExpression) -> bool:
 
 
 _JUMPS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+
+
+def _fails_always(small: cst.BaseSmallStatement) -> bool:
+    """`assert False`, `assert 0`, `assert(0)`: raises whenever it runs (unless Python runs with
+    `-O`, which training scripts are not)."""
+    if type(small) is not cst.Assert:
+        return False
+    test = small.test
+    while type(test) is cst.Tuple and len(test.elements) == 1:
+        test = test.elements[0].value
+    return (type(test) is cst.Name and test.value == "False") or (type(test) is cst.Integer and test.value == "0")
 # Calls named like a step that update no parameter: XLA's and Habana's `mark_step()` cut the
 # lazy graph (Grad-CAM calls it after a backward that only computes saliency).
 _NOT_OPTIMIZER_STEPS = frozenset({"mark_step"})
@@ -430,8 +441,10 @@ class ModelBuilder(Walker):
         body = node.body
         for index in range(len(body) - 1):
             statement = body[index]
-            if type(statement) is cst.SimpleStatementLine and type(statement.body[-1]) in _JUMPS:
-                # What follows `continue`, `break`, `return` or `raise` in the same block never runs.
+            if type(statement) is cst.SimpleStatementLine and (
+                    type(statement.body[-1]) in _JUMPS or _fails_always(statement.body[-1])):
+                # What follows `continue`, `break`, `return`, `raise` or `assert False` (`assert(0)`,
+                # an author's stop sign in a branch no run should take) in the same block never runs.
                 self.facts.dead_blocks.append(tuple(body[index + 1:]))
                 break
         if owner is not None:

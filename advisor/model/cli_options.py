@@ -391,6 +391,11 @@ def may_set(model, attr: str, ctx: Optional[Context] = None, order: Optional[flo
         busy.discard(attr)
 
 
+def namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool, Set[str]]:
+    """The file's attribute stores on namespaces, once per file (see `_namespace_stores`)."""
+    return model.shared("namespace-stores", _namespace_stores)
+
+
 def shared_only(model, attr: str) -> bool:
     """The file sets ``attr`` only to a rounded share of itself: one process's part of a count
     (`args.workers = int((args.workers + ngpus - 1) / ngpus)`), between 1 and the count."""
@@ -680,19 +685,21 @@ def _converted(found: Literals, kind: Optional[cst.BaseExpression]) -> Literals:
 _ABSL_BOOL = r"DEFINE_bool(?:ean)?\(\s*(?:name\s*=\s*)?[\"']%s[\"']\s*,\s*(?:default\s*=\s*)?(\w+)"
 
 
-def defaults_by_name(model, attr: str, question: Question[Literals]) -> Optional[Literals]:
+def defaults_by_name(model, attr: str, question: Question[Literals], launched: bool = False) -> Optional[Literals]:
     """The defaults of every option named ``attr`` in the file and the files around it (its
     dependencies: the launcher that builds the parser), when the run leaves them as they are: no
     shipped launch script passes the option and no code of those files sets the attribute on a
-    namespace. None when there is no such option, or one cannot be read. Worked out once per
-    file and name."""
+    namespace. With ``launched``, the values the shipped commands pass join the defaults
+    instead (`--workers=8` in a README beside a default of 4: some workers either way). None
+    when there is no such option, or one cannot be read. Worked out once per file and name."""
     known = model.shared("option-defaults-by-name", lambda m: {})
-    if attr not in known:
-        known[attr] = _defaults_by_name(model, attr, question)
-    return known[attr]
+    key = (attr, launched)
+    if key not in known:
+        known[key] = _defaults_by_name(model, attr, question, launched)
+    return known[key]
 
 
-def _defaults_by_name(model, attr: str, question: Question[Literals]) -> Optional[Literals]:
+def _defaults_by_name(model, attr: str, question: Question[Literals], launched: bool = False) -> Optional[Literals]:
     if may_set(model, attr):
         return None
     project, path = getattr(model, "project", None), getattr(model, "real_path", None)
@@ -725,8 +732,11 @@ def _defaults_by_name(model, attr: str, question: Question[Literals]) -> Optiona
             default = _option_default(other, site, question)
             if not default.complete or not default.values:
                 return None
-            if _launched_values(model, other, site.node) is not None:
-                return None  # a shipped launch script passes it
+            passed = _launched_values(model, other, site.node)
+            if passed is not None:
+                if not launched or not passed.complete:
+                    return None  # a shipped launch script passes it
+                values.update(passed.values)
             values.update(default.values)
             option = option or default.option or attr
         if other is not model and may_set(other, attr):

@@ -5,8 +5,12 @@ class of the project that keeps its keywords and hands them back through `__geta
 (`HParams(num_workers=16)`), or a class with class-level settings (`Config.num_workers`,
 `Config().num_workers`).
 
-A class that sets the attribute in `__init__`/`__post_init__`, a base class the analysis cannot
-read, or a store to the attribute elsewhere (`cfg.num_workers = 0`) leaves the value unknown.
+An attribute dict built at the top of a settings module and filled there, statement after
+statement (`S = edict(); cfg = S; S.workers = 16`, the layout of many segmentation and
+detection repositories), holds what those top-level stores give it: they have all run once the
+module is imported. A class that sets the attribute in `__init__`/`__post_init__`, a base class
+the analysis cannot read, or a store to the attribute anywhere else (in a function, in another
+file, `cfg.num_workers = 0`) leaves the value unknown.
 """
 
 from __future__ import annotations
@@ -15,10 +19,10 @@ from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from advisor.model.cli_options import may_set, models_around
+from advisor.model.cli_options import may_set, models_around, namespace_stores
 from advisor.model.constants import UNKNOWN, Literals, tag
 from advisor.model.containers import DICT_CONTENTS, PRESENT, is_dict_class, literals_of, lookup
-from advisor.model.facts import ClassInfo, Context
+from advisor.model.facts import MODULE_SCOPE, ClassInfo, Context
 from advisor.model.value_flow import Question, ValueFlow, argument
 
 _NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
@@ -105,7 +109,101 @@ def _set_around(reader, source: tuple, attr: str) -> bool:
     """A file next to the one that builds the object (one that imports it: a shared settings
     module's users) may set the attribute, at a time the analysis does not know."""
     built_in = source[1] if source[0] == "class" else source[1].model
-    return any(may_set(m, attr) for m in models_around(reader, built_in))
+    around = models_around(reader, built_in)
+    top = _top_stores(source, attr)
+    if top and _filled_around(reader, source, top, around):
+        return True  # `cfg[k] = v` for each key of a YAML file, `cfg.update(loaded)`
+    return any(
+        may_set(m, attr) and not (m is built_in and m is not reader and top)
+        for m in around
+    )
+
+
+# Methods that put keys into an attribute dict the analysis cannot see.
+_FILLING_METHODS = frozenset({"update", "setdefault", "merge_from_file", "merge_from_dict", "merge_from_list"})
+
+
+def _names_of(source: tuple, stores: list) -> frozenset:
+    """The names the object is known by at the top of the module that builds it: the one it is
+    built into and the names bound to that one (`S = edict()`, `cfg = S`), and those the
+    stores write through; other files import them under the same names."""
+    model, call = source[1].model, source[2]
+    names = {a.target.split(".")[0] for a in stores}
+    top = [(target, found) for (scope, target), found in model.facts.assignments.items()
+           if scope == MODULE_SCOPE and "." not in target]
+    for _ in range(2):
+        for target, found in top:
+            if any(a.value is call or (type(a.value) is cst.Name and a.value.value in names) for a in found):
+                names.add(target)
+    return frozenset(names)
+
+
+def _filled_around(reader, source: tuple, stores: list, around: list) -> bool:
+    """`_fills_by_key` in any file around, once per object and reader (not per attribute)."""
+    known = reader.shared("settings-filled-around", lambda m: {})
+    key = id(source[2])
+    if key not in known:
+        names = _names_of(source, stores)
+        known[key] = any(_fills_by_key(m, names) for m in around)
+    return known[key]
+
+
+def _fills_by_key(model, names: frozenset) -> bool:
+    """The file stores into the object by key or merges a dict into it (`cfg[k] = v` in a loop
+    over a loaded config, `cfg.update(yaml_dict)`), under one of the names it is known by."""
+    if any(name.split(".")[-1] in names for name in model.facts.item_stores):
+        return True
+    return any((site.receiver_name or "").split(".")[-1] in names for site in model.method_calls(*_FILLING_METHODS))
+
+
+def _top_stores(source: tuple, attr: str) -> Optional[list]:
+    """The stores `name.attr = value` that fill an attribute dict where it is built, when every
+    store of ``attr`` in that file is one of them: at the top of the module, outside any loop,
+    onto a name that holds this very object; None otherwise (a store in a function runs at a
+    time the analysis does not know). Once per object and attribute: every read asks."""
+    if source[0] != "dict":
+        return None
+    flow, call = source[1], source[2]
+    known = flow.model.shared("settings-top-stores", lambda m: {})
+    key = (id(call), attr)
+    if key not in known:
+        known[key] = _find_top_stores(flow, call, attr)
+    return known[key]
+
+
+def _attribute_stores(model) -> dict:
+    """Attribute name -> the file's stores `a.attr = v` or `a.b.attr = v` (not `self.attr`),
+    indexed once per file."""
+    def build(m):
+        out: dict = {}
+        for (_, target), assignments in m.facts.assignments.items():
+            parts = target.split(".")
+            if len(parts) >= 2 and not (len(parts) == 2 and parts[0] in ("self", "cls")):
+                out.setdefault(parts[-1], []).extend((len(parts), a) for a in assignments)
+        return out
+    return model.shared("attribute-stores-by-name", build)
+
+
+def _find_top_stores(flow: ValueFlow, call: cst.Call, attr: str) -> Optional[list]:
+    model = flow.model
+    stored, anything, _ = namespace_stores(model)
+    if anything or not stored.get(attr):
+        return None
+    found = []
+    for depth, a in _attribute_stores(model).get(attr, ()):
+        statement = a.statement
+        if (depth != 2 or a.augmented or a.ctx.function is not None or a.ctx.loop is not None
+                or type(statement) is not cst.Assign or len(statement.targets) != 1):
+            return None
+        base = statement.targets[0].target
+        base = base.value if type(base) is cst.Attribute else None
+        sources, _ = flow.ask(SETTINGS, base, a.ctx, a.order) if base is not None else _NONE
+        if not any(s[0] == "dict" and s[2] is call for s in sources):
+            return None
+        found.append(a)
+    if len(found) != len(stored[attr]):
+        return None  # a `setattr` or a `__dict__` store
+    return sorted(found, key=lambda a: a.order)
 
 
 def _value(source: tuple, attr: str, question: Question[Literals]) -> Literals:
@@ -116,6 +214,11 @@ def _value(source: tuple, attr: str, question: Question[Literals]) -> Literals:
             return UNKNOWN
         return _class_default(owner, info, attr, question)
     flow, call, ctx, order = source[1], source[2], source[3], source[4]
+    stores = _top_stores(source, attr)  # `_set_around` has already ruled out fills by key
+    if stores:
+        if all(not a.ctx.conditional for a in stores):
+            stores = stores[-1:]  # straight-line module code: the last store is the one that stays
+        return question.combine([flow.ask(question, a.value, a.ctx, a.order) for a in stores])
     if may_set(flow.model, attr):
         return UNKNOWN
     if kind == "dict":

@@ -438,6 +438,9 @@ def _built_in_memory(owner, value: cst.BaseExpression) -> bool:
                 dotted_name(value.func.value) or "").rsplit(".", 1)[-1] in ("pool", "p", "executor"):
             # `self.examples = pool.map(convert, data)`: a multiprocessing pool's list of results
             return True
+        if (type(value.func) is cst.Name and value.func.value in ("list", "tuple") and not qualname
+                and len(value.args) == 1 and _built_in_memory(owner, value.args[0].value)):
+            return True  # `list(executor.map(convert, data))`
         return qualname.startswith("torch.") and not qualname.startswith("torch.utils.")
     return False
 
@@ -833,6 +836,45 @@ def passes_host_arrays(model, call: cst.Call, ctx: Context, order: int) -> bool:
     return True
 
 
+def collates_to_arrays(model, call: cst.Call, ctx: Context, order: int) -> bool:
+    """The loader's `collate_fn` is a project function that packs the batch with NumPy alone
+    (`ret[key] = np.concatenate(elems)` for each key of a dict of samples, the layout of
+    point-cloud detectors) and calls nothing else but builtins and the methods of dicts and
+    lists: the batch holds arrays, which pinning passes by; the training code copies them to the
+    GPU itself."""
+    functions = _collate_functions(model, call)
+    arg = argument(call, "collate_fn", None)
+    if not functions and arg is not None and type(arg.value) is cst.Name:
+        # `collate_fn = merge_batch_multigpu if multi_gpu else ...` on each branch, then
+        # `collate_fn=collate_fn`: every function a binding that reaches the call gives it.
+        reach = model.bindings.reaching(arg.value.value, ctx, order)
+        if reach.closed and reach.parameter is None and reach.assignments:
+            for assignment in reach.assignments:
+                found = _function_named(model, assignment.value) if assignment.value is not None else []
+                if not found:
+                    return False
+                functions.extend(found)
+    return bool(functions) and all(_packs_arrays(info) for _, info in functions)
+
+
+_CONTAINER_METHODS = frozenset({"append", "extend", "items", "keys", "values", "get", "setdefault", "pop", "update"})
+
+
+def _packs_arrays(info) -> bool:
+    if not info.sites:
+        return False
+    numpy = False
+    for site in info.sites:
+        qual = site.qualname
+        if qual is not None and qual.startswith("numpy."):
+            numpy = True
+        elif qual is not None and qual.startswith("collections."):
+            continue  # `defaultdict(list)` to gather each key's samples
+        elif not (_host_only(site) or site.method in _CONTAINER_METHODS):
+            return False
+    return numpy
+
+
 def _passes_through(model, value: cst.BaseExpression, call: cst.Call, ctx: Context, order: int) -> bool:
     if type(value) is cst.Lambda:
         params = value.params.params
@@ -854,7 +896,8 @@ def _returns_its_argument(node: cst.FunctionDef) -> bool:
 
 # What a sample built only on the host, without torch, calls.
 _HOST_LIBRARIES = ("numpy.", "PIL.", "os.", "cv2.", "json.", "imageio.", "random.", "math.")
-_HOST_BUILTINS = frozenset({"len", "int", "float", "str", "open", "sorted", "list", "dict", "tuple", "range", "min", "max"})
+_HOST_BUILTINS = frozenset({"len", "int", "float", "str", "open", "sorted", "list", "dict", "tuple", "range", "min", "max",
+                            "enumerate", "zip", "isinstance"})
 
 
 def _host_only(site) -> bool:

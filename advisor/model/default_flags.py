@@ -56,6 +56,44 @@ def keeps_false_default(model, expr: cst.BaseExpression, ctx: Context, order: fl
     return answer
 
 
+def module_setting_off(model, expr: cst.BaseExpression) -> bool:
+    """`if cfg.use_focal_loss:` where `cfg` is an object a settings module of the project builds
+    at its top and the file imports (`from data import cfg`), the module writes the setting
+    with a false value (`'use_focal_loss': False` in the dict the object is built from), and no
+    text near either file, no config file and no launch command gives it anything else: every
+    config the module offers, whichever a run selects, leaves it off."""
+    if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name or expr.value.value in ("self", "cls"):
+        return False
+    qual = model.imports.qualify(expr.value)
+    symbol = model.symbol(qual) if qual is not None else None
+    if symbol is None or symbol.kind != "value" or symbol.model is model:
+        return False
+    flag = expr.attr.value
+    known: Dict[tuple, bool] = model.shared("module-settings-off", lambda m: {})
+    key = (qual, flag)
+    answer = known.get(key)
+    if answer is None:
+        answer = known[key] = _module_setting_off(model, symbol.model, flag)
+    return answer
+
+
+def _module_setting_off(model, owner, flag: str) -> bool:
+    written = re.compile(r"""['"]%s['"]\s*:\s*(?:False|None|0)\b|(?<![\w])\.?%s\s*=\s*(?:False|None|0)\b""" % (
+        re.escape(flag), re.escape(flag)))
+    if not written.search(owner.text or ""):
+        return False  # no default written where the object is built: a setting the analysis cannot see
+    project = model.project
+    if project is None or not (never_given_true(model, flag, {flag}) and never_given_true(owner, flag, {flag})):
+        return False
+    if project.sets_in_configs(flag):
+        return False
+    launches = project.layout.launch_texts()
+    if launches is None:
+        return False
+    dashed = "|".join(re.escape(w) for w in sorted({flag, flag.replace("_", "-")}))
+    return not any(re.search(r"--(?:%s)\b" % dashed, project.text_of(t)) for t in launches)
+
+
 def _settings_left_off(model, settings) -> bool:
     """Every setting read on the other paths (`cfg['BACKBONE']['FOCAL']['USE_CHECKPOINT']` of a
     dict loaded from YAML) is given a value by some config file of the project, and only false

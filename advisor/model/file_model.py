@@ -220,7 +220,8 @@ class FileModel:
     @property
     def may_use_gpu(self) -> bool:
         """False for a whole script (it imports torch) with no sign that tensors leave the CPU (or
-        a Hydra script whose config puts them on the host, model/hydra_configs.py): no
+        a Hydra script whose config puts them on the host, model/hydra_configs.py, or a file whose
+        every device is the CPU, `device = torch.device("cpu")`): no
         CUDA, no `.to(...)` move, no `device` name, no framework that places tensors, in the file
         or in the project files around it (a loss module gets its tensors from train.py). There a
         sync costs next to nothing. Fragments that do not import torch get the benefit of the
@@ -231,7 +232,7 @@ class FileModel:
                 not self.imports.imports_any("torch")
                 or facts.uses_cuda
                 or any(target.startswith("torch.cuda") for target in self.imports.aliases.values())
-                or (not on_host_by_config(self) and (any(
+                or (not on_host_by_config(self) and not self._binds_cpu_only() and (any(
                     may_move_to_device(self, site.node) for site in facts.calls_by_method.get("to", ()))
                 or any("device" in name.lower() for _, name in facts.assignments)
                 or self.imports.imports_any("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
@@ -239,6 +240,24 @@ class FileModel:
                 or self._project_uses_gpu()))
             )
         return self._may_use_gpu
+
+    def _binds_cpu_only(self) -> bool:
+        """The file, a script no other project file imports, names its device, and every device
+        it binds is the CPU (`device = torch.device("cpu")` in a fitting script of a GPU
+        project): its tensors stay on the host by its own choice, whatever the files around it
+        do (CUDA named in the file is checked before this)."""
+        found = [a for (_, name), assignments in self.facts.assignments.items()
+                 if "device" in name.rsplit(".", 1)[-1].lower() for a in assignments]
+        if not found or not all(self._cpu_constant(a.value) for a in found):
+            return False
+        # A script, not a module others import: an optimizer module whose self-test runs on
+        # the CPU still steps the GPU parameters of the scripts that import it.
+        return self.project is None or self.real_path is None or not self.project.importers(self)
+
+    def _cpu_constant(self, value: Optional[cst.BaseExpression]) -> bool:
+        if type(value) is cst.Call and self.imports.qualify(value.func) == "torch.device" and len(value.args) == 1:
+            value = value.args[0].value
+        return type(value) is cst.SimpleString and value.evaluated_value == "cpu"
 
     @property
     def cuda_in_project(self) -> bool:
@@ -561,7 +580,10 @@ class FileModel:
         # Under `no_grad` nothing can be backpropagated: a loss object called there (with
         # `only_return_losses=True`) evaluates, whatever its other path does.
         no_grad = loop.ctx.no_grad or (loop.function is not None and loop.function.no_grad)
-        return bool(not no_grad and (loop.direct_marker or self._calls_train(loop.sites))
+        # A call made under `no_grad` inside the loop cannot train either: the validation pass
+        # that hands each batch to the same `step(batch, eval_mode=True)` as training does.
+        sites = [site for site in loop.sites if not site.ctx.no_grad]
+        return bool(not no_grad and (loop.direct_marker or self._calls_train(sites))
                     and self._updates_parameters(loop))
 
     def backpropagates(self, loop: LoopInfo) -> bool:
@@ -756,6 +778,11 @@ class FileModel:
         """A function runs every step when a hot loop (or another hot function) calls it."""
         info = self.facts.functions.get(key)
         return self.heat_of(info) if info is not None else None
+
+    def framework_step(self, info: FunctionInfo) -> bool:
+        """A framework calls the function once per batch (Lightning's `training_step`, an
+        Ignite or Accelerate step): `framework_steps.is_framework_step`."""
+        return is_framework_step(self, info)
 
     def heat_of(self, info: FunctionInfo, ranks: bool = True) -> Optional[Heat]:
         """Whether a function runs every training step, through the places that run it. With

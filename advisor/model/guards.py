@@ -35,7 +35,7 @@ from advisor.model.builder import gate_kinds, string_key
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.config_nodes import left_off
 from advisor.model.constants import constant
-from advisor.model.default_flags import keeps_false_default, never_given_true
+from advisor.model.default_flags import keeps_false_default, module_setting_off, never_given_true
 from advisor.model.launched_options import never_launched
 from advisor.model.launch_modes import every_run_several_processes
 from advisor.model.passed_configs import passed_config_values
@@ -658,8 +658,9 @@ def _inner_round_test(model, test: cst.BaseExpression, ctx: Context, order: floa
 
 
 def _counts_rounds_of_a_step(model, name: str, ctx: Context, order: float) -> bool:
-    """`for i in range(n_sub): ... if i == 0:` inside the batch loop: the counter of a loop
-    nested in a per-step loop starts again on every step, so its first round comes every step."""
+    """`for i in range(n_sub): ... if i == 0:` inside the batch loop, or at the top of a
+    framework's training step: the counter of a loop nested in a per-step loop starts again on
+    every step, so its first round comes every step."""
     for assignment in model.bindings.reaching(name, ctx, order).assignments:
         # A loop target is bound in the block around its loop: that block's loop is the outer one.
         outer = assignment.ctx.loop if assignment.iterable is not None else None
@@ -667,6 +668,12 @@ def _counts_rounds_of_a_step(model, name: str, ctx: Context, order: float) -> bo
             if model.is_hot_loop(outer):
                 return True
             outer = outer.parent
+        function = assignment.ctx.function
+        if assignment.iterable is not None and assignment.ctx.loop is None and function is not None:
+            # `for i, perm in enumerate(perms): ... if i == 1:` at the top of a framework's
+            # training step (Lightning's `training_step`): the framework calls it every batch.
+            if model.framework_step(function):
+                return True
     return False
 
 
@@ -1744,7 +1751,8 @@ class GuardKinds:
             return all(self._never_true(dataclasses.replace(guard, test=part))
                        for part in (guard.test.left, guard.test.right))
         if any(keeps_false_default(self.model, t, guard.ctx, guard.order + 0.5) or self._unset_attribute(t)
-               or flash_attention_unasked(self.model, t) for t in conjuncts(guard.test)):
+               or flash_attention_unasked(self.model, t) or module_setting_off(self.model, t)
+               for t in conjuncts(guard.test)):
             return True
         if type(guard.test) is cst.Comparison and _tests_none(guard.test):
             return self._always_none(guard, guard.test.left)

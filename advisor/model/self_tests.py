@@ -5,7 +5,9 @@ the functions only that block calls, `def test(): ...` then `test()`) is its aut
 made-up data, below the default view as test modules are. A block that goes over a data loader
 reads real data, and a block that runs a training loop trains: either is the program's own
 entry point, even when a sibling script imports a class or a helper from the file (examples
-that build on each other's layers, evaluation scripts that import a conversion helper)."""
+that build on each other's layers, evaluation scripts that import a conversion helper), unless
+the project documents how it runs its scripts and never names this one (a copied example whose
+text helpers the project borrows)."""
 from __future__ import annotations
 
 from typing import FrozenSet
@@ -29,6 +31,10 @@ def _self_test_nodes(model) -> FrozenSet[int]:
         callers = model.callers(info)
         if callers and all(owner is model and main_block(site.ctx) for owner, site in callers):
             inside |= node_ids(info.node.body)
+    if model.real_path is not None and model.project.undocumented_script(model.real_path):
+        # A copied example whose helpers the project imports, and whose own run no README or
+        # shell script of the project shows: its training main is its authors' own, not a run.
+        return frozenset(inside)
     if any(loop.over_loader and id(loop.node) in inside for loop in model.facts.loops):
         return frozenset()
     for site in model.facts.calls:

@@ -798,14 +798,23 @@ class HostTensor(Question[bool]):
         if before and not value and assignment.value is not None:
             kind = flow.ask(TENSORS, assignment.value, assignment.ctx, assignment.order)
             statement = assignment.statement
-            if (type(statement) is cst.AugAssign and type(statement.operator) in (cst.AddAssign, cst.SubtractAssign)
-                    and type(assignment.value) is cst.Subscript):
-                return kind == PYTHON  # an entry of a container of outputs: it may be a tensor
+            if type(statement) is cst.AugAssign and type(statement.operator) in (cst.AddAssign, cst.SubtractAssign) and (
+                    type(assignment.value) is cst.Subscript or _scaled_term(assignment.value)):
+                # An entry of a container of outputs, or a weighted term (`total_loss +=
+                # self.loss_weights[k] * loss` over a model's losses): it may be a tensor.
+                return kind == PYTHON
             return kind != TENSOR
         return before and value
 
 
 HOST_TENSOR = HostTensor()
+
+
+def _scaled_term(value: cst.BaseExpression) -> bool:
+    """`weight * loss`, `loss / n`: a product or quotient with a name or an attribute in it, the
+    shape of a weighted loss term added to a total."""
+    return (type(value) is cst.BinaryOperation and type(value.operator) in (cst.Multiply, cst.Divide)
+            and any(type(side) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call) for side in (value.left, value.right)))
 
 
 def _tokenized(call: cst.Call) -> bool:

@@ -175,7 +175,7 @@ class ValueFlow:
                 return self.ask(question, elements[index].value, ctx, order)
             if type(expr) is cst.Call:
                 found = self.callee(expr, ctx, order)
-                return self.returned(question, found[1], index, found[0]) if found is not None else question.unknown
+                return self.returned(question, found[1], index, found[0], call=expr) if found is not None else question.unknown
             name = dotted_name(expr)
             if name is not None:
                 return self.name(question, name, ctx, order, index)  # `x, y = pair`
@@ -189,7 +189,7 @@ class ValueFlow:
             )
         if type(expr) is cst.Call:
             found = self.callee(expr, ctx, order)
-            return self.returned(question, found[1], None, found[0]) if found is not None else question.unknown
+            return self.returned(question, found[1], None, found[0], call=expr) if found is not None else question.unknown
         if type(expr) is cst.Name:
             bound = self.model.shared("comprehension-reads", comprehension_reads).get(id(expr))
             if bound is not None:
@@ -353,7 +353,8 @@ class ValueFlow:
         found = self._unpacked_call(question, assignment) if index is None else None
         if found is not None:
             # `loss, metrics = step(...)`: only the returns of two elements can reach it.
-            value = self.returned(question, found[1], assignment.index, found[0], found[2])
+            value = self.returned(question, found[1], assignment.index, found[0], found[2],
+                                  call=assignment.value if type(assignment.value) is cst.Call else None)
         else:
             value = self.ask(question, assignment.value, assignment.ctx, assignment.order, assignment.index if index is None else index)
         if not assignment.augmented:
@@ -510,13 +511,19 @@ class ValueFlow:
         return answers
 
     def returned(
-        self, question: Question[A], info: FunctionInfo, index: Optional[int], owner=None, arity: Optional[int] = None
+        self, question: Question[A], info: FunctionInfo, index: Optional[int], owner=None, arity: Optional[int] = None,
+        call: Optional[cst.Call] = None,
     ) -> A:
         """What calling ``info`` gives (element ``index`` of it); ``owner`` is the model of the
         file that defines it (another project module's), when not this one. With ``arity``, the
-        result is unpacked into that many names: a tuple of another length never gets there."""
+        result is unpacked into that many names: a tuple of another length never gets there.
+        With ``call``, a return under a test of a parameter the call passes a constant for
+        (`if train: return DataLoader(train_set, ...)` for `create_loader(cfg, True)`) counts
+        only on the arm that constant takes."""
         sites = info.return_sites
         flow = self if owner is None or owner is self.model else owner.values
+        if call is not None and len(sites) > 1:
+            sites = _arm_taken(info, sites, call) or sites
         if arity is not None:
             sites = [s for s in sites if flow.result_length(s.value, s.ctx, s.order) in (None, arity)] or sites
         if not sites:
@@ -731,6 +738,34 @@ def main_block(ctx: Context) -> bool:
             return True
         current = current.outer
     return False
+
+
+def _arm_taken(info: FunctionInfo, sites: list, call: cst.Call) -> list:
+    """The return sites whose tests of the function's own parameters (`if train:`, `if not
+    training:`, and the rest of the block after `if train: return ...`) hold for the constants
+    the call passes; every site when the call passes none."""
+    constants = {}
+    for position, name in enumerate(info.params[info.receiver_params:]):
+        arg = argument(call, name, position)
+        if arg is not None and type(arg.value) is cst.Name and arg.value.value in ("True", "False", "None"):
+            constants[name] = arg.value.value == "True"
+    if not constants:
+        return sites
+    kept = []
+    for site in sites:
+        ctx, taken = site.ctx, True
+        while ctx is not None and ctx.function is info and taken:
+            guard = ctx.guard
+            if guard is not None:
+                test, negated = guard.test, False
+                if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+                    test, negated = test.expression, True
+                if type(test) is cst.Name and test.value in constants:
+                    taken = (constants[test.value] != negated) == guard.positive
+            ctx = ctx.outer
+        if taken:
+            kept.append(site)
+    return kept
 
 
 def argument(call: cst.Call, keyword: str, position: Optional[int]) -> Optional[cst.Arg]:

@@ -15,7 +15,9 @@ the texts alone:
   it; a licensed folder nothing outside imports is a sub-project of its own), a module of a package others install, or one no project file imports: an API for
   code outside the project (a notebook, a user's script). A vendored copy is used only by the
   project's own code, so there only imports count;
-- a file with a `__main__` block, a test module (in a `tests/` folder, or a `test_*.py` that
+- outside a folder whose name says its code was set aside (`deprecated/`, `obsolete/`,
+  `archive/`, `attic/`: there only a text outside the folder that names the module, or an import
+  from a reached module, counts), a file with a `__main__` block, a test module (in a `tests/` folder, or a `test_*.py` that
   imports a test framework or defines tests), a file a tool runs by name (`setup.py`,
   `hubconf.py`, `conftest.py`, `__main__.py`), or one with a loop or a `main()` call at its top
   level (a script with no `__main__` block); but a script inside a top-level package that
@@ -105,9 +107,29 @@ def _root(view, path: str) -> bool:
     return known
 
 
+# Folders whose names say the code in them was set aside (`deprecated/`, `archive/`).
+_RETIRED = frozenset({"deprecated", "obsolete", "archive", "archived", "attic"})
+
+
+def _retired_folder(path: str, root: str) -> Optional[str]:
+    """The outermost folder on ``path``'s way from the project's root whose name says its code
+    was set aside, or None."""
+    folder = root
+    for part in os.path.relpath(os.path.dirname(path), root).split(os.sep):
+        folder = os.path.join(folder, part)
+        if part.lower() in _RETIRED:
+            return folder
+    return None
+
+
 def _is_root(view, path: str) -> bool:
     folder = os.path.dirname(path)
     base = os.path.basename(path)
+    retired = _retired_folder(path, view.layout.root)
+    if retired is not None:
+        # Code its authors set aside (`deprecated/train.py` beside the trainer the README runs):
+        # it runs where a text outside that folder names it, or where a reached module imports it.
+        return _named(view, path, outside=retired)
     # A folder without `__init__.py` inside a package the project imports from (`llava/train/`,
     # `aot/networks/managers/`) is part of that package (a namespace folder): its modules are
     # judged as the package's are, below.
@@ -149,6 +171,24 @@ def _is_root(view, path: str) -> bool:
                 _left_beside_used(view, path) and not _import_names(view, path)):
             return True  # imported by no project file: an API for a notebook or a user's script
     return _named(view, path)
+
+
+_RUNS_A_SCRIPT = re.compile(r"(?m)(?:^|[\s;&|(])(?:python3?|torchrun|deepspeed|accelerate[ \t]+launch)[ \t]")
+
+
+def undocumented_script(view, path: str) -> bool:
+    """The project's launch texts (its READMEs and shell scripts) run Python scripts, and no
+    text of the project names ``path`` as a thing to run or load: a script its authors do not
+    document running (a copied example whose helpers the project imports)."""
+    texts = view.layout.launch_texts()
+    if not texts or not any(_RUNS_A_SCRIPT.search(view.text_of(t)) for t in texts):
+        return False
+    # Its file name anywhere in those texts or a notebook (`train_big.py` in a usage guide; a
+    # script of the same name elsewhere counts too, which only keeps it an entry point).
+    named = re.compile(r"(?<![\w.-])%s(?!\w)" % re.escape(os.path.basename(path)))
+    if any(named.search(view.text_of(t)) for t in [*texts, *view.layout.notebooks()]):
+        return False
+    return not _named(view, path)
 
 
 def _named(view, path: str, outside: str = "") -> bool:

@@ -29,7 +29,8 @@ from advisor.model.prose import without_prose
 from advisor.project.layout import Layout, module_stem, project_root, vendored
 from advisor.project.path_additions import path_additions
 from advisor.project.torch_pins import oldest_pin, pin_files
-from advisor.project.reachability import copy_used_by_project, package_training_scripts, untrained_package, unreached
+from advisor.project.reachability import (copy_used_by_project, package_training_scripts, undocumented_script,
+                                          untrained_package, unreached)
 from advisor.model.vocabulary import CONFIG_TARGET_MARKS, LIGHTNING_TRAINER_TEXT
 from advisor.model.registered_classes import CONFIG_FOLDER, classes_asked_for, names_in_code
 from advisor.model.passed_configs import CONFIG_FLAGS
@@ -257,6 +258,7 @@ class ProjectView:
         self._launchers: Dict[str, List[str]] = {}
         self._inits: Optional[Dict[str, Set[str]]] = None  # package `__init__.py` -> importers under it
         self._unreached: Dict[str, Tuple[bool, Tuple[str, ...]]] = {}
+        self._undocumented: Dict[str, bool] = {}
         self.module_roots: Dict[str, bool] = {}  # file -> a root of the import graph (reachability.py)
         self._word_files: Optional[Dict[str, List[str]]] = None  # word -> the texts that hold it
         self._code_words: Dict[str, FrozenSet[str]] = {}  # path -> the words of its code (prose blanked)
@@ -349,6 +351,7 @@ class ProjectView:
         self._through_packages.clear()
         self._inits = None
         self._unreached.clear()
+        self._undocumented.clear()
         self.module_roots.clear()
         self._word_files = None
         self._code_words.clear()
@@ -522,6 +525,15 @@ class ProjectView:
     def import_index(self) -> Dict[str, Set[str]]:
         """Module file -> the project files whose import lines name it."""
         return self._import_index()
+
+    def undocumented_script(self, path: str) -> bool:
+        """The project documents how it runs its scripts, and never names ``path``'s
+        (`project/reachability.py`)."""
+        key = _key(path)
+        found = self._undocumented.get(key)
+        if found is None:
+            found = self._undocumented[key] = undocumented_script(self, key)
+        return found
 
     def unreached(self, path: str) -> bool:
         """No chain of imports from a script, a test or a package others import leads to
@@ -984,6 +996,10 @@ class ProjectView:
         # - whether a file that imports a used package with no training code of its own, directly
         #   or through others, starts training (`inference_only_importers`): those importers.
         found.update(untrained_package(self, key) or ())
+        # - whether a text names the file as a script to run (`self_tests.py`: a copied example
+        #   no README runs): the files that name its module, with the launch texts above.
+        if "__main__" in (self._text(key) or ""):
+            found.update(self.files_containing(module_stem(key)))
         if unreached_module:
             # A config file or notebook that starts naming one of them.
             found.update(self.layout.config_files() or ())

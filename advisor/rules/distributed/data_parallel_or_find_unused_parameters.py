@@ -16,6 +16,7 @@ from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
 from advisor.model.cli_options import defaults_by_name
 from advisor.model.launch_modes import every_run_one_visible_gpu, every_run_several_processes
+from advisor.model.launched_options import never_launched
 from advisor.model.literals import LITERALS, literal_values, sequence_lengths
 from advisor.model.guards import conjuncts, guards_of, on_cpu_path
 from advisor.model.subtree import iter_names
@@ -75,9 +76,12 @@ class DataParallelOrFindUnused(Rule):
         the project ships for the script makes one GPU visible, `CUDA_VISIBLE_DEVICES=0 python
         run.py`) is information: it runs only when the user
         asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
-        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`); a wrap under a
+        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`). A wrap under a
         switch the user turns on to use several GPUs (`if args.dp:` with `--dp` a `store_true`
-        option) stays reported: that is the run it is written for. The switch may be
+        option) stays reported where a command the project ships passes it, or where the project
+        shows no command line for the script: that is the run it is written for; where the
+        project's commands pass other options of that parser but never this one, it is
+        information. The switch may be
         computed in `main()` and read in the `main_worker(gpu, ngpus, args)` it calls or spawns
         (`args.distributed = args.world_size > 1 or args.multiprocessing_distributed`).
         `find_unused_parameters=True` given literally to `DistributedDataParallel`,
@@ -170,6 +174,13 @@ class DataParallelOrFindUnused(Rule):
                     "DataParallel drives every GPU from one process, under a test of the GPU count that "
                     "its default (or the one GPU every shipped command makes visible) leaves false: "
                     "DistributedDataParallel is faster when it runs",
+                    severity=Severity.INFO,
+                )
+            elif (switch := self._unlaunched_switch(model, site)) is not None:
+                yield self.report(
+                    site.node,
+                    f"DataParallel drives every GPU from one process, under a switch no command the project "
+                    f"ships turns on (`{switch}`): DistributedDataParallel is faster when a run turns it on",
                     severity=Severity.INFO,
                 )
             elif model.guards.dead(site.ctx):
@@ -318,6 +329,27 @@ class DataParallelOrFindUnused(Rule):
                         cls._calls_without_grad(owner, s, i, depth + 1) for i in spots):
                     return False
         return True
+
+    @staticmethod
+    def _unlaunched_switch(model: FileModel, site: CallSite) -> Optional[str]:
+        """The option of a switch the wrap runs under (`if self.args.use_multi_gpu and
+        self.args.use_gpu:`, `--use_multi_gpu` a `store_true` option) when its default is off and
+        the project documents its runs (some shipped command passes another option of that
+        parser) without ever passing it: the multi-GPU mode exists, but no documented run uses it."""
+        for guard in guards_of(site.ctx):
+            if not guard.positive or guard.exits:
+                continue
+            for test in conjuncts(guard.test):
+                name = dotted_name(test) if type(test) is cst.Attribute else None
+                if name is None:
+                    continue
+                attr = last_segment(name)
+                found = defaults_by_name(model, attr, LITERALS)
+                if (found is not None and found.complete and found.values
+                        and not any(value for _, value in found.values)
+                        and never_launched(model, "--" + attr)):
+                    return "--" + attr
+        return None
 
     @staticmethod
     def _more_gpus_than_default(model: FileModel, site: CallSite) -> bool:

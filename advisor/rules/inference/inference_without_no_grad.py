@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional, Set
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
+from advisor.model.legacy_autograd import written_for_torch_03
 from advisor.model import FileModel, LoopInfo
 from advisor.model.guards import single_pass
 from advisor.model.framework_steps import runs_per_batch
@@ -111,7 +112,8 @@ class InferenceWithoutNoGrad(Rule):
         around it puts a tensor on a GPU (no CUDA, no device, no `.to(...)`: the graphs cost host
         memory only), or when the model is given `Variable(x, volatile=True)` (how PyTorch 0.3,
         which such code targets, turned autograd off; 0.4 and later ignore the flag), in a file written
-        for 0.3 (`loss.data[0]`, no `.item()`, no `no_grad`).
+        for 0.3 (`loss.data[0]`, no `.item()`, no `no_grad`), or in a file that shows neither in a
+        project written so (an evaluation script beside a 0.3 training script).
     """
     why = """
         With autograd on, every forward pass records the graph and keeps each layer's
@@ -241,12 +243,10 @@ def _volatile_inputs(model: FileModel, site) -> bool:
     """An argument of the call is `Variable(..., volatile=True)`, or a name bound to one in the
     loop (`inputs = Variable(inputs.cuda(), volatile=True)`), in a file written for PyTorch 0.3:
     it reads scalars as `loss.data[0]`, and neither tests the torch version nor uses `no_grad`
-    or `.item()` (any of which says it runs on 0.4 and later too, where the flag does nothing)."""
-    text = model.text or ""
-    if "torch.__version__" in text or "no_grad" in text or "inference_mode" in text or ".item()" in text:
+    or `.item()` (any of which says it runs on 0.4 and later too, where the flag does nothing);
+    or, in a file that shows neither, in a project written so (`legacy_autograd.py`)."""
+    if not written_for_torch_03(model):
         return False  # written for torch 0.4 and later too, where the flag does nothing
-    if ".data[0]" not in text:
-        return False  # nothing else in the file reads as PyTorch 0.3 (`loss.data[0]`)
     for arg in site.node.args:
         values = [arg.value]
         if type(arg.value) is cst.Name:

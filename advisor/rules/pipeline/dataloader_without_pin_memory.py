@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows, tokenises_per_item,
-                                    items_on_device, passes_host_arrays, prepared_hf_table, unpinnable_batch_class)
+                                    collates_to_arrays, items_on_device, passes_host_arrays, prepared_hf_table, unpinnable_batch_class)
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -180,8 +180,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         call = site.node
         if dataset_on_device(model, site) or index_batches(model, site):
             return None
-        if passes_host_arrays(model, call, site.ctx, site.order):
-            return None  # NumPy samples handed on as they are: pinning finds no tensor to pin
+        if passes_host_arrays(model, call, site.ctx, site.order) or collates_to_arrays(model, call, site.ctx, site.order):
+            return None  # NumPy batches: pinning finds no tensor to pin
         data = {"loader_options": loader_options(call)}
         option = loader_option(model, site, "pin_memory", 7)
         if option.state == PRESENT:

@@ -6,7 +6,9 @@ from typing import Dict, Iterator, Optional
 import libcst as cst
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
+from advisor.model.cli_options import defaults_by_name
 from advisor.model.file_model import call_argument
+from advisor.model.literals import LITERALS
 from advisor.model.guards import at_most_one_round
 from advisor.model.names import dotted_name
 from advisor.model.value_flow import argument
@@ -39,6 +41,9 @@ def _worker_counts(model: FileModel, site: CallSite):
     counts = found.ints()
     if counts:
         return counts, found.option, option.arg, None
+    by_name = _option_by_name(model, option.arg)
+    if by_name is not None:
+        return by_name
     settings = sorted(found.settings)
     if (
         not found.covered or not settings or not all(_WORKER_SETTING.search(name) or name.endswith("cpu_count()") for name in settings)
@@ -47,6 +52,26 @@ def _worker_counts(model: FileModel, site: CallSite):
         return None
     return tuple(sorted(value for _, value in found.values)) or None, found.option, option.arg, settings[0]
 
+
+def _option_by_name(model: FileModel, arg):
+    """`num_workers=int(self.opts.workers)` where the parse result reaches the loader through an
+    object the value flow does not follow (an options class of another module builds the
+    parser): the defaults of every option of that name around the file, with the values the
+    shipped commands pass, when nothing sets the attribute (`defaults_by_name`)."""
+    value = arg.value if arg is not None else None
+    if type(value) is cst.Call and dotted_name(value.func) == "int" and len(value.args) == 1:
+        value = value.args[0].value
+    if type(value) is not cst.Attribute or not _WORKER_SETTING.search(value.attr.value):
+        return None
+    if (dotted_name(value.value) or "").rsplit(".", 1)[-1] not in _PARSE_RESULTS:
+        return None  # `cfg.workers` of a config loaded from a file: not the option of that name
+    found = defaults_by_name(model, value.attr.value, LITERALS, launched=True)
+    counts = found.ints() if found is not None and found.complete else ()
+    return (counts, found.option, arg, None) if counts else None
+
+
+# The names a script gives the result of parsing its command line.
+_PARSE_RESULTS = frozenset({"args", "opts", "opt", "options", "flags"})
 
 # A setting that holds a worker count by its name: `num_workers`, `NUM_WORKERS`, `workers`, `n_worker`.
 _WORKER_SETTING = re.compile(r"(?i)(^|_)workers?$")

@@ -64,7 +64,8 @@ class DeprecatedAmpApi(Rule):
         project pins a torch older than 2.4 (`torch==1.13.1` in a requirements file, a
         Dockerfile, a conda environment or a README's install command; a README or script in a
         sub-folder pins the files under it only), which does not warn
-        about these entry points yet, the message says so, and below 2.3 no fix is offered. A call under a flag that no run of the
+        about these entry points yet, the message says so, and below 2.3 no fix is offered;
+        below 1.10, which has no `torch.autocast` to move to, these are information. A call under a flag that no run of the
         project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
         `if self.use_amp:` where no construction passes `use_amp=True`) is information: the old
         call stays in the code, but no shipped run reaches it. So is one in a function or class
@@ -139,7 +140,10 @@ class DeprecatedAmpApi(Rule):
                 # The release the project ships does not warn yet: the message says so, and
                 # before 2.3, which has no `torch.amp.GradScaler`, no rewrite is offered.
                 data = dict(report.data, pinned="%d.%d" % pin)
+                # Before 1.10 there is no `torch.autocast` either: nothing to move to yet.
+                severity = Severity.INFO if pin < (1, 10) else report.severity
                 yield dataclasses.replace(report, fix=report.fix if pin >= (2, 3) else None, data=data,
+                                          severity=severity,
                                           template=report.template + " (from torch 2.4; the project pins torch {pinned})")
             else:
                 yield report
@@ -170,6 +174,9 @@ class DeprecatedAmpApi(Rule):
                     message += " once the project requires torch 2.3"
                 else:
                     message = '`{deprecated}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
+                    if model.torch_version < (1, 10):
+                        severity = Severity.INFO  # `torch.autocast` itself came with torch 1.10
+                        message += " once the project requires torch 1.10"
             off = model.guards.switched_off(site.ctx) or model.guards.switched_off_by_callers(site.ctx)
             test = off.test if off is not None else model.guards.switched_off_arm(site.node, site.ctx, site.order)
             if test is not None:

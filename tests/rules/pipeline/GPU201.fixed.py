@@ -1346,3 +1346,26 @@ for pixels, ids in loader:
     loss = model(pixels.cuda(), ids.cuda()).loss
     loss.backward()
     opt.step()
+
+# %% invalid: a collate function that turns the NumPy arrays into tensors before the loader hands them out
+from collections import defaultdict
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def merge_to_tensors(batch_list):
+    merged = defaultdict(list)
+    for example in batch_list:
+        for k, v in example.items():
+            merged[k].append(v)
+    return {key: torch.from_numpy(np.stack(elems, axis=0)) for key, elems in merged.items()}
+
+
+loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4, collate_fn=merge_to_tensors, pin_memory=True)  # expect: GPU201
+for example in loader:
+    example = {k: v.cuda() for k, v in example.items()}
+    loss = net(example)
+    loss.backward()
+    opt.step()

@@ -1950,3 +1950,57 @@ for pixels, ids in loader:
     loss = model(pixels.cuda(), ids.cuda()).loss
     loss.backward()
     opt.step()
+
+# %% valid: a collate function that packs each key of the samples with NumPy, copied to the GPU by the loop
+from collections import defaultdict
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def merge_batch(batch_list):
+    merged = defaultdict(list)
+    for example in batch_list:
+        for k, v in example.items():
+            merged[k].append(v)
+    ret = {}
+    for key, elems in merged.items():
+        if key == "coordinates":
+            coors = [np.pad(c, ((0, 0), (1, 0)), mode="constant", constant_values=i) for i, c in enumerate(elems)]
+            ret[key] = np.concatenate(coors, axis=0)
+        else:
+            ret[key] = np.stack(elems, axis=0)
+    return ret
+
+
+loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4, pin_memory=False, collate_fn=merge_batch)
+for example in loader:
+    voxels = torch.from_numpy(example["voxels"]).cuda()
+    coordinates = torch.from_numpy(example["coordinates"]).cuda()
+    loss = net(voxels, coordinates)
+    loss.backward()
+    opt.step()
+
+# %% invalid: a collate function that turns the NumPy arrays into tensors before the loader hands them out
+from collections import defaultdict
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def merge_to_tensors(batch_list):
+    merged = defaultdict(list)
+    for example in batch_list:
+        for k, v in example.items():
+            merged[k].append(v)
+    return {key: torch.from_numpy(np.stack(elems, axis=0)) for key, elems in merged.items()}
+
+
+loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4, collate_fn=merge_to_tensors)  # expect: GPU201
+for example in loader:
+    example = {k: v.cuda() for k, v in example.items()}
+    loss = net(example)
+    loss.backward()
+    opt.step()

@@ -1194,3 +1194,28 @@ class Strategy:
             loss = model(batch["pixels"].to("cuda", non_blocking=True)).mean()
             loss.backward()
             optimizer.step()
+
+# %% valid: a dataset whose examples a thread pool tokenised up front, each item two id lists made tensors
+import torch
+from concurrent.futures import ThreadPoolExecutor
+from torch.utils.data import DataLoader, Dataset
+
+
+class PairDataset(Dataset):
+    def __init__(self, tokenizer, pairs):
+        self.examples = []
+        executor = ThreadPoolExecutor(max_workers=8)
+        self.examples = list(executor.map(lambda pair: encode(tokenizer, pair), pairs))
+
+    def __len__(self):
+        return len(self.examples)
+
+    def __getitem__(self, item):
+        return torch.tensor(self.examples[item].input_ids), torch.tensor(self.examples[item].label)
+
+
+loader = DataLoader(PairDataset(tokenizer, pairs), batch_size=16, shuffle=True)
+for input_ids, labels in loader:
+    loss = model(input_ids.to("cuda"), labels.to("cuda"))
+    loss.backward()
+    optimizer.step()

@@ -1472,3 +1472,30 @@ def main(argv, dataset, model, opt):
             loss = model(x.cuda(non_blocking=True), y.cuda(non_blocking=True))
             loss.backward()
             opt.step()
+
+# %% invalid: one helper builds both loaders, picked by a flag; only the training one goes round every epoch
+import torch
+from torch.utils.data import DataLoader
+
+
+def create_dataloader(hp, train):
+    if train:
+        return DataLoader(TrainSet(hp), batch_size=hp.batch_size, shuffle=True, num_workers=4,  # expect: GPU204
+                          pin_memory=True, drop_last=True)
+    else:
+        return DataLoader(ValSet(hp), batch_size=1, shuffle=False, num_workers=1,  # expect: GPU204 info
+                          pin_memory=True)
+
+
+trainloader = create_dataloader(hp, True)
+valloader = create_dataloader(hp, False)
+model = model.cuda()
+for epoch in range(100):
+    if epoch % 5 == 0:
+        with torch.no_grad():
+            for mel, audio in valloader:
+                model(mel.cuda(non_blocking=True))
+    for mel, audio in trainloader:
+        loss = model(mel.cuda(non_blocking=True)).mean()
+        loss.backward()
+        optimizer.step()

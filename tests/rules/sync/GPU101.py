@@ -3236,3 +3236,125 @@ def train_summed(model, loader, optimizer):
             print("odd step", loss.item())  # expect: GPU101 info
         out = model(x.cuda())
         print("again", out.sum().item())  # expect: GPU101
+
+# %% valid: a validation pass that hands each batch, under no_grad, to the same step method as training
+import torch
+
+
+class ModelWrapper:
+    def __init__(self, model, optimizer):
+        self.model = model.cuda()
+        self.optimizer = optimizer
+
+    def step(self, batch, eval_mode=False):
+        output_dict = self.model(**batch)
+        if not eval_mode:
+            self.optimizer.zero_grad()
+            output_dict["loss"].mean().backward()
+            self.optimizer.step()
+        return output_dict
+
+
+wrapper = ModelWrapper(model, optimizer)
+for epoch in range(epochs):
+    for batch in train_loader:
+        batch = {k: v.cuda(non_blocking=True) for k, v in batch.items()}
+        wrapper.step(batch)
+    val_loss_sum = 0.0
+    for batch in val_loader:
+        with torch.no_grad():
+            batch = {k: v.cuda(non_blocking=True) for k, v in batch.items()}
+            output_dict = wrapper.step(batch, eval_mode=True)
+            val_loss_sum += output_dict["loss"].mean().item() * batch["label"].size(0)
+    print(val_loss_sum)
+
+# %% invalid: a fitting script that keeps every tensor on the CPU by naming that device itself (information)
+import torch
+from tqdm import tqdm
+
+
+def fit_motion(motions, body_model):
+    device = torch.device("cpu")
+    pbar = tqdm(motions)
+    for key in pbar:
+        pose = torch.zeros((1, 16, 3), requires_grad=True)
+        optimizer = torch.optim.Adam([pose], lr=0.02)
+        for iteration in range(500):
+            joints = body_model(torch.cat([pose, torch.zeros((1, 16, 3)).to(device)], dim=2))
+            loss = (joints - motions[key]).norm(dim=-1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            pbar.set_description_str(f"{key}-Iter: {iteration} {loss.item() * 1000:.3f}")  # expect: GPU101 info
+
+# %% invalid: the same script when its device is picked between the CPU and CUDA
+import torch
+from tqdm import tqdm
+
+
+def fit_motion(motions, body_model, use_cpu):
+    device = torch.device("cpu") if use_cpu else torch.device("cuda")
+    pbar = tqdm(motions)
+    for key in pbar:
+        pose = torch.zeros((1, 16, 3), device=device, requires_grad=True)
+        optimizer = torch.optim.Adam([pose], lr=0.02)
+        for iteration in range(500):
+            joints = body_model(pose)
+            loss = (joints - motions[key].to(device)).norm(dim=-1).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            pbar.set_description_str(f"{key}-Iter: {iteration} {loss.item() * 1000:.3f}")  # expect: GPU101
+
+# %% valid: a branch its author stopped with `assert(0)` before the reads that follow it
+import torch
+
+model = model.cuda()
+for batch in loader:
+    loss, logit = model(batch["x"].cuda(non_blocking=True))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    if args.task_qa:
+        assert(0)  # not used in our experiments
+        score = logit.max(1)[0].sum().item()
+        print(score)
+
+# %% invalid: a test of a round counter of a loop at the top of Lightning's training step holds on every step
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+
+
+class PermutedDecoder(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        images, targets = batch
+        memory = self.model.encode(images)
+        loss = 0
+        tgt_out = targets[:, 1:]
+        n = 1
+        for i, perm in enumerate(self.perms):
+            logits = self.model.decode(targets[:, :-1], memory, perm)
+            loss += n * F.cross_entropy(logits.flatten(end_dim=1), tgt_out.flatten(), ignore_index=0)
+            if i == 1:
+                tgt_out = torch.where(tgt_out == 2, 0, tgt_out)
+                n = (tgt_out != 0).sum().item()  # expect: GPU101
+        self.log("loss", loss)
+        return loss
+
+# %% invalid: a total that starts as 0 and adds a weighted loss per term reads the GPU back
+import torch
+
+
+def train(model, loader, optimizer, loss_weights):
+    model.cuda()
+    for i, inputs in enumerate(loader):
+        output_dict = model(inputs.cuda(non_blocking=True))
+        total_loss = 0
+        for k, loss in output_dict["losses"].items():
+            loss = loss.mean(dim=0, keepdim=True)
+            total_loss += loss_weights[k] * loss
+        meter.update(total_loss.item(), inputs.size(0))  # expect: GPU101
+        optimizer.zero_grad()
+        total_loss.backward()
+        optimizer.step()

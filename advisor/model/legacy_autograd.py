@@ -1,0 +1,31 @@
+"""Code written for PyTorch 0.3, where `Variable(x, volatile=True)` turned autograd off.
+
+PyTorch 0.4 replaced the flag with `torch.no_grad()` and made it a no-op. A file reads as
+0.3 code when it takes scalars as `loss.data[0]` and uses none of the 0.4 idioms (`.item()`,
+`no_grad`, `inference_mode`) nor tests the version. A file that says nothing either way (a
+pruning script that only evaluates with volatile inputs) follows its project: 0.3 code when
+some project file reads `.data[0]` and no project file uses a 0.4 idiom."""
+from __future__ import annotations
+
+_NEWER_IDIOMS = (".item()", "no_grad", "inference_mode", "torch.__version__")
+_OLD_SCALAR = ".data[0]"
+
+
+def written_for_torch_03(model) -> bool:
+    """The file (or, when it shows neither, its project) is written for PyTorch 0.3."""
+    text = model.text or ""
+    if any(idiom in text for idiom in _NEWER_IDIOMS):
+        return False
+    if _OLD_SCALAR in text:
+        return True
+    return model.shared("project-written-for-torch-03", _project_written_for_03)
+
+
+def _project_written_for_03(model) -> bool:
+    project = model.project
+    if project is None:
+        return False
+    python = lambda paths: [p for p in paths if p.endswith(".py")]  # noqa: E731
+    if not python(project.files_containing(_OLD_SCALAR)):
+        return False
+    return not any(python(project.files_containing(idiom)) for idiom in _NEWER_IDIOMS)

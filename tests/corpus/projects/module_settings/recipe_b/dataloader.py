@@ -1,0 +1,9 @@
+"""The same loader, whose count a function of the settings module may change at run time."""
+from torch.utils import data
+
+from config import config
+
+
+def get_train_loader(dataset):
+    return data.DataLoader(dataset, batch_size=config.batch_size, num_workers=config.num_workers,
+                           drop_last=True, pin_memory=True)
