@@ -194,7 +194,7 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
     if family is None:
         return UNKNOWN
     models = models_around(reader, model)
-    if any(may_set(m, attr, ctx if m is reader else None, order) for m in models):
+    if any(may_set(m, attr, ctx if m is reader else None, order) for m in models if _may_reach(m, reader, model)):
         return UNKNOWN
     answers: List[Literals] = []
     override: Optional[Literals] = None
@@ -358,6 +358,20 @@ def models_around(reader, model) -> List[object]:
             if all(other is not m for m in out):
                 out.append(other)
     return out
+
+
+def _may_reach(other, reader, model) -> bool:
+    """``other`` can touch the parse result: it is the file that reads it or builds its parser,
+    or one of them imports it or is imported by it. Another script that only imports the same
+    package sets attributes of its own namespace, in its own process."""
+    if other is reader or other is model:
+        return True
+    project = getattr(model, "project", None)
+    path = getattr(other, "real_path", None)
+    if project is None or path is None:
+        return True
+    return any(p is not None and project.imports_either_way(path, p)
+               for p in (getattr(reader, "real_path", None), getattr(model, "real_path", None)))
 
 
 def may_set(model, attr: str, ctx: Optional[Context] = None, order: Optional[float] = None) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -44,6 +44,8 @@ class FunctionInfo:
     # The assignments, `for` loops and comprehension clauses of its own body (not of nested
     # defs or lambdas), in walk order: what names derive from what (rules' name flows).
     binders: List[cst.CSTNode] = field(default_factory=list)
+    # The parameters it computes a loss for when handed them (model/target_arms.py; lazy).
+    target_params: Optional[FrozenSet[str]] = None
 
     @property
     def receiver_params(self) -> int:

@@ -39,6 +39,7 @@ from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
 from advisor.model.loaders import loader_calls
 from advisor.model.configurable import configured_argument
+from advisor.model.short_loops import short_probe
 from advisor.model.self_tests import self_test_nodes
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow, main_block
@@ -721,6 +722,8 @@ class FileModel:
                 return None
             if self.guards.gated(ctx, ranks) or loop.env_step or (ctx.loop is not None and ctx.loop.env_step):
                 return Heat.GATED  # RL loops need host values per environment step anyway
+            if short_probe(self, loop):
+                return Heat.GATED  # a learning-rate finder's hundred steps, run once
             if ctx.no_grad and ctx.loop is not loop:
                 return Heat.GATED  # an evaluation loop nested in the training loop
             if loop.function is None and self.self_test(ctx):

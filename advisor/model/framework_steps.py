@@ -18,6 +18,7 @@ from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
 from advisor.model.literals import literal_values
 from advisor.model.names import dotted_name
+from advisor.model.target_arms import no_target_arm
 from advisor.model.instances import INSTANCES
 from advisor.model.value_flow import argument, parameter_default
 from advisor.project.layout import vendored
@@ -651,7 +652,12 @@ def _handed_on(owner, site, name: str, depth: int, singleton: bool = False):
         if found is _UNDECIDED:
             return _UNDECIDED
         values.append(found)
-    return values[0] if all(v == values[0] for v in values) else _UNDECIDED
+    if all(v == values[0] for v in values):
+        return values[0]
+    if singleton and not any(v is None or v is True or v is False for v in values):
+        # `data_type="real"` here, `data_type="cycle"` there: none of them is None
+        return _SOMETHING
+    return _UNDECIDED
 
 
 # A value known not to be None, True or False (what an `is` test against them sees).
@@ -887,7 +893,8 @@ def inference_branch(ctx: Context) -> bool:
     not self.use_dynamic_ntk:`, and its `elif` arms), or under a test of the mode the
     inference settings pick (`if self.config["inference"]["type"] == "beam_search":`), or under
     a test that a forward was handed a generation's key-value cache (`if past_key_values is not
-    None and input_ids.shape[1] == 1:`)."""
+    None and input_ids.shape[1] == 1:`), or in an arm a forward takes only without the targets
+    it computes its loss from (`model/target_arms.py`)."""
     current: Optional[Context] = ctx
     while current is not None:
         guard = current.guard
@@ -905,6 +912,8 @@ def inference_branch(ctx: Context) -> bool:
                     return True
                 if positive and (_inference_mode_test(test) or _cached_decoding_test(test)):
                     return True
+            if no_target_arm(guard, current.function):
+                return True  # `if target is None or return_preds:` of a forward that trains with targets
         current = current.outer
     return False
 

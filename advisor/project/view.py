@@ -830,6 +830,19 @@ class ProjectView:
         near.discard(path)
         return near
 
+    def imports_either_way(self, a: str, b: str) -> bool:
+        """One of the two files imports the other (through a package `__init__.py` on the
+        importer's side too): unlike `_near`, two scripts that merely import the same package
+        are not linked, and cannot reach each other's objects."""
+        a, b = _key(a), _key(b)
+        return self._imports_through(a, b) or self._imports_through(b, a)
+
+    def _imports_through(self, importer: str, imported: str) -> bool:
+        direct = self._imports_of(importer)
+        if imported in direct:
+            return True
+        return any(os.path.basename(n) == "__init__.py" and imported in self._imports_of(n) for n in direct)
+
     def related_models(self, path: str, hops: int = 2, limit: int = 32) -> List[object]:
         """The project files within ``hops`` imports of a file, either way, read (nearest
         first, at most ``limit``): where the loops that consume its values may be."""

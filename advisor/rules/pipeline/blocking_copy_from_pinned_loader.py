@@ -8,6 +8,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.facts import bound_element
 from advisor.model.datasets import token_id_batches
 from advisor.model.guards import single_pass
+from advisor.model.short_loops import short_probe
 from advisor.model.file_model import call_argument
 from advisor.model.names import dotted_name, root_name
 from advisor.model.subtree import contains
@@ -255,7 +256,9 @@ class BlockingCopyFromPinnedLoader(Rule):
         engine runs over pinned loaders is reported at its call when it gets no
         `non_blocking=True` and no `prepare_batch` of the user's: ignite's default
         `prepare_batch` then makes each copy with `non_blocking=False`. A loop whose body ends
-        with a `break` nothing skips copies one batch: information. So is a copy in an
+        with a `break` nothing skips copies one batch: information. So is a copy in a probe
+        of a few batches run once beside the training (a learning-rate finder whose `enumerate`
+        counter breaks out after at most 200 rounds, in a file whose training loop runs on). So is a copy in an
         evaluation pass (a loop in a function that does not train, short or whole) that the
         training loop runs every few steps or once per epoch (also one written inline in the
         epoch loop beside the training pass, or a copy under a test that holds every few steps,
@@ -360,6 +363,15 @@ class BlockingCopyFromPinnedLoader(Rule):
                     call,
                     "copy of a pinned batch without `non_blocking=True` (one batch: the loop is left "
                     "after its first pass)",
+                    severity=Severity.INFO,
+                    fix=fix,
+                )
+                continue
+            if all(short_probe(owner, loop) for owner, loop in loops):
+                yield self.report(
+                    call,
+                    "copy of a pinned batch without `non_blocking=True` (a probe of a few batches "
+                    "run once, such as a learning-rate finder, not the training run)",
                     severity=Severity.INFO,
                     fix=fix,
                 )

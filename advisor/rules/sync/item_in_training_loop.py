@@ -30,7 +30,9 @@ class ItemInTrainingLoop(Rule):
         or through a function it calls), or in the forward path of a model the call graph does
         not see trained (built from a registry or a config name, handed to a `Trainer`): the
         `forward` of an `nn.Module` or Hugging Face model class and the project functions it
-        calls, with gradients on and outside `if not self.training:`. That is a warning when the
+        calls, with gradients on and outside `if not self.training:` (and outside the arms it
+        takes only when handed no targets, `if target is None:` beside an `if target is not
+        None:` that computes the loss). That is a warning when the
         forward evidently trains (its class is put in a registry, `@MODEL_REGISTRY.register()`,
         or the forward takes `labels`/`targets`, also qualified as `targets_batch`, or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
@@ -39,7 +41,10 @@ class ItemInTrainingLoop(Rule):
         != capture_step: return` at the top of a hook) or of the steps or time since the last
         run (`if step - last_step < interval: return`) the finding is only informational (a
         rank-0 check alone is not such a condition: on one GPU it holds every step, and on
-        several the other ranks wait for rank 0 at the next collective), and so it is
+        several the other ranks wait for rank 0 at the next collective), and so it is in a
+        probe run once beside the training (a learning-rate finder whose loop breaks out once
+        its `enumerate` counter reaches at most 200, in a file whose training loop runs on; a
+        benchmark whose every loop stops early measures those steps and keeps its warnings), and so it is
         for an `.item()` under `if isinstance(v, torch.Tensor):` (or `if type(v) == torch.Tensor:`) on a value not known to be a
         tensor (a metric logger converting whatever its callers hand it). An Ignite
         `create_supervised_trainer(..., device=<cuda>)` run in the file and given no

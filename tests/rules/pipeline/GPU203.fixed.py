@@ -752,3 +752,39 @@ def main(dataset, model, eval_model, epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: the copies of a learning-rate finder's hundred steps are info; those of the training beside it are not
+import torch
+from torch.utils.data import DataLoader
+
+
+def record_lr(model, loader, optimizer, num_it=100):
+    losses = []
+    for batch_idx, (images, targets) in enumerate(loader):
+        images = images.cuda(non_blocking=True)  # expect: GPU203 info
+        loss = model(images, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
+        if batch_idx + 1 == num_it:
+            break
+    return losses
+
+
+def fit_one_epoch(model, loader, optimizer):
+    for images, targets in loader:
+        images = images.cuda(non_blocking=True)  # expect: GPU203
+        loss = model(images, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def main(args, model, dataset, optimizer):
+    loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
+    if args.find_lr:
+        record_lr(model, loader, optimizer)
+        return
+    for epoch in range(args.epochs):
+        fit_one_epoch(model, loader, optimizer)

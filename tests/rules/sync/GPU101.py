@@ -3358,3 +3358,147 @@ def train(model, loader, optimizer, loss_weights):
         optimizer.zero_grad()
         total_loss.backward()
         optimizer.step()
+
+# %% invalid: a loss's unlabelled arm, which no call takes (two passes name their data differently), stays silent; the labelled arm reads every step
+import torch
+import torch.nn as nn
+
+
+class SimilarityLoss(nn.Module):
+    def forward(self, y_hat, y, label=None):
+        logs = []
+        for i in range(y.shape[0]):
+            score = y_hat[i].dot(y[i])
+            if label is None:
+                logs.append({"score": float(score)})
+            else:
+                logs.append({f"score_{label}": float(score)})  # expect: GPU101
+        return (1 - nn.functional.cosine_similarity(y_hat, y)).mean(), logs
+
+
+class Coach:
+    def __init__(self, net):
+        self.net = net.cuda()
+        self.sim_loss = SimilarityLoss().cuda().eval()
+        self.optimizer = torch.optim.Adam(self.net.parameters())
+
+    def calc_loss(self, x, y_hat, data_type="real"):
+        loss, logs = self.sim_loss(y_hat, x, label=data_type)
+        return loss, logs
+
+    def train(self, loader):
+        for x in loader:
+            x = x.cuda()
+            loss, logs = self.calc_loss(x, self.net(x), data_type="real")
+            loss.backward()
+            cycle_loss, cycle_logs = self.calc_loss(x, self.net(self.net(x)), data_type="cycle")
+            cycle_loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+# %% invalid: the same loss where one pass names no label
+import torch
+import torch.nn as nn
+
+
+class SimilarityLoss(nn.Module):
+    def forward(self, y_hat, y, label=None):
+        logs = []
+        for i in range(y.shape[0]):
+            score = y_hat[i].dot(y[i])
+            if label is None:
+                logs.append({"score": float(score)})  # expect: GPU101
+            else:
+                logs.append({f"score_{label}": float(score)})  # expect: GPU101
+        return (1 - nn.functional.cosine_similarity(y_hat, y)).mean(), logs
+
+
+class Coach:
+    def __init__(self, net):
+        self.net = net.cuda()
+        self.sim_loss = SimilarityLoss().cuda().eval()
+        self.optimizer = torch.optim.Adam(self.net.parameters())
+
+    def calc_loss(self, x, y_hat, data_type=None):
+        loss, logs = self.sim_loss(y_hat, x, label=data_type)
+        return loss, logs
+
+    def train(self, loader):
+        for x in loader:
+            x = x.cuda()
+            loss, logs = self.calc_loss(x, self.net(x))
+            loss.backward()
+            cycle_loss, cycle_logs = self.calc_loss(x, self.net(self.net(x)), data_type="cycle")
+            cycle_loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+# %% invalid: a learning-rate finder's hundred steps, run once before the training it sits beside, are info; the training loop's read is not
+import torch
+
+
+def record_lr(model, loader, optimizer, num_it=100):
+    losses = []
+    for batch_idx, (images, targets) in enumerate(loader):
+        loss = model(images.cuda(), targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())  # expect: GPU101 info
+        if batch_idx + 1 == num_it:
+            break
+    return losses
+
+
+def fit_one_epoch(model, loader, optimizer):
+    total = 0.0
+    for images, targets in loader:
+        loss = model(images.cuda(), targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()  # expect: GPU101
+    return total
+
+
+def main(args, model, loader, optimizer):
+    if args.find_lr:
+        print(record_lr(model, loader, optimizer))
+        return
+    for epoch in range(args.epochs):
+        fit_one_epoch(model, loader, optimizer)
+
+# %% invalid: the same finder run for thousands of steps is a training run of its own
+import torch
+
+
+def record_lr(model, loader, optimizer, num_it=5000):
+    losses = []
+    for batch_idx, (images, targets) in enumerate(loader):
+        loss = model(images.cuda(), targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())  # expect: GPU101
+        if batch_idx + 1 == num_it:
+            break
+    return losses
+
+
+def fit_one_epoch(model, loader, optimizer):
+    total = 0.0
+    for images, targets in loader:
+        loss = model(images.cuda(), targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()  # expect: GPU101
+    return total
+
+
+def main(args, model, loader, optimizer):
+    if args.find_lr:
+        print(record_lr(model, loader, optimizer))
+        return
+    for epoch in range(args.epochs):
+        fit_one_epoch(model, loader, optimizer)

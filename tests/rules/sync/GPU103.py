@@ -928,3 +928,62 @@ def train(args, model, loader, opt):
         loss.backward()
         opt.step()
         sample(args, steps, model, x.cuda())
+
+# %% valid: predictions decoded on the host only when a forward that trains from its targets is handed none
+import torch
+import torch.nn as nn
+import models
+
+
+class Detector(nn.Module):
+    def __init__(self, backbone, postprocessor):
+        super().__init__()
+        self.backbone = backbone
+        self.postprocessor = postprocessor
+
+    def forward(self, x, target=None, return_preds=False):
+        logits = self.backbone(x)
+        out = {}
+        if target is None or return_preds:
+            out["preds"] = self.postprocessor(torch.sigmoid(logits).detach().cpu().numpy())
+        if target is not None:
+            out["loss"] = self.compute_loss(logits, target)
+        return out
+
+    def compute_loss(self, logits, target):
+        return nn.functional.binary_cross_entropy_with_logits(logits, target)
+
+
+def train(args, loader, optimizer):
+    model = models.__dict__[args.arch](pretrained=True).cuda()
+    for images, targets in loader:
+        loss = model(images.cuda(), targets.cuda())["loss"]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a forward's optional mask, filled on the host when the caller passes none, is no target (info, as any arm of a test of its own parameters a factory-built model's forward takes)
+import torch
+import torch.nn as nn
+import models
+
+
+class Detector(nn.Module):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+
+    def forward(self, x, mask=None):
+        logits = self.backbone(x)
+        if mask is None:
+            mask = (logits > 0).cpu().numpy()  # expect: GPU103 info
+        return logits * torch.from_numpy(mask).to(x.device)
+
+
+def train(args, loader, optimizer):
+    model = models.__dict__[args.arch](pretrained=True).cuda()
+    for images, targets in loader:
+        loss = nn.functional.mse_loss(model(images.cuda()), targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

@@ -1,0 +1,1 @@
+from pkg.nets import build_net
