@@ -1330,13 +1330,17 @@ def _scaler_steps(func: cst.BaseExpression, node: cst.Call) -> bool:
 
 def _held_name(receiver: cst.Subscript) -> str:
     """What names the item of `optimizers[i]` (the container's last name part) or of
-    `parts["optimizer_D"]` (the string key): "" when neither says."""
+    `parts["optimizer_D"]` (the string key; `self.optimizers["policy"]`, a dict of optimizers by
+    network, is named by its container): "" when neither says."""
+    container = (dotted_name(receiver.value) or "").rsplit(".", 1)[-1]
     index = receiver.slice[0].slice if len(receiver.slice) == 1 else None
     if type(index) is cst.Index and type(index.value) is cst.SimpleString:
         key = index.value.evaluated_value
-        if isinstance(key, str) and "sched" not in key.lower():
+        if isinstance(key, str) and "sched" in key.lower():
+            return ""
+        if isinstance(key, str) and not _OPTIMIZER_NAME.search(container):
             return key
-    return (dotted_name(receiver.value) or "").rsplit(".", 1)[-1]
+    return container
 
 
 def _only_printed(site: CallSite) -> bool:

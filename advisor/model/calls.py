@@ -23,6 +23,7 @@ from advisor.model import open_questions
 from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
 from advisor.model.handed_names import handed_sites
 from advisor.model.instances import instances_of
+from advisor.model.named_methods import method_family
 from advisor.model.names import DDP_WRAPPERS, dotted_name, last_segment
 from advisor.model.vocabulary import OPTIMIZER_NAME
 
@@ -34,6 +35,18 @@ Caller = Tuple[object, CallSite]
 # class is nn.Module's, whatever class of the file also defines a `train`.
 _MODULE_METHODS = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float", "parameters", "state_dict",
                              "load_state_dict", "zero_grad", "apply", "modules", "requires_grad_"})
+# Methods with an underscore that torch, its loggers and common libraries define: a call of
+# one on an untyped object is most likely theirs, whatever the project also defines.
+_LIBRARY_METHODS = frozenset({
+    "state_dict", "load_state_dict", "zero_grad", "requires_grad_", "named_parameters", "named_modules",
+    "named_children", "named_buffers", "register_buffer", "register_parameter", "register_forward_hook",
+    "register_hook", "set_epoch", "get_last_lr", "get_lr", "add_scalar", "add_scalars", "add_image",
+    "add_images", "add_histogram", "add_figure", "add_text", "add_graph", "add_param_group", "log_metrics",
+    "log_dict", "log_image", "log_images", "set_description", "set_postfix", "set_postfix_str",
+    "save_pretrained", "from_pretrained", "push_to_hub", "add_argument", "parse_args", "parse_known_args",
+    "add_module", "set_grad_enabled", "clip_grad_norm_", "unscale_", "get_scale", "wait_for_everyone",
+    "gather_for_metrics", "reduce_mean", "all_reduce", "all_gather", "is_main_process", "print_log",
+})
 _MODEL_RECEIVER = re.compile(r"(^|_)(model|u?net|network|module|encoder|decoder|backbone|classifier|generator|discriminator|vae|transformer)s?$", re.IGNORECASE)
 _INSTANCE_CALL = ("forward", "__call__")
 _AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
@@ -497,8 +510,21 @@ class CallGraph:
             if built:
                 return built
             local = model.resolve(f".{site.method}")
-            return [(model, local)] if local is not None else []
+            if local is not None:
+                return [(model, local)]
+            return self._method_family(site)
         return self._instance_calls_of(func, site)
+
+    def _method_family(self, site: CallSite) -> List[Target]:
+        """`model.train_on_batch(batch)` where `model` is an algorithm a factory built from a
+        registry: nothing types the receiver, but every project method of that name near the file
+        is a base class's and its overrides' (`named_methods.method_family`). Only for names a
+        library object is unlikely to share: with an underscore inside, not a torch or logging
+        method's."""
+        name = site.method
+        if name is None or name.startswith("_") or "_" not in name or name in _LIBRARY_METHODS:
+            return []
+        return method_family(self.model, name)
 
     def _built_by_name(self, site: CallSite) -> List[Target]:
         """`model.optimize_parameters(i)` where `model = create_model(opt)`, a project factory

@@ -151,6 +151,13 @@ class ParsedArgs(Question[ParserSet]):
 PARSED_ARGS = ParsedArgs()
 
 
+def is_parse_result(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is an `argparse` parse result: the run's options
+    (`torch.save(args, "training_args.bin")` saves a few hundred bytes, not a checkpoint)."""
+    parsers, exhaustive = model.values.ask(PARSED_ARGS, expr, ctx, order)
+    return bool(parsers) and exhaustive
+
+
 def _project_function(flow: ValueFlow, qual: str) -> bool:
     """``qual`` names a function of another module of the project: the follower reads what it
     returns."""

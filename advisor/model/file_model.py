@@ -608,15 +608,20 @@ class FileModel:
                     _fixed_rounds(child) and child.own_step and not child.children for child in loop.children))
                 or (
                     not any(self._has_nested_training_loop(child) for child in loop.children)
-                    and not any(
-                        owner.has_training_loop(target)
-                        for site in loop.sites
-                        for owner, target in self.calls.targets(site)
-                    )
+                    and not any(self._runs_training_loops(site) for site in loop.sites)
                 )
             )
             self._loop_hot[id(loop)] = known
         return known
+
+    def _runs_training_loops(self, site) -> bool:
+        """The call runs a training loop of its own. A call with several possible targets (an
+        algorithm's `train_on_batch`, one per class of a family) does when all of them do: one
+        class that updates its critics in a loop leaves the others one update per call."""
+        targets = self.calls.targets(site)
+        if len(targets) > 1:
+            return all(owner.has_training_loop(target) for owner, target in targets)
+        return any(owner.has_training_loop(target) for owner, target in targets)
 
     def _steps_through_helper(self, loop: LoopInfo) -> bool:
         """The loop's own body calls a function of the project that steps an optimizer outside
@@ -940,7 +945,7 @@ class FileModel:
 
     def kinds(self, expr: cst.BaseExpression, ctx: Context, order: int, depth: int = 0) -> Dict[str, bool]:
         """What an expression holds: {"dataloader", "dist_sampler", "dist_loader", "ddp",
-        "scaler", "optimizer", "adaptive_optimizer", "module"} mapped to whether it holds it on every
+        "scaler", "optimizer", "adaptive_optimizer", "module", "tensor_dataset"} mapped to whether it holds it on every
         path."""
         return self.values.ask(KINDS, expr, ctx, order)
 

@@ -1,5 +1,5 @@
 """What kind of object a value is: a DataLoader, a DistributedSampler, a DDP wrapper, a
-GradScaler, an optimizer (and whether it is an adaptive one, such as Adam), a torch.nn module;
+GradScaler, a `TensorDataset` (samples already in memory), an optimizer (and whether it is an adaptive one, such as Adam), a torch.nn module;
 and whether it is one on every path.
 
 An answer maps each kind to whether every path holds it (a kind some path lacks, or reached
@@ -82,6 +82,8 @@ class Kinds(Question[KindMap]):
             return kinds
         if qual == DISTRIBUTED_SAMPLER:
             return {"dist_sampler": True}
+        if qual.startswith("torch.utils.data.") and qual.endswith(".TensorDataset"):
+            return {"tensor_dataset": True}
         if qual in DDP_WRAPPERS:
             return {"ddp": True}
         if qual == GRAD_SCALER or qual in LIBRARY_LOSS_SCALERS:

@@ -17,6 +17,7 @@ from advisor.model.mentions import mentions
 from advisor.model.guards import every_call_path
 from advisor.model.framework_steps import untaken_by
 from advisor.model.file_model import call_argument
+from advisor.model.cli_options import is_parse_result
 
 
 _MAIN_ONLY_DECORATOR = re.compile(r"rank_zero|rank0|main_process|master_only|main_only", re.IGNORECASE)
@@ -128,7 +129,8 @@ class CheckpointSavedOnEveryRank(Rule):
         on a value only rank 0 is handed (`if self.save_path is None: return`, where only the
         rank-0 branch passes a path). A save whose path names the
         rank (one file per rank, as sharded checkpoints do), one into an in-memory buffer
-        (`torch.save(state, io.BytesIO())`: no file), and one that runs only in a run of
+        (`torch.save(state, io.BytesIO())`: no file), one of the run's parsed options (`torch.save(args,
+        "run_args.bin")`: a few hundred bytes, no checkpoint), and one that runs only in a run of
         one process (after `if dist.get_world_size() != 1: raise ...`, under `if world_size
         == 1:`, or in the `else` of the test whose true arm calls `init_process_group`, written
         the same way: `if parallel == True:`), are left alone. A function `mp.spawn` runs has a
@@ -177,6 +179,9 @@ class CheckpointSavedOnEveryRank(Rule):
                 continue  # one file per rank
             if _in_memory(model, site):
                 continue  # `torch.save(state, io.BytesIO())`: a copy in memory, no file
+            saved = call_argument(site.node, "obj", 0)
+            if saved is not None and is_parse_result(model, saved.value, site.ctx, site.order):
+                continue  # `torch.save(args, "run_args.bin")`: the options, a few hundred bytes
             info = site.ctx.function
             severity = None
             if info is not None:

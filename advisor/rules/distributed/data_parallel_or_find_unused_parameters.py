@@ -9,7 +9,7 @@ from advisor.model import CallSite, FileModel
 from advisor.model.visible_devices import pinned_device_count
 from advisor.model.frozen_modules import frozen_before
 from advisor.model.handed_names import hands_to_training
-from advisor.model.file_model import call_argument, literal_bool
+from advisor.model.file_model import Heat, call_argument, literal_bool
 from advisor.model.calls import constructed_kinds
 from advisor.model.names import dotted_name, last_segment
 from advisor.rules.base import Report, Rule
@@ -275,7 +275,8 @@ class DataParallelOrFindUnused(Rule):
         target = site.assigned_to
         if info is None or info.node.name.value == "__init__" or target is None or "." in target:
             return False
-        if model.trains(info) or model.has_training_loop(info) or model.heat_of(info) is not None:
+        # An evaluation the training loop runs every few hundred steps (GATED) is still one.
+        if model.trains(info) or model.has_training_loop(info) or model.heat_of(info) is Heat.HOT:
             return False
         return not any(target in iter_names(value) for value in info.returns)
 

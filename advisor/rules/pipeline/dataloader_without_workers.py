@@ -62,6 +62,8 @@ def _in_memory_dataset(model: FileModel, site: CallSite) -> bool:
     if tensor_datasets(model, site):
         return True
     arg = call_argument(site.node, "dataset", 0)
+    if arg is not None and model.kinds(arg.value, site.ctx, site.order).get("tensor_dataset"):
+        return True  # handed in as a parameter: `train(args, train_dataset, ...)`
     return arg is not None and (
         holds_in_memory(model, arg.value, site.ctx, site.order)
         or prepared_hf_table(model, arg.value, site.ctx, site.order)
@@ -150,7 +152,8 @@ class DataLoaderWithoutWorkers(Rule):
         device. Loaders named for validation or testing (a `val_loader` that shuffles to show
         random samples too; a loader named by its dataset alone stops counting as one with
         `shuffle=True`), in-memory `TensorDataset`s (also one a
-        helper of the project builds and returns) and
+        helper of the project builds and returns, and one handed in as a parameter by every
+        caller: `train(args, train_dataset, model)`) and
         dataset classes of the project that hold their samples the same way (a `__getitem__`
         that only indexes lists or tensors its `__init__` built, calling nothing, also inherited
         through a subclass or picked from a dict of classes), `transformers`' datasets that

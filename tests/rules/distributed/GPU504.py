@@ -675,3 +675,26 @@ def train(gpu, opt, output_dir):
 
 def main(opt):
     train(opt.gpu, opt, "out")
+
+# %% invalid: the run's parsed options saved beside the checkpoint on every rank are a few hundred bytes; the checkpoint itself is reported
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--output_dir", default="runs")
+parser.add_argument("--local_rank", type=int, default=-1)
+
+
+def main():
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2).cuda(), device_ids=[args.local_rank])
+    torch.save(args, os.path.join(args.output_dir, "run_args.bin"))
+    torch.save(model.module.state_dict(), os.path.join(args.output_dir, "model.pt"))  # expect: GPU504
+
+
+if __name__ == "__main__":
+    main()

@@ -653,3 +653,28 @@ def train(args, loss_net, loader):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: an evaluation that wraps its model in DataParallel, run every few hundred steps, is info; the training wrap is not
+import torch
+
+
+def evaluate(args, model, eval_loader):
+    if args.n_gpu > 1 and not isinstance(model, torch.nn.DataParallel):
+        model = torch.nn.DataParallel(model)  # expect: GPU505 info
+    model.eval()
+    total = 0.0
+    for batch in eval_loader:
+        total += model(batch.cuda()).sum().detach()
+    return total
+
+
+def train(args, model, train_loader, eval_loader, optimizer):
+    if args.n_gpu > 1:
+        model = torch.nn.DataParallel(model)  # expect: GPU505
+    for step, batch in enumerate(train_loader):
+        loss = model(batch.cuda()).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if step % args.eval_steps == 0:
+            evaluate(args, model, eval_loader)

@@ -1219,3 +1219,30 @@ for input_ids, labels in loader:
     loss = model(input_ids.to("cuda"), labels.to("cuda"))
     loss.backward()
     optimizer.step()
+
+# %% valid: a TensorDataset of cached features built by a helper and handed to the training function
+import torch
+from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+
+
+def train(args, train_dataset, model, optimizer):
+    sampler = RandomSampler(train_dataset)
+    loader = DataLoader(train_dataset, sampler=sampler, batch_size=args.batch_size)
+    for epoch in range(args.epochs):
+        for input_ids, labels in loader:
+            loss = model(input_ids.cuda(), labels=labels.cuda())[0]
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+def load_and_cache_examples(args, tokenizer, evaluate=False):
+    features = torch.load(args.cached_features_file)
+    all_input_ids = torch.tensor([f.input_ids for f in features], dtype=torch.long)
+    all_labels = torch.tensor([f.label for f in features], dtype=torch.long)
+    return TensorDataset(all_input_ids, all_labels)
+
+
+def main(args, tokenizer, model, optimizer):
+    train_dataset = load_and_cache_examples(args, tokenizer, evaluate=False)
+    train(args, train_dataset, model.cuda(), optimizer)

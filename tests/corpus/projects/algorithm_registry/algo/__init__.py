@@ -1,0 +1,3 @@
+from algo.base import Algo, algo_factory, register_algo
+from algo.bc import BC
+from algo.cql import CQL
