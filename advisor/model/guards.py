@@ -1103,6 +1103,13 @@ class GuardKinds:
                     found = (self._passed_periodic(reach.parameter, name, depth), found[1])
                 if not found[1] and self._set_for_one_rank(reach.assignments, depth):
                     found = (found[0], True)
+                if not found[1] and not reach.assignments and "." in name and not name.startswith(("self.", "cls.")):
+                    # `if args.save_logs:` in a helper handed the options, where `main()` set
+                    # `args.save_logs = args.logs and is_master(args)`: every store of that
+                    # attribute in the file is a rank test.
+                    stores = _plain_stores(model).get(name.rsplit(".", 1)[-1], [])
+                    if stores and self._set_for_one_rank(stores, depth):
+                        found = (found[0], True)
                 if not found[1] and self.main_process_object(name, ctx, order, depth):
                     found = (found[0], True)
             modulo, rank = modulo or found[0], rank or found[1]
@@ -1930,6 +1937,19 @@ class GuardKinds:
                 return True
             current = current.outer
         return False
+
+
+def _plain_stores(model) -> Dict[str, list]:
+    """The file's stores of an attribute of something other than `self`, by attribute name
+    (`args.save_logs = ...` in `main()`), for reads of that attribute through a parameter."""
+    def index(m):
+        out: Dict[str, list] = {}
+        for (_, target), found in m.facts.assignments.items():
+            parts = target.split(".")
+            if len(parts) == 2 and parts[0] not in ("self", "cls"):
+                out.setdefault(parts[1], []).extend(a for a in found if a.index is None and not a.augmented)
+        return out
+    return model.shared("plain-attribute-stores", index)
 
 
 # Attributes a test reads that are states of the run, not options someone turns on.

@@ -124,7 +124,8 @@ class CheckpointSavedOnEveryRank(Rule):
         `if self.local_rank == 0:` is guarded. Nor when the saving function returns early
         off rank 0 (`if rank != 0: return`) or carries a `@rank_zero_only`-style decorator; an `if gpu == 0:` around the save in an
         `mp.spawn` worker also counts, and so does a flag bound to a rank test (`args.save_logs =
-        args.logs and is_master(args)`, then `if args.save_logs:`; `default_gpu = True` set only
+        args.logs and is_master(args)`, then `if args.save_logs:`, also in a helper handed
+        `args` when every store of that attribute in the file is such a test; `default_gpu = True` set only
         under `if rank == 0:` or in the single-process `else` of `if args.local_rank != -1:`), and so does an early return
         on a value only rank 0 is handed (`if self.save_path is None: return`, where only the
         rank-0 branch passes a path). A save whose path names the

@@ -698,3 +698,64 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+# %% valid: a helper that saves under an option `main()` sets from a rank test
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def is_master(args):
+    return args.rank == 0
+
+
+def save_checkpoint(args, model, epoch):
+    if args.save_logs:
+        torch.save({"epoch": epoch, "state_dict": model.module.state_dict()}, os.path.join(args.logs, f"epoch_{epoch}.pt"))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--logs", default="./logs")
+    parser.add_argument("--epochs", type=int, default=10)
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    args.rank = dist.get_rank()
+    args.save_logs = args.logs and args.logs.lower() != "none" and is_master(args)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2).cuda())
+    for epoch in range(args.epochs):
+        save_checkpoint(args, model, epoch)
+
+
+if __name__ == "__main__":
+    main()
+
+# %% invalid: the same helper where the option is set on every rank
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def save_checkpoint(args, model, epoch):
+    if args.save_logs:
+        torch.save({"epoch": epoch, "state_dict": model.module.state_dict()}, os.path.join(args.logs, f"epoch_{epoch}.pt"))  # expect: GPU504
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--logs", default="./logs")
+    parser.add_argument("--epochs", type=int, default=10)
+    args = parser.parse_args()
+    dist.init_process_group("nccl")
+    args.save_logs = args.logs and args.logs.lower() != "none"
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 2).cuda())
+    for epoch in range(args.epochs):
+        save_checkpoint(args, model, epoch)
+
+
+if __name__ == "__main__":
+    main()
