@@ -194,6 +194,9 @@ class Tensor(Question[str]):
     def _call(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int) -> Optional[str]:
         model = flow.model
         func = call.func
+        if type(func) is cst.Attribute and func.attr.value == "apply" and any(
+                info.node.name.value == "forward" for _, info in model.calls.targets_of_expression(call, ctx, order)):
+            return TENSOR  # `AllReduce.apply(acc)`: a project autograd Function hands back tensors
         qual = model.imports.qualify(func)
         if qual is not None:
             if qual.startswith("torch.nn.functional._"):
