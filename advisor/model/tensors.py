@@ -688,6 +688,7 @@ class HostTensor(Question[bool]):
     key = "host-tensor"
     unknown = False
     placement = True
+    skips_switched_off = True
     self_edge = True  # `count += (labels != -100).sum()` of host values stays on the host
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:

@@ -54,6 +54,9 @@ class Question(Generic[A]):
     # Bindings made in code no run reaches (a branch of a string setting no construction
     # passes: guards.GuardKinds.dead) are left out of the answer.
     skips_dead = False
+    # A binding under a flag no run turns on gives nothing either (`cql_alpha_loss =
+    # torch.FloatTensor([0.0])`, then a device value only under `if self.with_lagrange:`).
+    skips_switched_off = False
     # Where a value lives (host or device) rather than what it is: the calls of a module's
     # `if __name__ == "__main__":` demo do not speak for the callers of the modules that import it.
     placement = False
@@ -210,6 +213,9 @@ class ValueFlow:
         if question.skips_dead and len(assignments) + (reach.parameter is not None) > 1:
             live = [a for a in assignments if not self.model.guards.dead(a.ctx)]
             assignments = live if live or reach.parameter is not None else assignments
+        if question.skips_switched_off and len(assignments) > 1:
+            on = [a for a in assignments if self.model.guards.switched_off(a.ctx) is None]
+            assignments = on or assignments
         answers: List[A] = [self.assigned(question, a, index) for a in assignments]
         if reach.parameter is not None:
             answers.append(self.passed(question, reach.parameter, name, index))

@@ -3535,3 +3535,75 @@ def run_one_epoch(encoder, heads, optimizers, loader, device):
             loss.backward()
         [opt.step() for opt in optimizers]
         [opt.zero_grad() for opt in optimizers]
+
+# %% invalid: a host placeholder that becomes a device loss only under a switch no run turns on is read for nothing; the losses computed every step are not
+import argparse
+
+import torch
+
+
+class CQLAgent:
+    def __init__(self, critic, optimizer, device, with_lagrange=False):
+        self.critic, self.optimizer, self.device = critic, optimizer, device
+        self.with_lagrange = with_lagrange
+        self.log_alpha = torch.zeros(1, requires_grad=True, device=device)
+
+    def learn(self, states, targets):
+        critic_loss = torch.nn.functional.mse_loss(self.critic(states), targets)
+        alpha_loss = torch.FloatTensor([0.0])
+        if self.with_lagrange:
+            alpha_loss = -self.log_alpha.exp() * critic_loss.detach()
+        self.optimizer.zero_grad()
+        critic_loss.backward()
+        self.optimizer.step()
+        critic_value = critic_loss.item()  # expect: GPU101
+        alpha_value = alpha_loss.item()
+        return critic_value, alpha_value
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=1000)
+    config = parser.parse_args()
+    device = torch.device("cuda")
+    critic = torch.nn.Linear(8, 1).to(device)
+    agent = CQLAgent(critic, torch.optim.Adam(critic.parameters()), device)
+    for step in range(config.steps):
+        states, targets = torch.randn(256, 8, device=device), torch.randn(256, 1, device=device)
+        print(agent.learn(states, targets))
+
+# %% invalid: the same placeholder where the run turns the switch on
+import argparse
+
+import torch
+
+
+class CQLAgent:
+    def __init__(self, critic, optimizer, device, with_lagrange=False):
+        self.critic, self.optimizer, self.device = critic, optimizer, device
+        self.with_lagrange = with_lagrange
+        self.log_alpha = torch.zeros(1, requires_grad=True, device=device)
+
+    def learn(self, states, targets):
+        critic_loss = torch.nn.functional.mse_loss(self.critic(states), targets)
+        alpha_loss = torch.FloatTensor([0.0])
+        if self.with_lagrange:
+            alpha_loss = -self.log_alpha.exp() * critic_loss.detach()
+        self.optimizer.zero_grad()
+        critic_loss.backward()
+        self.optimizer.step()
+        critic_value = critic_loss.item()  # expect: GPU101
+        alpha_value = alpha_loss.item()  # expect: GPU101
+        return critic_value, alpha_value
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=1000)
+    config = parser.parse_args()
+    device = torch.device("cuda")
+    critic = torch.nn.Linear(8, 1).to(device)
+    agent = CQLAgent(critic, torch.optim.Adam(critic.parameters()), device, with_lagrange=True)
+    for step in range(config.steps):
+        states, targets = torch.randn(256, 8, device=device), torch.randn(256, 1, device=device)
+        print(agent.learn(states, targets))
