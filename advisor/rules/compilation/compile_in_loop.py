@@ -94,6 +94,8 @@ def _element_of_the_loop(loop, target: cst.BaseExpression) -> bool:
     names = {n.value for n in _target_names(node.target)}
     if type(target) is cst.Name:
         return target.value in names
+    while type(target) is cst.Attribute and type(target.value) is not cst.Name:
+        target = target.value  # `averagers.avgs_dict[k].av_model`: a part of the item the index names
     if type(target) is cst.Subscript and len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index:
         index = target.slice[0].slice.value
         return type(index) is cst.Name and index.value in names
@@ -117,7 +119,8 @@ class CompileInLoop(Rule):
         step, or inside a function that a loop calls, when each run compiles the same object
         again. Compiling once before the loop, at module level, with a `@torch.compile`
         decorator, a fresh model per iteration (a sweep over configurations), or each element of a list of
-        models in turn (`for i in range(len(models)): models[i] = torch.compile(models[i])`) is not
+        models in turn (`for i in range(len(models)): models[i] = torch.compile(models[i])`, also a
+        part of each, `for k in avgs: avgs[k].model = torch.compile(avgs[k].model)`) is not
         reported, nor a call behind a run-once guard such as `if compiled is None:`.
     """
     why = """

@@ -189,3 +189,23 @@ model = build().cuda()
 for epoch in range(10):
     model = torch.compile(model)  # expect: GPU702
     train_one_epoch(model)
+
+# %% valid: the model each weight averager keeps, compiled once per averager before training
+import torch
+
+
+def setup(model, averagers):
+    model = torch.compile(model)
+    if averagers is not None:
+        for k in averagers.avgs_dict:
+            averagers.avgs_dict[k].av_model = torch.compile(averagers.avgs_dict[k].av_model)
+    return model
+
+# %% invalid: one averager's model compiled again on every pass
+import torch
+
+
+def setup(model, averagers, epochs):
+    for epoch in range(epochs):
+        averagers.avgs_dict["ema"].av_model = torch.compile(averagers.avgs_dict["ema"].av_model)  # expect: GPU702
+        train_one_epoch(model, averagers)
