@@ -34,6 +34,8 @@ def _singleton_batch(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
                     return None
                 if last_segment(dotted_name(func)) == "unsqueeze" and len(args) == 2 and _is_zero(args[1].value):
                     return args[0].value  # torch.unsqueeze(x, 0)
+                if method in ("repeat", "expand", "tile") and args and not _leading_one(args):
+                    return None  # `x[None].repeat(n_models, 1, 1)`: the new axis is made n long
                 node = func.value
                 continue
             return None
@@ -47,6 +49,19 @@ def _singleton_batch(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
             node = node.value
             continue
         return None
+
+
+def _leading_one(args) -> bool:
+    """The first size `repeat`/`expand` is given (`repeat(1, 3, 1, 1)`, `repeat([1, 3])`) is 1 (or
+    -1, kept): the leading axis stays one long."""
+    first = args[0].value
+    if type(first) in (cst.List, cst.Tuple):
+        if not first.elements:
+            return False
+        first = first.elements[0].value
+    if type(first) is cst.UnaryOperation and type(first.operator) is cst.Minus and _is_one(first.expression):
+        return True
+    return _is_one(first)
 
 
 def _singleton(model: FileModel, expr: cst.BaseExpression, site: CallSite):
@@ -293,7 +308,9 @@ class PerSampleInference(Rule):
         input with `torch.cat`) and reinforcement-learning loops that step an environment are
         left alone, and so is a loop of a few passes fixed in the code (`for c in range(3):`,
         the channels of one image), and a `for` loop over the pieces a tensor is cut into
-        (`for piece in torch.split(points, n):`: each piece is a batch already). A call whose value is unpacked into a detector's per-image outputs
+        (`for piece in torch.split(points, n):`: each piece is a batch already), and so is a new
+        leading axis repeated to more than one (`x[None].repeat(n_models, 1, 1)`: a copy per
+        model of an ensemble). A call whose value is unpacked into a detector's per-image outputs
         (`scores, labels, boxes = model(...)`, also a few statements later in the same pass:
         `output = model(x)` then `labels, boxes, scores = output`, or boxes decoded from
         `output["hm"]`) is information only: images of different sizes

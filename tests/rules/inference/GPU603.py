@@ -266,3 +266,32 @@ def embed_words(model, sentence, vocab):
     for word in sentence.split():
         vectors.append(model(torch.tensor(vocab[word]).cuda().unsqueeze(0)))  # expect: GPU603
     return vectors
+
+# %% valid: a chunk of states given a leading axis repeated once per model of an ensemble
+import numpy as np
+import torch
+
+
+class EnsembleDynamics:
+    def __init__(self, ensemble_model, network_size=7):
+        self.ensemble_model = ensemble_model
+        self.network_size = network_size
+
+    def predict(self, inputs, batch_size=1024):
+        means = []
+        for i in range(0, inputs.shape[0], batch_size):
+            chunk = torch.from_numpy(inputs[i:min(i + batch_size, inputs.shape[0])]).float().cuda()
+            mean, var = self.ensemble_model(chunk[None, :, :].repeat([self.network_size, 1, 1]))
+            means.append(mean.detach().cpu().numpy())
+        return np.hstack(means)
+
+# %% invalid: one sample at a time, its channels repeated but its batch axis still one long
+import torch
+
+
+def embed(model, images):
+    out = []
+    with torch.no_grad():
+        for img in images:
+            out.append(model(img[None].repeat(1, 3, 1, 1).cuda()))  # expect: GPU603
+    return out
