@@ -13,6 +13,7 @@ from typing import List, Optional
 
 import libcst as cst
 
+from advisor.model import open_questions
 from advisor.model.facts import LoopInfo
 from advisor.model.literals import literal_values
 
@@ -26,9 +27,14 @@ def short_probe(model, loop: Optional[LoopInfo]) -> bool:
     of its function, runs beside a training loop of the file that never breaks out early (a
     benchmark whose every loop stops after a few steps measures those very steps), and its function runs
     once: at module level, or called only from places outside any loop (and called somewhere
-    the analysis sees)."""
+    the analysis sees). Asked for every read in a training loop: answered once per loop."""
     if loop is None or loop.parent is not None:
         return False
+    memo = model.shared("short-probes", lambda m: {})
+    return open_questions.remembered(memo, id(loop), lambda: _short_probe(model, loop), guard=False)
+
+
+def _short_probe(model, loop: LoopInfo) -> bool:
     rounds = bounded_rounds(model, loop)
     if rounds is None or rounds > FEW_ROUNDS:
         return False

@@ -25,6 +25,11 @@ def no_target_arm(guard: Guard, function: Optional[FunctionInfo]) -> bool:
     are flags a caller must ask for) or the `else` of `if target is not None:`."""
     if function is None or guard.exits:
         return False
+    # Asked for every guard around every call site: most functions compute no loss for an
+    # optional parameter, and that answer is kept on the function.
+    trained = target_parameters(function)
+    if not trained:
+        return False
     test = guard.test
     if guard.positive:
         parts = _disjuncts(test)
@@ -40,7 +45,6 @@ def no_target_arm(guard: Guard, function: Optional[FunctionInfo]) -> bool:
         if name is None:
             return False
         targets = [name]
-    trained = target_parameters(function)
     return all(t in trained for t in targets)
 
 
