@@ -6,10 +6,11 @@ import ast
 import bisect
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from advisor import old_syntax
 from advisor.budget import BudgetExceeded, checkpoint, run_bounded
 from advisor.chunked import ChunkCache, ChunkedModule, parse_chunked
 from advisor.collector import collector_paused
@@ -203,11 +204,15 @@ def _applies(rule: Rule, text: str, view, path: Optional[Path]) -> bool:
 def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache], reexports=None):
     """The file's model (with its chunks, for positions), or the FileProblem that stopped it.
     ``reexports``: how its project resolves names re-imported from a library (project/view.py)."""
+    lifted = None
     try:
         chunked = parse_chunked(text, chunks)
         module = chunked.module if chunked is not None else parse_module(text)
     except cst.ParserSyntaxError as exc:
-        return _syntax_problem(text, filename, exc)
+        lifted, chunked = _lifted_module(text), None
+        if lifted is None:
+            return _syntax_problem(text, filename, exc)
+        module = lifted[1]
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to parse")
     except (cst.CSTValidationError, ValueError) as exc:
@@ -219,7 +224,20 @@ def _parse(text: str, filename: str, config: Config, chunks: Optional[ChunkCache
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")
     model.text, model.chunked = text, chunked
+    if lifted is not None:
+        model.lifted_text = lifted[0]
     return model
+
+
+def _lifted_module(text: str) -> Optional[Tuple[str, cst.Module]]:
+    """A Python 2 or 3.6-era file read in today's spelling (old_syntax.py), when that parses."""
+    lifted = old_syntax.lift(text)
+    if lifted is None:
+        return None
+    try:
+        return lifted, parse_module(lifted)
+    except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, RecursionError):
+        return None
 
 
 def _neighbour_builder(config: Config):
@@ -290,12 +308,18 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
             if not reports:
                 return []
         checkpoint()
-        positions = _Positions(model, text, model.chunked)
+        lifted = model.lifted_text
+        positions = _Positions(model, lifted if lifted is not None else text, model.chunked)
         if model.facts.dead_blocks or model.facts.version_gates:
             reports = _outside_dead_blocks(model, reports, positions)
         if model.project is not None and (model.facts.classes or model.facts.functions):
             reports = _unbuilt_classes_lowered(model, reports, positions, config.show_info)
-        return [_finding(r, positions, filename, config.docs_url) for r in reports]
+        findings = [_finding(r, positions, filename, config.docs_url) for r in reports]
+        if lifted is not None:
+            # A fix would write the lifted spelling back into a file its author keeps as it is.
+            for finding in findings:
+                finding.fix = None
+        return findings
     except RecursionError:
         return FileProblem(filename, "skipped: too deeply nested to analyse")
 

@@ -117,6 +117,9 @@ class FileModel:
         self.real_path: Optional[str] = None
         self.text: Optional[str] = None  # the text it was built from (set by the engine)
         self.chunked = None  # its ChunkedModule, for positions (set by the engine)
+        # The text it was parsed from when ``text`` is Python 2 or 3.6-era source read in today's
+        # spelling (advisor/old_syntax.py); positions count in it, and no fix is offered.
+        self.lifted_text: Optional[str] = None
         self.forget_answers()
 
     def forget_answers(self) -> None:
