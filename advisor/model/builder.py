@@ -1015,9 +1015,11 @@ class ModelBuilder(Walker):
             while type(root) is cst.Subscript:
                 root = root.value  # `buf[i][:n] = row` writes into `buf` too
             if dotted_name(root) is not None:
-                record = self.facts.subscript_stores.setdefault((self.ctx.scope, dotted_name(root)), [self._order, set()])
+                record = self.facts.subscript_stores.setdefault((self.ctx.scope, dotted_name(root)), [self._order, set(), True])
                 if self.ctx.loop is not None:
                     record[1].add(id(self.ctx.loop))
+                if record[2] and (type(statement) is cst.AugAssign or not _number(value) or not _fixed_place(target)):
+                    record[2] = False
             if base is not None:
                 # `d[k] += v`: what the item then holds is not `v`.
                 self._record_item_store(base, target, cst.Ellipsis() if type(statement) is cst.AugAssign else value)
@@ -1391,3 +1393,29 @@ def _small_arms(node: cst.If) -> List[cst.IndentedBlock]:
         arms.append(body)
         current = current.orelse if type(current) is cst.If else None
     return arms
+
+
+def _number(value: cst.BaseExpression) -> bool:
+    """A number written in the code (`4`, `-1.0`): what a store of it writes is no host data."""
+    if type(value) is cst.UnaryOperation and type(value.operator) is cst.Minus:
+        value = value.expression
+    return type(value) in (cst.Integer, cst.Float)
+
+
+def _fixed_place(target: cst.Subscript) -> bool:
+    """`attr[:, 0]`: a place written in the code (numbers, whole slices), not one computed from
+    data (`mask[b][gj][gi]`, whose indices the host read from the targets)."""
+    node: cst.BaseExpression = target
+    while type(node) is cst.Subscript:
+        for element in node.slice:
+            part = element.slice
+            if type(part) is cst.Index:
+                if not _number(part.value):
+                    return False
+            elif type(part) is cst.Slice:
+                if any(bound is not None and not _number(bound) for bound in (part.lower, part.upper, part.step)):
+                    return False
+            else:
+                return False
+        node = node.value
+    return True

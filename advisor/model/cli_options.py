@@ -314,6 +314,12 @@ def _options_for(model, attr: str) -> List[Tuple[Optional[str], object]]:
     return [(dest, site) for _, dest, site in found]
 
 
+def defined_options(model) -> Dict[Optional[str], List[Tuple[int, Optional[str], object]]]:
+    """The file's `add_argument` calls by the attribute they set (None: not read), worked out
+    once per file."""
+    return model.shared("add-argument-dests", _dests)
+
+
 def _dests(model) -> Dict[Optional[str], List[Tuple[int, Optional[str], object]]]:
     out: Dict[Optional[str], List[Tuple[int, Optional[str], object]]] = {}
     for position, site in enumerate(model.method_calls("add_argument")):

@@ -283,7 +283,8 @@ class Facts:
     calls_by_callee: Dict[str, List[CallSite]] = field(default_factory=dict)  # same-module callee key
     assignments: Dict[Tuple[str, str], List[Assignment]] = field(default_factory=dict)
     # (scope, name) of `x[k] = v`, `x[i][:n] = v` -> [source order of the first store, ids of the
-    # innermost loops the stores sit in]: each question about it costs O(1), however many stores.
+    # innermost loops the stores sit in, whether every store writes a number written in the code
+    # (`attr[:, 7] = 4`: no host data)]: each question about it costs O(1), however many stores.
     subscript_stores: Dict[Tuple[str, str], List] = field(default_factory=dict)
     item_stores: Dict[str, List[ItemStore]] = field(default_factory=dict)  # dotted name of `x` -> its `x[k] = v`
     formatted: List[FormattedValue] = field(default_factory=list)

@@ -806,10 +806,15 @@ _OPENMMLAB_MODELS = ("mmdet.models.", "mmdet3d.models.", "mmseg.models.", "mmpos
                      "mmrotate.models.", "mmocr.models.", "mmtrack.models.")
 
 
+# Graph libraries' layer bases, themselves modules (`class GINConv(MessagePassing)`).
+_GRAPH_LAYERS = ("torch_geometric.nn.", "dgl.nn.")
+
+
 def _module_base(base: str) -> bool:
     """`torch.nn.Module`, a project base named `...Module`, a Hugging Face model class
-    (`transformers.LlamaForCausalLM`, `transformers.PreTrainedModel`)."""
-    if base.startswith("torch.nn.") or base.endswith("Module") or base.startswith(_OPENMMLAB_MODELS):
+    (`transformers.LlamaForCausalLM`, `transformers.PreTrainedModel`), a graph layer base
+    (`torch_geometric.nn.MessagePassing`)."""
+    if base.startswith(("torch.nn.",) + _GRAPH_LAYERS) or base.endswith("Module") or base.startswith(_OPENMMLAB_MODELS):
         return True
     last = base.rsplit(".", 1)[-1]
     return base.startswith("transformers.") and (last.endswith("Model") or "For" in last)

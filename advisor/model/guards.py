@@ -32,6 +32,7 @@ import libcst as cst
 
 from advisor.model.attention_backends import flash_attention_unasked
 from advisor.model.builder import gate_kinds, string_key
+from advisor.model.cli_options import defined_options
 from advisor.model.facts import Context, Guard, LoopInfo
 from advisor.model.config_nodes import left_off
 from advisor.model.constants import constant
@@ -447,7 +448,7 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
     # Plain names only (`log_interval = 1` at the top of the script): settings objects would send
     # the question through the project's config modules, at a cost paid for every periodic test.
     kinds = (cst.Name, cst.Integer, cst.Attribute) if settings else (cst.Name, cst.Integer)
-    if not found or not all(type(d) in kinds for d in found):
+    if not found or not all(type(d) in kinds or _file_option(model, d) for d in found):
         return False
     for divisor in found:
         values = literal_values(model, divisor, ctx, order)
@@ -457,6 +458,23 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
                 continue  # `cfg.gradient_accumulation_steps` that every config file a run passes sets to 1
             return False
     return True
+
+
+def _file_option(model, divisor: cst.BaseExpression) -> bool:
+    """`args.log_interval` where the file, or a file of its project that adds options, names a
+    `--log-interval` option: its default and the documented commands say what it is, at the
+    cost of one option's values."""
+    if type(divisor) is not cst.Attribute or type(divisor.value) is not cst.Name:
+        return False
+    name = divisor.attr.value
+    if defined_options(model).get(name):
+        return True
+    project = model.project
+    if project is None:
+        return False
+    dashed = name.replace("_", "-")
+    adding = set(project.files_containing("add_argument"))
+    return any(path in adding for spelled in {name, dashed} for path in project.files_containing(spelled))
 
 
 def _passed_configs_allow(model, key: str, allowed: frozenset) -> bool:

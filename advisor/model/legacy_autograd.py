@@ -10,6 +10,11 @@ side)."""
 from __future__ import annotations
 
 import os
+from typing import Optional, Set
+
+import libcst as cst
+
+from advisor.model.names import dotted_name
 
 _NEWER_IDIOMS = (".item()", "no_grad", "inference_mode", "torch.__version__")
 _OLD_SCALAR = ".data[0]"
@@ -44,3 +49,70 @@ def _project_written_for_03(model) -> bool:
         if folder == root or not folder.startswith(root):
             return False
         folder = os.path.dirname(folder)
+
+
+def old_scalar_read(model, subscript: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """What `loss.data[0]` reads back, in 0.3 code: there a one-element Variable's `.data[0]`
+    was the way to take its number (0.4 made it `.item()`), a copy to the host that waits for
+    the GPU. None for any other subscript, for one whose result is indexed or called on (a row
+    of a batch, `out.data[0].cpu()`), and in a file written for a newer torch (where `.data[0]`
+    of a scalar loss is an error)."""
+    value = subscript.value
+    if type(value) is not cst.Attribute or value.attr.value != "data" or len(subscript.slice) != 1:
+        return None
+    index = subscript.slice[0].slice
+    if type(index) is not cst.Index or type(index.value) is not cst.Integer or index.value.value != "0":
+        return None
+    if not written_for_torch_03(model) or id(subscript) in _used_as_tensor(model):
+        return None
+    return value.value
+
+
+def scalar(model, expr: cst.BaseExpression, ctx, order: float, depth: int = 0) -> bool:
+    """A one-number value, as far as the code shows: a full reduction (`x.sum()`, `x.mean()`), a
+    loss (a name that says so, or a criterion's result). `output.data[0]` of a batch's output is
+    its first row, no number."""
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
+        return expr.func.attr.value in _REDUCTIONS and not expr.args
+    if type(expr) is cst.Call:
+        return _loss_name(dotted_name(expr.func))
+    name = dotted_name(expr)
+    if name is None:
+        return False
+    if _loss_name(name):
+        return True
+    if depth > 1 or "." in name:
+        return False
+    found = model.reaching(name, ctx, order)
+    return bool(found) and all(a.value is not None and a.index is None and scalar(model, a.value, a.ctx, a.order, depth + 1)
+                               for a in found)
+
+
+_REDUCTIONS = frozenset({"sum", "mean", "norm"})
+
+
+def _loss_name(name: Optional[str]) -> bool:
+    last = (name or "").rsplit(".", 1)[-1].lower()
+    return "loss" in last or "criterion" in last or last in ("cross_entropy", "nll", "mse")
+
+
+def _used_as_tensor(model) -> Set[int]:
+    """Subscripts whose result is itself indexed, sliced or has an attribute taken."""
+
+    def build(model) -> Set[int]:
+        out: Set[int] = set()
+        for subscript, _ in model.facts.subscripts:
+            if type(subscript.value) is cst.Subscript:
+                out.add(id(subscript.value))
+        for sites in model.facts.calls_by_method.values():
+            out.update(id(site.receiver) for site in sites if site.receiver is not None)
+        return out
+
+    return model.shared("subscripts-used-as-tensors", build)
+
+
+def written_for_old_torch(model) -> bool:
+    """The file can only run on a torch older than 1.0: it is Python 2 or spells
+    `non_blocking` as `async=` (read lifted, advisor/old_syntax.py), or reads scalars as
+    `loss.data[0]`. Advice that needs a newer torch (`persistent_workers`, 1.7) cannot apply."""
+    return model.lifted_text is not None or written_for_torch_03(model)

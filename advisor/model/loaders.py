@@ -27,7 +27,8 @@ from typing import Collection, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from advisor.model.containers import list_elements
+from advisor.model.constants import tag
+from advisor.model.containers import contents_of, every_value, list_elements, lookup
 from advisor.model.broken_calls import stops_at_start
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
 from advisor.model.framework_wrappers import wrapped_arguments
@@ -35,7 +36,7 @@ from advisor.model.kinds import BuiltBy
 from advisor.model.lambdas import passed_on
 from advisor.model.names import DATALOADER, dotted_name, last_segment, root_name
 from advisor.model.walk import children
-from advisor.model.value_flow import Question, ValueFlow
+from advisor.model.value_flow import PRESENT, Question, ValueFlow
 from advisor.model.vocabulary import ITERATION_WRAPPERS, MULTI_ITERABLE_WRAPPERS
 
 Sites = Tuple[Tuple[CallSite, ...], bool]
@@ -266,6 +267,8 @@ class LoaderSites(Question[Sites]):
                 # `create_dataloader(...)[0]`: element 0 of what the helper returns, as for
                 # `loader, dataset = create_dataloader(...)`.
                 return flow.ask(self, expr.value, ctx, order, index)
+            if type(expr) is cst.Subscript:
+                return self._dict_item(flow, expr, ctx, order)
             return None
         model = flow.model
         qual = model.imports.qualify(expr.func)
@@ -321,6 +324,24 @@ class LoaderSites(Question[Sites]):
         if through is not None:
             return flow.ask(self, through, ctx, order)  # `iter_wrapper(enumerate(loader))`
         return None if flow.callee(expr, ctx, order) is not None else _NONE
+
+    def _dict_item(self, flow: ValueFlow, item: cst.Subscript, ctx: Context, order: int) -> Optional[Sites]:
+        """`dataloaders[phase]` of `dataloaders = {"train": loader, "val": val_loader}`: the
+        loaders held under the key (a constant string), or under any key; None when the
+        container is no dict the analysis can read."""
+        if len(item.slice) != 1 or type(item.slice[0].slice) is not cst.Index:
+            return None
+        contents = contents_of(flow.model, item.value, ctx, order)
+        key = item.slice[0].slice.value
+        if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
+            state, values = lookup(contents, tag(key.evaluated_value))
+            complete = state == PRESENT
+        else:
+            values, complete = every_value(contents)
+        if not values:
+            return None
+        found = self.combine([v.flow.ask(self, v.expr, v.ctx, v.order) for v in values])
+        return found if complete else (found[0], False)
 
     def _held(self, model, class_name: str) -> Optional[Sites]:
         """The loaders a class's generator `__iter__` iterates from its own attributes; None when

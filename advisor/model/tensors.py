@@ -1304,7 +1304,7 @@ def _filled_in_place(model, name: str, ctx: Context, order: float) -> bool:
     """Some `name[...] = ...` of the same scope runs before this read: the tensor holds data the
     host wrote into it (a target buffer built item by item), not just what its factory made."""
     record = model.facts.subscript_stores.get((ctx.scope, name))
-    return record is not None and record[0] < order
+    return record is not None and record[0] < order and not record[2]
 
 
 def names_cuda(model, device: cst.BaseExpression, ctx: Context, order: int) -> bool:

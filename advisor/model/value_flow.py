@@ -636,8 +636,18 @@ class ValueFlow:
                 found = self.bindings.method(ctx.class_scope, func.attr.value)
                 return found if found is not None else model.resolve(f"{ctx.class_name}.{func.attr.value}")
             if receiver is not None:
-                return model.resolve(f".{func.attr.value}")
+                local = model.resolve(f".{func.attr.value}")
+                if local is not None and self._runs_elsewhere(call, ctx, order, local):
+                    return None
+                return local
         return None
+
+    def _runs_elsewhere(self, call: cst.Call, ctx: Context, order: int, local: FunctionInfo) -> bool:
+        """`loaders.run()` where `loaders` is built from another module's class: the call graph
+        knows the instance's class, and this file's own `run` method (of some other class) is
+        not the one it runs."""
+        targets = self.model.calls.targets_of_expression(call, ctx, order)
+        return bool(targets) and all(info is not local for _, info in targets)
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)

@@ -453,8 +453,9 @@ class ProjectView:
 
     def _package_binding(self, parts: List[str], cut: int, level: int, path: str, depth: int) -> Optional[Symbol]:
         """`models.EncoderRNN` where `models/__init__.py` says `from .EncoderRNN import
-        EncoderRNN`: the package's own binding of the name wins over its submodule, as in
-        Python (the import in `__init__` rebinds the name after the submodule is loaded)."""
+        EncoderRNN` (or `from .EncoderRNN import *`, whose class has the module's name): the
+        package's own binding of the name wins over its submodule, as in Python (the import in
+        `__init__` rebinds the name after the submodule is loaded)."""
         if cut < 2:
             return None
         package = ".".join(parts[: cut - 1])
@@ -464,7 +465,8 @@ class ProjectView:
             return None
         init = self.model(found)
         name = parts[cut - 1]
-        if init is None or not (name in init.facts.classes or name in init.facts.functions or name in init.imports.aliases):
+        if init is None or not (name in init.facts.classes or name in init.facts.functions or name in init.imports.aliases
+                                or init.imports.star_modules):
             return None
         symbol = self._member(init, [name], depth + 1)
         return symbol if symbol is not None and symbol.kind != "module" else None

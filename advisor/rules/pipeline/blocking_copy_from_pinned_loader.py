@@ -10,7 +10,7 @@ from advisor.model.datasets import token_id_batches
 from advisor.model.guards import single_pass
 from advisor.model.short_loops import short_probe
 from advisor.model.file_model import call_argument
-from advisor.model.names import dotted_name, root_name
+from advisor.model.names import dotted_name, root_name, variable_inner
 from advisor.model.subtree import contains
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.model.devices import device_kind as _device_kind
@@ -235,8 +235,10 @@ class BlockingCopyFromPinnedLoader(Rule):
     summary = "batch from a pinned DataLoader copied to the GPU without `non_blocking=True`"
     what = """
         `.to(device)`, `.cuda()` or `.type(torch.cuda.FloatTensor)` without `non_blocking=True`,
-        applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`) of a loop
-        over a DataLoader built with `pin_memory=True` (written in the call or a `**kwargs` dict,
+        applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`, also
+        wrapped in PyTorch 0.3's `Variable(x)`) of a loop over a DataLoader built with
+        `pin_memory=True`, or over a dict of such loaders picked by a key (`dataloaders[phase]`)
+        (written in the call or a `**kwargs` dict,
         also one handed from module to module as a keyword, or read from a constant, a settings
         object, the default of a command-line option, of a yacs config node or of an environment
         variable, `str(os.getenv("PIN_MEMORY", True)).lower() == "true"`; or pinned in one
@@ -339,9 +341,11 @@ class BlockingCopyFromPinnedLoader(Rule):
             if drawn is not None:
                 loops = [(model, drawn)]  # `data = next(self.dl).cuda()`
             else:
-                if not _plain_selection(site.receiver):
+                # `Variable(x).cuda()` (PyTorch 0.3) copies the wrapped batch itself.
+                receiver = variable_inner(model, site.receiver) if site.receiver is not None else None
+                if not _plain_selection(receiver):
                     continue  # `batch["x"].float().to(device)`: the copy is of a new, pageable tensor
-                root = root_name(site.receiver) if site.receiver is not None else None
+                root = root_name(receiver) if receiver is not None else None
                 if root is None:
                     continue
                 found = _pinned_loop(model, root, site, pinned_loops)

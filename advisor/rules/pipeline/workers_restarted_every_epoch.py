@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from typing import Dict, Iterator, Optional
 import libcst as cst
+from advisor.model.legacy_autograd import written_for_old_torch
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.cli_options import defaults_by_name
@@ -471,7 +472,9 @@ class WorkersRestartedEveryEpoch(Rule):
         the samples that epoch picks (`DataLoader(Subset(dataset, idx))`, `idx` from this epoch's
         losses) holds other data each time: nothing to keep. A loop each of whose rounds calls a
         function that builds its own optimizer and trains with it (`for task in range(n):
-        main(opts)`) runs whole trainings, not epochs.
+        main(opts)`) runs whole trainings, not epochs. A file written for a torch older than
+        1.0 (Python 2, `async=True`, losses read as `loss.data[0]`) is left alone: the option
+        came with torch 1.7.
         An epoch loop that runs at most once (`range(1)`, or `range(args.epochs)` where
         `--epochs` defaults to 1 and no shipped launch script or documented command passes more)
         reuses nothing. A subclass that keeps one stream of batches for the whole run (`self.iterator =
@@ -533,6 +536,8 @@ class WorkersRestartedEveryEpoch(Rule):
                 PLACEMENT_TEXT)
 
     def check(self, model: FileModel) -> Iterator[Report]:
+        if written_for_old_torch(model):
+            return  # `persistent_workers` came with torch 1.7
         for report in self._reports(model):
             site = model.loader_site(report.node) or model.site_of(report.node)
             if site is not None and iterates_itself(model, site):

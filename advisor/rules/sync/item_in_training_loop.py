@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Dict, Iterator, Tuple
 from advisor.model import FileModel
 from advisor.model.engine_runs import engine_runs
+from advisor.model.legacy_autograd import old_scalar_read, scalar
 from advisor.rules.base import Report, Rule, snippet
 from advisor.findings import Severity
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, type_fallback
@@ -21,7 +22,9 @@ class ItemInTrainingLoop(Rule):
     name = "item-in-training-loop"
     summary = "`.item()` or `float(tensor)` on every training step"
     what = """
-        Calls to `.item()`, and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
+        Calls to `.item()` (and its PyTorch 0.3 spelling, `loss.data[0]` of a loss or a full
+        reduction, in a file written for that torch: one that reads `.data[0]` and uses no 0.4
+        idiom; `output.data[0]`, a row of a batch, is no number), and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
         `isfinite()` (which call `float()` first) applied to a tensor, or `range()` given one
         (`range(num_images + 1)` converts it with `__index__`), or `torch.tensor()` /
         `torch.Tensor()` given a list that holds tensors not known to be in host memory
@@ -36,7 +39,8 @@ class ItemInTrainingLoop(Rule):
         forward evidently trains (its class is put in a registry, `@MODEL_REGISTRY.register()`,
         or the forward takes `labels`/`targets`, also qualified as `targets_batch`, or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
-        `if step % 100 == 0` (or a Hugging Face Trainer's `if self.control.should_log:`, which
+        `if step % 100 == 0` (not `% args.log_interval` whose option, added in the project,
+        defaults to 1 and no documented command changes: that holds every step) (or a Hugging Face Trainer's `if self.control.should_log:`, which
         its callbacks set every `logging_steps`), a test of the step counter for equality (`if step
         != capture_step: return` at the top of a hook) or of the steps or time since the last
         run (`if step - last_step < interval: return`) the finding is only informational (a
@@ -168,6 +172,24 @@ class ItemInTrainingLoop(Rule):
                     continue
                 yield site, self._conversion(model, site, heat, builtin)
 
+        # PyTorch 0.3's `loss.data[0]`, its `.item()`.
+        for subscript, ctx in model.facts.subscripts:
+            receiver = old_scalar_read(model, subscript)
+            if receiver is None:
+                continue
+            heat = model.batch_heat(ctx)
+            if heat is None or not model.is_tensor(receiver, ctx) or is_host_tensor(model, receiver, ctx):
+                continue
+            if not scalar(model, receiver, ctx, model.order_of(subscript)):
+                continue  # `output.data[0]`: the first row of a batch
+            yield None, self.report(
+                subscript,
+                "`{expression}` reads a value back on every training step (PyTorch 0.3's `.item()`), "
+                "waiting for the GPU",
+                severity=self.severity_for(heat),
+                data={"expression": snippet(model, subscript)},
+            )
+
         # `range(num_images + 1)` with a tensor count: `range` converts it with `__index__`.
         for site in model.facts.calls_by_callee.get("range", ()):
             if model.imports.qualify(site.node.func) is not None:
@@ -258,7 +280,9 @@ def _one_wait_each(model: FileModel, reads: Iterator[Tuple[object, Report]]) -> 
     the warning and counts the re-reads, which are information. Reads of other values, even
     next to each other, each keep their warning: each is a wait of its own once the others go."""
     reads = list(reads)
-    warned = sorted(((site, report) for site, report in reads if report.severity is not Severity.INFO),
+    # An old `loss.data[0]` read (no call site) waits on its own.
+    warned = sorted(((site, report) for site, report in reads
+                     if site is not None and report.severity is not Severity.INFO),
                     key=lambda entry: entry[0].order)
     seen: Dict[int, object] = {}  # call-node id -> site, of the warned reads so far
     leader_of: Dict[int, Report] = {}  # call-node id -> the read that waited for it

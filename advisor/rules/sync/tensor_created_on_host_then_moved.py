@@ -61,8 +61,8 @@ def _filled_before(model: FileModel, site: CallSite, name: str) -> bool:
     the copy when the copy does not rebind the name (`targets = targets.cuda()` then
     `targets[neg, :] = 0` writes into the device copy, not into a host buffer)."""
     record = model.facts.subscript_stores.get((site.ctx.scope, name))
-    if record is None:
-        return False
+    if record is None or record[2]:
+        return False  # `attr[:, 7] = 4` writes a number the device could write as well
     if record[0] < site.order:
         return True
     if site.assigned_to == name:
@@ -253,7 +253,8 @@ class TensorCreatedOnHostThenMoved(Rule):
         tensor on the GPU (not one in host memory, nor a batch not yet moved) is one, reported
         without a fix. Inside the innermost
         training loop, a loop over a DataLoader, or the `forward` of an `nn.Module` subclass
-        (and the functions of the file it calls), which runs on every batch however the model
+        (also of a graph library's layer base, `torch_geometric.nn.MessagePassing`) (and the
+        functions of the file it calls), which runs on every batch however the model
         is built, it is a warning (not in a block that stores on the object, as a cache filled
         on a miss does); elsewhere (set-up code, once per epoch), and anywhere on a miss of a
         table the object keeps (`if key not in self.cache:`) or in a function whose results
@@ -272,7 +273,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         `Tensor(np.random.normal(0, 1, (n, d)))`: the values are drawn on the host and copied;
         `Tensor(n, 1).fill_(1.0)` allocates on the device and is left alone). A value the host
         fills in item by item before the copy (`buf[i, :n] = torch.tensor(ids)`, also converted
-        on the way: `buf.long().to(dev)`) is a staging buffer, and is left alone; so is an empty
+        on the way: `buf.long().to(dev)`) is a staging buffer, and is left alone (not one whose
+        every store writes a number at a place written in the code, `attr[:, 0] = 4`: the
+        device could write it as well); so is an empty
         tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`, `torch.empty(n, 0)`), which copies nothing, a tensor the
         host goes over item by item before the copy (`levels = torch.randint(...)`, then
         `zip(xs, levels)` for slice bounds: on the device each item would be a sync), and a

@@ -788,3 +788,38 @@ def main(args, model, dataset, optimizer):
         return
     for epoch in range(args.epochs):
         fit_one_epoch(model, loader, optimizer)
+
+# %% invalid: PyTorch 0.3 wraps the pinned batch in a Variable, then copies it
+import torch
+from torch.autograd import Variable
+from torch.utils.data import DataLoader
+
+loader = DataLoader(dataset, batch_size=64, num_workers=8, pin_memory=True)
+for epoch in range(30):
+    for data, label in loader:
+        label = label.cuda(non_blocking=True)
+        output = model(Variable(data).cuda(non_blocking=True))  # expect: GPU203
+        loss = criterion(output, Variable(label))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the loop goes over a dict of loaders, one per phase
+import torch
+from torch.utils.data import DataLoader
+
+dataloaders = {
+    "train": DataLoader(train_set, batch_size=8, num_workers=36, pin_memory=True),
+    "val": DataLoader(val_set, batch_size=8, num_workers=36, pin_memory=True),
+}
+for epoch in range(30):
+    for phase in ["train", "val"]:
+        model.train(phase == "train")
+        for inputs, labels in dataloaders[phase]:
+            inputs = inputs.cuda(non_blocking=True)  # expect: GPU203
+            labels = labels.cuda(non_blocking=True)  # expect: GPU203
+            loss = criterion(model(inputs), labels)
+            if phase == "train":
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()

@@ -1499,3 +1499,18 @@ for epoch in range(100):
         loss = model(mel.cuda(non_blocking=True)).mean()
         loss.backward()
         optimizer.step()
+
+# %% valid: code for PyTorch 0.3 (losses read with `.data[0]`): `persistent_workers` came with 1.7
+import torch
+from torch.autograd import Variable
+from torch.utils.data import DataLoader
+
+loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8)
+for epoch in range(30):
+    for data, label in loader:
+        output = model(Variable(data.cuda()))
+        loss = criterion(output, Variable(label.cuda()))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.data[0]

@@ -3607,3 +3607,81 @@ def main():
     for step in range(config.steps):
         states, targets = torch.randn(256, 8, device=device), torch.randn(256, 1, device=device)
         print(agent.learn(states, targets))
+
+# %% invalid: PyTorch 0.3 code reads its losses with `.data[0]`
+import torch
+from torch.autograd import Variable
+
+for epoch in range(90):
+    for inputs, targets in train_loader:
+        inputs, targets = Variable(inputs.cuda()), Variable(targets.cuda())
+        outputs = model(inputs)
+        loss = criterion(outputs, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss.data[0], inputs.size(0))  # expect: GPU101
+        correct += outputs.data.max(1)[1].eq(targets.data).sum()
+
+# %% valid: `.data[0]` of a batch's output is its first row, and `.data[0].cpu()` a copy of one
+import torch
+from torch.autograd import Variable
+
+for epoch in range(90):
+    for inputs, targets in train_loader:
+        outputs = model(Variable(inputs.cuda()))
+        loss = criterion(outputs, Variable(targets.cuda()))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        firsts.append(outputs.data[0])
+        grid = loss.data[0].expand(4)
+
+# %% valid: `.data[0]` in a file written for torch 0.4 or later is no number
+import torch
+
+for epoch in range(90):
+    for inputs, targets in train_loader:
+        outputs = model(inputs.cuda())
+        loss = criterion(outputs, targets.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        first_loss = loss.data[0]
+    print(first_loss.item())
+
+# %% invalid: a logging interval whose option defaults to 1 logs on every step
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("-log-interval", type=int, default=1)
+args = parser.parse_args()
+
+steps = 0
+for epoch in range(10):
+    for feature, target in train_iter:
+        loss = F.cross_entropy(model(feature.cuda()), target.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        steps += 1
+        if steps % args.log_interval == 0:
+            print(loss.item())  # expect: GPU101
+
+# %% invalid: an interval option that defaults to 100 is a periodic guard
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--log-interval", type=int, default=100)
+args = parser.parse_args()
+
+steps = 0
+for epoch in range(10):
+    for feature, target in train_iter:
+        loss = F.cross_entropy(model(feature.cuda()), target.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        steps += 1
+        if steps % args.log_interval == 0:
+            print(loss.item())  # expect: GPU101 info

@@ -1461,3 +1461,18 @@ def train(generator, optimizer, steps):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a graph layer's forward fills a constant column on the host, then copies
+import torch
+from torch_geometric.nn import MessagePassing
+
+device = torch.device("cuda")
+
+
+class GINConv(MessagePassing):
+    def forward(self, x, edge_index, edge_attr):
+        self_loop_attr = torch.zeros(x.size(0), 2)
+        self_loop_attr[:, 0] = 4
+        self_loop_attr = self_loop_attr.to(edge_attr.device).to(edge_attr.dtype)  # expect: GPU106
+        edge_attr = torch.cat((edge_attr, self_loop_attr), dim=0)
+        return self.propagate(edge_index, x=x, edge_attr=edge_attr)

@@ -12,4 +12,4 @@ def run(net, train_loader, opt, epochs):
             opt.zero_grad()
             loss.backward()
             opt.step()
-            print("epoch %d loss %.3f" % (epoch, loss.data[0]))
+            print("epoch %d loss %.3f" % (epoch, loss.data[0]))  # expect: GPU101
