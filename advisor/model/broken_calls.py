@@ -3,7 +3,9 @@ loops, they call a function of the project with arguments it cannot take (`load_
 for a `def load_data(a, b, c, chunk_size)` that a newer script of the project grew one more
 required parameter for). Python raises `TypeError` there, every time: what the rest of the
 script would cost is no cost of any run. Research repositories keep such stale scripts beside
-the ones they ship.
+the ones they ship. So is a script whose training loop, in its first round, calls a module of
+the project with arguments its `forward` cannot take (`output = margin(feature)` where every
+class `margin` may be has `forward(self, x, label)`): it stops at the first batch.
 
 Only calls that always run before the script trains count: statements of the main block, and
 of the file's functions it calls, read in order until one loops, trains (calls code that
@@ -45,7 +47,10 @@ def _body(model, statements, depth: int) -> Optional[str]:
     _TRAINS when it trains (or loops, or leaves) first; None when it does neither."""
     for statement in statements:
         if type(statement) in (cst.For, cst.While):
-            return _TRAINS
+            # Its first round: a module called with arguments its `forward` cannot take stops
+            # the script at the first batch (`output = margin(feature)` for a `forward(self, x,
+            # label)`), as a stale copy of a training script kept beside the new one does.
+            return _first_round(model, statement.body.body)
         if type(statement) is not cst.SimpleStatementLine:
             if _holds_training(model, statement):
                 return _TRAINS
@@ -60,6 +65,45 @@ def _body(model, statements, depth: int) -> Optional[str]:
             if type(small) is cst.Expr and type(small.value) is cst.Call and dotted_name(small.value.func) in _EXITS:
                 return _TRAINS
     return None
+
+
+def _first_round(model, statements) -> str:
+    """_REFUSES when a statement of a loop's body, read in order into the loops and `with`
+    blocks it holds, calls a module whose every possible `forward` refuses the arguments,
+    before anything conditional could leave the round; _TRAINS otherwise."""
+    for statement in statements:
+        if type(statement) in (cst.For, cst.While):
+            return _first_round(model, statement.body.body)
+        if type(statement) is cst.With:
+            verdict = _first_round(model, statement.body.body)
+            if verdict == _REFUSES:
+                return verdict
+            continue
+        if type(statement) is not cst.SimpleStatementLine:
+            continue  # an `if` or a `try`: what it runs may not run, and it may leave the round
+        for small in statement.body:
+            if type(small) in (cst.Return, cst.Raise, cst.Continue, cst.Break):
+                return _TRAINS
+            for call in _plain_calls(small):
+                if _module_refuses(model, call):
+                    return _REFUSES
+    return _TRAINS
+
+
+def _module_refuses(model, call: cst.Call) -> bool:
+    """`margin(feature)` where `margin` may be one of several modules of the project, each
+    of whose `forward` needs an argument more (or fewer)."""
+    if type(call.func) is not cst.Name:
+        return False
+    site = model.site_of(call)
+    if site is None:
+        return False
+    targets = model.calls.targets(site)
+    return bool(targets) and all(
+        info.class_name is not None and info.node.name.value == "forward" and not info.decorators
+        and _refuses(info, call)
+        for _, info in targets
+    )
 
 
 def _call(model, call: cst.Call, depth: int) -> Optional[str]:
@@ -114,7 +158,7 @@ def _refuses(info: FunctionInfo, call: cst.Call) -> bool:
     if any(arg.star for arg in call.args):
         return False
     params = info.node.params
-    positional = [*params.posonly_params, *params.params]
+    positional = [*params.posonly_params, *params.params][info.receiver_params:]
     star_args = type(params.star_arg) is cst.Param
     star_kwargs = params.star_kwarg is not None
     given = [a for a in call.args if a.keyword is None]

@@ -137,3 +137,40 @@ def _methods_train(owner, cls) -> bool:
             if symbol is not None and symbol.kind == "class":
                 stack.append((symbol.model, symbol.info))
     return False
+
+
+def stored_for_training(model, site: CallSite) -> bool:
+    """The value built at ``site`` is stored on an instance of a project class (`trainer.net =
+    DataParallel(trainer.net)`, `trainer = Trainer(...)` earlier in the function) whose
+    training method calls that attribute (`self.net(x)` in a method that trains)."""
+    for (scope, target), found in model.facts.assignments.items():
+        if target.count(".") != 1 or target.startswith("self.") or scope != site.ctx.scope:
+            continue
+        if not any(_holds(a.value, site.node) for a in found):
+            continue
+        holder, attr = target.split(".")
+        for binding in model.reaching(holder, site.ctx, site.order):
+            if type(binding.value) is not cst.Call or binding.index is not None:
+                continue
+            built = model.values.built_class(binding.value)
+            if built is not None and _calls_attribute_in_training(*built, attr):
+                return True
+    return False
+
+
+def _holds(value, call: cst.Call) -> bool:
+    """``value`` is the call, or a method chained on it (`DataParallel(net).cuda()`)."""
+    while value is not None and value is not call:
+        value = value.func.value if type(value) is cst.Call and type(value.func) is cst.Attribute else None
+    return value is call
+
+
+def _calls_attribute_in_training(owner, cls, attr: str) -> bool:
+    callee = f"self.{attr}"
+    for site in owner.facts.calls:
+        info = site.ctx.function
+        if info is None or info.class_name != cls.name or dotted_name(site.node.func) != callee:
+            continue
+        if owner.trains(info) or owner.has_training_loop(info):
+            return True
+    return False

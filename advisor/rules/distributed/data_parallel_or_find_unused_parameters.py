@@ -8,7 +8,7 @@ from advisor.findings import Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.visible_devices import pinned_device_count
 from advisor.model.frozen_modules import frozen_before
-from advisor.model.handed_names import hands_to_training
+from advisor.model.handed_names import hands_to_training, stored_for_training
 from advisor.model.file_model import Heat, call_argument, literal_bool
 from advisor.model.calls import constructed_kinds
 from advisor.model.names import dotted_name, last_segment
@@ -58,7 +58,10 @@ class DataParallelOrFindUnused(Rule):
         so is a wrap handed to a project function of another module that trains it
         (`model = nn.DataParallel(model)`, then `model_training(args, data, model)`), or to an
         instance of a project class one of whose methods trains (an engine), also through a
-        factory or two that hand it on (`build_engine(cfg, model)` returning `Engine(model)`).
+        factory or two that hand it on (`build_engine(cfg, model)` returning `Engine(model)`),
+        or stored on such an instance under an attribute its training method calls
+        (`trainer.net = DataParallel(trainer.net).cuda()` where `Trainer.fit` calls `self.net(x)`
+        and steps; a network it only evaluates stays information).
         A wrap bound to a name that is only ever called without autograd (under `no_grad`,
         or handed to functions of the project that call it so or hand it on to one that does:
         a sampler wrapped beside the trained model) is information too, and so is a wrap in one arm of a test whose other
@@ -159,7 +162,7 @@ class DataParallelOrFindUnused(Rule):
                     severity=Severity.INFO,
                 )
             elif ((inference_only and not self._returned_to_training(model, site)
-                   and not self._handed_to_training(model, site))
+                   and not self._handed_to_training(model, site) and not stored_for_training(model, site))
                   or self._inference_function(model, site) or self._run_without_grad(model, site)
                   or self._frozen(model, site)):
                 yield self.report(
