@@ -907,3 +907,51 @@ def _host_only(site) -> bool:
     if site.method is None:
         return dotted_name(site.node.func) in _HOST_BUILTINS
     return site.method in ("convert", "resize", "copy", "astype", "join", "split", "format", "crop", "transpose")
+
+
+# The split masks a graph dataset's item carries: boolean node masks (torch_geometric's
+# `Planetoid`, `Amazon`, ... and the `Data` objects they hand out).
+_SPLIT_MASKS = frozenset({"train_mask", "val_mask", "test_mask"})
+
+
+def graph_split_mask(model, expr: cst.BaseExpression, ctx, order: float) -> bool:
+    """`data.train_mask` where `data = dataset[0]` (also moved, `data.to(device)`) of a
+    `torch_geometric.datasets` dataset: a boolean mask over the graph's nodes."""
+    if type(expr) is not cst.Attribute or expr.attr.value not in _SPLIT_MASKS:
+        return False
+    return _graph_item(model, expr.value, ctx, order, 0)
+
+
+def _graph_item(model, expr: cst.BaseExpression, ctx, order: float, depth: int) -> bool:
+    if depth > 3:
+        return False
+    if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in ("to", "cuda"):
+        return _graph_item(model, expr.func.value, ctx, order, depth + 1)
+    if type(expr) is cst.Subscript:
+        return _graph_dataset(model, expr.value, ctx, order)
+    if type(expr) is not cst.Name:
+        return False
+    found = model.reaching(expr.value, ctx, order)
+    return bool(found) and all(_bound(a) is not None and _graph_item(model, _bound(a), a.ctx, a.order, depth + 1)
+                               for a in found)
+
+
+def _bound(assignment) -> Optional[cst.BaseExpression]:
+    """What a binding gives its name: the value, or its item of a tuple written out."""
+    value = assignment.value
+    if assignment.index is None:
+        return value
+    if type(value) is cst.Tuple and assignment.index < len(value.elements):
+        element = value.elements[assignment.index]
+        return None if type(element) is cst.StarredElement else element.value
+    return None
+
+
+def _graph_dataset(model, expr: cst.BaseExpression, ctx, order: float) -> bool:
+    if type(expr) is cst.Call:
+        return (model.imports.qualify(expr.func) or "").startswith("torch_geometric.datasets.")
+    if type(expr) is not cst.Name:
+        return False
+    found = model.reaching(expr.value, ctx, order)
+    return bool(found) and all(a.index is None and type(a.value) is cst.Call and _graph_dataset(model, a.value, a.ctx, a.order)
+                               for a in found)

@@ -10,24 +10,46 @@ side)."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Optional, Set
 
 import libcst as cst
 
 from advisor.model.names import dotted_name
 
-_NEWER_IDIOMS = (".item()", "no_grad", "inference_mode", "torch.__version__")
+_NEWER_IDIOMS = (".item()", "no_grad", "inference_mode")
+_VERSION = "torch.__version__"
 _OLD_SCALAR = ".data[0]"
 
 
 def written_for_torch_03(model) -> bool:
     """The file (or, when it shows neither, its project) is written for PyTorch 0.3."""
     text = model.text or ""
-    if any(idiom in text for idiom in _NEWER_IDIOMS):
+    if _shows_newer_torch(text):
         return False
-    if _OLD_SCALAR in text:
+    if _OLD_SCALAR in text and _reads_old_scalar(text):
         return True
     return model.shared("project-written-for-torch-03", _project_written_for_03)
+
+
+# `.data[0]` used as a number: not `out.data[0].numpy()` nor `x.data[0][1]`, which take a row of
+# a batch (what any torch does), only where the result itself is the value.
+_SCALAR_READ = re.compile(r"\.data\[0\](?!\s*[.\[])")
+
+
+# A line that tests the version (`if torch.__version__ < "0.4":`, `LooseVersion(torch.__version__)`),
+# not one that only prints it (`log("torch {}".format(torch.__version__))`).
+_VERSION_TEST = re.compile(r"^.*torch\.__version__.*(?:[<>]|==|!=|startswith|parse\(|Version\().*$", re.MULTILINE)
+
+
+def _shows_newer_torch(text: str) -> bool:
+    if any(idiom in text for idiom in _NEWER_IDIOMS):
+        return True
+    return _VERSION in text and _VERSION_TEST.search(text) is not None
+
+
+def _reads_old_scalar(text: str) -> bool:
+    return _SCALAR_READ.search(text) is not None
 
 
 def _project_written_for_03(model) -> bool:
@@ -35,10 +57,11 @@ def _project_written_for_03(model) -> bool:
     if project is None or model.real_path is None:
         return False
     python = lambda paths: [os.path.abspath(p) for p in paths if p.endswith(".py")]  # noqa: E731
-    old = python(project.files_containing(_OLD_SCALAR))
+    old = python(p for p in project.files_containing(_OLD_SCALAR) if _reads_old_scalar(project.text_of(p)))
     if not old:
         return False
     new = [path for idiom in _NEWER_IDIOMS for path in python(project.files_containing(idiom))]
+    new += [path for path in python(project.files_containing(_VERSION)) if _shows_newer_torch(project.text_of(path))]
     root = os.path.abspath(project.layout.root)
     folder = os.path.dirname(os.path.abspath(model.real_path))
     while True:

@@ -332,6 +332,10 @@ class SequenceLengths(LiteralValues):
             # `opt.device_ids`: an option's default (`default="0"` split at commas is one item)
             # or a setting's value, as for the literals themselves.
             return self._attribute(flow, expr, ctx, order)
+        if (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("list", "tuple")
+                and flow.model.imports.qualify(expr.func) in (None, expr.func.value, "builtins." + expr.func.value)
+                and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star):
+            return flow.ask(self, expr.args[0].value, ctx, order)  # `list(range(args.ngpu))`: as many
         if (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "range"
                 and flow.model.imports.qualify(expr.func) in (None, "range", "builtins.range")
                 and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star):

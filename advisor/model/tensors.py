@@ -1272,18 +1272,26 @@ class HostBuilt(Question[str]):
             return flow.ask(self, expr.elt, ctx, order)  # `[torch.arange(n) for _ in range(k)]`
         if type(expr) is cst.Name and _filled_in_place(flow.model, expr.value, ctx, order):
             return ""  # a staging buffer the host filled with data, also one a helper returns
+        if type(expr) is cst.Name and expr.value == "None":
+            # `extra_zeros = None`, later `extra_zeros = torch.zeros(...)`: a move of the name
+            # raises on None, so a run that copies it copies what the other bindings built.
+            return _NO_TENSOR
         if type(expr) in (cst.Name, cst.IfExp):
             return None
         return ""
 
     def combine(self, answers: Sequence[str]) -> str:
-        return answers[0] if answers and all(answers) else ""
+        built = [a for a in answers if a != _NO_TENSOR]
+        if not built:
+            return _NO_TENSOR if answers else ""
+        return built[0] if all(built) else ""
 
     def augmented(self, flow: ValueFlow, assignment: Assignment, before: str, value: str) -> str:
         return before if before and (value or assignment.value is not None) else ""
 
 
 HOST_BUILT = HostBuilt()
+_NO_TENSOR = "none"  # HostBuilt's answer for `None`: no path that moves the value holds it
 
 
 def _numpy_data(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
@@ -1320,7 +1328,8 @@ def names_cuda(model, device: cst.BaseExpression, ctx: Context, order: int) -> b
 
 def host_built_from(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> str:
     """The factory a value is built from in host memory ("" when not known to be)."""
-    return model.values.ask(HOST_BUILT, expr, ctx, _at(model, expr, order))
+    found = model.values.ask(HOST_BUILT, expr, ctx, _at(model, expr, order))
+    return "" if found == _NO_TENSOR else found
 
 
 def _type_is_tensor(model, test: cst.BaseExpression, name: str) -> bool:

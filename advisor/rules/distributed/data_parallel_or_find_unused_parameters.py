@@ -49,7 +49,7 @@ class DataParallelOrFindUnused(Rule):
         sampling method beside a training one, or the module was frozen parameter by parameter
         just before the wrap, as a moving-average copy is) or pins it to a single device (`device_ids=[0]`,
         also through a name or a parameter default that holds a one-item list, or
-        `device_ids=range(args.ngpu)` over an option whose default is 1, or an option whose
+        `device_ids=range(args.ngpu)`, also `list(range(args.ngpu))`, over an option whose default is 1, or an option whose
         text default its `type` splits at commas into one id, `default="0"`, or a script that makes
         one GPU visible to itself with `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` at the top, or
         with an option whose every shipped value is one id, `= args.gpu_id` with `default="1"`). A factory

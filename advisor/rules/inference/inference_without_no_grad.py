@@ -112,7 +112,8 @@ class InferenceWithoutNoGrad(Rule):
         around it puts a tensor on a GPU (no CUDA, no device, no `.to(...)`: the graphs cost host
         memory only), or when the model is given `Variable(x, volatile=True)` (how PyTorch 0.3,
         which such code targets, turned autograd off; 0.4 and later ignore the flag), in a file written
-        for 0.3 (`loss.data[0]`, no `.item()`, no `no_grad`), or in a file that shows neither
+        for 0.3 (`loss.data[0]` read as a number, no `.item()`, no `no_grad`; `out.data[0].numpy()`
+        takes a row in any torch, and says nothing), or in a file that shows neither
         whose nearest folder that shows either is written so (an evaluation script beside a 0.3
         training script, in a repository that keeps later 0.4 experiments in other folders).
     """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 from typing import Iterator, Optional, Tuple
 import libcst as cst
+from advisor.model.datasets import graph_split_mask
 from advisor.model import CallSite, FileModel, Heat
 from advisor.model.builder import is_periodic_test
 from advisor.model.devices import is_dtype
@@ -200,7 +201,8 @@ class DataDependentSyncInTrainingLoop(Rule):
         along a dim, `torch.logical_and(xy > 0, xy < 1).all(dim=-1)`, or to what a project helper
         returns when each of its returns is such a mask, `occ_mask = get_occlusion_mask(...)`, or to
         a tensor's own comparison method, `target_mask.ne(0)`, which NumPy arrays lack, also
-        compared again, `target_mask[..., 1:].ne(0).view(-1) == 1`), a store through a mask that is not a plain
+        compared again, `target_mask[..., 1:].ne(0).view(-1) == 1`, or a torch_geometric
+        dataset graph's split mask, `data.train_mask` of `data = dataset[0]`), a store through a mask that is not a plain
         masked fill (`m[rows, keep] = 1.0`, `m[:, keep] *= 0.5`), and slicing with a bound
         that is a tensor on the device (`ws[:, cutoff:]`), and Python's own `max()` or `min()`
         of several values, one a tensor (`loss / max(1, n_tokens)`: they compare and test the
@@ -429,6 +431,8 @@ class DataDependentSyncInTrainingLoop(Rule):
             return self._is_mask(model, expr.left, ctx, depth + 1) and self._is_mask(model, expr.right, ctx, depth + 1)
         if type(expr) is cst.Attribute and expr.attr.value in ("T", "mT"):
             return self._is_mask(model, expr.value, ctx, depth + 1)
+        if type(expr) is cst.Attribute and graph_split_mask(model, expr, ctx, model.order_of(expr)):
+            return True  # `data.train_mask` of a torch_geometric dataset's graph
         if type(expr) is cst.Call:
             qual = model.imports.qualify(expr.func) or ""
             head, _, last = qual.rpartition(".")

@@ -23,8 +23,8 @@ class ItemInTrainingLoop(Rule):
     summary = "`.item()` or `float(tensor)` on every training step"
     what = """
         Calls to `.item()` (and its PyTorch 0.3 spelling, `loss.data[0]` of a loss or a full
-        reduction, in a file written for that torch: one that reads `.data[0]` and uses no 0.4
-        idiom; `output.data[0]`, a row of a batch, is no number), and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
+        reduction, in a file written for that torch: one that reads `.data[0]` as a number and
+        uses no 0.4 idiom nor tests the torch version (printing it is no test); `output.data[0]`, a row of a batch, is no number), and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
         `isfinite()` (which call `float()` first) applied to a tensor, or `range()` given one
         (`range(num_images + 1)` converts it with `__index__`), or `torch.tensor()` /
         `torch.Tensor()` given a list that holds tensors not known to be in host memory

@@ -275,7 +275,9 @@ class TensorCreatedOnHostThenMoved(Rule):
         fills in item by item before the copy (`buf[i, :n] = torch.tensor(ids)`, also converted
         on the way: `buf.long().to(dev)`) is a staging buffer, and is left alone (not one whose
         every store writes a number at a place written in the code, `attr[:, 0] = 4`: the
-        device could write it as well); so is an empty
+        device could write it as well); a name bound to `None` on some paths (`extra_zeros =
+        None`, then a factory under a test) is judged by its other bindings, since a move of None
+        raises; so is an empty
         tensor (`torch.Tensor([])`, `torch.zeros(0, 4)`, `torch.empty(n, 0)`), which copies nothing, a tensor the
         host goes over item by item before the copy (`levels = torch.randint(...)`, then
         `zip(xs, levels)` for slice bounds: on the device each item would be a sync), and a

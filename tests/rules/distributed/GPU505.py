@@ -678,3 +678,18 @@ def train(args, model, train_loader, eval_loader, optimizer):
         optimizer.zero_grad()
         if step % args.eval_steps == 0:
             evaluate(args, model, eval_loader)
+
+# %% invalid: `device_ids=list(range(args.ngpu))` over an option whose default is 1: one device
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--ngpu", type=int, default=1)
+args = parser.parse_args()
+net = torch.nn.DataParallel(net, device_ids=list(range(args.ngpu)))  # expect: GPU505 info
+net.cuda()
+for x, y in loader:
+    loss = criterion(net(x.cuda()), y.cuda())
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()

@@ -258,3 +258,17 @@ def evaluate(model, dataloader):
 
 
 print(len(evaluate(net, val_loader)))
+
+# %% invalid: a 0.3 script that prints the torch version (no version test): volatile inputs are info
+import torch
+
+print("torch version: {}".format(torch.__version__))
+
+
+@torch.no_grad()
+def validate(val_loader, model, criterion):
+    for input, target in val_loader:
+        input_var = torch.autograd.Variable(input.cuda(), volatile=True)
+        output = model(input_var)  # expect: GPU601 info
+        loss = criterion(output, torch.autograd.Variable(target.cuda(), volatile=True))
+        losses.update(loss.data[0], input.size(0))

@@ -996,3 +996,27 @@ def main(model, images):
     model = model.cuda().eval()
     with torch.no_grad():
         return validation(model, images)
+
+# %% invalid: `volatile=True` in a file whose only `.data[0]` takes a row of the output (no 0.3 scalar read)
+import torch
+from torch.autograd import Variable
+
+model = Generator().cuda().eval()
+for index in range(frame_count):
+    image = Variable(to_tensor(frames[index]), volatile=True).unsqueeze(0).cuda()
+    out = model(image)  # expect: GPU601
+    out_img = out.cpu().data[0].numpy()
+    writer.write(out_img)
+
+# %% invalid: a 0.3 script that prints the torch version (no version test): volatile inputs are info
+import torch
+
+print("torch version: {}".format(torch.__version__))
+
+
+def validate(val_loader, model, criterion):
+    for input, target in val_loader:
+        input_var = torch.autograd.Variable(input.cuda(), volatile=True)
+        output = model(input_var)  # expect: GPU601 info
+        loss = criterion(output, torch.autograd.Variable(target.cuda(), volatile=True))
+        losses.update(loss.data[0], input.size(0))

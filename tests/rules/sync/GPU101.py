@@ -3685,3 +3685,16 @@ for epoch in range(10):
         steps += 1
         if steps % args.log_interval == 0:
             print(loss.item())  # expect: GPU101 info
+
+# %% invalid: a 0.3 script that only prints the torch version still reads its loss the 0.3 way
+import torch
+
+print("torch version: {}".format(torch.__version__))
+for epoch in range(90):
+    for input, target in train_loader:
+        output = model(torch.autograd.Variable(input.cuda()))
+        loss = criterion(output, torch.autograd.Variable(target.cuda()))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.update(loss.data[0], input.size(0))  # expect: GPU101

@@ -2702,3 +2702,32 @@ def main(loader):
         opt.zero_grad()
         loss.backward()
         opt.step()
+
+# %% invalid: a torch_geometric graph's split masks are boolean node masks
+import torch
+import torch.nn.functional as F
+from torch_geometric.datasets import Planetoid
+
+dataset = Planetoid("data", "Cora")
+data = dataset[0]
+device = torch.device("cuda")
+model, data = Net().to(device), data.to(device)
+for epoch in range(1000):
+    optimizer.zero_grad()
+    out = model(data.x, data.edge_index)
+    loss = F.nll_loss(out[data.train_mask], data.y[data.train_mask])  # expect: GPU104
+    loss.backward()
+    optimizer.step()
+
+# %% valid: a mask attribute of some other object is not known to be boolean
+import torch
+import torch.nn.functional as F
+
+device = torch.device("cuda")
+for epoch in range(1000):
+    for batch in loader:
+        batch = batch.to(device)
+        out = model(batch.input_ids, batch.attention_mask)
+        loss = F.cross_entropy(out[batch.train_mask], batch.labels)
+        loss.backward()
+        optimizer.step()

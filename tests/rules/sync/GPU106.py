@@ -1476,3 +1476,25 @@ class GINConv(MessagePassing):
         self_loop_attr = self_loop_attr.to(edge_attr.device).to(edge_attr.dtype)  # expect: GPU106
         edge_attr = torch.cat((edge_attr, self_loop_attr), dim=0)
         return self.propagate(edge_index, x=x, edge_attr=edge_attr)
+
+# %% invalid: a buffer left None on some paths, built on the host on others, moved when it is not None
+import torch
+from torch.autograd import Variable
+
+
+def get_input_from_batch(batch, use_cuda, pointer_gen):
+    extra_zeros = None
+    if pointer_gen and batch.max_art_oovs > 0:
+        extra_zeros = Variable(torch.zeros((batch.size, batch.max_art_oovs)))
+    if use_cuda:
+        if extra_zeros is not None:
+            extra_zeros = extra_zeros.cuda()  # expect: GPU106
+    return extra_zeros
+
+
+for epoch in range(10):
+    for batch in batcher:
+        extra = get_input_from_batch(batch, True, True)
+        loss = model(batch, extra)
+        loss.backward()
+        optimizer.step()
