@@ -151,8 +151,9 @@ def waited_just_before(model, site: CallSite) -> bool:
     log. A synchronize GPU105 reports is to be removed, and the read then waits in its place:
     it keeps its warning."""
     # What the read's own expression computes runs after the synchronize too
-    # (`reduce_tensor(loss).item()` queues an all-reduce, then waits for it).
-    if not all(_bookkeeping(call) for call in _own_calls(model, site)):
+    # (`reduce_tensor(loss).item()` queues an all-reduce, then waits for it; `out["loss"].mean()`
+    # one small kernel).
+    if not queues_little(model, site):
         return False
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     at = bisect_left(orders, site.order)
@@ -176,14 +177,22 @@ def read_just_before(model, site: CallSite, reads: Dict[int, CallSite], matches=
         return None
     orders, calls = model.shared("timing.calls-by-function", _calls_by_function).get(id(site.ctx.function), ((), ()))
     at = bisect_left(orders, site.order)
-    for other in reversed(calls[max(0, at - _BOOKKEEPING_CALLS):at]):
+    window = calls[max(0, at - _BOOKKEEPING_CALLS):at]
+    for other in reversed(window):
         earlier = reads.get(id(other.node))
         if earlier is not None and earlier.stmt != site.stmt and not contains(other.node, site.node) and (
                 matches is None or matches(earlier)):
             return earlier if _runs_before(model, earlier.stmt, site.stmt, strict=True) else None
-        if not _bookkeeping(other):
+        if not _bookkeeping(other) and not _inside_a_read(other, window, reads):
             return None
     return None
+
+
+def _inside_a_read(call: CallSite, window, reads: Dict[int, CallSite]) -> bool:
+    """`output.mean()` of an earlier `D_x = output.mean().item()`: part of what that read
+    waited for, no work of its own."""
+    return call.method in _SMALL_TENSOR_OPS and any(
+        id(other.node) in reads and contains(other.node, call.node) for other in window)
 
 
 def queues_little(model, site: CallSite) -> bool:

@@ -60,7 +60,8 @@ class ItemInTrainingLoop(Rule):
         (one GPU105 accepts as a measurement), or after a project helper that synchronizes and
         reads the clock (`t = record_time()`), with only meter updates, clock reads and logging
         calls between (a rank-0 logging block a few lines further counts, and what the read's
-        own expression computes must be bookkeeping too), is information: the queue is already
+        own expression computes must be bookkeeping or a small kernel on values already
+        computed, `out["lm_loss"].mean().item()`), is information: the queue is already
         empty, so the read adds no wait of its own. A read after a synchronize GPU105 reports
         keeps its warning: that synchronize is to go, and the read then waits in its place. A
         read that runs only in a run of one process (`if not args.distributed:`, the `else` of a
@@ -69,7 +70,8 @@ class ItemInTrainingLoop(Rule):
         `--multiprocessing-distributed`). A method that steps the optimizer once per call after
         a loop over micro-batches is a training step: what it reads after that loop counts per
         step. A value read back again right after it was read, with only bookkeeping between
-        (`total += loss.item()`, then a `print` that reads `loss.item()` again, in a statement
+        (`total += loss.item()`, then a `print` that reads `loss.item()` again, or
+        `D_x = out.mean().item()` twice, in a statement
         that runs whenever the later one does; or twice in one statement) waits once: the first
         read carries the warning and counts the re-reads, which are information. Reads of other
         values keep their own warnings, next to each other or not: each waits once the others

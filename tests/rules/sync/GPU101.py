@@ -3698,3 +3698,36 @@ for epoch in range(90):
         loss.backward()
         optimizer.step()
         losses.update(loss.data[0], input.size(0))  # expect: GPU101
+
+# %% invalid: the same reduction read twice in a row waits once
+import torch
+
+device = torch.device("cuda")
+for epoch in range(25):
+    for real_data, _ in loader:
+        optimizerD.zero_grad()
+        output = netD(real_data.to(device))
+        errD_real = criterion(output, label_true)
+        errD_real.backward()
+        optimizerD.step()
+        D_x = output.mean().item()  # expect: GPU101
+
+        D_G_z1 = output.mean().item()  # expect: GPU101 info
+
+# %% invalid: a reduction read after the synchronize that times the step adds one small kernel
+import time
+
+import torch
+
+for epoch in range(10):
+    for data in loader:
+        torch.cuda.synchronize()
+        start = time.time()
+        out = model(data.cuda())
+        loss = out["loss"].mean()
+        loss.backward()
+        optimizer.step()
+        train_loss = loss.item()  # expect: GPU101
+        torch.cuda.synchronize()
+        end = time.time()
+        print("{:.3f} {:.3f} {:.3f}".format(train_loss, out["lm_loss"].mean().item(), end - start))  # expect: GPU101 info
