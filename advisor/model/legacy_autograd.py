@@ -78,16 +78,19 @@ def old_scalar_read(model, subscript: cst.Subscript) -> Optional[cst.BaseExpress
     """What `loss.data[0]` reads back, in 0.3 code: there a one-element Variable's `.data[0]`
     was the way to take its number (0.4 made it `.item()`), a copy to the host that waits for
     the GPU. None for any other subscript, for one whose result is indexed or called on (a row
-    of a batch, `out.data[0].cpu()`), and in a file written for a newer torch (where `.data[0]`
-    of a scalar loss is an error)."""
+    of a batch, `out.data[0].cpu()`)."""
     value = subscript.value
     if type(value) is not cst.Attribute or value.attr.value != "data" or len(subscript.slice) != 1:
         return None
     index = subscript.slice[0].slice
     if type(index) is not cst.Index or type(index.value) is not cst.Integer or index.value.value != "0":
         return None
-    if not written_for_torch_03(model) or id(subscript) in _used_as_tensor(model):
+    if id(subscript) in _used_as_tensor(model):
         return None
+    # In 0.4 too (a one-number tensor then warned, and still handed its number back); from 0.5
+    # on it raises, so code that reads a loss this way runs on 0.4 or older. The rule asks
+    # that the receiver be one number (`scalar`); 0.3 code (`written_for_torch_03`) says so
+    # of the file as a whole.
     return value.value
 
 
@@ -138,4 +141,11 @@ def written_for_old_torch(model) -> bool:
     """The file can only run on a torch older than 1.0: it is Python 2 or spells
     `non_blocking` as `async=` (read lifted, advisor/old_syntax.py), or reads scalars as
     `loss.data[0]`. Advice that needs a newer torch (`persistent_workers`, 1.7) cannot apply."""
-    return model.lifted_text is not None or written_for_torch_03(model)
+    text = model.text or ""
+    return (model.lifted_text is not None or written_for_torch_03(model)
+            or (_OLD_SCALAR in text and _LOSS_READ.search(text) is not None))
+
+
+# A loss read the old way (`rl_loss_temp += loss.data[0]`, `lm_loss.sum().data[0]`): from torch 0.5
+# on this raises, so a file that does it runs on 0.4 at the latest, `.item()` beside it or not.
+_LOSS_READ = re.compile(r"loss\w*(?:\.sum\(\)|\.mean\(\))?\.data\[0\](?!\s*[.\[])")

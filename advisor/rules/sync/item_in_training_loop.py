@@ -23,8 +23,8 @@ class ItemInTrainingLoop(Rule):
     summary = "`.item()` or `float(tensor)` on every training step"
     what = """
         Calls to `.item()` (and its PyTorch 0.3 spelling, `loss.data[0]` of a loss or a full
-        reduction, in a file written for that torch: one that reads `.data[0]` as a number and
-        uses no 0.4 idiom nor tests the torch version (printing it is no test); `output.data[0]`, a row of a batch, is no number), and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
+        reduction: code that reads one so runs on torch 0.4 or older, where that is a copy to
+        the host, and from 0.5 on raises; `output.data[0]`, a row of a batch, is no number), and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
         `isfinite()` (which call `float()` first) applied to a tensor, or `range()` given one
         (`range(num_images + 1)` converts it with `__index__`), or `torch.tensor()` /
         `torch.Tensor()` given a list that holds tensors not known to be in host memory
@@ -186,7 +186,7 @@ class ItemInTrainingLoop(Rule):
                 continue  # `output.data[0]`: the first row of a batch
             yield None, self.report(
                 subscript,
-                "`{expression}` reads a value back on every training step (PyTorch 0.3's `.item()`), "
+                "`{expression}` reads a value back on every training step (the `.item()` of PyTorch 0.4 and older), "
                 "waiting for the GPU",
                 severity=self.severity_for(heat),
                 data={"expression": snippet(model, subscript)},

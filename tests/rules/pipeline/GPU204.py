@@ -1514,3 +1514,18 @@ for epoch in range(30):
         loss.backward()
         optimizer.step()
         total += loss.data[0]
+
+# %% valid: 0.4 code that reads its losses with `.data[0]` (an error from 0.5 on) has no `persistent_workers`
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8)
+for epoch in range(30):
+    for data, label in loader:
+        output = model(data.cuda())
+        lm_loss = criterion(output, label.cuda())
+        optimizer.zero_grad()
+        lm_loss.backward()
+        optimizer.step()
+        total += lm_loss.sum().data[0]
+        ids.append(label[0].item())

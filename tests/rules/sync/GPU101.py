@@ -3637,7 +3637,7 @@ for epoch in range(90):
         firsts.append(outputs.data[0])
         grid = loss.data[0].expand(4)
 
-# %% valid: `.data[0]` in a file written for torch 0.4 or later is no number
+# %% invalid: 0.4 code reads its loss with `.data[0]` beside an `.item()`: still a number
 import torch
 
 for epoch in range(90):
@@ -3647,8 +3647,9 @@ for epoch in range(90):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        first_loss = loss.data[0]
-    print(first_loss.item())
+        running += loss.data[0]  # expect: GPU101
+        first_row = outputs.data[0]
+    print(ids[0].item())
 
 # %% invalid: a logging interval whose option defaults to 1 logs on every step
 import argparse
