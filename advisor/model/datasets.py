@@ -122,6 +122,7 @@ def _id_tensors(owner, node: cst.CSTNode, makers: FrozenSet[str]) -> Optional[Tu
     it makes with ``makers``); None when one of them makes a tensor of another dtype (pixels,
     features)."""
     tokenises, built = False, 0
+    converted: Set[int] = set()  # makers whose result is converted to an integer dtype
     stack = list(children(node))
     while stack:
         current = stack.pop()
@@ -129,8 +130,15 @@ def _id_tensors(owner, node: cst.CSTNode, makers: FrozenSet[str]) -> Optional[Tu
             name = dotted_name(current.func) or ""
             if "tokeniz" in name.lower():
                 tokenises = True
+            if (type(current.func) is cst.Attribute and current.func.attr.value in _ID_CONVERSIONS
+                    and type(current.func.value) is cst.Call):
+                converted.add(id(current.func.value))  # `torch.stack(labels).long()`
             qual = owner.imports.qualify(current.func) or name
-            if qual in makers:
+            if qual in _PADDERS and _pads_id_fields(current):
+                built += 1  # `pad_sequence([e["input_ids"] for e in batch])`: ids stay ids
+            elif qual in makers and id(current) in converted:
+                built += 1
+            elif qual in makers:
                 if qual != "torch.LongTensor" and not any(
                         a.keyword is not None and a.keyword.value == "dtype" and owner.imports.qualify(a.value) in _ID_DTYPES
                         for a in current.args):
@@ -138,6 +146,25 @@ def _id_tensors(owner, node: cst.CSTNode, makers: FrozenSet[str]) -> Optional[Tu
                 built += 1
         stack.extend(children(current))
     return tokenises, built
+
+
+_PADDERS = frozenset({"torch.nn.utils.rnn.pad_sequence"})
+_PAD_INDEX = re.compile(r"(idx|index|_id|token_id)$")
+
+
+def _pads_id_fields(call: cst.Call) -> bool:
+    """The padded sequences are a field named as ids or labels of each item (`[elem["input_ids"]
+    for elem in batch]`), or the padding value is named as an index (`padding_value=pad_idx`):
+    a vocabulary's padding token."""
+    padding = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "padding_value"), None)
+    if padding is not None and _PAD_INDEX.search((dotted_name(padding) or "").rsplit(".", 1)[-1]) is not None:
+        return True
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if type(first) is not cst.ListComp or type(first.elt) is not cst.Subscript or len(first.elt.slice) != 1:
+        return False
+    key = first.elt.slice[0].slice
+    return (type(key) is cst.Index and type(key.value) is cst.SimpleString
+            and isinstance(key.value.evaluated_value, str) and _ID_FIELD.search(key.value.evaluated_value) is not None)
 
 
 # The calls that build a tensor from the values they are given (a `dtype=` says which).

@@ -267,7 +267,8 @@ class BlockingCopyFromPinnedLoader(Rule):
         `if step % eval_freq == 0:`): each wait costs that pass, not a training step. A
         generator's loop is not one: it runs where the training loop draws from it. So is a copy
         from loaders of token ids (a `collate_fn` that tokenises the texts or packs id lists
-        into integer tensors and builds no other tensor, or a dataset that tokenises each
+        into integer tensors, pads them, `pad_sequence` of an ids field or with
+        `padding_value=pad_idx`, or stacks labels as longs, and builds no other tensor, or a dataset that tokenises each
         item): a batch of a few kilobytes waits next to nothing.
     """
     why = """

@@ -823,3 +823,45 @@ for epoch in range(30):
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
+
+# %% invalid: a collate that pads id sequences and stacks labels as longs: token ids, information
+import torch
+from torch.nn.utils.rnn import pad_sequence
+from torch.utils.data import DataLoader
+
+
+def padded_collate(batch, padding_idx=0):
+    x = pad_sequence([elem[0] for elem in batch], batch_first=True, padding_value=padding_idx)
+    y = torch.stack([elem[1] for elem in batch]).long()
+    return x, y
+
+
+loader = DataLoader(dataset, batch_size=32, num_workers=4, collate_fn=padded_collate, pin_memory=True)
+for epoch in range(10):
+    for x, y in loader:
+        x = x.to("cuda", non_blocking=True)  # expect: GPU203 info
+        y = y.to("cuda", non_blocking=True)  # expect: GPU203 info
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a collate that stacks image tensors is no token-id loader
+import torch
+from torch.utils.data import DataLoader
+
+
+def stacked_collate(batch):
+    x = torch.stack([elem[0] for elem in batch])
+    y = torch.stack([elem[1] for elem in batch]).long()
+    return x, y
+
+
+loader = DataLoader(dataset, batch_size=32, num_workers=4, collate_fn=stacked_collate, pin_memory=True)
+for epoch in range(10):
+    for x, y in loader:
+        x = x.to("cuda", non_blocking=True)  # expect: GPU203
+        loss = criterion(model(x), y.to("cuda", non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
