@@ -15,6 +15,7 @@ import libcst as cst
 
 
 _MATH_TESTS = ("math.isnan", "math.isinf", "math.isfinite")
+_ELEMENT_COMPARERS = ("max", "min", "sorted")
 
 
 class ItemInTrainingLoop(Rule):
@@ -26,7 +27,9 @@ class ItemInTrainingLoop(Rule):
         reduction: code that reads one so runs on torch 0.4 or older, where that is a copy to
         the host, and from 0.5 on raises; `output.data[0]`, a row of a batch, is no number), and `float()`, `int()`, `bool()` or `math.isnan()` / `isinf()` /
         `isfinite()` (which call `float()` first) applied to a tensor, or `range()` given one
-        (`range(num_images + 1)` converts it with `__index__`), or `torch.tensor()` /
+        (`range(num_images + 1)` converts it with `__index__`), or Python's `max()`, `min()` or
+        `sorted()` given one (`range(max(lengths))`: each comparison of two elements is read
+        back; not a batch part the loader handed over, still in host memory), or `torch.tensor()` /
         `torch.Tensor()` given a list that holds tensors not known to be in host memory
         (`torch.Tensor([losses])` reads each one back; `torch.stack` would not), inside the
         innermost training loop (the loop that runs `backward()` or `optimizer.step()`, directly
@@ -123,7 +126,7 @@ class ItemInTrainingLoop(Rule):
     # An Ignite trainer's `.item()` is in ignite's default `output_transform`: its call stands for it.
     requires = (
         (".item(", "float(", "int(", "bool(", "isnan(", "isinf(", "isfinite(", "range(", "create_supervised_trainer",
-         "tensor(", "Tensor(", "as_tensor("),
+         "tensor(", "Tensor(", "as_tensor(", "max(", "min(", "sorted(", ".data[0]"),
         BATCH_TEXT + ("create_supervised_trainer",),
     )
 
@@ -173,6 +176,30 @@ class ItemInTrainingLoop(Rule):
                 if is_host_tensor(model, args[0].value, site.ctx, site.order) or model.in_assert_message(site.node):
                     continue
                 yield site, self._conversion(model, site, heat, builtin)
+
+        # `max(lengths)` of a tensor: Python compares its elements one by one, each comparison
+        # read back (`sum` and `list` keep the elements on the device).
+        for builtin in _ELEMENT_COMPARERS:
+            for site in model.facts.calls_by_callee.get(builtin, ()):
+                args = site.node.args
+                if len(args) != 1 or args[0].keyword is not None or args[0].star:
+                    continue
+                if model.imports.qualify(site.node.func) not in (None, builtin, "builtins." + builtin):
+                    continue
+                heat = model.batch_heat(site.ctx)
+                value = args[0].value
+                if heat is None or not model.is_tensor(value, site.ctx, site.order):
+                    continue
+                if (is_host_tensor(model, value, site.ctx, site.order) or is_raw_batch(model, value, site.ctx, site.order)
+                        or model.in_assert_message(site.node)):
+                    continue  # `max(num[:, 1])` of a batch the loader handed over, still in host memory
+                yield site, self.report(
+                    site.node,
+                    "`{expression}` compares the tensor's elements one by one in Python, reading each "
+                    "back and waiting for the GPU on every training step",
+                    severity=self.severity_for(heat),
+                    data={"expression": snippet(model, site.node), "builtin": builtin},
+                )
 
         # PyTorch 0.3's `loss.data[0]`, its `.item()`.
         for subscript, ctx in model.facts.subscripts:

@@ -3732,3 +3732,37 @@ for epoch in range(10):
         torch.cuda.synchronize()
         end = time.time()
         print("{:.3f} {:.3f} {:.3f}".format(train_loss, out["lm_loss"].mean().item(), end - start))  # expect: GPU101 info
+
+# %% invalid: Python's `max()` of a device tensor compares its elements one by one
+import torch
+import torch.nn as nn
+
+
+class ViterbiLoss(nn.Module):
+    def forward(self, scores, targets, lengths):
+        total = scores.new_zeros(scores.size(0), scores.size(2))
+        for t in range(max(lengths)):  # expect: GPU101
+            total = total + scores[:, t]
+        return total.sum()
+
+
+criterion = ViterbiLoss()
+for epoch in range(10):
+    for x, y, lengths in loader:
+        x, y, lengths = x.cuda(), y.cuda(), lengths.cuda()
+        loss = criterion(model(x), y, lengths)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: `max()` of a batch part still in host memory, and of two numbers
+import torch
+
+for epoch in range(10):
+    for img, num in loader:
+        keep = img[:, :max(int(max(num[:, 1])), 1)]
+        loss = model(keep.cuda()).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        width = max(loss.size(0), 1)
