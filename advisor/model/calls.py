@@ -600,6 +600,11 @@ class CallGraph:
                 # A factory that builds classes by name (`create_model(opt)` over the modules its
                 # package loads by name): its instances' methods run where the factory is used.
                 models += [m for m in self._through_loaders() if m not in models]
+                # A subclass of another module inherits the method: its instances are called
+                # where that module is imported (`model = VQANet()` then `model(x, y)` in
+                # `train.py`, running the base `Module.forward` that dispatches to
+                # `train_forward`).
+                models += [m for m in self._subclass_importers(info.class_name) if m not in models]
             sites = [(m, site) for m in models for site in m.calls.candidates(name)]
             if returned:
                 # Called under the name its factory's result is bound to (`train_step_fn(...)`).
@@ -812,6 +817,14 @@ class CallGraph:
             symbol = self.model.symbol(base) if "." in base else None
             if symbol is not None and symbol.kind == "class" and symbol.model is not self.model:
                 out.append(symbol.model)
+        return out
+
+    def _subclass_importers(self, class_name: Optional[str]) -> List[object]:
+        """The files that import a module defining a subclass of ``class_name`` (not this file)."""
+        out: List[object] = []
+        for owner, _ in self.subclasses_of(class_name or ""):
+            if owner is not self.model:
+                out.extend(m for m in owner.calls._importers() if m is not self.model and m not in out)
         return out
 
     def _through_loaders(self) -> List[object]:
