@@ -51,6 +51,25 @@ class Discovered(Value):
         return Path(self.name)
 
 
+def is_python_script(path: str) -> bool:
+    """A file without a suffix whose first line runs Python (`#!/usr/bin/python3`, `#!/usr/bin/env
+    python`): a script run as `./train`, as pre-commit's file types count it. Only its first
+    bytes are read; anything unreadable is no script."""
+    try:
+        if not stat_module.S_ISREG(os.stat(path).st_mode):
+            return False  # a named pipe or a device: opening it could wait forever
+        with open(path, "rb") as handle:
+            head = handle.read(_SHEBANG_BYTES)
+    except (OSError, ValueError):
+        return False
+    if not head.startswith(b"#!"):
+        return False
+    return b"python" in head.split(b"\n", 1)[0]
+
+
+_SHEBANG_BYTES = 128
+
+
 def is_notebook(path: PathLike) -> bool:
     """Path(path).suffix.lower() == ".ipynb", without building a Path ("x/.ipynb" has no suffix)."""
     name = os.path.basename(os.fspath(path))
@@ -206,7 +225,8 @@ def _walk(root: str, excluded: Optional[Excluded],
                 if ignored is not None and ignored(absolute(path), True):
                     continue
                 subfolders.append(path)
-            elif entry.name.endswith(CHECKED_SUFFIXES) and not (excluded is not None and excluded(path, False)):
+            elif ((entry.name.endswith(CHECKED_SUFFIXES) or ("." not in entry.name and is_python_script(path)))
+                  and not (excluded is not None and excluded(path, False))):
                 if ignored is not None and ignored(absolute(path), False):
                     continue
                 try:

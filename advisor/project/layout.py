@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+
+from advisor.discovery import is_python_script
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: the runner reads LISTING from here
     from typing import Dict, List, Optional, Tuple
@@ -234,7 +236,9 @@ class Layout:
                     if d not in _SKIPPED and not d.startswith(".")
                     and not os.path.isfile(os.path.join(folder, d, "pyvenv.cfg"))
                 )
-                out.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".py"))
+                # Also a script without a suffix that runs Python (`./train`, discovery.py).
+                out.extend(os.path.join(folder, n) for n in sorted(names)
+                           if n.endswith(".py") or ("." not in n and is_python_script(os.path.join(folder, n))))
                 notebooks.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(".ipynb"))
                 scripts.extend(os.path.join(folder, n) for n in sorted(names) if n.endswith(_SCRIPTS))
                 documents.extend(os.path.join(folder, n) for n in sorted(names)
