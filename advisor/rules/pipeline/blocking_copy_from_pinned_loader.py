@@ -263,7 +263,8 @@ class BlockingCopyFromPinnedLoader(Rule):
         counter breaks out after at most 200 rounds, in a file whose training loop runs on). So is a copy in an
         evaluation pass (a loop in a function that does not train, short or whole) that the
         training loop runs every few steps or once per epoch (also one written inline in the
-        epoch loop beside the training pass, or a copy under a test that holds every few steps,
+        epoch loop beside the training pass, or after the training pass of a function that
+        runs one epoch, `fit_one_epoch`, or a copy under a test that holds every few steps,
         `if step % eval_freq == 0:`): each wait costs that pass, not a training step. A
         generator's loop is not one: it runs where the training loop draws from it. So is a copy
         from loaders of token ids (a `collate_fn` that tokenises the texts or packs id lists

@@ -190,10 +190,17 @@ _ONCE_DEPTH = 3
 
 def _beside_a_training_pass(model: FileModel, loop) -> bool:
     """The loop is a pass of its own in the body of an epoch loop, beside the pass that trains
-    (`for epoch in ...: for batch in train_loader: ...; for batch in val_loader: ...`): once
-    per epoch, not on every step. Not when the epoch loop's own body steps an optimizer."""
+    (`for epoch in ...: for batch in train_loader: ...; for batch in val_loader: ...`), or in a
+    function that runs one epoch, after its training pass: once per epoch, not on every step.
+    Not when the epoch loop's own body steps an optimizer."""
     outer = loop.parent
-    if outer is None or outer.own_step or not loop.over_loader:
+    if outer is None:
+        # A function that runs one epoch (`fit_one_epoch`): its training pass, then a pass over
+        # the validation loader, each once per call.
+        function = loop.ctx.function
+        return function is not None and any(
+            other is not loop and other.parent is None and model.is_hot_loop(other) for other in function.loops)
+    if outer.own_step or not loop.over_loader:
         return False
     return any(child is not loop and model.is_hot_loop(child) for child in outer.children)
 

@@ -1160,3 +1160,28 @@ for epoch in range(10):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a function that runs one epoch: its training pass warns, the validation pass after it is information
+import torch
+from torch.utils.data import DataLoader
+
+
+def fit_one_epoch(model, optimizer, gen, gen_val):
+    model.train()
+    for iteration, (imgs, labels) in enumerate(gen):
+        imgs = imgs.cuda()  # expect: GPU203
+        loss = model(imgs, labels.cuda(non_blocking=True))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    for iteration, (imgs, labels) in enumerate(gen_val):
+        with torch.no_grad():
+            imgs = imgs.cuda()  # expect: GPU203 info
+            val_loss = model(imgs, labels.cuda(non_blocking=True))
+
+
+gen = DataLoader(train_set, batch_size=8, num_workers=4, pin_memory=True)
+gen_val = DataLoader(val_set, batch_size=8, num_workers=4, pin_memory=True)
+for epoch in range(100):
+    fit_one_epoch(model, optimizer, gen, gen_val)
