@@ -1521,8 +1521,14 @@ class GuardKinds:
         "gradient_checkpointing", False) and self.training:` where nothing sets that attribute),
         if any."""
         for guard in guards_of(ctx):
-            if not guard.positive or guard.exits:
+            if guard.exits:
                 continue
+            if not guard.positive:
+                # The `else` of `if not fp16:` runs when `fp16` holds.
+                test = guard.test
+                if type(test) is not cst.UnaryOperation or type(test.operator) is not cst.Not:
+                    continue
+                guard = dataclasses.replace(guard, test=test.expression, positive=True)
             if self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(guard.test)):
                 return guard
         return None

@@ -67,6 +67,7 @@ class DeprecatedAmpApi(Rule):
         about these entry points yet, the message says so, and below 2.3 no fix is offered;
         below 1.10, which has no `torch.autocast` to move to, these are information. A call under a flag that no run of the
         project turns on (`if self.args.fp16:` where no launch script or README passes `--fp16`,
+        also the `else` of `if not fp16:` when every call hands the function a flag left False,
         `if self.use_amp:` where no construction passes `use_amp=True`) is information: the old
         call stays in the code, but no shipped run reaches it. So is one in a function or class
         every call or construction of which sits under such a flag (`loss_scaler =

@@ -111,3 +111,47 @@ class Block(nn.Module):
 
 
 block = Block(64, use_amp=True).cuda()
+
+# %% invalid: the `else` of `if not fp16:` where every call passes a flag left False: information
+import torch
+
+fp16 = False
+
+
+def fit_one_epoch(model, optimizer, gen, fp16):
+    for imgs, labels in gen:
+        optimizer.zero_grad()
+        if not fp16:
+            loss = model(imgs.cuda(), labels.cuda())
+            loss.backward()
+            optimizer.step()
+        else:
+            from torch.cuda.amp import autocast
+            with torch.amp.autocast("cuda"):  # expect: GPU303 info
+                loss = model(imgs.cuda(), labels.cuda())
+            loss.backward()
+            optimizer.step()
+
+
+for epoch in range(100):
+    fit_one_epoch(model, optimizer, gen, fp16)
+
+# %% invalid: the same `else` arm when a call turns the flag on
+import torch
+
+
+def fit_one_epoch(model, optimizer, gen, fp16):
+    for imgs, labels in gen:
+        optimizer.zero_grad()
+        if not fp16:
+            loss = model(imgs.cuda(), labels.cuda())
+        else:
+            from torch.cuda.amp import autocast
+            with torch.amp.autocast("cuda"):  # expect: GPU303
+                loss = model(imgs.cuda(), labels.cuda())
+        loss.backward()
+        optimizer.step()
+
+
+for epoch in range(100):
+    fit_one_epoch(model, optimizer, gen, True)
