@@ -19,7 +19,7 @@ from typing import FrozenSet, Optional, Set, Tuple
 import libcst as cst
 
 from advisor.model.devices import HOST, device_kind
-from advisor.model.facts import ClassInfo, Context
+from advisor.model.facts import ClassInfo, Context, bound_element
 from advisor.model.calls import class_method
 from advisor.model.containers import DICT_CONTENTS, every_value
 from advisor.model.instances import INSTANCES, instances_of
@@ -959,19 +959,8 @@ def _graph_item(model, expr: cst.BaseExpression, ctx, order: float, depth: int) 
     if type(expr) is not cst.Name:
         return False
     found = model.reaching(expr.value, ctx, order)
-    return bool(found) and all(_bound(a) is not None and _graph_item(model, _bound(a), a.ctx, a.order, depth + 1)
+    return bool(found) and all(bound_element(a) is not None and _graph_item(model, bound_element(a), a.ctx, a.order, depth + 1)
                                for a in found)
-
-
-def _bound(assignment) -> Optional[cst.BaseExpression]:
-    """What a binding gives its name: the value, or its item of a tuple written out."""
-    value = assignment.value
-    if assignment.index is None:
-        return value
-    if type(value) is cst.Tuple and assignment.index < len(value.elements):
-        element = value.elements[assignment.index]
-        return None if type(element) is cst.StarredElement else element.value
-    return None
 
 
 def _graph_dataset(model, expr: cst.BaseExpression, ctx, order: float) -> bool:

@@ -75,10 +75,10 @@ def _project_written_for_03(model) -> bool:
 
 
 def old_scalar_read(model, subscript: cst.Subscript) -> Optional[cst.BaseExpression]:
-    """What `loss.data[0]` reads back, in 0.3 code: there a one-element Variable's `.data[0]`
-    was the way to take its number (0.4 made it `.item()`), a copy to the host that waits for
-    the GPU. None for any other subscript, for one whose result is indexed or called on (a row
-    of a batch, `out.data[0].cpu()`)."""
+    """What `loss.data[0]` reads back: up to torch 0.4 a one-element tensor's `.data[0]` was the
+    way to take its number (0.4 warned and still did; `.item()` replaced it), a copy to the host
+    that waits for the GPU. None for any other subscript, and for one whose result is indexed
+    or called on (a row of a batch, `out.data[0].cpu()`)."""
     value = subscript.value
     if type(value) is not cst.Attribute or value.attr.value != "data" or len(subscript.slice) != 1:
         return None
@@ -87,10 +87,9 @@ def old_scalar_read(model, subscript: cst.Subscript) -> Optional[cst.BaseExpress
         return None
     if id(subscript) in _used_as_tensor(model):
         return None
-    # In 0.4 too (a one-number tensor then warned, and still handed its number back); from 0.5
-    # on it raises, so code that reads a loss this way runs on 0.4 or older. The rule asks
-    # that the receiver be one number (`scalar`); 0.3 code (`written_for_torch_03`) says so
-    # of the file as a whole.
+    # From 0.5 on this raises for a one-number tensor, so code that reads a loss this way runs
+    # on 0.4 or older, whatever else the file shows: no file-wide era test is needed. Whether
+    # the receiver is one number is the rule's question (`scalar`).
     return value.value
 
 
