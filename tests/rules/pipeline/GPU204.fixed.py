@@ -832,3 +832,17 @@ for epoch in range(100):
         loss = model(mel.cuda(non_blocking=True)).mean()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a file whose `.data[0]` takes a row of the output is no old-torch file
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8, persistent_workers=True)  # expect: GPU204
+for epoch in range(30):
+    for data, label in loader:
+        output = model(data.cuda())
+        loss = criterion(output, label.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        first_row = output.data[0].cpu()

@@ -1529,3 +1529,17 @@ for epoch in range(30):
         optimizer.step()
         total += lm_loss.sum().data[0]
         ids.append(label[0].item())
+
+# %% invalid: a file whose `.data[0]` takes a row of the output is no old-torch file
+import torch
+from torch.utils.data import DataLoader
+
+loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8)  # expect: GPU204
+for epoch in range(30):
+    for data, label in loader:
+        output = model(data.cuda())
+        loss = criterion(output, label.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        first_row = output.data[0].cpu()

@@ -1498,3 +1498,22 @@ for epoch in range(10):
         loss = model(batch, extra)
         loss.backward()
         optimizer.step()
+
+# %% valid: a name bound to None on some paths and to a batch part on others is no host factory
+import torch
+
+
+def get_extra(batch, use_cuda):
+    extra = None
+    if batch.has_oov:
+        extra = batch.oov_ids
+    if use_cuda and extra is not None:
+        extra = extra.cuda()
+    return extra
+
+
+for epoch in range(10):
+    for batch in batcher:
+        loss = model(batch, get_extra(batch, True))
+        loss.backward()
+        optimizer.step()
