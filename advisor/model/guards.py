@@ -1134,15 +1134,17 @@ class GuardKinds:
         return modulo, rank
 
     def _set_now_and_then(self, assignments, ctx: Context) -> bool:
-        """A flag whose every true value is set under a periodic test of the same function
-        (`do_eval = False`, then `if step % interval == 0: do_eval = True`)."""
+        """A flag whose every true value is set under a periodic or a rare test of the same
+        function (`do_eval = False`, then `if step % interval == 0: do_eval = True`; `plot =
+        False`, then `if epoch % k == 0 and i == 0: plot = True`)."""
         truthy = [a for a in assignments if type(a.value) is cst.Name and a.value.value == "True"]
         if not truthy or len(truthy) == len(assignments) or any(
                 type(a.value) is not cst.Name or a.value.value not in ("True", "False") for a in assignments):
             return False
         return all(
             any(g.positive and g.ctx.function is a.ctx.function
-                and self.test_kinds(g.test, g.ctx, g.order + 0.5, _MAX_DEPTH)[0] for g in guards_of(a.ctx))
+                and (self.test_kinds(g.test, g.ctx, g.order + 0.5, _MAX_DEPTH)[0] or self._rare(g))
+                for g in guards_of(a.ctx))
             for a in truthy
         )
 
@@ -1347,8 +1349,10 @@ class GuardKinds:
         return _value_check(self.model, test, guard.ctx, guard.order + 0.5) or _empty_case(
             test, self.model, guard.ctx, guard.order + 0.5) or _first_rounds(
             self.model, test, guard.ctx, guard.order + 0.5) or _last_round(
-            self.model, test, guard.ctx, guard.order + 0.5) or _first_round(
-            self.model, test, guard.ctx, guard.order + 0.5) or _latch(self.model, guard) or _state_unset(
+            self.model, test, guard.ctx, guard.order + 0.5) or any(
+            # `epoch % k == 0 and i == 0`: a conjunction holds at most as often as its rarest part
+            _first_round(self.model, part, guard.ctx, guard.order + 0.5) for part in conjuncts(test)
+        ) or _latch(self.model, guard) or _state_unset(
             self.model, test, guard.ctx, guard.order + 0.5) or any(_at_start(part) for part in conjuncts(test)) or (
             _first_state_step(self.model, test, guard.ctx, guard.order + 0.5))
 

@@ -23,6 +23,9 @@ _UNKNOWN: Classes = (frozenset(), False)
 COMPILE = frozenset({"torch.compile", "torch.compiler.compile"})
 JIT = frozenset({"torch.jit.script", "torch.jit.trace"})
 CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+# Class methods that build an instance of the class they are called on (Hugging Face and
+# Lightning checkpoints).
+ALTERNATE_CONSTRUCTORS = frozenset({"from_pretrained", "from_config", "load_from_checkpoint"})
 # Methods that return the module they are called on (`model.requires_grad_(False)` too).
 _SAME_MODULE_METHODS = SAME_OBJECT_METHODS | {"requires_grad_"}
 
@@ -84,6 +87,12 @@ class InstanceClasses(Question[Classes]):
             return _local(model, constructed_classes(model, expr)), True
         if qual is not None and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper():
             return frozenset(), True  # a torch.nn layer: holds none of this file's classes
+        if type(func) is cst.Attribute and func.attr.value in ALTERNATE_CONSTRUCTORS:
+            # `JointBERT.from_pretrained(path)`, `self.model_class.from_pretrained(path)` of a
+            # class picked from a registry: an instance of the class it is called on.
+            made = flow.ask(CLASS_OBJECTS, func.value, ctx, order)
+            if made[0]:
+                return made
         if flow.callee(expr, ctx, order) is not None:
             return None  # what the helper returns (this file's, or another project module's)
         if qual is None and type(func) in (cst.Name, cst.Subscript):
@@ -164,6 +173,7 @@ class ClassObjects(Question[Classes]):
     key = "class-objects"
     unknown = _UNKNOWN
     skips_dead = True
+    follows_imports = True  # `from utils import MODEL_CLASSES`: a registry another module writes
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[Classes]:
         model = flow.model
@@ -174,7 +184,10 @@ class ClassObjects(Question[Classes]):
             symbol = model.symbol(qual) if qual is not None else None
             if symbol is not None and symbol.kind == "class":
                 return frozenset({(symbol.model, symbol.info)}), True
-            return None if type(expr) is cst.Name and qual is None else _UNKNOWN
+            if symbol is not None and symbol.kind == "value" and type(expr) is cst.Name:
+                return None  # a module-level value of another project module: what it holds
+            # `self.model_class`: what the attribute is bound to, as a name is followed.
+            return None if qual is None else _UNKNOWN
         if type(expr) is cst.Subscript:
             if _module_namespace(model, expr.value):
                 # `globals()[name]` (DomainBed's `get_algorithm_class`): one of the module's
@@ -194,6 +207,19 @@ class ClassObjects(Question[Classes]):
         if type(expr) is cst.Call and flow.callee(expr, ctx, order) is not None:
             return None
         return _UNKNOWN
+
+    def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[Classes]:
+        """`config_class, model_class, tokenizer_class = MODEL_CLASSES[args.model_type]`: element
+        ``index`` of each entry of the registry (a dict of tuples); a dict display reached that
+        way gives element ``index`` of each of its values."""
+        if type(expr) is cst.Subscript and not _module_namespace(flow.model, expr.value):
+            return flow.ask(self, expr.value, ctx, order, index)
+        if type(expr) is cst.Dict:
+            values = [e.value for e in expr.elements if type(e) is cst.DictElement]
+            if not values or len(values) != len(expr.elements):
+                return _UNKNOWN
+            return self.combine([flow.ask(self, v, ctx, order, index) for v in values])
+        return None
 
     def combine(self, answers: Sequence[Classes]) -> Classes:
         return INSTANCES.combine(answers)

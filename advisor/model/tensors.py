@@ -220,6 +220,8 @@ class Tensor(Question[str]):
                 # where `for imgs, targets, paths in pbar` is the training loop around it.
                 if type(func.value) is cst.Subscript or _training_batch_part(model, func.value, ctx, order):
                     return TENSOR
+                if _loader_item_part(model, func.value, ctx, order):
+                    return TENSOR
                 if method == "cuda" and type(func.value) is cst.Call and flow.drawn_from(func.value, ctx, order) is not None:
                     return TENSOR  # `model(next(batches).cuda())`: an item drawn and moved (a dict has no `.cuda()`)
             if method in _TENSOR_RESULT_METHODS or (method.endswith("_") and method[:-1] in _TENSOR_RESULT_METHODS):
@@ -532,6 +534,17 @@ def _training_batch_part(model, expr: cst.BaseExpression, ctx: Context, order: i
         iterable = bound[2]
         return type(iterable) is cst.Name and _bound_to_batch_part(model, iterable.value, ctx, order, loop, 1)
     return _bound_to_batch_part(model, expr.value, ctx, order, loop, 0)
+
+
+def _loader_item_part(model, expr: cst.BaseExpression, ctx: Context, order: int) -> bool:
+    """`t` in `tuple(t.to(device) for t in batch)`, where `batch` is only ever the item of a
+    loop over a loader (an evaluation loop's too): a part of a batch, moved to the device."""
+    bound = model.shared("comprehension-reads", comprehension_reads).get(id(expr)) if type(expr) is cst.Name else None
+    if bound is None or type(bound[2]) is not cst.Name:
+        return False
+    reach = model.bindings.reaching(bound[2].value, ctx, order)
+    return reach.closed and reach.parameter is None and bool(reach.assignments) and all(
+        a.value is None and loop_target_hint(model, a) in ("batch", "loader-batch") for a in reach.assignments)
 
 
 def _bound_to_batch_part(model, name: str, ctx: Context, order: int, loop: LoopInfo, depth: int) -> bool:

@@ -22,6 +22,8 @@ import os
 import re
 from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
+import libcst as cst
+
 from advisor.limits import FileTooLarge, read_regular
 from advisor.model.broken_imports import missing_relative_modules
 from advisor.model.names import dotted_name
@@ -774,7 +776,8 @@ class ProjectView:
                 if any(importer is known for known in out):
                     continue
                 out.append(importer)
-                if os.path.basename(importer.real_path or "") == "__init__.py" or self._factory_of(importer, model):
+                if (os.path.basename(importer.real_path or "") == "__init__.py" or self._factory_of(importer, model)
+                        or self._registry_of(importer, model)):
                     upper.extend(self.importers(importer))
             frontier = upper
         out.extend(m for m in frontier if not any(m is known for known in out))
@@ -806,6 +809,29 @@ class ProjectView:
                 symbol = self.symbol(importer, qual)
                 if symbol is not None and symbol.kind == "class" and symbol.model is model:
                     return True
+        return False
+
+    def _registry_of(self, importer, model) -> bool:
+        """``importer`` lists ``model``'s classes in a module-level table (`MODEL_CLASSES =
+        {"bert": (BertConfig, JointBERT, BertTokenizer)}`): the files that import the table
+        pick a class from it and build and call its instances, as a factory's callers do."""
+        classes = model.facts.classes
+        if not classes:
+            return False
+        for (scope, _), bound in importer.facts.assignments.items():
+            if scope != "<module>":
+                continue
+            for assignment in bound:
+                value = assignment.value
+                if type(value) not in (cst.Dict, cst.List, cst.Tuple):
+                    continue
+                for name in _table_names(value):
+                    if name not in classes:
+                        continue
+                    qual = importer.imports.qualify(cst.Name(name))
+                    symbol = self.symbol(importer, qual) if qual is not None else None
+                    if symbol is not None and symbol.kind == "class" and symbol.model is model:
+                        return True
         return False
 
     def related_texts(self, path: str, hops: int = 2, within: Optional[str] = None) -> List[str]:
@@ -1526,3 +1552,19 @@ def reread(path: str) -> None:
 def forget_views() -> None:
     """Drops every view of this process (a file changed under them: tests)."""
     _VIEWS.forget()
+
+
+def _table_names(value: cst.BaseExpression) -> List[str]:
+    """The plain names a table display lists: the values of a dict and the elements of a
+    list or tuple, displays nested in them included (`{"bert": (Config, Model, Tokenizer)}`)."""
+    out: List[str] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            out.append(node.value)
+        elif type(node) is cst.Dict:
+            stack.extend(e.value for e in node.elements if type(e) is cst.DictElement)
+        elif type(node) in (cst.List, cst.Tuple):
+            stack.extend(e.value for e in node.elements if type(e) is cst.Element)
+    return out

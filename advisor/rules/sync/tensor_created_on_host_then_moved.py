@@ -211,6 +211,14 @@ def _parse_move(model: FileModel, site: CallSite) -> Optional[_Move]:
         if len(positional) == 1 and not keywords and _device_tensor(model, positional[0], site):
             return _Move(None)
         return None
+    if site.method == "type":
+        # `torch.zeros(b, n).type(x.type())`: the type string of `x` names its device too
+        # (`torch.cuda.FloatTensor`), so the new host tensor is copied to where `x` is.
+        typed = positional[0] if len(positional) == 1 and not keywords else None
+        if (type(typed) is cst.Call and not typed.args and type(typed.func) is cst.Attribute
+                and typed.func.attr.value == "type" and _device_tensor(model, typed.func.value, site)):
+            return _Move(None)
+        return None
     if site.method == "cuda":
         if positional or set(keywords) - {"non_blocking"}:
             return _Move(None)  # `.cuda(local_rank)`: a CUDA move, but which spelling of the device?
@@ -247,8 +255,8 @@ class TensorCreatedOnHostThenMoved(Rule):
     what = """
         A torch factory (`torch.zeros`, `ones`, `empty`, `full`, `arange`, `linspace`, `eye`,
         `tensor`, `as_tensor`, and the random `rand`, `randn`, `randint`, `randperm`) whose
-        result is immediately moved with `.cuda()`, `.to(<cuda device>)` or `.type_as(x)` with
-        `x` a tensor on the GPU (reported without a fix). A `.to()` that only
+        result is immediately moved with `.cuda()`, `.to(<cuda device>)`, `.type_as(x)` or
+        `.type(x.type())` with `x` a tensor on the GPU (those two reported without a fix). A `.to()` that only
         changes the dtype, or moves to the CPU, is not a move to the GPU; `.to(x)` with `x` a
         tensor on the GPU (not one in host memory, nor a batch not yet moved) is one, reported
         without a fix. Inside the innermost
@@ -350,7 +358,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         ),
     )
     requires = (
-        (".cuda(", ".to(", "Tensor(", ".type_as("),
+        (".cuda(", ".to(", "Tensor(", ".type_as(", ".type("),
         ("cuda", "device"),  # `.to(x.device)` in a loss module: the project may name CUDA (cuda_in_project)
         ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "tensor", "Tensor"),
     )
@@ -359,7 +367,7 @@ class TensorCreatedOnHostThenMoved(Rule):
         if not model.cuda_in_project or model.cuda_default_placement_in_project():
             return  # with CUDA the default place of new tensors, factories build on the GPU
         typed = None
-        for site in model.method_calls("cuda", "to", "type_as"):
+        for site in model.method_calls("cuda", "to", "type_as", "type"):
             factory = site.receiver
             if factory is None or _compiled(model, site.ctx.function):
                 continue

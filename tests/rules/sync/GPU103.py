@@ -987,3 +987,50 @@ def train(args, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a flag set on the first batch of the epochs after a warm-up gates the copies (info)
+import pickle
+
+import torch
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer, epochs, warmup):
+    model.cuda()
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(loader):
+            x, y = x.cuda(), y.cuda()
+            plot = False
+            if (epoch >= warmup) and (i == 0):
+                plot = True
+            logits, glimpses = model(x)
+            loss = F.cross_entropy(logits, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if plot:
+                saved = [g.cpu().numpy() for g in glimpses]  # expect: GPU103 info
+                pickle.dump(saved, open(f"glimpses_{epoch}.p", "wb"))
+
+# %% invalid: a flag set from a setting, not from the step, is true on every batch
+import pickle
+
+import torch.nn.functional as F
+
+
+def train(model, loader, optimizer, epochs, args):
+    model.cuda()
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(loader):
+            x, y = x.cuda(), y.cuda()
+            dump = False
+            if args.dump_glimpses and i >= 0:
+                dump = True
+            logits, glimpses = model(x)
+            loss = F.cross_entropy(logits, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            if dump:
+                saved = [g.cpu().numpy() for g in glimpses]  # expect: GPU103
+                pickle.dump(saved, open(f"glimpses_{epoch}.p", "wb"))

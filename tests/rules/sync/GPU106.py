@@ -1517,3 +1517,47 @@ for epoch in range(10):
         loss = model(batch, get_extra(batch, True))
         loss.backward()
         optimizer.step()
+
+# %% invalid: a padding block made on the host and given the type string of a device tensor, every forward (no fix)
+import torch
+from torch import nn
+
+
+class ChunkedRNN(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.rnn = nn.LSTM(width, width, batch_first=True)
+
+    def _pad(self, x, chunk):
+        b, n, length = x.shape
+        gap = chunk - length % chunk
+        pad = torch.zeros(b, n, gap).type(x.type())  # expect: GPU106
+        return torch.cat([x, pad], dim=2)
+
+    def forward(self, x):
+        return self.rnn(self._pad(x, 100).transpose(1, 2))[0]
+
+
+def train(loader):
+    model = ChunkedRNN(64).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    for mixture, target in loader:
+        mixture, target = mixture.cuda(), target.cuda()
+        loss = (model(mixture) - target).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% valid: `.type()` to a named host type, or to the type of a tensor kept on the host
+import torch
+
+
+def summarize(model, loader):
+    model.cuda()
+    totals = torch.zeros(10)
+    for images, labels in loader:
+        counts = torch.bincount(labels, minlength=10)
+        totals += torch.zeros(10).type(counts.type()) + counts
+        totals += torch.ones(10).type(torch.DoubleTensor).float()
+        model(images.cuda())
+    return totals

@@ -1,0 +1,3 @@
+from .tagger import SlotTagger
+from .ranker import PairRanker
+from .unused import SpanScorer
