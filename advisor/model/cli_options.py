@@ -497,12 +497,28 @@ def _namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool
         if not name.endswith("__dict__"):
             continue
         for store in stores:
+            if _own_object(model, name.rsplit(".", 1)[0], store):
+                continue  # `self.__dict__[key] = value` in a config class: that object's fields
             key = store.key
             if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str):
                 stored.setdefault(key.evaluated_value, []).append((store.ctx, store.order))  # `cfg.__dict__["local_rank"] = 0`
             else:
                 anything = True
     return stored, anything, shares - stored.keys()
+
+
+def _own_object(model, holder: str, store) -> bool:
+    """The object whose `__dict__` is written is the method's own (`self`), or one the function
+    builds from a class of the file (`config = BertConfig(-1)`, then `config.__dict__[key] =
+    value` in a `from_dict`): a config object's fields, not an options namespace."""
+    if holder == "self":
+        return True
+    if "." in holder:
+        return False
+    bound = model.facts.assignments.get((store.ctx.scope, holder), ())
+    return bool(bound) and all(
+        type(a.value) is cst.Call and type(a.value.func) is cst.Name
+        and (a.value.func.value in model.facts.classes or a.value.func.value == "cls") for a in bound)
 
 
 def _names_callers_give(model, site, expr: cst.BaseExpression) -> Optional[List[str]]:

@@ -1053,6 +1053,7 @@ class GuardKinds:
         self._guarded_calls: Optional[Dict[int, List[object]]] = None  # id(guard) -> calls under it
         self._loop_steps: Dict[int, List[object]] = {}  # id(loop) -> its calls that step an optimizer
         self._rare_after: Dict[int, Optional[int]] = {}  # id(function) -> first row only rare paths reach
+        self._opposites: Dict[int, tuple] = {}  # id(test) -> (test, its opposite comparison)
 
     def test_kinds(self, test: cst.BaseExpression, ctx: Context, order: float, depth: int = 0) -> Tuple[bool, bool]:
         key = (id(test), depth)
@@ -1528,14 +1529,32 @@ class GuardKinds:
             if guard.exits:
                 continue
             if not guard.positive:
-                # The `else` of `if not fp16:` runs when `fp16` holds.
-                test = guard.test
-                if type(test) is not cst.UnaryOperation or type(test.operator) is not cst.Not:
-                    continue
-                guard = dataclasses.replace(guard, test=test.expression, positive=True)
-            if self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(guard.test)):
+                # The `else` of `if not fp16:` runs when `fp16` holds, and that of `if
+                # args.local_rank == -1 or args.no_cuda:` when `args.local_rank != -1` does
+                # (with the other parts failing too).
+                for part in _disjuncts(guard.test):
+                    if type(part) is cst.UnaryOperation and type(part.operator) is cst.Not:
+                        held = part.expression
+                    else:
+                        held = self._opposite_of(part)
+                    held_guard = dataclasses.replace(guard, test=held, positive=True) if held is not None else None
+                    if held_guard is not None and self._off(held_guard):
+                        return held_guard
+                continue
+            if self._off(guard):
                 return guard
         return None
+
+    def _off(self, guard: Guard) -> bool:
+        return self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(guard.test))
+
+    def _opposite_of(self, test: cst.BaseExpression) -> Optional[cst.Comparison]:
+        """`_opposite`, made once per test and kept: the value model remembers answers by the
+        id of the expression asked about, so a node made up for a question must live on."""
+        known = self._opposites.get(id(test))
+        if known is None:
+            known = self._opposites[id(test)] = (test, _opposite(test))
+        return known[1]
 
     def switched_off_by_callers(self, ctx: Context, depth: int = 2) -> Optional[Guard]:
         """A guard that is a flag no run turns on, around every call of the function ``ctx``
@@ -1572,7 +1591,7 @@ class GuardKinds:
             elif type(current) is cst.IfExp and _holds(current.orelse, node):
                 # `RandomSampler(ds) if args.local_rank == -1 else DistributedSampler(ds)`: the
                 # else arm runs when the comparison fails, which is when its opposite holds.
-                opposite = _opposite(current.test)
+                opposite = self._opposite_of(current.test)
                 if opposite is not None and self._never_true(Guard(opposite, True, ctx, int(order))):
                     return current.test
             stack.extend(children(current))
