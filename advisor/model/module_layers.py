@@ -241,7 +241,10 @@ class _Walker:
             if qual.startswith("torch."):
                 # `torch.FloatTensor([0, 0, 0, 1])`: the legacy typed constructors make plain
                 # tensors, never a parameter.
-                return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device") or bool(
+                # So does `Variable(t)` of PyTorch 0.3 code: the tensor itself (one made to
+                # require grad is caught above).
+                return qual in ("torch.Tensor", "torch.Size", "torch.Generator", "torch.device",
+                                "torch.autograd.Variable", "torch.autograd.variable.Variable") or bool(
                     TYPED_TENSOR.fullmatch(qual))
             if qual.split(".", 1)[0] in _NUMERIC_LIBRARIES or qual in _DATA_READERS:
                 return True  # `librosa.filters.mel(...)`, `np.hanning(n)`: arrays, never a layer

@@ -52,7 +52,9 @@ class DataParallelOrFindUnused(Rule):
         `device_ids=range(args.ngpu)`, also `list(range(args.ngpu))`, over an option whose default is 1, or an option whose
         text default its `type` splits at commas into one id, `default="0"`, or a script that makes
         one GPU visible to itself with `os.environ["CUDA_VISIBLE_DEVICES"] = "0"` at the top, or
-        with an option whose every shipped value is one id, `= args.gpu_id` with `default="1"`). A factory
+        with an option whose every shipped value is one id, `= args.gpu_id` with `default="1"`, or
+        whose every shipped command line makes one GPU visible, `CUDA_VISIBLE_DEVICES=0 python
+        train.py`, or `export CUDA_VISIBLE_DEVICES=0` before it). A factory
         (`def create_model(cfg): ...; return DataParallel(net)`) in a module that trains
         nothing is judged by its callers: a warning when a project function that trains calls it;
         so is a wrap handed to a project function of another module that trains it
@@ -159,6 +161,15 @@ class DataParallelOrFindUnused(Rule):
                 yield self.report(
                     site.node,
                     "DataParallel over a single device only adds overhead: call the model directly",
+                    severity=Severity.INFO,
+                )
+            elif every_run_one_visible_gpu(model):
+                # `CUDA_VISIBLE_DEVICES=0 python train.py` in every shipped command: one device,
+                # which DataParallel only calls.
+                yield self.report(
+                    site.node,
+                    "DataParallel over the one GPU every shipped command makes visible only adds "
+                    "overhead: call the model directly",
                     severity=Severity.INFO,
                 )
             elif ((inference_only and not self._returned_to_training(model, site)
