@@ -1312,7 +1312,9 @@ class ProjectView:
         """Module file -> the project files whose import lines name it (read from the text)."""
         if self._index is None:
             index: Dict[str, Set[str]] = {}
-            for path in self.layout.files():
+            # Notebooks import the project's modules too (`sys.path.append("..")`, then `import
+            # d2lzh_pytorch as d2l` and `d2l.train_ch5(...)`): their cells call its functions.
+            for path in [*self.layout.files(), *self.layout.notebooks()]:
                 for target in self._imports_of(path):
                     index.setdefault(target, set()).add(path)
             self._index = index
