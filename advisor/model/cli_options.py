@@ -728,6 +728,10 @@ def _converted(found: Literals, kind: Optional[cst.BaseExpression]) -> Literals:
 _ABSL_BOOL = r"DEFINE_bool(?:ean)?\(\s*(?:name\s*=\s*)?[\"']%s[\"']\s*,\s*(?:default\s*=\s*)?(\w+)"
 
 
+# `    n_gpu: int = 1` in a dataclass body: a field with a literal default.
+_DATACLASS_FIELD = r"(?m)^[ \t]+%s[ \t]*:[ \t]*[\w.\[\], ]+=[ \t]*([\w.+-]+)[ \t]*(?:#.*)?$"
+
+
 def defaults_by_name(model, attr: str, question: Question[Literals], launched: bool = False) -> Optional[Literals]:
     """The defaults of every option named ``attr`` in the file and the files around it (its
     dependencies: the launcher that builds the parser), when the run leaves them as they are: no
@@ -757,12 +761,22 @@ def _defaults_by_name(model, attr: str, question: Question[Literals], launched: 
     values: Set[Tagged] = set()
     option: Optional[str] = None
     absl = re.compile(_ABSL_BOOL % re.escape(attr))
+    field = re.compile(_DATACLASS_FIELD % re.escape(attr))
     for text, other in others:
         for match in absl.finditer(text):
             if match.group(1) not in ("False", "True", "0", "1"):
                 return None
             values.add(tag(match.group(1) in ("True", "1")))
             option = option or attr
+        if "@dataclass" in text:
+            # `n_gpu: int = 1` in a settings dataclass (a library's `ModelArgs`): its default,
+            # which a user's run changes by asking.
+            for match in field.finditer(text):
+                value = _shell_literal(match.group(1))
+                if value is None:
+                    return None
+                values.add(value)
+                option = option or attr
         if "add_argument" not in text:
             continue
         if isinstance(other, str):

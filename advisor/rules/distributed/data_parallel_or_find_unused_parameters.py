@@ -75,7 +75,8 @@ class DataParallelOrFindUnused(Rule):
         A wrap on the path taken only without a GPU (the `else` of `torch.cuda.is_available()`)
         is not reported: there it only calls the module. A wrap under a test of the GPU count
         that the count's every known value leaves false (`if self.ngpu > 1:` with `--ngpu`
-        defaulting to 1, the DCGAN examples' branch; a count attribute such as `self.ngpu` that
+        defaulting to 1, the DCGAN examples' branch, or `self.args.n_gpu` of a settings dataclass
+        whose field defaults to 1, `n_gpu: int = 1`; a count attribute such as `self.ngpu` that
         another script also fills from a saved config is read by the name of the option that
         sets it; a count such as `n_gpu = torch.cuda.device_count()` where every command line
         the project ships for the script makes one GPU visible, `CUDA_VISIBLE_DEVICES=0 python

@@ -693,3 +693,78 @@ for x, y in loader:
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
+
+# %% invalid: a settings dataclass of a library gives the GPU count a default of 1 (info)
+import json
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass
+class ModelArgs:
+    learning_rate: float = 4e-5
+    n_gpu: int = 1
+    extra: dict = field(default_factory=dict)
+
+    def update_from_dict(self, values):
+        for key, value in values.items():
+            setattr(self, key, value)
+
+    def load(self, folder):
+        with open(folder + "/model_args.json") as f:
+            self.update_from_dict(json.load(f))
+
+
+class ClassificationModel:
+    def __init__(self, model, model_dir, args=None):
+        self.args = self._load_model_args(model_dir)
+        if isinstance(args, dict):
+            self.args.update_from_dict(args)
+        elif isinstance(args, ModelArgs):
+            self.args = args
+        self.model = model.cuda()
+
+    def _load_model_args(self, folder):
+        args = ModelArgs()
+        args.load(folder)
+        return args
+
+    def train(self, loader):
+        model = self.model
+        if self.args.n_gpu > 1:
+            model = torch.nn.DataParallel(model)  # expect: GPU505 info
+        optimizer = torch.optim.AdamW(model.parameters(), lr=self.args.learning_rate)
+        for inputs, labels in loader:
+            loss = torch.nn.functional.cross_entropy(model(inputs.cuda()), labels.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+# %% invalid: the same dataclass with a default of several GPUs wraps on every run
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class ModelArgs:
+    learning_rate: float = 4e-5
+    n_gpu: int = 4
+
+
+class ClassificationModel:
+    def __init__(self, model):
+        self.args = ModelArgs()
+        self.model = model.cuda()
+
+    def train(self, loader):
+        model = self.model
+        if self.args.n_gpu > 1:
+            model = torch.nn.DataParallel(model)  # expect: GPU505
+        optimizer = torch.optim.AdamW(model.parameters(), lr=self.args.learning_rate)
+        for inputs, labels in loader:
+            loss = torch.nn.functional.cross_entropy(model(inputs.cuda()), labels.cuda())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
