@@ -510,12 +510,16 @@ def _namespace_stores(model) -> Tuple[Dict[str, List[Tuple[Context, int]]], bool
 def _own_object(model, holder: str, store) -> bool:
     """The object whose `__dict__` is written is the method's own (`self`), or one the function
     builds from a class of the file (`config = BertConfig(-1)`, then `config.__dict__[key] =
-    value` in a `from_dict`): a config object's fields, not an options namespace."""
+    value` in a `from_dict`): a config object's fields, not an options namespace. So is an
+    imported module (`models.__dict__[name] = custom.__dict__[name]` registering architectures
+    in `torchvision.models`)."""
     if holder == "self":
         return True
     if "." in holder:
         return False
     bound = model.facts.assignments.get((store.ctx.scope, holder), ())
+    if not bound and model.imports.qualify(cst.Name(holder)) is not None:
+        return True
     return bool(bound) and all(
         type(a.value) is cst.Call and type(a.value.func) is cst.Name
         and (a.value.func.value in model.facts.classes or a.value.func.value == "cls") for a in bound)

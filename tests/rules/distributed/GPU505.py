@@ -768,3 +768,46 @@ class ClassificationModel:
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: architectures registered into the torchvision models module leave the visible-GPU option at its single id (info)
+import argparse
+import os
+
+import torch
+import torchvision.models as models
+
+import custom_models
+
+for name in custom_models.__dict__:
+    if name.islower() and callable(custom_models.__dict__[name]):
+        models.__dict__[name] = custom_models.__dict__[name]
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--arch", default="resnet18")
+parser.add_argument("--gpu-id", default="0", type=str, help="id(s) for CUDA_VISIBLE_DEVICES")
+args = parser.parse_args()
+os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id
+
+model = torch.nn.DataParallel(models.__dict__[args.arch]()).cuda()  # expect: GPU505 info
+for x, y in loader:
+    criterion(model(x.cuda()), y.cuda()).backward()
+    optimizer.step()
+
+# %% invalid: the same registration, but an options object's fields are filled from a dict: unknown, a warning
+import argparse
+import os
+
+import torch
+import torchvision.models as models
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--gpu-id", default="0", type=str, help="id(s) for CUDA_VISIBLE_DEVICES")
+args = parser.parse_args()
+for key, value in load_overrides().items():
+    args.__dict__[key] = value
+os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id
+
+model = torch.nn.DataParallel(models.resnet18()).cuda()  # expect: GPU505
+for x, y in loader:
+    criterion(model(x.cuda()), y.cuda()).backward()
+    optimizer.step()
