@@ -1476,6 +1476,14 @@ class GuardKinds:
             return {a or b for a in left for b in right} if len(left) == 1 or len(right) == 1 else left | right
         if type(test) is cst.Call:
             return self._prefix_outcomes(test, guard)
+        if type(test) in (cst.Name, cst.Attribute) and dotted_name(test) is not None:
+            # `if cfg.multi_gpu:` where the project's config module sets `multi_gpu = False` and
+            # nothing sets it again: a switch the shipped code leaves off (no option behind it).
+            found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
+            if found.complete and found.option is None and found.values and all(
+                    kind == "bool" for kind, _ in found.values):
+                return {bool(value) for _, value in found.values}
+            return None
         if type(test) is not cst.Comparison or len(test.comparisons) != 1 or dotted_name(test.left) is None:
             return None
         operator = type(test.comparisons[0].operator)

@@ -82,7 +82,9 @@ class DataParallelOrFindUnused(Rule):
         the project ships for the script makes one GPU visible, `CUDA_VISIBLE_DEVICES=0 python
         run.py`) is information: it runs only when the user
         asks for more GPUs. So is a wrap in a branch the settings' defaults never take (`if
-        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`). A wrap under a
+        args.arch.startswith("vgg"):` with `--arch` defaulting to `resnet50`, or `if
+        cfg.multi_gpu:` where the project's settings module sets `multi_gpu = False` and nothing
+        sets it again). A wrap under a
         switch the user turns on to use several GPUs (`if args.dp:` with `--dp` a `store_true`
         option) stays reported where a command the project ships passes it, or where the project
         shows no command line for the script: that is the run it is written for; where the

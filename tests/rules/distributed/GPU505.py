@@ -811,3 +811,47 @@ model = torch.nn.DataParallel(models.resnet18()).cuda()  # expect: GPU505
 for x, y in loader:
     criterion(model(x.cuda()), y.cuda()).backward()
     optimizer.step()
+
+# %% invalid: a switch the settings module leaves off, with no option behind it (info)
+import torch
+
+MULTI_GPU = False
+DEVICES = [0, 1]
+
+
+def build(dis):
+    dis = dis.cuda()
+    if MULTI_GPU:
+        dis = torch.nn.DataParallel(dis, device_ids=DEVICES)  # expect: GPU505 info
+    return dis
+
+
+def train(dis, loader, optimizer):
+    dis = build(dis)
+    for x, y in loader:
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(dis(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a switch the settings module computes from the machine is on where there are GPUs
+import torch
+
+MULTI_GPU = torch.cuda.device_count() > 1
+DEVICES = [0, 1]
+
+
+def build(dis):
+    dis = dis.cuda()
+    if MULTI_GPU:
+        dis = torch.nn.DataParallel(dis, device_ids=DEVICES)  # expect: GPU505
+    return dis
+
+
+def train(dis, loader, optimizer):
+    dis = build(dis)
+    for x, y in loader:
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(dis(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
