@@ -876,10 +876,19 @@ class ProjectView:
         first, at most ``limit``): where the loops that consume its values may be."""
         path = _key(path)
         seen, frontier, order = {path}, [path], []
+        index = self._import_index()
         for _ in range(hops):
             nxt = []
             for p in frontier:
-                for n in sorted(self._near(p)):
+                # What the file imports, then what imports it, before the files that only share
+                # a package with it: `from tllib.utils.metric import accuracy` makes every
+                # importer of that package a neighbour, and hundreds of them must not crowd out
+                # the `utils.py` beside the script whose `validate` goes over its loaders.
+                direct = sorted(self._imports_of(p))
+                importers = sorted(set(index.get(p, ())) - set(direct))
+                near = direct + importers
+                near += sorted(self._near(p) - set(near))
+                for n in near:
                     if n not in seen:
                         seen.add(n)
                         nxt.append(n)
