@@ -12,7 +12,7 @@ from advisor.model.names import dotted_name, last_segment
 from advisor.model.subtree import contains
 from advisor.model.walk import children
 from advisor.rules.base import Report, Rule
-from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
+from advisor.rules.distributed.ddp_script import RANK_WORD, as_single_process, is_ddp_script
 from advisor.model.mentions import mentions
 from advisor.model.guards import every_call_path
 from advisor.model.framework_steps import untaken_by
@@ -137,6 +137,9 @@ class CheckpointSavedOnEveryRank(Rule):
         the same way: `if parallel == True:`), are left alone. A function `mp.spawn` runs has a
         path with no guard, whatever guards its direct calls. Reported as information when the
         saving function (other than `main`) has no call site in the file.
+        All of it is information when every DDP wrap and process-group start of the file sits
+        under a switch no documented run turns on (the `else` of `if args.local_rank == -1:`
+        in a script every shipped command starts with plain `python`).
     """
     why = """
         Each process runs the save. With N ranks, N processes serialise the same weights and
@@ -171,6 +174,10 @@ class CheckpointSavedOnEveryRank(Rule):
     requires = (("save",), ("DistributedDataParallel", "init_process_group"))
 
     def check(self, model: FileModel) -> Iterator[Report]:
+        # A DDP mode no documented run starts: the same reports, as information.
+        yield from as_single_process(model, self._reports(model))
+
+    def _reports(self, model: FileModel) -> Iterator[Report]:
         if not is_ddp_script(model):
             return
         for site in model.calls_to("torch.save"):

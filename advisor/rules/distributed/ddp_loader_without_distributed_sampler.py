@@ -15,7 +15,7 @@ from advisor.rules.base import Report, Rule, snippet
 from advisor.model.samplers import DIST, PLAIN, SHARD_WORD, sampler_kind
 from advisor.model.loaders import drawn_per_instance, loader_consumers, loader_factory, loaders_held, loaders_iterated
 from advisor.model.names import DATALOADER
-from advisor.rules.distributed.ddp_script import framework_runs_epochs, is_ddp_script
+from advisor.rules.distributed.ddp_script import as_single_process, framework_runs_epochs, is_ddp_script
 from advisor.model.containers import kwargs_value
 from advisor.model.mentions import mentions
 from advisor.model.vocabulary import EVAL_LOADER_NAME
@@ -47,6 +47,9 @@ class DdpWithoutDistributedSampler(Rule):
         that arm runs as one process.
         A loader built only under a switch no shipped run turns on (`if args.use_test_as_train:`
         after a `store_true` option no documented command passes) is info.
+        All of it is information when every DDP wrap and process-group start of the file sits
+        under a switch no documented run turns on (the `else` of `if args.local_rank == -1:`
+        in a script every shipped command starts with plain `python`).
     """
     why = """
         Every process of a DDP job runs the same script. Without a `DistributedSampler` each of
@@ -91,6 +94,10 @@ class DdpWithoutDistributedSampler(Rule):
     requires = (("DataLoader",), ("DistributedDataParallel", "init_process_group"))
 
     def check(self, model: FileModel) -> Iterator[Report]:
+        # A DDP mode no documented run starts: the same reports, as information.
+        yield from as_single_process(model, self._reports(model))
+
+    def _reports(self, model: FileModel) -> Iterator[Report]:
         if not is_ddp_script(model) or framework_runs_epochs(model):
             return
         loaders = model.calls_to(DATALOADER)

@@ -1,9 +1,11 @@
 """Helpers shared by the distributed rules."""
 
 from __future__ import annotations
+import dataclasses
 import re
 from advisor.discovery import is_notebook
 from advisor.model import FileModel
+from advisor.findings import Severity
 from advisor.model.vocabulary import LIGHTNING
 
 
@@ -36,15 +38,31 @@ RANK_WORD = re.compile(r"rank|process_index|proc_id", re.IGNORECASE)
 def is_ddp_script(model: FileModel) -> bool:
     """The file builds a DDP model or starts a process group: it runs once per rank. Not when
     every such call sits under a test of a world size that is 1 on every path the project
-    takes (`if self.world_size > 1:` where no construction passes a world size), or under a
-    switch no documented run turns on (the `else` of `if args.local_rank == -1:` in a script
-    that every shipped command starts with plain `python`). Nor in a
+    takes (`if self.world_size > 1:` where no construction passes a world size). Nor in a
     notebook that starts no processes itself (no `notebook_launcher`, no `spawn`): a kernel is
     one process, whatever training code a cell copied from a launched script."""
     if is_notebook(model.path or "") and not any(
             word in (model.text or "") for word in ("notebook_launcher", "spawn(", "start_processes(", "Process(")):
         return False
     return model.shared("ddp-script", lambda m: any(
-        not m.guards.dead(site.ctx) and m.guards.switched_off(site.ctx) is None
-        for site in m.calls_to(DDP, INIT_PROCESS_GROUP)
+        not m.guards.dead(site.ctx) for site in m.calls_to(DDP, INIT_PROCESS_GROUP)
     ))
+
+
+def ddp_switched_off(model: FileModel) -> bool:
+    """Every DDP wrap and process-group start the file's runs reach sits under a switch no
+    documented run turns on (the `else` of `if args.local_rank == -1:` in a script that every
+    shipped command starts with plain `python`): the per-rank rules are information there."""
+    return model.shared("ddp-switched-off", lambda m: all(
+        m.guards.switched_off(site.ctx) is not None
+        for site in m.calls_to(DDP, INIT_PROCESS_GROUP) if not m.guards.dead(site.ctx)
+    ))
+
+
+def as_single_process(model: FileModel, reports):
+    """The reports, as information when the file's DDP code is switched off (`ddp_switched_off`)."""
+    if not ddp_switched_off(model):
+        yield from reports
+        return
+    for report in reports:
+        yield dataclasses.replace(report, severity=Severity.INFO)

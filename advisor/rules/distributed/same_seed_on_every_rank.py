@@ -8,7 +8,7 @@ from advisor.model import CallSite, Context, FileModel, FunctionInfo
 from advisor.model.facts import MODULE_SCOPE
 from advisor.model.file_model import call_argument
 from advisor.rules.base import Report, Rule, snippet
-from advisor.rules.distributed.ddp_script import RANK_WORD, is_ddp_script
+from advisor.rules.distributed.ddp_script import RANK_WORD, as_single_process, is_ddp_script
 from advisor.model.mentions import mentions
 
 
@@ -41,6 +41,9 @@ class SameSeedOnEveryRank(Rule):
         `args.seed + local_rank`). Reported once per file, at the first such call. Seeds from
         the command line (`args.seed`) and generator objects (`torch.Generator().manual_seed`)
         are left alone.
+        All of it is information when every DDP wrap and process-group start of the file sits
+        under a switch no documented run turns on (the `else` of `if args.local_rank == -1:`
+        in a script every shipped command starts with plain `python`).
     """
     why = """
         Seeding every rank alike is right for the model's initial weights (DDP copies rank 0's
@@ -76,6 +79,10 @@ class SameSeedOnEveryRank(Rule):
     requires = (("seed",), ("DistributedDataParallel", "init_process_group"))
 
     def check(self, model: FileModel) -> Iterator[Report]:
+        # A DDP mode no documented run starts: the same reports, as information.
+        yield from as_single_process(model, self._reports(model))
+
+    def _reports(self, model: FileModel) -> Iterator[Report]:
         if not is_ddp_script(model):
             return
         seeds: List[Tuple[CallSite, cst.BaseExpression]] = []

@@ -38,7 +38,7 @@ def main():
             optimizer.zero_grad()
             loss.backward()  # expect: GPU305 info
             optimizer.step()
-        torch.save(model.state_dict(), f"classifier_{epoch}.bin")
+        torch.save(model.state_dict(), f"classifier_{epoch}.bin")  # expect: GPU504 info
 
 
 if __name__ == "__main__":
