@@ -1152,7 +1152,11 @@ def _project_uses_gpu(model) -> bool:
     if model.project is None or model.real_path is None:
         return False
     within = model._examples_folder()
-    texts = model.project.related_texts(model.real_path, within=within)
+    # An example script nothing imports gets its device from what it imports, not from the
+    # other examples that share a helper with it (`rl/policies.py` imported by a CUDA example
+    # and by CPU-only ones): each is a run of its own.
+    alone = within is not None and not model.project.importers(model)
+    texts = model.project.related_texts(model.real_path, within=within, imports_only=alone)
     if any(any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in texts):
         return True
     if vendored(model.real_path, model.project.layout.root):

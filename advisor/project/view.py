@@ -834,15 +834,21 @@ class ProjectView:
                         return True
         return False
 
-    def related_texts(self, path: str, hops: int = 2, within: Optional[str] = None) -> List[str]:
+    def related_texts(self, path: str, hops: int = 2, within: Optional[str] = None,
+                      imports_only: bool = False) -> List[str]:
         """The texts of the project files within ``hops`` imports of a file, either way: where
         the context of its code (a training loop, a CUDA device) may be. ``within``: only the
-        files under that folder, reached through files under it."""
+        files under that folder, reached through files under it. ``imports_only``: only what
+        the file imports, and what those import (not the other scripts that share a helper
+        with it)."""
         path = _key(path)
         inside = within + os.sep if within is not None else ""
         seen, frontier = {path}, {path}
         for _ in range(hops):
-            frontier = {n for p in frontier for n in self._near(p, inside) if n.startswith(inside)} - seen
+            if imports_only:
+                frontier = {n for p in frontier for n in self._imports_of(p) if n.startswith(inside)} - seen
+            else:
+                frontier = {n for p in frontier for n in self._near(p, inside) if n.startswith(inside)} - seen
             seen |= frontier
         return [self._text(p) for p in sorted(seen - {path})]
 
