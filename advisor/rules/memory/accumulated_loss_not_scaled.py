@@ -72,7 +72,8 @@ class AccumulatedLossNotScaled(Rule):
         A hot loop that runs `backward()` on every iteration but steps the optimizer only under
         `if (i + 1) % k == 0` (or `step % k == 0`), where the loss is never divided by `k`: no
         `loss / k` in the backward expression (also one handed by keyword,
-        `booster.backward(loss=loss / k, ...)`), no `loss = loss / k` or `loss /= k`, no division
+        `booster.backward(loss=loss / k, ...)`; `k` may be a settings dict's entry,
+        `args["gradient_accumulation_steps"]`), no `loss = loss / k` or `loss /= k`, no division
         by that name in the assignments leading to the loss or in a same-module helper that
         computes it; or, in the same way, an inner `for _ in range(k):` that runs `backward()`
         on a new batch each pass (`next(loader)`, or a count named for accumulation,
@@ -282,6 +283,9 @@ class AccumulatedLossNotScaled(Rule):
         names: Set[str] = set()
         dotted = dotted_name(k)
         if dotted is None:
+            key = _string_key(k)
+            if key is not None:
+                names.add(key)  # `args["gradient_accumulation_steps"]`
             return names
         spellings = [dotted]
         for assignment in model.assignments(dotted, ctx):
@@ -299,6 +303,11 @@ class AccumulatedLossNotScaled(Rule):
                 dotted = dotted_name(current) or ""
                 last = dotted.rsplit(".", 1)[-1]
                 if dotted in names or last in names or _ACCUMULATION_NAME.search(last):
+                    return True
+            elif type(current) is cst.SimpleString and isinstance(current.evaluated_value, str):
+                # `loss / args["gradient_accumulation_steps"]`: the count kept in a settings dict
+                key = current.evaluated_value
+                if key in names or _ACCUMULATION_NAME.search(key):
                     return True
             elif type(current) is cst.Integer and type(k) is cst.Integer:
                 if current.evaluated_value == k.evaluated_value:
@@ -457,3 +466,11 @@ def _zeroed_before(model: FileModel, loop: LoopInfo, backward) -> bool:
         if ctx is site.ctx:
             return True
     return False
+
+
+def _string_key(expr: cst.BaseExpression):
+    """`"gradient_accumulation_steps"` of `args["gradient_accumulation_steps"]`; None otherwise."""
+    if type(expr) is not cst.Subscript or len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
+        return None
+    key = expr.slice[0].slice.value
+    return key.evaluated_value if type(key) is cst.SimpleString and isinstance(key.evaluated_value, str) else None

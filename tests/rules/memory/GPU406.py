@@ -435,3 +435,29 @@ def train(model, loader, num_batches):
             loss.backward()
         optim.step()
         optim.zero_grad()
+
+# %% valid: the count kept in a settings dict divides the loss before the backward
+import torch
+
+
+def train(model, loader, optimizer, args):
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        if args["gradient_accumulation_steps"] > 1:
+            loss = loss / args["gradient_accumulation_steps"]
+        loss.backward()
+        if (step + 1) % args["gradient_accumulation_steps"] == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+# %% invalid: the count kept in a settings dict gates the step, but the loss is not divided
+import torch
+
+
+def train(model, loader, optimizer, args):
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        loss.backward()  # expect: GPU406
+        if (step + 1) % args["gradient_accumulation_steps"] == 0:
+            optimizer.step()
+            optimizer.zero_grad()
