@@ -9,6 +9,7 @@ from advisor.model.builder import is_periodic_test
 from advisor.model.devices import is_dtype
 from advisor.model.walk import children
 from advisor.rules.sync import FORWARD_PATH_DOC
+from advisor.findings import Severity
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch, is_tensor, loop_sources, value_root
 from advisor.model.vocabulary import BATCH_TEXT
@@ -211,7 +212,8 @@ class DataDependentSyncInTrainingLoop(Rule):
         (a factory without `device=`, or a `torch.cat` of a list of such parts), and batches
         still in host memory (before they are moved) are left alone. Under a periodic condition
         it is only informational (not under a rank-0 check alone, which one GPU passes every
-        step).
+        step), and so is boolean-mask indexing in an arm no run takes (`elif args.model ==
+        "basic":` where the option's default and every documented command pick another model).
     """ + FORWARD_PATH_DOC
     why = """
         Python needs a real `True` or `False` to choose a branch, and the allocator needs to
@@ -386,11 +388,13 @@ class DataDependentSyncInTrainingLoop(Rule):
                 continue
             if stores.is_store(subscript, ctx) and not self._indexed_store(model, subscript, masks, ctx):
                 continue  # `out[:, keep] = 0` is a masked fill on the device
+            # In an arm no run takes (`elif args.model == 'basic':` where every run passes
+            # another model): information.
             yield self.report(
                 subscript,
                 "boolean-mask indexing `{expression}` has a data-dependent size: the "
                 "host waits for the GPU to count the selected elements on every training step",
-                severity=self.severity_for(heat),
+                severity=Severity.INFO if model.guards.dead(ctx) else self.severity_for(heat),
                 data={"expression": snippet(model, subscript)},
             )
 

@@ -2731,3 +2731,63 @@ for epoch in range(1000):
         loss = F.cross_entropy(out[batch.train_mask], batch.labels)
         loss.backward()
         optimizer.step()
+
+# %% invalid: the mask is read in the arm of a model option no run picks (info)
+import argparse
+
+import torch
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="stackhourglass")
+parser.add_argument("--maxdisp", type=int, default=192)
+args = parser.parse_args()
+
+
+def train(model, optimizer, left, right, disp_true):
+    left, right, disp_true = left.cuda(), right.cuda(), disp_true.cuda()
+    mask = disp_true < args.maxdisp
+    optimizer.zero_grad()
+    if args.model == "stackhourglass":
+        output = model(left, right)
+        loss = F.smooth_l1_loss(output, disp_true)
+    elif args.model == "basic":
+        output = model(left, right)
+        loss = F.smooth_l1_loss(output[mask], disp_true[mask])  # expect: GPU104 info
+    loss.backward()
+    optimizer.step()
+
+
+def main(model, optimizer, loader):
+    for left, right, disp in loader:
+        train(model, optimizer, left, right, disp)
+
+# %% invalid: the same arm, where the option's default picks it, runs every step
+import argparse
+
+import torch
+import torch.nn.functional as F
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="basic")
+parser.add_argument("--maxdisp", type=int, default=192)
+args = parser.parse_args()
+
+
+def train(model, optimizer, left, right, disp_true):
+    left, right, disp_true = left.cuda(), right.cuda(), disp_true.cuda()
+    mask = disp_true < args.maxdisp
+    optimizer.zero_grad()
+    if args.model == "stackhourglass":
+        output = model(left, right)
+        loss = F.smooth_l1_loss(output, disp_true)
+    elif args.model == "basic":
+        output = model(left, right)
+        loss = F.smooth_l1_loss(output[mask], disp_true[mask])  # expect: GPU104
+    loss.backward()
+    optimizer.step()
+
+
+def main(model, optimizer, loader):
+    for left, right, disp in loader:
+        train(model, optimizer, left, right, disp)
