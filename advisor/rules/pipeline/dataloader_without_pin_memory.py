@@ -108,8 +108,10 @@ class DataLoaderWithoutPinnedMemory(Rule):
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at
         the top of the script (`test_imgs, _ = next(iter(test_loader))`), or gone over only by
-        loops that end in an unconditional `break` (one batch each, in a demo notebook), are
-        left alone. A
+        loops that end in an unconditional `break` (one batch each, in a demo notebook), and
+        one a function binds to a name it reads only as the iterable of its own loops, none of
+        which moves a batch (a CPU lesson's `train_ch7` in a helper module whose other loops
+        train on the GPU), are left alone. A
         move of a new host tensor the batch is first converted to
         (`inputs.type(torch.LongTensor).to(device)`, `video.half().cuda()`, also in a helper of another module the batch is handed to) is no move of the batch: pinned memory
         would never reach that copy.

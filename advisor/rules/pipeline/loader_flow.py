@@ -826,6 +826,8 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     drawn from once (``drawn_once``)."""
     if whole_dataset_batch(site) or never_read(model, site) or drawn_once(model, site) or looped_once(model, site):
         return False
+    if _kept_on_host_here(model, site):
+        return False
     if model.uses_cuda and moves_batches_to_device(model):
         return True
     if moves_batches_to_device(model) and model.cuda_in_project and _device_from_settings(model):
@@ -842,6 +844,41 @@ def batches_go_to_device(model: FileModel, site: CallSite) -> bool:
     ):
         return True
     return any(engine_moves_batches(run) for run in engine_runs_over(model, site))
+
+
+def _kept_on_host_here(model: FileModel, site: CallSite) -> bool:
+    """The loader is bound to a name of a function that reads it only as the iterable of its
+    own loops (not returned, not handed to a call), and none of those loops moves a batch: a
+    CPU lesson's `train_ch7` beside the GPU training functions of the same helper module keeps
+    its batches on the host, whatever the other loops of the file do."""
+    info = site.ctx.function
+    statement = model.statement_of.get(id(site.node))
+    if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1:
+        statement = statement.body[0]
+    if info is None or type(statement) is not cst.Assign or statement.value is not site.node:
+        return False
+    if len(statement.targets) != 1 or type(statement.targets[0].target) is not cst.Name:
+        return False
+    name = statement.targets[0].target.value
+    consumers = loader_consumers(model, site)
+    if not consumers or any(other is not model or loop.function is not info for other, loop in consumers):
+        return False
+    iterables = set()
+    for _, loop in consumers:
+        if type(loop.node) is not cst.For:
+            return False
+        iterable = loop.node.iter
+        if type(iterable) is cst.Call and dotted_name(iterable.func) == "enumerate" and iterable.args:
+            iterable = iterable.args[0].value
+        iterables.add(id(iterable))
+    stack: List[cst.CSTNode] = [info.node.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name and node.value == name and id(node) not in iterables:
+            if node is not statement.targets[0].target:
+                return False  # read elsewhere: returned, passed on, drawn from
+        stack.extend(children(node))
+    return not any(loop_moves_batches(model, loop) for _, loop in consumers)
 
 
 # Ignite's helpers that copy a batch (or a tensor of it) to the device they are given.

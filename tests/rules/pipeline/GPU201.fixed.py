@@ -1369,3 +1369,22 @@ for example in loader:
     loss = net(example)
     loss.backward()
     opt.step()
+
+# %% invalid: the same local loader whose loop hands each batch to a helper that moves it
+import torch
+
+
+def to_device(batch):
+    return [t.cuda() for t in batch]
+
+
+def train_local(net, dataset, optimizer, num_epochs):
+    net = net.cuda()
+    data_iter = torch.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)  # expect: GPU201
+    for _ in range(num_epochs):
+        for batch in data_iter:
+            X, y = to_device(batch)
+            loss = torch.nn.functional.cross_entropy(net(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()

@@ -2004,3 +2004,51 @@ for example in loader:
     loss = net(example)
     loss.backward()
     opt.step()
+
+# %% valid: a lesson's loader read only by its own loop, which keeps every batch on the host, beside GPU training in the same module
+import torch
+
+
+def train_gpu(net, train_iter, optimizer, num_epochs):
+    net = net.cuda()
+    for epoch in range(num_epochs):
+        for X, y in train_iter:
+            X, y = X.cuda(), y.cuda()
+            loss = torch.nn.functional.cross_entropy(net(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+def train_linreg(features, labels, batch_size, num_epochs, lr):
+    w = torch.zeros(features.shape[1], 1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    data_iter = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(features, labels), batch_size, shuffle=True)
+    for _ in range(num_epochs):
+        for X, y in data_iter:
+            l = ((X @ w + b - y) ** 2).mean()
+            l.backward()
+            with torch.no_grad():
+                w -= lr * w.grad
+                b -= lr * b.grad
+                w.grad.zero_()
+                b.grad.zero_()
+
+# %% invalid: the same local loader whose loop hands each batch to a helper that moves it
+import torch
+
+
+def to_device(batch):
+    return [t.cuda() for t in batch]
+
+
+def train_local(net, dataset, optimizer, num_epochs):
+    net = net.cuda()
+    data_iter = torch.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4)  # expect: GPU201
+    for _ in range(num_epochs):
+        for batch in data_iter:
+            X, y = to_device(batch)
+            loss = torch.nn.functional.cross_entropy(net(X), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
