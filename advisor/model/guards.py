@@ -1481,7 +1481,7 @@ class GuardKinds:
             # nothing sets it again: a switch the shipped code leaves off (no option behind it).
             found = literal_values(self.model, test, guard.ctx, guard.order + 0.5)
             if found.complete and found.option is None and found.values and all(
-                    kind == "bool" for kind, _ in found.values):
+                    kind == "bool" for kind, _ in found.values) and not self._set_through_global(test):
                 return {bool(value) for _, value in found.values}
             return None
         if type(test) is not cst.Comparison or len(test.comparisons) != 1 or dotted_name(test.left) is None:
@@ -1555,6 +1555,20 @@ class GuardKinds:
 
     def _off(self, guard: Guard) -> bool:
         return self._never_true(guard) or any(self._unset_attribute(t) for t in conjuncts(guard.test))
+
+    def _set_through_global(self, flag: cst.BaseExpression) -> bool:
+        """A function of the flag's module (or of this file) rebinds it through a `global`
+        statement (`def init_param(opt): global multi_gpu; multi_gpu = opt.multi_gpu`), which
+        the module's own bindings do not show."""
+        name = dotted_name(flag) or ""
+        last = name.rsplit(".", 1)[-1]
+        texts = [self.model.text or ""]
+        qual = self.model.imports.qualify_dotted(name) if "." in name else None
+        symbol = self.model.symbol(qual) if qual is not None else None
+        if symbol is not None and symbol.model is not self.model:
+            texts.append(symbol.model.text or "")
+        pattern = re.compile(r"^[ \t]*global\b(?:[^\n]|\\\n)*?\b%s\b" % re.escape(last), re.MULTILINE)
+        return any("global" in text and pattern.search(text) for text in texts)
 
     def _opposite_of(self, test: cst.BaseExpression) -> Optional[cst.Comparison]:
         """`_opposite`, made once per test and kept: the value model remembers answers by the

@@ -213,6 +213,9 @@ class ClassObjects(Question[Classes]):
         ``index`` of each entry of the registry (a dict of tuples); a dict display reached that
         way gives element ``index`` of each of its values."""
         if type(expr) is cst.Subscript and not _module_namespace(flow.model, expr.value):
+            key = expr.slice[0].slice if len(expr.slice) == 1 else None
+            if type(key) is not cst.Index or type(key.value) in (cst.Integer, cst.UnaryOperation):
+                return None  # `pairs[0]` of a list: its own first element, not each entry's
             return flow.ask(self, expr.value, ctx, order, index)
         if type(expr) is cst.Dict:
             values = [e.value for e in expr.elements if type(e) is cst.DictElement]

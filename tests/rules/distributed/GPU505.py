@@ -855,3 +855,31 @@ def train(dis, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: the settings module's flag is set again from the options through a `global` statement
+import torch
+
+MULTI_GPU = False
+DEVICES = [0, 1]
+
+
+def init_param(opt):
+    global MULTI_GPU
+    MULTI_GPU = opt.multi_gpu
+
+
+def build(dis, opt):
+    init_param(opt)
+    dis = dis.cuda()
+    if MULTI_GPU:
+        dis = torch.nn.DataParallel(dis, device_ids=DEVICES)  # expect: GPU505
+    return dis
+
+
+def train(dis, loader, optimizer, opt):
+    dis = build(dis, opt)
+    for x, y in loader:
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(dis(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
