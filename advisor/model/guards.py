@@ -419,6 +419,18 @@ def _tests_none(test: cst.Comparison) -> bool:
 _OPPOSITES = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.Is: cst.IsNot, cst.IsNot: cst.Is}
 
 
+# A `global` statement, also one continued over lines ending in a backslash.
+_GLOBAL_STATEMENT = re.compile(r"^[ \t]*global\b((?:[^\n]|\\\n)*)", re.MULTILINE)
+
+
+def _global_names(model) -> FrozenSet[str]:
+    """The names the file's `global` statements declare, read once per file."""
+    text = model.text or ""
+    if "global" not in text:
+        return frozenset()
+    return frozenset(re.findall(r"[A-Za-z_]\w*", " ".join(m.group(1) for m in _GLOBAL_STATEMENT.finditer(text))))
+
+
 def _opposite(test: cst.BaseExpression) -> Optional[cst.Comparison]:
     """`a != b` for `a == b` (and back, and `is`/`is not`): a comparison that holds exactly when
     ``test`` fails; None for other tests."""
@@ -1562,13 +1574,12 @@ class GuardKinds:
         the module's own bindings do not show."""
         name = dotted_name(flag) or ""
         last = name.rsplit(".", 1)[-1]
-        texts = [self.model.text or ""]
+        models = [self.model]
         qual = self.model.imports.qualify_dotted(name) if "." in name else None
         symbol = self.model.symbol(qual) if qual is not None else None
         if symbol is not None and symbol.model is not self.model:
-            texts.append(symbol.model.text or "")
-        pattern = re.compile(r"^[ \t]*global\b(?:[^\n]|\\\n)*?\b%s\b" % re.escape(last), re.MULTILINE)
-        return any("global" in text and pattern.search(text) for text in texts)
+            models.append(symbol.model)
+        return any(last in m.shared("global-names", _global_names) for m in models)
 
     def _opposite_of(self, test: cst.BaseExpression) -> Optional[cst.Comparison]:
         """`_opposite`, made once per test and kept: the value model remembers answers by the
