@@ -114,3 +114,34 @@ def test_class_answers_are_kept_per_class_and_dropped_with_the_shared_facts():
     model.forget_answers()
     assert "mode-free-classes" not in model._shared
     assert class_mode_free(model, block) and not class_mode_free(model, net)
+
+
+RECURRENT = """
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+def create_variable(tensor):
+    return Variable(tensor.cuda()) if torch.cuda.is_available() else Variable(tensor)
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(128, 64)
+        self.gru = nn.GRU(64, 64, 1, bidirectional=True)
+        self.fc = nn.Linear(64, 18)
+    def forward(self, tokens):
+        hidden = self._init_hidden(tokens.size(1))
+        return self.fc(self.gru(self.embedding(tokens), hidden)[1][-1])
+    def _init_hidden(self, batch_size):
+        return create_variable(torch.zeros(2, batch_size, 64))
+class Learned(Classifier):
+    def _init_hidden(self, batch_size):
+        return Variable(torch.zeros(2, batch_size, 64), requires_grad=True)
+"""
+
+
+def test_a_class_wrapping_its_state_in_variable_stays_mode_free():
+    # `Variable(t)` of PyTorch 0.3 code hands back the tensor: no layer, no mode.
+    model = _model(RECURRENT)
+    assert class_mode_free(model, model.facts.classes["Classifier"])
+    # One made to require grad is a parameter the layers question does not look through.
+    assert not class_parameter_free(model, model.facts.classes["Learned"])

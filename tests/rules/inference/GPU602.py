@@ -1086,3 +1086,98 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
     return Evaluator(nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5))).score(loader)
+
+# %% valid: an embedding-GRU-linear classifier of PyTorch 0.3 code that wraps its hidden state in Variable: eval mode changes nothing
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+def create_variable(tensor):
+    if torch.cuda.is_available():
+        return Variable(tensor.cuda())
+    return Variable(tensor)
+
+
+class RNNClassifier(nn.Module):
+    def __init__(self, vocab, hidden, classes):
+        super().__init__()
+        self.hidden = hidden
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.gru = nn.GRU(hidden, hidden)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        h0 = self._init_hidden(tokens.size(1))
+        output, hidden = self.gru(self.embedding(tokens), h0)
+        return self.fc(hidden[-1])
+
+    def _init_hidden(self, batch_size):
+        hidden = torch.zeros(1, batch_size, self.hidden)
+        return create_variable(hidden)
+
+
+classifier = RNNClassifier(128, 64, 18).cuda()
+optimizer = torch.optim.Adam(classifier.parameters())
+
+
+def train(loader):
+    for tokens, labels in loader:
+        loss = nn.functional.cross_entropy(classifier(tokens.cuda()), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def test(tokens=None):
+    if tokens is not None:
+        output = classifier(tokens.cuda())
+        print(output.argmax(1))
+
+# %% invalid: the same classifier with dropout on its embeddings changes with the mode
+import torch
+import torch.nn as nn
+from torch.autograd import Variable
+
+
+def create_variable(tensor):
+    if torch.cuda.is_available():
+        return Variable(tensor.cuda())
+    return Variable(tensor)
+
+
+class RNNClassifier(nn.Module):
+    def __init__(self, vocab, hidden, classes):
+        super().__init__()
+        self.hidden = hidden
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.drop = nn.Dropout(0.3)
+        self.gru = nn.GRU(hidden, hidden)
+        self.fc = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        h0 = self._init_hidden(tokens.size(1))
+        output, hidden = self.gru(self.drop(self.embedding(tokens)), h0)
+        return self.fc(hidden[-1])
+
+    def _init_hidden(self, batch_size):
+        hidden = torch.zeros(1, batch_size, self.hidden)
+        return create_variable(hidden)
+
+
+classifier = RNNClassifier(128, 64, 18).cuda()
+optimizer = torch.optim.Adam(classifier.parameters())
+
+
+def train(loader):
+    for tokens, labels in loader:
+        loss = nn.functional.cross_entropy(classifier(tokens.cuda()), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def test(tokens=None):
+    if tokens is not None:
+        output = classifier(tokens.cuda())  # expect: GPU602
+        print(output.argmax(1))
