@@ -29,6 +29,7 @@ import libcst as cst
 
 from advisor.model.constants import tag
 from advisor.model.containers import contents_of, every_value, list_elements, lookup
+from advisor.model.drawing_wrappers import hands_on_draws
 from advisor.model.broken_calls import stops_at_start
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, LoopInfo, ReturnSite
 from advisor.model.framework_wrappers import wrapped_arguments
@@ -312,13 +313,16 @@ class LoaderSites(Question[Sites]):
                 wrapping = (symbol.model, symbol.info.name)  # `data_prefetcher(loader)` of another module
         if wrapping is not None:
             # `Prefetcher(loader)`: a class of the project that wraps a loader hands on its
-            # batches (moved or changed, perhaps: not raw ones).
-            if self._raw:
+            # batches (moved or changed, perhaps: raw ones only when its `__next__` returns
+            # what it draws as it came, as `ForeverDataIterator(loader)` does).
+            passes_on = hands_on_draws(*wrapping, expr)
+            if self._raw and not passes_on:
                 return _NONE
             found = [flow.ask(self, a.value, ctx, order) for a in expr.args if not a.star]
             sites = tuple(s for sites, _ in found for s in sites)
-            # All it can be when its `__iter__` goes over what it holds each time it is iterated.
-            exhaustive = bool(sites) and all(done for _, done in found) and _iterates_held(*wrapping)
+            # All it can be when its `__iter__` goes over what it holds each time it is iterated,
+            # or its `__next__` draws from what it holds.
+            exhaustive = bool(sites) and all(done for _, done in found) and (passes_on or _iterates_held(*wrapping))
             return (sites, exhaustive)
         through = passed_on(model, expr, ctx, order, ITERATION_WRAPPERS)
         if through is not None:
