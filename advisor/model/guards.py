@@ -554,9 +554,11 @@ def _compared_with_zero(test: cst.BaseExpression) -> Optional[cst.BaseExpression
 
 def _empty_case(test: cst.BaseExpression, model=None, ctx: Optional[Context] = None, order: float = 0) -> bool:
     """`if annotations.shape[0] == 0:`, `if len(boxes) == 0:`, `if x.numel() == 0:`: the case of
-    an input with nothing in it, which a sample or batch reaches only now and then. With the
-    model, also a name the function binds to such a size just before (`self.n_max_boxes =
-    gt_bboxes.size(1)`, then `if self.n_max_boxes == 0:`)."""
+    an input with nothing in it, which a sample or batch reaches only now and then. Also a mask
+    that selects nothing (`if (hit & inside).sum() == 0:`, `if torch.sum(mask) == 0:`), the
+    fallback of a loss for a batch without a single valid pixel. With the model, also a name the
+    function binds to such a size just before (`self.n_max_boxes = gt_bboxes.size(1)`, then `if
+    self.n_max_boxes == 0:`)."""
     size = _compared_with_zero(test)
     name = dotted_name(size) if size is not None and model is not None else None
     if name is not None and ctx is not None and ctx.function is not None:
@@ -564,7 +566,19 @@ def _empty_case(test: cst.BaseExpression, model=None, ctx: Optional[Context] = N
         return (reach.closed and reach.parameter is None and bool(reach.assignments) and all(
             a.value is not None and a.ctx.function is ctx.function and a.index is None and not a.augmented
             and _is_size(a.value) for a in reach.assignments))
-    return size is not None and _is_size(size)
+    return size is not None and (_is_size(size) or _counts_selected(size, model))
+
+
+def _counts_selected(size: cst.BaseExpression, model) -> bool:
+    """`mask.sum()`, `torch.sum(mask)`, `mask.count_nonzero()`: how many elements a mask
+    selects (a sum over a whole tensor, with no dimension given)."""
+    if type(size) is not cst.Call:
+        return False
+    func = size.func
+    if type(func) is cst.Attribute and func.attr.value in ("sum", "count_nonzero") and not size.args:
+        return model is None or model.imports.qualify(func) is None
+    return (model is not None and len(size.args) == 1 and size.args[0].keyword is None
+            and model.imports.qualify(func) in ("torch.sum", "torch.count_nonzero"))
 
 
 def _nonempty_test(test: cst.BaseExpression) -> bool:

@@ -1561,3 +1561,35 @@ def summarize(model, loader):
         totals += torch.ones(10).type(torch.DoubleTensor).float()
         model(images.cuda())
     return totals
+
+# %% invalid: the fallback of a loss for a mask that selects nothing is info; the masked path is not
+import torch
+import torch.nn.functional as F
+
+
+class SurfaceLoss(torch.nn.Module):
+    def color_loss(self, rgb, rgb_gt, hit, inside):
+        if (hit & inside).sum() == 0:
+            return torch.tensor(0.0).cuda().float()  # expect: GPU106 info
+        return F.l1_loss(rgb[hit & inside], rgb_gt[hit & inside])
+
+    def occupancy_loss(self, sdf, hit, inside):
+        outside = ~(hit & inside)
+        if torch.sum(outside) == 0:
+            return torch.tensor(0.0).cuda()  # expect: GPU106 info
+        weights = torch.ones(sdf.shape[0]).cuda()  # expect: GPU106
+        return F.binary_cross_entropy_with_logits(sdf[outside], inside[outside].float(), weight=weights[outside])
+
+    def forward(self, out, batch):
+        hit, inside = out["hit"], batch["inside"]
+        return self.color_loss(out["rgb"], batch["rgb"], hit, inside) + self.occupancy_loss(out["sdf"], hit, inside)
+
+
+def train(model, loader, optimizer):
+    criterion = SurfaceLoss()
+    for batch in loader:
+        batch = {k: v.cuda() for k, v in batch.items()}
+        loss = criterion(model(batch), batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
