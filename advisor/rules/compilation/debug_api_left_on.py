@@ -8,6 +8,7 @@ from advisor.findings import Applicability, Fixable
 from advisor.model import CallSite, FileModel
 from advisor.model.file_model import call_argument, literal_bool, star_kwargs
 from advisor.model.names import dotted_name
+from advisor.model.profiling import deliberate_profile
 from advisor.model.walk import children
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
 from advisor.rules.compilation.compile_facts import trains_somewhere, enclosing_tests
@@ -102,7 +103,10 @@ class DebugApiLeftOn(Rule):
         `torch.autograd.profiler.emit_nvtx(...)` around training code; `torch.autograd.gradcheck`
         and `gradgradcheck` inside training code. Calls behind a flag (`if args.debug:`), with
         a non-literal switch (`set_detect_anomaly(args.debug)`, `profile(enabled=cfg.profile)`)
-        or switched off are not reported.
+        or switched off are not reported. Nor is profiling done on purpose: a profiler around a
+        few counted steps (`for _ in range(10):`) whose records the code reads afterwards
+        (`prof.key_averages()`, `prof.export_chrome_trace(...)`), or `emit_nvtx` in a file that
+        starts the CUDA profiler itself.
     """
     why = """
         These tools trade speed for information. Anomaly mode records a stack trace for every
@@ -172,6 +176,8 @@ class DebugApiLeftOn(Rule):
                 enabled = call_argument(site.node, "enabled", 0)
                 if enabled is not None and literal_bool(enabled.value) is not True:
                     continue
+                if deliberate_profile(model, site):
+                    continue  # a measurement made on purpose: its records are read
             if _in_test(site) or self._behind_flag(model, site) or not self._around_training(model, site):
                 continue
             what = "anomaly detection" if site.qualname in _ANOMALY_CONTEXT else f"`{site.qualname.rsplit('.', 1)[-1]}`"

@@ -152,3 +152,45 @@ import lightning as L
 
 trainer = L.Trainer(max_epochs=10, detect_anomaly=args.detect_anomaly, profiler="simple")
 trainer.fit(LitModel(), datamodule=dm)
+
+# %% valid: a profiling script measures a few counted steps and reads the records
+import torch
+from torch.autograd import profiler
+
+
+def profile_steps(model, optimizer, make_batch):
+    with profiler.profile(profile_memory=True, use_cuda=True) as prof:
+        with profiler.record_function("train_steps"):
+            for _ in range(10):
+                inputs, targets = make_batch()
+                loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=10))
+    prof.export_chrome_trace("trace.json")
+
+# %% valid: NVTX ranges for a run under nvprof that the script starts and stops itself
+import torch
+import torch.cuda.profiler as cuda_profiler
+
+with torch.autograd.profiler.emit_nvtx():
+    cuda_profiler.start()
+    loss = model(batch).sum()
+    loss.backward()
+    optimizer.step()
+    cuda_profiler.stop()
+
+# %% invalid: the same counted steps, profiled with nobody reading the records
+import torch
+from torch.autograd import profiler
+
+
+def profile_steps(model, optimizer, make_batch):
+    with profiler.profile(use_cuda=True):  # expect: GPU705
+        for _ in range(10):
+            inputs, targets = make_batch()
+            loss = torch.nn.functional.cross_entropy(model(inputs), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
