@@ -13,6 +13,8 @@ from typing import Iterable, List, Optional, Tuple
 _PIN = re.compile(r"(?<![\w.-])(?:py)?torch\s*={1,2}\s*(\d+)\.(\d+)")
 _REQUIREMENTS = re.compile(r"^(?:requirements.*\.txt|setup\.py|setup\.cfg|pyproject\.toml|environment.*\.ya?ml|"
                            r"Dockerfile.*|.*\.dockerfile)$", re.IGNORECASE)
+# `torch>=1.13.1`, `torch >= 1.8`: the oldest release a project declares it supports.
+_MINIMUM = re.compile(r"(?<![\w.-])(?:py)?torch\s*>=\s*(\d+)\.(\d+)")
 # Folders of the root whose files are read too (`requirements/base.txt`, `docker/Dockerfile`).
 _FOLDERS = frozenset({"requirements", "docker", "env", "envs", "environment", "install"})
 
@@ -40,4 +42,11 @@ def oldest_pin(texts: Iterable[str], commands: Iterable[str] = ()) -> Optional[T
     None without one."""
     lines = [line.group(0) for text in commands for line in _INSTALL.finditer(text)]
     found = [(int(m.group(1)), int(m.group(2))) for text in [*texts, *lines] for m in _PIN.finditer(text)]
+    return min(found) if found else None
+
+
+def oldest_minimum(texts: Iterable[str]) -> Optional[Tuple[int, int]]:
+    """The oldest torch release that the requirement files ``texts`` accept as a lower bound
+    (`torch>=1.13.1`); None without one."""
+    found = [(int(m.group(1)), int(m.group(2))) for text in texts for m in _MINIMUM.finditer(text)]
     return min(found) if found else None

@@ -30,7 +30,7 @@ from advisor.model.names import dotted_name
 from advisor.model.prose import without_prose
 from advisor.project.layout import Layout, module_stem, project_root, vendored
 from advisor.project.path_additions import path_additions
-from advisor.project.torch_pins import oldest_pin, pin_files
+from advisor.project.torch_pins import oldest_minimum, oldest_pin, pin_files
 from advisor.project.reachability import (copy_used_by_project, package_training_scripts, undocumented_script,
                                           untrained_package, unreached)
 from advisor.model.vocabulary import CONFIG_TARGET_MARKS, LIGHTNING_TRAINER_TEXT
@@ -186,6 +186,7 @@ _FLASH_REQUESTS = ("flash_attention_2", "attn_implementation", "use_flash_attn")
 _FLASH_TESTERS = ("_attn_implementation ==", "_attn_implementation !=", "_supports_flash_attn_2",
                   "_flash_attn_2_enabled", "_use_flash_attention_2 =")
 _PIN_KEY = "\0torch-pins"
+_REQUIRED_KEY = "\0torch-minimum"
 
 
 def _key(path: str) -> str:
@@ -1278,6 +1279,15 @@ class ProjectView:
         if found is None:
             found = self._found[_PIN_KEY] = pin_files(self.layout.root) + list(self.layout.launch_texts() or ())
         return found
+
+    def required_torch(self) -> Optional[Tuple[int, int]]:
+        """The oldest torch release the requirement files at the root accept (`torch>=1.13.1`
+        gives 1.13): what a rewrite to a newer API would stop supporting. None without one."""
+        found = self._found.get(_REQUIRED_KEY)
+        if found is None:
+            minimum = oldest_minimum(self._text(p) or "" for p in pin_files(self.layout.root))
+            found = self._found[_REQUIRED_KEY] = [minimum]
+        return found[0]
 
     def pinned_torch(self, path: Optional[str] = None) -> Optional[Tuple[int, int]]:
         """The oldest torch release the project pins exactly (`torch==1.13.1`) for ``path``'s

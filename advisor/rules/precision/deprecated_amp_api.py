@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 import dataclasses
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 import libcst as cst
 from advisor.findings import Fixable, Severity
 from advisor.model import CallSite, FileModel
@@ -31,6 +31,13 @@ _DEPRECATED_AMP = {
 _OLD_AUTOCAST_PARAMS = ("enabled", "dtype", "cache_enabled")
 
 
+def _oldest_supported(model: FileModel) -> Tuple[int, int]:
+    """The oldest torch the code must run on: the configured `torch-version`, or the lower
+    bound the project's requirement files declare (`torch>=1.13.1`) when that is older."""
+    required = model.project.required_torch() if model.project is not None else None
+    return min(model.torch_version, required) if required is not None else model.torch_version
+
+
 def _torch_alias(model: FileModel, func: Optional[cst.BaseExpression] = None) -> Optional[str]:
     """A local name bound to the `torch` package itself: the head of ``func`` when it is one,
     else `torch`, else any alias (`import torch as th`)."""
@@ -56,7 +63,9 @@ class DeprecatedAmpApi(Rule):
         `torch.amp.autocast("cuda", ...)`, `torch.amp.GradScaler("cuda", ...)` and
         `torch.amp.autocast("cpu", ...)`, keeping every argument (positional `enabled`, `dtype`
         and `cache_enabled` become keywords, since the new autocast takes the device first). It
-        is offered when the configured minimum torch version is 2.3 or later, and for a name
+        is offered when the oldest torch the project supports is 2.3 or later (the configured
+        `torch-version`, or an older lower bound in the requirement files, `torch>=1.13.1`;
+        below 2.3 a GradScaler is information, having no replacement there), and for a name
         imported on its own only when `torch` itself is imported too. The old autocast kept in
         a name (`amp_autocast = torch.cuda.amp.autocast`, then `with amp_autocast():`) is
         reported where it is assigned, without a fix; so is one a helper returns for its callers
@@ -169,13 +178,13 @@ class DeprecatedAmpApi(Rule):
             message = "`{deprecated}` is deprecated; use `{replacement}`"
             severity = None
             data = {"deprecated": shown, "replacement": replacement, "device": device}
-            if model.torch_version < (2, 3):
+            if _oldest_supported(model) < (2, 3):
                 if kind == "GradScaler":
                     severity = Severity.INFO  # no replacement before torch 2.3
                     message += " once the project requires torch 2.3"
                 else:
                     message = '`{deprecated}` is deprecated; `torch.autocast("{device}", ...)` replaces it'
-                    if model.torch_version < (1, 10):
+                    if _oldest_supported(model) < (1, 10):
                         severity = Severity.INFO  # `torch.autocast` itself came with torch 1.10
                         message += " once the project requires torch 1.10"
             off = model.guards.switched_off(site.ctx) or model.guards.switched_off_by_callers(site.ctx)
@@ -251,7 +260,7 @@ class DeprecatedAmpApi(Rule):
         return self.report(value, message, severity=severity, data=data)
 
     def _fix(self, model: FileModel, site: CallSite, kind: str, device: str) -> Optional[FixSpec]:
-        if model.torch_version < (2, 3):
+        if _oldest_supported(model) < (2, 3):
             return None
         call = site.node
         torch_name = _torch_alias(model, call.func)
