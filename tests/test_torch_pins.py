@@ -1,5 +1,5 @@
 """The torch release a project pins (project/torch_pins.py)."""
-from advisor.project.torch_pins import oldest_pin, pin_files
+from advisor.project.torch_pins import oldest_minimum, oldest_pin, pin_files
 
 
 def test_the_oldest_exact_pin_wins_and_other_packages_do_not_count():
@@ -36,3 +36,18 @@ def test_a_sub_folder_readme_pins_only_the_files_under_it():
     assert view.pinned_torch(str(root / "old_paper" / "train.py")) == (1, 7)
     assert view.pinned_torch(str(root / "new_paper" / "train.py")) is None
     assert view.pinned_torch() is None
+
+
+def test_the_supported_minimum_comes_from_what_every_install_needs():
+    pyproject = '[project]\ndependencies = [\n    "torch>=1.13.1",\n]\n[project.optional-dependencies]\nx = ["torch>=1.2"]\n'
+    assert oldest_minimum([("pyproject.toml", pyproject)]) == (1, 13)
+    setup_py = 'setup(install_requires=["torch >= 1.8", "numpy"], extras_require={"x": ["torch>=1.2"]})'
+    assert oldest_minimum([("setup.py", setup_py)]) == (1, 8)
+    setup_cfg = "[options]\ninstall_requires =\n    torch>=1.9.0\n    numpy\n[options.extras_require]\nx = torch>=1.1\n"
+    assert oldest_minimum([("setup.cfg", setup_cfg)]) == (1, 9)
+    assert oldest_minimum([("requirements.txt", "torch>=2.0\n")]) == (2, 0)
+
+
+def test_an_optional_extra_or_an_install_image_declares_no_supported_range():
+    extra = '[project]\ndependencies = ["rich"]\n[project.optional-dependencies]\nmeasure = ["torch>=2.1"]\n'
+    assert oldest_minimum([("pyproject.toml", extra), ("Dockerfile", "RUN pip install 'torch>=1.8'\n")]) is None

@@ -45,8 +45,28 @@ def oldest_pin(texts: Iterable[str], commands: Iterable[str] = ()) -> Optional[T
     return min(found) if found else None
 
 
-def oldest_minimum(texts: Iterable[str]) -> Optional[Tuple[int, int]]:
-    """The oldest torch release that the requirement files ``texts`` accept as a lower bound
-    (`torch>=1.13.1`); None without one."""
-    found = [(int(m.group(1)), int(m.group(2))) for text in texts for m in _MINIMUM.finditer(text)]
+def oldest_minimum(files: Iterable[Tuple[str, str]]) -> Optional[Tuple[int, int]]:
+    """The oldest torch release that a project's own dependencies accept as a lower bound
+    (`torch>=1.13.1`), from (path, text) pairs of its requirement files; None without one. Only
+    what every install needs counts: a requirements file, `install_requires` of `setup.py` or
+    `setup.cfg`, the `dependencies` of a `pyproject.toml`; not an optional extra (a
+    `measure = ["torch>=2.1"]` of a tool that runs without torch)."""
+    found: List[Tuple[int, int]] = []
+    for path, text in files:
+        name = os.path.basename(path).lower()
+        if name.startswith("requirements") and name.endswith(".txt"):
+            parts = [text]
+        elif name == "pyproject.toml":
+            parts = _DEPENDENCIES.findall(text)
+        elif name in ("setup.py", "setup.cfg"):
+            parts = _INSTALL_REQUIRES.findall(text)
+        else:
+            continue
+        found.extend((int(m.group(1)), int(m.group(2))) for part in parts for m in _MINIMUM.finditer(part))
     return min(found) if found else None
+
+
+# `dependencies = [...]` of a `[project]` table (each line of the array up to its closing bracket).
+_DEPENDENCIES = re.compile(r"^dependencies\s*=\s*\[(.*?)^\s*\]", re.MULTILINE | re.DOTALL)
+# `install_requires=[...]` of setup.py, or the indented lines after `install_requires =` of setup.cfg.
+_INSTALL_REQUIRES = re.compile(r"install_requires\s*=\s*(\[[^\]]*\]|(?:\n[ \t]+\S[^\n]*)+)")

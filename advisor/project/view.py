@@ -1285,7 +1285,7 @@ class ProjectView:
         gives 1.13): what a rewrite to a newer API would stop supporting. None without one."""
         found = self._found.get(_REQUIRED_KEY)
         if found is None:
-            minimum = oldest_minimum(self._text(p) or "" for p in pin_files(self.layout.root))
+            minimum = oldest_minimum((p, self._text(p) or "") for p in pin_files(self.layout.root))
             found = self._found[_REQUIRED_KEY] = [minimum]
         return found[0]
 
