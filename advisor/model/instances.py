@@ -193,6 +193,11 @@ class ClassObjects(Question[Classes]):
                 # `globals()[name]` (DomainBed's `get_algorithm_class`): one of the module's
                 # classes, or some other global of it.
                 return _local(model, tuple(model.facts.classes)), False
+            exported = _package_namespace(model, expr.value)
+            if exported is not None:
+                # `models.__dict__[cfg.type](**params)`: one of the classes the project package
+                # defines or imports, or some other name of it.
+                return exported, False
             return flow.ask(self, expr.value, ctx, order)
         if type(expr) is cst.Dict:
             values = [e.value for e in expr.elements if type(e) is cst.DictElement]
@@ -232,6 +237,30 @@ class ClassObjects(Question[Classes]):
 
 
 CLASS_OBJECTS = ClassObjects()
+
+
+def _package_namespace(model, expr: cst.BaseExpression) -> Optional[FrozenSet[tuple]]:
+    """`models.__dict__` (or `vars(models)`) of a project module: the classes that module
+    defines, and those of other project modules it imports (a package's `__init__` that
+    gathers its architectures). None for any other expression."""
+    if type(expr) is cst.Attribute and expr.attr.value == "__dict__":
+        held = expr.value
+    elif (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "vars"
+          and len(expr.args) == 1 and model.imports.qualify(expr.func) is None):
+        held = expr.args[0].value
+    else:
+        return None
+    qual = model.imports.qualify(held)
+    symbol = model.symbol(qual) if qual is not None else None
+    if symbol is None or symbol.kind != "module":
+        return None
+    package = symbol.model
+    found = set(_local(package, tuple(package.facts.classes)))
+    for name, target in package.imports.aliases.items():
+        other = package.symbol(target)
+        if other is not None and other.kind == "class":
+            found.add((other.model, other.info))
+    return frozenset(found)
 
 
 def _module_namespace(model, expr: cst.BaseExpression) -> bool:

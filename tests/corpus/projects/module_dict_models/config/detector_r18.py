@@ -1,0 +1,1 @@
+model = dict(type="TextDetector", channels=64)
