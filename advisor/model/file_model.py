@@ -570,9 +570,13 @@ class FileModel:
         return info is not None and self.has_training_loop(info)
 
     def has_training_loop(self, info: FunctionInfo) -> bool:
+        """The function runs a training loop, its own or one of a function it calls. A call with
+        several possible targets runs one when all of them do (`_runs_training_loops`): an agent's
+        `update` that calls `self.algorithm.train()` is one update per call for the algorithms
+        whose `train` has no loop, whatever the others do."""
         return open_questions.remembered(self._has_training_loop, id(info), lambda: any(
             self.is_training_loop(loop) for loop in info.loops) or any(
-            owner.has_training_loop(target) for site in info.sites for owner, target in self.calls.targets(site)
+            self._runs_training_loops(site) for site in info.sites
         ), guard=False)
 
     def is_training_loop(self, loop: LoopInfo) -> bool:

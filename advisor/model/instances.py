@@ -209,8 +209,12 @@ class ClassObjects(Question[Classes]):
             if not values or len(values) != len(expr.elements):
                 return _UNKNOWN
             return self.combine([flow.ask(self, v, ctx, order) for v in values])
-        if type(expr) is cst.Call and flow.callee(expr, ctx, order) is not None:
-            return None
+        if type(expr) is cst.Call:
+            looked_up = _looked_up_class(model, expr)
+            if looked_up is not None:
+                return looked_up, False
+            if flow.callee(expr, ctx, order) is not None:
+                return None
         return _UNKNOWN
 
     def element(self, flow: ValueFlow, expr, index: int, ctx: Context, order: int) -> Optional[Classes]:
@@ -241,8 +245,8 @@ CLASS_OBJECTS = ClassObjects()
 
 def _package_namespace(model, expr: cst.BaseExpression) -> Optional[FrozenSet[tuple]]:
     """`models.__dict__` (or `vars(models)`) of a project module: the classes that module
-    defines, and those of other project modules it imports (a package's `__init__` that
-    gathers its architectures). None for any other expression."""
+    defines, and those of other project modules it imports, by name or with `*` (a package's
+    `__init__` that gathers its architectures). None for any other expression."""
     if type(expr) is cst.Attribute and expr.attr.value == "__dict__":
         held = expr.value
     elif (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "vars"
@@ -250,6 +254,23 @@ def _package_namespace(model, expr: cst.BaseExpression) -> Optional[FrozenSet[tu
         held = expr.args[0].value
     else:
         return None
+    return _exported_classes(model, held)
+
+
+def _looked_up_class(model, call: cst.Call) -> Optional[FrozenSet[tuple]]:
+    """`getattr(algorithm, spec["name"])` of a project module, with a name given at run time:
+    the classes that module defines or imports (see `_exported_classes`). None otherwise."""
+    func = call.func
+    if type(func) is not cst.Name or func.value != "getattr" or model.imports.qualify(func) is not None:
+        return None
+    if len(call.args) != 2 or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    if type(call.args[1].value) is cst.SimpleString:
+        return None  # `getattr(models, "ResNet")`: one name, which the follower reads as an attribute
+    return _exported_classes(model, call.args[0].value)
+
+
+def _exported_classes(model, held: cst.BaseExpression) -> Optional[FrozenSet[tuple]]:
     qual = model.imports.qualify(held)
     symbol = model.symbol(qual) if qual is not None else None
     if symbol is None or symbol.kind != "module":
@@ -260,6 +281,11 @@ def _package_namespace(model, expr: cst.BaseExpression) -> Optional[FrozenSet[tu
         other = package.symbol(target)
         if other is not None and other.kind == "class":
             found.add((other.model, other.info))
+    for module in package.imports.star_modules:
+        # `from .reinforce import *` in a package's `__init__`: every class of that module.
+        other = package.symbol(module)
+        if other is not None and other.kind == "module" and other.model is not package:
+            found.update(_local(other.model, tuple(other.model.facts.classes)))
     return frozenset(found)
 
 

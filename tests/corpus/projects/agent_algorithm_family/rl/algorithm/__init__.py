@@ -1,0 +1,3 @@
+# The algorithms an agent spec can name.
+from .ppo import *
+from .reinforce import *
