@@ -489,7 +489,9 @@ class ModelBuilder(Walker):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._enter_statement(node)
-        bases = tuple(self.imports.qualify(b.value) or dotted_name(b.value) or "" for b in node.bases)
+        # A generic base is its class (`flair.nn.Model[TextPair]` is `flair.nn.Model`).
+        bases = tuple(self.imports.qualify(v) or dotted_name(v) or "" for v in (
+            b.value.value if type(b.value) is cst.Subscript else b.value for b in node.bases))
         info = ClassInfo(node, node.name.value, bases, self._unique_scope(f"class:{node.name.value}"))
         self._classes.append(info)
         self._class_owners.append(self.ctx.function)

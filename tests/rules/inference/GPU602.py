@@ -639,6 +639,43 @@ for update in range(1000):
     optimizer.step()
 print(policy.predict_values(obs).mean())
 
+# %% valid: the methods of a model whose base is a generic class of the project
+import typing
+
+import torch
+import torch.nn as nn
+
+DT = typing.TypeVar("DT")
+
+
+class Model(nn.Module, typing.Generic[DT]):
+    def forward_loss(self, points: typing.List[DT]) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class PairRegressor(Model[tuple]):
+    def __init__(self, dim):
+        super().__init__()
+        self.decoder = nn.Sequential(nn.Dropout(0.1), nn.Linear(dim, 1))
+
+    def forward_loss(self, points):
+        x, y = points
+        return (self.decoder(x).squeeze(1) - y).pow(2).mean()
+
+    def predict(self, x):
+        with torch.no_grad():
+            return self.decoder(x).squeeze(1).tolist()
+
+
+regressor = PairRegressor(16).cuda()
+optimizer = torch.optim.Adam(regressor.parameters(), lr=1e-3)
+for x, y in loader:
+    loss = regressor.forward_loss((x.cuda(), y.cuda()))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+print(regressor.predict(x.cuda()))
+
 # %% valid: a training step that makes pseudo-labels with the same model under no_grad
 import torch
 import torch.nn.functional as F
