@@ -18,6 +18,7 @@ from advisor.model.call_options import ABSENT, PRESENT
 from advisor.model.cuda_tests import cuda_test
 from advisor.model.engine_runs import TRAINER, engine_runs
 from advisor.model.loaders import RAW_LOADERS, drawn_batches, loader_factory, loaders_drawn, loaders_iterated, owner_of
+from advisor.model.read_back_loops import reads_back_each_pass
 from advisor.model.value_flow import argument
 from advisor.rules.pipeline.loader_flow import engine_moves_batches, evaluated_now_and_then, is_device_move, loader_option
 
@@ -265,7 +266,10 @@ class BlockingCopyFromPinnedLoader(Rule):
         training loop runs every few steps or once per epoch (also one written inline in the
         epoch loop beside the training pass, or after the training pass of a function that
         runs one epoch, `fit_one_epoch`, or a copy under a test that holds every few steps,
-        `if step % eval_freq == 0:`): each wait costs that pass, not a training step. A
+        `if step % eval_freq == 0:`): each wait costs that pass, not a training step. So is a
+        copy in a loop that trains nothing and reads a result back to the host on every pass
+        (`output.cpu().numpy()` written to disk): the read empties the GPU's queue, so the next
+        copy has no work to overlap with. A
         generator's loop is not one: it runs where the training loop draws from it. So is a copy
         from loaders of token ids (a `collate_fn` that tokenises the texts or packs id lists
         into integer tensors, pads them, `pad_sequence` of an ids field or with
@@ -387,6 +391,15 @@ class BlockingCopyFromPinnedLoader(Rule):
                     call,
                     "copy of a pinned batch without `non_blocking=True` (a batch of token ids, a few "
                     "kilobytes: the wait is short)",
+                    severity=Severity.INFO,
+                    fix=fix,
+                )
+                continue
+            if all(reads_back_each_pass(owner, loop) for owner, loop in loops):
+                yield self.report(
+                    call,
+                    "copy of a pinned batch without `non_blocking=True` (the loop trains nothing and "
+                    "reads its results back to the host on every pass: no queued work to overlap)",
                     severity=Severity.INFO,
                     fix=fix,
                 )

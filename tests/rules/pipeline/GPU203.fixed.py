@@ -890,3 +890,29 @@ gen = DataLoader(train_set, batch_size=8, num_workers=4, pin_memory=True)
 gen_val = DataLoader(val_set, batch_size=8, num_workers=4, pin_memory=True)
 for epoch in range(100):
     fit_one_epoch(model, optimizer, gen, gen_val)
+
+# %% invalid: an evaluation script that writes each output to disk is information; the training loop is not
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+
+def write_predictions(model, dataset, out_dir):
+    loader = DataLoader(dataset, batch_size=1, num_workers=2, pin_memory=True)
+    model.eval()
+    for step, (image, target) in enumerate(loader):
+        image = image.cuda(non_blocking=True)  # expect: GPU203 info
+        with torch.no_grad():
+            output = model(image)
+        np.save(f"{out_dir}/{step}.npy", output.cpu().numpy())
+
+
+def train(model, dataset, optimizer, epochs):
+    loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8, pin_memory=True, persistent_workers=True)
+    for epoch in range(epochs):
+        for image, target in loader:
+            image, target = image.cuda(non_blocking=True), target.cuda(non_blocking=True)  # expect: GPU203, GPU203
+            loss = torch.nn.functional.mse_loss(model(image), target)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
