@@ -212,6 +212,8 @@ def _default(reader, model, parser: cst.Call, attr: str, question: Question[Lite
             if not known:
                 return UNKNOWN  # an option of some parser the analysis cannot tell
             if mine and dest is None:
+                if _adds_unknown_args(other, site):
+                    continue  # only options the parser did not know: never `attr`, which it does
                 return UNKNOWN  # options named by expressions
             if mine:
                 default = _option_default(other, site, question)
@@ -647,6 +649,30 @@ def _dest(call: cst.Call) -> Optional[str]:
     if names[0].startswith("-"):
         return names[0][1:].replace("-", "_")
     return names[0]
+
+
+def _adds_unknown_args(model, site) -> bool:
+    """`for arg in unknown: parser.add_argument(arg, type=eval)` where `parsed, unknown =
+    parser.parse_known_args()`: options made from the arguments the parser did not recognise.
+    None of them can be an option it defines (argparse refuses a second option with the same
+    string), so they leave that option's default alone."""
+    positional = [a.value for a in site.node.args if a.keyword is None and not a.star]
+    if not positional or type(positional[0]) is not cst.Name:
+        return False
+    reach = model.bindings.reaching(positional[0].value, site.ctx, site.order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return False
+    for assignment in reach.assignments:
+        iterable = assignment.iterable
+        if assignment.value is not None or type(iterable) is not cst.Name:
+            return False
+        source = model.bindings.reaching(iterable.value, assignment.ctx, assignment.order)
+        if not source.closed or source.parameter is not None or not source.assignments or not all(
+            a.index == 1 and type(a.value) is cst.Call and type(a.value.func) is cst.Attribute
+            and a.value.func.attr.value == "parse_known_args" for a in source.assignments
+        ):
+            return False
+    return True
 
 
 def _text(expr: cst.BaseExpression) -> Optional[str]:

@@ -883,3 +883,44 @@ def train(dis, loader, optimizer, opt):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: options made from the arguments the parser did not know leave a one-device list default alone (info)
+import argparse
+
+import torch
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("config", type=str)
+    parser.add_argument("--devices", type=int, nargs="+", default=[0])
+    parsed, unknown = parser.parse_known_args()
+    for arg in unknown:
+        if arg.startswith(("-", "--")):
+            parser.add_argument(arg, type=eval)
+    args = parser.parse_args()
+    net = torch.nn.DataParallel(build(args.config), device_ids=args.devices).to("cuda").train()  # expect: GPU505 info
+    optimizer = torch.optim.Adam(net.parameters())
+    for batch in loader:
+        loss = net(batch.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: an option named by an expression of other origin may be the device list itself: a warning
+import argparse
+
+import torch
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--devices", type=int, nargs="+", default=[0])
+    for name, value in load_overrides().items():
+        parser.add_argument(name, default=value)
+    args = parser.parse_args()
+    net = torch.nn.DataParallel(build(), device_ids=args.devices).to("cuda").train()  # expect: GPU505
+    optimizer = torch.optim.Adam(net.parameters())
+    for batch in loader:
+        loss = net(batch.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
