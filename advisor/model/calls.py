@@ -600,6 +600,9 @@ class CallGraph:
                 # A factory that builds classes by name (`create_model(opt)` over the modules its
                 # package loads by name): its instances' methods run where the factory is used.
                 models += [m for m in self._through_loaders() if m not in models]
+                # A class a config file names by dotted path: its instances are used where the
+                # project builds config targets (`instantiate_from_config(config.model)`).
+                models += [m for m in self._config_target_users() if m not in models]
                 # A subclass of another module inherits the method: its instances are called
                 # where that module is imported (`model = VQANet()` then `model(x, y)` in
                 # `train.py`, running the base `Module.forward` that dispatches to
@@ -830,6 +833,10 @@ class CallGraph:
     def _through_loaders(self) -> List[object]:
         project = getattr(self.model, "project", None)
         return project.through_loaders(self.model) if project is not None else []
+
+    def _config_target_users(self) -> List[object]:
+        project = getattr(self.model, "project", None)
+        return project.config_target_users(self.model) if project is not None else []
 
     def _siblings(self) -> List[object]:
         project = getattr(self.model, "project", None)

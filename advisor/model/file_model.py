@@ -1163,6 +1163,11 @@ def _project_uses_gpu(model) -> bool:
     texts = model.project.related_texts(model.real_path, within=within, imports_only=alone)
     if any(any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in texts):
         return True
+    # A class a config file names by dotted path is placed where the config targets are built
+    # (`model = instantiate_from_config(config.model).cuda()` in `main.py`).
+    users = [u.text or "" for u in model.project.config_target_users(model)]
+    if any(any(word in text for word in CUDA_TEXT) or ".to(device" in text for text in users):
+        return True
     if vendored(model.real_path, model.project.layout.root):
         # A library copied into the project (peft's model wrappers) serves modes its config picks
         # (prompt learning), most of which the project's trainer never asks for.

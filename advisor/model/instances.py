@@ -12,6 +12,7 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from advisor.model.config_targets import configured_classes, looks_up_imported
 from advisor.model.facts import Assignment, Context
 from advisor.model.names import DDP_WRAPPERS
 from advisor.model.value_flow import Question, ValueFlow, argument
@@ -95,6 +96,10 @@ class InstanceClasses(Question[Classes]):
                 return made
         if flow.callee(expr, ctx, order) is not None:
             return None  # what the helper returns (this file's, or another project module's)
+        if qual is None and type(func) is cst.Call:
+            # `get_obj_from_str(config["target"])(**params)`, `get_class(name)(conf=conf)`: an
+            # instance of the class the helper hands back.
+            return flow.ask(CLASS_OBJECTS, func, ctx, order)
         if qual is None and type(func) in (cst.Name, cst.Subscript):
             # `TaskDataset = dataset_class(task)`, then `TaskDataset(path)`, or `{"erm": ERM,
             # "dro": GroupDRO}[method](args)`: a class picked from a registry the project writes
@@ -213,6 +218,10 @@ class ClassObjects(Question[Classes]):
             looked_up = _looked_up_class(model, expr)
             if looked_up is not None:
                 return looked_up, False
+            if looks_up_imported(model, expr, ctx, order):
+                # `getattr(importlib.import_module(module), cls)` of a path from a config: one of
+                # the classes the project's config files name.
+                return configured_classes(model), False
             if flow.callee(expr, ctx, order) is not None:
                 return None
         return _UNKNOWN

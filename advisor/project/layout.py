@@ -30,7 +30,8 @@ _SKIPPED = frozenset(
 _WHERE = re.compile(r"""^\s*where\s*=\s*\[([^\]]*)\]""", re.MULTILINE)
 _PACKAGE_DIR_TOML = re.compile(r"""^\s*package-dir\s*=\s*\{[^}]*""\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 _PACKAGE_DIR_CFG = re.compile(r"""^\s*package_dir\s*=\s*(?:\n\s*)?=\s*(\S+)""", re.MULTILINE)
-_CONFIG_NAMES = (".yaml", ".yml", ".json", ".toml")
+# `.conf`: HOCON settings (pyhocon), as neural-rendering projects write them.
+_CONFIG_NAMES = (".yaml", ".yml", ".json", ".toml", ".conf")
 _MAX_FILES = 20_000  # a project larger than this is looked at through its imports only
 # Where a project writes the commands that run its scripts (model/launched_options.py).
 _SCRIPTS = (".sh", ".bash")

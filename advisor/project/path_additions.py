@@ -1,7 +1,8 @@
 """Folders a script adds to `sys.path`, read from its text: where its bare imports may be found.
 
 Two spellings are read, both common in research code that is run as a script from its folder:
-- a literal, relative to where the script is run (its own folder or the project root):
+- a literal, relative to where the script is run (its own folder, the folder above it, or the
+  project root):
   `sys.path.append("core")`, `sys.path.insert(0, "../lib")`;
 - a folder named from the file's own place: `os.path.join(os.path.dirname(__file__), "..",
   "lib")`, or a name bound to `osp.dirname(osp.abspath(__file__))` and then joined, as the
@@ -41,7 +42,9 @@ def path_additions(text: str, path: str, root: str) -> Tuple[str, ...]:
     here = os.path.dirname(os.path.abspath(path))
     for match in _PATH_ADDITION.finditer(text):
         folder = match.group(1)
-        for base in (here, root):
+        # Run from its folder, from the folder above it (`cd code; python training/run.py`
+        # with `sys.path.append("../code")`), or from the root.
+        for base in (here, os.path.dirname(here), root):
             _add(found, os.path.join(base, folder))
     if "__file__" in text:
         for folder in _file_relative(text, os.path.abspath(path)):

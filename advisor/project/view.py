@@ -186,6 +186,10 @@ _FLASH_REQUESTS = ("flash_attention_2", "attn_implementation", "use_flash_attn")
 _FLASH_TESTERS = ("_attn_implementation ==", "_attn_implementation !=", "_supports_flash_attn_2",
                   "_flash_attn_2_enabled", "_use_flash_attention_2 =")
 _PIN_KEY = "\0torch-pins"
+_CLASS_PATHS_KEY = "\0config-class-paths"
+# `pkg.module.ClassName` written in a config file (a word boundary before, a capital last part).
+_CLASS_PATH = re.compile(r"(?<![\w.])((?:[A-Za-z_]\w*\.)+[A-Z]\w*)(?![\w.])")
+_MOST_CLASS_PATHS = 256
 _REQUIRED_KEY = "\0torch-minimum"
 
 
@@ -729,6 +733,32 @@ class ProjectView:
                     found.append(other)
         return found[:MAX_IMPORTERS]
 
+    def config_target_users(self, model) -> List[object]:
+        """Where the instances of ``model``'s classes that the config files name by dotted path
+        (`target: ldm.autoencoder.Autoencoder`) are used: the files that import a module by a
+        name given as text (`importlib.import_module`, `__import__`), and the files that import
+        those (`model = instantiate_from_config(config.model)` in `main.py`). Read, at most
+        MAX_IMPORTERS; none when no config names a class of the module."""
+        path = getattr(model, "real_path", None)
+        module = self.layout.module_name(path) if path is not None else None
+        if not module or not any(
+            cls in model.facts.classes and (module == owner or module.endswith("." + owner))
+            for owner, _, cls in (p.rpartition(".") for p in self.configured_class_paths())
+        ):
+            return []
+        found: List[object] = []
+        seen = {path}
+        for mark in ("import_module(", "__import__("):
+            for loader_path in self.files_containing(mark):
+                loader = self.model(loader_path) if loader_path.endswith(".py") else None
+                if loader is None:
+                    continue
+                for other in [loader, *self.importers(loader)]:
+                    if other.real_path not in seen:
+                        seen.add(other.real_path)
+                        found.append(other)
+        return found[:MAX_IMPORTERS]
+
     def siblings(self, model) -> List[object]:
         """The project files that the importers of ``model``'s module also import (read, at most
         MAX_IMPORTERS): where an entry script wires objects of several modules together, an
@@ -968,6 +998,13 @@ class ProjectView:
         seen.update(self.notebooks_containing(module_stem(path)))
         for mark in DYNAMIC_MARKS:
             seen.update(self.files_containing(mark))
+        if self.configured_class_paths():
+            # Whether a config file names one of its classes, and where such targets are built
+            # and placed (`config_target_users`).
+            seen.update(self.layout.config_files() or ())
+            model = self.model(path)
+            if model is not None:
+                seen.update(m.real_path for m in self.config_target_users(model))
         if self.loads_config_targets():
             seen.update(self.layout.config_files() or ())  # whether one names a class
         # The shell scripts beside a file that runs with command-line options decide them
@@ -1179,6 +1216,20 @@ class ProjectView:
             words = _words_of(files) if files is not None else set()
             self._config_words = words if words & _TARGET_KEYS else {"*"}
         return "*" in self._config_words or name in self._config_words
+
+    def configured_class_paths(self) -> Tuple[str, ...]:
+        """The dotted paths ending in a capitalised name that the project's config files write
+        (`target: ldm.models.autoencoder.AutoencoderKL`, `model_class =
+        model.network.IDRNetwork`): the classes a loader of config targets may build. Empty
+        when there are too many config files to read."""
+        found = self._found.get(_CLASS_PATHS_KEY)
+        if found is None:
+            files = self.layout.config_files() or ()
+            paths: Set[str] = set()
+            for path in files:
+                paths.update(_CLASS_PATH.findall(self._text(path) or ""))
+            found = self._found[_CLASS_PATHS_KEY] = sorted(paths)[:_MOST_CLASS_PATHS]
+        return tuple(found)
 
     def sets_in_configs(self, setting: str) -> bool:
         """A config file of the project, or a shell script beside one of its files, gives the
