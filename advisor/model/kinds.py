@@ -157,7 +157,30 @@ def wrapped_on_path(flow: ValueFlow, name: Optional[str], ctx: Context, order: f
                  if guard.order < a.order < order and a.ctx.function is ctx.function]
         if not later:
             return found
+    if _unwrapped_by_test(flow.model, name, ctx, order):
+        return False
     return None
+
+
+def _unwrapped_by_test(model, name: str, ctx: Context, order: float) -> bool:
+    """`if is_multi_gpu(model): model = model.module` before the read, with no `else`: the
+    wrapped value is replaced where the test holds, and the bindings from before the test reach
+    the read only where it fails, where the value is no wrapper either."""
+    reach = model.bindings.reaching(name, ctx, order)
+    unwraps = [a for a in reach.assignments
+               if a.value is not None and a.index is None and dotted_name(a.value) == name + ".module"]
+    if not unwraps or not reach.closed:
+        return False
+    tests = []
+    for binding in unwraps:
+        guard = binding.ctx.guard
+        if guard is None or not guard.positive or guard.exits or binding.ctx.function is not ctx.function:
+            return False
+        if _narrows(model, guard.test, name, True, guard.ctx, guard.order, 0) is not True:
+            return False
+        tests.append(guard.order)
+    first = min(tests)
+    return all(a.order < first for a in reach.assignments if all(a is not u for u in unwraps))
 
 
 def unwrapped_by_callers(flow: ValueFlow, name: Optional[str], ctx: Context, order: float) -> bool:

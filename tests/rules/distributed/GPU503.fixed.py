@@ -313,3 +313,24 @@ def train(model, loader, optimizer, epochs, gpus, run_id):
             loss.backward()
             optimizer.step()
         torch.save({"epoch": epoch, "state_dict": getattr(model, "module", model).state_dict()}, short_name(run_id) + ".pth")  # expect: GPU503
+
+# %% invalid: the same test only logs: the saved keys keep their `module.` prefix
+import torch
+import torch.nn as nn
+
+
+def is_multi_gpu(model):
+    return isinstance(model, nn.DataParallel)
+
+
+def save_checkpoint(path, model, optimizer):
+    if is_multi_gpu(model):
+        print("saving a DataParallel model")
+    torch.save({"model": model.module.state_dict(), "optimizer": optimizer.state_dict()}, path)  # expect: GPU503
+
+
+model = nn.DataParallel(Net().cuda())
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    train_one_epoch(model, optimizer)
+    save_checkpoint(f"ckpt_{epoch}.pt", model, optimizer)

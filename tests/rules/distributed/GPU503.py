@@ -552,3 +552,45 @@ def train(model, loader, optimizer, epochs, gpus, run_id):
             loss.backward()
             optimizer.step()
         torch.save({"epoch": epoch, "state_dict": model.state_dict()}, short_name(run_id) + ".pth")  # expect: GPU503
+
+# %% valid: a save helper unwraps first when a helper's test says the model is wrapped
+import torch
+import torch.nn as nn
+
+
+def is_multi_gpu(model):
+    return isinstance(model, nn.DataParallel)
+
+
+def save_checkpoint(path, model, optimizer):
+    if is_multi_gpu(model):
+        model = model.module
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)
+
+
+model = nn.DataParallel(Net().cuda())
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    train_one_epoch(model, optimizer)
+    save_checkpoint(f"ckpt_{epoch}.pt", model, optimizer)
+
+# %% invalid: the same test only logs: the saved keys keep their `module.` prefix
+import torch
+import torch.nn as nn
+
+
+def is_multi_gpu(model):
+    return isinstance(model, nn.DataParallel)
+
+
+def save_checkpoint(path, model, optimizer):
+    if is_multi_gpu(model):
+        print("saving a DataParallel model")
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)  # expect: GPU503
+
+
+model = nn.DataParallel(Net().cuda())
+optimizer = torch.optim.Adam(model.parameters())
+for epoch in range(10):
+    train_one_epoch(model, optimizer)
+    save_checkpoint(f"ckpt_{epoch}.pt", model, optimizer)
