@@ -107,7 +107,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
         once), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at
-        the top of the script (`test_imgs, _ = next(iter(test_loader))`), or gone over only by
+        the top of the script (`test_imgs, _ = next(iter(test_loader))`) or in the function that
+        builds it, which no training loop runs (one batch for an initialising forward), or gone over only by
         loops that end in an unconditional `break` (one batch each, in a demo notebook), and
         one a function binds to a name it reads only as the iterable of its own loops, none of
         which moves a batch (a CPU lesson's `train_ch7` in a helper module whose other loops

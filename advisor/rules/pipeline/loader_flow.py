@@ -92,18 +92,23 @@ def _peeked_under_periodic_tests(model: FileModel, site: CallSite) -> bool:
 
 
 def drawn_once(model: FileModel, site: CallSite) -> bool:
-    """The loader is read only by `next(iter(loader))` at the top of the script or of a function
-    (outside loops): one batch, drawn once, before or after training. No loop of the project goes
-    over it, and no iterator over it is made again."""
+    """The loader is read only by `next(iter(loader))` at the top of the script, or in the function
+    that builds it (outside loops, in a function no training loop runs): one batch, drawn once,
+    before or after training. No loop of the project goes over it, and no iterator over it is
+    made again."""
     name = site.assigned_to
-    if name is None or site.ctx.function is not None or passes_over(model, site):
+    if name is None or site.ctx.loop is not None or passes_over(model, site):
         return False
     reads = [
         call for call in model.facts.calls_by_callee.get("iter", ())
         if len(call.node.args) == 1 and dotted_name(call.node.args[0].value) == name
     ]
-    if not reads or any(call.ctx.loop is not None or call.ctx.function is not None for call in reads):
+    # In the function that builds it (`warm_loader = DataLoader(...)`, then `data =
+    # next(iter(warm_loader))` for one initialising forward), or at the top of the script.
+    if not reads or any(call.ctx.loop is not None or call.ctx.function is not site.ctx.function for call in reads):
         return False
+    if site.ctx.function is not None and model.heat(site.ctx) is not None:
+        return False  # a helper the training loop calls: a new loader, and a batch, every step
     # Named nowhere else in the file: not run by an engine, not handed to a function.
     if model.shared("name-counts", _name_counts).get(name, 0) != 1 + len(reads):
         return False

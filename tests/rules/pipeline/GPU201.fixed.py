@@ -1388,3 +1388,23 @@ def train_local(net, dataset, optimizer, num_epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: one batch drawn in the training function for an initialising forward is left alone; the training loader is not
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda")
+
+
+def train(dataset, model, cfg):
+    dataloader = DataLoader(dataset, batch_size=cfg.batch_size, shuffle=True, num_workers=4, pin_memory=True)  # expect: GPU201
+    init_loader = DataLoader(dataset, batch_size=cfg.batch_size, shuffle=True, num_workers=4)
+    data = next(iter(init_loader))
+    model(*[data[arg].to(device) for arg in cfg.model_args])
+    optimizer = torch.optim.Adam(model.parameters())
+    for epoch in range(cfg.epochs):
+        for data in dataloader:
+            loss = model(*[data[arg].to(device) for arg in cfg.model_args])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
