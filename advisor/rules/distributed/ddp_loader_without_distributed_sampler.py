@@ -139,7 +139,10 @@ class DdpWithoutDistributedSampler(Rule):
                 loops = other_loops.get(id(shuffled[0].node), [])
                 if not loops or not all(loop.ctx.no_grad or (loop.function and loop.function.no_grad) for loop in loops):
                     training[id(shuffled[0].node)] = shuffled[0]
-        for site in sorted(training.values(), key=lambda s: s.order):
+        # A loader another module builds (`train_loader, _ = data.fetch_dataloaders(...)`) is
+        # reported where it is built, when that file is checked: a finding names this file's code.
+        own = {id(s.node) for s in loaders}
+        for site in sorted((s for s in training.values() if id(s.node) in own), key=lambda s: s.order):
             report = self._check_loader(model, site)
             if report is not None:
                 if report.severity is not Severity.INFO and model.guards.switched_off(site.ctx) is not None:
