@@ -55,6 +55,14 @@ class _Positions:
             self._spans = node_spans(self._module)
         return self._spans[id(node)]
 
+    def holds(self, node: cst.CSTNode) -> bool:
+        """The node is part of this file's tree (it has a place in it)."""
+        try:
+            self._span(node, None)
+        except KeyError:
+            return False
+        return True
+
     # ``near``: the finding's own node, for nodes it names near it (a fix's comma or
     # whitespace, a related statement) that positions are looked up beside.
     def start(self, node: cst.CSTNode, near: Optional[cst.CSTNode] = None) -> Position:
@@ -310,6 +318,10 @@ def _analyse(text: str, filename: str, rules: Sequence[Rule], config: Config, ch
         checkpoint()
         lifted = model.lifted_text
         positions = _Positions(model, lifted if lifted is not None else text, model.chunked)
+        # A report on a node of another file (a rule that followed a value across modules to a
+        # call it should have left to that file's check) has no place here: it is dropped, and
+        # the file's other findings stand.
+        reports = [r for r in reports if positions.holds(r.node)]
         if model.facts.dead_blocks or model.facts.version_gates:
             reports = _outside_dead_blocks(model, reports, positions)
         if model.project is not None and (model.facts.classes or model.facts.functions):
