@@ -112,3 +112,22 @@ def known(values: Iterable[Tagged], option: Optional[str] = None) -> Literals:
 def setting_read(name: str) -> Literals:
     """A read of the setting ``name`` whose value the program does not hold."""
     return Literals(frozenset(), False, None, frozenset({name}), True)
+
+
+def identity_with_string(test: cst.BaseExpression) -> Optional[bool]:
+    """The value of `device.type is 'cuda'` (False) or `x.mode is not "train"` (True): a string
+    computed at run time (an attribute read, a call's result) is a new object, never the literal
+    written in the code, so an identity test against a string literal always fails (Python warns
+    about it for that reason). None for any other test, and for a plain name, which may hold the
+    same interned literal."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    part = test.comparisons[0]
+    if type(part.operator) not in (cst.Is, cst.IsNot):
+        return None
+    left, right = test.left, part.comparator
+    if type(left) in (cst.SimpleString, cst.ConcatenatedString):
+        left, right = right, left
+    if type(right) not in (cst.SimpleString, cst.ConcatenatedString) or type(left) not in (cst.Attribute, cst.Call):
+        return None
+    return type(part.operator) is cst.IsNot

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from advisor.model.constants import UNKNOWN as UNKNOWN_LITERALS, Literals, Tagged, constant, tag
+from advisor.model.constants import UNKNOWN as UNKNOWN_LITERALS, Literals, Tagged, constant, identity_with_string, tag
 from advisor.model.cuda_tests import cuda_test
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo, bound_element
 from advisor.model.names import dotted_name
@@ -93,6 +93,10 @@ class DictContents(Question[Contents]):
         if type(expr) is cst.Call:
             return self._call(flow, expr, ctx, order)
         if type(expr) is cst.IfExp:
+            decided = identity_with_string(expr.test)
+            if decided is not None:
+                # `{"pin_memory": True} if device.type is 'cuda' else {}`: never the first.
+                return flow.ask(self, expr.body if decided else expr.orelse, ctx, order)
             on_gpu = cuda_test(flow.model, expr.test)
             if on_gpu is None:
                 return None

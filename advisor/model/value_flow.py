@@ -24,6 +24,7 @@ from typing import Any, Dict, Generic, List, Optional, Sequence, Tuple, TypeVar
 import libcst as cst
 
 from advisor.model import open_questions
+from advisor.model.constants import identity_with_string
 from advisor.model.text_calls import called_by_name
 from advisor.model.facts import Assignment, CallSite, Context, FunctionInfo
 from advisor.model.framework_wrappers import keeps_batches, wrapped_arguments
@@ -187,6 +188,10 @@ class ValueFlow:
         if answer is not None:
             return answer
         if type(expr) is cst.IfExp:
+            decided = identity_with_string(expr.test)
+            if decided is not None:
+                # `{...} if device.type is 'cuda' else {}`: the identity test never holds.
+                return self.ask(question, expr.body if decided else expr.orelse, ctx, order)
             return question.combine(
                 [self.ask(question, expr.body, ctx, order), self.ask(question, expr.orelse, ctx, order)]
             )

@@ -1408,3 +1408,20 @@ def train(dataset, model, cfg):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: options behind an identity test with a string literal, which never holds
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def train(dataset, model, optimizer, epochs):
+    kwargs = {"num_workers": 4, "pin_memory": True} if device.type is "cuda" else {}
+    loader = DataLoader(dataset, batch_size=128, shuffle=True, **kwargs, pin_memory=True)  # expect: GPU201, GPU202
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()

@@ -2073,3 +2073,37 @@ def train(dataset, model, cfg):
             loss.backward()
             optimizer.step()
 
+
+# %% invalid: options behind an identity test with a string literal, which never holds
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def train(dataset, model, optimizer, epochs):
+    kwargs = {"num_workers": 4, "pin_memory": True} if device.type is "cuda" else {}
+    loader = DataLoader(dataset, batch_size=128, shuffle=True, **kwargs)  # expect: GPU201, GPU202
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+# %% valid: the same options behind an equality test
+import torch
+from torch.utils.data import DataLoader
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def train(dataset, model, optimizer, epochs):
+    kwargs = {"num_workers": 4, "pin_memory": True, "persistent_workers": True} if device.type == "cuda" else {}
+    loader = DataLoader(dataset, batch_size=128, shuffle=True, **kwargs)
+    for epoch in range(epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
