@@ -72,6 +72,21 @@ def unnamed_registered_rows(model, units) -> List[Tuple[int, int]]:
     return out
 
 
+# Folders of a framework fork where the project keeps its own runs, each a folder of scripts
+# that build a model from the package (`playground/detection/coco/yolof/.../net.py`, `exps/`).
+_RUN_FOLDER = re.compile(r"^(?:playground|experiments|exps)$", re.IGNORECASE)
+
+
+def ships_runs(layout) -> bool:
+    """The project keeps its own runs at its root: a configs folder (`_ships_run_configs`), or a
+    folder of experiments (`playground/`, `experiments/`, `exps/`) holding Python files."""
+    if _ships_run_configs(layout):
+        return True
+    root = layout.root
+    return any(_RUN_FOLDER.match(os.path.relpath(path, root).split(os.sep)[0]) for path in layout.files()
+               if os.path.relpath(path, root).count(os.sep) >= 1)
+
+
 def _ships_run_configs(layout) -> bool:
     """The project keeps the configs of its own runs (a `configs/` folder, `occupancy_configs/`): its registries build
     what those name, even where the project is also installable (a detector fork with a

@@ -24,7 +24,9 @@ A class counts as unbuilt only when every way of reaching it is ruled out:
   of them names is still unbuilt (`import_module(f"trainers.{name}_trainer")` loads only
   modules named so);
 - the file is not in a package of a project others install (a `setup.py`, a `[project]` table):
-  a library's classes are built by its users' code. A folder on the way that holds a licence
+  a library's classes are built by its users' code. Unless the project keeps its own runs beside
+  the package (a `configs/` folder, or experiments under `playground/`, `experiments/` or
+  `exps/`): a framework fork that ships a paper's runs builds only what those runs name. A folder on the way that holds a licence
   of its own is third-party code copied into the project (`libraries/mingpt/LICENSE`): only the
   project's own code builds its classes, so that exception does not hold there (a licence file
   added or removed later is seen when the file itself is checked again).
@@ -49,7 +51,7 @@ import libcst as cst
 
 from advisor.model.prose import without_prose
 from advisor.model.uncalled_methods import SELF_LOOKUP as _SELF_LOOKUP, uncalled_method_rows
-from advisor.model.registered_classes import ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, unnamed_registered_rows
+from advisor.model.registered_classes import ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, ships_runs, unnamed_registered_rows
 from advisor.project.layout import module_stem, vendored
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -125,8 +127,11 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
     if not any(type(s) in (cst.ClassDef, cst.FunctionDef) and not s.decorators for s in model.module.body):
         return []
     if (project.layout.installable() and os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
-            and not vendored(path, project.layout.root)):
-        return []  # a package others install: its classes are built by their code
+            and not vendored(path, project.layout.root) and not ships_runs(project.layout)):
+        # A package others install: its classes are built by their code. Not a framework fork
+        # that keeps its own runs beside the package (a `playground/` of experiments, each
+        # building its model from the package): what none of them builds runs nowhere.
+        return []
     # Undecorated top-level classes and functions, by name: their rows and the words they read.
     candidates: Dict[str, List[Tuple[int, int]]] = {}
     functions: Set[str] = set()

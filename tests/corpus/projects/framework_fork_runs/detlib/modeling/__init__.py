@@ -1,0 +1,3 @@
+# import every architecture
+from .retina import Retina
+from .fcos import Fcos

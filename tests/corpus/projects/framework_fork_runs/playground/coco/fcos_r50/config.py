@@ -1,0 +1,2 @@
+num_classes = 80
+max_iter = 90000

@@ -1,0 +1,3 @@
+from setuptools import setup, find_packages
+
+setup(name="detlib", packages=find_packages())
