@@ -295,3 +295,26 @@ def test_a_function_handed_by_name_runs_where_its_parameter_is_called():
     assert [model.code(site.node) for _, site in model.callers(forward_step)] == ["step_func(batch)"]
     call = next(s for s in model.facts.calls if model.code(s.node) == "get_loss(self.model, batch)")
     assert [info.node.name.value for _, info in model.calls.targets(call)] == ["get_loss"]
+
+
+def test_a_backward_only_pass_run_every_few_steps_is_no_training_loop():
+    # `if iteration % eval_every == 0: gradient_report(model, test_batches)` in the batch loop:
+    # the report's loop runs backward for input gradients; the steps around its call do not make
+    # it a training loop (nor its body hot in its own right).
+    from pathlib import Path
+
+    from advisor.budget import run_bounded
+    from advisor.config import Config
+    from advisor.engine import _neighbour_builder
+    from advisor.project.view import forget_views, project_view
+
+    root = Path(__file__).resolve().parent / "corpus" / "projects" / "periodic_attack_eval"
+    path = str(root / "attacks.py")
+
+    def loops():
+        forget_views()
+        view = project_view(path, _neighbour_builder(Config()), (str(root),))
+        model = view.model(path)
+        return [(loop.function.key, model.is_training_loop(loop)) for loop in model.facts.loops]
+
+    assert run_bounded(loops) == [("gradient_report", False)]

@@ -559,6 +559,10 @@ class FileModel:
             # robustness each epoch) updates nothing.
             outer = site.ctx.loop
             if outer is not None and (outer.own_step or model.calls_step([s for s in outer.sites if s.ctx.loop is outer])):
+                if model.guards.periodic(site.ctx, {id(outer)}):
+                    # `if iteration % eval_freq == 0: rob_acc(test_batches, ...)` in the batch
+                    # loop: an evaluation pass run every few steps, whose attack updates nothing.
+                    continue
                 return True
         return False
 

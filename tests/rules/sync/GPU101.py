@@ -3766,3 +3766,43 @@ for epoch in range(10):
         loss.backward()
         optimizer.step()
         width = max(loss.size(0), 1)
+
+# %% invalid: a robustness check that attacks with backward, run every few steps, is no training loop; the training step is
+import torch
+import torch.nn.functional as F
+
+
+def attack_pgd(model, x, y, eps, alpha, iters):
+    delta = torch.zeros_like(x, requires_grad=True)
+    for _ in range(iters):
+        loss = F.cross_entropy(model(x + delta), y)
+        loss.backward()
+        delta.data = (delta + alpha * delta.grad.sign()).clamp(-eps, eps)
+        delta.grad.zero_()
+    return delta.detach()
+
+
+def robust_accuracy(model, batches, eps, alpha, iters):
+    correct = 0
+    for x, y in batches:
+        x, y = x.cuda(), y.cuda()
+        delta = attack_pgd(model, x, y, eps, alpha, iters)
+        with torch.no_grad():
+            correct += (model(x + delta).argmax(1) == y).sum().item()
+    return correct
+
+
+def train(model, opt, train_batches, test_batches, epochs, eval_every):
+    iteration = 0
+    for epoch in range(epochs):
+        for x, y in train_batches:
+            x, y = x.cuda(), y.cuda()
+            delta = attack_pgd(model, x, y, 8 / 255, 2 / 255, 1)
+            loss = F.cross_entropy(model(x + delta), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            print(loss.item())  # expect: GPU101
+            iteration += 1
+            if iteration % eval_every == 0:
+                print(robust_accuracy(model, test_batches, 8 / 255, 2 / 255, 10))
