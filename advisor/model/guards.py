@@ -66,7 +66,7 @@ def guards_of(ctx: Context) -> List[Guard]:
 
 # Switches that turn on debugging, visual output or a test mode: off in a training run unless asked for.
 _DEBUG_NAME = re.compile(
-    r"^(debug|debugging|vis|visual|visualize|visualise|visualization|show_images|plot_images|test|test_only|eval_only"
+    r"^(debug|debugging|verbose|vis|visual|visualize|visualise|visualization|show_images|plot_images|test|test_only|eval_only"
     r"|(use_)?visdom(_\w+)?)$",
     re.IGNORECASE,
 )

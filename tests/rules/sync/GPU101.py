@@ -3806,3 +3806,32 @@ def train(model, opt, train_batches, test_batches, epochs, eval_every):
             iteration += 1
             if iteration % eval_every == 0:
                 print(robust_accuracy(model, test_batches, 8 / 255, 2 / 255, 10))
+
+# %% invalid: progress printed only when the caller asks for verbose output is information
+import torch
+import torch.nn.functional as F
+
+
+class SquareAttack:
+    def __init__(self, model, n_queries=5000, verbose=False):
+        self.model, self.n_queries, self.verbose = model, n_queries, verbose
+
+    def perturb(self, x, y):
+        x_best = x.clone()
+        for i_iter in range(self.n_queries):
+            x_new = (x_best + 0.01 * torch.randn_like(x_best)).clamp(0, 1)
+            margin = F.cross_entropy(self.model(x_new), y, reduction="none")
+            x_best = torch.where((margin > 0)[:, None, None, None], x_new, x_best)
+            if self.verbose:
+                print(f"{i_iter}: robust accuracy {(margin > 0).float().mean().item():.2%}")  # expect: GPU101 info
+        return x_best
+
+
+def adversarial_training(model, loader, optimizer, cfg):
+    attack = SquareAttack(model, n_queries=10, verbose=cfg.attack.verbose)
+    for x, y in loader:
+        x, y = x.cuda(), y.cuda()
+        loss = F.cross_entropy(model(attack.perturb(x, y)), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
