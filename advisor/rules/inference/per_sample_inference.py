@@ -184,18 +184,22 @@ _IMAGE_READERS = frozenset({
 })
 
 
-def _own_sized_images(model: FileModel, loop: Optional[LoopInfo]) -> bool:
+def _own_sized_images(model: FileModel, loop: Optional[LoopInfo]) -> Optional[str]:
     """The loop reads an image file per item and takes that image's own size (`w, h =
     image.size`, `h, w = image.shape[:2]`): images of different sizes, which a batch would
-    first have to resize to one."""
+    first have to resize to one. Or it resizes the image it read to a full frame
+    (`cv2.resize(img, (args.width, args.height))`, no small size written out): one such image
+    fills the GPU, and its decoding and writing in the loop dominate."""
     if loop is None:
-        return False
+        return None
     for site in model.facts.calls:
         if site.ctx.loop is None or not site.ctx.loop.within(loop) or site.assigned_to is None:
             continue
         if model.imports.qualify(site.node.func) not in _IMAGE_READERS and not _reads_image_chain(model, site.node):
             continue
         name = site.assigned_to
+        if _resized_to_a_frame(model, name, loop):
+            return "resized to a full frame, which fills the GPU on its own"
         for (_, target), found in model.facts.assignments.items():
             for a in found:
                 value = a.value
@@ -203,7 +207,27 @@ def _own_sized_images(model: FileModel, loop: Optional[LoopInfo]) -> bool:
                     value = value.value
                 if (type(value) is cst.Attribute and value.attr.value in ("size", "shape")
                         and dotted_name(value.value) == name and a.ctx.loop is not None and a.ctx.loop.within(loop)):
-                    return True
+                    return "at its own size: a batch would first resize them to one"
+    return None
+
+
+# Below this many pixels a side, an image resized for the model is a thumbnail, not a frame.
+_FRAME_SIDE = 224
+
+
+def _resized_to_a_frame(model: FileModel, name: str, loop: LoopInfo) -> bool:
+    """`cv2.resize(img, size)` of the image ``name`` in the loop, to a size that is no small
+    literal (a setting, or sides of at least `_FRAME_SIDE`)."""
+    for site in model.calls_to("cv2.resize"):
+        if site.ctx.loop is None or not site.ctx.loop.within(loop) or len(site.node.args) < 2:
+            continue
+        if dotted_name(site.node.args[0].value) != name:
+            continue
+        size = site.node.args[1].value
+        sides = [e.value for e in size.elements] if type(size) in (cst.Tuple, cst.List) else []
+        if any(type(side) is cst.Integer and side.evaluated_value < _FRAME_SIDE for side in sides):
+            continue
+        return True
     return False
 
 
@@ -316,7 +340,9 @@ class PerSampleInference(Rule):
         `output["hm"]`) is information only: images of different sizes
         are usually run one at a time, and a full-size image is no tiny launch. So is a loop
         that reads each image from its own file and takes that image's size (`w, h =
-        image.size`): images of different sizes.
+        image.size`): images of different sizes; or resizes it to a full frame
+        (`cv2.resize(img, (args.width, args.height))`, no side under 224 written out): one such
+        image fills the GPU, and reading and writing files dominates the loop.
     """
     why = """
         A GPU runs a batch of one nearly as slowly as a batch of hundreds: each call is a chain
@@ -392,13 +418,13 @@ class PerSampleInference(Rule):
                 if not self._per_item(model, inner, site, items, 0, read_ctx, read_order):
                     continue
                 reported.add(key)
-                if _own_sized_images(model, loop):
+                how = _own_sized_images(model, loop)
+                if how is not None:
                     yield self.report(
                         site.node,
-                        "`{expression}` runs the model on one image per call (each read from its own file, "
-                        "at its own size: a batch would first resize them to one)",
+                        "`{expression}` runs the model on one image per call (each read from its own file, {how})",
                         severity=Severity.INFO,
-                        data={"expression": snippet(model, site.node)},
+                        data={"expression": snippet(model, site.node), "how": how},
                     )
                     break
                 if _own_length_audio(model):

@@ -295,3 +295,33 @@ def embed(model, images):
         for img in images:
             out.append(model(img[None].repeat(1, 3, 1, 1).cuda()))  # expect: GPU603
     return out
+
+# %% invalid: each file read and resized to a full frame is information; resized to a thumbnail it is reported
+import cv2
+import numpy as np
+import torch
+
+
+def segment_folder(model, image_list, args):
+    model.eval()
+    for i, name in enumerate(image_list):
+        img = cv2.imread(name)
+        img = img.astype(np.float32) / 255
+        img = cv2.resize(img, (args.width, args.height))
+        img_tensor = torch.from_numpy(img.transpose((2, 0, 1)))
+        tensor = torch.unsqueeze(img_tensor, 0).cuda()
+        out = model(tensor)  # expect: GPU603 info
+        cv2.imwrite(name.replace(".png", "_seg.png"), out[0].argmax(0).byte().cpu().numpy())
+
+
+def classify_folder(model, image_list):
+    model.eval()
+    labels = []
+    for i, name in enumerate(image_list):
+        img = cv2.imread(name)
+        img = img.astype(np.float32) / 255
+        img = cv2.resize(img, (32, 32))
+        img_tensor = torch.from_numpy(img.transpose((2, 0, 1)))
+        tensor = torch.unsqueeze(img_tensor, 0).cuda()
+        labels.append(model(tensor).argmax(1))  # expect: GPU603
+    return labels
