@@ -107,14 +107,46 @@ def drawn_once(model: FileModel, site: CallSite) -> bool:
     # next(iter(warm_loader))` for one initialising forward), or at the top of the script.
     if not reads or any(call.ctx.loop is not None or call.ctx.function is not site.ctx.function for call in reads):
         return False
-    if site.ctx.function is not None and model.heat(site.ctx) is not None:
+    function = site.ctx.function
+    if function is not None and model.heat(site.ctx) is not None:
         return False  # a helper the training loop calls: a new loader, and a batch, every step
-    # Named nowhere else in the file: not run by an engine, not handed to a function.
-    if model.shared("name-counts", _name_counts).get(name, 0) != 1 + len(reads):
+    if function is None:
+        # Named nowhere else in the file: not run by an engine, not handed to a function.
+        if model.shared("name-counts", _name_counts).get(name, 0) != 1 + len(reads):
+            return False
+    elif not _only_drawn_once(model, function, name, reads):
         return False
     if any(other is not model for other, _ in loader_consumers(model, site)):
         return False
     return not any(any(found is site for found in loaders_iterated(model, loop)[0]) for loop in model.facts.loops)
+
+
+def _only_drawn_once(model: FileModel, function, name: str, reads) -> bool:
+    """In ``function``, the loader name is mentioned only where it is bound and in ``reads``
+    (`iter(name)`), each of which is drawn from with `next(...)` right away or through a name
+    mentioned only where it is bound and in `next(it)` calls outside loops (`data_iter =
+    iter(dataloader)`, then `samples, _ = next(data_iter)` for a shape)."""
+    code = model.code(function.node)
+    counts: Dict[str, int] = {}
+    for word in _NAME.findall(code):
+        counts[word] = counts.get(word, 0) + 1
+    bindings = len(model.assignments(name, reads[0].ctx))
+    if counts.get(name, 0) != bindings + len(reads):
+        return False
+    nexts = [call for call in model.facts.calls_by_callee.get("next", ())
+             if call.ctx.function is function and len(call.node.args) == 1]
+    for read in reads:
+        if any(call.node.args[0].value is read.node for call in nexts):
+            continue  # `next(iter(loader))`
+        held = read.assigned_to
+        if held is None:
+            return False
+        draws = [call for call in nexts if dotted_name(call.node.args[0].value) == held]
+        if any(call.ctx.loop is not None for call in draws):
+            return False
+        if counts.get(held, 0) != len(model.assignments(held, read.ctx)) + len(draws):
+            return False
+    return True
 
 
 def looped_once(model: FileModel, site: CallSite) -> bool:

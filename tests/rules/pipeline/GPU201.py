@@ -2107,3 +2107,31 @@ def train(dataset, model, optimizer, epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: a test routine that draws one batch through a named iterator for its shape is left alone, in every branch
+import torch
+from torch.utils.data import DataLoader
+from torchvision.datasets import CIFAR10, MNIST
+
+
+def sample(score, dataset_name, root, langevin):
+    if dataset_name == "MNIST":
+        dataloader = DataLoader(MNIST(root, train=True), batch_size=100, shuffle=True, num_workers=4)
+        data_iter = iter(dataloader)
+        samples, _ = next(data_iter)
+        samples = torch.rand_like(samples.cuda())
+    else:
+        dataloader = DataLoader(CIFAR10(root, train=False), batch_size=64, shuffle=True, num_workers=4)
+        samples, _ = next(iter(dataloader))
+        samples = torch.rand_like(samples).cuda()
+    return langevin(samples, score)
+
+
+def train(score, optimizer, root, epochs):
+    loader = DataLoader(CIFAR10(root, train=True), batch_size=128, shuffle=True, num_workers=4)  # expect: GPU201, GPU204
+    for epoch in range(epochs):
+        for x, _ in loader:
+            loss = score(x.cuda()).pow(2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
