@@ -318,3 +318,27 @@ def test_a_backward_only_pass_run_every_few_steps_is_no_training_loop():
         return [(loop.function.key, model.is_training_loop(loop)) for loop in model.facts.loops]
 
     assert run_bounded(loops) == [("gradient_report", False)]
+
+
+def test_a_network_that_freezes_its_own_parameters_is_built_frozen():
+    # `FeatureNet()` leaves `requires_grad=False`, which `__init__` applies to every parameter:
+    # calling it records no graph (GPU601). `ProbeNet(requires_grad=True)` is built trainable.
+    from pathlib import Path
+
+    from advisor.budget import run_bounded
+    from advisor.config import Config
+    from advisor.engine import _neighbour_builder
+    from advisor.model.frozen_modules import built_frozen
+    from advisor.project.view import forget_views, project_view
+
+    root = Path(__file__).resolve().parent / "corpus" / "projects" / "frozen_feature_net"
+    path = str(root / "stats.py")
+
+    def frozen():
+        forget_views()
+        view = project_view(path, _neighbour_builder(Config()), (str(root),))
+        model = view.model(path)
+        calls = [s for s in model.facts.calls if s.qualname is None and model.code(s.node.func) in ("extractor", "probe")]
+        return sorted((model.code(s.node.func), built_frozen(model, s.node.func, s.ctx, s.order)) for s in calls)
+
+    assert run_bounded(frozen) == [("extractor", True), ("probe", False)]

@@ -13,7 +13,9 @@ from typing import Optional
 import libcst as cst
 
 from advisor.model.facts import Context
+from advisor.model.instances import instances_of
 from advisor.model.names import dotted_name
+from advisor.model.value_flow import argument, parameter_default
 
 
 def frozen_before(model, name: Optional[str], ctx: Context, order: float) -> bool:
@@ -64,3 +66,65 @@ def _false_argument(call: cst.Call) -> bool:
     arg = call.args[0]
     keyword_ok = arg.keyword is None or arg.keyword.value == "requires_grad"
     return keyword_ok and type(arg.value) is cst.Name and arg.value.value == "False"
+
+
+def built_frozen(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every project class the value may be an instance of freezes its own parameters in
+    `__init__`, at the top of its body (`for param in self.parameters(): param.requires_grad =
+    requires_grad` with `requires_grad=False` as the default, which no construction of the
+    project changes): a feature extractor built frozen, whose calls record no graph of their own."""
+    found = instances_of(model, expr, ctx, order)
+    return bool(found) and all(_freezes_itself(owner, cls) for owner, cls in found)
+
+
+def _freezes_itself(owner, cls) -> bool:
+    init = owner.facts.functions.get(f"{cls.name}.__init__")
+    if init is None:
+        return False
+    for statement in init.node.body.body:
+        if type(statement) is not cst.For or not _freezes_each_parameter(statement, "self"):
+            flag = _frozen_by_parameter(statement, init)
+            if flag is None:
+                continue
+            return _never_passed_true(owner, init, flag)
+        return True
+    return False
+
+
+def _frozen_by_parameter(statement: cst.CSTNode, init) -> Optional[str]:
+    """`for param in self.parameters(): param.requires_grad = flag` where `flag` is a parameter
+    of `__init__` whose default is False: that parameter's name."""
+    if type(statement) is not cst.For or type(statement.target) is not cst.Name or type(statement.iter) is not cst.Call:
+        return None
+    iterated = statement.iter
+    if (type(iterated.func) is not cst.Attribute or iterated.func.attr.value != "parameters"
+            or dotted_name(iterated.func.value) != "self"):
+        return None
+    param = statement.target.value
+    for line in statement.body.body:
+        if type(line) is not cst.SimpleStatementLine:
+            continue
+        for small in line.body:
+            if (type(small) is cst.Assign and len(small.targets) == 1
+                    and dotted_name(small.targets[0].target) == f"{param}.requires_grad"
+                    and type(small.value) is cst.Name and small.value.value in init.params):
+                default = parameter_default(init, small.value.value)
+                if type(default) is cst.Name and default.value == "False":
+                    return small.value.value
+    return None
+
+
+def _never_passed_true(owner, init, flag: str) -> bool:
+    """Every construction of the class the project makes leaves ``flag`` out or passes False
+    (and there is at least one)."""
+    constructions = owner.calls.constructions(init)
+    if not constructions:
+        return False
+    position = init.params.index(flag) - init.receiver_params
+    for _, site in constructions:
+        if any(a.star for a in site.node.args):
+            return False
+        given = argument(site.node, flag, position)
+        if given is not None and not (type(given.value) is cst.Name and given.value.value == "False"):
+            return False
+    return True

@@ -14,6 +14,7 @@ from advisor.model.grad_free_methods import runs_without_grad
 from advisor.model.module_layers import parameter_free
 from advisor.model.tensors import is_python_value
 from advisor.model.literals import literal_values
+from advisor.model.frozen_modules import built_frozen
 from advisor.model.input_gradients import asks_input_gradients
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule, snippet
 from advisor.rules.inference.model_calls import TORCH_TEXT, first_per, marker_sites, feeds_training, framework_owned, grad_disabled, model_calls, torch_file, unpickled
@@ -103,7 +104,9 @@ class InferenceWithoutNoGrad(Rule):
         input (`torch.autograd.grad` or `requires_grad_()` in its `forward` or a few calls down:
         surface normals, a gradient penalty), a project model whose called method turns autograd off itself (its
         body under `with torch.no_grad():` or decorated, or only dispatching to such methods),
-        and Lightning or Hugging Face Trainer hooks are left alone. Information when
+        a project model built frozen (its `__init__` sets `requires_grad` of every parameter to
+        False, or to a parameter whose default is False that no construction changes: an
+        Inception feature extractor), and Lightning or Hugging Face Trainer hooks are left alone. Information when
         the function has no caller in the file, when the model was unpickled whole
         (`pickle.load(f)`, or a module saved whole and read back with `torch.load`, through
         `checkpoint["encoder"]`: its parameters keep the `requires_grad` they were saved with,
@@ -176,7 +179,8 @@ class InferenceWithoutNoGrad(Rule):
             return
         markers = marker_sites(model)
         candidates = [s for s in model_calls(model) if s.ctx.loop is not None and not _records_nothing(model, s)
-                      and not asks_input_gradients(model, s)]
+                      and not asks_input_gradients(model, s)
+                      and not built_frozen(model, s.node.func, s.ctx, s.order)]
         fixed: Set[int] = set()
         for site in first_per(candidates, lambda s: id(s.ctx.loop)):
             info = site.ctx.function
