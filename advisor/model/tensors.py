@@ -1232,6 +1232,13 @@ def _size_like(value: cst.BaseExpression) -> bool:
     return False
 
 
+# Sparse tensors made of an index tensor and a value tensor (then a size).
+_SPARSE_BUILDERS = frozenset({
+    "torch.sparse.FloatTensor", "torch.sparse.LongTensor", "torch.sparse.DoubleTensor",
+    "torch.sparse_coo_tensor", "torch.sparse_csr_tensor",
+})
+
+
 class HostBuilt(Question[str]):
     """The torch factory (`arange`, `ones`, ...) a value is built from in host memory: the
     factory itself, torch functions, methods and arithmetic on it (`torch.exp(c *
@@ -1258,6 +1265,10 @@ class HostBuilt(Question[str]):
                     if arg.keyword is not None and arg.keyword.value == "device":
                         return ""
                 found = [flow.ask(self, a.value, ctx, order) for a in expr.args if a.keyword is None and not a.star]
+                if qual in _SPARSE_BUILDERS:
+                    # `torch.sparse.FloatTensor(idx, torch.ones(n), size)`: indices from the host's
+                    # graph data cross the link whichever way the values are made.
+                    return found[1] if len(found) >= 2 and found[0] and found[1] else ""
                 return next((f for f in found if f), "")
             if type(func) is cst.Attribute and not qual:
                 if func.attr.value in _MOVES or func.attr.value in _DATA_WRITES:

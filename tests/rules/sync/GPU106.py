@@ -1593,3 +1593,21 @@ def train(model, loader, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a sparse adjacency of host graph indices crosses the link whichever way its values are made
+import torch
+
+
+def graph_pool(graphs, device):
+    idx = torch.LongTensor([[i for g in graphs for i in g.nodes], [j for g in graphs for j in g.nodes]])
+    values = torch.ones(idx.shape[1])
+    adjacency = torch.sparse.FloatTensor(idx, values, torch.Size([len(graphs), idx.shape[1]]))
+    return adjacency.to(device)
+
+
+def train(model, batches, optimizer, device):
+    for graphs, labels in batches:
+        loss = torch.nn.functional.cross_entropy(model(graph_pool(graphs, device)), labels.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
