@@ -342,3 +342,30 @@ def test_a_network_that_freezes_its_own_parameters_is_built_frozen():
         return sorted((model.code(s.node.func), built_frozen(model, s.node.func, s.ctx, s.order)) for s in calls)
 
     assert run_bounded(frozen) == [("extractor", True), ("probe", False)]
+
+
+def test_a_flag_a_helper_module_sets_for_one_rank_is_a_rank_test():
+    # `init_dist(opt)` in utils/env.py sets `opt.log = True` only under `if opt.rank % n == 0:`:
+    # `if opt.log:` in the training script runs on one process per node.
+    from pathlib import Path
+
+    from advisor.budget import run_bounded
+    from advisor.config import Config
+    from advisor.engine import _neighbour_builder
+    from advisor.model.guards import guards_of
+    from advisor.project.view import forget_views, project_view
+
+    root = Path(__file__).resolve().parent / "corpus" / "projects" / "rank_flag_helper"
+    path = str(root / "train.py")
+
+    def kinds():
+        forget_views()
+        view = project_view(path, _neighbour_builder(Config()), (str(root),))
+        model = view.model(path)
+        out = []
+        for site in model.calls_to("torch.save"):
+            guards = [g for g in guards_of(site.ctx) if g.positive]
+            out.append(any(model.guards.test_kinds(g.test, g.ctx, g.order + 0.5)[1] for g in guards))
+        return out
+
+    assert run_bounded(kinds) == [True, False]

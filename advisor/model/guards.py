@@ -1155,6 +1155,10 @@ class GuardKinds:
                     stores = _plain_stores(model).get(name.rsplit(".", 1)[-1], [])
                     if stores and self._set_for_one_rank(stores, depth):
                         found = (found[0], True)
+                    elif not stores and self._set_for_one_rank_elsewhere(name.rsplit(".", 1)[-1], depth):
+                        # `if opt.log:` where `init_dist(opt)`, in a module this file imports, sets
+                        # `opt.log = True` only under `if opt.rank == 0:`.
+                        found = (found[0], True)
                 if not found[1] and self.main_process_object(name, ctx, order, depth):
                     found = (found[0], True)
             modulo, rank = modulo or found[0], rank or found[1]
@@ -1197,6 +1201,22 @@ class GuardKinds:
                 return False  # `should_diag = gpu == 0` in the multi-process branch is a rank test
             ranked = True
         return ranked
+
+    def _set_for_one_rank_elsewhere(self, attribute: str, depth: int) -> bool:
+        """The project modules this file imports store ``attribute`` on an object other than
+        `self`, and every one of them sets it true only for one rank (`_set_for_one_rank`)."""
+        project, path = self.model.project, self.model.real_path
+        if project is None or path is None:
+            return False
+        found = False
+        for other in project.imported_models(self.model):
+            stores = _plain_stores(other).get(attribute, [])
+            if not stores:
+                continue
+            if not other.guards._set_for_one_rank(stores, depth):
+                return False
+            found = True
+        return found
 
     def _passed_periodic(self, info, name: str, depth: int) -> bool:
         """A parameter every call of which passes a periodic value (`train_step(..., do_eval)`

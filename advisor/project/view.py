@@ -1443,6 +1443,18 @@ class ProjectView:
                 helpers.append(helper)
         return helpers
 
+    def imported_models(self, model) -> List[object]:
+        """The project files ``model``'s file imports, read (at most MAX_IMPORTERS)."""
+        path = getattr(model, "real_path", None)
+        if path is None:
+            return []
+        out = []
+        for other in self._imports_of(_key(path))[:MAX_IMPORTERS]:
+            found = self.model(other)
+            if found is not None:
+                out.append(found)
+        return out
+
     def _imports_of(self, path: str) -> List[str]:
         known = self._imported.get(path)
         if known is None:
