@@ -301,13 +301,16 @@ class DataParallelOrFindUnused(Rule):
         """The wrapper is bound to a local name that is only ever called without autograd: under
         `no_grad` where it is called, or handed to functions of the file that call it so (a
         sampler wrapped beside the trained model, used for periodic samples and evaluation)."""
-        target, info = site.assigned_to, site.ctx.function
-        if target is None or "." in target or info is None:
+        target, info = site.assigned_to or _bound_through_moves(model, site), site.ctx.function
+        if target is None or "." in target:
             return False
+        # The calls of its own body (no scan of the file per wrap), or of the module's top level
+        # for a wrap in the `__main__` block.
+        body = info.sites if info is not None else model.shared("module-level-calls", _module_level_calls)
         uses = 0
-        for call in info.sites:  # the calls of its own body: no scan of the file per wrap
-            if call.order <= site.order:
-                continue
+        for call in body:
+            if call.order <= site.order or call.qualname == site.qualname:
+                continue  # before the wrap, or the wrap of another arm (`elif arch == "densenet":`)
             if dotted_name(call.node.func) == target:
                 if not call.ctx.no_grad:
                     return False
@@ -335,7 +338,9 @@ class DataParallelOrFindUnused(Rule):
             used = [s for s in callee.sites if (
                 dotted_name(s.node.func) == param or any(dotted_name(a.value) == param for a in s.node.args))]
             if not used:
-                return False
+                # Only its methods are called (`load_checkpoint(path, model)` runs
+                # `model.load_state_dict(...)`): no forward there, with autograd or without.
+                continue
             for s in used:
                 if dotted_name(s.node.func) == param:
                     if not s.ctx.no_grad:
@@ -478,3 +483,25 @@ def _wrapped_name(expr: cst.BaseExpression):
         else:
             expr = func  # the constructor
     return dotted_name(expr)
+
+
+def _bound_through_moves(model: FileModel, site: CallSite) -> Optional[str]:
+    """`teacher = nn.DataParallel(teacher).cuda()`: the name the wrap is bound to through the
+    moves and mode switches chained on it."""
+    statement = model.statement_of.get(id(site.node))
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if type(assign) is not cst.Assign or len(assign.targets) != 1 or type(assign.targets[0].target) is not cst.Name:
+        return None
+    value = assign.value
+    while type(value) is cst.Call and value is not site.node:
+        func = value.func
+        if type(func) is not cst.Attribute or func.attr.value not in ("cuda", "to", "train", "eval", "float", "half"):
+            return None
+        value = func.value
+    return assign.targets[0].target.value if value is site.node else None
+
+
+def _module_level_calls(model: FileModel) -> List[CallSite]:
+    return [s for s in model.facts.calls if s.ctx.function is None]

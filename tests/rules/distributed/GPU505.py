@@ -924,3 +924,40 @@ if __name__ == "__main__":
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a teacher wrapped in each arm of the `__main__` block to load a multi-GPU checkpoint, then only run under no_grad, is information; the student is not
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def load_checkpoint(path, model):
+    model.load_state_dict(torch.load(path)["state_dict"])
+
+
+def train_kd(model, teacher_model, optimizer, loader, temperature):
+    model.train()
+    teacher_model.eval()
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        with torch.no_grad():
+            soft = teacher_model(x)
+        out = model(x)
+        loss = F.kl_div(F.log_softmax(out / temperature, 1), F.softmax(soft / temperature, 1), reduction="batchmean")
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    model = nn.DataParallel(build_student()).cuda()  # expect: GPU505
+    if params.teacher == "wrn":
+        teacher_model = WideResNet(depth=28, widen_factor=10)
+        teacher_model = nn.DataParallel(teacher_model).cuda()  # expect: GPU505 info
+    elif params.teacher == "densenet":
+        teacher_model = DenseNet(depth=100, growth_rate=12)
+        teacher_model = nn.DataParallel(teacher_model).cuda()  # expect: GPU505 info
+    load_checkpoint(params.teacher_checkpoint, teacher_model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(params.epochs):
+        train_kd(model, teacher_model, optimizer, train_loader, params.temperature)
