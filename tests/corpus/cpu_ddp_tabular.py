@@ -102,7 +102,7 @@ def main():
             loss.backward()
             optimizer.step()
             epoch_losses.append(float(loss))  # expect: GPU101 info
-            residuals.append((pred.detach().float() - yb).numpy())  # expect: GPU103 info
+            residuals.append((pred.detach().float() - yb).numpy())
             logger.debug("epoch %d batch %d loss %s", epoch, i, loss)  # expect: GPU102 info
             if i % 100 == 0:
                 logger.info("epoch %d batch %d loss %.5f", epoch, i, loss.item())  # expect: GPU101 info

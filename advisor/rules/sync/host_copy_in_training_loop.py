@@ -11,7 +11,7 @@ from advisor.model.names import dotted_name
 from advisor.model.guards import in_cpu_arm
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
-from advisor.model.tensors import is_host_tensor, is_numpy, is_raw_batch
+from advisor.model.tensors import is_host_tensor, is_raw_batch
 from advisor.model.vocabulary import BATCH_TEXT
 
 
@@ -71,10 +71,11 @@ class HostCopyInTrainingLoop(Rule):
     name = "host-copy-in-training-loop"
     summary = "device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`) on every training step"
     what = """
-        `.cpu()`, `.to("cpu")`, `.numpy()` and `.tolist()` on tensors inside the innermost
-        training loop. A chain such as `out.detach().cpu().numpy()` is reported once. Tensors
-        already in host memory (`torch.empty(n, pin_memory=True).numpy()`, a view that copies
-        nothing) and modules, including pretrained models and pipelines of the Hugging Face
+        `.cpu()`, `.to("cpu")` and `.tolist()` on tensors inside the innermost training loop,
+        also as the start of a chain such as `out.detach().cpu().numpy()`, reported once. A
+        `.numpy()` with no `.cpu()` on the way is left alone: it raises for a CUDA tensor, so code
+        that runs calls it on tensors already in host memory. Tensors already in host memory
+        (a view that copies nothing) and modules, including pretrained models and pipelines of the Hugging Face
         libraries (`pipe.to("cpu")` offloads weights), are left alone, and so is a copy in the arm
         of a conditional expression taken off the GPU (`x.cuda() if mask.is_cuda else x.cpu()`:
         the data is in host memory already). A copy under a switch
@@ -140,7 +141,10 @@ class HostCopyInTrainingLoop(Rule):
                 continue  # already in host memory (`torch.empty(n, pin_memory=True).numpy()`): no copy
             if site.method == "tolist" and not model.is_tensor(site.receiver, site.ctx):
                 continue
-            if site.method == "numpy" and is_numpy(model, site.receiver, site.ctx, site.order):
+            if site.method == "numpy":
+                # `x.numpy()` with no `.cpu()` on the way raises for a CUDA tensor: code that runs
+                # calls it on tensors already in host memory (`.cpu().numpy()` is reported at its
+                # `.cpu()`).
                 continue
             kinds = model.kinds(site.receiver, site.ctx, site.order)
             if "module" in kinds or "ddp" in kinds or _is_module_value(model, site.receiver):

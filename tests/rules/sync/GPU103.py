@@ -30,7 +30,7 @@ def step(model, batch, opt):
     out = model(batch)
     out.mean().backward()
     opt.step()
-    return out.detach().numpy()  # expect: GPU103
+    return out.detach().cpu().numpy()  # expect: GPU103
 
 for batch in loader:
     step(model, batch, opt)
@@ -238,7 +238,7 @@ def train(batches, optimizer, n):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        keep = buf.numpy()  # expect: GPU103
+        keep = buf.tolist()  # expect: GPU103
         hidden = out.last_hidden_state.cpu()  # expect: GPU103
 
 # %% valid: a copy to the host only on Apple's GPU, which has no complex numbers
@@ -1034,3 +1034,31 @@ def train(model, loader, optimizer, epochs, args):
             if dump:
                 saved = [g.cpu().numpy() for g in glimpses]  # expect: GPU103
                 pickle.dump(saved, open(f"glimpses_{epoch}.p", "wb"))
+
+# %% valid: `.numpy()` with no `.cpu()` raises for a CUDA tensor: where it runs, the tensor is on the host
+import numpy as np
+import torch
+
+
+class GaussianPolicy:
+    def __init__(self, model):
+        self.model = model
+
+    def surrogate(self, obs, adv):
+        return (self.model(obs).squeeze(-1) * adv).mean()
+
+
+def train_step(policy, optimizer, obs, adv):
+    before = policy.surrogate(obs, adv).data.numpy().ravel()[0]
+    loss = -policy.surrogate(obs, adv)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    after = policy.surrogate(obs, adv).data.numpy().ravel()[0]
+    return np.array([before, after])
+
+
+def train_agent(policy, optimizer, sampler, niter):
+    for it in range(niter):
+        obs, adv = sampler(policy)
+        print(train_step(policy, optimizer, obs, adv))
