@@ -11,7 +11,7 @@ from advisor.model.frozen_modules import frozen_before
 from advisor.model.handed_names import hands_to_training, stored_for_training
 from advisor.model.file_model import Heat, call_argument, literal_bool
 from advisor.model.calls import constructed_kinds
-from advisor.model.names import dotted_name, last_segment
+from advisor.model.names import dotted_name, last_segment, root_name
 from advisor.rules.base import Report, Rule
 from advisor.model.containers import kwargs_value
 from advisor.model.cli_options import defaults_by_name
@@ -307,6 +307,8 @@ class DataParallelOrFindUnused(Rule):
         # The calls of its own body (no scan of the file per wrap), or of the module's top level
         # for a wrap in the `__main__` block.
         body = info.sites if info is not None else model.shared("module-level-calls", _module_level_calls)
+        if info is None and any(_reads_global(model, s, target) for s in model.facts.calls):
+            return False  # a global the file's functions read (`train_epoch()` calls `model(x)`)
         uses = 0
         for call in body:
             if call.order <= site.order or call.qualname == site.qualname:
@@ -505,3 +507,14 @@ def _bound_through_moves(model: FileModel, site: CallSite) -> Optional[str]:
 
 def _module_level_calls(model: FileModel) -> List[CallSite]:
     return [s for s in model.facts.calls if s.ctx.function is None]
+
+
+def _reads_global(model: FileModel, site: CallSite, name: str) -> bool:
+    """The call, in a function, calls or hands on the module-level ``name`` (not a parameter or
+    a local of that function)."""
+    if site.ctx.function is None:
+        return False
+    if root_name(site.node.func) != name and not any(root_name(a.value) == name for a in site.node.args):
+        return False
+    reach = model.bindings.reaching(name, site.ctx, site.order)
+    return reach.parameter is None and not any(a.ctx.function is site.ctx.function for a in reach.assignments)

@@ -267,9 +267,9 @@ class BlockingCopyFromPinnedLoader(Rule):
         epoch loop beside the training pass, or after the training pass of a function that
         runs one epoch, `fit_one_epoch`, or a copy under a test that holds every few steps,
         `if step % eval_freq == 0:`): each wait costs that pass, not a training step. So is a
-        copy in a loop that trains nothing and reads a result back to the host on every pass
-        (`output.cpu().numpy()` written to disk): the read empties the GPU's queue, so the next
-        copy has no work to overlap with. A
+        copy in a loop that trains nothing and, on every pass, reads a result back to the host and
+        writes a file (`output.cpu().numpy()` saved as an image): the read empties the GPU's
+        queue, so the next copy has no work to overlap with. A
         generator's loop is not one: it runs where the training loop draws from it. So is a copy
         from loaders of token ids (a `collate_fn` that tokenises the texts or packs id lists
         into integer tensors, pads them, `pad_sequence` of an ids field or with

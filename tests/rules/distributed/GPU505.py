@@ -961,3 +961,31 @@ if __name__ == "__main__":
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     for epoch in range(params.epochs):
         train_kd(model, teacher_model, optimizer, train_loader, params.temperature)
+
+# %% invalid: a module-level wrap that the file's functions train through the global name keeps the warning
+import torch
+import torch.nn as nn
+
+
+def count_parameters(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+model = build_model().cuda()
+if torch.cuda.device_count() > 1:
+    model = nn.DataParallel(model)  # expect: GPU505
+n_parameters = count_parameters(model)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+
+def train_epoch(loader):
+    model.train()
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+for epoch in range(100):
+    train_epoch(train_loader)

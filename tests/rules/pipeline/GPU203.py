@@ -1211,3 +1211,19 @@ def train(model, dataset, optimizer, epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: a test pass that reads its accuracy back every batch but writes nothing keeps its warning
+import torch
+from torch.utils.data import DataLoader
+
+
+def test(model, dataset):
+    loader = DataLoader(dataset, batch_size=256, num_workers=4, pin_memory=True)
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for data, target in loader:
+            data, target = data.cuda(), target.cuda()  # expect: GPU203, GPU203
+            pred = model(data).argmax(1)
+            correct += pred.eq(target).cpu().sum()
+    return correct.item() / len(dataset)
