@@ -8,7 +8,7 @@ before it wraps or uses the module. Nothing trains it, whatever loop calls it (G
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -38,25 +38,32 @@ def frozen_before(model, name: Optional[str], ctx: Context, order: float) -> boo
 
 
 def _freezes_each_parameter(loop: cst.CSTNode, name: str) -> bool:
+    return any(type(value) is cst.Name and value.value == "False" for value in _grad_switches(loop, name))
+
+
+def _grad_switches(loop: cst.CSTNode, name: str) -> List[cst.BaseExpression]:
+    """What `for p in name.parameters():` sets each parameter's `requires_grad` to, written out
+    in its body (`p.requires_grad = flag`, `p.requires_grad_(flag)`; a `requires_grad_()` with
+    no argument turns it on)."""
     if type(loop) is not cst.For or type(loop.target) is not cst.Name or type(loop.iter) is not cst.Call:
-        return False
+        return []
     iterated = loop.iter
     if (type(iterated.func) is not cst.Attribute or iterated.func.attr.value != "parameters"
             or dotted_name(iterated.func.value) != name):
-        return False
+        return []
     param = loop.target.value
+    out: List[cst.BaseExpression] = []
     for statement in loop.body.body:
         if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
             if (type(small) is cst.Assign and len(small.targets) == 1
-                    and dotted_name(small.targets[0].target) == f"{param}.requires_grad"
-                    and type(small.value) is cst.Name and small.value.value == "False"):
-                return True
-            if (type(small) is cst.Expr and type(small.value) is cst.Call
-                    and dotted_name(small.value.func) == f"{param}.requires_grad_" and _false_argument(small.value)):
-                return True
-    return False
+                    and dotted_name(small.targets[0].target) == f"{param}.requires_grad"):
+                out.append(small.value)
+            elif (type(small) is cst.Expr and type(small.value) is cst.Call
+                    and dotted_name(small.value.func) == f"{param}.requires_grad_"):
+                out.append(cst.Name("False") if _false_argument(small.value) else cst.Name("True"))
+    return out
 
 
 def _false_argument(call: cst.Call) -> bool:
@@ -94,23 +101,11 @@ def _freezes_itself(owner, cls) -> bool:
 def _frozen_by_parameter(statement: cst.CSTNode, init) -> Optional[str]:
     """`for param in self.parameters(): param.requires_grad = flag` where `flag` is a parameter
     of `__init__` whose default is False: that parameter's name."""
-    if type(statement) is not cst.For or type(statement.target) is not cst.Name or type(statement.iter) is not cst.Call:
-        return None
-    iterated = statement.iter
-    if (type(iterated.func) is not cst.Attribute or iterated.func.attr.value != "parameters"
-            or dotted_name(iterated.func.value) != "self"):
-        return None
-    param = statement.target.value
-    for line in statement.body.body:
-        if type(line) is not cst.SimpleStatementLine:
-            continue
-        for small in line.body:
-            if (type(small) is cst.Assign and len(small.targets) == 1
-                    and dotted_name(small.targets[0].target) == f"{param}.requires_grad"
-                    and type(small.value) is cst.Name and small.value.value in init.params):
-                default = parameter_default(init, small.value.value)
-                if type(default) is cst.Name and default.value == "False":
-                    return small.value.value
+    for value in _grad_switches(statement, "self"):
+        if type(value) is cst.Name and value.value in init.params:
+            default = parameter_default(init, value.value)
+            if type(default) is cst.Name and default.value == "False":
+                return value.value
     return None
 
 
