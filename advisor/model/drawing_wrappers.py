@@ -1,6 +1,6 @@
 """Wrapper classes that hand on a loader's batches as they are drawn.
 
-A class such as `ForeverDataIterator(loader)` keeps `iter(loader)` in an attribute and returns
+A class such as `ForeverIterator(loader)` keeps `iter(loader)` in an attribute and returns
 `next(...)` of it from `__next__`, starting a new pass when the old one ends. What a training
 loop draws from an instance with `next(train_iter)` is then the loader's batch itself, still in
 host memory: the loop's own `.to(device)` is the copy that pins or not.

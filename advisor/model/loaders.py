@@ -314,7 +314,7 @@ class LoaderSites(Question[Sites]):
         if wrapping is not None:
             # `Prefetcher(loader)`: a class of the project that wraps a loader hands on its
             # batches (moved or changed, perhaps: raw ones only when its `__next__` returns
-            # what it draws as it came, as `ForeverDataIterator(loader)` does).
+            # what it draws as it came, as `ForeverIterator(loader)` does).
             passes_on = hands_on_draws(*wrapping, expr)
             if self._raw and not passes_on:
                 return _NONE
