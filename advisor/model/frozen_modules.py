@@ -89,12 +89,11 @@ def _freezes_itself(owner, cls) -> bool:
     if init is None:
         return False
     for statement in init.node.body.body:
-        if type(statement) is not cst.For or not _freezes_each_parameter(statement, "self"):
-            flag = _frozen_by_parameter(statement, init)
-            if flag is None:
-                continue
+        if _freezes_each_parameter(statement, "self"):
+            return True
+        flag = _frozen_by_parameter(statement, init)
+        if flag is not None:
             return _never_passed_true(owner, init, flag)
-        return True
     return False
 
 
