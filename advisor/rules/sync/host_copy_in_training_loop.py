@@ -1,4 +1,4 @@
-"""GPU103 `host-copy-in-training-loop`: device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`) on every training step."""
+"""GPU103 `host-copy-in-training-loop`: device-to-host copy (`.cpu()`, `.to("cpu")`, `.tolist()`) on every training step."""
 
 from __future__ import annotations
 from typing import Iterator, Optional
@@ -69,7 +69,7 @@ def _non_blocking(call: cst.Call) -> bool:
 class HostCopyInTrainingLoop(Rule):
     code = "GPU103"
     name = "host-copy-in-training-loop"
-    summary = "device-to-host copy (`.cpu()`, `.numpy()`, `.tolist()`) on every training step"
+    summary = "device-to-host copy (`.cpu()`, `.to(\"cpu\")`, `.tolist()`) on every training step"
     what = """
         `.cpu()`, `.to("cpu")` and `.tolist()` on tensors inside the innermost training loop,
         also as the start of a chain such as `out.detach().cpu().numpy()`, reported once. A
