@@ -1221,10 +1221,14 @@ class ProjectView:
         """The dotted paths ending in a capitalised name that the project's config files write
         (`target: ldm.models.autoencoder.AutoencoderKL`, `model_class =
         model.network.IDRNetwork`): the classes a loader of config targets may build. Empty
-        when there are too many config files to read."""
+        when there are too many config files to read, or when no file of the project imports a
+        module by a name given as text."""
         found = self._found.get(_CLASS_PATHS_KEY)
         if found is None:
-            files = self.layout.config_files() or ()
+            # Only a project that imports modules by a name given as text builds such targets:
+            # the others' config files are not read for them.
+            loads = self.files_containing("import_module(") or self.files_containing("__import__(")
+            files = (self.layout.config_files() or ()) if loads else ()
             paths: Set[str] = set()
             for path in files:
                 paths.update(_CLASS_PATH.findall(self._text(path) or ""))
