@@ -813,6 +813,11 @@ class HostTensor(Question[bool]):
         entry of a container added to it, not known to be a number, may be a tensor anywhere
         (`loss = 0`, then `loss += v["loss"]` over a model's outputs)."""
         if before and not value and assignment.value is not None:
+            if (assignment.ctx.scope, assignment.target) in flow.model.facts.backward_receivers:
+                # The sum is backpropagated (`train_loss = 0.`, then `train_loss += term` over
+                # the entries of a loss dict, then `train_loss.backward()`): the terms are tensors
+                # with a graph, on the model's device.
+                return False
             kind = flow.ask(TENSORS, assignment.value, assignment.ctx, assignment.order)
             statement = assignment.statement
             if type(statement) is cst.AugAssign and type(statement.operator) in (cst.AddAssign, cst.SubtractAssign) and (
