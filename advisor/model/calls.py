@@ -21,7 +21,7 @@ import libcst as cst
 
 from advisor.model import open_questions
 from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
-from advisor.model.handed_names import handed_sites
+from advisor.model.handed_names import handed_imports, handed_sites, imported_function
 from advisor.model.instances import instances_of
 from advisor.model.named_methods import method_family
 from advisor.model.names import DDP_WRAPPERS, dotted_name, last_segment
@@ -163,11 +163,12 @@ class CallGraph:
         out: List[Target] = []
         for owner, call in self.callers(info):
             arg = _argument(call.node, func.value, position)
-            if arg is None or type(arg.value) is not cst.Name:
+            if arg is None or type(arg.value) not in (cst.Name, cst.Attribute):
                 continue
-            target = owner.bindings.function(arg.value.value, call.ctx, call.order)
-            if target is not None and (owner, target) not in out:
-                out.append((owner, target))
+            target = owner.bindings.function(arg.value.value, call.ctx, call.order) if type(arg.value) is cst.Name else None
+            hit = (owner, target) if target is not None else imported_function(owner, arg.value, call.ctx, call.order)
+            if hit is not None and hit not in out:
+                out.append(hit)
         return out
 
     def _stepped(self, site: CallSite) -> List[Target]:
@@ -629,8 +630,12 @@ class CallGraph:
         (`trainer.train(get_loss, path)`, then `loss = get_loss(model, batch)` in the loop of
         `Trainer.train`): they run it."""
         out: List[Caller] = []
-        for site, arg in handed_sites(self.model).get(id(info), ()):
-            for owner, target in self.targets(site):
+        handed = [(self.model, site, arg) for site, arg in handed_sites(self.model).get(id(info), ())]
+        # Handed on by another module of the project that imports it (an experiment script
+        # passing `loss_fn=loss_functions.wave_pml` to the shared `training.train`).
+        handed += [(other, site, arg) for other in self._importers() for site, arg in handed_imports(other).get(id(info), ())]
+        for model, site, arg in handed:
+            for owner, target in model.calls.targets(site):
                 if target is info:
                     continue  # handed to be run where it is defined (`_handed`)
                 param = _parameter_for(target, site.node, arg)

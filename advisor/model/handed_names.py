@@ -50,6 +50,67 @@ def _handed_sites(model) -> Dict[int, List[Tuple[CallSite, cst.Arg]]]:
     return out
 
 
+def handed_imports(model) -> Dict[int, List[Tuple[CallSite, cst.Arg]]]:
+    """For each function of another project module that a call of this file hands on as an
+    argument (`training.train(model, loader, loss_fn=loss_functions.wave_pml)`, or a name bound
+    to that reference, or to a keyword-only `functools.partial` of it): those calls and the
+    arguments that hand it, by the id of the function's FunctionInfo."""
+    return model.shared("handed-imported-functions", _handed_imports)
+
+
+def _handed_imports(model) -> Dict[int, List[Tuple[CallSite, cst.Arg]]]:
+    out: Dict[int, List[Tuple[CallSite, cst.Arg]]] = {}
+    if getattr(model, "project", None) is None:
+        return out
+    for call in model.facts.calls:
+        for arg in call.node.args:
+            if arg.star or type(arg.value) not in (cst.Name, cst.Attribute):
+                continue
+            target = imported_function(model, arg.value, call.ctx, call.order)
+            if target is not None:
+                out.setdefault(id(target[1]), []).append((call, arg))
+    return out
+
+
+def imported_function(model, expr: cst.BaseExpression, ctx, order: int, follow: bool = True):
+    """The function of another project module that ``expr`` names, as (its module's model, its
+    FunctionInfo): an imported function (`loss_functions.wave_pml`, `from losses import dice`),
+    or, one hop back, a name every binding of which that reaches ``order`` names one and the
+    same such function."""
+    qual = model.imports.qualify(expr) if type(expr) in (cst.Name, cst.Attribute) else None
+    if qual is not None:
+        symbol = model.symbol(qual)
+        if symbol is not None and symbol.kind == "function" and symbol.info is not None and symbol.model is not model:
+            return symbol.model, symbol.info
+        return None
+    if not follow or type(expr) is not cst.Name:
+        return None
+    reach = model.bindings.reaching(expr.value, ctx, order)
+    if not reach.closed or reach.parameter is not None or not reach.assignments:
+        return None
+    found = None
+    for assignment in reach.assignments:
+        value = _keyword_partial(model, assignment.value)
+        if assignment.index is not None or assignment.augmented or value is None:
+            return None
+        target = imported_function(model, value, assignment.ctx, assignment.order, follow=False)
+        if target is None or (found is not None and target[1] is not found[1]):
+            return None
+        found = target
+    return found
+
+
+def _keyword_partial(model, value):
+    """The function of `functools.partial(fn, key=value)`, which binds keywords only (the call's
+    positional arguments are still the function's own), else ``value``."""
+    if type(value) is not cst.Call or model.imports.qualify(value.func) != "functools.partial":
+        return value
+    args = value.args
+    if not args or args[0].keyword is not None or args[0].star or any(a.keyword is None for a in args[1:]):
+        return None
+    return args[0].value
+
+
 # How many project functions deep a handed value is followed (`build_engine(cfg, model)` that
 # builds `Engine(model)`): a factory hop or two, not the whole call graph.
 _HAND_DEPTH = 2
