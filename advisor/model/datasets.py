@@ -733,6 +733,24 @@ def items_on_device(model, expr: cst.BaseExpression, ctx: Context, order: float)
     return True
 
 
+# Opening a side CUDA stream: a class that copies its batches to the GPU there, overlapped with
+# the step (a prefetching dataset wrapper with its own thread and pinned buffers).
+_SIDE_STREAMS = ("torch.cuda.Stream", "torch.cuda.stream")
+
+
+def prefetches_to_device(model, expr: cst.BaseExpression, ctx: Context, order: float) -> bool:
+    """Every path of the value is an instance of a project class one of whose methods opens a
+    side CUDA stream: the dataset prefetches its batches to the GPU itself, so a loader over it
+    hands on device tensors, which pinning cannot take and worker processes could not make."""
+    found, known = model.values.ask(INSTANCES, expr, ctx, order)
+    if not known or not found:
+        return False
+    return all(
+        any(site.ctx.class_scope == info.scope for q in _SIDE_STREAMS for site in owner.calls_to(q))
+        for owner, info in found
+    )
+
+
 def _moves_batch(model, owner, info, given: dict, ctx: Context, order: int) -> bool:
     """The function moves something to a device: `.cuda()`, `.to(dev)` to a place not the host,
     or `.to(device)` of a parameter that the partial gives a device not the host."""

@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows, tokenises_per_item,
-                                    collates_to_arrays, items_on_device, passes_host_arrays, prepared_hf_table, unpinnable_batch_class)
+                                    collates_to_arrays, items_on_device, passes_host_arrays, prefetches_to_device, prepared_hf_table, unpinnable_batch_class)
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -86,7 +86,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         batch to the GPU itself (`partial(pad_collate, device=device)` with a `.to(device)`
         inside: the loader yields device tensors, which pinning cannot take; no fix is offered),
         or over a dataset of the project whose `__getitem__` moves each item to the GPU
-        (`torch.tensor(ids).to(device)`: the same, item by item);
+        (`torch.tensor(ids).to(device)`: the same, item by item), or over one of its classes
+        that opens a side CUDA stream (a prefetching wrapper that pins and copies batches from
+        its own thread: the loader hands on device tensors);
         so it is for a loader only peeked at every few steps
         (`next(iter(val_loader))` in a `sample_images()` run every 500 batches), and for one
         read in a single pass beside the training (a loop inside no other loop, that does not
@@ -235,6 +237,14 @@ class DataLoaderWithoutPinnedMemory(Rule):
                 call,
                 "DataLoader without `pin_memory=True`: its dataset's `__getitem__` moves each item to "
                 "the GPU itself (pinning cannot take device tensors)",
+                severity=Severity.INFO,
+                data=data,
+            )
+        if dataset is not None and prefetches_to_device(model, dataset.value, site.ctx, site.order):
+            return self.report(
+                call,
+                "DataLoader without `pin_memory=True`: its dataset copies each batch to the GPU "
+                "itself, on a side CUDA stream (pinning cannot take device tensors)",
                 severity=Severity.INFO,
                 data=data,
             )

@@ -19,7 +19,7 @@ from advisor.rules.pipeline.loader_flow import (
 )
 from advisor.model.lightning_loaders import lightning_training_loader
 from advisor.model.vocabulary import EVAL_LOADER_NAME, PLACEMENT_TEXT
-from advisor.model.datasets import collates_onto_device, holds_in_memory, prepared_hf_table, tokenised_library_table
+from advisor.model.datasets import collates_onto_device, holds_in_memory, prefetches_to_device, prepared_hf_table, tokenised_library_table
 
 
 _EVAL_NAME = EVAL_LOADER_NAME
@@ -38,6 +38,9 @@ def _cuda_in_loading(model: FileModel, site: CallSite) -> bool:
         keys |= {f"{name}.__getitem__", f"{name}.__iter__", f"{name}.__getitems__"}
     if collates_onto_device(model, site.node, site.ctx, site.order):
         return True
+    dataset = call_argument(site.node, "dataset", 0)
+    if dataset is not None and prefetches_to_device(model, dataset.value, site.ctx, site.order):
+        return True  # the dataset copies its batches on a side CUDA stream, from its own thread
     collate = call_argument(site.node, "collate_fn", 6)
     if collate is not None:
         if type(collate.value) is cst.Lambda:
@@ -187,8 +190,9 @@ class DataLoaderWithoutWorkers(Rule):
         called once beside it: class images generated before training, latents cached once),
         only peeked at every few steps, or read only by loops that wait for a person on each
         pass (a viewer waiting on a key) is info. A loader whose dataset or `collate_fn` moves
-        data to the GPU (also a `collate_fn` handed in as `partial(collate, device=device)`) is
-        left alone: worker processes could not make CUDA tensors.
+        data to the GPU (also a `collate_fn` handed in as `partial(collate, device=device)`, and
+        a dataset class that opens a side CUDA stream to prefetch batches from its own thread)
+        is left alone: worker processes could not make CUDA tensors.
     """
     why = """
         With no workers, reading, decoding and augmenting every sample happens in the training

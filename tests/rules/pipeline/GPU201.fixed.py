@@ -1453,3 +1453,36 @@ def train(score, optimizer, root, epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: a dataset that loads with its own thread but copies nothing to the GPU still hands out host tensors
+import queue
+import threading
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class ThreadedReader(Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+        self.ready = queue.Queue(maxsize=8)
+        threading.Thread(target=self._fill, daemon=True).start()
+
+    def _fill(self):
+        for path in self.paths:
+            self.ready.put(torch.load(path))
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        return self.ready.get()
+
+
+def train(model, paths, optimizer):
+    loader = DataLoader(ThreadedReader(paths), batch_size=None, num_workers=2, pin_memory=True)  # expect: GPU201
+    for features in loader:
+        loss = model(features.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

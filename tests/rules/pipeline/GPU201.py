@@ -2135,3 +2135,79 @@ def train(score, optimizer, root, epochs):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+
+# %% invalid: a dataset wrapper that copies each batch to the GPU on a side stream from its own thread: info, and no worker finding
+import queue
+import threading
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class PrefetchedBatches(Dataset):
+    def __init__(self, source, count, device=None):
+        self.source, self.count, self.device = source, count, device
+        self.ready = queue.Queue(maxsize=8)
+        self.thread = None
+
+    def _fill(self):
+        stream = torch.cuda.Stream(device=self.device)
+        for batch in self.source:
+            with torch.cuda.stream(stream):
+                batch = [part.pin_memory().to(self.device, non_blocking=True) for part in batch]
+                done = torch.cuda.Event()
+                done.record(stream)
+            self.ready.put((batch, done))
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, index):
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._fill, daemon=True)
+            self.thread.start()
+        batch, done = self.ready.get()
+        torch.cuda.current_stream().wait_event(done)
+        return batch
+
+
+def train(model, source, optimizer, steps):
+    loader = DataLoader(PrefetchedBatches(source, steps, torch.device("cuda")), batch_size=None, num_workers=0)  # expect: GPU201 info
+    for features, target in loader:
+        loss = (model(features.cuda()) - target.cuda()).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a dataset that loads with its own thread but copies nothing to the GPU still hands out host tensors
+import queue
+import threading
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class ThreadedReader(Dataset):
+    def __init__(self, paths):
+        self.paths = paths
+        self.ready = queue.Queue(maxsize=8)
+        threading.Thread(target=self._fill, daemon=True).start()
+
+    def _fill(self):
+        for path in self.paths:
+            self.ready.put(torch.load(path))
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        return self.ready.get()
+
+
+def train(model, paths, optimizer):
+    loader = DataLoader(ThreadedReader(paths), batch_size=None, num_workers=2)  # expect: GPU201
+    for features in loader:
+        loss = model(features.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()

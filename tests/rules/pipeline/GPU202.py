@@ -1246,3 +1246,39 @@ def load_and_cache_examples(args, tokenizer, evaluate=False):
 def main(args, tokenizer, model, optimizer):
     train_dataset = load_and_cache_examples(args, tokenizer, evaluate=False)
     train(args, train_dataset, model.cuda(), optimizer)
+
+# %% valid: a dataset wrapper that copies each batch to the GPU on a side stream from its own thread loads nothing in the step
+import queue
+import threading
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class PrefetchedBatches(Dataset):
+    def __init__(self, source, count, device=None):
+        self.source, self.count, self.device = source, count, device
+        self.ready = queue.Queue(maxsize=8)
+        threading.Thread(target=self._fill, daemon=True).start()
+
+    def _fill(self):
+        stream = torch.cuda.Stream(device=self.device)
+        for batch in self.source:
+            with torch.cuda.stream(stream):
+                batch = [part.pin_memory().to(self.device, non_blocking=True) for part in batch]
+            self.ready.put(batch)
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, index):
+        return self.ready.get()
+
+
+def train(model, source, optimizer, steps):
+    loader = DataLoader(PrefetchedBatches(source, steps, torch.device("cuda")), batch_size=None, num_workers=0, pin_memory=True)
+    for features, target in loader:
+        loss = (model(features.cuda()) - target.cuda()).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
