@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import warnings
 from typing import List, Optional, Sequence, Tuple
 
@@ -185,6 +186,10 @@ def nesting_problem(text: str) -> Optional[Tuple[str, int, int]]:
     except (RecursionError, MemoryError):
         return "skipped: too deeply nested to analyse (Python's own parser gives up on it too)", 1, 1
     except SyntaxError as error:
+        if sys.version_info < (3, 12) and _shallow_by_count(text, scan):
+            # Newer syntax than this interpreter reads (a Python 3.12 f-string with a backslash
+            # or nested quotes, which libcst parses), and no region could be deep: libcst decides.
+            return None
         return f"syntax error: {error.msg}", error.lineno or 1, max(1, error.offset or 1)
     except ValueError as error:
         return f"cannot parse: {error}", 1, 1
@@ -194,6 +199,12 @@ def nesting_problem(text: str) -> Optional[Tuple[str, int, int]]:
         return None
     return (f"skipped: too deeply nested to analyse (more than {MAX_PARSER_DEPTH:,} levels at line {line}, "
             "beyond what the parser handles safely)"), line, 1
+
+
+def _shallow_by_count(text: str, scan: _Scan) -> bool:
+    """No bracket nests past MAX_BRACKET_DEPTH and no region holds MAX_PARSER_DEPTH tokens that
+    open a level: the counts bound the depth from above, so the file cannot be too deep."""
+    return not scan.whole and all(_level_tokens(text[start:end]) <= MAX_PARSER_DEPTH for start, end in scan.regions)
 
 
 def _line_starts(text: str) -> List[int]:

@@ -115,3 +115,14 @@ def test_notebook_cells_are_screened_too(tmp_path):
                           str(notebook)], capture_output=True, text=True, timeout=600)
     assert out.returncode == 1, out.stderr
     assert "too deeply nested" in out.stdout and len(out.stdout.splitlines()) == 1
+
+
+def test_newer_syntax_than_the_interpreter_reads_is_left_to_the_parser():
+    # A Python 3.12 f-string (a backslash inside a replacement field) beside a long chain that
+    # gets the file measured: Python 3.11's own parser refuses it, libcst reads it.
+    fstring = "names = ['a', 'b']\nmessage = f'missing: {\"\\n\\t\".join(names)}'\n"
+    text = HOT + fstring + "z = " + "a + " * 900 + "a\n"
+    assert looks_risky(text)
+    assert nesting_problem(text) is None
+    result = check_source(text, "newer.py", Config())
+    assert result.problem is None and [f.code for f in result.findings] == ["GPU101"]
