@@ -631,7 +631,10 @@ class FileModel:
         class that updates its critics in a loop leaves the others one update per call."""
         targets = self.calls.targets(site)
         if len(targets) > 1:
-            return all(owner.has_training_loop(target) for owner, target in targets)
+            # Targets that train nothing (a sweep's `run_next(hparams)` that may also run a
+            # symbolic search) say nothing of how often the others update.
+            training = [(owner, target) for owner, target in targets if owner.trains(target)]
+            return bool(training) and all(owner.has_training_loop(target) for owner, target in training)
         return any(owner.has_training_loop(target) for owner, target in targets)
 
     def _steps_through_helper(self, loop: LoopInfo) -> bool:

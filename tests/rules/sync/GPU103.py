@@ -1062,3 +1062,57 @@ def train_agent(policy, optimizer, sampler, niter):
     for it in range(niter):
         obs, adv = sampler(policy)
         print(train_step(policy, optimizer, obs, adv))
+
+# %% valid: a sweep loop whose runs either train or roll a trained policy out: the rollout's copies are no training step
+import torch
+
+
+def train_run(hparams):
+    policy = torch.nn.Linear(4, 2).cuda()
+    optimizer = torch.optim.Adam(policy.parameters(), lr=hparams["lr"])
+    for step in range(hparams["steps"]):
+        obs = torch.randn(64, 4, device="cuda")
+        loss = policy(obs).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+class Agent:
+    def __init__(self, policy):
+        self.policy = policy
+
+    def forward(self, obs):
+        with torch.no_grad():
+            act = self.policy(torch.as_tensor(obs, device="cuda")).argmax(-1)
+            return act.cpu().numpy()
+
+
+def search_run(hparams):
+    policy = torch.load(hparams["checkpoint"]).cuda()
+    agent = Agent(policy)
+    env = hparams["env"]
+    observations = env.reset()
+    action = agent.forward(observations)
+    while len(observations) < hparams["samples"]:
+        observation, reward, done, info = env.step(action)
+        action = agent.forward(observation)
+        observations = observations + [observation]
+
+
+def optimise(hparams, run_next=train_run):
+    run_next(hparams)
+
+
+def sweep_search(space):
+    while True:
+        optimise(space, search_run)
+
+
+def sweep_train(space):
+    while True:
+        optimise(space, train_run)
+
+
+if __name__ == "__main__":
+    sweep_train({"lr": 1e-3, "steps": 100})
