@@ -202,6 +202,8 @@ def gate_kinds(test: cst.BaseExpression) -> Tuple[bool, bool]:
             stack.extend(c.comparator for c in node.comparisons)
         elif type(node) is cst.Call:
             stack.append(node.func)
+            if type(node.func) is cst.Name and node.func.value == "int" and len(node.args) == 1:
+                stack.append(node.args[0].value)  # `int(os.environ["RANK"]) == 0`
         elif type(node) in (cst.Name, cst.Attribute):
             last = node.value if type(node) is cst.Name else node.attr.value
             if _RANK_NAME.match(last):

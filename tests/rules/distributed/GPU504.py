@@ -759,3 +759,61 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+# %% valid: a flag set true, then to a comparison of the RANK variable converted with int() in a distributed run
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def init_distributed(args):
+    if "WORLD_SIZE" not in os.environ or int(os.environ["WORLD_SIZE"]) < 1:
+        return False
+    dist.init_process_group(backend="nccl", init_method="env://")
+    return True
+
+
+def main(args, model, loader, opt):
+    is_distributed = init_distributed(args)
+    master = True
+    if is_distributed and os.environ["RANK"]:
+        master = int(os.environ["RANK"]) == 0
+    model = DistributedDataParallel(model.cuda())
+    for epoch in range(10):
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if master:
+            torch.save(model.module.state_dict(), "w.pth")
+
+# %% invalid: a flag set from another environment variable converted with int() is no rank test
+import os
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def init_distributed(args):
+    if "WORLD_SIZE" not in os.environ or int(os.environ["WORLD_SIZE"]) < 1:
+        return False
+    dist.init_process_group(backend="nccl", init_method="env://")
+    return True
+
+
+def main(args, model, loader, opt):
+    is_distributed = init_distributed(args)
+    master = True
+    if is_distributed:
+        master = int(os.environ["SAVE_EVERY"]) == 0
+    model = DistributedDataParallel(model.cuda())
+    for epoch in range(10):
+        for x in loader:
+            loss = model(x.cuda()).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        if master:
+            torch.save(model.module.state_dict(), "w.pth")  # expect: GPU504
