@@ -51,3 +51,13 @@ def test_the_supported_minimum_comes_from_what_every_install_needs():
 def test_an_optional_extra_or_an_install_image_declares_no_supported_range():
     extra = '[project]\ndependencies = ["rich"]\n[project.optional-dependencies]\nmeasure = ["torch>=2.1"]\n'
     assert oldest_minimum([("pyproject.toml", extra), ("Dockerfile", "RUN pip install 'torch>=1.8'\n")]) is None
+
+
+def test_poetry_dependencies_pin_or_bound_torch_and_development_groups_do_not_count():
+    exact = '[tool.poetry.dependencies]\npython = "^3.10"\ntorch = { version = "2.2.1+cu121", source = "cu121" }\n'
+    assert oldest_pin([exact]) == (2, 2)
+    assert oldest_minimum([("pyproject.toml", exact)]) == (2, 2)
+    caret = '[tool.poetry.dependencies]\ntorch = "^2.1"\n\n[tool.poetry.group.dev.dependencies]\ntorch = "1.13.1"\n'
+    assert oldest_pin([caret]) is None  # a range pins no release; the dev group is not the project's
+    assert oldest_minimum([("pyproject.toml", caret)]) == (2, 1)
+    assert oldest_minimum([("pyproject.toml", '[tool.poetry.dependencies]\ntorchvision = "^0.15"\n')]) is None

@@ -41,7 +41,9 @@ def oldest_pin(texts: Iterable[str], commands: Iterable[str] = ()) -> Optional[T
     environments) and the install command lines of ``commands`` (READMEs, shell scripts);
     None without one."""
     lines = [line.group(0) for text in commands for line in _INSTALL.finditer(text)]
+    texts = list(texts)
     found = [(int(m.group(1)), int(m.group(2))) for text in [*texts, *lines] for m in _PIN.finditer(text)]
+    found += [release for text in texts for operator, release in _poetry_requirements(text) if operator in ("", "==")]
     return min(found) if found else None
 
 
@@ -58,6 +60,7 @@ def oldest_minimum(files: Iterable[Tuple[str, str]]) -> Optional[Tuple[int, int]
             parts = [text]
         elif name == "pyproject.toml":
             parts = _DEPENDENCIES.findall(text)
+            found.extend(release for _, release in _poetry_requirements(text))
         elif name in ("setup.py", "setup.cfg"):
             parts = _INSTALL_REQUIRES.findall(text)
         else:
@@ -70,3 +73,18 @@ def oldest_minimum(files: Iterable[Tuple[str, str]]) -> Optional[Tuple[int, int]
 _DEPENDENCIES = re.compile(r"^dependencies\s*=\s*\[(.*?)^\s*\]", re.MULTILINE | re.DOTALL)
 # `install_requires=[...]` of setup.py, or the indented lines after `install_requires =` of setup.cfg.
 _INSTALL_REQUIRES = re.compile(r"install_requires\s*=\s*(\[[^\]]*\]|(?:\n[ \t]+\S[^\n]*)+)")
+
+
+# Poetry's `[tool.poetry.dependencies]` table: `torch = "^2.2"`, `torch = "2.2.1"`, or
+# `torch = { version = "2.2.1+cu121", source = "torchcu121" }`. A bare release or `==` pins it;
+# `^`, `~` and `>=` give the oldest release accepted.
+_POETRY_TABLE = re.compile(r"^\[tool\.poetry\.dependencies\][^\n]*\n(.*?)(?=^\[|\Z)", re.MULTILINE | re.DOTALL)
+_POETRY_TORCH = re.compile(r'^[ \t]*"?(?:py)?torch"?[ \t]*=[ \t]*(?:\{[^}\n]*?\bversion[ \t]*=[ \t]*)?"[ \t]*'
+                           r'(==|\^|~=|~|>=|)[ \t]*(\d+)\.(\d+)', re.MULTILINE)
+
+
+def _poetry_requirements(text: str) -> List[Tuple[str, Tuple[int, int]]]:
+    """(operator, release) of each torch requirement in the main dependencies of a Poetry
+    project (not its development groups)."""
+    return [(m.group(1), (int(m.group(2)), int(m.group(3))))
+            for table in _POETRY_TABLE.findall(text) for m in _POETRY_TORCH.finditer(table)]

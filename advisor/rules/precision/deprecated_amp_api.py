@@ -64,13 +64,15 @@ class DeprecatedAmpApi(Rule):
         `torch.amp.autocast("cpu", ...)`, keeping every argument (positional `enabled`, `dtype`
         and `cache_enabled` become keywords, since the new autocast takes the device first). It
         is offered when the oldest torch the project supports is 2.3 or later (the configured
-        `torch-version`, or an older lower bound in the requirement files, `torch>=1.13.1`;
+        `torch-version`, or an older lower bound in the requirement files, `torch>=1.13.1`, or
+        a Poetry project's `torch = "^2.1"`;
         below 2.3 a GradScaler is information, having no replacement there), and for a name
         imported on its own only when `torch` itself is imported too. The old autocast kept in
         a name (`amp_autocast = torch.cuda.amp.autocast`, then `with amp_autocast():`) is
         reported where it is assigned, without a fix; so is one a helper returns for its callers
         to enter (`return torch.cuda.amp.autocast` in `get_autocast(precision)`). Where the
-        project pins a torch older than 2.4 (`torch==1.13.1` in a requirements file, a
+        project pins a torch older than 2.4 (`torch==1.13.1` in a requirements file, a Poetry
+        dependency `torch = "2.2.1"`, a
         Dockerfile, a conda environment or a README's install command; a README or script in a
         sub-folder pins the files under it only), which does not warn
         about these entry points yet, the message says so, and below 2.3 no fix is offered;
