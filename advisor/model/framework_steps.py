@@ -257,7 +257,9 @@ def runs_per_batch(model, info: FunctionInfo, depth: int = 0) -> bool:
     host syncs ask `forward_path`, which weighs how the module is used."""
     if depth > 3:
         return False
-    if info.class_name is not None and info.node.name.value == "forward":
+    cls = model.facts.classes.get(info.class_name) if info.class_name is not None else None
+    plain = cls is not None and not cls.bases  # `class RolloutEncoder():`, which a module holds
+    if info.class_name is not None and info.node.name.value == "forward" and not plain:
         # Through the file's own bases only in a project's own scripts' code: in a library (a
         # distribution others install, or a copy of one in a folder with its own licence) a
         # model family's forward serves modes a config picks (peft's prompt-learning arm after

@@ -97,7 +97,8 @@ class InferenceWithoutNoGrad(Rule):
         same function), code that asks for input gradients (`torch.autograd.grad`,
         `requires_grad_()`), `model.generate(...)` (already gradient-free), a model's own
         `forward` and the layer helpers it calls (`tp_scatter(fc_layers, ...)` looping over edge
-        groups: its callers decide whether autograd is on), a project module that holds no parameter (no layer with weights, no
+        groups, or the methods of a plain object the module holds, a rollout encoder's
+        `imagine_future`: its callers decide whether autograd is on), a project module that holds no parameter (no layer with weights, no
         `nn.Parameter`; array helpers such as `librosa` may fill its buffers) called on tensors
         just made by a torch factory without `requires_grad` or on a DataLoader's batches
         (nothing to record), a project model whose code asks autograd for gradients of its
@@ -188,8 +189,10 @@ class InferenceWithoutNoGrad(Rule):
                 continue
             if _inside_a_step(model, site.ctx.loop):
                 continue  # `for s in range(scales): losses.append(D(s, x))` in a training step
-            if info is not None and info.class_name is None and runs_per_batch(model, info):
-                continue  # a layer helper a module's forward calls: its callers decide autograd
+            if info is not None and runs_per_batch(model, info):
+                # A layer helper a module's forward calls, or a method of a plain helper object
+                # a module holds (a rollout encoder's `imagine_future`): its callers decide autograd.
+                continue
             disabled = grad_disabled(model, site.ctx)
             if disabled:
                 continue

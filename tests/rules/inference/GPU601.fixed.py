@@ -272,3 +272,24 @@ def validate(val_loader, model, criterion):
         output = model(input_var)  # expect: GPU601 info
         loss = criterion(output, torch.autograd.Variable(target.cuda(), volatile=True))
         losses.update(loss.data[0], input.size(0))
+
+# %% invalid: a plain helper object whose loop an evaluation function runs, outside any module
+import torch
+
+
+class Rollouts:
+    def __init__(self, net, steps):
+        self.net, self.steps = net, steps
+
+    @torch.no_grad()
+    def imagine(self, state, action):
+        frames = []
+        for _ in range(self.steps):
+            state = self.net(state, action)  # expect: GPU601 info
+            frames.append(state)
+        return torch.stack(frames, 1)
+
+
+def evaluate(net, states, actions):
+    rollouts = Rollouts(net.cuda(), 10)
+    return [rollouts.imagine(s.cuda(), a.cuda()) for s, a in zip(states, actions)]

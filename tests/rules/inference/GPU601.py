@@ -1020,3 +1020,62 @@ def validate(val_loader, model, criterion):
         output = model(input_var)  # expect: GPU601 info
         loss = criterion(output, torch.autograd.Variable(target.cuda(), volatile=True))
         losses.update(loss.data[0], input.size(0))
+
+# %% valid: a plain helper object a module holds, whose loops its forward runs: the module's callers decide autograd
+import torch
+from torch import nn
+
+
+class Rollouts:
+    def __init__(self, net, steps):
+        self.net, self.steps = net, steps
+
+    def imagine(self, state, action):
+        frames = []
+        for _ in range(self.steps):
+            state = self.net(state, action)
+            frames.append(state)
+        return torch.stack(frames, 1)
+
+    def forward(self, state, action):
+        return self.imagine(state, action).mean(1)
+
+
+class Agent(nn.Module):
+    def __init__(self, net, steps):
+        super().__init__()
+        self.net = net
+        self.rollouts = Rollouts(net, steps)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, state, action):
+        return self.head(self.rollouts.forward(state, action))
+
+
+def train(agent, batches, optimizer):
+    agent.cuda()
+    for state, action, target in batches:
+        loss = (agent(state.cuda(), action.cuda()) - target.cuda()).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a plain helper object whose loop an evaluation function runs, outside any module
+import torch
+
+
+class Rollouts:
+    def __init__(self, net, steps):
+        self.net, self.steps = net, steps
+
+    def imagine(self, state, action):
+        frames = []
+        for _ in range(self.steps):
+            state = self.net(state, action)  # expect: GPU601 info
+            frames.append(state)
+        return torch.stack(frames, 1)
+
+
+def evaluate(net, states, actions):
+    rollouts = Rollouts(net.cuda(), 10)
+    return [rollouts.imagine(s.cuda(), a.cuda()) for s, a in zip(states, actions)]
