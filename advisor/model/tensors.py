@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -121,7 +121,7 @@ class Tensor(Question[str]):
             annotated = parameter_annotation(flow, expr.value, ctx, order)
             if annotated is not None:
                 return PYTHON if annotated == "scalar" else TENSOR  # a parameter `n: int`, `x: torch.Tensor`
-            if (ctx.scope, expr.value) in flow.model.facts.backward_receivers:
+            if (ctx.scope, expr.value) in backpropagated(flow.model):
                 # Backpropagated through: a tensor whatever else it is assigned, unless every
                 # binding the read sees made it a Python value (`loss = loss.item()` after the
                 # backward).
@@ -813,7 +813,7 @@ class HostTensor(Question[bool]):
         entry of a container added to it, not known to be a number, may be a tensor anywhere
         (`loss = 0`, then `loss += v["loss"]` over a model's outputs)."""
         if before and not value and assignment.value is not None:
-            if (assignment.ctx.scope, assignment.target) in flow.model.facts.backward_receivers:
+            if (assignment.ctx.scope, assignment.target) in backpropagated(flow.model):
                 # The sum is backpropagated (`train_loss = 0.`, then `train_loss += term` over
                 # the entries of a loss dict, then `train_loss.backward()`): the terms are tensors
                 # with a graph, on the model's device.
@@ -830,6 +830,22 @@ class HostTensor(Question[bool]):
 
 
 HOST_TENSOR = HostTensor()
+
+
+def backpropagated(model) -> Set[Tuple[str, str]]:
+    """(scope, name) of the names a backward runs through, and of the names they copy
+    (`loss = triplet_loss`, then `loss.backward()`: `triplet_loss` is that same tensor)."""
+    return model.shared("backpropagated-names", _backpropagated)
+
+
+def _backpropagated(model) -> Set[Tuple[str, str]]:
+    found = set(model.facts.backward_receivers)
+    for key in list(found):
+        for assignment in model.facts.assignments.get(key, ()):
+            value = assignment.value
+            if type(value) is cst.Name and assignment.index is None and not assignment.augmented:
+                found.add((key[0], value.value))
+    return found
 
 
 def _scaled_term(value: cst.BaseExpression) -> bool:

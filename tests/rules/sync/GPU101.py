@@ -3835,3 +3835,34 @@ def adversarial_training(model, loader, optimizer, cfg):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: an old `.data[0]` read of a loss kept under a second name that is backpropagated
+import torch
+from torch.autograd import Variable
+
+
+class TripletMarginLoss(torch.autograd.Function):
+    def __init__(self, margin):
+        super(TripletMarginLoss, self).__init__()
+        self.margin = margin
+
+    def forward(self, anchor, positive, negative):
+        d_p = (anchor - positive).pow(2).sum(1)
+        d_n = (anchor - negative).pow(2).sum(1)
+        return torch.mean(torch.clamp(self.margin + d_p - d_n, min=0.0))
+
+
+def train(model, train_loader, optimizer, logger, args):
+    for batch_idx, (data_a, data_p, data_n) in enumerate(train_loader):
+        data_a, data_p, data_n = data_a.cuda(), data_p.cuda(), data_n.cuda()
+        data_a, data_p, data_n = Variable(data_a), Variable(data_p), Variable(data_n)
+        out_a, out_p, out_n = model(data_a), model(data_p), model(data_n)
+        triplet_loss = TripletMarginLoss(args.margin).forward(out_a, out_p, out_n)
+        loss = triplet_loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        logger.log_value('selected_triplet_loss', triplet_loss.data[0]).step()  # expect: GPU101
+        logger.log_value('selected_total_loss', loss.data[0]).step()  # expect: GPU101
+        if batch_idx % args.log_interval == 0:
+            print('Loss: {:.6f}'.format(loss.data[0]))  # expect: GPU101 info
