@@ -279,7 +279,13 @@ def _runs_before(model, wait: Tuple[int, int], read: Tuple[int, int], strict: bo
 
 
 # What a logging block between the synchronize and the read may call: reads, meters, clocks.
-_BOOKKEEPING_METHODS = frozenset({"item", "tolist", "update", "size", "append", "add_scalar", "log", "info", "format"})
+_BOOKKEEPING_METHODS = frozenset({
+    "item", "tolist", "update", "size", "append", "add_scalar", "log", "info", "format",
+    # Text and dict work for the log line (`history.get(key, 0.0)`, `f"{key.capitalize()}"`),
+    # and a progress bar's caption: nothing queued on the GPU.
+    "get", "items", "keys", "capitalize", "upper", "lower", "title", "strip", "join", "replace",
+    "set_description", "set_postfix", "debug", "warning",
+})
 _BOOKKEEPING_BUILTINS = frozenset({"len", "float", "int", "print", "isinstance", "str", "round"})
 
 

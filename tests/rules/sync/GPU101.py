@@ -3866,3 +3866,20 @@ def train(model, train_loader, optimizer, logger, args):
         logger.log_value('selected_total_loss', loss.data[0]).step()  # expect: GPU101
         if batch_idx % args.log_interval == 0:
             print('Loss: {:.6f}'.format(loss.data[0]))  # expect: GPU101 info
+
+# %% invalid: a loss read for the epoch history, then again for a caption built with string methods: the second read is information
+import torch
+
+
+def train(model, loader, optimizer):
+    history = {}
+    for x, y in loader:
+        losses = {"mse": (model(x.cuda()) - y.cuda()).pow(2).mean()}
+        optimizer.zero_grad()
+        losses["mse"].backward()
+        optimizer.step()
+        description = "losses: "
+        for key, value in losses.items():
+            history[key] = history.get(key, 0.0) + value.item()  # expect: GPU101
+            description += f"{key.capitalize()}: {value.item():8.4f} "  # expect: GPU101 info
+        print(description)
