@@ -89,6 +89,32 @@ def tokenises_per_item(model, expr: cst.BaseExpression, ctx: Context, order: flo
     return known and bool(found) and all(_tokenises_to_ids(*_sample_class(*f)) for f in found)
 
 
+def tokenised_by_transform(model, expr: cst.BaseExpression, ctx: Context, order: float, depth: int = 0) -> bool:
+    """Every binding of the dataset that reaches the loader builds it with a `transform=` that
+    tokenises each item into ids (`transform=prep`, where `prep` returns `torch.tensor([vocab[t]
+    for t in tokenizer(text)], dtype=torch.int64)`): its items are token ids, a few kilobytes.
+    A concatenation (`in_test + out_test`) is when both parts are."""
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Add and depth < 4:
+        return (tokenised_by_transform(model, expr.left, ctx, order, depth + 1)
+                and tokenised_by_transform(model, expr.right, ctx, order, depth + 1))
+    values = [expr]
+    if type(expr) is cst.Name:
+        reach = model.bindings.reaching(expr.value, ctx, order)
+        if not reach.closed or reach.parameter is not None or not reach.assignments:
+            return False
+        values = [a.value for a in reach.assignments]
+    for value in values:
+        transform = argument(value, "transform", None) if type(value) is cst.Call else None
+        functions = _function_named(model, transform.value) if transform is not None else []
+        if not functions:
+            return False
+        for owner, info in functions:
+            found = _id_tensors(owner, info.node.body, _TENSOR_MAKERS)
+            if found is None or not found[0] or found[1] == 0:
+                return False
+    return True
+
+
 def token_id_batches(model, call: cst.Call, ctx: Context, order: float) -> bool:
     """The loader's batches are token ids, a few kilobytes: its `collate_fn` (a project function,
     or a `partial` of one) tokenises text (`tokenizer(texts, return_tensors="pt")`) or packs

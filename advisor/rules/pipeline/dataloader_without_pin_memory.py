@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 from advisor.findings import Applicability, Fixable, Severity
 from advisor.model import CallSite, FileModel
 from advisor.model.datasets import (collates_graphs, collates_onto_device, holds_id_tensors, holds_token_windows, tokenises_per_item,
-                                    collates_to_arrays, items_on_device, passes_host_arrays, prefetches_to_device, prepared_hf_table, unpinnable_batch_class)
+                                    collates_to_arrays, items_on_device, passes_host_arrays, prefetches_to_device, tokenised_by_transform, prepared_hf_table, unpinnable_batch_class)
 from advisor.model.file_model import call_argument, literal_bool
 from advisor.model.loaders import dataloader_calls
 from advisor.rules.base import FixSpec, NodeEdit, Report, Rule
@@ -69,7 +69,9 @@ class DataLoaderWithoutPinnedMemory(Rule):
         memory and hands out windows of them, `self.data[start: start + n].long()`, or tensors of the
         ids and labels of examples tokenised up front, `torch.tensor(self.examples[i].input_ids)`,
         over one whose `__getitem__` tokenises its text and builds only tensors of an integer dtype
-        (`torch.tensor(ids, dtype=torch.long)` with its mask and labels), over a
+        (`torch.tensor(ids, dtype=torch.long)` with its mask and labels), over datasets built
+        with a `transform=` that tokenises each text into an integer tensor (also when
+        concatenated, `in_test + out_test`), over a
         `TensorDataset` whose first tensor holds integer ids, and over `transformers`' datasets
         tokenised when built, `GlueDataset`); so it is
         for a loader whose `collate_fn` batches samples into DGL graphs (`dgl.batch`: pinning
@@ -308,7 +310,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         if dataset is not None and (prepared_hf_table(model, dataset.value, site.ctx, site.order)
                                     or holds_token_windows(model, dataset.value, site.ctx, site.order)
                                     or holds_id_tensors(model, dataset.value, site.ctx, site.order)
-                                    or tokenises_per_item(model, dataset.value, site.ctx, site.order)):
+                                    or tokenises_per_item(model, dataset.value, site.ctx, site.order)
+                                    or tokenised_by_transform(model, dataset.value, site.ctx, site.order)):
             # Rows of token ids: a batch is a few kilobytes, and its copy costs next to nothing.
             return self.report(
                 call,

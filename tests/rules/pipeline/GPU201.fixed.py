@@ -1486,3 +1486,51 @@ def train(model, paths, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: datasets built with a transform that tokenises each text into ids: batches of ids are small, info
+import torch
+from torch.utils.data import DataLoader
+from torchtext.data.utils import get_tokenizer
+from corpora import NewsGroups, Reviews
+
+tokenizer = get_tokenizer("basic_english")
+
+
+def prep(text, vocab):
+    return torch.tensor([vocab[token] for token in tokenizer(text)], dtype=torch.int64)
+
+
+def pad(batch):
+    texts = [item[0] for item in batch]
+    labels = torch.tensor([item[1] for item in batch], dtype=torch.int64)
+    longest = max(len(t) for t in texts)
+    return torch.stack([torch.cat([torch.zeros(longest - len(t), dtype=torch.long), t]) for t in texts]), labels
+
+
+def train(model, optimizer, vocab):
+    inside = NewsGroups("data", train=True, transform=lambda text: prep(text, vocab))
+    train_set = NewsGroups("data", train=True, transform=prep)
+    outside = Reviews("data", transform=prep)
+    loader = DataLoader(train_set + outside, batch_size=20, shuffle=True, collate_fn=pad, pin_memory=True)  # expect: GPU201 info
+    for tokens, labels in loader:
+        loss = torch.nn.functional.cross_entropy(model(tokens.cuda()), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: a dataset whose transform augments images keeps the warning
+import torch
+from torch.utils.data import DataLoader
+from torchvision import transforms
+from corpora import Photos
+
+augment = transforms.Compose([transforms.RandomCrop(32), transforms.ToTensor()])
+
+
+def train(model, optimizer):
+    loader = DataLoader(Photos("data", transform=augment), batch_size=64, shuffle=True, pin_memory=True)  # expect: GPU201
+    for images, labels in loader:
+        loss = torch.nn.functional.cross_entropy(model(images.cuda()), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
