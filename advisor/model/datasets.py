@@ -576,10 +576,11 @@ def _calls(nodes) -> bool:
 _HF_LOADS = frozenset({
     "datasets.load_dataset", "datasets.load_from_disk", "datasets.DatasetDict", "datasets.concatenate_datasets",
     "datasets.Dataset.from_dict", "datasets.Dataset.from_list", "datasets.Dataset.from_pandas",
+    "datasets.Dataset.from_generator", "datasets.Dataset.from_json", "datasets.Dataset.from_csv",
 })
 _HF_STEPS = frozenset({
     "map", "filter", "select", "shuffle", "remove_columns", "rename_column", "rename_columns", "with_format",
-    "train_test_split", "flatten", "sort", "select_columns",
+    "train_test_split", "flatten", "sort", "select_columns", "take", "skip",
 })
 # Ways to run code on every row as it is read: then loading a sample is not cheap.
 _ON_THE_FLY = ("with_transform", "set_transform", "to_iterable_dataset")
@@ -608,6 +609,13 @@ class _Prepared(Question[str]):
             # `.with_transform(preprocess_train)` that tokenises a short caption per row: the row
             # is token ids, as after a `.map(tokenize)`.
             return "mapped" if flow.ask(self, func.value, ctx, order) != "no" else "no"
+        return None
+
+    def element(self, flow, expr, index: int, ctx: Context, order: int) -> Optional[str]:
+        """`train_ds, valid_ds = load_dataset(name, split=["train", "test"])`: each part is a
+        table of the same kind as the whole."""
+        if type(expr) is cst.Call and flow.model.imports.qualify(expr.func) in _HF_LOADS:
+            return "raw"
         return None
 
     def combine(self, answers) -> str:

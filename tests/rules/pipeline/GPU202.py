@@ -1282,3 +1282,26 @@ def train(model, source, optimizer, steps):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: tables loaded as a list of splits, tokenised and then grouped by a second `.map`, read and padded
+import datasets
+import torch
+from torch.utils.data import DataLoader
+from transformers import AutoTokenizer
+
+
+def main(args, model, optimizer):
+    tokenizer = AutoTokenizer.from_pretrained(args.model_name)
+    if args.subset is not None:
+        train_ds = datasets.load_dataset(args.task, split="train", streaming=True).take(args.subset)
+        train_ds = datasets.Dataset.from_generator(lambda: (row for row in train_ds))
+    else:
+        train_ds, valid_ds = datasets.load_dataset(args.task, split=["train", "validation"])
+    tokenized = train_ds.map(lambda rows: tokenizer(rows["text"]), batched=True, remove_columns=["text"])
+    grouped = tokenized.map(lambda rows: {k: [v[i:i + 512] for i in range(0, len(v), 512)] for k, v in rows.items()}, batched=True)
+    loader = DataLoader(grouped, batch_size=8, shuffle=True, collate_fn=lambda rows: torch.tensor([r["input_ids"] for r in rows]))
+    for input_ids in loader:
+        loss = model(input_ids.cuda(), labels=input_ids.cuda()).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
