@@ -992,6 +992,19 @@ def _names_world_size(node: cst.BaseExpression) -> bool:
     return bool(_WORLD_SIZE.match(last))
 
 
+def _literal_comparison(test) -> List[Tuple[str, str]]:
+    """[(name, text)] for `mode == "train"` (either side), else []."""
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Equal:
+        left, right = test.left, test.comparisons[0].comparator
+        if type(left) is cst.SimpleString:
+            left, right = right, left
+        name = dotted_name(left)
+        if name is None or type(right) is not cst.SimpleString or not isinstance(right.evaluated_value, str):
+            return []
+        return [(name, right.evaluated_value)]
+    return []
+
+
 def _launched(test: cst.BaseExpression) -> bool:
     """`args.local_rank != -1`: true when a distributed launcher started the process (its
     `else` runs in a single process)."""
@@ -1706,14 +1719,26 @@ class GuardKinds:
         `else` of `if train:`): the evaluation passes of an epoch function shared by training
         and validation, not a training step."""
         flags = None
+        modes = None  # (name, literal) pairs the steps run under: `train = (mode == 'train')`
         for step_ctx in loop.step_contexts:
-            held = {dotted_name(t) for g in guards_of(step_ctx) if g.positive and not g.exits for t in conjuncts(g.test)}
+            tests = [(t, g) for g in guards_of(step_ctx) if g.positive and not g.exits for t in conjuncts(g.test)]
+            held = {dotted_name(t) for t, _ in tests}
             held.discard(None)
             flags = held if flags is None else flags & held
-        if not flags:
+            found = {pair for t, g in tests for pair in self._mode_tests(t, g.ctx, g.order)}
+            modes = found if modes is None else modes & found
+        if not flags and not modes:
             return False
         for guard in guards_of(ctx):
             if guard.exits:
+                continue
+            if guard.positive and modes and any(
+                name == other and literal != value
+                for t in conjuncts(guard.test) for name, literal in _literal_comparison(t)
+                for other, value in modes
+            ):
+                return True  # `if mode == 'test':` where the steps run only when `mode == 'train'`
+            if not flags:
                 continue
             if not guard.positive and dotted_name(guard.test) in flags:
                 return True  # the `else` of `if train:`
@@ -1723,6 +1748,18 @@ class GuardKinds:
             ):
                 return True
         return False
+
+    def _mode_tests(self, test: cst.BaseExpression, ctx: Context, order: float) -> Set[Tuple[str, str]]:
+        """(name, literal) of `mode == 'train'`, also through a name bound to it on every path
+        (`train = (mode == 'train')`, then `if train:`)."""
+        found = set(_literal_comparison(test))
+        if not found and type(test) is cst.Name:
+            reach = self.model.bindings.reaching(test.value, ctx, order)
+            if reach.closed and reach.assignments and reach.parameter is None:
+                answers = [set(_literal_comparison(a.value)) if a.value is not None and a.index is None else set()
+                           for a in reach.assignments]
+                found = set.intersection(*answers) if answers else set()
+        return found
 
     def _unset_attribute(self, test: cst.BaseExpression) -> bool:
         """`getattr(obj, "name", False)` (or None, 0) where no file of the project near this one

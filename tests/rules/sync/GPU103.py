@@ -1116,3 +1116,28 @@ def sweep_train(space):
 
 if __name__ == "__main__":
     sweep_train({"lr": 1e-3, "steps": 100})
+
+# %% invalid: one epoch function for every mode: what only the test mode copies is no training step, what training copies is
+import torch
+
+
+def iterate(loader, model, optimizer, mode, stats):
+    train = (mode == "train")
+    model.train() if train else model.eval()
+    for batch, target in loader:
+        pred = model(batch.cuda())
+        loss = (pred - target.cuda()).pow(2).mean()
+        if train:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if mode == "test" and stats.detailed:
+            stats.predictions.append(pred.cpu())
+        if mode == "train":
+            stats.losses.append(loss.detach().cpu())  # expect: GPU103
+
+
+def main(loader_train, loader_test, model, optimizer, stats):
+    for epoch in range(10):
+        iterate(loader_train, model, optimizer, "train", stats)
+    iterate(loader_test, model, None, "test", stats)
