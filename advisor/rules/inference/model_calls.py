@@ -24,7 +24,9 @@ ACTION_ON_A_MODEL = re.compile(
     r"^(log|save|load|build|get|create|init|update|export|register|wrap|compile|freeze|unfreeze|print|summari[sz]e"
     r"|prepare|setup|set|make|upload|download|push|convert|check|watch|restore|fit|run|reset|copy|unwrap|merge"
     r"|offload|quantize|patch|replace|remove|add|apply|cast|move|shard|clone|validate|evaluate|fuse|calibrate"
-    r"|trace|profile|describe|show|count|inspect|display)_",
+    r"|trace|profile|describe|show|count|inspect|display"
+    # Picking one out of a collection (`shapenet.random_model(n)`, `zoo.select_model(name)`).
+    r"|random|sample|pick|choose|select|fetch|find|spawn)_",
     re.IGNORECASE,
 )
 

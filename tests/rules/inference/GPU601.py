@@ -1079,3 +1079,15 @@ class Rollouts:
 def evaluate(net, states, actions):
     rollouts = Rollouts(net.cuda(), 10)
     return [rollouts.imagine(s.cuda(), a.cuda()) for s, a in zip(states, actions)]
+
+# %% valid: a scene helper that picks random object models for a rendering loop runs no network
+import torch
+from scenes import ShapeCatalogue
+
+
+def render_scenes(renderer, count):
+    torch.cuda.set_device(0)
+    catalogue = ShapeCatalogue("train")
+    for k in range(count):
+        context = catalogue.random_model(3)
+        renderer.draw(context, k)
