@@ -15,7 +15,8 @@ A class counts as unbuilt only when every way of reaching it is ruled out:
   cannot resolve still names it), names the class (a file that imports it and never reads the
   name again does not build it, a package's `__init__.py` that re-exports it included, unless
   it declares an `__all__`), looks the module up with `getattr`,
-  `__dict__` or `inspect.getmembers`, or imports `*` from it;
+  `__dict__` or `inspect.getmembers`, or imports `*` from it; a test module (one that imports
+  `unittest` or `pytest`) builds nothing a run of the project uses;
 - no config file at the project's root names it (`cog.yaml` names a predictor class);
 - the project does not load code by a name given as text (`importlib.import_module`,
   `instantiate_from_config`, Hydra's `instantiate`, `LightningCLI`): there, a config the user
@@ -213,7 +214,8 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
                     return reaches_function(other, name)
                 return _names(code, other, pattern)
 
-            if (any(name in project.text_of(p) and (names(code_of(p), p) or _package_looked_up(p))
+            if (any(name in project.text_of(p) and not _test_module(p, project.text_of(p))
+                    and (names(code_of(p), p) or _package_looked_up(p))
                     for p in nearby)
                     or project.named_in_configs(name)
                     or (configured and project.named_in_project_configs(name))):
@@ -223,6 +225,17 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
         reached.update(named_elsewhere)
         _spread([w for name in named_elsewhere for w in by_owner[name]], reached, candidates, by_owner)
     return sorted(rows for name in unreached if name not in reached for rows in candidates[name])
+
+
+# A test module: one that imports a test runner, or pytest's `conftest.py`. What only tests build runs
+# in no run of the project (`class TestPPPModel(unittest.TestCase)` building the one agent no
+# script picks).
+_TEST_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:unittest|pytest)\b", re.MULTILINE)
+
+
+def _test_module(path: str, text: str) -> bool:
+    # Not by the name alone: an evaluation script `test_net.py` builds what it evaluates.
+    return os.path.basename(path) == "conftest.py" or _TEST_IMPORT.search(text) is not None
 
 
 # Whatever runs a function without its file naming it: test runners, `fire.Fire()` with no
