@@ -17,6 +17,7 @@ from advisor.model.facts import Context, FunctionInfo, bound_element
 from advisor.model.guards import conjuncts
 from advisor.model.handed_names import calls_handing
 from advisor.model.literals import literal_values
+from advisor.model.module_layers import class_parameter_free
 from advisor.model.names import dotted_name
 from advisor.model.target_arms import no_target_arm
 from advisor.model.instances import INSTANCES
@@ -306,7 +307,7 @@ def forward_path(model, ctx: Context) -> Optional[bool]:
     model) subclass that no call of the project (tests aside) is seen to run, or that some call
     runs with gradients on, or a function of the project such a forward calls, up to three
     calls down, through calls made with gradients on. None when it is not; True when the module is
-    evidently a training model (its class is put in a registry, or that forward computes a loss
+    evidently a training model (its class holds parameters and is put in a registry, or that forward computes a loss
     or takes the targets) and a GPU may be used (in this file or the forward's), False when the
     evidence is weak (a layer, or a class the project builds by name that no call is seen to
     run: info). Code under
@@ -870,7 +871,10 @@ def _run_out_of_sight(model, site) -> bool:
 
 def _training_forward(model, info: FunctionInfo) -> bool:
     cls = model.facts.classes.get(info.class_name or "")
-    if cls is not None and _registered(cls.node):
+    if cls is not None and _registered(cls.node) and not class_parameter_free(model, cls):
+        # A registry of a metrics library holds parameter-free measures (an image-quality
+        # index computed by formula) beside the trained models: being registered says nothing
+        # of those (their forward may still compute a loss).
         return True
     params = info.node.params
     if any(p.name.value in _TARGET_PARAMETERS or _TARGET_PARAMETER.search(p.name.value)
