@@ -208,7 +208,10 @@ class Tensor(Question[str]):
             head, _, last = qual.rpartition(".")
             if head == "torch" and last in _TORCH_TENSOR_FUNCTIONS:
                 return TENSOR
-            return None if flow.callee(call, ctx, order) is not None else UNKNOWN  # another project module's
+            found = flow.callee(call, ctx, order)
+            if found is None:
+                return UNKNOWN
+            return _predicate_of_argument(self, flow, found[1], call, ctx, order)  # another project module's
         if type(func) is cst.Name and func.value in SCALAR_BUILTINS and not flow.function_called(call, ctx, order):
             return PYTHON
         if type(func) is cst.Attribute:
@@ -230,8 +233,9 @@ class Tensor(Question[str]):
                 # `hits.sum().cpu()`: still a tensor, now in host memory (a module's `.cpu()` is
                 # not asked about here: its receiver is no tensor)
                 return self._tensor_of(flow, func.value, ctx, order)
-        if flow.function_called(call, ctx, order) is not None:
-            return None  # what the function of this file returns
+        local = flow.function_called(call, ctx, order)
+        if local is not None:
+            return _predicate_of_argument(self, flow, local, call, ctx, order)  # what the function of this file returns
         name = dotted_name(func)
         if name is None:
             return UNKNOWN
@@ -830,6 +834,36 @@ class HostTensor(Question[bool]):
 
 
 HOST_TENSOR = HostTensor()
+
+
+def _predicate_of_argument(question, flow: ValueFlow, info, call: cst.Call, ctx: Context, order: int) -> Optional[str]:
+    """A helper whose one return compares or shifts one of its parameters with constants
+    (`def is_known(labels): return labels >= 0`): a tensor exactly when the argument this call
+    passes for it is, whatever other calls pass. None (follow its returns) otherwise."""
+    if info.class_name is not None or len(info.return_sites) != 1:
+        return None
+    value = info.return_sites[0].value
+    if type(value) not in (cst.Comparison, cst.BinaryOperation, cst.UnaryOperation):
+        return None
+    names = [n for n in _operands(value) if type(n) is cst.Name]
+    others = [n for n in _operands(value) if type(n) not in (cst.Name, cst.Integer, cst.Float)]
+    params = [p.name.value for p in info.node.params.params]
+    if others or len(names) != 1 or names[0].value not in params:
+        return None
+    given = argument(call, names[0].value, params.index(names[0].value))
+    if given is None or given.star:
+        return None
+    return TENSOR if flow.ask(question, given.value, ctx, order) == TENSOR else None
+
+
+def _operands(value: cst.BaseExpression) -> list:
+    if type(value) is cst.Comparison:
+        return [value.left, *(c.comparator for c in value.comparisons)]
+    if type(value) is cst.BinaryOperation:
+        return [value.left, value.right]
+    if type(value) is cst.UnaryOperation:
+        return [value.expression]
+    return [value]
 
 
 def backpropagated(model) -> Set[Tuple[str, str]]:

@@ -457,8 +457,9 @@ class DataDependentSyncInTrainingLoop(Rule):
                 # return is a mask
                 targets = model.calls.targets_of_expression(expr, ctx, model.order_of(expr))
                 if targets and all(
-                        info.return_sites and all(r.value is not None and self._is_mask(owner, r.value, r.ctx, depth + 1)
-                                                  for r in info.return_sites)
+                        info.return_sites and all(r.value is not None and (
+                            self._is_mask(owner, r.value, r.ctx, depth + 1) or self._compared_here(model, expr, r.value, ctx))
+                            for r in info.return_sites)
                         for owner, info in targets):
                     return True
             if qual or not type(func) is cst.Attribute:
@@ -490,6 +491,13 @@ class DataDependentSyncInTrainingLoop(Rule):
                 for a in found
             )
         return False
+
+    @staticmethod
+    def _compared_here(model: FileModel, call: cst.Call, returned: cst.BaseExpression, ctx) -> bool:
+        """`def is_known(labels): return labels >= 0`, called here on a tensor: the comparison
+        the helper returns is a mask at this call, whatever its other callers pass."""
+        return (type(returned) is cst.Comparison and all(isinstance(c.operator, _VALUE_COMPARISONS) for c in returned.comparisons)
+                and is_tensor(model, call, ctx))
 
     def _joined_masks(self, model: FileModel, call: cst.Call, ctx, depth: int) -> bool:
         """`torch.stack((torch.ones_like(j), j, k))`: masks joined into one, with at most
