@@ -1157,6 +1157,8 @@ class GuardKinds:
                         found = (found[0] or kinds[0], found[1] or kinds[1])
                 if not found[0] and self._set_now_and_then(reach.assignments, ctx):
                     found = (True, found[1])  # `do_eval = False`, then `if step % n == 0: do_eval = True`
+                if not found[0] and not reach.assignments and name.startswith("self.") and self._set_in_a_base(name, ctx):
+                    found = (True, found[1])  # `self._do_log`, set now and then by a base class's `_check_log()`
                 if not found[0] and reach.parameter is not None and not reach.assignments and type(node) is cst.Name:
                     found = (self._passed_periodic(reach.parameter, name, depth), found[1])
                 if not found[1] and self._set_for_one_rank(reach.assignments, depth):
@@ -1187,10 +1189,26 @@ class GuardKinds:
             return False
         return all(
             any(g.positive and g.ctx.function is a.ctx.function
-                and (self.test_kinds(g.test, g.ctx, g.order + 0.5, _MAX_DEPTH)[0] or self._rare(g))
+                and (self.test_kinds(g.test, g.ctx, g.order + 0.5, _MAX_DEPTH)[0] or self._rare(g)
+                     or occasional(g.test, True))  # `if frame >= last_log + interval:`
                 for g in guards_of(a.ctx))
             for a in truthy
         )
+
+    def _set_in_a_base(self, attribute: str, ctx: Context) -> bool:
+        """The class binds ``attribute`` nowhere, and a project class it derives from (in another
+        module) sets it true only now and then (`RLBase._check_log`: `self._do_log = True` under
+        `if self.frame_train >= self._last_log_frame + self.log_interval:`)."""
+        model = self.model
+        cls = model.facts.classes.get(ctx.class_name or "")
+        for base in cls.bases if cls is not None else ():
+            symbol = model.symbol(base) if "." in base else None
+            if symbol is None or symbol.kind != "class" or symbol.info is None or symbol.model is model:
+                continue
+            stores = symbol.model.facts.assignments.get((symbol.info.scope, attribute), ())
+            if stores and symbol.model.guards._set_now_and_then(list(stores), ctx):
+                return True
+        return False
 
     def _set_for_one_rank(self, assignments, depth: int) -> bool:
         """A flag whose every true value is set under a rank-0 test, or where the run has a

@@ -7,8 +7,8 @@ Besides `step % N == 0` (builder.gate_kinds), two shapes are common in training 
   step); one tested against a list of milestones (`if n_updates in [1000, 2000]:`) runs a few
   times;
 - the steps or the time since an action last ran, compared with an interval: `if step -
-  last_eval_step >= every:`, `if time.time() - last_log > 10:`, or `if step - last_step <
-  interval: return` before the action; also a name holding the time elapsed compared with an
+  last_eval_step >= every:`, `if time.time() - last_log > 10:`, `if frame >= last_log +
+  interval:`, or `if step - last_step < interval: return` before the action; also a name holding the time elapsed compared with an
   interval setting (`if save_delta >= config.train.save_every_seconds:`).
 
 Direction matters: what follows `if step == 0: continue` runs on every step but one, so each
@@ -55,6 +55,12 @@ def _since_last(node: cst.BaseExpression) -> bool:
             and bool(_SINCE_LAST.search(_last_name(node.right))))
 
 
+def _past_last(node: cst.BaseExpression) -> bool:
+    """`last_log + interval`: the step or time an action is next due."""
+    return (type(node) is cst.BinaryOperation and type(node.operator) is cst.Add
+            and any(_SINCE_LAST.search(_last_name(side)) for side in (node.left, node.right)))
+
+
 def _elapsed(node: cst.BaseExpression) -> bool:
     """A name for the time elapsed (`save_delta`), not an interval setting (`TRAIL_DELTA_INTERVAL`)."""
     name = _last_name(node)
@@ -91,6 +97,11 @@ def occasional(test: cst.BaseExpression, runs_when: bool) -> bool:
             and _SINCE_LAST.search(_last_name(left))):
         # `self.last_written[tag] < 0`: the marker's starting value, true the first time only
         return runs_when
+    if _past_last(right) and not _past_last(left):
+        # `frame >= self._last_log_frame + self.log_interval`: as `frame - last >= interval`
+        return (operator in _AT_LEAST and runs_when) or (operator in _BELOW and not runs_when)
+    if _past_last(left) and not _past_last(right):
+        return (operator in _BELOW and runs_when) or (operator in _AT_LEAST and not runs_when)
     if _since_last(right) or _elapsed(right):
         left, right = right, left
         operator = {cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual,
