@@ -60,7 +60,8 @@ _RANK_NAME = re.compile(
     r"^(rank|local_rank|global_rank|node_rank|dist_rank|distributed_rank|trainer_rank|world_rank|process_rank|proc_rank|is_master_node"
     r"|is_main_node|is_chief|is_main_process|is_local_main_process|is_global_zero"
     r"|is_master|master_process|is_main|is_rank_zero|is_rank0|main_process|is_world_process_zero"
-    r"|is_local_process_zero|is_master_ordinal|get_rank|get_global_rank|get_local_rank|gpu_index|gpu_rank|local_gpu_rank)$",
+    r"|is_local_process_zero|is_master_ordinal|get_rank|get_global_rank|get_local_rank|gpu_index|gpu_rank|local_gpu_rank"
+    r"|is_master_process|is_master_rank|is_main_rank|is_rank_0)$",
     re.IGNORECASE,  # module constants too: `RANK = int(os.getenv("RANK", -1))`, `if RANK in {-1, 0}:`
 )
 _ITER_WRAPPERS = frozenset({"enumerate", "tqdm", "iter", "zip"})

@@ -817,3 +817,20 @@ def main(args, model, loader, opt):
             opt.step()
         if master:
             torch.save(model.module.state_dict(), "w.pth")  # expect: GPU504
+
+# %% valid: a save under a condition that includes `is_master_process`
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+
+def train(model, loader, optimizer, args, is_master_process):
+    dist.init_process_group("nccl")
+    model = DistributedDataParallel(model.cuda())
+    for step, x in enumerate(loader):
+        loss = model(x.cuda()).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if args.save_every and step % args.save_every == 0 and is_master_process:
+            torch.save(model.module.state_dict(), f"ckpt_{step}.pt")
