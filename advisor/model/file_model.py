@@ -382,7 +382,8 @@ class FileModel:
 
     @property
     def is_test_code(self) -> bool:
-        """A test module: it imports pytest, unittest or PyTorch's test harness, or it is named and laid out as pytest
+        """A test module: it imports pytest, unittest (not `unittest.mock` alone, which scripts use
+        to patch a library) or PyTorch's test harness, or it is named and laid out as pytest
         collects one (`test_*.py` or `*_test.py` defining `test_*` functions or `Test*`
         classes, or any `*_test.py`, or `test_*.py` that reads no command line, in a `tests/` or
         `test/` folder; `conftest.py`). It runs tiny workloads, and calls legacy or slow APIs on
@@ -395,7 +396,11 @@ class FileModel:
 
     def _is_test_code(self) -> bool:
         name = os.path.basename(self.path)
-        if name == "conftest.py" or self.imports.imports_any("pytest", "unittest"):
+        if name == "conftest.py" or self.imports.imports_any("pytest") or any(
+                target == "unittest" or (target.startswith("unittest.") and not target.startswith("unittest.mock"))
+                for target in self.imports.aliases.values()):
+            # Not `from unittest.mock import patch` alone: scripts patch libraries with it too
+            # (a vLLM engine started inside a training script).
             return True
         if any(target.startswith("torch.testing._internal.") for target in self.imports.aliases.values()):
             return True  # PyTorch's own test harness (`common_utils`, `common_distributed`)

@@ -230,7 +230,7 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
 # A test module: one that imports a test runner, or pytest's `conftest.py`. What only tests build runs
 # in no run of the project (`class TestPPPModel(unittest.TestCase)` building the one agent no
 # script picks).
-_TEST_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:unittest|pytest)\b", re.MULTILINE)
+_TEST_IMPORT = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:unittest(?!\.mock)|pytest)\b", re.MULTILINE)
 
 
 def _test_module(path: str, text: str) -> bool:

@@ -3883,3 +3883,19 @@ def train(model, loader, optimizer):
             history[key] = history.get(key, 0.0) + value.item()  # expect: GPU101
             description += f"{key.capitalize()}: {value.item():8.4f} "  # expect: GPU101 info
         print(description)
+
+# %% invalid: a training script that patches a library with `unittest.mock` is no test module
+from unittest.mock import patch
+
+import torch
+
+
+def train(model, loader, optimizer):
+    with patch("engine.profiling_patch", return_value=None):
+        model.cuda()
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(loss.item())  # expect: GPU101
