@@ -871,7 +871,7 @@ def _run_out_of_sight(model, site) -> bool:
 
 def _training_forward(model, info: FunctionInfo) -> bool:
     cls = model.facts.classes.get(info.class_name or "")
-    if cls is not None and _registered(cls.node) and not class_parameter_free(model, cls):
+    if cls is not None and (_registered(cls.node) or _in_a_registry_dict(model, cls)) and not class_parameter_free(model, cls):
         # A registry of a metrics library holds parameter-free measures (an image-quality
         # index computed by formula) beside the trained models: being registered says nothing
         # of those (their forward may still compute a loss).
@@ -881,6 +881,35 @@ def _training_forward(model, info: FunctionInfo) -> bool:
            for p in (*params.params, *params.kwonly_params)):
         return True
     return id(info) in _loss_functions(model)
+
+
+def _in_a_registry_dict(model, cls) -> bool:
+    """The class is a value of a dict written out at module level in its file or a file that
+    imports it (`MODELS = {"predrnn": PredRNN, ...}`, then `MODELS[cfg.arch](params)`): a
+    registry of the project's models, as a registering decorator makes."""
+    known = model.shared("registry-dict-classes", lambda m: {})
+    if cls.name not in known:
+        project = getattr(model, "project", None)
+        owners = [model] + (project.importers_through_packages(model) if project is not None else [])
+        known[cls.name] = any(_dict_values_name(owner, cls.name) for owner in owners)
+    return known[cls.name]
+
+
+def _dict_values_name(owner, name: str) -> bool:
+    names = owner.shared("registry-dict-values", _registry_dict_values)
+    return name in names
+
+
+def _registry_dict_values(model) -> Set[str]:
+    """The plain names that module-level dict displays of the file hold as values."""
+    out: Set[str] = set()
+    for assignments in model.facts.assignments.values():
+        for assignment in assignments:
+            value = assignment.value
+            if assignment.ctx.function is None and type(value) is cst.Dict and len(value.elements) > 1:
+                out.update(e.value.value for e in value.elements
+                           if type(e) is cst.DictElement and type(e.value) is cst.Name)
+    return out
 
 
 def _loss_functions(model) -> Set[int]:

@@ -39,7 +39,7 @@ class ItemInTrainingLoop(Rule):
         calls, with gradients on and outside `if not self.training:` (and outside the arms it
         takes only when handed no targets, `if target is None:` beside an `if target is not
         None:` that computes the loss). That is a warning when the
-        forward evidently trains (its class holds parameters and is put in a registry, `@MODEL_REGISTRY.register()`,
+        forward evidently trains (its class holds parameters and is put in a registry, `@MODEL_REGISTRY.register()` or a module-level dict of models,
         or the forward takes `labels`/`targets`, also qualified as `targets_batch`, or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
         `if step % 100 == 0` (not `% args.log_interval` whose option, added in the project,

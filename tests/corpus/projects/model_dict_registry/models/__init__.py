@@ -1,0 +1,7 @@
+from models.conv_lstm import ConvLSTM
+from models.unet import UNet
+
+MODELS = {
+    "conv_lstm": ConvLSTM,
+    "unet": UNet,
+}
