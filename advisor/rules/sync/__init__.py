@@ -11,7 +11,7 @@ FORWARD_PATH_DOC = """
         a forward whose `if target is not None:` computes the loss), and outside the branches that every
         training call switches off (`else:` of `if train:` when it calls `model(x, y,
         train=True)`; `if label is None:` when every call passes a label); a warning when that forward evidently
-        trains (a registered class that holds parameters, also one a module-level dict of
+        trains (a registered class that holds parameters, also one that a module-level dict of
         models names, `MODELS = {"unet": UNet, ...}`, a forward that takes `labels`/`targets` or
         computes a loss),
         informational for a plain layer, and for a class the project builds by name that no call
