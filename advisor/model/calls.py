@@ -21,7 +21,7 @@ import libcst as cst
 
 from advisor.model import open_questions
 from advisor.model.facts import CallSite, ClassInfo, FunctionInfo
-from advisor.model.handed_names import handed_imports, handed_sites, imported_function
+from advisor.model.handed_names import handed_imports, handed_sites, imported_function, keyword_partial
 from advisor.model.instances import instances_of
 from advisor.model.named_methods import method_family
 from advisor.model.names import DDP_WRAPPERS, dotted_name, last_segment
@@ -341,15 +341,7 @@ class CallGraph:
         return out
 
     def _keyword_partial(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
-        """The function of `functools.partial(fn, key=value, ...)` (diffusers' scripts bind
-        `compute_embeddings_fn` so, then call it each step), else ``value``. Only a partial that
-        binds keywords alone: the call's positional arguments are then the function's own."""
-        if type(value) is not cst.Call or self.model.imports.qualify(value.func) != "functools.partial":
-            return value
-        args = value.args
-        if not args or args[0].keyword is not None or args[0].star or any(a.keyword is None for a in args[1:]):
-            return value
-        return args[0].value
+        return keyword_partial(self.model, value)
 
     def _dispatched(self, func: cst.BaseExpression, site: CallSite) -> List[Target]:
         """`trainer = {"Synapse": trainer_synapse}` then `trainer[dataset_name](args, net)`: the

@@ -90,7 +90,7 @@ def imported_function(model, expr: cst.BaseExpression, ctx, order: int, follow: 
         return None
     found = None
     for assignment in reach.assignments:
-        value = _keyword_partial(model, assignment.value)
+        value = keyword_partial(model, assignment.value)
         if assignment.index is not None or assignment.augmented or value is None:
             return None
         target = imported_function(model, value, assignment.ctx, assignment.order, follow=False)
@@ -100,14 +100,15 @@ def imported_function(model, expr: cst.BaseExpression, ctx, order: int, follow: 
     return found
 
 
-def _keyword_partial(model, value):
-    """The function of `functools.partial(fn, key=value)`, which binds keywords only (the call's
-    positional arguments are still the function's own), else ``value``."""
+def keyword_partial(model, value):
+    """The function of `functools.partial(fn, key=value)` (diffusers' scripts bind
+    `compute_embeddings_fn` so, then call it each step), else ``value``. Only a partial that
+    binds keywords alone: the call's positional arguments are then the function's own."""
     if type(value) is not cst.Call or model.imports.qualify(value.func) != "functools.partial":
         return value
     args = value.args
     if not args or args[0].keyword is not None or args[0].star or any(a.keyword is None for a in args[1:]):
-        return None
+        return value
     return args[0].value
 
 
