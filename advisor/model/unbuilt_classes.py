@@ -185,6 +185,14 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
             packages[path] = _looked_up_by_module(project, path, nearby)
         return packages[path]
 
+    tests: Dict[str, bool] = {}
+
+    def test_module(path: str) -> bool:
+        # Asked for each name a file holds: the file's imports are searched once.
+        if path not in tests:
+            tests[path] = _test_module(path, project.text_of(path))
+        return tests[path]
+
     def code_of(path: str) -> str:
         found = cleaned.get(path)
         if found is None:
@@ -214,7 +222,7 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
                     return reaches_function(other, name)
                 return _names(code, other, pattern)
 
-            if (any(name in project.text_of(p) and not _test_module(p, project.text_of(p))
+            if (any(name in project.text_of(p) and not test_module(p)
                     and (names(code_of(p), p) or _package_looked_up(p))
                     for p in nearby)
                     or project.named_in_configs(name)
