@@ -440,7 +440,8 @@ def _forward_roots(model, info: FunctionInfo, depth: int, seen: Set[Tuple[int, b
     callers, live = _live_callers(model, info)
     if (_module_forward(model, info) and not info.no_grad and (live or (not callers and not model.in_untrained_copy
                                                                       and not _project_trains_nowhere(model)))
-            and not _runs_its_own_loop(model, info) and not instances_only_used_through_methods(model, info)):
+            and not _runs_its_own_loop(model, info) and not instances_only_used_through_methods(model, info)
+            and not _returns_a_number(info)):
         yield model, info, gated  # a caller the call graph sees may still say more (a loss)
     for owner, site in live:
         caller = site.ctx.function
@@ -734,6 +735,13 @@ def _literal_value(node: cst.BaseExpression):
     if type(node) is cst.Integer:
         return int(node.value, 0)
     return _UNDECIDED
+
+
+def _returns_a_number(info: FunctionInfo) -> bool:
+    """The forward says it returns a Python number (`-> float`): a metric module, whose result
+    nothing can backpropagate through, computed when a caller evaluates, not per training step."""
+    returns = info.node.returns
+    return returns is not None and dotted_name(returns.annotation) in ("float", "int", "bool")
 
 
 def _module_forward(model, info: FunctionInfo, own_bases: bool = True) -> bool:

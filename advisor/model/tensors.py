@@ -19,7 +19,7 @@ from advisor.model.literals import literal_values
 from advisor.model.loaders import LOADERS, RAW_LOADERS, loaders_drawn, loop_target_hint, owner_of, placed_by_framework
 from advisor.model.names import dotted_name
 from advisor.model.paths import conditions
-from advisor.model.type_tests import annotated_python, parameter_annotation, python_scalar_here, used_as_text
+from advisor.model.type_tests import annotated_kind, annotated_python, python_scalar_here, used_as_text
 from advisor.model.value_flow import Question, ValueFlow, argument, comprehension_reads
 from advisor.model.vocabulary import SCALAR_BUILTINS, TENSOR_METHODS, TYPED_CONSTRUCTORS
 
@@ -118,9 +118,12 @@ class Tensor(Question[str]):
                 return PYTHON  # the `else` of `if not isinstance(flow, float):`
             if used_as_text(flow.model, expr.value, ctx):
                 return PYTHON  # `name.split('_')` in the same function: a task name, not a tensor
-            annotated = parameter_annotation(flow, expr.value, ctx, order)
-            if annotated is not None:
-                return PYTHON if annotated == "scalar" else TENSOR  # a parameter `n: int`, `x: torch.Tensor`
+            annotated = annotated_kind(flow, expr.value, ctx, order)
+            if annotated in ("scalar", "container", "tensor-container"):
+                # a parameter `n: int`, or `losses: Mapping[str, Tensor]`: its truth is Python's
+                return PYTHON
+            if annotated == "tensor":
+                return TENSOR  # `x: torch.Tensor`
             if (ctx.scope, expr.value) in backpropagated(flow.model):
                 # Backpropagated through: a tensor whatever else it is assigned, unless every
                 # binding the read sees made it a Python value (`loss = loss.item()` after the
@@ -164,6 +167,8 @@ class Tensor(Question[str]):
                 return PYTHON
             if type(expr.value) is cst.Name and annotated_python(flow, expr.value.value, ctx, order, element=True):
                 return PYTHON  # `num_objects[b]` of a parameter `num_objects: List[int]`
+            if type(expr.value) is cst.Name and annotated_kind(flow, expr.value.value, ctx, order) == "tensor-container":
+                return TENSOR  # `losses["box"]` of a parameter `losses: Dict[str, Tensor]`
             items = _list_item(flow, expr, ctx, order) or _dict_item(flow, expr, ctx, order)
             if items:
                 # `parts[i]` of a list of tensors, `inputs["masked_ids"]` of a dict built of them
@@ -227,6 +232,11 @@ class Tensor(Question[str]):
                     return TENSOR
                 if method == "cuda" and type(func.value) is cst.Call and flow.drawn_from(func.value, ctx, order) is not None:
                     return TENSOR  # `model(next(batches).cuda())`: an item drawn and moved (a dict has no `.cuda()`)
+            if method in ("detach", "detach_") and not call.args:
+                # Only a tensor has `detach()` (NumPy arrays and modules have none): whatever
+                # the receiver is (`float(losses.global_loss.detach())` of a result record),
+                # unless the flow knows it for a Python value.
+                return PYTHON if flow.ask(self, func.value, ctx, order) == PYTHON else TENSOR
             if method in _TENSOR_RESULT_METHODS or (method.endswith("_") and method[:-1] in _TENSOR_RESULT_METHODS):
                 return self._tensor_of(flow, func.value, ctx, order)  # `x.clamp_(0, n)` too
             if method == "cpu":
@@ -301,6 +311,9 @@ class Tensor(Question[str]):
     def unbound(self, flow: ValueFlow, assignment: Assignment) -> str:
         if loop_target_hint(flow.model, assignment) == "batch" or _parameter_target(assignment):
             return TENSOR
+        held = _container_iterated(flow.model, assignment)
+        if type(held) is cst.Name and annotated_kind(flow, held.value, assignment.ctx, assignment.order) == "tensor-container":
+            return TENSOR  # `for name, value in losses.items()` of `losses: Mapping[str, Tensor]`
         return TENSOR if iterated_items(flow, assignment, self) == [TENSOR] else UNKNOWN
 
     def drawn(self, flow: ValueFlow, call: cst.Call, ctx: Context, order: int, index: Optional[int]) -> Optional[str]:
@@ -386,6 +399,11 @@ def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) 
     held = _dict_values(flow, assignment)
     if held:
         return sorted({v.flow.ask(question, v.expr, v.ctx, v.order) for v in held}, key=repr)
+    receiver = _dict_receiver(assignment)
+    if receiver is not None and flow.ask(TENSORS, receiver, ctx, order) == TENSOR:
+        # `for name, value in losses.items()` where `losses = model(images, targets)`: what a
+        # module hands back and the code walks as a dict holds its tensors.
+        return [flow.ask(question, receiver, ctx, order)]
     source = iterated_source(flow.model, assignment)
     if source is None:
         return []
@@ -402,6 +420,24 @@ def iterated_items(flow: ValueFlow, assignment: Assignment, question: Question) 
     if not known or not values:
         return []
     return sorted({v.flow.ask(question, v.expr, v.ctx, v.order) for v in values}, key=repr)
+
+
+def _dict_receiver(assignment: Assignment) -> Optional[cst.BaseExpression]:
+    """`d` when a loop target takes the values of a dict: `v` in `for v in d.values()` or `for
+    k, v in d.items()`; None otherwise."""
+    source, index = assignment.iterable, assignment.index
+    if assignment.value is not None or not type(source) is cst.Call or source.args:
+        return None
+    func = source.func
+    if not type(func) is cst.Attribute or (func.attr.value, index) not in (("values", None), ("items", 1)):
+        return None
+    return func.value
+
+
+def _container_iterated(model, assignment: Assignment) -> Optional[cst.BaseExpression]:
+    """What a loop target takes its items from, a dict's values included (`losses` for `v` in
+    `for k, v in losses.items()`, `feats` for `for f in feats`); None when not known."""
+    return _dict_receiver(assignment) or iterated_source(model, assignment)
 
 
 def _dict_values(flow: ValueFlow, assignment: Assignment) -> tuple:

@@ -121,6 +121,8 @@ def _annotations(model, info) -> Dict[str, str]:
         kind = _python_annotation(note)
         if kind is None and model.imports.qualify(note) in _TENSOR_ANNOTATIONS:
             kind = "tensor"
+        if kind is None:
+            kind = _container_annotation(model, note)
         if kind is None and (dotted_name(note) or "").rsplit(".", 1)[-1] == "IterableDataset":
             kind = "iterable-dataset"  # `def run_training(self, dataset: IterableDataset)`
         if kind is not None:
@@ -129,6 +131,31 @@ def _annotations(model, info) -> Dict[str, str]:
 
 
 _TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"})
+
+# Dict types, by their last name (`typing.Mapping`, `collections.abc.MutableMapping`).
+_MAPPINGS = frozenset({"Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
+
+
+def _container_annotation(model, note: cst.BaseExpression) -> Optional[str]:
+    """"tensor-container" for a dict or sequence annotated as holding tensors (`losses:
+    Mapping[str, torch.Tensor]`, `feats: List[Tensor]`), "container" for any other dict or
+    sequence (`cfg: dict`); None for anything else. Python decides the truth of either, never
+    the device."""
+    base = note.value if type(note) is cst.Subscript else note
+    name = dotted_name(base)
+    if name is None:
+        return None
+    last = name.rsplit(".", 1)[-1]
+    mapping = last in _MAPPINGS
+    if not mapping and name not in _SEQUENCES and last not in ("List", "Sequence", "Tuple"):
+        return None
+    if type(note) is not cst.Subscript:
+        return "container"
+    items = [e.slice.value for e in note.slice if type(e.slice) is cst.Index]
+    held = items[-1:] if mapping else [i for i in items if type(i) is not cst.Ellipsis]
+    if held and all(model.imports.qualify(i) in _TENSOR_ANNOTATIONS for i in held):
+        return "tensor-container"
+    return "container"
 
 
 def _python_annotation(note: cst.BaseExpression) -> Optional[str]:

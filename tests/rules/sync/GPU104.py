@@ -2823,3 +2823,54 @@ class QualityNet(nn.Module):
         if torch.isnan(score).any():  # expect: GPU104
             score = torch.nan_to_num(score)
         return score
+
+# %% valid: `if not losses:` of a parameter annotated as a dict of tensors tests the dict, not a tensor
+from typing import Mapping
+
+import torch
+
+
+def sum_losses(losses: Mapping[str, torch.Tensor]) -> torch.Tensor:
+    if not losses:
+        raise ValueError("the detector returned no losses")
+    return torch.stack(tuple(losses.values())).sum()
+
+
+def train(model, loader, optimizer, device):
+    for images, targets in loader:
+        losses = model(images.to(device), targets)
+        total = sum_losses(losses)
+        optimizer.zero_grad()
+        total.backward()
+        optimizer.step()
+
+# %% invalid: an entry of a parameter annotated as a dict of tensors is a tensor
+from typing import Dict
+
+import torch
+
+
+def weighted(losses: Dict[str, torch.Tensor], weight):
+    if losses["box"] > 10:  # expect: GPU104
+        weight = weight / 2
+    return losses["cls"] + weight * losses["box"]
+
+
+def train(model, loader, optimizer, device):
+    for images, targets in loader:
+        total = weighted(model(images.to(device), targets), 1.0)
+        optimizer.zero_grad()
+        total.backward()
+        optimizer.step()
+
+# %% valid: a metric module whose forward says it returns a float is computed when a caller evaluates, not in a training step
+import torch
+
+
+class SilhouetteScore(torch.nn.Module):
+    def forward(self, features: torch.Tensor, labels: torch.Tensor) -> float:
+        scores = []
+        for label in torch.unique(labels):
+            cluster = features[labels == label]
+            scores.append(torch.cdist(cluster, cluster).mean())
+        return torch.stack(scores).mean().item()
