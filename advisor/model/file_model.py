@@ -44,6 +44,7 @@ from advisor.model.self_tests import self_test_nodes
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow, main_block
 from advisor.model.vocabulary import CUDA_TEXT
+from advisor.model.walk import children
 
 # Folders of a library's usage examples (model/file_model.py, `_examples_folder`).
 _EXAMPLES_FOLDER = re.compile(r"example|demo|tutorial", re.I)
@@ -594,6 +595,10 @@ class FileModel:
     def _trains_in(self, loop: LoopInfo) -> bool:
         if body_runs_once(loop):
             return False  # one batch, then `break`: a calibration pass, not a training loop
+        if _updates_each_model(loop):
+            return False  # the critics of one step, one per view
+        if _runs_each_callback(loop):
+            return False  # `for hook in val_hooks: call_hook(hook, data)`: the hooks of one event
         # Under `no_grad` nothing can be backpropagated: a loss object called there (with
         # `only_return_losses=True`) evaluates, whatever its other path does.
         no_grad = loop.ctx.no_grad or (loop.function is not None and loop.function.no_grad)
@@ -1110,6 +1115,63 @@ def _fixed_rounds(loop: LoopInfo) -> bool:
     if type(values) is cst.Call and type(values.func) is cst.Name and values.func.value == "range" and len(values.args) == 1:
         count = values.args[0].value
         return type(count) is cst.Integer and 0 < int(count.value, 0) <= 8
+    return False
+
+
+def _updates_each_model(loop: LoopInfo) -> bool:
+    """`for axis in self.active_axes: critic = self.critics[axis]; optimizer =
+    self.critic_optims[axis]; ...; loss.backward(); optimizer.step()`: each round updates
+    another model with its own optimizer, picked by the loop target, from the same batch. The
+    rounds are parts of one training step (a GAN's critic per view), not a loop over batches."""
+    node = loop.node
+    if type(node) is not cst.For or loop.over_loader or loop.drawn or not loop.own_step or loop.children:
+        return False
+    targets = set(loop.targets)
+    picked = set()
+    for statement in getattr(node.body, "body", ()):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name
+                    and type(small.value) is cst.Subscript and any(_mentions(e, targets) for e in small.value.slice)):
+                picked.add(small.targets[0].target.value)
+    stepped = [_stepped_optimizer(site) for site in loop.sites if site.method == "step" and site.ctx.loop is loop]
+    return bool(stepped) and all(name is not None and name in picked | targets for name in stepped)
+
+
+# What a list of callables to run in turn is called (`val_hooks`, `callbacks`, `handler`).
+_CALLBACK_NAME = re.compile(r"(^|_)(hook|callback|handler)s?$", re.IGNORECASE)
+
+
+def _runs_each_callback(loop: LoopInfo) -> bool:
+    """`for hook in val_hooks:` or `for cb in self.callbacks:`: each round hands the event to
+    another registered callable. Whatever those may do (a training hook among them), the loop
+    runs once per event over a fixed list, never once per batch."""
+    node = loop.node
+    if type(node) is not cst.For or loop.over_loader or loop.drawn or type(node.target) is not cst.Name:
+        return False
+    iterable = node.iter
+    name = dotted_name(iterable) if type(iterable) in (cst.Name, cst.Attribute) else None
+    return bool(_CALLBACK_NAME.search(node.target.value) or (name and _CALLBACK_NAME.search(name.rsplit(".", 1)[-1])))
+
+
+def _stepped_optimizer(site) -> Optional[str]:
+    """The name of the optimizer a `.step()` call steps: `optimizer` for `optimizer.step()` and
+    for `scaler.step(optimizer)`."""
+    args = site.node.args
+    if len(args) == 1 and args[0].keyword is None and type(args[0].value) is cst.Name:
+        return args[0].value.value  # `self.scaler.step(optimizer)`
+    name = site.receiver_name
+    return name if name is not None and "." not in name and not args else None
+
+
+def _mentions(node: cst.CSTNode, names: set) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name and current.value in names:
+            return True
+        stack.extend(children(current))
     return False
 
 

@@ -267,12 +267,18 @@ def at_most_one_round(model, loop: Optional[LoopInfo]) -> bool:
     if len(args) != len(call.args) or len(args) not in (1, 2):
         return False
     start = 0
+    stop = args[-1]
     if len(args) == 2:
         if type(args[0]) is not cst.Integer:
             return False
         start = int(args[0].evaluated_value)
+        if (type(stop) is cst.BinaryOperation and type(stop.operator) is cst.Add
+                and type(stop.right) is cst.Integer):
+            # `range(1, epochs + 1)`: as many rounds as `epochs` says
+            start -= int(stop.right.evaluated_value)
+            stop = stop.left
     order = model.order_of(call)
-    found = literal_values(model, args[-1], loop.ctx, order)
+    found = literal_values(model, stop, loop.ctx, order)
     counts = found.ints()
     if counts is None or max(counts) - start > 1:
         return False

@@ -9,6 +9,7 @@ per-step cost, and it is often the loop's very purpose (the finder records every
 
 from __future__ import annotations
 
+import re
 from typing import List, Optional
 
 import libcst as cst
@@ -35,6 +36,8 @@ def short_probe(model, loop: Optional[LoopInfo]) -> bool:
 
 
 def _short_probe(model, loop: LoopInfo) -> bool:
+    if _finder(loop):
+        return True
     rounds = bounded_rounds(model, loop)
     if rounds is None or rounds > FEW_ROUNDS:
         return False
@@ -46,6 +49,19 @@ def _short_probe(model, loop: LoopInfo) -> bool:
         return True
     callers = model.callers(info)
     return bool(callers) and all(site.ctx.loop is None for _, site in callers)
+
+
+# A learning-rate range test, by the name its function or class goes by (`LRFinder.range_test`,
+# `find_lr`, `lr_find`): a library's finder is often alone in its module, with no training loop
+# beside it to compare with, and it stops on divergence as often as on a count.
+_FINDER_NAME = re.compile(r"lr_?find|find_?lr|range_?test|lr_?range", re.IGNORECASE)
+
+
+def _finder(loop: LoopInfo) -> bool:
+    info = loop.function
+    if info is None:
+        return False
+    return any(name and _FINDER_NAME.search(name) for name in (info.node.name.value, info.class_name))
 
 
 def bounded_rounds(model, loop: LoopInfo) -> Optional[int]:

@@ -846,3 +846,21 @@ for epoch in range(30):
         loss.backward()
         optimizer.step()
         first_row = output.data[0].cpu()
+
+# %% invalid: counted from 1 to `epochs + 1`, three epochs start the workers three times
+from torch.utils.data import DataLoader
+
+epochs = 3
+trainloader = DataLoader(train_dataset, batch_size=128, shuffle=True, num_workers=4, persistent_workers=True)  # expect: GPU204
+
+
+def train(model, epochs, optimizer, loss_fn, trainloader):
+    for epoch in range(1, epochs + 1):
+        for image, label in trainloader:
+            optimizer.zero_grad()
+            loss = loss_fn(model(image.cuda()), label.cuda())
+            loss.backward()
+            optimizer.step()
+
+
+train(model, epochs=epochs, optimizer=optimizer, loss_fn=loss_fn, trainloader=trainloader)

@@ -3899,3 +3899,137 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
         print(loss.item())  # expect: GPU101
+
+# %% invalid: a detector hands back a dict of losses: each value read with `float(value.detach())` waits
+import torch
+
+
+def train_one_epoch(model, loader, optimizer, device):
+    totals = {}
+    for images, targets in loader:
+        images = images.to(device)
+        losses = model(images, targets)
+        total = torch.stack(tuple(losses.values())).sum()
+        optimizer.zero_grad()
+        total.backward()
+        optimizer.step()
+        for name, value in losses.items():
+            totals[name] = totals.get(name, 0.0) + float(value.detach())  # expect: GPU101
+    return totals
+
+# %% invalid: `detach()` proves a tensor, even of a field of a result record the flow cannot follow
+import torch
+
+
+def update(critic, optimizer, real, fake, get_loss):
+    losses = get_loss(critic(real.cuda()), critic(fake.cuda()))
+    optimizer.zero_grad()
+    losses.total.backward()
+    optimizer.step()
+    return float(losses.total.detach())  # expect: GPU101
+
+
+def train(critic, optimizer, loader, get_loss):
+    for real, fake in loader:
+        update(critic, optimizer, real, fake, get_loss)
+
+# %% invalid: one critic per view, each with its own optimizer, updated in turn: parts of one step, whose reads wait every step
+import torch
+
+
+class Trainer:
+    def __init__(self, critics, optims, axes):
+        self.critics = critics
+        self.critic_optims = optims
+        self.active_axes = axes
+
+    def update_critics(self, batches):
+        total = 0.0
+        for axis in self.active_axes:
+            critic = self.critics[str(axis)]
+            optimizer = self.critic_optims[str(axis)]
+            optimizer.zero_grad()
+            loss = critic(batches[axis]).mean()
+            loss.backward()
+            optimizer.step()
+            total = total + loss.detach()
+        return total
+
+    def step(self, batches):
+        critic_loss = self.update_critics(batches)
+        return float(critic_loss.detach())  # expect: GPU101
+
+
+def run_training(trainer: Trainer, loader, steps):
+    for step, batches in zip(range(steps), loader):
+        metrics = trainer.step({k: v.cuda() for k, v in batches.items()})
+        print(metrics)
+
+# %% invalid: a learning-rate finder in a library module, alone in its file: a hundred steps, run once, information
+import torch
+
+
+class LRFinder:
+    def __init__(self, model, optimizer, criterion, device="cuda"):
+        self.model = model.to(device)
+        self.optimizer = optimizer
+        self.criterion = criterion
+        self.device = device
+        self.history = []
+
+    def range_test(self, loader, num_iter=100):
+        it = iter(loader)
+        for iteration in range(num_iter):
+            inputs, labels = next(it)
+            loss = self._train_batch(inputs, labels)
+            self.history.append(loss)
+            if loss > 4 * min(self.history):
+                break
+
+    def _train_batch(self, inputs, labels):
+        outputs = self.model(inputs.to(self.device))
+        loss = self.criterion(outputs, labels.to(self.device))
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()  # expect: GPU101 info
+
+# %% valid: the validation hooks of an epoch-end event run in turn, one of them trains a probe: the loop over hooks is no training loop
+import torch
+
+
+class BaseHook:
+    def __call__(self, epoch, **data):
+        return self.compute(**data)
+
+    def compute(self, **data):
+        raise NotImplementedError
+
+
+class ProbeTrainingHook(BaseHook):
+    def __init__(self, model, optimizer):
+        self.model = model.cuda()
+        self.optimizer = optimizer
+
+    def compute(self, **data):
+        for x in data["batches"]:
+            loss = self.model(x.cuda()).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+class ScoreValidator(BaseHook):
+    def compute(self, **data):
+        return -torch.nn.functional.mse_loss(data["logits"], data["labels"]).item()
+
+
+def call_val_hook(hook, collected, epoch):
+    if isinstance(hook, BaseHook):
+        return hook(epoch, **collected)
+    return None
+
+
+def run_validation(val_hooks, collected, epoch):
+    for hook in val_hooks:
+        call_val_hook(hook, collected, epoch)
