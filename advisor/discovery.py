@@ -225,6 +225,8 @@ def _walk(root: str, excluded: Optional[Excluded],
                 if ignored is not None and ignored(absolute(path), True):
                     continue
                 subfolders.append(path)
+            elif entry.name.startswith("._"):
+                continue  # macOS AppleDouble metadata beside a copied `main.py`, not Python
             elif ((entry.name.endswith(CHECKED_SUFFIXES) or ("." not in entry.name and is_python_script(path)))
                   and not (excluded is not None and excluded(path, False))):
                 if ignored is not None and ignored(absolute(path), False):

@@ -180,6 +180,15 @@ def test_walked_pipes_are_skipped_quietly(tmp_path, good):
     assert Path(tmp_path / "pipe.py").exists()
 
 
+def test_macos_metadata_beside_a_script_is_not_walked(tmp_path, good):
+    # A folder copied from a Mac carries `._good.py`: binary metadata, not Python.
+    (tmp_path / "._good.py").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        \xb0")
+    out = advisor("--format", "concise", tmp_path)
+    assert out.returncode == 1 and out.stderr == b""
+    assert "._good.py" not in out.stdout.decode()
+    assert out.stdout.decode().startswith(f"{good}:7:14: GPU101")
+
+
 def test_a_newline_in_the_name_of_a_file_not_fixed_stays_on_its_line(tmp_path):
     import stat
 
