@@ -750,7 +750,8 @@ def _module_forward(model, info: FunctionInfo, own_bases: bool = True) -> bool:
     cls = model.facts.classes.get(info.class_name)
     return cls is not None and (any(_module_base(b) for b in cls.bases)
                                 or (own_bases and (_module_through_own_base(model, cls)
-                                                   or _hugging_face_model_through_import(model, cls))))
+                                                   or _hugging_face_model_through_import(model, cls)
+                                                   or _loss_through_import(model, cls))))
 
 
 def _library_code(model) -> bool:
@@ -794,6 +795,30 @@ def _hugging_face_model_through_import(model, cls, depth: int = 0) -> bool:
             continue
         if _hugging_face_root(symbol.model, symbol.info, 0) or _hugging_face_model_through_import(
                 symbol.model, symbol.info, depth + 1):
+            return True
+    return False
+
+
+_LOSS_CLASS = re.compile(r"(Loss|Criterion)$")
+
+
+def _loss_through_import(model, cls) -> bool:
+    """`class HungarianLoss(WeightedLoss)` where `WeightedLoss` is another module's class of the
+    project (not a vendored copy) built on a torch module (`torch.nn.modules.loss._Loss`): a
+    criterion, which training calls once per step. Only losses, by their name: the bases of
+    other kinds of class in other modules may be a framework's."""
+    if not _LOSS_CLASS.search(cls.name):
+        return False
+    for base in cls.bases:
+        if "." not in base:
+            continue
+        symbol = model.symbol(base)
+        if symbol is None or symbol.kind != "class" or symbol.info is cls or symbol.model.real_path is None:
+            continue
+        project = symbol.model.project
+        if project is not None and vendored(symbol.model.real_path, project.layout.root):
+            continue
+        if any(_module_base(b) for b in symbol.info.bases) or _module_through_own_base(symbol.model, symbol.info):
             return True
     return False
 

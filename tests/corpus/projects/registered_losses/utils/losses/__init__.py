@@ -1,0 +1,3 @@
+from .builder import LOSSES
+from .matching_loss import MatchingLoss
+from .weighted_metric import WeightedMetric
