@@ -310,6 +310,10 @@ class Notebook:
 
     @classmethod
     def parse(cls, raw: str) -> "Notebook":
+        if not raw.strip():
+            # An empty placeholder file named `.ipynb`: Jupyter shows it as a notebook with no
+            # cells, and there is nothing to check.
+            return cls({"cells": []}, raw)
         try:
             data = json.loads(raw)
         except json.JSONDecodeError as exc:

@@ -186,6 +186,15 @@ def test_broken_notebooks_are_one_line_problems(tmp_path, capsys):
     assert lines[1] == f"{odd}:1:1: error: not a valid notebook: no `cells` list at the top level"
 
 
+def test_an_empty_placeholder_notebook_has_nothing_to_check(tmp_path, capsys):
+    # A 0-byte `.ipynb` committed as a placeholder opens in Jupyter as a notebook with no cells.
+    empty = tmp_path / "Low Pass Filter.ipynb"
+    empty.write_text("", encoding="utf-8")
+    status, out, err = run(capsys, "check", "--format", "concise", empty)
+    assert status == 0 and out == "" and err == ""
+    assert empty.read_text(encoding="utf-8") == ""
+
+
 def test_syntax_error_in_a_cell_names_the_cell(tmp_path, capsys):
     path = write_nb(tmp_path / "e.ipynb", notebook(code(SETUP, 1), code(["x = (\n"], 2), code(LOOP, 3)))
     status, out, _ = run(capsys, "check", "--format", "concise", path)
