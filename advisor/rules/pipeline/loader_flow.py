@@ -797,13 +797,17 @@ def loop_moves_batches(model: FileModel, loop) -> bool:
 
 def whole_dataset_batch(site: CallSite) -> bool:
     """`DataLoader(train_set, batch_size=len(train_set))`: one batch holds the whole dataset, a
-    preload made once (then sliced on the device), not a pipeline that feeds every step."""
+    preload made once (then sliced on the device), not a pipeline that feeds every step. So
+    does `batch_size=self.batch_size or len(self.trainset)` when no size is given (precision
+    first: a run that sets one is not told)."""
     call = site.node
     dataset = call_argument(call, "dataset", 0)
     size = call_argument(call, "batch_size", 1)
     if dataset is None or size is None or dataset.star or size.star:
         return False
     value = size.value
+    if type(value) is cst.BooleanOperation and type(value.operator) is cst.Or:
+        value = value.right  # `batch_size=self.batch_size or len(self.trainset)`: the whole set unless one is set
     if type(value) is not cst.Call or type(value.func) is not cst.Name or value.func.value != "len" or len(value.args) != 1:
         return False
     measured = dotted_name(value.args[0].value)

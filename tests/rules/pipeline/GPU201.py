@@ -2259,3 +2259,18 @@ def train(model, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a Lightning data module whose batch holds the whole table unless a size is asked for
+import lightning as L
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class TableData(L.LightningDataModule):
+    def __init__(self, values, batch_size=None):
+        super().__init__()
+        self.trainset = TensorDataset(torch.as_tensor(values))
+        self.batch_size = batch_size
+
+    def train_dataloader(self):
+        return DataLoader(self.trainset, shuffle=True, batch_size=self.batch_size or len(self.trainset))
