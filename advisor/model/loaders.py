@@ -307,10 +307,13 @@ class LoaderSites(Question[Sites]):
         wrapping = None
         if qual is None and type(func) is cst.Name and func.value in model.facts.classes:
             wrapping = (model, func.value)
-        elif qual is not None:
-            symbol = model.symbol(qual)
+        else:
+            # `data_prefetcher(loader)` of another module, imported by name or through `from
+            # dataloader.base import *`
+            symbol = (model.symbol(qual) if qual is not None
+                      else model.calls.star_symbol_at(func.value, ctx, order) if type(func) is cst.Name else None)
             if symbol is not None and symbol.kind == "class" and _draws_itself(symbol.model, symbol.info.name):
-                wrapping = (symbol.model, symbol.info.name)  # `data_prefetcher(loader)` of another module
+                wrapping = (symbol.model, symbol.info.name)
         if wrapping is not None:
             # `Prefetcher(loader)`: a class of the project that wraps a loader hands on its
             # batches (moved or changed, perhaps: raw ones only when its `__next__` returns

@@ -333,7 +333,9 @@ def _function_reach(code: str, stems: Set[str]) -> Callable[[str], bool]:
     `train` is also a method of every trainer (`exp.train(setting)`), `evaluate` a model's."""
     names = "|".join(re.escape(stem) for stem in sorted(stems))
     aliases = set(stems) | set(re.findall(r"\b(?:%s)\s+as\s+(\w+)" % names, code))
-    through = set(re.findall(r"\b(?:%s)\s*\.\s*(\w+)" % "|".join(re.escape(a) for a in sorted(aliases)), code))
+    # A lookahead, so that `loading.cifar.get_loaders` gives `get_loaders` through `cifar` after
+    # `cifar` through `loading` (matches of a dotted path overlap).
+    through = set(re.findall(r"\b(?:%s)\s*\.\s*(?=(\w+))" % "|".join(re.escape(a) for a in sorted(aliases)), code))
     if re.search(r"\b(?:%s)\s+import\s+\*" % names, code):
         return lambda name: True
     imported: Set[str] = set()
