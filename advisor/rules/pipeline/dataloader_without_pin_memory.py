@@ -109,7 +109,8 @@ class DataLoaderWithoutPinnedMemory(Rule):
         been gathered on the GPU: pinning those would fail; also such a dataset a helper
         builds and returns), and no fix is offered. A loader
         of one batch that holds its whole dataset (`batch_size=len(train_set)`, a preload made
-        once), a loader bound to a name the file never mentions again (at the top of a notebook,
+        once; also `batch_size=self.batch_size or len(self.trainset)`, the whole set unless a size
+        is given), a loader bound to a name the file never mentions again (at the top of a notebook,
         or of a script no project file imports, too), and one drawn from once at
         the top of the script (`test_imgs, _ = next(iter(test_loader))`) or in the function that
         builds it, which no training loop runs (one batch for an initialising forward), or gone over only by

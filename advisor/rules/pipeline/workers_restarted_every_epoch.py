@@ -476,7 +476,8 @@ class WorkersRestartedEveryEpoch(Rule):
         1.0 (Python 2, `async=True`, losses read as `loss.data[0]`) is left alone: the option
         came with torch 1.7.
         An epoch loop that runs at most once (`range(1)`, or `range(args.epochs)` where
-        `--epochs` defaults to 1 and no shipped launch script or documented command passes more)
+        `--epochs` defaults to 1 and no shipped launch script or documented command passes more;
+        `range(1, epochs + 1)` counts `epochs` rounds, so a notebook's `train(epochs=1)` is one)
         reuses nothing. A subclass that keeps one stream of batches for the whole run (`self.iterator =
         super().__iter__()`, drawn from by its own `__iter__`, as YOLO's `InfiniteDataLoader`)
         starts its workers once and is left alone.

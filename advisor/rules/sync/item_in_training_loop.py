@@ -50,7 +50,8 @@ class ItemInTrainingLoop(Rule):
         rank-0 check alone is not such a condition: on one GPU it holds every step, and on
         several the other ranks wait for rank 0 at the next collective), and so it is in a
         probe run once beside the training (a learning-rate finder whose loop breaks out once
-        its `enumerate` counter reaches at most 200, in a file whose training loop runs on; a
+        its `enumerate` counter reaches at most 200, in a file whose training loop runs on, or
+        any loop of a function or class named as a finder, `LRFinder.range_test`, `find_lr`; a
         benchmark whose every loop stops early measures those steps and keeps its warnings), and so it is
         for an `.item()` under `if isinstance(v, torch.Tensor):` (or `if type(v) == torch.Tensor:`) on a value not known to be a
         tensor (a metric logger converting whatever its callers hand it). An Ignite
