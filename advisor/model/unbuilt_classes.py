@@ -337,7 +337,10 @@ def _function_reach(code: str, stems: Set[str]) -> Callable[[str], bool]:
     # `cifar` through `loading` (matches of a dotted path overlap).
     through = set(re.findall(r"\b(?:%s)\s*\.\s*(?=(\w+))" % "|".join(re.escape(a) for a in sorted(aliases)), code))
     if re.search(r"\b(?:%s)\s+import\s+\*" % names, code):
-        return lambda name: True
+        # `from core.bcp import *` brings every name in, but the file runs only those its code
+        # says (a commented-out `# evaluate_bcp(...)` is prose, and reaches nothing).
+        said = set(re.findall(r"(?<![.\w])([A-Za-z_]\w*)", code))  # bare names, not `.train()` methods
+        return lambda name: name in said
     imported: Set[str] = set()
     aliased: Set[str] = set()  # `import train_epoch_sparse as train_epoch`: used by its alias
     for match in _FROM_IMPORT.finditer(code):
@@ -365,7 +368,8 @@ def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -
 
 def _looked_up_by_module(project, path: str, nearby) -> bool:
     """A nearby file reaches the module's classes without naming them: `getattr(losses, name)`,
-    `losses.__dict__`, `inspect.getmembers(losses)`, `from losses import *`."""
+    `losses.__dict__`, `inspect.getmembers(losses)`, `from losses import *` with a lookup by
+    name in the importing module (`globals()[name]`)."""
     stem = module_stem(path)
     word = re.escape(stem)
     aliases = re.compile(r"\b%s\s+as\s+(\w+)" % word)
@@ -377,6 +381,11 @@ def _looked_up_by_module(project, path: str, nearby) -> bool:
         either = "(?:%s)" % "|".join(names)
         if re.search(r"\bgetattr\(\s*%s\b|\b%s\.__dict__|getmembers\(\s*%s\b|\bvars\(\s*%s\b" % ((either,) * 4), text):
             return True
-        if re.search(r"\b%s\s+import\s+\*" % word, text):
+        if re.search(r"\b%s\s+import\s+\*" % word, text) and _DYNAMIC_LOOKUP.search(text):
+            # `from losses import *`, then `globals()[name]`: any of them may be built. A star
+            # import alone brings the names in, and the file's code says which it uses.
             return True
     return False
+
+
+_DYNAMIC_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|locals\(\)|vars\(\)|eval\(|getattr\(\s*sys\.modules)")

@@ -118,8 +118,13 @@ def _loaded_modules(text: str) -> List[Tuple[str, str]]:
             if named is not None:
                 # `module_name = f"zoedepth.models.{config.model}"` then `import_module(module_name)`
                 bound = re.findall(r"(?m)^[ \t]*%s[ \t]*=[ \t]*(f?[\"'][^\n]*)$" % named.group(1), text)
-                if len(bound) == 1:
-                    out.extend(_loaded_modules("import_module(%s)" % bound[0].rstrip()))
+                # Each binding says a package (`"models." + args.model_type` in one arm,
+                # `"models." + "net"` in the other): the modules of those packages. A name bound
+                # to anything else as well may load any module.
+                every = [_loaded_modules("import_module(%s)" % b.rstrip()) for b in bound]
+                if bound and len(bound) == len(re.findall(r"(?m)^[ \t]*%s[ \t]*=" % named.group(1), text)) \
+                        and all(found and ("", "") not in found for found in every):
+                    out.extend(loaded for found in every for loaded in found)
                     continue
         out.append((found or "", ""))
     return out
