@@ -45,6 +45,7 @@ from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow, main_block
 from advisor.model.vocabulary import CUDA_TEXT
 from advisor.model.walk import children
+from advisor.model.alternatives import in_handler
 
 # Folders of a library's usage examples (model/file_model.py, `_examples_folder`).
 _EXAMPLES_FOLDER = re.compile(r"example|demo|tutorial", re.I)
@@ -835,7 +836,10 @@ class FileModel:
             for model, site in self.callers(info):
                 # A call after an `if` every way through which is occasional (`sample_images`
                 # returning unless `steps % every == 0`) runs now and then only.
-                (rare if model.guards.after_rare_paths(site) else places).append((model, site.ctx))
+                # So does one in an `except` arm (`except RuntimeError: batch_size =
+                # handle_oom(batch_size)`): it runs when a step has failed, not every step.
+                (rare if model.guards.after_rare_paths(site) or in_handler(model, site.ctx) else places).append(
+                    (model, site.ctx))
             if info.generator:
                 # Its body runs where its iterator is advanced, not where it is called.
                 places += advanced_at(self, info)
