@@ -763,7 +763,7 @@ class FileModel:
                 # A loop that trains because its callers step (an attack's inner loop run by
                 # the training loop): an arm of a test of its parameters runs as often as the
                 # calls that take it (`if early_stop:`, which only the test pass asks for).
-                return self._arm_heat(ctx, loop.function, ranks)
+                return self._arm_heat(ctx, loop.function, ranks, loop.over_loader)
             if (loop.function is not None and loop.function is ctx.function and _under_parameter_test(ctx)
                     and branch_untaken(self, ctx, ctx.function)):
                 return None  # the `else` of `if use_unlabeled:`, which every call turns on
@@ -869,19 +869,26 @@ class FileModel:
                 result = Heat.GATED
         return result
 
-    def _arm_heat(self, ctx: Context, info: FunctionInfo, ranks: bool) -> Optional[Heat]:
+    def _arm_heat(self, ctx: Context, info: FunctionInfo, ranks: bool, over_loader: bool = False) -> Optional[Heat]:
         """The heat of code under a test of the function's own parameters, from the calls that
         take that arm only (`elif technique == "phong":` of a renderer's `forward`, which only a
         periodic visualisation asks for, while training passes `"unisurf"`). HOT, as before,
         when no call the analysis sees decides against the arm: a module's `forward` is hot
-        through calls it cannot see too (a Trainer's, a wrapper's)."""
+        through calls it cannot see too (a Trainer's, a wrapper's). With ``over_loader`` the
+        training loop the arm sits in goes over a loader itself (`for step, batch in
+        enumerate(data_loader): if mode == "train": self.train_batch(batch)`, run once per
+        epoch with `mode="train"`): each round is a step, so the arm is hot when some call
+        takes it, however rarely those calls come."""
         known = self._shared.setdefault("arm-heat", {})
         key = (id(ctx), ranks)
         if key not in known:
             known[key] = None  # a recursion through this arm finds it cold
             callers = self.callers(info)
             places = [(model, site.ctx) for model, site in callers if not untaken_by(self, ctx, info, site, model)]
-            known[key] = Heat.HOT if len(places) == len(callers) else self._places_heat(info, places, ranks)
+            if len(places) == len(callers) or (over_loader and places):
+                known[key] = Heat.HOT
+            else:
+                known[key] = self._places_heat(info, places, ranks)
         return known[key]
 
     def _pass_heat(self, info: FunctionInfo, ranks: bool) -> Optional[Heat]:

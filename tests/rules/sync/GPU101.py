@@ -4033,3 +4033,57 @@ def call_val_hook(hook, collected, epoch):
 def run_validation(val_hooks, collected, epoch):
     for hook in val_hooks:
         call_val_hook(hook, collected, epoch)
+
+# %% invalid: one epoch function serves every mode, and the training arm of its batch loop runs every step
+import torch
+
+
+class Learner:
+    def __init__(self, model, criterion, optimizer):
+        self.model = model.cuda()
+        self.criterion = criterion
+        self.optimizer = optimizer
+        self.state = {}
+
+    def train_batch(self, batch):
+        raise NotImplementedError
+
+    def eval_batch(self, batch):
+        raise NotImplementedError
+
+    def fit(self, train_loader, epochs, val_loader=None):
+        for epoch in range(epochs):
+            self._run_one_epoch(train_loader, "train")
+            if val_loader is not None:
+                self._run_one_epoch(val_loader, "eval")
+
+    def _run_one_epoch(self, data_loader, mode):
+        for step, batch in enumerate(data_loader):
+            if mode == "train":
+                self.train_batch(batch)
+            else:
+                self.eval_batch(batch)
+
+
+def backward(loss):
+    loss.backward()
+
+
+def optimizer_step(optimizer):
+    optimizer.step()
+
+
+class ClassifierLearner(Learner):
+    def train_batch(self, batch):
+        inputs, target = batch[0].cuda(non_blocking=True), batch[1].cuda(non_blocking=True)
+        self.model.train()
+        self.optimizer.zero_grad()
+        loss = self.criterion(self.model(inputs), target)
+        backward(loss)
+        optimizer_step(self.optimizer)
+        self.state["loss"] = loss.item()  # expect: GPU101
+
+    def eval_batch(self, batch):
+        self.model.eval()
+        with torch.no_grad():
+            self.state["pred"] = self.model(batch[0].cuda(non_blocking=True))
