@@ -4087,3 +4087,24 @@ class ClassifierLearner(Learner):
         self.model.eval()
         with torch.no_grad():
             self.state["pred"] = self.model(batch[0].cuda(non_blocking=True))
+
+# %% valid: the step after the batch loop flushes the last micro-batches once an epoch: the epoch loop's own reads are once an epoch
+import torch
+
+
+def train(model, loader, optimizer, epochs, accum_steps, device):
+    for epoch in range(epochs):
+        n_batches = 0
+        replaced = 0
+        for batch_idx, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(model(x.to(device)), y.to(device))
+            (loss / accum_steps).backward()
+            n_batches += 1
+            if (batch_idx + 1) % accum_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+        if n_batches % accum_steps != 0:
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        total = torch.tensor(replaced, device=device)
+        print(int(total.item()))
