@@ -16,7 +16,7 @@ the texts alone:
   code outside the project (a notebook, a user's script). A vendored copy is used only by the
   project's own code, so there only imports count;
 - outside a folder whose name says its code was set aside (`deprecated/`, `obsolete/`,
-  `archive/`, `attic/`, `graveyard/`, `unused/`: there only a text outside the folder that names the module, or an import
+  `archive/`, `attic/`, `graveyard/`, `unused/`, `old/`: there only a text outside the folder that names the module, or an import
   from a reached module, counts), a file with a `__main__` block, a test module (in a `tests/` folder, or a `test_*.py` that
   imports a test framework or defines tests), a file a tool runs by name (`setup.py`,
   `hubconf.py`, `conftest.py`, `__main__.py`), or one with a loop or a `main()` call at its top
@@ -108,7 +108,7 @@ def _root(view, path: str) -> bool:
 
 
 # Folders whose names say the code in them was set aside (`deprecated/`, `archive/`).
-_RETIRED = frozenset({"deprecated", "obsolete", "archive", "archived", "attic", "graveyard", "unused", "dead_code"})
+_RETIRED = frozenset({"deprecated", "obsolete", "archive", "archived", "attic", "graveyard", "unused", "dead_code", "old"})
 
 
 def _retired_folder(path: str, root: str) -> Optional[str]:
