@@ -268,8 +268,10 @@ class BlockingCopyFromPinnedLoader(Rule):
         runs one epoch, `fit_one_epoch`, or a copy under a test that holds every few steps,
         `if step % eval_freq == 0:`): each wait costs that pass, not a training step. So is a
         copy in a loop that trains nothing and, on every pass, reads a result back to the host and
-        writes a file (`output.cpu().numpy()` saved as an image): the read empties the GPU's
-        queue, so the next copy has no work to overlap with. A
+        writes a file (`output.cpu().numpy()` saved as an image) or runs without autograd (a test
+        pass under `no_grad` that adds each batch's `dice.item()`, a feature dump that `.cpu()`s
+        each batch's embeddings): the read empties the GPU's queue, so the next copy has no work
+        to overlap with. A
         generator's loop is not one: it runs where the training loop draws from it. So is a copy
         from loaders of token ids (a `collate_fn` that tokenises the texts or packs id lists
         into integer tensors, pads them, `pad_sequence` of an ids field or with

@@ -917,7 +917,7 @@ def train(model, dataset, optimizer, epochs):
             loss.backward()
             optimizer.step()
 
-# %% invalid: a test pass that reads its accuracy back every batch but writes nothing keeps its warning
+# %% invalid: a test pass under `no_grad` that reads its accuracy back every batch is information: each read empties the queue
 import torch
 from torch.utils.data import DataLoader
 
@@ -928,7 +928,45 @@ def test(model, dataset):
     correct = 0
     with torch.no_grad():
         for data, target in loader:
-            data, target = data.cuda(non_blocking=True), target.cuda(non_blocking=True)  # expect: GPU203, GPU203
+            data, target = data.cuda(non_blocking=True), target.cuda(non_blocking=True)  # expect: GPU203 info, GPU203 info
             pred = model(data).argmax(1)
             correct += pred.eq(target).cpu().sum()
     return correct.item() / len(dataset)
+
+# %% invalid: a test pass with autograd on that reads its accuracy back every batch keeps its warning
+import torch
+from torch.utils.data import DataLoader
+
+
+def test(model, dataset):
+    loader = DataLoader(dataset, batch_size=256, num_workers=4, pin_memory=True)
+    model.eval()
+    correct = 0
+    for data, target in loader:
+        data, target = data.cuda(non_blocking=True), target.cuda(non_blocking=True)  # expect: GPU203, GPU203
+        pred = model(data).argmax(1)
+        correct += pred.eq(target).cpu().sum()
+    return correct.item() / len(dataset)
+
+# %% invalid: a feature dump under `no_grad` that copies each layer's map to the host is information
+import numpy as np
+import torch
+
+
+def extract_features(model, loader, layers):
+    model.eval()
+    found = {name: [] for name in layers}
+    with torch.no_grad():
+        for step, y in enumerate(loader):
+            y["imgs"] = y["imgs"].to("cuda", non_blocking=True)  # expect: GPU203 info
+            output = model(y["imgs"])
+            for name in layers:
+                if name not in output:
+                    raise ValueError(name)
+                found[name].append(output[name].cpu().numpy().mean(axis=(2, 3)))
+    return {name: np.concatenate(parts) for name, parts in found.items()}
+
+
+def main(model, dataset):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=2, num_workers=2, pin_memory=True)
+    return extract_features(model, loader, ["bottleneck", "logits"])
