@@ -586,6 +586,13 @@ def _decides(model, guard, info: FunctionInfo, owner, site) -> Optional[bool]:
             if value is _UNDECIDED:
                 return None
             return (value is _literal_value(part.comparator)) != negated
+    if type(test) is cst.Subscript and literal is not _UNDECIDED:
+        # `if event["name"] == "get_cam":` of a handler every call hands a dict display
+        # (`model.event({"name": "minibatch", ...})`): the entry that call writes out.
+        value = _passed_entry(model, guard, info, test, site)
+        if value is _UNDECIDED:
+            return None
+        return (value == literal) != negated
     if not type(test) is cst.Name:
         return None
     value = _passed(model, guard, info, test.value, site, owner)
@@ -636,6 +643,34 @@ def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth
     if literal is _UNDECIDED and singleton and _never_none(owner, value, site):
         return _SOMETHING
     return literal
+
+
+def _passed_entry(model, guard, info: FunctionInfo, test: cst.Subscript, site):
+    """The literal a call writes for `param["key"]` in the dict display it passes for the
+    parameter (`{"name": "minibatch", "inputs": ...}`); undecided for anything else."""
+    if type(test.value) is not cst.Name or len(test.slice) != 1 or type(test.slice[0].slice) is not cst.Index:
+        return _UNDECIDED
+    key = test.slice[0].slice.value
+    if type(key) is not cst.SimpleString:
+        return _UNDECIDED
+    name = test.value.value
+    if name not in info.params:
+        return _UNDECIDED
+    reach = model.bindings.reaching(name, guard.ctx, guard.order)
+    if reach.parameter is not info or reach.assignments:
+        return _UNDECIDED
+    named = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == name), None)
+    if named is None and any(a.star for a in site.node.args):
+        return _UNDECIDED
+    arg = named or argument(site.node, name, info.params.index(name) - info.receiver_params)
+    if arg is None or type(arg.value) is not cst.Dict:
+        return _UNDECIDED
+    for element in arg.value.elements:
+        if type(element) is not cst.DictElement:
+            return _UNDECIDED  # a `**spread` may hold the key
+        if type(element.key) is cst.SimpleString and element.key.evaluated_value == key.evaluated_value:
+            return _literal_value(element.value)
+    return _UNDECIDED
 
 
 def _handed_on(owner, site, name: str, depth: int, singleton: bool = False):

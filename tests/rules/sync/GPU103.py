@@ -1141,3 +1141,39 @@ def main(loader_train, loader_test, model, optimizer, stats):
     for epoch in range(10):
         iterate(loader_train, model, optimizer, "train", stats)
     iterate(loader_test, model, None, "test", stats)
+
+# %% invalid: one handler serves every event by name: its training arm copies every step, its export arm only when asked for
+import torch
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self, backbone, optimizer):
+        super().__init__()
+        self.backbone = backbone
+        self.optimizer = optimizer
+
+    def event(self, event):
+        if event["name"] == "get_cam":
+            image = event["inputs"]["image"].cuda(non_blocking=True)
+            return self.backbone(image).detach().cpu().numpy()
+        if event["name"] == "minibatch":
+            image = event["inputs"]["image"].cuda(non_blocking=True)
+            label = event["labels"]["classification"].cuda(non_blocking=True)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(self.backbone(image), label)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            return loss.detach().cpu()  # expect: GPU103
+
+
+def train(model, loader, epochs):
+    model.cuda()
+    for epoch in range(epochs):
+        for inputs, labels in loader:
+            model.event({"name": "minibatch", "inputs": inputs, "labels": labels})
+
+
+def save_cams(model, loader):
+    with torch.no_grad():
+        for inputs, _ in loader:
+            model.event({"name": "get_cam", "inputs": inputs})
