@@ -104,6 +104,19 @@ def _first_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
     return arg.value if arg is not None else None
 
 
+# Views that keep a contiguous tensor contiguous, in the same (pinned) storage.
+_CONTIGUOUS_VIEWS = frozenset({"unsqueeze", "squeeze", "view"})
+
+
+def _views_stripped(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """`y["imgs"][step]` for `y["imgs"][step].unsqueeze(0)`: a view of a batch's item is still
+    in the batch's pinned memory, so its copy can run asynchronously as the whole batch's can."""
+    while (type(expr) is cst.Call and type(expr.func) is cst.Attribute
+           and expr.func.attr.value in _CONTIGUOUS_VIEWS):
+        expr = expr.func.value
+    return expr
+
+
 def _plain_selection(expr: Optional[cst.BaseExpression]) -> bool:
     """A name, or items and attributes of it (`batch["x"]`, `batch.pixel_values`): no calls."""
     while type(expr) in (cst.Attribute, cst.Subscript):
@@ -236,7 +249,8 @@ class BlockingCopyFromPinnedLoader(Rule):
     summary = "batch from a pinned DataLoader copied to the GPU without `non_blocking=True`"
     what = """
         `.to(device)`, `.cuda()` or `.type(torch.cuda.FloatTensor)` without `non_blocking=True`,
-        applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`, also
+        applied to a loop variable (or a piece of one: `batch["x"]`, `x, y = batch`, a sample
+        made a batch of one, `batch["x"][i].unsqueeze(0)`, also
         wrapped in PyTorch 0.3's `Variable(x)`) of a loop over a DataLoader built with
         `pin_memory=True`, or over a dict of such loaders picked by a key (`dataloaders[phase]`)
         (written in the call or a `**kwargs` dict,
@@ -351,6 +365,7 @@ class BlockingCopyFromPinnedLoader(Rule):
             else:
                 # `Variable(x).cuda()` (PyTorch 0.3) copies the wrapped batch itself.
                 receiver = variable_inner(model, site.receiver) if site.receiver is not None else None
+                receiver = _views_stripped(receiver)
                 if not _plain_selection(receiver):
                     continue  # `batch["x"].float().to(device)`: the copy is of a new, pageable tensor
                 root = root_name(receiver) if receiver is not None else None

@@ -970,3 +970,20 @@ def extract_features(model, loader, layers):
 def main(model, dataset):
     loader = torch.utils.data.DataLoader(dataset, batch_size=2, num_workers=2, pin_memory=True)
     return extract_features(model, loader, ["bottleneck", "logits"])
+
+# %% invalid: one sample of a pinned batch, made a batch of one with `unsqueeze`, is a view of pinned memory; a converted copy is not
+import torch
+from torch.utils.data import DataLoader
+
+
+def train(model, dataset, optimizer):
+    loader = DataLoader(dataset, batch_size=4, num_workers=4, pin_memory=True, persistent_workers=True)
+    for epoch in range(10):
+        for y in loader:
+            for sub_step in range(y["imgs"].shape[0]):
+                image = y["imgs"][sub_step].unsqueeze(0).to("cuda:0", non_blocking=True)  # expect: GPU203
+                mask = y["masks"][sub_step].float().unsqueeze(0).to("cuda:0")
+                loss = torch.nn.functional.mse_loss(model(image), mask)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
