@@ -305,17 +305,27 @@ _SCRIPT_TEXT = re.compile(r"argparse|sys\.argv|parse_args|^[A-Za-z_][\w.]*\(", r
 
 def _left_beside_used(view, path: str) -> bool:
     """Nothing imports the module while files outside its folder import another module of it
-    (`core/pretrain_function.py` beside the `core/search_function.py` the scripts import): a
-    module of a package the project uses that the project left out, not an API
-    kept for code outside it. A package's `__init__.py` is not one."""
+    (`core/pretrain_function.py` beside the `core/search_function.py` the scripts import), or
+    import the package whose `__init__.py` imports some of its modules by name: a module of a
+    package the project uses that the project left out, not an API kept for code outside it. A
+    package's `__init__.py` is not one."""
     if os.path.basename(path) == "__init__.py":
         return False
     if _USED_FOLDERS not in view.module_roots:
         view.module_roots[_USED_FOLDERS] = True
-        for target, importers in view.import_index().items():
+        index = view.import_index()
+        # Packages whose `__init__.py` imports modules of its own folder by name (`from
+        # src.trainer.classifer_trainer import ClassifierTrainer`): importing the package from
+        # outside uses those modules, and a module it leaves out is left out.
+        listing = {os.path.dirname(target) for target, importers in index.items()
+                   if os.path.basename(target) != "__init__.py"
+                   and os.path.join(os.path.dirname(target), "__init__.py") in importers}
+        for target, importers in index.items():
             folder = os.path.dirname(target)
             # Imported from outside its folder: a sibling's import of it says nothing of use.
-            if os.path.basename(target) != "__init__.py" and any(os.path.dirname(i) != folder for i in importers):
+            if not any(os.path.dirname(i) != folder for i in importers):
+                continue
+            if os.path.basename(target) != "__init__.py" or folder in listing:
                 view.module_roots[_USED_FOLDERS + folder] = True
     return _USED_FOLDERS + os.path.dirname(path) in view.module_roots
 

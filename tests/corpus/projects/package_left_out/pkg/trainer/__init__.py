@@ -1,0 +1,1 @@
+from pkg.trainer.classifier_trainer import ClassifierTrainer
