@@ -621,7 +621,7 @@ class FileModel:
             # A loop that steps the optimizer in its own body runs once per step even when
             # an inner loop accumulates micro-batches (or trains a GAN critic).
             known = self.is_training_loop(loop) and (
-                (loop.own_step and not _flushes_after_batches(loop))
+                (loop.own_step and not self._flushes_after_batches(loop))
                 or self._steps_through_helper(loop)
                 or any(_steps_each(child) for child in loop.children)
                 # `for optimizer_idx in [1, 0]:` inside the batch loop, each round a backward and
@@ -647,6 +647,17 @@ class FileModel:
             training = [(owner, target) for owner, target in targets if owner.trains(target)]
             return bool(training) and all(owner.has_training_loop(target) for owner, target in training)
         return any(owner.has_training_loop(target) for owner, target in targets)
+
+    def _flushes_after_batches(self, loop: LoopInfo) -> bool:
+        """The loop's own optimizer step follows an inner loop over a loader that steps in its
+        own body (`for epoch ...: for batch in loader: ...; optimizer.step()`, then `if n_batches
+        % accum_steps: optimizer.step()` for the last micro-batches): the outer step flushes what
+        is left once a pass, and the outer loop goes round once per epoch, not once per step. An
+        inner loop that only reuses the outer loop's batch (`for i in range(bptt_depth):` over
+        the segments of one drawn batch) is no pass over the data."""
+        return any(child.own_step and (child.over_loader or any(
+            child.start < self.order_of(call) <= child.end for call in child.drawn.values()))
+            for child in loop.children)
 
     def _steps_through_helper(self, loop: LoopInfo) -> bool:
         """The loop's own body calls a function of the project that steps an optimizer outside
@@ -1127,14 +1138,6 @@ def _fixed_rounds(loop: LoopInfo) -> bool:
         count = values.args[0].value
         return type(count) is cst.Integer and 0 < int(count.value, 0) <= 8
     return False
-
-
-def _flushes_after_batches(loop: LoopInfo) -> bool:
-    """The loop's own optimizer step follows an inner loop over a loader that steps in its own
-    body (`for epoch ...: for batch in loader: ...; optimizer.step()`, then `if n_batches %
-    accum_steps: optimizer.step()` for the last micro-batches): the outer step flushes what is
-    left once a pass, and the outer loop goes round once per epoch, not once per step."""
-    return any((child.over_loader or child.drawn) and child.own_step for child in loop.children)
 
 
 def _updates_each_model(loop: LoopInfo) -> bool:

@@ -4108,3 +4108,26 @@ def train(model, loader, optimizer, epochs, accum_steps, device):
             optimizer.zero_grad(set_to_none=True)
         total = torch.tensor(replaced, device=device)
         print(int(total.item()))
+
+# %% invalid: an inner loop over the segments of the batch the step loop drew steps too: the step loop's reads still run every step
+import torch
+
+
+def train(model, train_loader, optim, steps, depth, segmented):
+    for epoch in range(10):
+        train_gen = iter(train_loader)
+        for step in range(steps):
+            optim.zero_grad()
+            batch = next(train_gen)
+            if segmented:
+                for i in range(depth - 1):
+                    optim.zero_grad()
+                    batch["switch_at"] = i
+                    loss = model(**{k: v.cuda() for k, v in batch.items() if torch.is_tensor(v)}).loss
+                    loss.backward()
+                    optim.step()
+            else:
+                loss = model(**{k: v.cuda() for k, v in batch.items()}).loss
+                loss.backward()
+                optim.step()
+                print(loss.detach().item())  # expect: GPU101
