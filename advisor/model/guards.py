@@ -500,6 +500,11 @@ def _passed_configs_allow(model, key: str, allowed: frozenset) -> bool:
     return bool(passed) and all(type(v) is int and v in allowed for v in passed)
 
 
+# Whether a model is being traced, scripted or exported right now.
+_TRACING_TESTS = frozenset({
+    "torch.jit.is_scripting", "torch.jit.is_tracing", "torchvision._is_tracing", "torch.onnx.is_in_onnx_export",
+    "torch._C._get_tracing_state",
+})
 _CHECKED_EXTREMES = frozenset({"min", "max", "amin", "amax"})
 _NON_FINITE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isneginf", "isposinf"})
 _REDUCED_TESTS = frozenset({"numpy.all", "numpy.any", "torch.all", "torch.any"})
@@ -1514,9 +1519,21 @@ class GuardKinds:
         known = self._dead.get(id(ctx))
         if known is None:
             known = self._dead[id(ctx)] = any(
-                self._decided_against(g) or self._never_distributed(g) for g in guards_of(ctx)
+                self._decided_against(g) or self._never_distributed(g) or self._traced_only(g) for g in guards_of(ctx)
             )
         return known
+
+    def _traced_only(self, guard: Guard) -> bool:
+        """The arm of `if torchvision._is_tracing():` (`torch.jit.is_scripting()`,
+        `torch.onnx.is_in_onnx_export()`) that runs only while a model is traced or exported:
+        never in an eager training run."""
+        if not guard.positive or guard.exits:
+            return False
+        test = guard.test
+        if type(test) is not cst.Call or test.args:
+            return False
+        name = self.model.imports.qualify(test.func) or dotted_name(test.func) or ""
+        return name in _TRACING_TESTS
 
     def _never_distributed(self, guard: Guard) -> bool:
         """`if self.world_size > 1:` (the DDP wrap) where the world size is 1 on every path the

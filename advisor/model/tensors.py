@@ -742,6 +742,7 @@ class HostTensor(Question[bool]):
     unknown = False
     placement = True
     skips_switched_off = True
+    skips_dead = True  # `img_shape = _get_shape_onnx(image)` only while the model is traced
     self_edge = True  # `count += (labels != -100).sum()` of host values stays on the host
 
     def terminal(self, flow: ValueFlow, expr, ctx: Context, order: int) -> Optional[bool]:

@@ -4131,3 +4131,25 @@ def train(model, train_loader, optim, steps, depth, segmented):
                 loss.backward()
                 optim.step()
                 print(loss.detach().item())  # expect: GPU101
+
+# %% valid: the shape tensor is built on the host; its other binding only runs while the model is traced for export
+import torch
+import torchvision
+
+
+def resize(image, min_size, max_size):
+    if torchvision._is_tracing():
+        shape = shape_for_onnx(image)
+    else:
+        shape = torch.tensor(image.shape[-2:])
+    scale = torch.min(min_size / torch.min(shape).to(dtype=torch.float32), max_size / torch.max(shape).to(dtype=torch.float32))
+    return torch.nn.functional.interpolate(image[None], scale_factor=scale.item(), mode="bilinear")[0]
+
+
+def train(model, loader, optimizer):
+    for images, targets in loader:
+        images = [resize(image.cuda(), 800.0, 1333.0) for image in images]
+        loss = model(images, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
