@@ -609,18 +609,9 @@ def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth
     also one the call hands on from its own caller's parameter (up to two calls up). With
     ``singleton`` (an `is None` test), a value that cannot be None (a list the call builds,
     `batch["resp"]`) reads as `_SOMETHING`."""
-    if name not in info.params:
+    arg = _argument_for(model, guard, info, name, site)
+    if arg is _UNDECIDED:
         return _UNDECIDED
-    reach = model.bindings.reaching(name, guard.ctx, guard.order)
-    if reach.parameter is not info or reach.assignments:
-        return _UNDECIDED
-    # A keyword the call names wins over any `*args` or `**kwargs` beside it (Python refuses
-    # the call if they give it too); without one, a splat may hold the value.
-    named = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == name), None)
-    if named is None and any(a.star for a in site.node.args):
-        return _UNDECIDED
-    position = info.params.index(name) - info.receiver_params
-    arg = named or argument(site.node, name, position)
     value = arg.value if arg is not None else parameter_default(info, name)
     if value is None:
         return _UNDECIDED
@@ -645,6 +636,23 @@ def _passed(model, guard, info: FunctionInfo, name: str, site, owner=None, depth
     return literal
 
 
+def _argument_for(model, guard, info: FunctionInfo, name: str, site):
+    """The argument ``site`` passes for the parameter ``name`` that the test reads unchanged
+    (None when the call leaves it to its default); `_UNDECIDED` when the test reads something
+    else or a splat may hold the value."""
+    if name not in info.params:
+        return _UNDECIDED
+    reach = model.bindings.reaching(name, guard.ctx, guard.order)
+    if reach.parameter is not info or reach.assignments:
+        return _UNDECIDED
+    # A keyword the call names wins over any `*args` or `**kwargs` beside it (Python refuses
+    # the call if they give it too); without one, a splat may hold the value.
+    named = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == name), None)
+    if named is None and any(a.star for a in site.node.args):
+        return _UNDECIDED
+    return named or argument(site.node, name, info.params.index(name) - info.receiver_params)
+
+
 def _passed_entry(model, guard, info: FunctionInfo, test: cst.Subscript, site):
     """The literal a call writes for `param["key"]` in the dict display it passes for the
     parameter (`{"name": "minibatch", "inputs": ...}`); undecided for anything else."""
@@ -653,17 +661,8 @@ def _passed_entry(model, guard, info: FunctionInfo, test: cst.Subscript, site):
     key = test.slice[0].slice.value
     if type(key) is not cst.SimpleString:
         return _UNDECIDED
-    name = test.value.value
-    if name not in info.params:
-        return _UNDECIDED
-    reach = model.bindings.reaching(name, guard.ctx, guard.order)
-    if reach.parameter is not info or reach.assignments:
-        return _UNDECIDED
-    named = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == name), None)
-    if named is None and any(a.star for a in site.node.args):
-        return _UNDECIDED
-    arg = named or argument(site.node, name, info.params.index(name) - info.receiver_params)
-    if arg is None or type(arg.value) is not cst.Dict:
+    arg = _argument_for(model, guard, info, test.value.value, site)
+    if arg is _UNDECIDED or arg is None or type(arg.value) is not cst.Dict:
         return _UNDECIDED
     for element in arg.value.elements:
         if type(element) is not cst.DictElement:
