@@ -14,7 +14,7 @@ import libcst as cst
 
 from advisor.config import DEFAULT_TORCH_VERSION
 from advisor.model import open_questions
-from advisor.model.subtree import node_ids
+from advisor.model.subtree import node_ids, reads_any
 from advisor.model.version_gates import never_runs
 from advisor.model.builder import ModelBuilder
 from advisor.project.layout import vendored
@@ -44,7 +44,6 @@ from advisor.model.self_tests import self_test_nodes
 from advisor.model.tensors import is_tensor
 from advisor.model.value_flow import ValueFlow, main_block
 from advisor.model.vocabulary import CUDA_TEXT
-from advisor.model.walk import children
 from advisor.model.alternatives import in_handler
 
 # Folders of a library's usage examples (model/file_model.py, `_examples_folder`).
@@ -1155,7 +1154,7 @@ def _updates_each_model(loop: LoopInfo) -> bool:
             continue
         for small in statement.body:
             if (type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name
-                    and type(small.value) is cst.Subscript and any(_mentions(e, targets) for e in small.value.slice)):
+                    and type(small.value) is cst.Subscript and any(reads_any(e, targets) for e in small.value.slice)):
                 picked.add(small.targets[0].target.value)
     stepped = [_stepped_optimizer(site) for site in loop.sites if site.method == "step" and site.ctx.loop is loop]
     return bool(stepped) and all(name is not None and name in picked | targets for name in stepped)
@@ -1185,16 +1184,6 @@ def _stepped_optimizer(site) -> Optional[str]:
         return args[0].value.value  # `self.scaler.step(optimizer)`
     name = site.receiver_name
     return name if name is not None and "." not in name and not args else None
-
-
-def _mentions(node: cst.CSTNode, names: set) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if type(current) is cst.Name and current.value in names:
-            return True
-        stack.extend(children(current))
-    return False
 
 
 def _steps_each(loop: LoopInfo) -> bool:

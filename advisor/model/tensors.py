@@ -443,13 +443,10 @@ def _container_iterated(model, assignment: Assignment) -> Optional[cst.BaseExpre
 def _dict_values(flow: ValueFlow, assignment: Assignment) -> tuple:
     """The values a loop target takes from a dict whose every value is known: `v` in `for v in
     d.values()` or `for k, v in d.items()`; () otherwise."""
-    source, index = assignment.iterable, assignment.index
-    if assignment.value is not None or not type(source) is cst.Call or source.args:
+    receiver = _dict_receiver(assignment)
+    if receiver is None:
         return ()
-    func = source.func
-    if not type(func) is cst.Attribute or (func.attr.value, index) not in (("values", None), ("items", 1)):
-        return ()
-    values, complete = every_value(flow.ask(DICT_CONTENTS, func.value, assignment.ctx, assignment.order))
+    values, complete = every_value(flow.ask(DICT_CONTENTS, receiver, assignment.ctx, assignment.order))
     return values if complete else ()
 
 
