@@ -54,14 +54,22 @@ def _short_probe(model, loop: LoopInfo) -> bool:
 # A learning-rate range test, by the name its function or class goes by (`LRFinder.range_test`,
 # `find_lr`, `lr_find`): a library's finder is often alone in its module, with no training loop
 # beside it to compare with, and it stops on divergence as often as on a count.
-_FINDER_NAME = re.compile(r"lr_?find|find_?lr|range_?test|lr_?range", re.IGNORECASE)
+# Matched on whole words of the name (`CustomLRFinder` is custom_lr_finder; `arrange_test_data`
+# holds no `range_test`).
+_FINDER_NAME = re.compile(r"(?:^|_)(?:lr_?find(?:er)?|find_lr|range_test|lr_range(?:_test)?)(?:_|$)")
+_CAMEL_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z]+")
 
 
 def _finder(loop: LoopInfo) -> bool:
     info = loop.function
     if info is None:
         return False
-    return any(name and _FINDER_NAME.search(name) for name in (info.node.name.value, info.class_name))
+    return any(name and _FINDER_NAME.search(_snake(name)) for name in (info.node.name.value, info.class_name))
+
+
+def _snake(name: str) -> str:
+    """`CustomLRFinder` -> `custom_lr_finder`, `range_test` as it is."""
+    return "_".join(word.lower() for part in name.split("_") for word in _CAMEL_WORD.findall(part))
 
 
 def bounded_rounds(model, loop: LoopInfo) -> Optional[int]:
