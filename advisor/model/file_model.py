@@ -1160,8 +1160,10 @@ def _updates_each_model(loop: LoopInfo) -> bool:
     return bool(stepped) and all(name is not None and name in picked | targets for name in stepped)
 
 
-# What a list of callables to run in turn is called (`val_hooks`, `callbacks`, `handler`).
-_CALLBACK_NAME = re.compile(r"(^|_)(hook|callback|handler)s?$", re.IGNORECASE)
+# What one of a list of callables run in turn is called (`hook`, `cb`), and the list itself
+# (`val_hooks`, `self.callbacks`): a plural, since `self.data_handler` may well hand out batches.
+_CALLBACK_NAME = re.compile(r"(^|_)(hook|callback|cb|handler)$", re.IGNORECASE)
+_CALLBACKS_NAME = re.compile(r"(^|_)(hooks|callbacks|handlers)$", re.IGNORECASE)
 
 
 def _runs_each_callback(loop: LoopInfo) -> bool:
@@ -1173,7 +1175,7 @@ def _runs_each_callback(loop: LoopInfo) -> bool:
         return False
     iterable = node.iter
     name = dotted_name(iterable) if type(iterable) in (cst.Name, cst.Attribute) else None
-    return bool(_CALLBACK_NAME.search(node.target.value) or (name and _CALLBACK_NAME.search(name.rsplit(".", 1)[-1])))
+    return bool(_CALLBACK_NAME.search(node.target.value) or (name and _CALLBACKS_NAME.search(name.rsplit(".", 1)[-1])))
 
 
 def _stepped_optimizer(site) -> Optional[str]:

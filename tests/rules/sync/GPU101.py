@@ -4188,3 +4188,21 @@ class Trainer:
         for x, y in loader:
             loss = self._step(x, y)
             print(loss.item())  # expect: GPU101
+
+# %% invalid: a training loop over an object named `data_handler` is no loop over callbacks
+import torch
+
+
+class Runner:
+    def __init__(self, model, optimizer, data_handler):
+        self.model = model.cuda()
+        self.optimizer = optimizer
+        self.data_handler = data_handler
+
+    def train_one_epoch(self):
+        for sample in self.data_handler:
+            loss = self.model(sample["x"].cuda(), sample["y"].cuda())
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            print(loss.item())  # expect: GPU101
