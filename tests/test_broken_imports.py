@@ -63,3 +63,103 @@ def test_an_import_in_a_try_may_fall_back(tmp_path, capsys):
     (project / "trainer.py").write_text(text)
     code, out = _check(capsys, project, "--no-cache")
     assert code == 1 and "GPU101" in out
+
+
+_SCRIPT = '''import torch
+
+from utils import progress_bar, AverageMeter
+
+model = torch.nn.Linear(8, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(64, 8)), batch_size=8)
+meter = AverageMeter()
+for epoch in range(10):
+    for (x,) in loader:
+        loss = model(x.cuda()).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        meter.update(loss.item())
+        progress_bar(meter)
+'''
+
+_UTILS = '''class AverageMeter:
+    def update(self, value):
+        self.value = value
+'''
+
+
+def _stale_script(tmp_path, utils: str = _UTILS, script: str = _SCRIPT, package: bool = False):
+    project = tmp_path / "project"
+    folder = project / "cifar"
+    folder.mkdir(parents=True)
+    (project / "setup.cfg").write_text("[metadata]\nname = stale\n")
+    if package:
+        (folder / "__init__.py").write_text("")
+    (folder / "utils.py").write_text(utils)
+    (folder / "train.py").write_text(script)
+    return project
+
+
+def test_a_script_importing_a_name_its_helper_lost_is_lowered_until_it_is_back(tmp_path, capsys, cache_dir):
+    # A stale script kept after `progress_bar` left `utils.py`: Python stops at the import.
+    project = _stale_script(tmp_path)
+    code, out = _check(capsys, project)
+    assert code == 0 and "GPU101" not in out
+    code, out = _check(capsys, project, "--show-info")
+    assert "train.py:15" in out and "GPU101" in out
+
+    # Editing the helper re-checks the script: the cached answer depends on it.
+    utils = project / "cifar" / "utils.py"
+    utils.write_text(_UTILS + "\n\ndef progress_bar(meter):\n    return meter\n")
+    forget_views()
+    code, out = _check(capsys, project)
+    assert code == 1 and "train.py:15" in out and "GPU101" in out
+
+
+def test_names_a_helper_may_bind_out_of_sight_keep_the_script(tmp_path, capsys):
+    # Look-alikes: the name comes from a star import, a module `__getattr__`, a branch or a
+    # loop at the top level, a `global` in a function, or a submodule of a package.
+    helpers = [
+        _UTILS + "from meters import *\n",
+        _UTILS + "def __getattr__(name):\n    return print\n",
+        _UTILS + "try:\n    from tqdm import tqdm as progress_bar\nexcept ImportError:\n    progress_bar = print\n",
+        _UTILS + "for progress_bar in [print]:\n    pass\n",
+        _UTILS + "def setup():\n    global progress_bar\n    progress_bar = print\n",
+        _UTILS + "globals()['progress_bar'] = print\n",
+    ]
+    for index, utils in enumerate(helpers):
+        project = _stale_script(tmp_path / str(index), utils=utils)
+        forget_views()
+        code, out = _check(capsys, project, "--no-cache")
+        assert code == 1 and "train.py:15" in out, utils
+
+
+def test_where_the_import_leads_is_uncertain_the_script_is_kept(tmp_path, capsys):
+    # A module of a package (an absolute import is looked up on `sys.path`, not beside it), a
+    # script that edits `sys.path` first, and an import in a `try`.
+    cases = [
+        dict(package=True),
+        dict(script=_SCRIPT.replace("import torch\n", "import sys\nimport torch\nsys.path.insert(0, '..')\n", 1)),
+        dict(script=_SCRIPT.replace(
+            "from utils import progress_bar, AverageMeter\n",
+            "from utils import AverageMeter\ntry:\n    from utils import progress_bar\nexcept ImportError:\n"
+            "    progress_bar = print\n")),
+    ]
+    for index, case in enumerate(cases):
+        project = _stale_script(tmp_path / str(index), **case)
+        forget_views()
+        code, out = _check(capsys, project, "--no-cache")
+        assert code == 1 and "GPU101" in out, case
+
+
+def test_a_submodule_of_a_package_is_importable(tmp_path, capsys):
+    project = _stale_script(tmp_path, script=_SCRIPT.replace(
+        "from utils import progress_bar, AverageMeter\n",
+        "from utils import AverageMeter\nfrom models import resnet\n\nprogress_bar = print\n"))
+    models = project / "cifar" / "models"
+    models.mkdir()
+    (models / "__init__.py").write_text("")
+    (models / "resnet.py").write_text("import torch\n")
+    code, out = _check(capsys, project, "--no-cache")
+    assert code == 1 and "GPU101" in out

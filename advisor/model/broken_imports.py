@@ -1,17 +1,28 @@
-"""Files that cannot be imported as they stand: a top-level `from .trainer_utils import X` whose
-module is missing from the file's folder. Such a file is a copy vendored from a library (a
-Hugging Face `trainer.py` dropped into a training repository) that nothing can run: Python stops
-at the import. What it would cost is not what the project's runs cost.
+"""Files that cannot be imported as they stand. Python stops at the import, every time, so what
+the rest of the file would cost is not what the project's runs cost. Two shapes:
 
-Read from the text, so that the project view can make the missing paths dependencies of the
-file's cached result (a path that does not exist keeps the result out of the cache: adding the
-module changes the answer at once)."""
+- a top-level `from .trainer_utils import X` whose module is missing from the file's folder: a
+  copy vendored from a library (a Hugging Face `trainer.py` dropped into a training repository).
+  Read from the text, so that the project view can make the missing paths dependencies of the
+  file's cached result (a path that does not exist keeps the result out of the cache: adding the
+  module changes the answer at once);
+- a top-level `from utils import progress_bar` where the project's `utils.py` beside the script
+  binds no such name: a stale script kept after the helper it needs was removed. The module
+  read is one of the file's imports, so it is among the dependencies of its cached result.
+  Only where the module Python loads is certain: a relative import, or a script in a folder
+  that is no package and does not edit `sys.path`, importing a module that lies beside it. A
+  module that can bind names out of sight (`import *`, a module `__getattr__`, `globals()`,
+  `exec`, `setattr`) is taken to bind them all."""
 
 from __future__ import annotations
 
 import os
 import re
-from typing import FrozenSet, List
+from typing import FrozenSet, List, Optional, Set
+
+import libcst as cst
+
+from advisor.model.names import dotted_name
 
 # At column 0 only: an import in a `try` (which may fall back) or a function is indented.
 _RELATIVE_IMPORT = re.compile(r"^from[ \t]+(\.+)([A-Za-z_][A-Za-z_0-9]*)", re.M)
@@ -45,12 +56,146 @@ def missing_relative_modules(path: str, text: str) -> List[str]:
 
 
 def unimportable(model) -> bool:
-    """A relative import at the top level of the module names a module its folder lacks (only
-    for a file of a project, whose cached result depends on those paths)."""
+    """A relative import at the top level of the module names a module its folder lacks, or a
+    top-level `from M import name` takes a name the project's module M does not bind (only for
+    a file of a project, whose cached result depends on those paths)."""
     return model.shared("unimportable", _unimportable)
 
 
 def _unimportable(model) -> bool:
     if model.project is None or model.real_path is None:
         return False
-    return bool(missing_relative_modules(model.real_path, model.text or ""))
+    return bool(missing_relative_modules(model.real_path, model.text or "")) or _lacks_imported_name(model)
+
+
+# Text that can bind a module's names out of sight of its statements.
+_DYNAMIC_BINDING = re.compile(r"\bglobals\(\)|\bexec\(|\bsetattr\(|\bvars\(\)|__dict__|sys\.modules|import \*")
+
+
+def _lacks_imported_name(model) -> bool:
+    view, path = model.project, os.path.abspath(model.real_path)
+    here = os.path.dirname(path)
+    # Where an absolute import leads is certain only for a script run from its own folder.
+    plain_script = "sys.path" not in (model.text or "") and not os.path.isfile(os.path.join(here, "__init__.py"))
+    for statement in model.module.body:
+        if type(statement) is not cst.SimpleStatementLine:
+            continue  # in a `try` (which may catch the ImportError) or an `if`: it may not run
+        for small in statement.body:
+            if type(small) is not cst.ImportFrom or type(small.names) is cst.ImportStar:
+                continue
+            level = len(small.relative)
+            if not level and not plain_script:
+                continue
+            module = dotted_name(small.module) if small.module is not None else ""
+            if module is None:
+                continue
+            # Beside the script only: its folder comes first on `sys.path` when it runs.
+            found = (view.layout.relative_file(module, level, path) if level
+                     else view.layout.lookup(module, [here]))
+            if found is None or os.path.abspath(found) == path:
+                continue
+            if any(_unbound(view, found, dotted_name(alias.name) or "") for alias in small.names):
+                return True
+    return False
+
+
+def _unbound(view, found: str, name: str) -> bool:
+    """The project module at ``found`` surely binds no ``name`` (nor is it a submodule of the
+    package ``found`` starts)."""
+    if not name or "." in name:
+        return False
+    target = view.model(found)
+    if target is None or target.module is None or _DYNAMIC_BINDING.search(target.text or ""):
+        return False
+    bound = _bound_names(target.module)
+    if bound is None or name in bound:
+        return False
+    if os.path.basename(found) == "__init__.py" and name in _entries(os.path.dirname(found)):
+        return False  # `from pkg import sub`: Python loads the submodule
+    return True
+
+
+def _bound_names(module: cst.Module) -> Optional[Set[str]]:
+    """The names a module's statements bind at its top level (in its `if`, `try`, `with` and
+    loop bodies too), and those its functions declare `global`; None when a module
+    `__getattr__` hands out any name."""
+    names: Set[str] = set()
+    for node in _top_level(module.body):
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            names.add(node.name.value)
+            if kind is cst.FunctionDef and node.name.value == "__getattr__":
+                return None
+        elif kind is cst.Assign:
+            for target in node.targets:
+                _target_names(target.target, names)
+        elif kind in (cst.AnnAssign, cst.AugAssign):
+            _target_names(node.target, names)
+        elif kind is cst.For:
+            _target_names(node.target, names)
+        elif kind is cst.With:
+            for item in node.items:
+                if item.asname is not None:
+                    _target_names(item.asname.name, names)
+        elif kind is cst.ExceptHandler:
+            if node.name is not None:
+                _target_names(node.name.name, names)
+        elif kind is cst.Import:
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                names.add((dotted_name(bound) or "").split(".")[0])
+        elif kind is cst.ImportFrom and type(node.names) is not cst.ImportStar:
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                names.add(dotted_name(bound) or "")
+    collector = _Globals()
+    module.visit(collector)
+    return names | collector.names
+
+
+def _top_level(statements):
+    """The statements and small statements that run at import, through compound bodies but
+    not into function or class bodies."""
+    for statement in statements:
+        yield statement
+        if type(statement) is cst.SimpleStatementLine:
+            yield from statement.body
+            continue
+        if type(statement) in (cst.FunctionDef, cst.ClassDef):
+            continue
+        for part in ("body", "orelse", "finalbody"):
+            block = getattr(statement, part, None)
+            if block is None:
+                continue
+            if type(block) in (cst.Else, cst.Finally, cst.If):
+                yield from _top_level([block] if type(block) is cst.If else block.body.body)
+            elif isinstance(block, cst.BaseSuite):
+                yield from _top_level(getattr(block, "body", ()))
+        for handler in getattr(statement, "handlers", ()):
+            yield handler
+            yield from _top_level(handler.body.body)
+
+
+def _target_names(target: cst.BaseExpression, names: Set[str]) -> None:
+    kind = type(target)
+    if kind is cst.Name:
+        names.add(target.value)
+    elif kind in (cst.Tuple, cst.List):
+        for element in target.elements:
+            _target_names(element.value, names)
+    elif kind is cst.StarredElement:
+        _target_names(target.value, names)
+
+
+class _Globals(cst.CSTVisitor):
+    """Names declared `global` anywhere (a function that binds them when it runs), and those a
+    walrus binds."""
+
+    def __init__(self) -> None:
+        self.names: Set[str] = set()
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names.update(item.name.value for item in node.names)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        _target_names(node.target, self.names)

@@ -275,6 +275,10 @@ class ProjectView:
         self._word_files: Optional[Dict[str, List[str]]] = None  # word -> the texts that hold it
         self._code_words: Dict[str, FrozenSet[str]] = {}  # path -> the words of its code (prose blanked)
         self._made_names: Dict[str, bool] = {}  # path -> it fetches attributes by names it makes
+        # Several rules ask for the same neighbourhood of a file; in a package whose
+        # `__init__.py` thousands of files import, walking it afresh each time is quadratic.
+        self._near_files: Dict[Tuple[str, str], FrozenSet[str]] = {}
+        self._related: Dict[Tuple[str, int, Optional[str], bool], Tuple[str, ...]] = {}
         self._config_passing: Optional[bool] = None  # some launch text passes a JSON config file
         self._python_configs: Optional[List[str]] = None
         self.consulted: Set[str] = set()
@@ -368,6 +372,8 @@ class ProjectView:
         self._word_files = None
         self._code_words.clear()
         self._made_names.clear()
+        self._near_files.clear()
+        self._related.clear()
         self._config_passing = None
         self._python_configs = None
         for model in models.values():
@@ -878,27 +884,35 @@ class ProjectView:
         the file imports, and what those import (not the other scripts that share a helper
         with it)."""
         path = _key(path)
-        inside = within + os.sep if within is not None else ""
-        seen, frontier = {path}, {path}
-        for _ in range(hops):
-            if imports_only:
-                frontier = {n for p in frontier for n in self._imports_of(p) if n.startswith(inside)} - seen
-            else:
-                frontier = {n for p in frontier for n in self._near(p, inside) if n.startswith(inside)} - seen
-            seen |= frontier
-        return [self._text(p) for p in sorted(seen - {path})]
+        key = (path, hops, within, imports_only)
+        found = self._related.get(key)
+        if found is None:
+            inside = within + os.sep if within is not None else ""
+            seen, frontier = {path}, {path}
+            for _ in range(hops):
+                if imports_only:
+                    frontier = {n for p in frontier for n in self._imports_of(p) if n.startswith(inside)} - seen
+                else:
+                    frontier = {n for p in frontier for n in self._near(p, inside) if n.startswith(inside)} - seen
+                seen |= frontier
+            found = self._related[key] = tuple(sorted(seen - {path}))
+        return [self._text(p) for p in found]
 
-    def _near(self, path: str, inside: str = "") -> Set[str]:
+    def _near(self, path: str, inside: str = "") -> FrozenSet[str]:
         """The files one import away, either way, counting a package `__init__.py` on the way as
         no step: `from model import MattingRefine` imports what `model/__init__.py` re-exports.
         ``inside``: only through the packages under that folder."""
+        known = self._near_files.get((path, inside))
+        if known is not None:
+            return known
         index = self._import_index()
         near = {*index.get(path, ()), *self._imports_of(path)}
         for other in [n for n in near if os.path.basename(n) == "__init__.py" and n.startswith(inside)]:
             near.update(index.get(other, ()))
             near.update(self._imports_of(other))
         near.discard(path)
-        return near
+        found = self._near_files[(path, inside)] = frozenset(near)
+        return found
 
     def imports_either_way(self, a: str, b: str) -> bool:
         """One of the two files imports the other (through a package `__init__.py` on the
