@@ -33,7 +33,7 @@ from advisor.model.containers import kwargs_entry
 from advisor.model.framework_steps import branch_untaken, forward_path, inference_branch, is_framework_step, untaken_by
 from advisor.model.calls import CallGraph, class_kinds
 from advisor.model.generators import advanced_at
-from advisor.model.devices import may_move_to_device, on_host_by_config
+from advisor.model.devices import HOST, device_kind, may_move_to_device, on_host_by_config
 from advisor.model.guards import GuardKinds, on_cpu_path, runs_once
 from advisor.model.instances import INSTANCES
 from advisor.model.kinds import KINDS
@@ -42,7 +42,7 @@ from advisor.model.configurable import configured_argument
 from advisor.model.short_loops import short_probe
 from advisor.model.self_tests import self_test_nodes
 from advisor.model.tensors import is_tensor
-from advisor.model.value_flow import ValueFlow, main_block
+from advisor.model.value_flow import ValueFlow, argument, main_block
 from advisor.model.vocabulary import CUDA_TEXT
 from advisor.model.alternatives import in_handler
 
@@ -237,7 +237,7 @@ class FileModel:
                 not self.imports.imports_any("torch")
                 or facts.uses_cuda
                 or any(target.startswith("torch.cuda") for target in self.imports.aliases.values())
-                or (not on_host_by_config(self) and not self._binds_cpu_only() and (any(
+                or (not on_host_by_config(self) and not self._binds_cpu_only() and not self._moves_to_host_only() and (any(
                     may_move_to_device(self, site.node) for site in facts.calls_by_method.get("to", ()))
                 or any("device" in name.lower() for _, name in facts.assignments)
                 or self.imports.imports_any("accelerate", "lightning", "pytorch_lightning", "deepspeed", "torch_xla")
@@ -258,6 +258,23 @@ class FileModel:
         # A script, not a module others import: an optimizer module whose self-test runs on
         # the CPU still steps the GPU parameters of the scripts that import it.
         return self.project is None or self.real_path is None or not self.project.importers(self)
+
+    def _moves_to_host_only(self) -> bool:
+        """The file moves tensors with `.to(...)`, never with `.cuda()`, and every device it
+        moves them to is the host on every path the value model follows (`.to(self.device)` in
+        a trainer that each script builds with `torch.device("cpu")`): the program's own
+        choice, whatever the text around it says."""
+        facts = self.facts
+        if facts.calls_by_method.get("cuda"):
+            return False
+        moves = [site for site in facts.calls_by_method.get("to", ()) if may_move_to_device(self, site.node)]
+        if not moves:
+            return False
+        for site in moves:
+            target = argument(site.node, "device", 0)
+            if target is None or device_kind(self, target.value, site.ctx, site.order) != HOST:
+                return False
+        return True
 
     def _cpu_constant(self, value: Optional[cst.BaseExpression]) -> bool:
         if type(value) is cst.Call and self.imports.qualify(value.func) == "torch.device" and len(value.args) == 1:

@@ -16,7 +16,8 @@ from advisor.model.loaders import (
 from advisor.model.passes import passes_over
 from advisor.model.lightning_loaders import lightning_training_loader
 from advisor.model.user_waits import waits_for_user
-from advisor.model.devices import cuda_tensor_type
+from advisor.model.devices import cuda_tensor_type, device_kind
+from advisor.model.value_flow import argument
 from advisor.model.tensors import is_host_tensor
 from advisor.model.names import dotted_name, root_name, variable_inner
 from advisor.model.vocabulary import DEVICE_NAME
@@ -38,7 +39,15 @@ DTYPES = frozenset(
 
 
 def is_device_move(model: FileModel, site: CallSite) -> bool:
-    return site.method is not None and moves_to_device(model, site.node, site.method)
+    """A move to a device (`moves_to_device`) whose target is not the host on every path the
+    value model follows (`.to(self.device)` where each construction of the trainer passes
+    `torch.device("cpu")`)."""
+    if site.method is None or not moves_to_device(model, site.node, site.method):
+        return False
+    if site.method != "to":
+        return True
+    target = argument(site.node, "device", 0)
+    return target is None or device_kind(model, target.value, site.ctx, site.order) != "host"
 
 
 def moves_to_device(model: FileModel, call: cst.Call, method: str) -> bool:

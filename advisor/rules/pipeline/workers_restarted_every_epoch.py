@@ -299,10 +299,14 @@ def _project_epoch_callers(model: FileModel, info, depth: int = 0) -> Optional[d
 
 def _per_epoch(model: FileModel, loop, site: CallSite) -> bool:
     """``loop`` of ``model`` goes over the loader ``site`` (and nothing else) once per epoch of an
-    epoch loop of that file, or of another project file that calls its function."""
-    if not type(loop.node) is cst.For:
+    epoch loop of that file, or of another project file that calls its function. A `while`
+    loop counts only through a wrapper it draws from (`while input is not None: input, target
+    = prefetcher.next()`)."""
+    if type(loop.node) not in (cst.For, cst.While):
         return False
     epochs = _epochs(model)
+    if type(loop.node) is cst.While and epochs and inside_loops(loop.parent, epochs):
+        return False
     if epochs and inside_loops(loop.parent, epochs):
         if _built_before_pass(site, loop):
             return False  # a new loader each time round: keeping its workers would not carry over
@@ -327,6 +331,12 @@ def _drawn_afresh(model: FileModel, loop, site: CallSite, question) -> bool:
     """The loop draws the loader's batches (`samples, targets = prefetcher.next()`) from an
     iterator or a wrapper the function builds once before it (`prefetcher =
     data_prefetcher(data_loader, device)`): each call, once per epoch, starts a new pass."""
+    return any(found is site for found in _afresh_loaders(model, loop, question))
+
+
+def _afresh_loaders(model: FileModel, loop, question) -> Iterator[CallSite]:
+    """The loaders ``loop`` draws from through an iterator or wrapper its function builds once
+    before it (see `_drawn_afresh`)."""
     for name, call in loop.drawn.items():
         draw = model.site_of(call)
         iterator = model.values.drawn_from(call, draw.ctx, draw.order) if draw is not None else None
@@ -341,9 +351,7 @@ def _drawn_afresh(model: FileModel, loop, site: CallSite, question) -> bool:
             continue
         # The wrapper may hold other things beside the loader (a device, a flag): the loader
         # being among what it is built from is enough.
-        if any(found is site for found in model.values.ask(question, iterator, draw.ctx, draw.order)[0]):
-            return True
-    return False
+        yield from model.values.ask(question, iterator, draw.ctx, draw.order)[0]
 
 
 def _rebuilt_by_callers(loop, chains: dict) -> bool:
@@ -445,7 +453,10 @@ class WorkersRestartedEveryEpoch(Rule):
         over the loader in its `while True:` loop, and an `iter(loader)` made again in a
         training loop (each step, each epoch, or when `next(...)` raised `StopIteration`); one
         made only every few steps (`if step % 500 == 0: sample_images()` peeking at a batch
-        with `next(iter(val_loader))`) is info.
+        with `next(iter(val_loader))`) is info. So does a function the epoch loop calls that
+        builds a prefetching wrapper over the loader first and draws from it in its `while`
+        loop (`prefetcher = data_prefetcher(train_loader)`, then `while input is not None:
+        input, target = prefetcher.next()`): each call starts a new pass.
         `itertools.cycle(loader)` (one pass, replayed) and a single `next(iter(loader))` to look
         at a batch are left alone. A PyTorch Ignite `engine.run(loader, max_epochs=N)` with N
         above 1 goes over the loader once per epoch; without `max_epochs` it runs one epoch, and
@@ -662,17 +673,20 @@ class WorkersRestartedEveryEpoch(Rule):
         # (`if epoch % cfg.VAL_AFTER_EVERY == 0:` around the validation loop).
         now_and_then: Dict[int, bool] = {}
         for loop in model.facts.loops:
-            if not type(loop.node) is cst.For:
+            if type(loop.node) not in (cst.For, cst.While):
                 continue
             loaders: tuple = ()
             periodic = False
             if inside_loops(loop.parent, epochs):
-                loaders = tuple(s for s in _all_loaders(loaders_iterated(model, loop)) if not _built_before_pass(s, loop))
-                periodic = pass_every_few_epochs(model, loop, epochs)
+                if type(loop.node) is cst.For:
+                    loaders = tuple(s for s in _all_loaders(loaders_iterated(model, loop)) if not _built_before_pass(s, loop))
+                    periodic = pass_every_few_epochs(model, loop, epochs)
             elif loop.parent is None and loop.function is not None:
                 callers = _epoch_callers(model, loop.function, epochs)
                 if callers:
-                    loaders = _all_loaders(loaders_iterated(model, loop, LoaderSites(callers)))
+                    question = LoaderSites(callers)
+                    loaders = (*(_all_loaders(loaders_iterated(model, loop, question)) if type(loop.node) is cst.For else ()),
+                               *_afresh_loaders(model, loop, question))
             for site in loaders:
                 iterated[id(site.node)] = site
                 now_and_then[id(site.node)] = now_and_then.get(id(site.node), True) and periodic

@@ -864,3 +864,56 @@ def train(model, epochs, optimizer, loss_fn, trainloader):
 
 
 train(model, epochs=epochs, optimizer=optimizer, loss_fn=loss_fn, trainloader=trainloader)
+
+# %% invalid: a prefetcher built at the start of each epoch's function, drawn from in a `while` loop
+import torch
+from torch.utils.data import DataLoader
+
+
+class data_prefetcher:
+    def __init__(self, loader):
+        self.loader = iter(loader)
+        self.stream = torch.cuda.Stream()
+        self.preload()
+
+    def preload(self):
+        try:
+            self.next_input, self.next_target = next(self.loader)
+        except StopIteration:
+            self.next_input = None
+            self.next_target = None
+            return
+        with torch.cuda.stream(self.stream):
+            self.next_input = self.next_input.cuda(non_blocking=True)
+            self.next_target = self.next_target.cuda(non_blocking=True)
+
+    def next(self):
+        torch.cuda.current_stream().wait_stream(self.stream)
+        batch = self.next_input, self.next_target
+        self.preload()
+        return batch
+
+
+def train(train_loader, model, criterion, optimizer):
+    prefetcher = data_prefetcher(train_loader)
+    input, target = prefetcher.next()
+    while input is not None:
+        loss = criterion(model(input), target)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        input, target = prefetcher.next()
+
+
+def main(args):
+    train_loader = DataLoader(train_set, batch_size=256, shuffle=True, num_workers=args.workers, pin_memory=True, persistent_workers=args.workers > 0)  # expect: GPU204
+    for epoch in range(args.epochs):
+        train(train_loader, model, criterion, optimizer)
+
+
+if __name__ == "__main__":
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--epochs", type=int, default=90)
+    main(parser.parse_args())
