@@ -123,6 +123,7 @@ def test_names_a_helper_may_bind_out_of_sight_keep_the_script(tmp_path, capsys):
     helpers = [
         _UTILS + "from meters import *\n",
         _UTILS + "def __getattr__(name):\n    return print\n",
+        _UTILS + "__getattr__, __dir__, __all__ = lazy.attach(__name__, submod_attrs={})\n",
         _UTILS + "try:\n    from tqdm import tqdm as progress_bar\nexcept ImportError:\n    progress_bar = print\n",
         _UTILS + "for progress_bar in [print]:\n    pass\n",
         _UTILS + "def setup():\n    global progress_bar\n    progress_bar = print\n",

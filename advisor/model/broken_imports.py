@@ -150,7 +150,9 @@ def _bound_names(module: cst.Module) -> Optional[Set[str]]:
                 names.add(dotted_name(bound) or "")
     collector = _Globals()
     module.visit(collector)
-    return names | collector.names
+    names |= collector.names
+    # `__getattr__, __dir__, __all__ = lazy.attach(...)`: a lazy loader hands out the rest.
+    return None if "__getattr__" in names else names
 
 
 def _top_level(statements):
