@@ -324,7 +324,7 @@ class CallGraph:
         if not reach.closed or reach.parameter is not None or not reach.assignments:
             return []
         out: List[Target] = []
-        for assignment in reach.assignments:
+        for assignment in self._through_attributes(reach.assignments):
             value = assignment.value
             if type(value) is not cst.Call or assignment.index is not None or assignment.augmented:
                 return []
@@ -338,6 +338,25 @@ class CallGraph:
                 # `eval_step_fn = get_step_fn(sde, train=False)`: the step function it returns
                 # updates nothing (its steps sit under `if train:`), so its loop evaluates.
                 out.extend((owner, info) for info in inner if not _steps_switched_off(owner, info, factory, value))
+        return out
+
+    def _through_attributes(self, assignments) -> list:
+        """The bindings, with `step_fn = self.train_step_fn` replaced by the stores of that
+        attribute in its class (`self.train_step_fn = self._make_train_step_fn()` in `__init__`,
+        the layout of the StepByStep trainer): the factory call is made once, its function
+        called every step through the attribute."""
+        out = []
+        for assignment in assignments:
+            value = assignment.value
+            name = dotted_name(value) if type(value) is cst.Attribute else None
+            scope = assignment.ctx.class_scope
+            if name is None or not name.startswith("self.") or name.count(".") != 1 or scope is None:
+                out.append(assignment)
+                continue
+            stores = self.model.facts.assignments.get((scope, name))
+            if not stores:
+                return [assignment]  # set where the file does not show: not a factory's call
+            out.extend(stores)
         return out
 
     def _keyword_partial(self, value: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
@@ -754,8 +773,14 @@ class CallGraph:
         """The calls of a plain name the file binds to a call's result (`step_fn =
         get_step_fn(...)`, then `step_fn(...)`): where a function a factory returns may run."""
         if self._result_calls is None:
+            # Also a name bound to an attribute of `self` (`step_fn = self.train_step_fn`) that
+            # the class binds to a call's result (`_through_attributes`).
+            stored = {target for (_, target), assignments in self.model.facts.assignments.items()
+                      if target.startswith("self.") and any(type(a.value) is cst.Call for a in assignments)}
             bound = {target for (_, target), assignments in self.model.facts.assignments.items()
-                     if "." not in target and any(type(a.value) is cst.Call for a in assignments)}
+                     if "." not in target and any(type(a.value) is cst.Call
+                                                  or (type(a.value) is cst.Attribute and dotted_name(a.value) in stored)
+                                                  for a in assignments)}
             self._result_calls = [site for site in self.model.facts.calls
                                   if type(site.node.func) is cst.Name and site.node.func.value in bound]
         return self._result_calls

@@ -861,6 +861,8 @@ class FileModel:
         elif not loops and not (info.no_grad and self._evaluates(info)):
             places, rare = [], []
             for model, site in self.callers(info):
+                if _picked_by_mode(model, site, info):
+                    continue
                 # A call after an `if` every way through which is occasional (`sample_images`
                 # returning unless `steps % every == 0`) runs now and then only.
                 # So does one in an `except` arm (`except RuntimeError: batch_size =
@@ -1252,6 +1254,19 @@ def _yields_only_in_loops(info: FunctionInfo) -> bool:
     """A generator whose every `yield` sits in a loop of its own body."""
     sites = info.yields + info.yields_from
     return info.generator and bool(sites) and all(site.ctx.loop is not None for site in sites)
+
+
+def _picked_by_mode(model, site, info: FunctionInfo) -> bool:
+    """The call runs one of several step functions a trainer's factories made (`step_fn =
+    self.valid_step_fn` or `self.train_step_fn` by a `validation` flag, then `step_fn(x, y)` in
+    one batch loop), and ``info`` is the one that trains nothing while another trains: it runs
+    on the loop's evaluation passes, not on its training steps."""
+    if info.direct_marker or info.ctx is None or info.ctx.function is None:
+        return False
+    targets = model.calls.targets(site)
+    return len(targets) > 1 and any(
+        other is not info and other.direct_marker and other.ctx is not None and other.ctx.function is not None
+        for _, other in targets)
 
 
 def _project_uses_gpu(model) -> bool:

@@ -4206,3 +4206,54 @@ class Runner:
             loss.backward()
             self.optimizer.step()
             print(loss.item())  # expect: GPU101
+
+# %% invalid: the step closure a trainer's factory stored in an attribute, called through a name picked by mode
+import numpy as np
+import torch
+
+
+class StepByStep:
+    def __init__(self, model, loss_fn, optimizer):
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model = model.to(self.device)
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.train_step_fn = self._make_train_step_fn()
+        self.valid_step_fn = self._make_valid_step_fn()
+
+    def _make_train_step_fn(self):
+        def perform_train_step(x, y):
+            self.model.train()
+            loss = self.loss_fn(self.model(x), y)
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+            return loss.item()  # expect: GPU101
+        return perform_train_step
+
+    def _make_valid_step_fn(self):
+        # The evaluation closure: the shared loop runs it on its validation passes only.
+        def perform_val_step(x, y):
+            self.model.eval()
+            return self.loss_fn(self.model(x), y).item()
+        return perform_val_step
+
+    def _mini_batch(self, loader, validation=False):
+        if validation:
+            step_fn = self.valid_step_fn
+        else:
+            step_fn = self.train_step_fn
+        losses = []
+        for x_batch, y_batch in loader:
+            losses.append(step_fn(x_batch.to(self.device), y_batch.to(self.device)))
+        return np.mean(losses)
+
+    def train(self, train_loader, val_loader, n_epochs):
+        for epoch in range(n_epochs):
+            self._mini_batch(train_loader)
+            with torch.no_grad():
+                self._mini_batch(val_loader, validation=True)
+
+
+sbs = StepByStep(model, torch.nn.MSELoss(), optimizer)
+sbs.train(train_loader, val_loader, 100)
