@@ -996,7 +996,8 @@ def _loss_functions(model) -> Set[int]:
 
 def inference_branch(ctx: Context) -> bool:
     """Under `if not self.training:` (also as one part of `if self.self_ensemble and not
-    self.training:`), or in the `else` of `if self.training:` (also of `if self.training or
+    self.training:`, and of a flag the model is built with to say it trains, `if not
+    self.trainable:`), or in the `else` of `if self.training:` (also of `if self.training or
     not self.use_dynamic_ntk:`, and its `elif` arms), or under a test of the mode the
     inference settings pick (`if self.config["inference"]["type"] == "beam_search":`), or under
     a test that a forward was handed a generation's key-value cache (`if past_key_values is not
@@ -1015,7 +1016,7 @@ def inference_branch(ctx: Context) -> bool:
                 positive = guard.positive
                 if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
                     test, positive = test.expression, not positive
-                if dotted_name(test) == "self.training" and not positive:
+                if not positive and _training_flag(dotted_name(test)):
                     return True
                 if positive and (_inference_mode_test(test) or _cached_decoding_test(test)):
                     return True
@@ -1025,6 +1026,17 @@ def inference_branch(ctx: Context) -> bool:
     return False
 
 
+# Flags a model is built with that say it is built to train (`Detector(trainable=True)` for
+# the training run, `trainable=False` for the demo): where they fail, its forward predicts,
+# as where `self.training` fails.
+_TRAINING_FLAGS = frozenset({"self.training", "self.trainable", "self.is_train", "self.is_training",
+                             "self.train_mode", "self.training_mode"})
+
+
+def _training_flag(name: Optional[str]) -> bool:
+    return name in _TRAINING_FLAGS
+
+
 def _names_training_as_alternative(test: cst.BaseExpression) -> bool:
     """`self.training or ...`: where the test fails, the module is in eval mode."""
     stack = [test]
@@ -1032,7 +1044,7 @@ def _names_training_as_alternative(test: cst.BaseExpression) -> bool:
         node = stack.pop()
         if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
             stack.extend((node.left, node.right))
-        elif dotted_name(node) == "self.training":
+        elif _training_flag(dotted_name(node)):
             return True
     return False
 

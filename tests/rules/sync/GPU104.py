@@ -2874,3 +2874,44 @@ class SilhouetteScore(torch.nn.Module):
             cluster = features[labels == label]
             scores.append(torch.cdist(cluster, cluster).mean())
         return torch.stack(scores).mean().item()
+
+# %% valid: the post-processing a detector runs when built without its training flag (`trainable=False`)
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self, num_classes=20, trainable=False, conf_thresh=0.01):
+        super().__init__()
+        self.trainable = trainable
+        self.conf_thresh = conf_thresh
+        self.backbone = nn.Conv2d(3, 16, 3)
+        self.head = nn.Conv2d(16, num_classes + 4, 1)
+
+    def postprocess(self, cls_pred, reg_pred):
+        scores = cls_pred.sigmoid().flatten()
+        keep = scores > self.conf_thresh
+        return reg_pred.reshape(-1, 4)[keep], scores[keep]
+
+    @torch.no_grad()
+    def inference(self, x):
+        feat = self.head(self.backbone(x))
+        return self.postprocess(feat[:, :-4], feat[:, -4:])
+
+    def forward(self, x):
+        if not self.trainable:
+            return self.inference(x)
+        feat = self.head(self.backbone(x))
+        return {"cls": feat[:, :-4], "reg": feat[:, -4:]}
+
+
+device = torch.device("cuda")
+model = Detector(trainable=True).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(100):
+    for images, targets in loader:
+        outputs = model(images.to(device))
+        loss = outputs["cls"].sigmoid().mean() + outputs["reg"].abs().mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
