@@ -13,6 +13,14 @@ def test_a_readme_pins_only_in_its_install_commands():
     assert oldest_pin([], [prose + "conda install pytorch=2.1.0 -c pytorch\n"]) == (2, 1)
 
 
+def test_a_readme_list_of_the_environment_pins_what_it_writes_with_an_equals_sign():
+    listed = "## Requirements\n- Python = 3.6\n- PyTorch = 1.9.1\n- Torchvision = 0.10.1\n"
+    assert oldest_pin([], [listed]) == (1, 9)
+    # Look-alikes: a sentence, a minimum and another package's item pin nothing.
+    others = "- PyTorch 1.9 or newer works\n- torch >= 1.9\n* torchvision = 0.10.1\nWe used PyTorch = 1.9 here.\n"
+    assert oldest_pin([], [others]) is None
+
+
 def test_ranges_and_other_names_are_no_pin():
     assert oldest_pin(["torch>=1.7", "pytorch-lightning==1.9.0", "deeptorch==0.1.0", "torch"]) is None
 

@@ -1,6 +1,7 @@
 """The torch release a project ships with, where it pins one exactly: `torch==1.13.1` in a
 requirements file, `setup.py`, `pyproject.toml`, a conda environment (`pytorch=1.10.1`), a
-Dockerfile or an install command of a README. A rule whose advice depends on the release
+Dockerfile, an install command of a README, or an item of a README's list of the environment it
+ran in (`- PyTorch = 1.9.1`). A rule whose advice depends on the release
 (an API deprecated only from a later one) reads it; several pins give the oldest."""
 
 from __future__ import annotations
@@ -34,15 +35,20 @@ def pin_files(root: str) -> List[str]:
 
 # An install command of a README or a shell script (prose that names a release pins nothing).
 _INSTALL = re.compile(r"^.*\b(?:pip3?|conda|mamba|uv pip)\s+install\b.*$", re.MULTILINE)
+# An item of a README's list of the environment it was run in (`- PyTorch = 1.9.1`): the
+# release written with `=`, as a pin is, not a sentence that mentions one.
+_LISTED = re.compile(r"^[ \t]*[-*+][ \t]*(?:py)?torch[ \t]*={1,2}[ \t]*(\d+)\.(\d+)", re.MULTILINE | re.IGNORECASE)
 
 
 def oldest_pin(texts: Iterable[str], commands: Iterable[str] = ()) -> Optional[Tuple[int, int]]:
     """The oldest exact torch pin among ``texts`` (requirement files, Dockerfiles, conda
     environments) and the install command lines of ``commands`` (READMEs, shell scripts);
     None without one."""
+    commands = list(commands)
     lines = [line.group(0) for text in commands for line in _INSTALL.finditer(text)]
     texts = list(texts)
     found = [(int(m.group(1)), int(m.group(2))) for text in [*texts, *lines] for m in _PIN.finditer(text)]
+    found += [(int(m.group(1)), int(m.group(2))) for text in commands for m in _LISTED.finditer(text)]
     found += [release for text in texts for operator, release in _poetry_requirements(text) if operator in ("", "==")]
     return min(found) if found else None
 

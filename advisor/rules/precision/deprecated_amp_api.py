@@ -73,7 +73,8 @@ class DeprecatedAmpApi(Rule):
         to enter (`return torch.cuda.amp.autocast` in `get_autocast(precision)`). Where the
         project pins a torch older than 2.4 (`torch==1.13.1` in a requirements file, a Poetry
         dependency `torch = "2.2.1"`, a
-        Dockerfile, a conda environment or a README's install command; a README or script in a
+        Dockerfile, a conda environment, a README's install command or an item of its list of the
+        environment it ran in, `- PyTorch = 1.9.1`; a README or script in a
         sub-folder pins the files under it only), which does not warn
         about these entry points yet, the message says so, and below 2.3 no fix is offered;
         below 1.10, which has no `torch.autocast` to move to, these are information. A call under a flag that no run of the
