@@ -164,3 +164,39 @@ def test_a_submodule_of_a_package_is_importable(tmp_path, capsys):
     (models / "resnet.py").write_text("import torch\n")
     code, out = _check(capsys, project, "--no-cache")
     assert code == 1 and "GPU101" in out
+
+
+def _moved_module(tmp_path, init: str = "") -> Path:
+    project = tmp_path / "project"
+    data = project / "data"
+    data.mkdir(parents=True)
+    (project / "setup.cfg").write_text("[metadata]\nname = moved\n")
+    if init is not None:
+        (data / "__init__.py").write_text(init)
+    (data / "datasets.py").write_text("def get_dataset():\n    return []\n")
+    (project / "utils.py").write_text(_UTILS + "\n\ndef progress_bar(meter):\n    return meter\n")
+    (project / "train.py").write_text(_SCRIPT.replace(
+        "from utils import progress_bar, AverageMeter\n",
+        "from utils import progress_bar, AverageMeter\nfrom data.config import Option\n"))
+    return project
+
+
+def test_a_script_importing_a_module_its_package_lost_is_lowered_until_it_is_back(tmp_path, capsys, cache_dir):
+    # `data/` beside the script is the package Python loads, and it has no `config` any more.
+    project = _moved_module(tmp_path)
+    code, out = _check(capsys, project)
+    assert code == 0 and "GPU101" not in out
+    (project / "data" / "config.py").write_text("class Option:\n    pass\n")
+    forget_views()
+    code, out = _check(capsys, project)
+    assert code == 1 and "train.py:16" in out and "GPU101" in out
+
+
+def test_a_package_that_may_find_its_modules_elsewhere_keeps_the_script(tmp_path, capsys):
+    # A namespace package (no `__init__.py`) or one that widens its `__path__` may have the
+    # module in another folder on the path.
+    for index, init in enumerate([None, "from pkgutil import extend_path\n__path__ = extend_path(__path__, __name__)\n"]):
+        project = _moved_module(tmp_path / str(index), init=init)
+        forget_views()
+        code, out = _check(capsys, project, "--no-cache")
+        assert code == 1 and "GPU101" in out, init

@@ -2,7 +2,9 @@
 the rest of the file would cost is not what the project's runs cost. Two shapes:
 
 - a top-level `from .trainer_utils import X` whose module is missing from the file's folder: a
-  copy vendored from a library (a Hugging Face `trainer.py` dropped into a training repository).
+  copy vendored from a library (a Hugging Face `trainer.py` dropped into a training repository);
+  so is a plain script's `from data.config import Option` where the package `data/` beside it
+  has no `config` (a stale script kept after the module moved).
   Read from the text, so that the project view can make the missing paths dependencies of the
   file's cached result (a path that does not exist keeps the result out of the cache: adding the
   module changes the answer at once);
@@ -55,6 +57,57 @@ def missing_relative_modules(path: str, text: str) -> List[str]:
     return out
 
 
+# At column 0: `from data.config import Option`, `import data.config`.
+_PACKAGE_IMPORT = re.compile(r"^(?:from[ \t]+([A-Za-z_][\w.]*\.[A-Za-z_]\w*)[ \t]+import\b|import[ \t]+([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)[ \t]*$)", re.M)
+
+
+def missing_package_modules(path: str, text: str, root: str = "") -> List[str]:
+    """The paths (`data/config.py`) of the submodules that a plain script's top-level imports
+    name in a package beside it that lacks them (`from data.config import Option` where
+    `data/` has an `__init__.py` and no `config`): the package beside the script is the one
+    Python loads, so the import fails. Empty unless the script is run from a folder that is no
+    package and does not edit `sys.path`."""
+    if "sys.path" in text or not re.search(r"^(?:from|import)[ \t]+[A-Za-z_]\w*\.", text, re.M):
+        return []
+    folder = os.path.dirname(os.path.abspath(path))
+    if not _script_folder(folder, root):
+        return []
+    out = []
+    for dotted in (a or b for a, b in _PACKAGE_IMPORT.findall(text)):
+        parts = dotted.split(".")
+        base = folder
+        for index, part in enumerate(parts):
+            if index == 0 or part in _entries(base):
+                base = os.path.join(base, part)
+                if index == 0 and not _plain_package(base):
+                    break  # not a package beside the script: a library may provide it
+                if index and not os.path.isdir(base):
+                    break  # a module: what follows are its names
+                continue
+            out.append(os.path.join(base, part + ".py"))
+            break
+    return out
+
+
+def _script_folder(folder: str, root: str) -> bool:
+    """A folder whose files run as scripts, with the folder first on `sys.path`: no package,
+    or the project's root (whose stray `__init__.py` makes no one import its scripts as
+    modules of a package)."""
+    return not os.path.isfile(os.path.join(folder, "__init__.py")) or (bool(root) and folder == os.path.abspath(root))
+
+
+def _plain_package(folder: str) -> bool:
+    """A folder with an `__init__.py` that does not widen its own search path (`__path__`,
+    `pkgutil.extend_path`) nor plant modules (`sys.modules`)."""
+    init = os.path.join(folder, "__init__.py")
+    try:
+        with open(init, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(200_000)
+    except OSError:
+        return False
+    return "__path__" not in text and "sys.modules" not in text
+
+
 def unimportable(model) -> bool:
     """A relative import at the top level of the module names a module its folder lacks, or a
     top-level `from M import name` takes a name the project's module M does not bind (only for
@@ -65,7 +118,9 @@ def unimportable(model) -> bool:
 def _unimportable(model) -> bool:
     if model.project is None or model.real_path is None:
         return False
-    return bool(missing_relative_modules(model.real_path, model.text or "")) or _lacks_imported_name(model)
+    text, root = model.text or "", model.project.layout.root
+    return (bool(missing_relative_modules(model.real_path, text)) or bool(missing_package_modules(model.real_path, text, root))
+            or _lacks_imported_name(model))
 
 
 # Text that can bind a module's names out of sight of its statements.
@@ -76,7 +131,7 @@ def _lacks_imported_name(model) -> bool:
     view, path = model.project, os.path.abspath(model.real_path)
     here = os.path.dirname(path)
     # Where an absolute import leads is certain only for a script run from its own folder.
-    plain_script = "sys.path" not in (model.text or "") and not os.path.isfile(os.path.join(here, "__init__.py"))
+    plain_script = "sys.path" not in (model.text or "") and _script_folder(here, view.layout.root)
     for statement in model.module.body:
         if type(statement) is not cst.SimpleStatementLine:
             continue  # in a `try` (which may catch the ImportError) or an `if`: it may not run

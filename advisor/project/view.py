@@ -25,7 +25,7 @@ from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from advisor.limits import FileTooLarge, read_regular
-from advisor.model.broken_imports import missing_relative_modules
+from advisor.model.broken_imports import missing_package_modules, missing_relative_modules
 from advisor.model.names import dotted_name
 from advisor.model.prose import without_prose
 from advisor.project.layout import Layout, module_stem, project_root, vendored
@@ -985,6 +985,7 @@ class ProjectView:
         # Modules its relative imports name that its folder lacks (model/broken_imports.py):
         # paths that do not exist keep its result out of the cache until they do.
         seen.update(missing_relative_modules(path, self._text(path)))
+        seen.update(missing_package_modules(path, self._text(path), self.layout.root))
         text = self._text(path)
         if CHECKPOINTING_MARK in text or any(self._reads_keys(p) for p in sorted(seen) if p.endswith(".py")):
             # Whether a config file turns the Hugging Face Trainer's checkpointing on
