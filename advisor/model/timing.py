@@ -179,13 +179,24 @@ def read_just_before(model, site: CallSite, reads: Dict[int, CallSite], matches=
     at = bisect_left(orders, site.order)
     window = calls[max(0, at - _BOOKKEEPING_CALLS):at]
     for other in reversed(window):
+        if contains(other.node, site.node):
+            continue  # `loss.view(-1).cpu().float()`: the cast of the read's own result runs after it
         earlier = reads.get(id(other.node))
         if earlier is not None and earlier.stmt != site.stmt and not contains(other.node, site.node) and (
                 matches is None or matches(earlier)):
-            return earlier if _runs_before(model, earlier.stmt, site.stmt, strict=True) else None
+            return earlier if (_runs_before(model, earlier.stmt, site.stmt, strict=True)
+                               or _tested_before_arm(model, earlier, site)) else None
         if not _bookkeeping(other) and not _inside_a_read(other, window, reads):
             return None
     return None
+
+
+def _tested_before_arm(model, earlier: CallSite, site: CallSite) -> bool:
+    """The earlier read is in the test of an `if` whose body holds ``site`` (`if loss.item() <
+    best: best = loss.item()`): the test ran, and waited, before the arm."""
+    statement = model.statement_of.get(id(earlier.node))
+    return (type(statement) is cst.If and contains(statement.test, earlier.node)
+            and contains(statement.body, site.node))
 
 
 def _inside_a_read(call: CallSite, window, reads: Dict[int, CallSite]) -> bool:

@@ -12,6 +12,7 @@ from advisor.model.guards import in_cpu_arm
 from advisor.rules.sync import FORWARD_PATH_DOC
 from advisor.rules.base import Report, Rule, snippet
 from advisor.model.tensors import is_host_tensor, is_raw_batch
+from advisor.model.timing import read_just_before
 from advisor.model.vocabulary import BATCH_TEXT
 
 
@@ -82,7 +83,9 @@ class HostCopyInTrainingLoop(Rule):
         named for keeping data in host memory (`if self.cpu_cache:`, `if offload:`) is
         information: the user chose that saving. So is a copy queued with `non_blocking=True`
         (`.to("cpu", non_blocking=True)`): the host goes on, and must synchronise before it reads
-        the values.
+        the values. So is a copy of a value (or a view or cast of it, `loss.view(-1).cpu()`)
+        that an `.item()` or another copy read back just before, with only bookkeeping between:
+        that read waited already.
     """ + FORWARD_PATH_DOC
     why = """
         A copy from the GPU to ordinary host memory is synchronous: the host waits until the
@@ -160,6 +163,19 @@ class HostCopyInTrainingLoop(Rule):
                     data={"method": site.method, "receiver": snippet(model, site.receiver, 30)},
                 )
                 continue
+            earlier = _read_just_before(model, site)
+            if earlier is not None:
+                # `total = correct.item()`, then `stats = correct.cpu()`: the first read waited,
+                # and the value has not changed since.
+                yield self.report(
+                    site.node,
+                    "`.{method}()` copies `{receiver}` to the host right after `{first_read}` read it "
+                    "back, which already waits for the GPU on every training step",
+                    severity=Severity.INFO,
+                    data={"method": site.method, "receiver": snippet(model, site.receiver, 30),
+                          "first_read": snippet(model, earlier.node, 30)},
+                )
+                continue
             yield self.report(
                 site.node,
                 "`.{method}()` copies `{receiver}` to the host and waits "
@@ -167,3 +183,27 @@ class HostCopyInTrainingLoop(Rule):
                 severity=self.severity_for(heat),
                 data={"method": site.method, "receiver": snippet(model, site.receiver, 30)},
             )
+
+
+def _read_just_before(model: FileModel, site):
+    """An `.item()` (or `.cpu()`, `.tolist()`) of the same value that runs just before this copy
+    with only bookkeeping between (`model/timing.py`), if any."""
+    reads = model.shared("gpu103-reads", lambda m: {id(s.node): s for s in m.method_calls("item", "cpu", "tolist")
+                                                     if s.receiver is not None})
+    value = _same_values(model, site.receiver)
+    return read_just_before(model, site, reads, lambda other: _same_values(model, other.receiver) == value)
+
+
+# Views and casts of one value: `loss.view(-1)` holds what `loss` holds.
+_VIEWS = frozenset({"view", "reshape", "detach", "flatten", "squeeze", "unsqueeze", "float", "double", "contiguous"})
+
+
+def _same_values(model: FileModel, expr: cst.BaseExpression) -> str:
+    """The code of the value a receiver reads, past views and casts of it and `.data`."""
+    while True:
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _VIEWS:
+            expr = expr.func.value
+        elif type(expr) is cst.Attribute and expr.attr.value == "data":
+            expr = expr.value
+        else:
+            return model.code(expr).strip()

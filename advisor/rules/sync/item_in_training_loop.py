@@ -75,7 +75,8 @@ class ItemInTrainingLoop(Rule):
         a loop over micro-batches is a training step: what it reads after that loop counts per
         step. A value read back again right after it was read, with only bookkeeping between
         (`total += loss.item()`, then a `print` that reads `loss.item()` again, or
-        `D_x = out.mean().item()` twice, in a statement
+        `D_x = out.mean().item()` twice, or the arm of `if loss.item() < best:` reading it
+        again, in a statement
         that runs whenever the later one does; or twice in one statement) waits once: the first
         read carries the warning and counts the re-reads, which are information. Reads of other
         values keep their own warnings, next to each other or not: each waits once the others

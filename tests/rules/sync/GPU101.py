@@ -4257,3 +4257,17 @@ class StepByStep:
 
 sbs = StepByStep(model, torch.nn.MSELoss(), optimizer)
 sbs.train(train_loader, val_loader, 100)
+
+# %% invalid: the best-so-far check reads the loss in its test; its arm reads it again, information
+import torch
+
+best = float("inf")
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if loss.item() < best:  # expect: GPU101
+            best = loss.item()  # expect: GPU101 info
+            torch.save(model.state_dict(), "best.pt")

@@ -1177,3 +1177,18 @@ def save_cams(model, loader):
     with torch.no_grad():
         for inputs, _ in loader:
             model.event({"name": "get_cam", "inputs": inputs})
+
+# %% invalid: a copy of a value `.item()` read just before waits for nothing new, information
+import torch
+
+history = torch.tensor([])
+for epoch in range(epochs):
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        progress.set_postfix(loss=loss.item())
+        history = torch.cat((history, loss.view(-1).cpu().float()))  # expect: GPU103 info
+        hits = (model(x.cuda()).argmax(1) == y.cuda()).sum()
+        stats.append(hits.cpu())  # expect: GPU103
