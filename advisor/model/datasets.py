@@ -365,26 +365,79 @@ def _class_in_memory(owner, info: ClassInfo) -> bool:
     init = owner.facts.functions.get(f"{info.name}.__init__")
     if getitem is None or init is None or len(getitem.params) < 2:
         return False
-    held = _attributes_built(owner, init.node) | _attributes_handed_in(owner, init)
-    bound: Set[str] = set()
+    held = _attributes_built(owner, init.node) | _attributes_handed_in(owner, init, lenient=True)
+    return _reads_held(owner, info, getitem, held, 0)
+
+
+def _reads_held(owner, info: ClassInfo, function, held: Set[str], depth: int) -> bool:
+    """The method's body only indexes what the object holds (``held``), with a few cheap
+    steps on what it indexed (`ex -= torch.mean(ex)`, `(x - self.mean) / self.std`) or a call
+    of another such method of the class (`ex = self.pullitem(index)`), and returns it."""
+    bound: Set[str] = set(function.params[1:])
+    indexes = set(bound)
     returned = False
-    for index, statement in enumerate(getitem.node.body.body):
+    for index, statement in enumerate(function.node.body.body):
         if not type(statement) is cst.SimpleStatementLine or len(statement.body) != 1:
             return False
         small = statement.body[0]
         if index == 0 and type(small) is cst.Expr and type(small.value) is cst.SimpleString:
             continue  # the docstring
-        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
-            if not (_indexes(small.value, held, bound) or _random_index(owner, small.value)):
+        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) in (cst.Name, cst.Tuple):
+            value = small.value
+            if not (_indexes(value, held, bound - indexes) or _random_index(owner, value) or _cheap(value, bound)
+                    or _held_helper(owner, info, value, held, depth)):
                 return False
-            bound.add(small.targets[0].target.value)
+            targets = small.targets[0].target
+            names = [targets] if type(targets) is cst.Name else [e.value for e in targets.elements]
+            if not all(type(n) is cst.Name for n in names):
+                return False
+            bound.update(n.value for n in names)
+        elif type(small) is cst.AugAssign and type(small.target) is cst.Name and small.target.value in bound:
+            if not _cheap(small.value, bound):
+                return False  # `ex -= torch.mean(ex)`: normalising the indexed row in place
         elif type(small) is cst.Return and small.value is not None:
-            if not _indexes(small.value, held, bound):
+            if not (_indexes(small.value, held, bound - indexes) or _cheap(small.value, bound - indexes)):
                 return False
             returned = True
         else:
             return False
     return returned
+
+
+# Reductions and elementwise steps that cost little on one indexed sample.
+_CHEAP_TORCH = frozenset({"torch.mean", "torch.std", "torch.sum", "torch.max", "torch.min", "torch.abs", "torch.sqrt",
+                          "torch.clamp", "torch.log", "torch.exp"})
+
+
+def _cheap(expr: cst.BaseExpression, bound: Set[str]) -> bool:
+    """Arithmetic on names the method bound, numbers and plain attributes of the object
+    (`(x - self.mean) / self.std`), through a few cheap torch reductions; a tuple of such."""
+    kind = type(expr)
+    if kind is cst.Name:
+        return expr.value in bound
+    if kind in (cst.Integer, cst.Float):
+        return True
+    if kind is cst.Attribute:
+        return _self_attribute(expr) is not None
+    if kind is cst.BinaryOperation:
+        return _cheap(expr.left, bound) and _cheap(expr.right, bound)
+    if kind is cst.UnaryOperation:
+        return _cheap(expr.expression, bound)
+    if kind is cst.Tuple:
+        return bool(expr.elements) and all(_cheap(e.value, bound) for e in expr.elements)
+    if kind is cst.Call and dotted_name(expr.func) in _CHEAP_TORCH:
+        return all(a.keyword is not None or _cheap(a.value, bound) for a in expr.args if not a.star)
+    return False
+
+
+def _held_helper(owner, info: ClassInfo, value: cst.BaseExpression, held: Set[str], depth: int) -> bool:
+    """`self.pullitem(index)`: a method of the class that itself only reads what it holds."""
+    if depth > 1 or type(value) is not cst.Call or type(value.func) is not cst.Attribute:
+        return False
+    if dotted_name(value.func.value) != "self":
+        return False
+    helper = owner.facts.functions.get(f"{info.name}.{value.func.attr.value}")
+    return helper is not None and _reads_held(owner, info, helper, held, depth + 1)
 
 
 def _attributes_built(owner, init: cst.FunctionDef) -> Set[str]:
@@ -406,10 +459,13 @@ def _attributes_built(owner, init: cst.FunctionDef) -> Set[str]:
     return built - other
 
 
-def _attributes_handed_in(owner, init) -> Set[str]:
+def _attributes_handed_in(owner, init, lenient: bool = False) -> Set[str]:
     """`self.data = data` where every construction of the class passes, for that parameter, a
     value built in memory (`TextSampler(torch.from_numpy(x), 1024)`, a name bound to one), or
-    where the parameter is annotated as a list or a tensor (`data: list`)."""
+    where the parameter is annotated as a list or a tensor (`data: list`). ``lenient`` (a
+    dataset whose `__getitem__` only indexes what it holds): also where the class is built and
+    no construction passes a value read lazily from storage (`h5py`, a memory map): data handed
+    to such a dataset is almost always arrays or tensors a loading step made."""
     out: Set[str] = set()
     params = {p.name.value: p for p in init.node.params.params}
     names = list(params)
@@ -423,10 +479,37 @@ def _attributes_handed_in(owner, init) -> Set[str]:
         param = params.get(small.value.value)
         if attribute is None or param is None or names.index(param.name.value) == 0:
             continue
-        if _annotated_in_memory(param) or _always_given_in_memory(owner, init, names.index(param.name.value) - 1,
-                                                                  param.name.value):
+        position = names.index(param.name.value) - 1
+        if _annotated_in_memory(param) or _always_given_in_memory(owner, init, position, param.name.value) or (
+                lenient and _never_given_lazily(owner, init, position, param.name.value)):
             out.add(attribute)
     return out
+
+
+# What a value read from storage on each access is built with.
+_LAZY = re.compile(r"\bh5py\b|\bzarr\b|\blmdb\b|memmap|mmap_mode|\bopen\(|\.File\(")
+
+
+def _never_given_lazily(owner, init, position: int, name: str) -> bool:
+    """Some construction of the class is seen, and none passes, for the parameter, a value
+    built (directly or through the bindings of the name passed) with a storage reader."""
+    built = owner.calls.constructions(init)
+    if not built:
+        return False
+    for model, site in built:
+        arg = argument(site.node, name, position)
+        if arg is None or arg.star:
+            return False
+        texts = [model.code(arg.value)]
+        base = arg.value
+        while type(base) in (cst.Subscript, cst.Attribute):
+            base = base.value  # `store["x"]` of `store = h5py.File(...)`
+        if type(base) is cst.Name:
+            reach = model.bindings.reaching(base.value, site.ctx, site.order)
+            texts += [model.code(a.value) for a in reach.assignments if a.value is not None]
+        if any(_LAZY.search(text) for text in texts):
+            return False
+    return True
 
 
 _IN_MEMORY_ANNOTATIONS = frozenset({"list", "List", "tuple", "Tuple", "torch.Tensor", "Tensor", "np.ndarray"})
@@ -451,7 +534,7 @@ def _always_given_in_memory(owner, init, position: int, name: str) -> bool:
 
 
 def _value_in_memory(model, value: cst.BaseExpression, ctx: Context, order: float) -> bool:
-    if _built_in_memory(model, value):
+    if _built_in_memory(model, value) or model.is_tensor(value, ctx):
         return True
     if type(value) is not cst.Name:
         return False
@@ -468,7 +551,11 @@ def _bound_in_memory(model, assignment) -> bool:
         # `train, val = torch.from_numpy(a), torch.from_numpy(b)`
         elements = value.elements if type(value) in (cst.Tuple, cst.List) else ()
         value = elements[assignment.index].value if assignment.index < len(elements) else None
-    return value is not None and _built_in_memory(model, value)
+    if value is None:
+        return False
+    # A tensor the value model knows (`x_train = x_train.unsqueeze(-1)` of one made from NumPy)
+    # is held in memory, wherever it was made.
+    return _built_in_memory(model, value) or (assignment.index is None and model.is_tensor(value, assignment.ctx))
 
 
 # Drawing a random position is cheap: `start = torch.randint(0, n - seq_len, (1,))`.

@@ -1305,3 +1305,65 @@ def main(args, model, optimizer):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% valid: a dataset that indexes the rows it was handed and normalises each in place, through a helper method
+import torch
+from torch.utils.data import DataLoader
+
+from features import load_flow_features
+
+
+class FlowDataset(torch.utils.data.Dataset):
+    def __init__(self, data, target):
+        self.data = data
+        self.target = target
+
+    def __len__(self):
+        return len(self.data)
+
+    def pullitem(self, index):
+        ex = self.data[index]
+        ex -= torch.mean(ex)
+        ex /= torch.std(ex)
+        return ex
+
+    def __getitem__(self, index):
+        ex = self.pullitem(index)
+        return ex, self.target[index]
+
+
+x_train, x_val, y_train, y_val = load_flow_features("flows.pcap")
+loader = DataLoader(FlowDataset(x_train, y_train), batch_size=64, shuffle=True)
+for epoch in range(30):
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+# %% invalid: the same dataset handed an HDF5 dataset reads every row from disk
+import h5py
+import torch
+from torch.utils.data import DataLoader
+
+
+class FlowDataset(torch.utils.data.Dataset):
+    def __init__(self, data, target):
+        self.data = data
+        self.target = target
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        return self.data[index], self.target[index]
+
+
+store = h5py.File("flows.h5", "r")
+loader = DataLoader(FlowDataset(store["x"], store["y"]), batch_size=64, shuffle=True)  # expect: GPU202
+for epoch in range(30):
+    for x, y in loader:
+        loss = criterion(model(x.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
