@@ -76,7 +76,7 @@ class GraphCarrying(Question[bool]):
             if qual.startswith("torch.nn.functional.") or (head == "torch" and last in _TORCH_GRAPH_FUNCTIONS):
                 return any(self._argument(flow, a.value, ctx, order) for a in call.args)
             found = flow.callee(call, ctx, order)  # a function of another project module
-            return None if found is not None and not found[1].no_grad else False
+            return self._project_call(flow, found, call, ctx, order) if found is not None else False
         if type(func) is cst.Attribute:
             method = func.attr.value
             if method in _DROPS_GRAPH:
@@ -87,12 +87,21 @@ class GraphCarrying(Question[bool]):
             return False
         found = flow.callee(call, ctx, order)
         if found is not None:
-            return False if found[1].no_grad else None  # what the function returns
+            return self._project_call(flow, found, call, ctx, order)
         name = dotted_name(func)
         if name is None:
             return False
         kinds = flow.ask(KINDS, func, ctx, order)
         return "module" in kinds or "ddp" in kinds or bool(_MODEL_CALLEE.search(name.rsplit(".", 1)[-1]))
+
+    def _project_call(self, flow: ValueFlow, found, call: cst.Call, ctx: Context, order: int) -> Optional[bool]:
+        if found[1].no_grad:
+            return False
+        handed = _handed_back(found[0], found[1], call)
+        if handed is not None:
+            # `reduce_mean(train_acc, nprocs)`: what this call passes, not what every caller does.
+            return flow.ask(self, handed, ctx, order)
+        return None  # what the function returns
 
     def _argument(self, flow: ValueFlow, expr, ctx: Context, order: int) -> bool:
         if type(expr) in (cst.List, cst.Tuple):
@@ -112,6 +121,101 @@ class GraphCarrying(Question[bool]):
 
 
 GRAPH = GraphCarrying()
+
+# Steps a helper takes on the tensor it hands back (an all-reduce of a copy, then a division):
+# none adds a graph of its own.
+_COPIES = frozenset({"clone", "detach", "contiguous", "float", "to"})
+
+
+def _handed_back(owner, info, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The argument of ``call`` that a helper returns, copied and scaled in place at most
+    (`def reduce_mean(tensor, n): rt = tensor.clone(); dist.all_reduce(rt); rt /= n; return
+    rt`): whether the result carries a graph is whether that argument does. None for other
+    helpers."""
+    known = owner.shared("graph-handed-back", lambda m: {})
+    key = id(info)
+    if key not in known:
+        known[key] = _returned_parameter(owner, info)
+    found = known[key]
+    if found is None:
+        return None
+    name, position = found
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if (arg.keyword is None and index == position) or (arg.keyword is not None and arg.keyword.value == name):
+            return arg.value
+    return None
+
+
+def _returned_parameter(owner, info):
+    """(name, position) of the parameter ``info`` hands back as described in `_handed_back`."""
+    sites = info.return_sites
+    if len(sites) != 1 or info.class_name is not None or info.generator:
+        return None
+    value = sites[0].value
+    origin = value
+    while type(origin) is cst.Call and type(origin.func) is cst.Attribute and origin.func.attr.value in _COPIES:
+        origin = origin.func.value
+    if type(origin) is not cst.Name:
+        return None
+    name = origin.value
+    if name not in info.params:
+        bound = _bindings_back(owner, name, sites[0].ctx, sites[0].order)
+        if bound is None:
+            return None
+        plain = [a for a in bound if not a.augmented]
+        if len(plain) != 1 or plain[0].value is None or plain[0].index is not None:
+            return None
+        source = plain[0].value
+        while type(source) is cst.Call and type(source.func) is cst.Attribute and source.func.attr.value in _COPIES:
+            source = source.func.value
+        if type(source) is not cst.Name or source.value not in info.params:
+            return None
+        others = set(info.params) - {source.value}
+        if any(a.augmented and a.value is not None and _mentions_tensor(owner, a, others) for a in bound):
+            return None  # `rt += other`: another input joins the result
+        name = source.value
+    return name, info.params.index(name)
+
+
+def _bindings_back(owner, name: str, ctx: Context, order: float):
+    """Every binding of ``name`` on the way back from a read, through the in-place steps
+    (`rt /= n` is read at its own place to find `rt = tensor.clone()`); None when a path
+    leaves the function."""
+    out, seen = [], set()
+    pending = [(ctx, order)]
+    while pending:
+        at_ctx, at_order = pending.pop()
+        reach = owner.bindings.reaching(name, at_ctx, at_order)
+        if not reach.closed or reach.parameter is not None or not reach.assignments:
+            return None
+        for assignment in reach.assignments:
+            if id(assignment) in seen:
+                continue
+            seen.add(id(assignment))
+            out.append(assignment)
+            if assignment.augmented:
+                if len(seen) > 8:
+                    return None
+                pending.append((assignment.ctx, assignment.order - 0.5))
+    return out
+
+
+def _mentions_tensor(owner, assignment, names) -> bool:
+    """The step adds another parameter to the result (`rt += other`). A scaling step (`rt /=
+    nprocs`, `*=`) divides by the count a reduce helper is handed."""
+    statement = assignment.statement
+    if type(statement) is cst.AugAssign and type(statement.operator) in (cst.DivideAssign, cst.MultiplyAssign,
+                                                                          cst.FloorDivideAssign):
+        return False
+    stack = [assignment.value]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name and node.value in names:
+            return True
+        stack.extend(node.children)
+    return False
 
 
 def carries_graph(model, expr: cst.BaseExpression, ctx: Context, order: Optional[float] = None) -> bool:

@@ -49,7 +49,10 @@ class GraphRetainedAcrossIterations(Rule):
         model output, or arithmetic on them) is added to a running total (`total += loss`,
         `total = total + loss`) or appended to a list (`history.append(loss)`,
         `outputs.append(model(x))`) that lives across iterations. Values already turned into
-        numbers (`.item()`, `float()`) or detached, code under `torch.no_grad()`, scripts that
+        numbers (`.item()`, `float()`) or detached, code under `torch.no_grad()` (also the
+        result of a helper that computes it there, `accuracy(out, y)`, and of a reduce helper
+        handed such a value: `reduce_mean(acc, n)`, which returns a copy of its argument,
+        answers for what this call passes), scripts that
         differentiate through graphs on purpose (`create_graph=True`, `retain_graph=True`),
         and lists rebuilt every iteration or backpropagated through are left alone. An iteration
         is one optimizer step: micro-batches collected in a list the step rebuilds (the inner
