@@ -1087,7 +1087,7 @@ _CHECKPOINT_SETTERS = {
 
 
 # A switch that says the run is distributed (`args.distributed`, `cfg.use_ddp`).
-_DISTRIBUTED_SWITCH = re.compile(r"^(?:is_|use_|multiprocessing_)?(?:distributed|ddp)$", re.IGNORECASE)
+_DISTRIBUTED_SWITCH = re.compile(r"^(?:is_|use_|multiprocessing_)?(?:distributed|ddp|dist|multi_?gpus?)$", re.IGNORECASE)
 
 
 class GuardKinds:

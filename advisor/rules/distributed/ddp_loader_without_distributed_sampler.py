@@ -43,8 +43,9 @@ class DdpWithoutDistributedSampler(Rule):
         split by rank by hand (a rank or world size among what builds the dataset, up to three
         bindings back, through the caller that hands it in), and loaders prepared by Lightning, Accelerate or the Hugging
         Face Trainer (they add the sampler) are left alone, and so is a loader built in the
-        `else` of the test whose true arm calls `init_process_group` (`if parallel == True:`):
-        that arm runs as one process.
+        `else` of the test whose true arm calls `init_process_group` (`if parallel == True:`)
+        or of a switch named for distributed runs (`if args.distributed:`, `if dist:`, `if
+        multi_gpu:`): that arm runs as one process.
         A loader built only under a switch no shipped run turns on (`if args.use_test_as_train:`
         after a `store_true` option no documented command passes) is info.
         All of it is information when every DDP wrap and process-group start of the file sits

@@ -450,3 +450,23 @@ def get_loader(args, train_set, val_set):
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler, num_workers=4, pin_memory=True)
     val_loader = DataLoader(val_set, batch_size=args.val_batch, shuffle=True, num_workers=0, pin_memory=True)
     return train_loader, val_loader, sampler
+
+# %% valid: the loaders of the `else` arm of a `dist` flag serve the single-process run
+import torch
+import torch.distributed
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+def ddp_setup(rank, world_size):
+    torch.distributed.init_process_group("nccl", rank=rank, world_size=world_size)
+
+
+def run_train(model, train_set, batch_size, dist: bool, local_rank: int):
+    if dist:
+        train_loader = DataLoader(train_set, batch_size=batch_size, sampler=DistributedSampler(train_set), pin_memory=True)
+    else:
+        train_loader = DataLoader(train_set, batch_size=batch_size, shuffle=True)
+    model = DDP(model.cuda(local_rank), device_ids=[local_rank]) if dist else model.cuda()
+    return model, train_loader
