@@ -16,8 +16,9 @@ decorator gives: `register_module(name="Conv")`) appears as a word:
 
 Only classes whose every decorator is a registration are judged (`@X.register_module()`,
 `@X.register()`, `@register_x`), and the undecorated top-level classes of a module that picks
-one of its classes by a name it is given (`loss_func = globals()[cfg.loss_name](cfg)`): there the
-class name is the registered name. A package others install (not a vendored copy of one) is left
+one of its classes by a name it is given (`loss_func = globals()[cfg.loss_name](cfg)`), or that
+a nearby module looks up by such a name (`getattr(loss_hub, conf["criterion"]["name"])`): there
+the class name is the registered name. A package others install (not a vendored copy of one) is left
 alone unless it keeps its own runs' configs (a `configs/` folder, `occupancy_configs/`): otherwise its registry serves
 its users' configs. So is a project with more config files than are read cheaply.
 """
@@ -32,7 +33,7 @@ import libcst as cst
 
 from advisor.model.names import dotted_name
 from advisor.model.prose import without_prose
-from advisor.project.layout import vendored
+from advisor.project.layout import module_stem, vendored
 
 Rows = Callable[[cst.CSTNode], Tuple[int, int]]
 CONFIG_FOLDER = re.compile(r"^(?:\w+_)?(?:configs?|cfgs?)$", re.IGNORECASE)  # `configs/`, `occupancy_configs/`
@@ -61,7 +62,7 @@ def unnamed_registered_rows(model, units) -> List[Tuple[int, int]]:
         return []
     if layout.installable() and not vendored(path, layout.root) and not _ships_run_configs(layout):
         return []
-    picks = bool(PICKED_BY_NAME.search(model.text or ""))
+    picks = bool(PICKED_BY_NAME.search(model.text or "")) or looked_up_by_module(project, path, project.dependencies(path))
     out = []
     for statement, _, first, last in units:
         if type(statement) is not cst.ClassDef or not (statement.decorators or picks):
@@ -155,3 +156,27 @@ def classes_asked_for(text: str) -> List[str]:
         found = sorted(set(found) | set(_TOP_CLASS.findall(text)))
     return found
 
+
+def looked_up_by_module(project, path: str, nearby) -> bool:
+    """A nearby file reaches the module's classes without naming them: `getattr(losses, name)`,
+    `losses.__dict__`, `inspect.getmembers(losses)`, `from losses import *` with a lookup by
+    name in the importing module (`globals()[name]`)."""
+    stem = module_stem(path)
+    word = re.escape(stem)
+    aliases = re.compile(r"\b%s\s+as\s+(\w+)" % word)
+    for other in nearby:
+        text = project.text_of(other)
+        if stem not in text:
+            continue
+        names = [word] + [re.escape(a) for a in aliases.findall(text)]
+        either = "(?:%s)" % "|".join(names)
+        if re.search(r"\bgetattr\(\s*%s\b|\b%s\.__dict__|getmembers\(\s*%s\b|\bvars\(\s*%s\b" % ((either,) * 4), text):
+            return True
+        if re.search(r"\b%s\s+import\s+\*" % word, text) and _DYNAMIC_LOOKUP.search(text):
+            # `from losses import *`, then `globals()[name]`: any of them may be built. A star
+            # import alone brings the names in, and the file's code says which it uses.
+            return True
+    return False
+
+
+_DYNAMIC_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|locals\(\)|vars\(\)|eval\(|getattr\(\s*sys\.modules)")

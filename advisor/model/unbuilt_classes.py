@@ -52,7 +52,9 @@ import libcst as cst
 
 from advisor.model.prose import without_prose
 from advisor.model.uncalled_methods import SELF_LOOKUP as _SELF_LOOKUP, uncalled_method_rows
-from advisor.model.registered_classes import ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, ships_runs, unnamed_registered_rows
+from advisor.model.registered_classes import (
+    ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, looked_up_by_module, ships_runs, unnamed_registered_rows,
+)
 from advisor.project.layout import module_stem, vendored
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -103,8 +105,10 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         methods = uncalled_method_rows(model, rows)
         if methods:
             found = _merged(found, methods)
-    if ("register" in text and REGISTERED_CLASS.search(text)) or ("globals()" in text and PICKED_BY_NAME.search(text)):
-        # Registered classes no config names (model/registered_classes.py).
+    if (("register" in text and REGISTERED_CLASS.search(text)) or ("globals()" in text and PICKED_BY_NAME.search(text))
+            or (model.facts.classes and looked_up_by_module(project, path, project.dependencies(path)))):
+        # Registered classes no config names (model/registered_classes.py); so for the classes
+        # of a module another looks up by a name it is given (`getattr(losses, conf["name"])`).
         found = _merged(found, unnamed_registered_rows(model, _units(model, rows)))
     return found
 
@@ -169,7 +173,7 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
     # The files within a few imports, and every file that names the module (`from
     # pkg.moco.builder import MoCo` names `builder` even where the import does not resolve).
     nearby = project.dependencies(path)
-    if _looked_up_by_module(project, path, nearby):
+    if looked_up_by_module(project, path, nearby):
         return []
     # Names another file uses are reached, and so is what they read, until nothing changes (each
     # name is looked up in the project once).
@@ -182,7 +186,7 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
         if os.path.basename(path) != "__init__.py":
             return False
         if path not in packages:
-            packages[path] = _looked_up_by_module(project, path, nearby)
+            packages[path] = looked_up_by_module(project, path, nearby)
         return packages[path]
 
     tests: Dict[str, bool] = {}
@@ -366,26 +370,3 @@ def _spread(frontier: List[Set[str]], reached: Set[str], candidates, by_owner) -
                 frontier.extend(by_owner.get(name, ()))
 
 
-def _looked_up_by_module(project, path: str, nearby) -> bool:
-    """A nearby file reaches the module's classes without naming them: `getattr(losses, name)`,
-    `losses.__dict__`, `inspect.getmembers(losses)`, `from losses import *` with a lookup by
-    name in the importing module (`globals()[name]`)."""
-    stem = module_stem(path)
-    word = re.escape(stem)
-    aliases = re.compile(r"\b%s\s+as\s+(\w+)" % word)
-    for other in nearby:
-        text = project.text_of(other)
-        if stem not in text:
-            continue
-        names = [word] + [re.escape(a) for a in aliases.findall(text)]
-        either = "(?:%s)" % "|".join(names)
-        if re.search(r"\bgetattr\(\s*%s\b|\b%s\.__dict__|getmembers\(\s*%s\b|\bvars\(\s*%s\b" % ((either,) * 4), text):
-            return True
-        if re.search(r"\b%s\s+import\s+\*" % word, text) and _DYNAMIC_LOOKUP.search(text):
-            # `from losses import *`, then `globals()[name]`: any of them may be built. A star
-            # import alone brings the names in, and the file's code says which it uses.
-            return True
-    return False
-
-
-_DYNAMIC_LOOKUP = re.compile(r"(?<![.\w])(?:globals\(\)|locals\(\)|vars\(\)|eval\(|getattr\(\s*sys\.modules)")
