@@ -198,6 +198,26 @@ _MOST_CLASS_PATHS = 256
 _REQUIRED_KEY = "\0torch-minimum"
 
 
+def _returns_own_instance(model, info) -> bool:
+    """A top-level function of ``model`` some `return` of which hands back an instance of one of
+    the module's classes, built there or bound to a name just before (`criterion =
+    Criterion(...)`, `return criterion`)."""
+    if info is None or info.class_name is not None:
+        return False
+    classes = model.facts.classes
+    for site in info.return_sites:
+        value = site.value
+        if type(value) is cst.Name:
+            reach = model.bindings.reaching(value.value, site.ctx, site.order)
+            values = [a.value for a in reach.assignments if a.value is not None and a.index is None]
+        else:
+            values = [value]
+        for found in values:
+            if type(found) is cst.Call and dotted_name(found.func) in classes:
+                return True
+    return False
+
+
 def _key(path: str) -> str:
     return os.path.normpath(os.path.abspath(path))
 
@@ -845,11 +865,16 @@ class ProjectView:
                 qual = importer.imports.qualify(func)
                 quals = (qual,) if qual is not None else ()
             for qual in quals:
-                if qual in asked or qual.rsplit(".", 1)[-1] not in classes:
+                last = qual.rsplit(".", 1)[-1]
+                if qual in asked or (last not in classes and last not in model.facts.functions):
                     continue
                 asked.add(qual)
                 symbol = self.symbol(importer, qual)
-                if symbol is not None and symbol.kind == "class" and symbol.model is model:
+                if symbol is None or symbol.model is not model:
+                    continue
+                if symbol.kind == "class" or (symbol.kind == "function" and _returns_own_instance(model, symbol.info)):
+                    # Also through the module's own factory (`criterion = build_criterion(cfg)`,
+                    # which returns `Criterion(...)`).
                     return True
         return False
 
