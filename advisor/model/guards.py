@@ -468,6 +468,8 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
     kinds = (cst.Name, cst.Integer, cst.Attribute) if settings else (cst.Name, cst.Integer)
     if not found or not all(type(d) in kinds or _file_option(model, d) for d in found):
         return False
+    if any(type(d) is cst.Name for d in found) and overridden_by_exec(model):
+        return False  # `log_interval = 1`, then `exec(open('configurator.py').read())`: configs set it
     for divisor in found:
         values = literal_values(model, divisor, ctx, order)
         found_values = {value for _, value in values.values}
@@ -476,6 +478,17 @@ def _every_step(model, test: cst.BaseExpression, ctx: Context, order: float, set
                 continue  # `cfg.gradient_accumulation_steps` that every config file a run passes sets to 1
             return False
     return True
+
+
+# A script that runs a configurator's code at its top level (nanoGPT's `exec(open(
+# 'configurator.py').read())`), which rebinds its module-level settings from the config files and
+# `--key=value` arguments a run passes.
+_EXEC_CONFIG = re.compile(r"^exec\(\s*open\(", re.MULTILINE)
+
+
+def overridden_by_exec(model) -> bool:
+    """The file's module-level settings may be rebound by code it executes from a file."""
+    return model.shared("exec-config", lambda m: bool(_EXEC_CONFIG.search(m.text or "")))
 
 
 def _file_option(model, divisor: cst.BaseExpression) -> bool:

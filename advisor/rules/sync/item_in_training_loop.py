@@ -43,7 +43,9 @@ class ItemInTrainingLoop(Rule):
         or the forward takes `labels`/`targets`, also qualified as `targets_batch`, or computes a loss) and informational for a
         plain layer. Under a periodic condition such as
         `if step % 100 == 0` (not `% args.log_interval` whose option, added in the project,
-        defaults to 1 and no documented command changes: that holds every step) (or a Hugging Face Trainer's `if self.control.should_log:`, which
+        defaults to 1 and no documented command changes: that holds every step; a module-level
+        `log_interval = 1` counts as such a gate where the script then runs a configurator's
+        code, `exec(open('configurator.py').read())`, that rebinds it from a config file) (or a Hugging Face Trainer's `if self.control.should_log:`, which
         its callbacks set every `logging_steps`), a test of the step counter for equality (`if step
         != capture_step: return` at the top of a hook) or of the steps or time since the last
         run (`if step - last_step < interval: return`) the finding is only informational (a

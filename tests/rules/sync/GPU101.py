@@ -4271,3 +4271,23 @@ for epoch in range(epochs):
         if loss.item() < best:  # expect: GPU101
             best = loss.item()  # expect: GPU101 info
             torch.save(model.state_dict(), "best.pt")
+
+# %% invalid: a logging interval a configurator may rebind (`exec(open('configurator.py').read())`) gates its reads, information
+import torch
+
+log_interval = 1
+max_iters = 600000
+exec(open('configurator.py').read())  # overrides from the config file a run passes
+
+model = GPT(config).cuda()
+optimizer = torch.optim.AdamW(model.parameters(), lr=6e-4)
+iter_num = 0
+while iter_num < max_iters:
+    X, Y = get_batch("train")
+    logits, loss = model(X, Y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    if iter_num % log_interval == 0:
+        print(f"iter {iter_num}: loss {loss.item():.4f}")  # expect: GPU101 info
+    iter_num += 1
