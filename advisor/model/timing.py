@@ -184,6 +184,11 @@ def read_just_before(model, site: CallSite, reads: Dict[int, CallSite], matches=
         earlier = reads.get(id(other.node))
         if earlier is not None and earlier.stmt != site.stmt and not contains(other.node, site.node) and (
                 matches is None or matches(earlier)):
+            if any(call is not other and contains(call.node, other.node) and not _bookkeeping(call)
+                   and not _inside_a_read(call, window, reads) for call in window):
+                # `pack(cf, lengths.tolist())`: the call the earlier read feeds runs after it and
+                # queues work of its own, which a later read waits for.
+                return None
             return earlier if (_runs_before(model, earlier.stmt, site.stmt, strict=True)
                                or _tested_before_arm(model, earlier, site)) else None
         if not _bookkeeping(other) and not _inside_a_read(other, window, reads):

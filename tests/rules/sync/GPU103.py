@@ -1192,3 +1192,21 @@ for epoch in range(epochs):
         history = torch.cat((history, loss.view(-1).cpu().float()))  # expect: GPU103 info
         hits = (model(x.cuda()).argmax(1) == y.cuda()).sum()
         stats.append(hits.cpu())  # expect: GPU103
+
+# %% invalid: a second copy after a call the first one fed: that call queued work, so the second copy waits again
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence
+
+
+def forward(self, cf, cb, cmap_lengths):
+    cf = pack_padded_sequence(cf, cmap_lengths.tolist(), batch_first=True)  # expect: GPU103
+    cb = pack_padded_sequence(cb, cmap_lengths.tolist(), batch_first=True)  # expect: GPU103
+    return self.forward_lstm(cf), self.backward_lstm(cb)
+
+
+for epoch in range(epochs):
+    for cf, cb, lengths, y in loader:
+        loss = criterion(forward(model, cf.cuda(), cb.cuda(), lengths.cuda()), y.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
