@@ -365,8 +365,19 @@ def _class_in_memory(owner, info: ClassInfo) -> bool:
     init = owner.facts.functions.get(f"{info.name}.__init__")
     if getitem is None or init is None or len(getitem.params) < 2:
         return False
-    held = _attributes_built(owner, init.node) | _attributes_handed_in(owner, init, lenient=True)
+    held = _attributes_built(owner, init.node) | _attributes_handed_in(owner, init, lenient=_plain_reader(owner, info))
     return _reads_held(owner, info, getitem, held, 0)
+
+
+def _plain_reader(owner, info: ClassInfo) -> bool:
+    """The class does nothing but hold and hand out samples: `__init__`, `__len__`,
+    `__getitem__` and methods `__getitem__` calls. One with more (a `collate_fn` that tokenises
+    each batch) does its work elsewhere, in the process that loads."""
+    prefix = info.name + "."
+    called = {site.method for site in owner.facts.functions[prefix + "__getitem__"].sites
+              if site.receiver_name == "self" and site.method}
+    return all(key[len(prefix):] in ("__init__", "__len__", "__getitem__") or key[len(prefix):] in called
+               for key in owner.facts.functions if key.startswith(prefix) and "." not in key[len(prefix):])
 
 
 def _reads_held(owner, info: ClassInfo, function, held: Set[str], depth: int) -> bool:

@@ -1367,3 +1367,36 @@ for epoch in range(30):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: a dataset that hands out the rows it was given but tokenises each batch in its own `collate_fn`
+import torch
+from torch.utils.data import DataLoader
+from transformers import GPT2Tokenizer
+
+from data import load_data
+
+
+class SentimentDataset(torch.utils.data.Dataset):
+    def __init__(self, dataset, args):
+        self.dataset = dataset
+        self.tokenizer = GPT2Tokenizer.from_pretrained("gpt2")
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, idx):
+        return self.dataset[idx]
+
+    def collate_fn(self, rows):
+        encoding = self.tokenizer([r[0] for r in rows], return_tensors="pt", padding=True, truncation=True)
+        return encoding["input_ids"], encoding["attention_mask"], torch.LongTensor([r[1] for r in rows])
+
+
+train_dataset = SentimentDataset(load_data("train.csv"), args)
+loader = DataLoader(train_dataset, shuffle=True, batch_size=8, collate_fn=train_dataset.collate_fn)  # expect: GPU202
+for epoch in range(10):
+    for ids, mask, labels in loader:
+        loss = model(ids.cuda(), mask.cuda(), labels.cuda())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
