@@ -158,8 +158,9 @@ class DataLoaderWithoutWorkers(Rule):
         helper of the project builds and returns, and one handed in as a parameter by every
         caller: `train(args, train_dataset, model)`) and
         dataset classes of the project that hold their samples the same way (a `__getitem__`
-        that only indexes lists or tensors its `__init__` built, or values every construction
-        hands it where none is read from storage, `h5py`, a memory map; calling nothing but a
+        that only indexes lists or tensors its `__init__` built, or, for a class that does
+        nothing but hold and hand out samples, values every construction hands it where none
+        is read from storage, `h5py`, a memory map; calling nothing but a
         method of its own that does the same and a few cheap steps on the row, `ex -=
         torch.mean(ex)`; also inherited
         through a subclass or picked from a dict of classes), `transformers`' datasets that
