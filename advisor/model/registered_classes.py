@@ -62,7 +62,7 @@ def unnamed_registered_rows(model, units) -> List[Tuple[int, int]]:
         return []
     if layout.installable() and not vendored(path, layout.root) and not _ships_run_configs(layout):
         return []
-    picks = bool(PICKED_BY_NAME.search(model.text or "")) or looked_up_by_module(project, path, project.dependencies(path))
+    picks = bool(PICKED_BY_NAME.search(model.text or "")) or module_looked_up(model)
     out = []
     for statement, _, first, last in units:
         if type(statement) is not cst.ClassDef or not (statement.decorators or picks):
@@ -155,6 +155,13 @@ def classes_asked_for(text: str) -> List[str]:
     if "globals()" in text and PICKED_BY_NAME.search(text):
         found = sorted(set(found) | set(_TOP_CLASS.findall(text)))
     return found
+
+
+def module_looked_up(model) -> bool:
+    """`looked_up_by_module` for the file's own module and the files its result depends on,
+    asked once per file (the unbuilt and the registered classes both need it)."""
+    return model.shared("module-looked-up", lambda m: looked_up_by_module(
+        m.project, m.real_path, m.project.dependencies(m.real_path)))
 
 
 def looked_up_by_module(project, path: str, nearby) -> bool:

@@ -53,7 +53,8 @@ import libcst as cst
 from advisor.model.prose import without_prose
 from advisor.model.uncalled_methods import SELF_LOOKUP as _SELF_LOOKUP, uncalled_method_rows
 from advisor.model.registered_classes import (
-    ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, looked_up_by_module, ships_runs, unnamed_registered_rows,
+    ALL_LIST as _ALL_LIST, PICKED_BY_NAME, REGISTERED_CLASS, looked_up_by_module, module_looked_up, ships_runs,
+    unnamed_registered_rows,
 )
 from advisor.project.layout import module_stem, vendored
 
@@ -106,7 +107,7 @@ def _unbuilt(model, rows: Rows) -> List[Tuple[int, int]]:
         if methods:
             found = _merged(found, methods)
     if (("register" in text and REGISTERED_CLASS.search(text)) or ("globals()" in text and PICKED_BY_NAME.search(text))
-            or (model.facts.classes and looked_up_by_module(project, path, project.dependencies(path)))):
+            or (model.facts.classes and module_looked_up(model))):
         # Registered classes no config names (model/registered_classes.py); so for the classes
         # of a module another looks up by a name it is given (`getattr(losses, conf["name"])`).
         found = _merged(found, unnamed_registered_rows(model, _units(model, rows)))
@@ -173,7 +174,7 @@ def _unbuilt_definitions(model, rows: Rows) -> List[Tuple[int, int]]:
     # The files within a few imports, and every file that names the module (`from
     # pkg.moco.builder import MoCo` names `builder` even where the import does not resolve).
     nearby = project.dependencies(path)
-    if looked_up_by_module(project, path, nearby):
+    if module_looked_up(model):
         return []
     # Names another file uses are reached, and so is what they read, until nothing changes (each
     # name is looked up in the project once).
