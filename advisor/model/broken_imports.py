@@ -160,9 +160,11 @@ def _unbound(view, found: str, name: str) -> bool:
     if not name or "." in name:
         return False
     target = view.model(found)
-    if target is None or target.module is None or _DYNAMIC_BINDING.search(target.text or ""):
+    if target is None or target.module is None:
         return False
-    bound = _bound_names(target.module)
+    # Once per module, however many scripts and names ask.
+    bound = target.shared("top-level-bindings", lambda m: None if _DYNAMIC_BINDING.search(m.text or "")
+                          else _bound_names(m.module))
     if bound is None or name in bound:
         return False
     if os.path.basename(found) == "__init__.py" and name in _entries(os.path.dirname(found)):
