@@ -173,7 +173,7 @@ def _returned_parameter(owner, info):
         if type(source) is not cst.Name or source.value not in info.params:
             return None
         others = set(info.params) - {source.value}
-        if any(a.augmented and a.value is not None and _mentions_tensor(owner, a, others) for a in bound):
+        if any(a.augmented and a.value is not None and _adds_another(a, others) for a in bound):
             return None  # `rt += other`: another input joins the result
         name = source.value
     return name, info.params.index(name)
@@ -202,9 +202,10 @@ def _bindings_back(owner, name: str, ctx: Context, order: float):
     return out
 
 
-def _mentions_tensor(owner, assignment, names) -> bool:
-    """The step adds another parameter to the result (`rt += other`). A scaling step (`rt /=
-    nprocs`, `*=`) divides by the count a reduce helper is handed."""
+def _adds_another(assignment, names) -> bool:
+    """The in-place step reads another of ``names`` (parameters) into the result (`rt +=
+    other`). A scaling step (`rt /= nprocs`, `*=`) divides by the count a reduce helper is
+    handed, and does not count."""
     statement = assignment.statement
     if type(statement) is cst.AugAssign and type(statement.operator) in (cst.DivideAssign, cst.MultiplyAssign,
                                                                           cst.FloorDivideAssign):
