@@ -2915,3 +2915,37 @@ for epoch in range(100):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+
+# %% invalid: the same detector's training path, past the `not self.trainable` arm, still syncs every step
+import torch
+import torch.nn as nn
+
+
+class Detector(nn.Module):
+    def __init__(self, num_classes=20, trainable=False):
+        super().__init__()
+        self.trainable = trainable
+        self.backbone = nn.Conv2d(3, 16, 3)
+        self.head = nn.Conv2d(16, num_classes + 4, 1)
+
+    @torch.no_grad()
+    def inference(self, x):
+        return self.head(self.backbone(x))
+
+    def forward(self, x, targets):
+        if not self.trainable:
+            return self.inference(x)
+        feat = self.head(self.backbone(x))
+        pos = feat[targets > 0]  # expect: GPU104
+        return pos.sigmoid().mean()
+
+
+device = torch.device("cuda")
+model = Detector(trainable=True).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for epoch in range(100):
+    for images, targets in loader:
+        loss = model(images.to(device), targets.to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
